@@ -1,0 +1,516 @@
+//! The abstract syntax tree, as the parser builds it.
+//!
+//! Every node carries a [`Span`]. Expressions also carry an [`ExprId`], unique within a
+//! translation unit and dense from 0, so that semantic analysis can record each
+//! expression's type, resolved name and implicit conversions in side tables
+//! (see [`super::sema`]) instead of mutating the tree.
+//!
+//! Types are kept as written ([`TypeSpec`] plus [`Derived`] declarator parts, C style);
+//! sema resolves them to semantic types.
+
+use super::intern::Symbol;
+use crate::source::Span;
+
+/// Index of an expression node; `0..unit.expr_count`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ExprId(pub u32);
+
+impl ExprId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Ident {
+    pub name: Symbol,
+    pub span: Span,
+}
+
+/// A whole program: the user's file with its includes (and, separately parsed, the stdlib).
+#[derive(Clone, Debug, Default)]
+pub struct TranslationUnit {
+    pub items: Vec<Item>,
+    /// Number of [`ExprId`]s handed out, so side tables can be sized up front.
+    pub expr_count: u32,
+}
+
+#[derive(Clone, Debug)]
+pub enum Item {
+    Function(Function),
+    /// A file-scope variable declaration (`uniform int table[4] = {...};`, `shared float tile[256];`).
+    Global(Decl),
+    Struct(StructDef),
+    Enum(EnumDef),
+    Typedef(Typedef),
+}
+
+// ---------------------------------------------------------------- types as written
+
+/// Storage classes and qualifiers that may prefix a type. The parser records each as
+/// written (with its span, for diagnostics); sema rejects contradictions.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Qualifiers {
+    pub uniform: Option<Span>,
+    pub varying: Option<Span>,
+    pub const_: Option<Span>,
+    /// `shared`: block-shared storage (GPU `__shared__`).
+    pub shared: Option<Span>,
+    pub static_: Option<Span>,
+    pub extern_: Option<Span>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Primitive {
+    Void,
+    Bool,
+    Int8,
+    UInt8,
+    Int16,
+    UInt16,
+    Int32,
+    UInt32,
+    Int64,
+    UInt64,
+    Float,
+    Double,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum BaseType {
+    /// A primitive; the parser folds `unsigned`/`signed` in (`unsigned int8` is `UInt8`,
+    /// `unsigned` alone is `UInt32`).
+    Primitive(Primitive),
+    /// A typedef, struct or enum name used bare (ISPC allows `Foo x;` for `struct Foo`).
+    Named(Ident),
+    /// `struct Foo` with the keyword.
+    Struct(Ident),
+    /// `enum Foo` with the keyword.
+    Enum(Ident),
+}
+
+/// The specifier part of a declaration: qualifiers and a base type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeSpec {
+    pub quals: Qualifiers,
+    pub base: BaseType,
+    pub span: Span,
+}
+
+/// A declarator part. A declaration's parts are listed in the order they apply to the
+/// base type, from the base outwards; see [`TypeName`].
+#[derive(Clone, Debug)]
+pub enum Derived {
+    /// `*` with the qualifiers written after it (`* uniform`, `* const`).
+    Pointer { quals: Qualifiers, span: Span },
+    /// `[N]` or `[]`.
+    Array { size: Option<Box<Expr>>, span: Span },
+}
+
+/// A full type as written in a cast, `sizeof` or declaration: the spec plus the
+/// declarator parts, innermost (nearest the name) last.
+///
+/// `uniform float * uniform a[4]` gives `derived = [Pointer{uniform}, Array(4)]`:
+/// apply them in order to the base type: pointer to uniform float, then array of 4 of
+/// those. Pointers apply in written order, arrays in reverse written order, so
+/// `float m[2][3]` gives `[Array(3), Array(2)]`: an array of 2 arrays of 3 floats.
+#[derive(Clone, Debug)]
+pub struct TypeName {
+    pub spec: TypeSpec,
+    pub derived: Vec<Derived>,
+    pub span: Span,
+}
+
+// ---------------------------------------------------------------- declarations
+
+#[derive(Clone, Debug)]
+pub enum Initializer {
+    Expr(Expr),
+    /// `{ a, b, {c, d} }`
+    List(Vec<Initializer>, Span),
+}
+
+impl Initializer {
+    pub fn span(&self) -> Span {
+        match self {
+            Initializer::Expr(e) => e.span,
+            Initializer::List(_, s) => *s,
+        }
+    }
+}
+
+/// One declared name in a declaration: `*p = &x` in `float *p = &x, y;`.
+#[derive(Clone, Debug)]
+pub struct Declarator {
+    pub name: Ident,
+    /// Declarator parts in application order (see [`TypeName`]).
+    pub derived: Vec<Derived>,
+    pub init: Option<Initializer>,
+    pub span: Span,
+}
+
+/// `const uniform int a = 1, b[4];`
+#[derive(Clone, Debug)]
+pub struct Decl {
+    pub spec: TypeSpec,
+    pub declarators: Vec<Declarator>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Field {
+    pub spec: TypeSpec,
+    pub name: Ident,
+    pub derived: Vec<Derived>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct StructDef {
+    pub name: Ident,
+    pub fields: Vec<Field>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Enumerator {
+    pub name: Ident,
+    pub value: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct EnumDef {
+    pub name: Option<Ident>,
+    pub variants: Vec<Enumerator>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Typedef {
+    pub ty: TypeName,
+    pub name: Ident,
+    pub span: Span,
+}
+
+// ---------------------------------------------------------------- functions
+
+/// Function qualifiers, each with the span where it was written.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FnQualifiers {
+    /// `export`: an entry point callable from the host (ISPC).
+    pub export: Option<Span>,
+    /// `task`: an entry point launched over a grid of tasks/blocks.
+    pub task: Option<Span>,
+    pub static_: Option<Span>,
+    pub inline: Option<Span>,
+    pub noinline: Option<Span>,
+    pub extern_: Option<Span>,
+    /// `unmasked` on a function: it runs with all lanes on, as in ISPC.
+    pub unmasked: Option<Span>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Param {
+    pub ty: TypeName,
+    pub name: Option<Ident>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Function {
+    pub quals: FnQualifiers,
+    /// The return type (its `derived` holds any pointer parts).
+    pub ret: TypeName,
+    pub name: Ident,
+    pub params: Vec<Param>,
+    /// `None` for a prototype.
+    pub body: Option<Block>,
+    pub span: Span,
+}
+
+// ---------------------------------------------------------------- statements
+
+#[derive(Clone, Debug)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+/// `for (init; cond; step)`: the init clause.
+#[derive(Clone, Debug)]
+pub enum ForInit {
+    Decl(Decl),
+    Expr(Expr),
+}
+
+#[derive(Clone, Debug)]
+pub struct ForeachDim {
+    pub var: Ident,
+    pub start: Expr,
+    pub end: Expr,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum CaseLabel {
+    Case(Expr),
+    Default(Span),
+}
+
+/// One arm of a `switch`: its labels and the statements up to the next label.
+/// Falling off the end of an arm falls through into the next, as in C.
+#[derive(Clone, Debug)]
+pub struct SwitchArm {
+    pub labels: Vec<CaseLabel>,
+    pub body: Vec<Stmt>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum StmtKind {
+    Block(Block),
+    Decl(Decl),
+    Expr(Expr),
+    Empty,
+    /// `if`, or `cif` when `coherent` is set.
+    If {
+        cond: Expr,
+        then: Box<Stmt>,
+        else_: Option<Box<Stmt>>,
+        coherent: bool,
+    },
+    /// `for`/`cfor`.
+    For {
+        init: Option<ForInit>,
+        cond: Option<Expr>,
+        step: Option<Expr>,
+        body: Box<Stmt>,
+        coherent: bool,
+    },
+    /// `while`/`cwhile`.
+    While {
+        cond: Expr,
+        body: Box<Stmt>,
+        coherent: bool,
+    },
+    /// `do ... while`/`cdo`.
+    DoWhile {
+        body: Box<Stmt>,
+        cond: Expr,
+        coherent: bool,
+    },
+    Break,
+    Continue,
+    Return(Option<Expr>),
+    Switch {
+        cond: Expr,
+        arms: Vec<SwitchArm>,
+    },
+    /// `foreach (i = a ... b, j = c ... d)` or `foreach_tiled (...)`.
+    Foreach {
+        dims: Vec<ForeachDim>,
+        tiled: bool,
+        body: Box<Stmt>,
+    },
+    /// `foreach_active (i) body`
+    ForeachActive {
+        var: Ident,
+        body: Box<Stmt>,
+    },
+    /// `foreach_unique (v in expr) body`
+    ForeachUnique {
+        var: Ident,
+        expr: Expr,
+        body: Box<Stmt>,
+    },
+    /// `unmasked { ... }`
+    Unmasked(Block),
+    /// A statement the parser could not read; its error was already reported.
+    Error,
+}
+
+// ---------------------------------------------------------------- expressions
+
+#[derive(Clone, Debug)]
+pub struct Expr {
+    pub id: ExprId,
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOp {
+    Mul,
+    Div,
+    Rem,
+    Add,
+    Sub,
+    Shl,
+    Shr,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    Eq,
+    Ne,
+    BitAnd,
+    BitXor,
+    BitOr,
+    LogicalAnd,
+    LogicalOr,
+    /// The comma operator.
+    Comma,
+}
+
+impl BinaryOp {
+    pub fn symbol(self) -> &'static str {
+        use BinaryOp::*;
+        match self {
+            Mul => "*",
+            Div => "/",
+            Rem => "%",
+            Add => "+",
+            Sub => "-",
+            Shl => "<<",
+            Shr => ">>",
+            Lt => "<",
+            Gt => ">",
+            Le => "<=",
+            Ge => ">=",
+            Eq => "==",
+            Ne => "!=",
+            BitAnd => "&",
+            BitXor => "^",
+            BitOr => "|",
+            LogicalAnd => "&&",
+            LogicalOr => "||",
+            Comma => ",",
+        }
+    }
+
+    pub fn is_comparison(self) -> bool {
+        use BinaryOp::*;
+        matches!(self, Lt | Gt | Le | Ge | Eq | Ne)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOp {
+    /// `-x`
+    Neg,
+    /// `+x`
+    Plus,
+    /// `!x`
+    Not,
+    /// `~x`
+    BitNot,
+    /// `*p`
+    Deref,
+    /// `&x`
+    AddrOf,
+    PreInc,
+    PreDec,
+    PostInc,
+    PostDec,
+}
+
+impl UnaryOp {
+    pub fn symbol(self) -> &'static str {
+        use UnaryOp::*;
+        match self {
+            Neg => "-",
+            Plus => "+",
+            Not => "!",
+            BitNot => "~",
+            Deref => "*",
+            AddrOf => "&",
+            PreInc | PostInc => "++",
+            PreDec | PostDec => "--",
+        }
+    }
+}
+
+/// Integer literal suffixes: `u`/`U` makes it unsigned, `l`/`ll` makes it 64-bit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IntSuffix {
+    pub unsigned: bool,
+    pub long: bool,
+}
+
+/// The type a floating literal asks for: no suffix or `f` = float (ISPC's rule), `d` = double.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FloatSuffix {
+    None,
+    F,
+    D,
+}
+
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    Int {
+        value: u64,
+        suffix: IntSuffix,
+    },
+    Float {
+        value: f64,
+        suffix: FloatSuffix,
+    },
+    Bool(bool),
+    /// A character literal's value (its byte).
+    Char(u8),
+    /// A string literal, escapes processed (only `print` takes one).
+    Str(Box<str>),
+    /// `NULL`
+    Null,
+    Ident(Ident),
+    Unary {
+        op: UnaryOp,
+        operand: Box<Expr>,
+    },
+    Binary {
+        op: BinaryOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    /// `lhs = rhs`, or a compound assignment `lhs op= rhs`.
+    Assign {
+        op: Option<BinaryOp>,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    Ternary {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        else_: Box<Expr>,
+    },
+    Cast {
+        ty: Box<TypeName>,
+        expr: Box<Expr>,
+    },
+    SizeofType(Box<TypeName>),
+    SizeofExpr(Box<Expr>),
+    /// Calls name their callee directly (no function pointers).
+    Call {
+        callee: Ident,
+        args: Vec<Expr>,
+    },
+    Index {
+        base: Box<Expr>,
+        index: Box<Expr>,
+    },
+    /// `base.field`, or `base->field` when `arrow`.
+    Member {
+        base: Box<Expr>,
+        field: Ident,
+        arrow: bool,
+    },
+    /// An expression the parser could not read; its error was already reported.
+    Error,
+}

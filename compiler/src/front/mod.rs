@@ -1,0 +1,25 @@
+//! The front end: source text to a checked AST.
+//!
+//! Stages, each in its own module:
+//! - [`lexer`]: raw tokens of one file (logos);
+//! - [`preprocess`]: `#include`, `#define`, `#pragma`, conditionals; literal values;
+//!   the type-name pre-scan; produces parser [`token::Tok`]s;
+//! - [`parse`]: the lalrpop grammar with error recovery, producing the [`ast`];
+//! - [`sema`]: names, types and ISPC's uniform/varying rules, with results in side tables.
+//!
+//! The front end knows nothing of the IR.
+
+pub mod ast;
+pub mod dump;
+pub mod intern;
+pub mod lexer;
+pub mod parse;
+pub mod preprocess;
+pub mod sema;
+pub mod token;
+
+/// The standard library's source, compiled ahead of every user program as if included
+/// at the top of it. Its functions are the implementation's: sema does not require
+/// definitions for its prototypes.
+pub const STDLIB_NAME: &str = "<stdlib>/stdlib.spmd";
+pub const STDLIB_SOURCE: &str = include_str!("../../../stdlib/stdlib.spmd");

@@ -1,0 +1,858 @@
+//! The parser: tokens to AST, with error recovery.
+//!
+//! The token stream is first cut into top-level items (a declaration ends at `;` at
+//! brace depth 0, a function at its closing `}`), and each item is parsed on its own by
+//! the lalrpop grammar (`grammar.lalrpop`). An error therefore never spreads past its
+//! item, and inside function bodies the grammar's `!` productions resynchronize at
+//! statement boundaries. Together they let one run report many independent errors.
+
+use std::cell::{Cell, RefCell};
+use std::ops::Range;
+
+use lalrpop_util::{lalrpop_mod, ErrorRecovery, ParseError};
+
+use super::ast::*;
+use super::token::{Pos, Tok, Token};
+use crate::diag::{codes, Diagnostic};
+use crate::source::{SourceMap, Span};
+
+lalrpop_mod!(
+    #[allow(clippy::all, unused_parens, dead_code, clippy::pedantic)]
+    grammar,
+    "/front/grammar.rs"
+);
+
+/// Items nested deeper than this (brackets of any kind) are rejected before parsing, so
+/// later recursive passes cannot overflow the stack.
+pub const MAX_NESTING: usize = 256;
+
+/// A specifier word as parsed, before it is filed into qualifiers or a base type.
+#[derive(Clone, Debug)]
+pub enum SpecPart {
+    Qual(Tok, Span),
+    Base(BaseType, Span),
+}
+
+/// A `case`/`default` label or a statement, in a `switch` body.
+pub enum SwitchItem {
+    Label(CaseLabel),
+    Stmt(Stmt),
+}
+
+/// What one item parses to: usually one [`Item`], sometimes two
+/// (`typedef struct Tag {...} Name;`) or none (a stray `;`).
+pub struct ItemsOut(pub Vec<Item>);
+
+impl ItemsOut {
+    pub fn one(item: Item) -> Self {
+        ItemsOut(vec![item])
+    }
+    pub fn none() -> Self {
+        ItemsOut(Vec::new())
+    }
+}
+
+/// State shared by the grammar's actions: the expression id counter and the
+/// diagnostics that actions find (misplaced qualifiers and the like).
+pub struct ParseCtx {
+    next_expr: Cell<u32>,
+    diags: RefCell<Vec<Diagnostic>>,
+}
+
+/// Parses a whole preprocessed token stream.
+pub fn parse(
+    tokens: &[Token],
+    sources: &SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) -> TranslationUnit {
+    let ctx = ParseCtx {
+        next_expr: Cell::new(0),
+        diags: RefCell::new(Vec::new()),
+    };
+    let parser = grammar::ItemParser::new();
+    let mut items = Vec::new();
+    let mut errors = Vec::new();
+    for range in split_items(tokens) {
+        let item = &tokens[range];
+        if let Some(d) = check_nesting(item) {
+            diags.push(d);
+            continue;
+        }
+        let stream = item.iter().map(|t| {
+            let l = Pos {
+                file: t.span.file,
+                offset: t.span.start,
+            };
+            let r = Pos {
+                file: t.span.file,
+                offset: t.span.end,
+            };
+            Ok::<_, ()>((l, t.tok.clone(), r))
+        });
+        errors.clear();
+        let result = parser.parse(&ctx, &mut errors, stream);
+        for e in errors.drain(..) {
+            diags.push(syntax_error(e.error, item, sources));
+        }
+        match result {
+            Ok(out) => items.extend(out.0),
+            Err(e) => diags.push(syntax_error(e, item, sources)),
+        }
+    }
+    diags.extend(ctx.diags.into_inner());
+    TranslationUnit {
+        items,
+        expr_count: ctx.next_expr.get(),
+    }
+}
+
+/// Cuts the stream into top-level items. A `typedef` runs to its `;`; anything else ends
+/// at a `;` at brace depth 0 or at the `}` that returns to depth 0 (taking a `;` right
+/// after it, as in `struct S { ... };`). Unbalanced `}` at depth 0 stand alone.
+fn split_items(tokens: &[Token]) -> Vec<Range<usize>> {
+    let mut items = Vec::new();
+    let mut start = 0;
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < tokens.len() {
+        let is_typedef = tokens[start].tok == Tok::KwTypedef;
+        match tokens[i].tok {
+            Tok::LBrace => depth += 1,
+            Tok::RBrace if depth == 0 => {
+                // A stray `}`: its own item, which reports it.
+                if start < i {
+                    items.push(start..i);
+                }
+                items.push(i..i + 1);
+                start = i + 1;
+            }
+            Tok::RBrace => {
+                depth -= 1;
+                if depth == 0 && !is_typedef {
+                    let end = if tokens.get(i + 1).is_some_and(|t| t.tok == Tok::Semi) {
+                        i + 2
+                    } else {
+                        i + 1
+                    };
+                    items.push(start..end);
+                    start = end;
+                    i = end;
+                    continue;
+                }
+            }
+            Tok::Semi if depth == 0 => {
+                items.push(start..i + 1);
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if start < tokens.len() {
+        items.push(start..tokens.len());
+    }
+    items
+}
+
+fn check_nesting(item: &[Token]) -> Option<Diagnostic> {
+    let mut depth = 0usize;
+    for t in item {
+        match t.tok {
+            Tok::LParen | Tok::LBracket | Tok::LBrace => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Some(
+                        Diagnostic::error(codes::INVALID_DECLARATOR, "brackets nested too deeply")
+                            .with_primary(
+                                t.span,
+                                format!("more than {MAX_NESTING} levels of nesting"),
+                            )
+                            .with_help("split the expression or the block into smaller pieces"),
+                    );
+                }
+            }
+            Tok::RParen | Tok::RBracket | Tok::RBrace => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
+// ------------------------------------------------------------------ syntax errors
+
+fn syntax_error(err: ParseError<Pos, Tok, ()>, item: &[Token], sources: &SourceMap) -> Diagnostic {
+    match err {
+        ParseError::UnrecognizedToken {
+            token: (l, tok, r),
+            expected,
+        } => {
+            let found = Span::new(l.file, l.offset, r.offset);
+            unexpected_token(found, &tok, &expected, item, sources)
+        }
+        ParseError::ExtraToken { token: (l, tok, r) } => {
+            let found = Span::new(l.file, l.offset, r.offset);
+            Diagnostic::error(
+                codes::UNEXPECTED_TOKEN,
+                format!("unexpected {}", tok.describe()),
+            )
+            .with_primary(found, "unexpected here")
+        }
+        ParseError::UnrecognizedEof { location, expected } => {
+            unexpected_eof(location, &expected, item)
+        }
+        ParseError::InvalidToken { location } => {
+            let at = Span::new(location.file, location.offset, location.offset + 1);
+            Diagnostic::error(codes::UNEXPECTED_TOKEN, "invalid token").with_primary(at, "")
+        }
+        ParseError::User { .. } => Diagnostic::error(codes::UNEXPECTED_TOKEN, "syntax error"),
+    }
+}
+
+fn unexpected_token(
+    found: Span,
+    tok: &Tok,
+    expected: &[String],
+    item: &[Token],
+    sources: &SourceMap,
+) -> Diagnostic {
+    let prev = item
+        .iter()
+        .position(|t| t.span == found)
+        .and_then(|i| i.checked_sub(1))
+        .map(|i| item[i].span);
+    let wants_semi = expected.iter().any(|e| e == "\";\"");
+    if let Some(prev) = prev.filter(|p| wants_semi && on_later_line(sources, *p, found)) {
+        let at = Span::new(prev.file, prev.end, prev.end);
+        return Diagnostic::error(
+            codes::MISSING_SEMICOLON,
+            format!("expected `;`, found {}", tok.describe()),
+        )
+        .with_primary(at, "expected `;` here")
+        .with_secondary(found, "unexpected token")
+        .with_help("add `;` at the end of the statement or declaration");
+    }
+    let mut d = Diagnostic::error(
+        codes::UNEXPECTED_TOKEN,
+        format!(
+            "expected {}, found {}",
+            describe_expected(expected),
+            tok.describe()
+        ),
+    )
+    .with_primary(found, "unexpected token");
+    if let Some(help) = token_help(tok, expected) {
+        d = d.with_help(help);
+    }
+    d
+}
+
+fn on_later_line(sources: &SourceMap, a: Span, b: Span) -> bool {
+    if a.file != b.file {
+        return true;
+    }
+    let f = sources.get(a.file);
+    f.line_index(b.start) > f.line_index(a.end.saturating_sub(1))
+}
+
+/// Advice for common slips.
+fn token_help(tok: &Tok, expected: &[String]) -> Option<String> {
+    let has = |s: &str| expected.iter().any(|e| e == s);
+    match tok {
+        Tok::Ident(_) if has("\";\"") => Some("a `;` or an operator may be missing before this name".into()),
+        Tok::TypeName(_) if has("Ident") => {
+            Some("this name is a type (declared with `typedef`, `struct` or `enum`); types and variables share one namespace".into())
+        }
+        Tok::KwElse => Some("`else` must follow the statement of an `if`; check for a stray `;` or a missing `{`".into()),
+        Tok::RParen | Tok::RBracket | Tok::RBrace => Some("this closing delimiter may have no matching opener, or something is missing before it".into()),
+        Tok::Assign if has("\"==\"") => None,
+        _ => None,
+    }
+}
+
+fn unexpected_eof(location: Pos, expected: &[String], item: &[Token]) -> Diagnostic {
+    let at = Span::new(location.file, location.offset, location.offset);
+    if let Some(open) = unclosed_delimiter(item) {
+        let close = match open.tok {
+            Tok::LParen => ")",
+            Tok::LBracket => "]",
+            _ => "}",
+        };
+        return Diagnostic::error(
+            codes::UNCLOSED_DELIMITER,
+            format!("unclosed delimiter `{}`", open.tok.spelling()),
+        )
+        .with_primary(open.span, "this delimiter is never closed")
+        .with_secondary(at, format!("expected `{close}` by here"))
+        .with_help(format!("add the missing `{close}`"));
+    }
+    if expected.iter().any(|e| e == "\";\"") {
+        return Diagnostic::error(codes::MISSING_SEMICOLON, "expected `;`")
+            .with_primary(at, "expected `;` here")
+            .with_help("declarations and statements end with `;`");
+    }
+    Diagnostic::error(
+        codes::UNEXPECTED_EOF,
+        format!(
+            "unexpected end of input; expected {}",
+            describe_expected(expected)
+        ),
+    )
+    .with_primary(at, "input ends here")
+}
+
+fn unclosed_delimiter(item: &[Token]) -> Option<&Token> {
+    let mut stack: Vec<&Token> = Vec::new();
+    for t in item {
+        match t.tok {
+            Tok::LParen | Tok::LBracket | Tok::LBrace => stack.push(t),
+            Tok::RParen | Tok::RBracket | Tok::RBrace => {
+                stack.pop();
+            }
+            _ => {}
+        }
+    }
+    stack.first().copied()
+}
+
+/// "one of `;`, `,` or an operator": a readable summary of lalrpop's expected set.
+pub fn describe_expected(expected: &[String]) -> String {
+    let has = |s: &str| expected.iter().any(|e| e == s);
+    let expr_start = has("Ident") && has("IntLit");
+    let type_start = has("\"int\"") && has("\"float\"");
+    let stmt_start = has("\"if\"");
+    // Operators that only continue an expression (unary ones could also start one).
+    const OPERATORS: &[&str] = &[
+        "/", "%", "<<", ">>", "<", ">", "<=", ">=", "==", "!=", "|", "^", "&&", "||", "?", "+=",
+        "-=", "*=", "/=", "=", ".", "->", "[", "++", "--",
+    ];
+    const KEY: &[&str] = &[
+        ";", ")", "]", "}", ",", ":", "=", "{", "(", "...", "in", "while", "else",
+    ];
+    if expected.len() <= 5 && !expr_start && !type_start {
+        let names: Vec<String> = expected.iter().map(|e| terminal_name(e)).collect();
+        return join_alternatives(&names);
+    }
+    let mut parts: Vec<String> = Vec::new();
+    for k in KEY {
+        if has(&format!("\"{k}\"")) && !(expr_start && *k == "(") && !(*k == "=" && has("\"+=\"")) {
+            parts.push(format!("`{k}`"));
+        }
+    }
+    if stmt_start {
+        parts.push("a statement".into());
+    } else if expr_start {
+        parts.push("an expression".into());
+    }
+    if type_start && !stmt_start {
+        parts.push("a type".into());
+    }
+    if !stmt_start && has("Ident") && !expr_start {
+        parts.push("an identifier".into());
+    }
+    if OPERATORS
+        .iter()
+        .filter(|o| has(&format!("\"{o}\"")))
+        .count()
+        > 3
+    {
+        parts.push("an operator".into());
+    }
+    if parts.is_empty() {
+        let names: Vec<String> = expected.iter().take(6).map(|e| terminal_name(e)).collect();
+        return join_alternatives(&names);
+    }
+    join_alternatives(&parts)
+}
+
+fn join_alternatives(parts: &[String]) -> String {
+    match parts {
+        [] => "something else".into(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("one of {} or {}", init.join(", "), last),
+    }
+}
+
+fn terminal_name(t: &str) -> String {
+    match t {
+        "Ident" => "an identifier".into(),
+        "TypeName" => "a type name".into(),
+        "IntLit" => "an integer literal".into(),
+        "FloatLit" => "a floating-point literal".into(),
+        "CharLit" => "a character literal".into(),
+        "StrLit" => "a string literal".into(),
+        quoted => format!("`{}`", quoted.trim_matches('"')),
+    }
+}
+
+// ------------------------------------------------------------------ grammar actions
+
+impl ParseCtx {
+    pub fn span(&self, l: Pos, r: Pos) -> Span {
+        let end = if r.file == l.file && r.offset >= l.offset {
+            r.offset
+        } else {
+            l.offset
+        };
+        Span::new(l.file, l.offset, end)
+    }
+
+    fn error(&self, d: Diagnostic) {
+        self.diags.borrow_mut().push(d);
+    }
+
+    pub fn expr(&self, kind: ExprKind, l: Pos, r: Pos) -> Expr {
+        let id = ExprId(self.next_expr.get());
+        self.next_expr.set(id.0 + 1);
+        Expr {
+            id,
+            kind,
+            span: self.span(l, r),
+        }
+    }
+
+    pub fn binary(&self, op: BinaryOp, lhs: Expr, rhs: Expr, l: Pos, r: Pos) -> Expr {
+        self.expr(
+            ExprKind::Binary {
+                op,
+                lhs: Box::new(lhs),
+                rhs: Box::new(rhs),
+            },
+            l,
+            r,
+        )
+    }
+
+    pub fn unary(&self, op: UnaryOp, operand: Expr, l: Pos, r: Pos) -> Expr {
+        self.expr(
+            ExprKind::Unary {
+                op,
+                operand: Box::new(operand),
+            },
+            l,
+            r,
+        )
+    }
+
+    /// Parentheses only group: the inner expression keeps its id, and its span grows to
+    /// cover them.
+    pub fn paren(&self, inner: Expr, l: Pos, r: Pos) -> Expr {
+        Expr {
+            span: self.span(l, r),
+            ..inner
+        }
+    }
+
+    /// Adjacent string literals concatenate, as in C.
+    pub fn string(&self, parts: Vec<Box<str>>, l: Pos, r: Pos) -> Expr {
+        let text: String = parts.iter().map(|s| &**s).collect();
+        self.expr(ExprKind::Str(text.into()), l, r)
+    }
+
+    pub fn stmt(&self, kind: StmtKind, l: Pos, r: Pos) -> Stmt {
+        Stmt {
+            kind,
+            span: self.span(l, r),
+        }
+    }
+
+    /// Groups a `switch` body into arms: each run of labels starts an arm that takes the
+    /// statements up to the next label. Statements before the first label can never run;
+    /// they are reported.
+    pub fn switch(&self, cond: Expr, items: Vec<SwitchItem>, l: Pos, r: Pos) -> Stmt {
+        let mut arms: Vec<SwitchArm> = Vec::new();
+        let mut in_labels = false;
+        for item in items {
+            match item {
+                SwitchItem::Label(label) => {
+                    let span = match &label {
+                        CaseLabel::Case(e) => e.span,
+                        CaseLabel::Default(s) => *s,
+                    };
+                    match arms.last_mut() {
+                        Some(arm) if in_labels => {
+                            arm.labels.push(label);
+                            arm.span = arm.span.to(span);
+                        }
+                        _ => arms.push(SwitchArm {
+                            labels: vec![label],
+                            body: Vec::new(),
+                            span,
+                        }),
+                    }
+                    in_labels = true;
+                }
+                SwitchItem::Stmt(stmt) => {
+                    in_labels = false;
+                    match arms.last_mut() {
+                        Some(arm) => {
+                            arm.span = arm.span.to(stmt.span);
+                            arm.body.push(stmt);
+                        }
+                        None => self.error(
+                            Diagnostic::error(codes::UNEXPECTED_TOKEN, "statement before the first `case` label")
+                                .with_primary(stmt.span, "this statement can never run")
+                                .with_help("put a `case` or `default` label before it, or move it out of the `switch`"),
+                        ),
+                    }
+                }
+            }
+        }
+        self.stmt(StmtKind::Switch { cond, arms }, l, r)
+    }
+
+    pub fn spec(&self, pre: Vec<SpecPart>, base: SpecPart, post: Vec<SpecPart>) -> Vec<SpecPart> {
+        let mut v = pre;
+        v.push(base);
+        v.extend(post);
+        v
+    }
+
+    /// `unsigned T`/`signed T`/`unsigned` alone, folded to a primitive.
+    pub fn signed_base(&self, signed: bool, prim: Option<Primitive>, span: Span) -> SpecPart {
+        use Primitive::*;
+        let p = match (signed, prim.unwrap_or(Int32)) {
+            (false, Int8 | UInt8) => UInt8,
+            (false, Int16 | UInt16) => UInt16,
+            (false, Int32 | UInt32) => UInt32,
+            (false, Int64 | UInt64) => UInt64,
+            (true, Int8 | UInt8) => Int8,
+            (true, Int16 | UInt16) => Int16,
+            (true, Int32 | UInt32) => Int32,
+            (true, Int64 | UInt64) => Int64,
+            (_, other) => {
+                let word = if signed { "signed" } else { "unsigned" };
+                self.error(
+                    Diagnostic::error(
+                        codes::CONFLICTING_QUALIFIERS,
+                        format!("`{word}` cannot apply to `{}`", prim_name(other)),
+                    )
+                    .with_primary(span, format!("`{word}` applies only to integer types"))
+                    .with_help("remove it"),
+                );
+                other
+            }
+        };
+        SpecPart::Base(BaseType::Primitive(p), span)
+    }
+
+    /// Files specifier words into type qualifiers and function qualifiers, reporting
+    /// duplicates. `what` names the declaration for messages about misplaced words.
+    fn split_spec(&self, parts: Vec<SpecPart>, what: Allowed) -> (TypeSpec, FnQualifiers) {
+        let mut quals = Qualifiers::default();
+        let mut fnq = FnQualifiers::default();
+        let mut base = BaseType::Primitive(Primitive::Int32);
+        let mut span: Option<Span> = None;
+        for part in parts {
+            let (tok, s) = match part {
+                SpecPart::Base(b, s) => {
+                    base = b;
+                    span = Some(span.map_or(s, |sp| sp.to(s)));
+                    continue;
+                }
+                SpecPart::Qual(t, s) => (t, s),
+            };
+            span = Some(span.map_or(s, |sp| sp.to(s)));
+            let slot = match (&tok, what) {
+                (Tok::KwUniform, _) => &mut quals.uniform,
+                (Tok::KwVarying, _) => &mut quals.varying,
+                (Tok::KwConst, _) => &mut quals.const_,
+                (Tok::KwShared, Allowed::Var) => &mut quals.shared,
+                (Tok::KwStatic, Allowed::Var) => &mut quals.static_,
+                (Tok::KwExtern, Allowed::Var) => &mut quals.extern_,
+                (Tok::KwStatic, Allowed::Function) => &mut fnq.static_,
+                (Tok::KwExtern, Allowed::Function) => &mut fnq.extern_,
+                (Tok::KwExport, Allowed::Function) => &mut fnq.export,
+                (Tok::KwTask, Allowed::Function) => &mut fnq.task,
+                (Tok::KwInline, Allowed::Function) => &mut fnq.inline,
+                (Tok::KwNoinline, Allowed::Function) => &mut fnq.noinline,
+                (Tok::KwUnmasked, Allowed::Function) => &mut fnq.unmasked,
+                _ => {
+                    self.misplaced(&tok, s, what);
+                    continue;
+                }
+            };
+            if let Some(first) = *slot {
+                self.error(
+                    Diagnostic::error(
+                        codes::CONFLICTING_QUALIFIERS,
+                        format!("duplicate `{}`", tok.spelling()),
+                    )
+                    .with_primary(s, "repeated here")
+                    .with_secondary(first, "first written here")
+                    .with_help("remove the repetition"),
+                );
+            } else {
+                *slot = Some(s);
+            }
+        }
+        let spec = TypeSpec {
+            quals,
+            base,
+            span: span.unwrap_or_default(),
+        };
+        (spec, fnq)
+    }
+
+    fn misplaced(&self, tok: &Tok, s: Span, what: Allowed) {
+        let word = tok.spelling();
+        let (place, help) = match what {
+            Allowed::Var => (
+                "a variable",
+                "function qualifiers belong on function declarations",
+            ),
+            Allowed::Function => (
+                "a function",
+                "`shared` applies to block-shared arrays, not functions",
+            ),
+            Allowed::Param => (
+                "a parameter",
+                "parameters take only `uniform`, `varying` and `const`",
+            ),
+            Allowed::Field => (
+                "a struct member",
+                "members take only `uniform`, `varying` and `const`",
+            ),
+            Allowed::Type => (
+                "a type name",
+                "casts, `sizeof` and `typedef` take only `uniform`, `varying` and `const`",
+            ),
+        };
+        self.error(
+            Diagnostic::error(
+                codes::CONFLICTING_QUALIFIERS,
+                format!("`{word}` cannot be applied to {place}"),
+            )
+            .with_primary(s, "not allowed here")
+            .with_help(help),
+        );
+    }
+
+    pub fn pointer(&self, quals: Vec<SpecPart>, span: Span) -> Derived {
+        let (spec, _) = self.split_spec(quals, Allowed::Type);
+        Derived::Pointer {
+            quals: spec.quals,
+            span,
+        }
+    }
+
+    pub fn type_name(
+        &self,
+        spec: Vec<SpecPart>,
+        ptrs: Vec<Derived>,
+        arrays: Vec<Derived>,
+        span: Span,
+    ) -> TypeName {
+        let (spec, _) = self.split_spec(spec, Allowed::Type);
+        TypeName {
+            spec,
+            derived: derived(ptrs, arrays),
+            span,
+        }
+    }
+
+    pub fn param(
+        &self,
+        spec: Vec<SpecPart>,
+        ptrs: Vec<Derived>,
+        name: Option<Ident>,
+        arrays: Vec<Derived>,
+        span: Span,
+    ) -> Param {
+        let (spec, _) = self.split_spec(spec, Allowed::Param);
+        Param {
+            ty: TypeName {
+                spec,
+                derived: derived(ptrs, arrays),
+                span,
+            },
+            name,
+            span,
+        }
+    }
+
+    pub fn declarator(
+        &self,
+        ptrs: Vec<Derived>,
+        name: Ident,
+        arrays: Vec<Derived>,
+        init: Option<Initializer>,
+        span: Span,
+    ) -> Declarator {
+        Declarator {
+            name,
+            derived: derived(ptrs, arrays),
+            init,
+            span,
+        }
+    }
+
+    pub fn decl(&self, spec: Vec<SpecPart>, declarators: Vec<Declarator>, span: Span) -> Decl {
+        let (spec, _) = self.split_spec(spec, Allowed::Var);
+        Decl {
+            spec,
+            declarators,
+            span,
+        }
+    }
+
+    pub fn global(&self, decl: Decl) -> ItemsOut {
+        ItemsOut::one(Item::Global(decl))
+    }
+
+    pub fn fields(
+        &self,
+        spec: Vec<SpecPart>,
+        ds: Vec<(Vec<Derived>, Ident, Vec<Derived>, Span)>,
+    ) -> Vec<Field> {
+        let (spec, _) = self.split_spec(spec, Allowed::Field);
+        ds.into_iter()
+            .map(|(ptrs, name, arrays, span)| Field {
+                spec: spec.clone(),
+                name,
+                derived: derived(ptrs, arrays),
+                span,
+            })
+            .collect()
+    }
+
+    pub fn function(
+        &self,
+        spec: Vec<SpecPart>,
+        decl: (Vec<Derived>, Ident, Vec<Param>),
+        body: Option<Block>,
+        span: Span,
+    ) -> ItemsOut {
+        let (ptrs, name, mut params) = decl;
+        let (spec, quals) = self.split_spec(spec, Allowed::Function);
+        // `f(void)` declares no parameters.
+        if let [p] = params.as_slice() {
+            if p.name.is_none()
+                && p.ty.derived.is_empty()
+                && p.ty.spec.base == BaseType::Primitive(Primitive::Void)
+            {
+                params.clear();
+            }
+        }
+        let ret_span = spec.span;
+        let ret = TypeName {
+            spec,
+            derived: ptrs,
+            span: ret_span,
+        };
+        ItemsOut::one(Item::Function(Function {
+            quals,
+            ret,
+            name,
+            params,
+            body,
+            span,
+        }))
+    }
+
+    pub fn typedef(&self, ty: TypeName, name: Ident, arrays: Vec<Derived>, span: Span) -> ItemsOut {
+        let mut ty = ty;
+        ty.derived.extend(arrays.into_iter().rev());
+        ItemsOut::one(Item::Typedef(Typedef { ty, name, span }))
+    }
+
+    /// `typedef struct [Tag] { ... } [*...] Name;`: the struct (named after the tag, or
+    /// after the typedef when it has none) plus, when needed, the alias.
+    pub fn typedef_struct(
+        &self,
+        tag: Option<Ident>,
+        fields: Vec<Field>,
+        ptrs: Vec<Derived>,
+        name: Ident,
+        span: Span,
+    ) -> ItemsOut {
+        let struct_name = tag.unwrap_or(name);
+        let def = Item::Struct(StructDef {
+            name: struct_name,
+            fields,
+            span,
+        });
+        if struct_name.name == name.name && ptrs.is_empty() {
+            return ItemsOut::one(def);
+        }
+        let spec = TypeSpec {
+            quals: Qualifiers::default(),
+            base: BaseType::Struct(struct_name),
+            span: struct_name.span,
+        };
+        let alias = Item::Typedef(Typedef {
+            ty: TypeName {
+                spec,
+                derived: ptrs,
+                span,
+            },
+            name,
+            span,
+        });
+        ItemsOut(vec![def, alias])
+    }
+
+    pub fn typedef_enum(&self, mut e: EnumDef, name: Ident, span: Span) -> ItemsOut {
+        match e.name {
+            None => {
+                e.name = Some(name);
+                ItemsOut::one(Item::Enum(e))
+            }
+            Some(tag) if tag.name == name.name => ItemsOut::one(Item::Enum(e)),
+            Some(tag) => {
+                let spec = TypeSpec {
+                    quals: Qualifiers::default(),
+                    base: BaseType::Enum(tag),
+                    span: tag.span,
+                };
+                let alias = Item::Typedef(Typedef {
+                    ty: TypeName {
+                        spec,
+                        derived: Vec::new(),
+                        span,
+                    },
+                    name,
+                    span,
+                });
+                ItemsOut(vec![Item::Enum(e), alias])
+            }
+        }
+    }
+}
+
+/// Which specifier words a declaration may carry.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Allowed {
+    Var,
+    Function,
+    Param,
+    Field,
+    Type,
+}
+
+/// Declarator parts in application order: pointers as written, arrays reversed.
+fn derived(ptrs: Vec<Derived>, arrays: Vec<Derived>) -> Vec<Derived> {
+    let mut d = ptrs;
+    d.extend(arrays.into_iter().rev());
+    d
+}
+
+pub fn prim_name(p: Primitive) -> &'static str {
+    use Primitive::*;
+    match p {
+        Void => "void",
+        Bool => "bool",
+        Int8 => "int8",
+        UInt8 => "uint8",
+        Int16 => "int16",
+        UInt16 => "uint16",
+        Int32 => "int32",
+        UInt32 => "uint32",
+        Int64 => "int64",
+        UInt64 => "uint64",
+        Float => "float",
+        Double => "double",
+    }
+}
+
+/// Recovery entries as the grammar records them.
+pub type Recovered = ErrorRecovery<Pos, Tok, ()>;

@@ -1,0 +1,1232 @@
+//! The preprocessor: raw tokens of the main file and its includes to parser tokens.
+//!
+//! It handles `#include "file"` (relative to the including file, then `-I` paths),
+//! object-like `#define`/`#undef`, `#ifdef`/`#ifndef`/`#if`/`#elif`/`#else`/`#endif`
+//! with integer conditions, `#error`, and `#pragma` (recorded; unknown ones get a
+//! note). It parses literal values, reporting malformed literals with their spans, and
+//! finally runs the type-name pre-scan ([`mark_type_names`]) that lets an LR grammar
+//! parse C's declarations.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use super::ast::{FloatSuffix, IntSuffix};
+use super::intern::{Interner, Symbol};
+use super::lexer::{lex, RawTok, RawToken};
+use super::token::{keyword, Tok, Token};
+use crate::diag::{codes, Diagnostic};
+use crate::source::{FileId, SourceMap, Span};
+
+/// Pragmas spmdc understands. Others are ignored with a note.
+const KNOWN_PRAGMAS: &[&str] = &["once", "unroll", "nounroll", "ignore", "coherent"];
+
+/// Include nesting deeper than this is reported rather than followed.
+const MAX_INCLUDE_DEPTH: usize = 64;
+/// Macro expansion depth guard (expansion is also cycle-checked).
+const MAX_EXPANSION_DEPTH: usize = 64;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pragma {
+    pub name: String,
+    pub args: String,
+    pub span: Span,
+}
+
+#[derive(Debug, Default)]
+pub struct Preprocessed {
+    pub tokens: Vec<Token>,
+    pub pragmas: Vec<Pragma>,
+}
+
+pub struct Options<'a> {
+    pub include_dirs: &'a [PathBuf],
+    /// `-D NAME[=VALUE]` definitions from the command line.
+    pub defines: &'a [(String, String)],
+}
+
+struct Macro {
+    body: Vec<Token>,
+    span: Span,
+}
+
+/// One open `#if` group.
+struct Cond {
+    /// Tokens in this group are kept.
+    active: bool,
+    /// Some branch of this group has been taken already.
+    taken: bool,
+    /// The enclosing group was active.
+    parent_active: bool,
+    seen_else: bool,
+    span: Span,
+}
+
+struct Pp<'a> {
+    sources: &'a mut SourceMap,
+    interner: &'a mut Interner,
+    diags: &'a mut Vec<Diagnostic>,
+    include_dirs: &'a [PathBuf],
+    macros: HashMap<Symbol, Macro>,
+    include_stack: Vec<FileId>,
+    once_files: HashSet<PathBuf>,
+    out: Preprocessed,
+}
+
+/// Preprocesses `files` in order (the stdlib first, then the user's file) into one stream.
+pub fn preprocess(
+    sources: &mut SourceMap,
+    interner: &mut Interner,
+    files: &[FileId],
+    options: &Options,
+    diags: &mut Vec<Diagnostic>,
+) -> Preprocessed {
+    let mut pp = Pp {
+        sources,
+        interner,
+        diags,
+        include_dirs: options.include_dirs,
+        macros: HashMap::new(),
+        include_stack: Vec::new(),
+        once_files: HashSet::new(),
+        out: Preprocessed::default(),
+    };
+    pp.define_from_command_line(options.defines);
+    for &file in files {
+        pp.process_file(file);
+    }
+    let mut out = pp.out;
+    mark_type_names(&mut out.tokens);
+    out
+}
+
+impl Pp<'_> {
+    fn define_from_command_line(&mut self, defines: &[(String, String)]) {
+        if defines.is_empty() {
+            return;
+        }
+        let text: String = defines
+            .iter()
+            .map(|(n, v)| format!("#define {n} {v}\n"))
+            .collect();
+        let file = self.sources.add("<command line>", None, text);
+        self.process_file(file);
+    }
+
+    fn error(&mut self, diag: Diagnostic) {
+        self.diags.push(diag);
+    }
+
+    fn process_file(&mut self, file: FileId) {
+        if self.include_stack.len() >= MAX_INCLUDE_DEPTH {
+            return;
+        }
+        self.include_stack.push(file);
+        // Cloned so that includes can add files to the map while we walk this one.
+        let text = self.sources.get(file).text.clone();
+        let raw = lex(&text);
+        let mut conds: Vec<Cond> = Vec::new();
+        let mut i = 0;
+        while i < raw.len() {
+            let t = raw[i];
+            i += 1;
+            let active = conds.last().is_none_or(|c| c.active);
+            let span = Span::new(file, t.start, t.end);
+            match t.kind {
+                Some(RawTok::Newline) => {}
+                Some(RawTok::Directive) => {
+                    let dtext = &text[t.start as usize..t.end as usize];
+                    self.directive(file, t.start, dtext, &mut conds, active);
+                }
+                _ if !active => {}
+                Some(RawTok::UnterminatedComment) => {
+                    self.error(
+                        Diagnostic::error(
+                            codes::UNTERMINATED_COMMENT,
+                            "unterminated block comment",
+                        )
+                        .with_primary(span, "comment starts here and never ends")
+                        .with_help("close the comment with `*/`"),
+                    );
+                    break;
+                }
+                None => {
+                    // Merge a run of bad bytes into one diagnostic.
+                    let mut end = t.end;
+                    while i < raw.len() && raw[i].kind.is_none() && raw[i].start == end {
+                        end = raw[i].end;
+                        i += 1;
+                    }
+                    let bad = Span::new(file, t.start, end);
+                    let what = &text[t.start as usize..end as usize];
+                    let mut d = Diagnostic::error(
+                        codes::UNKNOWN_CHARACTER,
+                        format!(
+                            "unknown character{} `{}`",
+                            if what.chars().count() > 1 { "s" } else { "" },
+                            what.escape_debug()
+                        ),
+                    )
+                    .with_primary(bad, "not valid in spmdc source");
+                    if what.starts_with('`') || what.starts_with('@') || what.starts_with('$') {
+                        d = d.with_help("identifiers may contain only letters, digits and `_`");
+                    }
+                    self.error(d);
+                }
+                Some(kind) => {
+                    self.token(file, kind, t, &text[t.start as usize..t.end as usize], span)
+                }
+            }
+        }
+        for c in conds {
+            self.error(
+                Diagnostic::error(
+                    codes::UNBALANCED_CONDITIONAL,
+                    "unterminated conditional directive",
+                )
+                .with_primary(c.span, "this `#if` has no matching `#endif`")
+                .with_help("add `#endif` at the end of the conditional block"),
+            );
+        }
+        self.include_stack.pop();
+    }
+
+    /// Converts one raw token (whose text is `s`) and appends it, expanding macros.
+    fn token(&mut self, file: FileId, kind: RawTok, t: RawToken, s: &str, span: Span) {
+        let tok = match kind {
+            RawTok::Ident => {
+                if let Some(k) = keyword(s) {
+                    k
+                } else {
+                    let sym = self.interner.intern(s);
+                    if self.macros.contains_key(&sym) {
+                        let mut expanding = Vec::new();
+                        self.expand(sym, span, &mut expanding);
+                        return;
+                    }
+                    Tok::Ident(sym)
+                }
+            }
+            RawTok::Int => match parse_int(s) {
+                Ok((v, suf)) => Tok::Int(v, suf),
+                Err(msg) => {
+                    self.error(
+                        Diagnostic::error(
+                            codes::INVALID_INT_LITERAL,
+                            format!("invalid integer literal `{s}`"),
+                        )
+                        .with_primary(span, msg.0)
+                        .with_help(msg.1),
+                    );
+                    Tok::Int(0, IntSuffix::default())
+                }
+            },
+            RawTok::IntEllipsis => {
+                let digits = &s[..s.len() - 3];
+                let split = t.end - 3;
+                let v = match parse_int(digits) {
+                    Ok((v, suf)) => Tok::Int(v, suf),
+                    Err(_) => {
+                        self.error(
+                            Diagnostic::error(
+                                codes::INVALID_INT_LITERAL,
+                                format!("invalid integer literal `{digits}`"),
+                            )
+                            .with_primary(Span::new(file, t.start, split), "integer too large"),
+                        );
+                        Tok::Int(0, IntSuffix::default())
+                    }
+                };
+                self.push(v, Span::new(file, t.start, split));
+                self.push(Tok::Ellipsis, Span::new(file, split, t.end));
+                return;
+            }
+            RawTok::Float => match parse_float(s) {
+                Ok((v, suf)) => Tok::Float(v, suf),
+                Err(msg) => {
+                    self.error(
+                        Diagnostic::error(
+                            codes::INVALID_FLOAT_LITERAL,
+                            format!("invalid floating-point literal `{s}`"),
+                        )
+                        .with_primary(span, msg.0)
+                        .with_help(msg.1),
+                    );
+                    Tok::Float(0.0, FloatSuffix::None)
+                }
+            },
+            RawTok::Str => match unescape(&s[1..s.len() - 1]) {
+                Ok(bytes) => Tok::Str(String::from_utf8_lossy(&bytes).into()),
+                Err((off, len, msg)) => {
+                    let at = Span::new(
+                        file,
+                        t.start + 1 + off as u32,
+                        t.start + 1 + (off + len) as u32,
+                    );
+                    self.bad_escape(at, msg);
+                    Tok::Str("".into())
+                }
+            },
+            RawTok::Char => self.char_literal(file, t, s, span),
+            RawTok::UnterminatedStr => {
+                self.error(
+                    Diagnostic::error(codes::UNTERMINATED_STRING, "unterminated string literal")
+                        .with_primary(
+                            span,
+                            "the string starts here and the line ends before its closing `\"`",
+                        )
+                        .with_help("add a closing `\"`; strings cannot span lines"),
+                );
+                Tok::Str("".into())
+            }
+            RawTok::UnterminatedChar => {
+                self.error(
+                    Diagnostic::error(
+                        codes::INVALID_CHAR_LITERAL,
+                        "unterminated character literal",
+                    )
+                    .with_primary(span, "missing closing `'`")
+                    .with_help(
+                        "a character literal is one character between single quotes, like `'a'`",
+                    ),
+                );
+                Tok::Char(0)
+            }
+            RawTok::Newline | RawTok::Directive | RawTok::UnterminatedComment => return,
+            punct => punct_tok(punct),
+        };
+        self.push(tok, span);
+    }
+
+    fn char_literal(&mut self, file: FileId, t: RawToken, s: &str, span: Span) -> Tok {
+        match unescape(&s[1..s.len() - 1]) {
+            Ok(bytes) if bytes.len() == 1 => Tok::Char(bytes[0]),
+            Ok(bytes) => {
+                let msg = if bytes.is_empty() {
+                    "empty character literal"
+                } else {
+                    "character literal holds more than one character"
+                };
+                self.error(
+                    Diagnostic::error(codes::INVALID_CHAR_LITERAL, msg)
+                        .with_primary(span, "a character literal holds exactly one character")
+                        .with_help("use a string literal (double quotes) for text, which only `print` accepts"),
+                );
+                Tok::Char(bytes.first().copied().unwrap_or(0))
+            }
+            Err((off, len, msg)) => {
+                let at = Span::new(
+                    file,
+                    t.start + 1 + off as u32,
+                    t.start + 1 + (off + len) as u32,
+                );
+                self.bad_escape(at, msg);
+                Tok::Char(0)
+            }
+        }
+    }
+
+    fn bad_escape(&mut self, at: Span, msg: String) {
+        self.error(
+            Diagnostic::error(codes::INVALID_ESCAPE, msg)
+                .with_primary(at, "unknown escape")
+                .with_help("valid escapes are \\n \\t \\r \\0 \\\\ \\' \\\" \\a \\b \\f \\v \\xHH and octal \\ooo"),
+        );
+    }
+
+    fn push(&mut self, tok: Tok, span: Span) {
+        self.out.tokens.push(Token { tok, span });
+    }
+
+    /// Expands macro `sym` used at `at`; every expanded token takes the use's span, so
+    /// diagnostics point at the use.
+    fn expand(&mut self, sym: Symbol, at: Span, expanding: &mut Vec<Symbol>) {
+        if expanding.contains(&sym) || expanding.len() >= MAX_EXPANSION_DEPTH {
+            // A self-referential macro stands for itself, as in C.
+            self.push(Tok::Ident(sym), at);
+            return;
+        }
+        let body = self.macros[&sym].body.clone();
+        expanding.push(sym);
+        for tok in body {
+            match tok.tok {
+                Tok::Ident(inner) if self.macros.contains_key(&inner) => {
+                    self.expand(inner, at, expanding)
+                }
+                other => self.push(other, at),
+            }
+        }
+        expanding.pop();
+    }
+
+    /// Handles one directive line; `start` is its byte offset in `file`.
+    fn directive(
+        &mut self,
+        file: FileId,
+        start: u32,
+        text: &str,
+        conds: &mut Vec<Cond>,
+        active: bool,
+    ) {
+        let span = Span::new(file, start, start + text.trim_end().len() as u32);
+        let body = &text[1..];
+        let lead = body.len() - body.trim_start().len();
+        let body_trim = body.trim_start();
+        let name_len = body_trim
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(body_trim.len());
+        let name = &body_trim[..name_len];
+        let rest_off = 1 + lead + name_len;
+        let rest = &text[rest_off..];
+        let rest_start = start + rest_off as u32;
+        match name {
+            "ifdef" | "ifndef" | "if" => {
+                let value = if !active {
+                    false
+                } else if name == "if" {
+                    self.eval_condition(file, rest_start, rest, span)
+                } else {
+                    let defined = self.macro_operand(file, rest_start, rest, span).is_some_and(|s| self.macros.contains_key(&s));
+                    defined == (name == "ifdef")
+                };
+                conds.push(Cond { active: active && value, taken: value, parent_active: active, seen_else: false, span });
+            }
+            "elif" | "else" => {
+                let Some(c) = conds.last_mut() else {
+                    self.unbalanced(span, name);
+                    return;
+                };
+                if c.seen_else {
+                    self.error(
+                        Diagnostic::error(codes::UNBALANCED_CONDITIONAL, format!("`#{name}` after `#else`"))
+                            .with_primary(span, "")
+                            .with_secondary(c.span, "in this conditional"),
+                    );
+                    return;
+                }
+                let parent_active = c.parent_active;
+                let taken = c.taken;
+                let value = if name == "else" {
+                    c.seen_else = true;
+                    !taken
+                } else if parent_active && !taken {
+                    self.eval_condition(file, rest_start, rest, span)
+                } else {
+                    false
+                };
+                let c = conds.last_mut().expect("checked above");
+                c.active = parent_active && value;
+                c.taken |= value;
+            }
+            "endif" => {
+                if conds.pop().is_none() {
+                    self.unbalanced(span, name);
+                }
+            }
+            _ if !active => {}
+            "include" => self.include(file, rest, span),
+            "define" => self.define(file, rest_start, rest, span),
+            "undef" => {
+                if let Some(sym) = self.macro_operand(file, rest_start, rest, span) {
+                    self.macros.remove(&sym);
+                }
+            }
+            "pragma" => self.pragma(rest, span),
+            "error" => self.error(
+                Diagnostic::error(codes::ERROR_DIRECTIVE, format!("#error {}", rest.trim()))
+                    .with_primary(span, "`#error` reached"),
+            ),
+            "" if rest.trim().is_empty() => {}
+            _ => self.error(
+                Diagnostic::error(codes::UNKNOWN_DIRECTIVE, format!("unknown preprocessor directive `#{name}`"))
+                    .with_primary(span, "not a directive spmdc knows")
+                    .with_help("spmdc supports #include, #define, #undef, #if, #ifdef, #ifndef, #elif, #else, #endif, #error and #pragma"),
+            ),
+        }
+    }
+
+    fn unbalanced(&mut self, span: Span, name: &str) {
+        self.error(
+            Diagnostic::error(
+                codes::UNBALANCED_CONDITIONAL,
+                format!("`#{name}` without `#if`"),
+            )
+            .with_primary(span, "no open conditional to match")
+            .with_help("remove it, or add the `#if`/`#ifdef` it belongs to"),
+        );
+    }
+
+    /// The single identifier operand of `#ifdef`/`#undef`.
+    fn macro_operand(&mut self, file: FileId, at: u32, rest: &str, span: Span) -> Option<Symbol> {
+        let toks = lex(rest);
+        match toks.first() {
+            Some(t) if t.kind == Some(RawTok::Ident) && toks.len() == 1 => Some(
+                self.interner
+                    .intern(&rest[t.start as usize..t.end as usize]),
+            ),
+            _ => {
+                let sp = if rest.trim().is_empty() {
+                    span
+                } else {
+                    Span::new(file, at, at + rest.trim_end().len() as u32)
+                };
+                self.error(
+                    Diagnostic::error(codes::MALFORMED_DIRECTIVE, "expected one macro name")
+                        .with_primary(sp, "a single identifier is required here"),
+                );
+                None
+            }
+        }
+    }
+
+    fn include(&mut self, file: FileId, rest: &str, span: Span) {
+        let arg = rest.trim();
+        let name = if arg.len() >= 2
+            && ((arg.starts_with('"') && arg.ends_with('"'))
+                || (arg.starts_with('<') && arg.ends_with('>')))
+        {
+            &arg[1..arg.len() - 1]
+        } else {
+            self.error(
+                Diagnostic::error(
+                    codes::MALFORMED_DIRECTIVE,
+                    "`#include` expects \"FILE\" or <FILE>",
+                )
+                .with_primary(span, "")
+                .with_help("write `#include \"header.spmd\"`"),
+            );
+            return;
+        };
+        let base = self
+            .sources
+            .get(file)
+            .path
+            .as_ref()
+            .and_then(|p| p.parent().map(Path::to_path_buf));
+        let candidates = base
+            .into_iter()
+            .chain(self.include_dirs.iter().cloned())
+            .map(|d| d.join(name));
+        let found = candidates
+            .chain(std::iter::once(PathBuf::from(name)))
+            .find(|p| p.is_file());
+        let Some(path) = found else {
+            let mut d = Diagnostic::error(
+                codes::INCLUDE_NOT_FOUND,
+                format!("cannot find include file `{name}`"),
+            )
+            .with_primary(span, "not found");
+            d = d.with_note(
+                "includes are searched relative to the including file, then in each `-I` directory",
+            );
+            self.error(d);
+            return;
+        };
+        let canon = path.canonicalize().unwrap_or(path.clone());
+        if self.once_files.contains(&canon) {
+            return;
+        }
+        if let Some(&cycle) = self.include_stack.iter().find(|&&f| {
+            self.sources
+                .get(f)
+                .path
+                .as_ref()
+                .and_then(|p| p.canonicalize().ok())
+                .as_ref()
+                == Some(&canon)
+        }) {
+            let cycle_name = self.sources.get(cycle).name.clone();
+            self.error(
+                Diagnostic::error(codes::RECURSIVE_INCLUDE, format!("`{name}` includes itself"))
+                    .with_primary(span, "this include is already being processed")
+                    .with_note(format!("the include chain returns to `{cycle_name}`"))
+                    .with_help("guard the header with `#pragma once` or `#ifndef NAME`/`#define NAME`/`#endif`"),
+            );
+            return;
+        }
+        if self.include_stack.len() >= MAX_INCLUDE_DEPTH {
+            self.error(
+                Diagnostic::error(codes::RECURSIVE_INCLUDE, "includes nested too deeply")
+                    .with_primary(
+                        span,
+                        format!("more than {MAX_INCLUDE_DEPTH} levels of `#include`"),
+                    ),
+            );
+            return;
+        }
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                let shown = path.display().to_string();
+                let id = self.sources.add(shown, Some(path), text);
+                self.process_file(id);
+            }
+            Err(e) => self.error(
+                Diagnostic::error(
+                    codes::INCLUDE_NOT_FOUND,
+                    format!("cannot read include file `{name}`: {e}"),
+                )
+                .with_primary(span, ""),
+            ),
+        }
+    }
+
+    fn define(&mut self, file: FileId, at: u32, rest: &str, span: Span) {
+        let raw = lex(rest);
+        let Some(first) = raw.first().filter(|t| t.kind == Some(RawTok::Ident)) else {
+            self.error(
+                Diagnostic::error(codes::MALFORMED_DIRECTIVE, "`#define` needs a macro name")
+                    .with_primary(span, "expected an identifier after `#define`"),
+            );
+            return;
+        };
+        let name = &rest[first.start as usize..first.end as usize];
+        if raw
+            .get(1)
+            .is_some_and(|t| t.kind == Some(RawTok::LParen) && t.start == first.end)
+        {
+            self.error(
+                Diagnostic::error(
+                    codes::MALFORMED_DIRECTIVE,
+                    format!("function-like macro `{name}` is not supported"),
+                )
+                .with_primary(
+                    Span::new(file, at + first.start, at + first.end + 1),
+                    "parameters are not supported",
+                )
+                .with_help(
+                    "spmdc supports object-like macros only; write an `inline` function instead",
+                ),
+            );
+            return;
+        }
+        let sym = self.interner.intern(name);
+        if keyword(name).is_some() {
+            self.error(
+                Diagnostic::error(
+                    codes::MALFORMED_DIRECTIVE,
+                    format!("cannot redefine keyword `{name}`"),
+                )
+                .with_primary(
+                    Span::new(file, at + first.start, at + first.end),
+                    "a keyword",
+                ),
+            );
+            return;
+        }
+        // Lex the body with the real lexer, so its literals are checked like any others.
+        let saved = std::mem::take(&mut self.out.tokens);
+        for t in &raw[1..] {
+            let sp = Span::new(file, at + t.start, at + t.end);
+            match t.kind {
+                Some(RawTok::Ident) => {
+                    let s = &rest[t.start as usize..t.end as usize];
+                    let tok = keyword(s).unwrap_or_else(|| Tok::Ident(self.interner.intern(s)));
+                    self.push(tok, sp);
+                }
+                Some(RawTok::Newline) | None => {}
+                Some(kind) => {
+                    let shifted = RawToken {
+                        kind: Some(kind),
+                        start: at + t.start,
+                        end: at + t.end,
+                    };
+                    self.token(
+                        file,
+                        kind,
+                        shifted,
+                        &rest[t.start as usize..t.end as usize],
+                        sp,
+                    )
+                }
+            }
+        }
+        let body = std::mem::replace(&mut self.out.tokens, saved);
+        let def_span = Span::new(file, at + first.start, at + first.end);
+        if let Some(old) = self.macros.get(&sym) {
+            if old
+                .body
+                .iter()
+                .map(|t| &t.tok)
+                .ne(body.iter().map(|t| &t.tok))
+            {
+                self.diags.push(
+                    Diagnostic::warning(
+                        codes::MACRO_REDEFINED,
+                        format!("macro `{name}` redefined"),
+                    )
+                    .with_primary(def_span, "redefined here")
+                    .with_secondary(old.span, "previous definition"),
+                );
+            }
+        }
+        self.macros.insert(
+            sym,
+            Macro {
+                body,
+                span: def_span,
+            },
+        );
+    }
+
+    fn pragma(&mut self, rest: &str, span: Span) {
+        let rest = rest.trim();
+        let name_len = rest
+            .find(|c: char| c.is_whitespace() || c == '(')
+            .unwrap_or(rest.len());
+        let (name, args) = rest.split_at(name_len);
+        if name == "once" {
+            if let Some(p) = self
+                .include_stack
+                .last()
+                .and_then(|&f| self.sources.get(f).path.clone())
+            {
+                self.once_files.insert(p.canonicalize().unwrap_or(p));
+            }
+        } else if !KNOWN_PRAGMAS.contains(&name) {
+            self.diags.push(
+                Diagnostic::note(
+                    codes::UNKNOWN_PRAGMA,
+                    format!("unknown pragma `{name}` ignored"),
+                )
+                .with_primary(span, "")
+                .with_note(format!("known pragmas: {}", KNOWN_PRAGMAS.join(", "))),
+            );
+        }
+        self.out.pragmas.push(Pragma {
+            name: name.to_string(),
+            args: args.trim().to_string(),
+            span,
+        });
+    }
+
+    /// Evaluates an `#if`/`#elif` condition: integers, `defined NAME`, `defined(NAME)`,
+    /// macros (an undefined name is 0, as in C), `! ~ - + * / % + - << >> < > <= >= == != & ^ | && || ?:` and parentheses.
+    fn eval_condition(&mut self, file: FileId, at: u32, rest: &str, span: Span) -> bool {
+        let raw = lex(rest);
+        let mut toks: Vec<CondTok> = Vec::new();
+        for t in raw.iter() {
+            let s = &rest[t.start as usize..t.end as usize];
+            match t.kind {
+                Some(RawTok::Int) => match parse_int(s) {
+                    Ok((v, _)) => toks.push(CondTok::Num(v as i64)),
+                    Err(_) => return self.bad_condition(file, at, rest, span),
+                },
+                Some(RawTok::Ident) if s == "defined" => toks.push(CondTok::Defined),
+                Some(RawTok::Ident) => toks.push(CondTok::Name(self.interner.intern(s))),
+                Some(RawTok::Newline) => {}
+                Some(RawTok::LParen) => toks.push(CondTok::LParen),
+                Some(RawTok::RParen) => toks.push(CondTok::RParen),
+                Some(k) => match punct_tok(k) {
+                    tok if cond_binary_prec(&tok).is_some()
+                        || matches!(tok, Tok::Bang | Tok::Tilde | Tok::Question | Tok::Colon) =>
+                    {
+                        toks.push(CondTok::Op(tok))
+                    }
+                    _ => return self.bad_condition(file, at, rest, span),
+                },
+                None => return self.bad_condition(file, at, rest, span),
+            }
+        }
+        let mut ev = CondEval {
+            toks: &toks,
+            pos: 0,
+            macros: &self.macros,
+        };
+        match ev.expr(0) {
+            Some(v) if ev.pos == toks.len() => v != 0,
+            _ => self.bad_condition(file, at, rest, span),
+        }
+    }
+
+    fn bad_condition(&mut self, file: FileId, at: u32, rest: &str, span: Span) -> bool {
+        let sp = if rest.trim().is_empty() {
+            span
+        } else {
+            Span::new(file, at, at + rest.trim_end().len() as u32)
+        };
+        self.error(
+            Diagnostic::error(codes::MALFORMED_DIRECTIVE, "invalid `#if` condition")
+                .with_primary(sp, "expected an integer expression")
+                .with_help("conditions may use integers, macros, `defined(NAME)`, arithmetic, comparisons and `&&`/`||`/`!`"),
+        );
+        false
+    }
+}
+
+#[derive(Clone, Debug)]
+enum CondTok {
+    Num(i64),
+    Name(Symbol),
+    Defined,
+    LParen,
+    RParen,
+    Op(Tok),
+}
+
+fn cond_binary_prec(tok: &Tok) -> Option<u8> {
+    use Tok::*;
+    Some(match tok {
+        OrOr => 1,
+        AndAnd => 2,
+        Pipe => 3,
+        Caret => 4,
+        Amp => 5,
+        EqEq | Ne => 6,
+        Lt | Gt | Le | Ge => 7,
+        Shl | Shr => 8,
+        Plus | Minus => 9,
+        Star | Slash | Percent => 10,
+        _ => return None,
+    })
+}
+
+/// Precedence-climbing evaluator for `#if` conditions. `None` = malformed.
+struct CondEval<'a> {
+    toks: &'a [CondTok],
+    pos: usize,
+    macros: &'a HashMap<Symbol, Macro>,
+}
+
+impl CondEval<'_> {
+    fn next(&mut self) -> Option<CondTok> {
+        let t = self.toks.get(self.pos).cloned();
+        self.pos += 1;
+        t
+    }
+
+    fn peek_op(&self) -> Option<&Tok> {
+        match self.toks.get(self.pos) {
+            Some(CondTok::Op(t)) => Some(t),
+            _ => None,
+        }
+    }
+
+    fn expr(&mut self, min_prec: u8) -> Option<i64> {
+        let mut lhs = self.unary()?;
+        while let Some(op) = self.peek_op().cloned() {
+            if op == Tok::Question && min_prec == 0 {
+                self.pos += 1;
+                let a = self.expr(0)?;
+                if !matches!(self.next(), Some(CondTok::Op(Tok::Colon))) {
+                    return None;
+                }
+                let b = self.expr(0)?;
+                lhs = if lhs != 0 { a } else { b };
+                continue;
+            }
+            let Some(prec) = cond_binary_prec(&op) else {
+                break;
+            };
+            if prec < min_prec.max(1) {
+                break;
+            }
+            self.pos += 1;
+            let rhs = self.expr(prec + 1)?;
+            lhs = apply_cond_op(&op, lhs, rhs)?;
+        }
+        Some(lhs)
+    }
+
+    fn unary(&mut self) -> Option<i64> {
+        match self.next()? {
+            CondTok::Num(v) => Some(v),
+            CondTok::Name(sym) => Some(self.macro_value(sym)),
+            CondTok::Defined => {
+                let paren = matches!(self.toks.get(self.pos), Some(CondTok::LParen));
+                if paren {
+                    self.pos += 1;
+                }
+                let CondTok::Name(sym) = self.next()? else {
+                    return None;
+                };
+                if paren && !matches!(self.next(), Some(CondTok::RParen)) {
+                    return None;
+                }
+                Some(i64::from(self.macros.contains_key(&sym)))
+            }
+            CondTok::LParen => {
+                let v = self.expr(0)?;
+                matches!(self.next(), Some(CondTok::RParen)).then_some(v)
+            }
+            CondTok::Op(Tok::Bang) => Some(i64::from(self.unary()? == 0)),
+            CondTok::Op(Tok::Tilde) => Some(!self.unary()?),
+            CondTok::Op(Tok::Minus) => Some(self.unary()?.wrapping_neg()),
+            CondTok::Op(Tok::Plus) => self.unary(),
+            _ => None,
+        }
+    }
+
+    /// A macro whose body is one integer stands for it; anything else is 0.
+    fn macro_value(&self, sym: Symbol) -> i64 {
+        match self.macros.get(&sym).map(|m| m.body.as_slice()) {
+            Some(
+                [Token {
+                    tok: Tok::Int(v, _),
+                    ..
+                }],
+            ) => *v as i64,
+            _ => 0,
+        }
+    }
+}
+
+fn apply_cond_op(op: &Tok, a: i64, b: i64) -> Option<i64> {
+    use Tok::*;
+    Some(match op {
+        OrOr => i64::from(a != 0 || b != 0),
+        AndAnd => i64::from(a != 0 && b != 0),
+        Pipe => a | b,
+        Caret => a ^ b,
+        Amp => a & b,
+        EqEq => i64::from(a == b),
+        Ne => i64::from(a != b),
+        Lt => i64::from(a < b),
+        Gt => i64::from(a > b),
+        Le => i64::from(a <= b),
+        Ge => i64::from(a >= b),
+        Shl => a.wrapping_shl(b as u32),
+        Shr => a.wrapping_shr(b as u32),
+        Plus => a.wrapping_add(b),
+        Minus => a.wrapping_sub(b),
+        Star => a.wrapping_mul(b),
+        Slash => a.checked_div(b)?,
+        Percent => a.checked_rem(b)?,
+        _ => return None,
+    })
+}
+
+fn punct_tok(kind: RawTok) -> Tok {
+    use RawTok as R;
+    match kind {
+        R::Ellipsis => Tok::Ellipsis,
+        R::LParen => Tok::LParen,
+        R::RParen => Tok::RParen,
+        R::LBracket => Tok::LBracket,
+        R::RBracket => Tok::RBracket,
+        R::LBrace => Tok::LBrace,
+        R::RBrace => Tok::RBrace,
+        R::Semi => Tok::Semi,
+        R::Comma => Tok::Comma,
+        R::Dot => Tok::Dot,
+        R::Arrow => Tok::Arrow,
+        R::Question => Tok::Question,
+        R::Colon => Tok::Colon,
+        R::Plus => Tok::Plus,
+        R::Minus => Tok::Minus,
+        R::Star => Tok::Star,
+        R::Slash => Tok::Slash,
+        R::Percent => Tok::Percent,
+        R::PlusPlus => Tok::PlusPlus,
+        R::MinusMinus => Tok::MinusMinus,
+        R::Amp => Tok::Amp,
+        R::Pipe => Tok::Pipe,
+        R::Caret => Tok::Caret,
+        R::Tilde => Tok::Tilde,
+        R::Bang => Tok::Bang,
+        R::Shl => Tok::Shl,
+        R::Shr => Tok::Shr,
+        R::AndAnd => Tok::AndAnd,
+        R::OrOr => Tok::OrOr,
+        R::Lt => Tok::Lt,
+        R::Gt => Tok::Gt,
+        R::Le => Tok::Le,
+        R::Ge => Tok::Ge,
+        R::EqEq => Tok::EqEq,
+        R::Ne => Tok::Ne,
+        R::Assign => Tok::Assign,
+        R::PlusAssign => Tok::PlusAssign,
+        R::MinusAssign => Tok::MinusAssign,
+        R::StarAssign => Tok::StarAssign,
+        R::SlashAssign => Tok::SlashAssign,
+        R::PercentAssign => Tok::PercentAssign,
+        R::AmpAssign => Tok::AmpAssign,
+        R::PipeAssign => Tok::PipeAssign,
+        R::CaretAssign => Tok::CaretAssign,
+        R::ShlAssign => Tok::ShlAssign,
+        R::ShrAssign => Tok::ShrAssign,
+        // Identifiers, literals, newlines and directives never reach here.
+        _ => Tok::Semi,
+    }
+}
+
+/// A literal's error: (label, help).
+type LitError = (String, String);
+
+/// Parses a C integer literal: decimal, `0x` hex, `0b` binary or leading-`0` octal,
+/// with suffixes `u`, `l`, `ll` (any case and order) and ISPC's `k`/`M`/`G` multipliers.
+pub fn parse_int(s: &str) -> Result<(u64, IntSuffix), LitError> {
+    let (radix, digits_start) = if s.len() > 1 && (s.starts_with("0x") || s.starts_with("0X")) {
+        (16, 2)
+    } else if s.len() > 1 && (s.starts_with("0b") || s.starts_with("0B")) {
+        (2, 2)
+    } else if s.len() > 1 && s.starts_with('0') && s.as_bytes()[1].is_ascii_digit() {
+        (8, 1)
+    } else {
+        (10, 0)
+    };
+    let body = &s[digits_start..];
+    if radix == 8
+        && body
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .any(|b| b >= b'8')
+    {
+        return Err((
+            "`8` and `9` are not octal digits".into(),
+            "a leading `0` makes an octal literal; remove it for decimal".into(),
+        ));
+    }
+    let digits_len = body
+        .find(|c: char| !c.is_digit(radix))
+        .unwrap_or(body.len());
+    let (digits, suffix) = body.split_at(digits_len);
+    if digits.is_empty() {
+        return Err((
+            "no digits after the prefix".into(),
+            "write digits after `0x` or `0b`, like `0x1F`".into(),
+        ));
+    }
+    let mut suf = IntSuffix::default();
+    let mut multiplier: u64 = 1;
+    let lower = suffix.to_ascii_lowercase();
+    let mut rest = lower.as_str();
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix("ll").or_else(|| rest.strip_prefix('l')) {
+            if suf.long {
+                return Err(bad_suffix(suffix));
+            }
+            suf.long = true;
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix('u') {
+            if suf.unsigned {
+                return Err(bad_suffix(suffix));
+            }
+            suf.unsigned = true;
+            rest = r;
+        } else if multiplier == 1
+            && (rest.starts_with('k') || rest.starts_with('m') || rest.starts_with('g'))
+        {
+            // ISPC: 1k = 1024, 1M = 1024*1024, 1G = 1024^3 (upper or lower case).
+            multiplier = match rest.as_bytes()[0] {
+                b'k' => 1 << 10,
+                b'm' => 1 << 20,
+                _ => 1 << 30,
+            };
+            rest = &rest[1..];
+        } else {
+            return Err(bad_suffix(suffix));
+        }
+    }
+    let value = u64::from_str_radix(digits, radix)
+        .ok()
+        .and_then(|v| v.checked_mul(multiplier))
+        .ok_or_else(|| {
+            (
+                "does not fit in 64 bits".to_string(),
+                "the largest integer literal is 18446744073709551615 (0xFFFFFFFFFFFFFFFF)"
+                    .to_string(),
+            )
+        })?;
+    Ok((value, suf))
+}
+
+fn bad_suffix(suffix: &str) -> LitError {
+    (
+        format!("invalid suffix `{suffix}`"),
+        "integer suffixes are `u`, `l`, `ll` and combinations like `ul`, and ISPC's `k`, `M`, `G`"
+            .into(),
+    )
+}
+
+/// Parses a floating literal. `f` or no suffix gives a float, rounded once from the
+/// decimal text to binary32 (never through binary64, which could round twice); `d` gives
+/// a double.
+pub fn parse_float(s: &str) -> Result<(f64, FloatSuffix), LitError> {
+    let split = s
+        .rfind(|c: char| c.is_ascii_digit() || c == '.')
+        .map_or(0, |i| i + 1);
+    let (num, suffix) = s.split_at(split);
+    let suf =
+        match suffix {
+            "" => FloatSuffix::None,
+            "f" | "F" => FloatSuffix::F,
+            "d" | "D" => FloatSuffix::D,
+            _ => return Err((
+                format!("invalid suffix `{suffix}`"),
+                "floating-point suffixes are `f` (float) and `d` (double); no suffix means float"
+                    .into(),
+            )),
+        };
+    let mut text = num.to_string();
+    if text.ends_with('.') {
+        text.push('0');
+    }
+    if let Some(i) = text.find(['e', 'E']) {
+        if text[..i].ends_with('.') {
+            text.insert(i, '0');
+        }
+    }
+    let value = if suf == FloatSuffix::D {
+        text.parse::<f64>().ok()
+    } else {
+        text.parse::<f32>().ok().map(f64::from)
+    };
+    match value {
+        Some(v) => Ok((v, suf)),
+        None => Err((
+            "not a valid number".into(),
+            "write digits with an optional fraction and exponent, like `1.5e-3f`".into(),
+        )),
+    }
+}
+
+/// Processes escape sequences. On error gives (byte offset, length, message).
+pub fn unescape(s: &str) -> Result<Vec<u8>, (usize, usize, String)> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            out.push(b[i]);
+            i += 1;
+            continue;
+        }
+        let Some(&c) = b.get(i + 1) else {
+            return Err((i, 1, "escape at end of literal".into()));
+        };
+        let (v, len) = match c {
+            b'n' => (b'\n', 2),
+            b't' => (b'\t', 2),
+            b'r' => (b'\r', 2),
+            b'a' => (7, 2),
+            b'b' => (8, 2),
+            b'f' => (12, 2),
+            b'v' => (11, 2),
+            b'\\' | b'\'' | b'"' | b'?' => (c, 2),
+            b'x' => {
+                let hex: String = s[i + 2..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_hexdigit())
+                    .take(2)
+                    .collect();
+                match u8::from_str_radix(&hex, 16) {
+                    Ok(v) => (v, 2 + hex.len()),
+                    Err(_) => return Err((i, 2, "`\\x` needs hexadecimal digits".into())),
+                }
+            }
+            b'0'..=b'7' => {
+                let oct: String = s[i + 1..]
+                    .chars()
+                    .take_while(|c| ('0'..='7').contains(c))
+                    .take(3)
+                    .collect();
+                match u8::from_str_radix(&oct, 8) {
+                    Ok(v) => (v, 1 + oct.len()),
+                    Err(_) => return Err((i, 1 + oct.len(), "octal escape out of range".into())),
+                }
+            }
+            _ => {
+                let clen = s[i + 1..].chars().next().map_or(1, char::len_utf8);
+                return Err((
+                    i,
+                    1 + clen,
+                    format!("unknown escape sequence `\\{}`", &s[i + 1..i + 1 + clen]),
+                ));
+            }
+        };
+        out.push(v);
+        i += len;
+    }
+    Ok(out)
+}
+
+/// The type-name pre-scan. C's grammar needs to know which identifiers name types
+/// (`(T)x` is a cast only if `T` is a type; `T * p;` declares `p` only then). This pass
+/// finds every name introduced by `struct NAME`, `enum NAME` and `typedef ... NAME;`
+/// anywhere in the unit and retags all its uses as [`Tok::TypeName`], except after
+/// `.`/`->` (member names). Type names are therefore file-global: a variable may not
+/// reuse a type's name, which the spec documents.
+pub fn mark_type_names(tokens: &mut [Token]) {
+    let mut names: HashSet<Symbol> = HashSet::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        match tokens[i].tok {
+            Tok::KwStruct | Tok::KwEnum => {
+                if let Some(Token {
+                    tok: Tok::Ident(s), ..
+                }) = tokens.get(i + 1)
+                {
+                    names.insert(*s);
+                }
+            }
+            Tok::KwTypedef => {
+                let mut depth = 0i32;
+                let mut last = None;
+                let mut j = i + 1;
+                while j < tokens.len() {
+                    match &tokens[j].tok {
+                        Tok::LBrace | Tok::LParen | Tok::LBracket => depth += 1,
+                        Tok::RBrace | Tok::RParen | Tok::RBracket => depth -= 1,
+                        Tok::Ident(s) if depth == 0 => last = Some(*s),
+                        Tok::Semi if depth <= 0 => break,
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                if let Some(s) = last {
+                    names.insert(s);
+                }
+                i = j;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if names.is_empty() {
+        return;
+    }
+    for i in 0..tokens.len() {
+        if let Tok::Ident(s) = tokens[i].tok {
+            let after_member = i > 0 && matches!(tokens[i - 1].tok, Tok::Dot | Tok::Arrow);
+            if names.contains(&s) && !after_member {
+                tokens[i].tok = Tok::TypeName(s);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ints() {
+        assert_eq!(parse_int("42").unwrap().0, 42);
+        assert_eq!(parse_int("0x1F").unwrap().0, 31);
+        assert_eq!(parse_int("0b101").unwrap().0, 5);
+        assert_eq!(parse_int("010").unwrap().0, 8);
+        assert_eq!(parse_int("0").unwrap().0, 0);
+        assert_eq!(parse_int("4k").unwrap().0, 4096);
+        let (v, s) = parse_int("7ull").unwrap();
+        assert_eq!((v, s.unsigned, s.long), (7, true, true));
+        assert!(parse_int("12abc").is_err());
+        assert!(parse_int("99999999999999999999").is_err());
+        assert!(parse_int("09").is_err());
+        assert!(parse_int("0x").is_err());
+    }
+
+    #[test]
+    fn floats() {
+        assert_eq!(parse_float("1.5").unwrap(), (1.5, FloatSuffix::None));
+        assert_eq!(parse_float("2.f").unwrap(), (2.0, FloatSuffix::F));
+        assert_eq!(parse_float("1.e3d").unwrap(), (1000.0, FloatSuffix::D));
+        assert_eq!(parse_float("0.1").unwrap().0, f64::from(0.1f32));
+        assert_eq!(parse_float("0.1d").unwrap().0, 0.1f64);
+        assert!(parse_float("1.5q").is_err());
+    }
+
+    #[test]
+    fn escapes() {
+        assert_eq!(unescape(r"a\n\x41\101\0").unwrap(), b"a\nAA\0");
+        assert!(unescape(r"\q").is_err());
+    }
+}

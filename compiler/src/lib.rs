@@ -1,0 +1,12 @@
+//! spmdc: a compiler for a C-like SPMD kernel language whose core is source-compatible
+//! with ISPC, plus GPU launch built-ins.
+//!
+//! The pipeline: [`front`] (preprocess, lex, parse, check) turns source into a checked
+//! AST; later stages lower it to IR, optimize it and emit code for the `nyuzi` and
+//! `dac-gpu` targets. [`driver`] strings the stages together for the command line, the
+//! tests and any other front end (the playground).
+
+pub mod diag;
+pub mod driver;
+pub mod front;
+pub mod source;

@@ -1,0 +1,364 @@
+//! The `spmdc` command line. Flags and printing only: the work is in the library
+//! (`spmdc::driver`), which the tests and other front ends share.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use spmdc::diag::{self, codes, ColorChoice, Diagnostic, Diagnostics};
+use spmdc::driver::{self, FrontOptions, FrontResult, Stage};
+use spmdc::front::dump;
+use spmdc::source::SourceMap;
+
+/// Exit status: the kernel compiled (or ran) cleanly.
+const EXIT_OK: u8 = 0;
+/// Exit status: the source has errors.
+const EXIT_COMPILE_ERROR: u8 = 1;
+/// Exit status: bad command line, unreadable input, or a request spmdc cannot honour.
+const EXIT_USAGE: u8 = 2;
+
+const EXIT_CODES_HELP: &str = "\
+Exit codes:
+  0  success
+  1  compile errors in the source
+  2  usage error: bad flags, unreadable input, or an --emit stage not available yet
+  3  runtime trap while running a kernel (spmdc run)";
+
+#[derive(Parser)]
+#[command(
+    name = "spmdc",
+    version,
+    about = "Compiler and simulator for a C-like SPMD kernel language (ISPC-compatible core plus GPU launch built-ins)",
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    after_help = EXIT_CODES_HELP
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    compile: CompileArgs,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check a file for errors without generating code.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Check {
+        #[command(flatten)]
+        front: FrontArgs,
+    },
+    /// Print the long explanation of a diagnostic code, e.g. `spmdc explain E0400`.
+    Explain {
+        /// The code (E0001...). `--list` prints every code with its summary.
+        #[arg(required_unless_present = "list")]
+        code: Option<String>,
+        /// List every diagnostic code.
+        #[arg(long)]
+        list: bool,
+    },
+}
+
+#[derive(Args)]
+struct CompileArgs {
+    #[command(flatten)]
+    front: FrontArgs,
+    /// The target machine.
+    #[arg(long, value_enum, default_value_t = Target::DacGpu)]
+    target: Target,
+    /// The stage to print: tokens, ast (available now), ir, asm, hex (with their issues).
+    #[arg(long, value_enum)]
+    emit: Option<Emit>,
+    /// Write the output here instead of standard output.
+    #[arg(short = 'o', value_name = "OUT")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct FrontArgs {
+    /// The source file; `-` reads standard input.
+    #[arg(value_name = "FILE", required = true)]
+    file: Option<String>,
+    /// How to print diagnostics: `human` (rustc style) or `json` (one object per line on stderr).
+    #[arg(long, value_enum, default_value_t = ErrorFormat::Human)]
+    error_format: ErrorFormat,
+    /// Colour in diagnostics; `auto` colours a terminal unless NO_COLOR is set.
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
+    color: ColorArg,
+    /// Add a directory to the `#include` search path.
+    #[arg(short = 'I', value_name = "DIR")]
+    include: Vec<PathBuf>,
+    /// Define a macro: `-D NAME` or `-D NAME=VALUE`.
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    define: Vec<String>,
+    /// Compile without the standard library (for testing the front end).
+    #[arg(long, hide = true)]
+    no_stdlib: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Target {
+    Nyuzi,
+    DacGpu,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Emit {
+    Tokens,
+    Ast,
+    Ir,
+    Asm,
+    Hex,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ErrorFormat {
+    Human,
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ColorArg {
+    Auto,
+    Always,
+    Never,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    ExitCode::from(driver::with_big_stack(move || run(cli)))
+}
+
+fn run(cli: Cli) -> u8 {
+    match cli.command {
+        Some(Command::Check { front }) => check(&front),
+        Some(Command::Explain { code, list }) => explain(code.as_deref(), list),
+        None => compile(&cli.compile),
+    }
+}
+
+fn front_options(args: &FrontArgs) -> FrontOptions {
+    FrontOptions {
+        include_dirs: args.include.clone(),
+        defines: args
+            .define
+            .iter()
+            .map(|d| match d.split_once('=') {
+                Some((n, v)) => (n.to_string(), v.to_string()),
+                None => (d.clone(), "1".to_string()),
+            })
+            .collect(),
+        no_stdlib: args.no_stdlib,
+    }
+}
+
+/// Reads the input and runs the front end; on an unreadable file reports and gives the exit code.
+fn front(args: &FrontArgs, stage: Stage) -> Result<FrontResult, u8> {
+    let path = args.file.as_deref().unwrap_or("-");
+    match driver::read_input(path) {
+        Ok((name, file, text)) => Ok(driver::run_front(
+            &name,
+            file,
+            text,
+            &front_options(args),
+            stage,
+        )),
+        Err(diag) => {
+            report(&SourceMap::new(), std::iter::once(&diag), args);
+            Err(EXIT_USAGE)
+        }
+    }
+}
+
+fn check(args: &FrontArgs) -> u8 {
+    match front(args, Stage::Check) {
+        Ok(result) => finish(&result, args),
+        Err(code) => code,
+    }
+}
+
+fn compile(args: &CompileArgs) -> u8 {
+    let emit = args.emit.unwrap_or(Emit::Asm);
+    let stage = match emit {
+        Emit::Tokens => Stage::Tokens,
+        Emit::Ast => Stage::Ast,
+        Emit::Ir | Emit::Asm | Emit::Hex => Stage::Check,
+    };
+    let result = match front(&args.front, stage) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let status = finish(&result, &args.front);
+    if status != EXIT_OK {
+        return status;
+    }
+    let text = match emit {
+        Emit::Tokens => tokens_listing(&result),
+        Emit::Ast => dump::dump_unit(
+            &result.unit,
+            &result.interner,
+            &result.sources,
+            result.stdlib_file,
+        ),
+        Emit::Ir | Emit::Asm | Emit::Hex => {
+            let target = match args.target {
+                Target::Nyuzi => "nyuzi",
+                Target::DacGpu => "dac-gpu",
+            };
+            let stage = match emit {
+                Emit::Ir => "ir",
+                Emit::Asm => "asm",
+                _ => "hex",
+            };
+            let diag = Diagnostic::error(codes::UNSUPPORTED_EMIT, format!("`--emit {stage}` is not available yet"))
+                .with_note(format!("the source checked cleanly, but lowering to IR and code generation for `{target}` are not implemented in this version"))
+                .with_help("use `--emit tokens`, `--emit ast` or `spmdc check`");
+            report(&result.sources, std::iter::once(&diag), &args.front);
+            return EXIT_USAGE;
+        }
+    };
+    write_output(args.output.as_ref(), &text)
+}
+
+fn write_output(path: Option<&PathBuf>, text: &str) -> u8 {
+    let written = match path {
+        Some(p) => {
+            std::fs::write(p, text).map_err(|e| format!("cannot write `{}`: {e}", p.display()))
+        }
+        None => {
+            let mut out = std::io::stdout().lock();
+            // A closed pipe (`spmdc ... | head`) is not an error worth reporting.
+            let _ = out.write_all(text.as_bytes());
+            Ok(())
+        }
+    };
+    match written {
+        Ok(()) => EXIT_OK,
+        Err(msg) => {
+            eprintln!("error: {msg}");
+            EXIT_USAGE
+        }
+    }
+}
+
+/// `line:col  kind  text`, one token per line, for the user's files.
+fn tokens_listing(result: &FrontResult) -> String {
+    use spmdc::front::token::Tok;
+    let mut out = String::new();
+    for t in result.user_tokens() {
+        let file = result.sources.get(t.span.file);
+        let (line, col) = file.line_col(t.span.start);
+        let text = result.sources.snippet(t.span);
+        let kind = match &t.tok {
+            Tok::Ident(_) => "ident",
+            Tok::TypeName(_) => "type-name",
+            Tok::Int(..) => "int",
+            Tok::Float(..) => "float",
+            Tok::Char(_) => "char",
+            Tok::Str(_) => "string",
+            other
+                if other
+                    .spelling()
+                    .starts_with(|c: char| c.is_ascii_alphabetic()) =>
+            {
+                "keyword"
+            }
+            _ => "punct",
+        };
+        let value = match &t.tok {
+            Tok::Int(v, _) => format!("  = {v}"),
+            Tok::Float(v, _) => format!("  = {v:?}"),
+            Tok::Char(c) => format!("  = {c}"),
+            _ => String::new(),
+        };
+        out.push_str(&format!("{line}:{col}\t{kind}\t{text}{value}\n"));
+    }
+    out
+}
+
+/// Prints the diagnostics and a summary; gives the exit code.
+fn finish(result: &FrontResult, args: &FrontArgs) -> u8 {
+    report(&result.sources, result.diags.iter(), args);
+    summary(&result.diags, args);
+    if result.diags.has_errors() {
+        EXIT_COMPILE_ERROR
+    } else {
+        EXIT_OK
+    }
+}
+
+fn report<'a>(sources: &SourceMap, diags: impl Iterator<Item = &'a Diagnostic>, args: &FrontArgs) {
+    let mut err = std::io::stderr().lock();
+    let color = color_choice(args.color).resolve(std::io::stderr().is_terminal());
+    for d in diags {
+        let text = match args.error_format {
+            ErrorFormat::Json => diag::render_json_line(sources, d) + "\n",
+            ErrorFormat::Human => diag::render_human(sources, d, color),
+        };
+        let _ = err.write_all(text.as_bytes());
+    }
+}
+
+fn summary(diags: &Diagnostics, args: &FrontArgs) {
+    if args.error_format == ErrorFormat::Json {
+        return;
+    }
+    let (errors, warnings) = (diags.error_count(), diags.warning_count());
+    let plural = |n: usize, w: &str| {
+        if n == 1 {
+            format!("1 {w}")
+        } else {
+            format!("{n} {w}s")
+        }
+    };
+    if errors > 0 {
+        let also = if warnings > 0 {
+            format!("; {} emitted", plural(warnings, "warning"))
+        } else {
+            String::new()
+        };
+        eprintln!(
+            "error: could not compile due to {}{also}",
+            plural(errors, "error")
+        );
+    } else if warnings > 0 {
+        eprintln!("warning: {} emitted", plural(warnings, "warning"));
+    }
+}
+
+fn color_choice(c: ColorArg) -> ColorChoice {
+    match c {
+        ColorArg::Auto => ColorChoice::Auto,
+        ColorArg::Always => ColorChoice::Always,
+        ColorArg::Never => ColorChoice::Never,
+    }
+}
+
+fn explain(code: Option<&str>, list: bool) -> u8 {
+    if list {
+        for c in codes::ALL {
+            println!("{}  {}", c.code, c.summary);
+        }
+        return EXIT_OK;
+    }
+    let code = code.unwrap_or_default();
+    match codes::lookup(code) {
+        Some(info) => {
+            print!("{}", info.explanation);
+            if !info.explanation.ends_with('\n') {
+                println!();
+            }
+            EXIT_OK
+        }
+        None => {
+            let all = codes::ALL.iter().map(|c| c.code.as_str());
+            let hint = diag::suggest::closest(&code.to_ascii_uppercase(), all)
+                .map(|c| format!("; did you mean `{c}`?"))
+                .unwrap_or_default();
+            eprintln!("error: `{code}` is not a spmdc diagnostic code{hint}");
+            eprintln!("help: `spmdc explain --list` lists every code");
+            EXIT_USAGE
+        }
+    }
+}
