@@ -1,0 +1,173 @@
+//! The table of diagnostic codes.
+//!
+//! Every diagnostic spmdc emits carries one of these codes. Codes are grouped by the
+//! stage that finds the problem; a code, once published, keeps its meaning. The long
+//! explanation of each code lives in `explain/<CODE>.md` and is printed by
+//! `spmdc explain <CODE>`; a test checks that every code has one and that the index in
+//! `lang-spec/diagnostics.md` lists them all.
+//!
+//! | range  | stage |
+//! |--------|-------|
+//! | E00xx  | lexing and preprocessing |
+//! | E01xx  | syntax |
+//! | E02xx  | names and declarations |
+//! | E03xx  | types |
+//! | E04xx  | uniform/varying rules |
+//! | E05xx  | control flow and entry points |
+//! | E09xx  | command line and driver |
+//! | Wxxxx  | warnings |
+
+/// A diagnostic code such as `E0200`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Code(pub &'static str);
+
+impl Code {
+    pub fn as_str(self) -> &'static str {
+        self.0
+    }
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+/// One row of the code table.
+pub struct CodeInfo {
+    pub code: Code,
+    /// A one-line summary, used in the index of `lang-spec/diagnostics.md`.
+    pub summary: &'static str,
+    /// The long text printed by `spmdc explain`.
+    pub explanation: &'static str,
+}
+
+macro_rules! codes {
+    ($($name:ident = $code:literal : $summary:literal;)*) => {
+        $(
+            #[doc = $summary]
+            pub const $name: Code = Code($code);
+        )*
+        /// Every code, in order.
+        pub static ALL: &[CodeInfo] = &[
+            $(CodeInfo {
+                code: $name,
+                summary: $summary,
+                explanation: include_str!(concat!("explain/", $code, ".md")),
+            },)*
+        ];
+    };
+}
+
+codes! {
+    // ---- lexing and preprocessing
+    UNKNOWN_CHARACTER = "E0001": "a character that cannot start any token";
+    UNTERMINATED_COMMENT = "E0002": "a block comment that is never closed";
+    UNTERMINATED_STRING = "E0003": "a string literal that is never closed";
+    INVALID_CHAR_LITERAL = "E0004": "a malformed or unterminated character literal";
+    INVALID_INT_LITERAL = "E0005": "an integer literal that is malformed or too large";
+    INVALID_FLOAT_LITERAL = "E0006": "a malformed floating-point literal";
+    INVALID_ESCAPE = "E0007": "an unknown escape sequence in a string or character literal";
+    INCLUDE_NOT_FOUND = "E0008": "an `#include`d file that cannot be read";
+    RECURSIVE_INCLUDE = "E0009": "a file that includes itself, directly or indirectly";
+    MALFORMED_DIRECTIVE = "E0010": "a preprocessor directive with missing or malformed operands";
+    UNKNOWN_DIRECTIVE = "E0011": "a preprocessor directive spmdc does not know";
+    UNBALANCED_CONDITIONAL = "E0012": "`#else`/`#endif` without `#if`, or an `#if` never closed";
+    ERROR_DIRECTIVE = "E0013": "an `#error` directive was reached";
+
+    // ---- syntax
+    UNEXPECTED_TOKEN = "E0100": "a token the grammar does not allow here";
+    UNEXPECTED_EOF = "E0101": "the file ends in the middle of a construct";
+    UNCLOSED_DELIMITER = "E0102": "an opening `(`, `[` or `{` without its closing partner";
+    MISSING_SEMICOLON = "E0103": "a statement or declaration that lacks its `;`";
+    CONFLICTING_QUALIFIERS = "E0104": "contradictory qualifiers or type specifiers";
+    INVALID_DECLARATOR = "E0105": "a declaration whose shape is not allowed";
+
+    // ---- names and declarations
+    UNDECLARED_NAME = "E0200": "use of a name that is not declared in scope";
+    REDEFINITION = "E0201": "a name declared twice in the same scope";
+    UNKNOWN_TYPE = "E0202": "a type name that is not declared";
+    UNKNOWN_FUNCTION = "E0203": "a call to a function that does not exist";
+    NO_MATCHING_OVERLOAD = "E0204": "no overload of a function accepts the arguments";
+    AMBIGUOUS_OVERLOAD = "E0205": "several overloads match the arguments equally well";
+    NO_SUCH_MEMBER = "E0206": "a struct has no member of that name";
+    FUNCTION_REDEFINED = "E0207": "a function defined twice with the same parameter types";
+    NOT_A_FUNCTION = "E0208": "calling something that is not a function";
+    NOT_A_VALUE = "E0209": "a type or function used where a value is expected";
+    PROTOTYPE_MISMATCH = "E0210": "a definition that disagrees with its prototype";
+    UNDEFINED_FUNCTION = "E0211": "a function that is declared and called but never defined";
+    INCOMPLETE_TYPE = "E0212": "a struct used by value before it is defined, or a recursive struct";
+
+    // ---- types
+    MISMATCHED_TYPES = "E0300": "a value whose type cannot be converted to the type required";
+    INVALID_BINARY_OPERANDS = "E0301": "operand types a binary operator does not accept";
+    INVALID_UNARY_OPERAND = "E0302": "an operand type a unary operator does not accept";
+    NOT_ASSIGNABLE = "E0303": "assignment to something that is not an lvalue";
+    ASSIGN_TO_CONST = "E0304": "assignment to a `const` object";
+    WRONG_ARG_COUNT = "E0305": "a call with the wrong number of arguments";
+    NOT_INDEXABLE = "E0306": "indexing a value that is neither an array nor a pointer";
+    NOT_A_STRUCT = "E0307": "member access on a value that is not a struct";
+    INVALID_CAST = "E0308": "a cast between types that cannot be converted";
+    INVALID_ARRAY_SIZE = "E0309": "an array size that is not a positive integer constant";
+    VOID_OBJECT = "E0310": "a variable, parameter or member of type `void`";
+    NOT_A_CONDITION = "E0311": "a condition that cannot be converted to `bool`";
+    RETURN_MISMATCH = "E0312": "a `return` that disagrees with the function's return type";
+    DEREF_NON_POINTER = "E0313": "dereferencing a value that is not a pointer";
+    ADDRESS_OF_RVALUE = "E0314": "taking the address of a value that has no address";
+    NOT_CONSTANT = "E0315": "a constant expression is required";
+    DUPLICATE_CASE = "E0316": "two `case` labels with the same value";
+    TOO_MANY_INITIALIZERS = "E0317": "an initializer list with more elements than the object";
+    INVALID_POINTER_ARITH = "E0318": "pointer arithmetic that is not defined";
+    STRING_NOT_ALLOWED = "E0319": "a string literal outside a `print` format";
+    NON_INTEGER = "E0320": "an index, switch value or shift count that is not an integer";
+    WRONG_MEMBER_OPERATOR = "E0321": "`.` on a pointer or `->` on a non-pointer";
+    INVALID_INITIALIZER = "E0322": "an initializer that does not fit the declared object";
+    DIVISION_BY_ZERO = "E0323": "a constant division or remainder by zero";
+    PRINT_FORMAT = "E0324": "a `print` format whose `%` placeholders disagree with its arguments";
+    NESTED_TOO_DEEPLY = "E0325": "an expression or statement nested too deeply to check";
+
+    // ---- uniform / varying
+    VARYING_TO_UNIFORM = "E0400": "a varying value assigned to a uniform variable";
+    VARYING_INDEX_IN_UNIFORM_CONTEXT = "E0401": "a varying index where a uniform value is required";
+    EXPORT_VARYING_PARAM = "E0402": "a varying parameter on an `export` or `task` function";
+    EXPORT_VARYING_RETURN = "E0403": "an `export` function returning a varying value";
+    VARYING_RETURN_TO_UNIFORM = "E0404": "returning a varying value from a function with a uniform return type";
+    CONFLICTING_VARIABILITY = "E0405": "`uniform` and `varying` on the same type";
+    INVALID_SHARED = "E0406": "`shared` used where block-shared storage is not allowed";
+    VARYING_ARG_TO_UNIFORM_PARAM = "E0407": "a varying argument passed to a uniform parameter";
+    VARYING_WHERE_UNIFORM_REQUIRED = "E0408": "a varying value where the language requires a uniform one";
+    VARYING_THROUGH_UNIFORM_POINTER = "E0409": "storing a varying value through a pointer to uniform data";
+    VARYING_ARRAY_SIZE = "E0410": "an array size or launch parameter that is varying";
+
+    // ---- control flow and entry points
+    BREAK_OUTSIDE_LOOP = "E0500": "`break` outside a loop or `switch`";
+    CONTINUE_OUTSIDE_LOOP = "E0501": "`continue` outside a loop";
+    BREAK_IN_FOREACH = "E0502": "`break` inside a `foreach` loop";
+    RETURN_IN_FOREACH = "E0503": "`return` inside a `foreach` loop";
+    DUPLICATE_DEFAULT = "E0504": "two `default` labels in one `switch`";
+    TASK_NOT_VOID = "E0505": "a `task` function with a non-`void` return type";
+    MISSING_RETURN_VALUE = "E0506": "a non-`void` function whose end is reachable without `return`";
+    BARRIER_IN_VARYING_CONTROL = "E0507": "`barrier()` under varying control flow";
+    INVALID_ENTRY_QUALIFIERS = "E0508": "an `export`/`task` function with conflicting or misplaced qualifiers";
+    NESTED_FOREACH = "E0509": "a `foreach` nested in a way the language does not allow";
+
+    // ---- command line and driver
+    NO_SUCH_ENTRY = "E0900": "the entry point named on the command line does not exist";
+    UNSUPPORTED_EMIT = "E0901": "an `--emit` stage that this target cannot produce yet";
+    INPUT_UNREADABLE = "E0902": "the input file cannot be read";
+
+    // ---- warnings
+    UNKNOWN_PRAGMA = "W0001": "a `#pragma` spmdc does not know, which is ignored";
+    UNUSED_VARIABLE = "W0002": "a local variable that is never read";
+    UNNECESSARY_COHERENT_HINT = "W0003": "`cif`/`cfor`/`cwhile`/`cdo` on a condition that is always uniform";
+    UNIFORM_STORE_UNDER_VARYING_CONTROL = "W0004": "a store to a uniform variable under varying control flow";
+    IMPLICIT_NARROWING = "W0005": "an implicit conversion that may lose precision or range";
+    MACRO_REDEFINED = "W0006": "a `#define` that replaces an earlier definition";
+    UNREACHABLE_CODE = "W0007": "a statement that can never execute";
+}
+
+/// Looks a code up by its text, case-insensitively (`e0200` works too).
+pub fn lookup(text: &str) -> Option<&'static CodeInfo> {
+    ALL.iter()
+        .find(|c| c.code.0.eq_ignore_ascii_case(text.trim()))
+}

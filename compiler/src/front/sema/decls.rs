@@ -1,0 +1,647 @@
+//! File-scope items: structs, enums, typedefs, globals and function signatures, with
+//! prototypes matched to definitions and overload sets built.
+//!
+//! Pass 1 names every struct (so they may refer to each other through pointers in any
+//! order). Pass 2 handles the items in order. Function bodies are checked afterwards
+//! (see [`Checker::check_bodies`]), so a body sees every file-scope name.
+
+use super::resolve::TypeCtx;
+use super::types::{StructInfo, StructState, TypeId, TypeKind, Types, Variability};
+use super::{
+    Checker, ConstValue, DeclRef, FileName, FnFlags, FuncId, FuncInfo, GlobalVar, ParamInfo,
+};
+use crate::diag::{codes, Diagnostic};
+use crate::front::ast::{self, Item};
+use crate::front::intern::Symbol;
+use crate::source::Span;
+
+impl Checker<'_> {
+    pub(super) fn declare_items(&mut self) {
+        let unit = self.unit;
+        for (i, item) in unit.items.iter().enumerate() {
+            if let Item::Struct(s) = item {
+                self.name_struct(s, i);
+            }
+        }
+        for (i, item) in unit.items.iter().enumerate() {
+            match item {
+                Item::Struct(s) => self.define_struct(s, i),
+                Item::Enum(e) => self.declare_enum(e),
+                Item::Typedef(t) => self.declare_typedef(t),
+                Item::Global(d) => self.declare_globals(d, i),
+                Item::Function(f) => self.declare_function(f, i),
+            }
+        }
+    }
+
+    /// Binds a file-scope name; reports E0201 if it is taken.
+    pub(super) fn bind_file_name(&mut self, name: Symbol, span: Span, what: FileName) -> bool {
+        if let Some(prev) = self.file_names.get(&name).copied() {
+            if let FileName::Builtin(_) = prev {
+                self.emit(
+                    Diagnostic::error(
+                        codes::REDEFINITION,
+                        format!("`{}` is a built-in name", self.name(name)),
+                    )
+                    .with_primary(span, "cannot be redeclared at file scope")
+                    .with_help("choose another name"),
+                );
+                return false;
+            }
+            self.redefinition(name, span, self.file_name_spans.get(&name).copied());
+            return false;
+        }
+        self.file_names.insert(name, what);
+        self.file_name_spans.insert(name, span);
+        true
+    }
+
+    pub(super) fn redefinition(&mut self, name: Symbol, span: Span, prev: Option<Span>) {
+        let mut d = Diagnostic::error(
+            codes::REDEFINITION,
+            format!("`{}` is already declared in this scope", self.name(name)),
+        )
+        .with_primary(span, "redeclared here");
+        if let Some(p) = prev {
+            d = d.with_secondary(p, "previous declaration");
+        }
+        self.emit(d.with_help("rename one of them"));
+    }
+
+    // ------------------------------------------------------------ structs
+
+    fn name_struct(&mut self, s: &ast::StructDef, item: usize) {
+        if let Some(&prev) = self.struct_tags.get(&s.name.name) {
+            let info = &self.out.types.structs[prev];
+            if info.item.is_none() {
+                // Forward-named by `struct Foo *` before its definition: complete it here.
+                self.out.types.structs[prev].item = Some(item);
+                self.out.types.structs[prev].span = s.name.span;
+            }
+            return;
+        }
+        let sid = self.out.types.structs.push(StructInfo {
+            name: s.name.name,
+            span: s.name.span,
+            item: Some(item),
+            fields: Vec::new(),
+            state: StructState::Pending,
+            layouts: Default::default(),
+        });
+        self.struct_tags.insert(s.name.name, sid);
+    }
+
+    fn define_struct(&mut self, s: &ast::StructDef, item: usize) {
+        let Some(&sid) = self.struct_tags.get(&s.name.name) else {
+            return;
+        };
+        if self.out.types.structs[sid].item != Some(item) {
+            let prev = self.out.types.structs[sid].span;
+            self.redefinition(s.name.name, s.name.span, Some(prev));
+            return;
+        }
+        self.bind_file_name(s.name.name, s.name.span, FileName::Struct(sid));
+        if self.out.types.structs[sid].state == StructState::Pending {
+            self.resolve_struct(sid);
+        }
+    }
+
+    /// Resolves a struct's member types (on first by-value use or at its definition).
+    pub(super) fn resolve_struct(&mut self, sid: super::StructId) {
+        let Some(item) = self.out.types.structs[sid].item else {
+            return;
+        };
+        let Some(Item::Struct(def)) = self.unit.items.get(item) else {
+            return;
+        };
+        self.out.types.structs[sid].state = StructState::Resolving;
+        let mut fields: Vec<super::FieldInfo> = Vec::with_capacity(def.fields.len());
+        for f in &def.fields {
+            let ty = self.resolve_type(&f.spec, &f.derived, TypeCtx::Field);
+            let ty = self.check_object_type(ty, f.name, f.span, true);
+            if let Some(prev) = fields.iter().find(|p| p.name == f.name.name) {
+                let prev_span = prev.span;
+                self.redefinition(f.name.name, f.name.span, Some(prev_span));
+                continue;
+            }
+            fields.push(super::FieldInfo {
+                name: f.name.name,
+                ty,
+                span: f.name.span,
+            });
+        }
+        let info = &mut self.out.types.structs[sid];
+        info.fields = fields;
+        info.state = StructState::Done;
+    }
+
+    /// Rejects `void` objects and incomplete structs by value; unsized arrays are
+    /// allowed only where `allow_unsized` says so. Returns the type or ERROR.
+    pub(super) fn check_object_type(
+        &mut self,
+        ty: TypeId,
+        name: ast::Ident,
+        span: Span,
+        is_field: bool,
+    ) -> TypeId {
+        if self.out.types.is_void(ty) {
+            self.emit(
+                Diagnostic::error(
+                    codes::VOID_OBJECT,
+                    format!("`{}` is declared `void`", self.name(name.name)),
+                )
+                .with_primary(span, "`void` has no values")
+                .with_help("use `void` only as a return type or as `void *`"),
+            );
+            return Types::ERROR;
+        }
+        if is_field {
+            if let TypeKind::Array(_, None) = self.out.types.kind(ty) {
+                self.emit(
+                    Diagnostic::error(codes::INVALID_ARRAY_SIZE, "struct member array has no size")
+                        .with_primary(span, "give the array a size"),
+                );
+                return Types::ERROR;
+            }
+        }
+        if !self.require_complete(ty, name.span) {
+            return Types::ERROR;
+        }
+        ty
+    }
+
+    // ------------------------------------------------------------ enums and typedefs
+
+    fn declare_enum(&mut self, e: &ast::EnumDef) {
+        let eid = self.out.types.enums.push(super::EnumInfo {
+            name: e.name.map(|n| n.name),
+            span: e.name.map_or(e.span, |n| n.span),
+            variants: Vec::new(),
+        });
+        if let Some(n) = e.name {
+            if self.enum_tags.contains_key(&n.name) {
+                let prev = self.file_name_spans.get(&n.name).copied();
+                self.redefinition(n.name, n.span, prev);
+            } else {
+                self.enum_tags.insert(n.name, eid);
+                self.bind_file_name(n.name, n.span, FileName::Enum(eid));
+            }
+        }
+        let mut next: i64 = 0;
+        for (i, v) in e.variants.iter().enumerate() {
+            if let Some(expr) = &v.value {
+                next = self.enum_value(expr).unwrap_or(next);
+            }
+            self.out.types.enums[eid].variants.push((v.name.name, next));
+            self.bind_file_name(v.name.name, v.name.span, FileName::EnumConst(eid, i as u32));
+            next = next.wrapping_add(1);
+        }
+    }
+
+    /// An enumerator's value: a uniform integer constant (E0315).
+    fn enum_value(&mut self, e: &ast::Expr) -> Option<i64> {
+        let ty = self.check_expr(e);
+        if self.out.types.is_error(ty) {
+            return None;
+        }
+        let v = if self.out.types.is_integral(ty) {
+            self.eval_const(e).and_then(|v| v.as_int())
+        } else {
+            None
+        };
+        match v {
+            Some(v) => {
+                self.set_const(e, ConstValue::Int(v));
+                Some(v as i64)
+            }
+            None => {
+                self.emit(
+                    Diagnostic::error(
+                        codes::NOT_CONSTANT,
+                        "enumerator value is not an integer constant",
+                    )
+                    .with_primary(
+                        e.span,
+                        format!("this has type `{}` and is not constant", self.ty_str(ty)),
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn declare_typedef(&mut self, t: &ast::Typedef) {
+        let ty = self.resolve_type_name(&t.ty, TypeCtx::Typedef);
+        // `typedef struct Foo Foo;` names the struct it already names: fine.
+        if let Some(FileName::Struct(s)) = self.file_names.get(&t.name.name).copied() {
+            if self.out.types.kind(ty) == TypeKind::Struct(s) {
+                return;
+            }
+        }
+        if let Some(FileName::Typedef(prev)) = self.file_names.get(&t.name.name).copied() {
+            if prev == ty {
+                return;
+            }
+        }
+        self.bind_file_name(t.name.name, t.name.span, FileName::Typedef(ty));
+    }
+
+    // ------------------------------------------------------------ globals
+
+    fn declare_globals(&mut self, d: &ast::Decl, item: usize) {
+        let q = &d.spec.quals;
+        let shared = q.shared.is_some();
+        if let (Some(s), Some(v)) = (q.shared, q.varying) {
+            self.shared_varying(s, v);
+        }
+        for decl in &d.declarators {
+            let ty = self.resolve_type(&d.spec, &decl.derived, TypeCtx::Var);
+            let ty = self.finish_object_type(ty);
+            let mut ty = self.check_object_type(ty, decl.name, decl.span, false);
+            if let Some(init) = &decl.init {
+                if let Some(s) = q.shared {
+                    self.shared_initializer(s, init.span());
+                } else {
+                    ty = self.check_initializer(ty, init, true, decl.name.name);
+                }
+            }
+            self.require_sized(ty, decl);
+            let const_value = match &decl.init {
+                Some(ast::Initializer::Expr(e)) if self.out.types.get(ty).is_const => {
+                    self.out.consts.get(&e.id).copied()
+                }
+                _ => None,
+            };
+            let gid = self.out.globals.push(GlobalVar {
+                name: decl.name.name,
+                ty,
+                span: decl.name.span,
+                shared,
+                static_: q.static_.is_some(),
+                extern_: q.extern_.is_some(),
+                from_stdlib: self.in_stdlib(decl.span),
+                item,
+                const_value,
+            });
+            self.record_decl(decl, DeclRef::Global(gid));
+            self.bind_file_name(decl.name.name, decl.name.span, FileName::Global(gid));
+        }
+    }
+
+    /// An array whose size is still unknown after its initializer: E0309.
+    pub(super) fn require_sized(&mut self, ty: TypeId, decl: &ast::Declarator) {
+        if let TypeKind::Array(_, None) = self.out.types.kind(ty) {
+            self.emit(
+                Diagnostic::error(
+                    codes::INVALID_ARRAY_SIZE,
+                    format!("array `{}` has no size", self.name(decl.name.name)),
+                )
+                .with_primary(decl.span, "size missing")
+                .with_help("write the size in the brackets, or give an initializer list"),
+            );
+        }
+    }
+
+    pub(super) fn shared_varying(&mut self, shared: Span, varying: Span) {
+        self.emit(
+            Diagnostic::error(
+                codes::INVALID_SHARED,
+                "`shared` storage cannot be `varying`",
+            )
+            .with_primary(varying, "`varying` here")
+            .with_secondary(shared, "`shared` makes the elements uniform")
+            .with_help("remove `varying`: one `shared` object is common to the whole block"),
+        );
+    }
+
+    pub(super) fn shared_initializer(&mut self, shared: Span, init: Span) {
+        self.emit(
+            Diagnostic::error(
+                codes::INVALID_SHARED,
+                "a `shared` variable cannot have an initializer",
+            )
+            .with_primary(init, "initializer here")
+            .with_secondary(shared, "declared `shared` here")
+            .with_help("assign the elements in the function body, then call `barrier()`"),
+        );
+    }
+
+    // ------------------------------------------------------------ functions
+
+    fn fn_flags(q: &ast::FnQualifiers) -> FnFlags {
+        FnFlags {
+            export: q.export.is_some(),
+            task: q.task.is_some(),
+            static_: q.static_.is_some(),
+            inline: q.inline.is_some(),
+            noinline: q.noinline.is_some(),
+            extern_: q.extern_.is_some(),
+            unmasked: q.unmasked.is_some(),
+        }
+    }
+
+    fn declare_function(&mut self, f: &ast::Function, item: usize) {
+        let flags = Self::fn_flags(&f.quals);
+        self.check_fn_qualifiers(f);
+        let ret = self.resolve_type_name(&f.ret, TypeCtx::Return);
+        let ret = self.finish_object_type(ret);
+        let params = self.param_types(f);
+        self.check_entry_signature(f, flags, ret, &params);
+        let fid = match self.find_same_signature(f.name.name, &params) {
+            Some(prev) => {
+                self.merge_declaration(prev, f, item, flags, ret, params);
+                prev
+            }
+            None => self.new_function(f, item, flags, ret, params),
+        };
+        if let Some(slot) = self.out.item_funcs.get_mut(item) {
+            *slot = Some(fid);
+        }
+    }
+
+    fn check_fn_qualifiers(&mut self, f: &ast::Function) {
+        let q = &f.quals;
+        if let (Some(e), Some(t)) = (q.export, q.task) {
+            self.emit(
+                Diagnostic::error(codes::INVALID_ENTRY_QUALIFIERS, "a function cannot be both `export` and `task`")
+                    .with_primary(t, "`task` here")
+                    .with_secondary(e, "`export` here")
+                    .with_help("use `export` for a kernel called from the host, `task` for one launched over a grid"),
+            );
+        }
+        if let (Some(i), Some(n)) = (q.inline, q.noinline) {
+            self.emit(
+                Diagnostic::error(
+                    codes::CONFLICTING_QUALIFIERS,
+                    "`inline` and `noinline` on one function",
+                )
+                .with_primary(n, "`noinline` here")
+                .with_secondary(i, "`inline` here"),
+            );
+        }
+        if let Some(entry) = q.export.or(q.task) {
+            if let Some(s) = q.static_ {
+                self.emit(
+                    Diagnostic::error(
+                        codes::INVALID_ENTRY_QUALIFIERS,
+                        "an entry point cannot be `static`",
+                    )
+                    .with_primary(s, "`static` here")
+                    .with_secondary(entry, "entry point declared here")
+                    .with_help("remove `static`: the host must be able to call the function"),
+                );
+            }
+        }
+    }
+
+    /// Parameter types, with arrays decayed to uniform pointers; `(void)` is no parameters.
+    fn param_types(&mut self, f: &ast::Function) -> Vec<ParamInfo> {
+        if let [p] = f.params.as_slice() {
+            if p.name.is_none()
+                && p.ty.derived.is_empty()
+                && p.ty.spec.base == ast::BaseType::Primitive(ast::Primitive::Void)
+            {
+                return Vec::new();
+            }
+        }
+        let mut out = Vec::with_capacity(f.params.len());
+        for p in &f.params {
+            let ty = self.resolve_type_name(&p.ty, TypeCtx::Param);
+            let ty = self.finish_object_type(ty);
+            let ty = match self.out.types.kind(ty) {
+                TypeKind::Array(elem, _) => self.types().pointer(elem, Variability::Uniform, false),
+                _ => ty,
+            };
+            let name = p.name.unwrap_or(ast::Ident {
+                name: f.name.name,
+                span: p.span,
+            });
+            let ty = self.check_object_type(ty, name, p.span, false);
+            out.push(ParamInfo {
+                name: p.name.map(|n| n.name),
+                ty,
+                span: p.span,
+                local: None,
+            });
+        }
+        out
+    }
+
+    /// `export`/`task` rules: uniform parameters (E0402), uniform or void return
+    /// (E0403), tasks return void (E0505).
+    fn check_entry_signature(
+        &mut self,
+        f: &ast::Function,
+        flags: FnFlags,
+        ret: TypeId,
+        params: &[ParamInfo],
+    ) {
+        if !flags.is_entry() {
+            return;
+        }
+        let kind = if flags.task { "task" } else { "export" };
+        for p in params {
+            if self.out.types.contains_varying(p.ty) {
+                let tys = self.ty_str(p.ty);
+                let help = match self.out.types.kind(p.ty) {
+                    TypeKind::Pointer(_) => {
+                        "declare it as `uniform T * uniform` (or `uniform T name[]`)".to_string()
+                    }
+                    _ => format!(
+                        "declare it `uniform`: `{}`",
+                        tys.replace("varying", "uniform")
+                    ),
+                };
+                self.emit(
+                    Diagnostic::error(
+                        codes::EXPORT_VARYING_PARAM,
+                        format!("parameter of `{kind}` function `{}` is varying", self.name(f.name.name)),
+                    )
+                    .with_primary(p.span, format!("this has type `{tys}`"))
+                    .with_note("the host passes one value for the whole launch, so entry-point parameters must be uniform")
+                    .with_help(help),
+                );
+            }
+        }
+        if flags.task && !self.out.types.is_void(ret) && !self.out.types.is_error(ret) {
+            self.emit(
+                Diagnostic::error(
+                    codes::TASK_NOT_VOID,
+                    format!(
+                        "`task` function `{}` must return `void`",
+                        self.name(f.name.name)
+                    ),
+                )
+                .with_primary(f.ret.span, format!("returns `{}`", self.ty_str(ret)))
+                .with_help("write results through a pointer parameter instead"),
+            );
+        } else if flags.export && self.out.types.contains_varying(ret) {
+            let tys = self.ty_str(ret);
+            self.emit(
+                Diagnostic::error(
+                    codes::EXPORT_VARYING_RETURN,
+                    format!(
+                        "`export` function `{}` returns a varying value",
+                        self.name(f.name.name)
+                    ),
+                )
+                .with_primary(f.ret.span, format!("returns `{tys}`"))
+                .with_help(format!(
+                    "return `{}` (reduce the value first, e.g. with `reduce_add`), or `void`",
+                    tys.replace("varying", "uniform")
+                )),
+            );
+        }
+    }
+
+    /// Parameter types for signature comparison: top-level `const` does not count.
+    fn signature_key(&mut self, params: &[ParamInfo]) -> Vec<TypeId> {
+        params
+            .iter()
+            .map(|p| self.out.types.with_const(p.ty, false))
+            .collect()
+    }
+
+    fn find_same_signature(&mut self, name: Symbol, params: &[ParamInfo]) -> Option<FuncId> {
+        let cands = self.overloads.get(&name)?.clone();
+        let key = self.signature_key(params);
+        cands.into_iter().find(|&fid| {
+            let other = self.out.funcs[fid].params.clone();
+            self.signature_key(&other) == key
+        })
+    }
+
+    fn new_function(
+        &mut self,
+        f: &ast::Function,
+        item: usize,
+        flags: FnFlags,
+        ret: TypeId,
+        params: Vec<ParamInfo>,
+    ) -> FuncId {
+        let fid = self.out.funcs.push(FuncInfo {
+            name: f.name.name,
+            span: f.name.span,
+            params,
+            ret,
+            flags,
+            def_item: f.body.as_ref().map(|_| item),
+            decl_items: vec![item],
+            from_stdlib: self.in_stdlib(f.span),
+            locals: 0..0,
+            called: false,
+        });
+        let first = !self.overloads.contains_key(&f.name.name);
+        if first {
+            self.bind_file_name(f.name.name, f.name.span, FileName::Funcs);
+        }
+        self.overloads.entry(f.name.name).or_default().push(fid);
+        fid
+    }
+
+    /// A second declaration of an existing signature: a prototype and its definition
+    /// (E0210 if they disagree), or a redefinition (E0207).
+    fn merge_declaration(
+        &mut self,
+        fid: FuncId,
+        f: &ast::Function,
+        item: usize,
+        flags: FnFlags,
+        ret: TypeId,
+        params: Vec<ParamInfo>,
+    ) {
+        let prev_span = self.out.funcs[fid].span;
+        let name = self.name(f.name.name);
+        if f.body.is_some() && self.out.funcs[fid].def_item.is_some() {
+            self.emit(
+                Diagnostic::error(
+                    codes::FUNCTION_REDEFINED,
+                    format!("function `{name}` is defined twice"),
+                )
+                .with_primary(f.name.span, "redefined here")
+                .with_secondary(prev_span, "first defined here")
+                .with_help(
+                    "remove one definition, or change its parameter types to make an overload",
+                ),
+            );
+            return;
+        }
+        let prev = &self.out.funcs[fid];
+        let (prev_ret, prev_flags) = (prev.ret, prev.flags);
+        if prev_ret != ret {
+            let (a, b) = (self.ty_str(ret), self.ty_str(prev_ret));
+            self.emit(
+                Diagnostic::error(codes::PROTOTYPE_MISMATCH, format!("`{name}` is declared with two return types"))
+                    .with_primary(f.ret.span, format!("returns `{a}` here"))
+                    .with_secondary(prev_span, format!("previously declared returning `{b}`"))
+                    .with_help("make the declarations agree (functions cannot be overloaded on the return type alone)"),
+            );
+        } else if prev_flags.export != flags.export || prev_flags.task != flags.task {
+            self.emit(
+                Diagnostic::error(
+                    codes::PROTOTYPE_MISMATCH,
+                    format!("declarations of `{name}` disagree on `export`/`task`"),
+                )
+                .with_primary(f.name.span, "declared here")
+                .with_secondary(prev_span, "previous declaration")
+                .with_help("write the same qualifiers on the prototype and the definition"),
+            );
+        }
+        let info = &mut self.out.funcs[fid];
+        info.decl_items.push(item);
+        info.flags.export |= flags.export;
+        info.flags.task |= flags.task;
+        info.flags.inline |= flags.inline;
+        info.flags.noinline |= flags.noinline;
+        info.flags.unmasked |= flags.unmasked;
+        if f.body.is_some() {
+            info.def_item = Some(item);
+            info.params = params;
+            info.flags.extern_ = flags.extern_;
+        }
+    }
+
+    // ------------------------------------------------------------ bodies
+
+    pub(super) fn check_bodies(&mut self) {
+        let unit = self.unit;
+        for (i, item) in unit.items.iter().enumerate() {
+            let Item::Function(f) = item else { continue };
+            let Some(body) = &f.body else { continue };
+            let Some(fid) = self.out.item_funcs.get(i).copied().flatten() else {
+                continue;
+            };
+            if self.out.funcs[fid].def_item != Some(i) {
+                continue; // a redefinition, already reported
+            }
+            self.check_function_body(fid, f, body);
+        }
+    }
+
+    /// E0211: user functions that are called but have no definition.
+    pub(super) fn check_undefined_calls(&mut self) {
+        let mut missing: Vec<(FuncId, Span)> = self
+            .first_calls
+            .iter()
+            .filter(|(fid, _)| {
+                let f = &self.out.funcs[**fid];
+                f.def_item.is_none() && !f.from_stdlib && !f.flags.extern_
+            })
+            .map(|(f, s)| (*f, *s))
+            .collect();
+        missing.sort_by_key(|(f, _)| *f);
+        for (fid, call) in missing {
+            let f = &self.out.funcs[fid];
+            let (name, span) = (self.name(f.name), f.span);
+            self.emit(
+                Diagnostic::error(
+                    codes::UNDEFINED_FUNCTION,
+                    format!("function `{name}` is called but never defined"),
+                )
+                .with_primary(call, "called here")
+                .with_secondary(span, "declared here, without a body")
+                .with_help(format!("define `{name}`, or remove the call")),
+            );
+        }
+    }
+}

@@ -1,0 +1,1403 @@
+//! Expressions: types, name resolution, lvalues and the uniform/varying rules on them.
+//!
+//! [`Checker::check_expr`] records the type of every expression (before conversion) and
+//! returns it. Consumers then record the implicit conversion they apply with
+//! [`Checker::coerce`] (which reports the E04xx variability errors with a message that
+//! fits the context) or [`Checker::rvalue`] (array decay). An expression that failed has
+//! the error type, which converts silently, so one mistake gives one diagnostic.
+
+use super::builtins::{BuiltinVar, BUILTIN_NAMES};
+use super::conv::{self, ConvError, Cost};
+use super::resolve::TypeCtx;
+use super::types::{Prim, TypeId, TypeKind, Types, Variability};
+use super::{Checker, ConstValue, DeclRef, FileName, FuncId, Res};
+use crate::diag::{codes, suggest, Diagnostic};
+use crate::front::ast::{self, BinaryOp, Expr, ExprKind, FloatSuffix, IntSuffix, UnaryOp};
+use crate::front::intern::Symbol;
+use crate::source::Span;
+use cranelift_entity::EntityRef;
+
+/// Where a value is being converted to a required type: decides the diagnostic.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Site {
+    /// The right side of `=`; `via_ptr` when the left side is reached through a pointer.
+    Assign { via_ptr: bool },
+    /// The initializer of variable `name`.
+    Init { name: Symbol },
+    /// Argument `index` of a call to `func`.
+    Arg { func: FuncId, index: usize },
+    /// A `return` value.
+    Return,
+    /// A `foreach` bound or other place the language requires a uniform value.
+    Uniform(&'static str),
+}
+
+/// A binary operation whose operands have been checked: the expression, the operator,
+/// and each operand with its type (after array decay).
+#[derive(Clone, Copy)]
+struct Operands<'e> {
+    e: &'e Expr,
+    op: BinaryOp,
+    lhs: &'e Expr,
+    lt: TypeId,
+    rhs: &'e Expr,
+    rt: TypeId,
+}
+
+/// An lvalue: the object it designates and how its address is computed.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Place {
+    /// The type of the object in memory (before a varying address makes the value varying).
+    pub obj_ty: TypeId,
+    /// Reached through a pointer (`*p`, `p[i]`, `p->m`).
+    pub via_ptr: bool,
+    /// The address differs per program instance (varying pointer or varying index).
+    pub addr_varying: bool,
+    /// The variable at the root, when not reached through a pointer.
+    pub root: Option<DeclRef>,
+}
+
+impl Checker<'_> {
+    /// Checks an expression, records and returns its type (before any conversion).
+    pub(super) fn check_expr(&mut self, e: &Expr) -> TypeId {
+        if !self.enter(e.span) {
+            self.set_type(e, Types::ERROR);
+            return Types::ERROR;
+        }
+        let ty = self.check_expr_kind(e);
+        self.leave();
+        self.set_type(e, ty);
+        ty
+    }
+
+    fn check_expr_kind(&mut self, e: &Expr) -> TypeId {
+        match &e.kind {
+            ExprKind::Int { value, suffix } => {
+                let p = int_literal_prim(*value, *suffix);
+                self.out.types.prim(p, Variability::Uniform)
+            }
+            ExprKind::Float { suffix, .. } => {
+                let p = if *suffix == FloatSuffix::D {
+                    Prim::Double
+                } else {
+                    Prim::Float
+                };
+                self.out.types.prim(p, Variability::Uniform)
+            }
+            ExprKind::Bool(_) => self.out.types.prim(Prim::Bool, Variability::Uniform),
+            ExprKind::Char(_) => self.out.types.prim(Prim::Int8, Variability::Uniform),
+            ExprKind::Str(_) => {
+                self.emit(
+                    Diagnostic::error(
+                        codes::STRING_NOT_ALLOWED,
+                        "string literals are only allowed as the format of `print`",
+                    )
+                    .with_primary(e.span, "a string here")
+                    .with_help(
+                        "spmdc has no string type; use `print(\"...\", values)` to print text",
+                    ),
+                );
+                Types::ERROR
+            }
+            ExprKind::Null => self.types().null(),
+            ExprKind::Ident(id) => self.check_ident(e, *id),
+            ExprKind::Unary { op, operand } => self.check_unary(e, *op, operand),
+            ExprKind::Binary { op, lhs, rhs } => self.check_binary(e, *op, lhs, rhs),
+            ExprKind::Assign { op, lhs, rhs } => self.check_assign(e, *op, lhs, rhs),
+            ExprKind::Ternary { cond, then, else_ } => self.check_ternary(cond, then, else_),
+            ExprKind::Cast { ty, expr } => self.check_cast(e, ty, expr),
+            ExprKind::SizeofType(tn) => self.check_sizeof_type(e, tn),
+            ExprKind::SizeofExpr(inner) => self.check_sizeof_expr(e, inner),
+            ExprKind::Call { callee, args } => self.check_call(e, *callee, args),
+            ExprKind::Index { base, index } => self.check_index(e, base, index),
+            ExprKind::Member { base, field, arrow } => self.check_member(e, base, *field, *arrow),
+            ExprKind::Error => Types::ERROR,
+        }
+    }
+
+    // ------------------------------------------------------------ conversions
+
+    /// An array used as a value decays to a uniform pointer to its first element.
+    pub(super) fn rvalue(&mut self, e: &Expr, ty: TypeId) -> TypeId {
+        match self.out.types.kind(ty) {
+            TypeKind::Array(elem, _) => {
+                let p = self.types().pointer(elem, Variability::Uniform, false);
+                self.set_conv(e, p);
+                p
+            }
+            _ => ty,
+        }
+    }
+
+    /// Is `e` the integer constant 0 (which converts to a null pointer)?
+    pub(super) fn is_null_const(e: &Expr) -> bool {
+        matches!(e.kind, ExprKind::Int { value: 0, .. })
+    }
+
+    /// Converts `e` (of type `from`) to `to`, recording the conversion, or reports why
+    /// it cannot be converted, in terms of `site`. Returns whether it converted.
+    pub(super) fn coerce(&mut self, e: &Expr, from: TypeId, to: TypeId, site: Site) -> bool {
+        match conv::implicit_cost(&mut self.out.types, from, to, Self::is_null_const(e)) {
+            Ok(cost) => {
+                if from != to && !self.out.types.is_error(from) && !self.out.types.is_error(to) {
+                    self.set_conv(e, to);
+                    if cost >= Cost::Convert {
+                        self.check_narrowing(e, from, to);
+                    }
+                }
+                true
+            }
+            Err(ConvError::VaryingToUniform) => {
+                self.varying_to_uniform(e, from, to, site);
+                false
+            }
+            Err(ConvError::Incompatible) => {
+                self.mismatched(e, from, to, site);
+                false
+            }
+        }
+    }
+
+    /// W0005 for an implicit conversion that may lose range or precision.
+    fn check_narrowing(&mut self, e: &Expr, from: TypeId, to: TypeId) {
+        let (Some(f), Some(t)) = (self.out.types.as_prim(from), self.out.types.as_prim(to)) else {
+            return;
+        };
+        if !conv::narrowing(f, t) {
+            return;
+        }
+        if let Some(v) = self.eval_const(e) {
+            if super::consteval::fits(v, t) {
+                return;
+            }
+        }
+        let (fs, ts) = (self.ty_str(from), self.ty_str(to));
+        self.emit(
+            Diagnostic::warning(
+                codes::IMPLICIT_NARROWING,
+                format!("implicit conversion from `{fs}` to `{ts}` may lose information"),
+            )
+            .with_primary(e.span, format!("converted to `{ts}` here"))
+            .with_help(format!(
+                "write a cast to show it is intended: `({}) ...`",
+                t.name()
+            )),
+        );
+    }
+
+    fn mismatched(&mut self, e: &Expr, from: TypeId, to: TypeId, site: Site) {
+        let (fs, ts) = (self.ty_str(from), self.ty_str(to));
+        let code = if matches!(site, Site::Return) {
+            codes::RETURN_MISMATCH
+        } else {
+            codes::MISMATCHED_TYPES
+        };
+        let mut d = Diagnostic::error(
+            code,
+            format!("mismatched types: expected `{ts}`, found `{fs}`"),
+        )
+        .with_primary(e.span, format!("this has type `{fs}`"));
+        if let Site::Arg { func, index } = site {
+            if let Some(p) = self.out.funcs[func].params.get(index) {
+                d = d.with_secondary(p.span, "parameter declared here");
+            }
+        }
+        let (fk, tk) = (self.out.types.kind(from), self.out.types.kind(to));
+        let help = match (fk, tk) {
+            (TypeKind::Prim(_), TypeKind::Enum(_)) | (TypeKind::Enum(_), TypeKind::Enum(_)) => {
+                Some(format!("convert with a cast: `({ts})`"))
+            }
+            (TypeKind::Pointer(_), TypeKind::Pointer(_)) => {
+                Some("pointer types differ; cast explicitly if this is intended".to_string())
+            }
+            (TypeKind::Dim3(g), _) => {
+                Some(format!("use one component: `{}.x`, `.y` or `.z`", g.name()))
+            }
+            _ => None,
+        };
+        if let Some(h) = help {
+            d = d.with_help(h);
+        }
+        self.emit(d);
+    }
+
+    /// The E04xx family: a varying value where a uniform one is required.
+    fn varying_to_uniform(&mut self, e: &Expr, from: TypeId, to: TypeId, site: Site) {
+        let (fs, ts) = (self.ty_str(from), self.ty_str(to));
+        let culprit = self.varying_culprit(e, 0);
+        if matches!(site, Site::Init { .. } | Site::Assign { via_ptr: false }) {
+            if let Some(index) = self.find_varying_index(e, 0) {
+                self.emit(
+                    Diagnostic::error(codes::VARYING_INDEX_IN_UNIFORM_CONTEXT, "a varying index gives a varying value, but a uniform one is required")
+                        .with_primary(index, "this index is varying")
+                        .with_secondary(e.span, format!("so this value is `{fs}`"))
+                        .with_note(format!("the value is stored into `{ts}`, which holds one value for the whole gang"))
+                        .with_help("make the variable varying (drop `uniform`), use a uniform index, or pick one value with `extract(v, lane)` or `reduce_max(v)`"),
+                );
+                return;
+            }
+        }
+        let mut d = match site {
+            Site::Init { name } => Diagnostic::error(
+                codes::VARYING_TO_UNIFORM,
+                format!("cannot initialize uniform variable `{}` with a varying value", self.name(name)),
+            )
+            .with_primary(e.span, format!("this value is `{fs}`"))
+            .with_help(format!(
+                "declare `{}` without `uniform` to make it varying, or reduce the value to one for the gang (`reduce_add`, `extract(v, 0)`, ...)",
+                self.name(name)
+            )),
+            Site::Assign { via_ptr: false } => Diagnostic::error(codes::VARYING_TO_UNIFORM, "cannot assign a varying value to a uniform variable")
+                .with_primary(e.span, format!("this value is `{fs}`"))
+                .with_note(format!("the target has type `{ts}`: one value for the whole gang"))
+                .with_help("make the target varying, or reduce the value first (`reduce_add`, `extract(v, 0)`, ...)"),
+            Site::Assign { via_ptr: true } => Diagnostic::error(codes::VARYING_THROUGH_UNIFORM_POINTER, "cannot store a varying value through a uniform pointer to uniform data")
+                .with_primary(e.span, format!("this value is `{fs}`"))
+                .with_note(format!("the location has type `{ts}`: one value for the whole gang"))
+                .with_help("store a uniform value, index with a varying index (a scatter), or point at varying data (`varying T * uniform`)"),
+            Site::Arg { func, index } => {
+                let f = &self.out.funcs[func];
+                let (fname, pspan) = (self.name(f.name), f.params.get(index).map(|p| p.span));
+                let mut d = Diagnostic::error(codes::VARYING_ARG_TO_UNIFORM_PARAM, format!("varying argument passed to a uniform parameter of `{fname}`"))
+                    .with_primary(e.span, format!("this argument is `{fs}`"))
+                    .with_help("pass a uniform value (e.g. `extract(v, 0)` or `reduce_add(v)`), or add an overload that takes a varying parameter");
+                if let Some(s) = pspan {
+                    d = d.with_secondary(s, format!("parameter has type `{ts}`"));
+                }
+                d
+            }
+            Site::Return => Diagnostic::error(codes::VARYING_RETURN_TO_UNIFORM, format!("returning a varying value from a function that returns `{ts}`"))
+                .with_primary(e.span, format!("this value is `{fs}`"))
+                .with_help("drop `uniform` from the return type to return a varying value, or reduce the value first (`reduce_add`, `extract`)"),
+            Site::Uniform(what) => Diagnostic::error(codes::VARYING_WHERE_UNIFORM_REQUIRED, format!("{what} must be uniform"))
+                .with_primary(e.span, format!("this value is `{fs}`"))
+                .with_help("use a uniform value here (for example a `uniform` variable or `reduce_max(v)`)"),
+        };
+        if let Some(c) = culprit {
+            if c != e.span {
+                d = d.with_secondary(c, "varying because of this");
+            }
+        }
+        self.emit(d);
+    }
+
+    /// The innermost name or call that makes `e` varying, for a secondary label.
+    fn varying_culprit(&self, e: &Expr, depth: u32) -> Option<Span> {
+        if depth > 32 || !self.out.types.is_varying(self.out.type_of(e.id)) {
+            return None;
+        }
+        match &e.kind {
+            ExprKind::Binary { lhs, rhs, .. } => self
+                .varying_culprit(lhs, depth + 1)
+                .or_else(|| self.varying_culprit(rhs, depth + 1)),
+            ExprKind::Unary { operand, .. } => self.varying_culprit(operand, depth + 1),
+            ExprKind::Cast { expr, .. } => self.varying_culprit(expr, depth + 1),
+            ExprKind::Ternary { cond, then, else_ } => self
+                .varying_culprit(cond, depth + 1)
+                .or_else(|| self.varying_culprit(then, depth + 1))
+                .or_else(|| self.varying_culprit(else_, depth + 1)),
+            ExprKind::Index { base, index } => self
+                .varying_culprit(index, depth + 1)
+                .or_else(|| self.varying_culprit(base, depth + 1)),
+            _ => Some(e.span),
+        }
+    }
+
+    /// A varying index into uniform data inside `e` (the cause of E0401).
+    fn find_varying_index(&self, e: &Expr, depth: u32) -> Option<Span> {
+        if depth > 32 {
+            return None;
+        }
+        let t = &self.out.types;
+        match &e.kind {
+            ExprKind::Index { base, index } => {
+                let bt = self.out.type_of(base.id);
+                let elem_uniform = match t.kind(bt) {
+                    TypeKind::Array(elem, _) => !t.is_varying(elem),
+                    TypeKind::Pointer(p) => !t.is_varying(bt) && !t.is_varying(p),
+                    _ => false,
+                };
+                if elem_uniform && t.is_varying(self.out.type_of(index.id)) {
+                    return Some(index.span);
+                }
+                self.find_varying_index(base, depth + 1)
+            }
+            ExprKind::Binary { lhs, rhs, .. } => self
+                .find_varying_index(lhs, depth + 1)
+                .or_else(|| self.find_varying_index(rhs, depth + 1)),
+            ExprKind::Unary { operand, .. } => self.find_varying_index(operand, depth + 1),
+            ExprKind::Cast { expr, .. } => self.find_varying_index(expr, depth + 1),
+            ExprKind::Member { base, .. } => self.find_varying_index(base, depth + 1),
+            _ => None,
+        }
+    }
+
+    /// Checks a condition and converts it to `bool` (E0311 if it cannot be).
+    pub(super) fn check_cond(&mut self, e: &Expr) -> TypeId {
+        let ty = self.check_expr(e);
+        self.to_bool(e, ty, codes::NOT_A_CONDITION)
+    }
+
+    /// Converts an already-checked value to `bool` of its variability.
+    fn to_bool(&mut self, e: &Expr, ty: TypeId, code: crate::diag::Code) -> TypeId {
+        let ty = self.rvalue(e, ty);
+        if self.out.types.is_error(ty) {
+            return Types::ERROR;
+        }
+        let var = match self.out.types.var(ty) {
+            Variability::Varying => Variability::Varying,
+            _ => Variability::Uniform,
+        };
+        let b = self.out.types.prim(Prim::Bool, var);
+        match self.out.types.kind(ty) {
+            TypeKind::Prim(_) | TypeKind::Enum(_) | TypeKind::Pointer(_) | TypeKind::Null => {
+                if b != ty {
+                    self.set_conv(e, b);
+                }
+                b
+            }
+            _ => {
+                let tys = self.ty_str(ty);
+                self.emit(
+                    Diagnostic::error(code, format!("`{tys}` cannot be used as a condition"))
+                        .with_primary(e.span, format!("this has type `{tys}`"))
+                        .with_help("compare it with something to get a `bool`"),
+                );
+                Types::ERROR
+            }
+        }
+    }
+
+    // ------------------------------------------------------------ names
+
+    fn check_ident(&mut self, e: &Expr, id: ast::Ident) -> TypeId {
+        if let Some(l) = self.scopes.lookup(id.name) {
+            self.set_res(e, Res::Local(l));
+            return self.out.locals[l].ty;
+        }
+        match self.file_names.get(&id.name).copied() {
+            Some(FileName::Global(g)) => {
+                self.set_res(e, Res::Global(g));
+                self.out.globals[g].ty
+            }
+            Some(FileName::EnumConst(en, i)) => {
+                self.set_res(e, Res::EnumConst(en, i));
+                self.types().enum_ty(en, Variability::Uniform)
+            }
+            Some(FileName::Builtin(BuiltinVar::Gpu(g))) => {
+                self.set_res(e, Res::Error);
+                self.emit(
+                    Diagnostic::error(
+                        codes::NOT_A_VALUE,
+                        format!("`{}` is not a value by itself", g.name()),
+                    )
+                    .with_primary(id.span, "used without a component")
+                    .with_help(format!(
+                        "use one component: `{0}.x`, `{0}.y` or `{0}.z`",
+                        g.name()
+                    )),
+                );
+                Types::ERROR
+            }
+            Some(FileName::Builtin(v)) => {
+                self.set_res(e, Res::BuiltinVar(v));
+                self.builtin_var_type(v)
+            }
+            Some(FileName::Funcs) => {
+                self.set_res(e, Res::Error);
+                let name = self.name(id.name);
+                self.emit(
+                    Diagnostic::error(
+                        codes::NOT_A_VALUE,
+                        format!("function `{name}` used as a value"),
+                    )
+                    .with_primary(id.span, "a function, not a value")
+                    .with_help(format!(
+                        "call it: `{name}(...)` (spmdc has no function pointers)"
+                    )),
+                );
+                Types::ERROR
+            }
+            Some(FileName::Typedef(_) | FileName::Struct(_) | FileName::Enum(_)) => {
+                self.set_res(e, Res::Error);
+                self.emit(
+                    Diagnostic::error(
+                        codes::NOT_A_VALUE,
+                        format!("type `{}` used as a value", self.name(id.name)),
+                    )
+                    .with_primary(id.span, "a type, not a value"),
+                );
+                Types::ERROR
+            }
+            None => {
+                self.set_res(e, Res::Error);
+                self.undeclared(id);
+                Types::ERROR
+            }
+        }
+    }
+
+    fn undeclared(&mut self, id: ast::Ident) {
+        let name = self.name(id.name);
+        let mut d = Diagnostic::error(
+            codes::UNDECLARED_NAME,
+            format!("cannot find `{name}` in this scope"),
+        )
+        .with_primary(id.span, "not declared");
+        let interner = self.interner;
+        let candidates: Vec<&str> = self
+            .scopes
+            .visible()
+            .chain(
+                self.file_names
+                    .iter()
+                    .filter(|(_, n)| {
+                        !matches!(
+                            n,
+                            FileName::Typedef(_) | FileName::Struct(_) | FileName::Enum(_)
+                        )
+                    })
+                    .map(|(s, _)| *s),
+            )
+            .map(|s| interner.resolve(s))
+            .chain(BUILTIN_NAMES.iter().copied())
+            .collect();
+        if let Some(best) = suggest::closest(name, candidates) {
+            d = d.with_help(format!("did you mean `{best}`?"));
+        }
+        self.emit(d);
+    }
+
+    // ------------------------------------------------------------ operators
+
+    fn check_unary(&mut self, e: &Expr, op: UnaryOp, operand: &Expr) -> TypeId {
+        let t0 = self.check_expr(operand);
+        if self.out.types.is_error(t0) {
+            return Types::ERROR;
+        }
+        match op {
+            UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec => {
+                self.check_incdec(e, op, operand, t0)
+            }
+            UnaryOp::AddrOf => self.check_addr_of(operand),
+            UnaryOp::Deref => self.check_deref(operand, t0),
+            UnaryOp::Not => self.to_bool(operand, t0, codes::INVALID_UNARY_OPERAND),
+            UnaryOp::Neg | UnaryOp::Plus | UnaryOp::BitNot => {
+                let t = self.rvalue(operand, t0);
+                let var = self.out.types.var(t);
+                let p = match self.out.types.arith_prim(t) {
+                    Some(Prim::Bool) if op != UnaryOp::BitNot => Some(Prim::Int32),
+                    Some(p) if op != UnaryOp::BitNot || p.is_integer() => Some(p),
+                    _ => None,
+                };
+                let Some(p) = p else {
+                    self.bad_unary(op, operand, t);
+                    return Types::ERROR;
+                };
+                let r = self.out.types.prim(p, var);
+                if r != t {
+                    self.set_conv(operand, r);
+                }
+                r
+            }
+        }
+    }
+
+    fn bad_unary(&mut self, op: UnaryOp, operand: &Expr, t: TypeId) {
+        let ts = self.ty_str(t);
+        let what = match op {
+            UnaryOp::BitNot => "an integer",
+            UnaryOp::Neg | UnaryOp::Plus => "a number",
+            _ => "a number or a pointer",
+        };
+        self.emit(
+            Diagnostic::error(
+                codes::INVALID_UNARY_OPERAND,
+                format!("cannot apply unary `{}` to `{ts}`", op.symbol()),
+            )
+            .with_primary(operand.span, format!("this has type `{ts}`"))
+            .with_note(format!("`{}` needs {what}", op.symbol())),
+        );
+    }
+
+    fn check_incdec(&mut self, e: &Expr, op: UnaryOp, operand: &Expr, t: TypeId) -> TypeId {
+        let ok = match self.out.types.kind(t) {
+            TypeKind::Prim(p) => p != Prim::Bool,
+            TypeKind::Enum(_) => true,
+            TypeKind::Pointer(p) => !self.out.types.is_void(p),
+            _ => false,
+        };
+        if !ok {
+            self.bad_unary(op, operand, t);
+            return Types::ERROR;
+        }
+        if let Some(place) = self.check_store_target(operand, t) {
+            self.check_uniform_store(e, t, place);
+        }
+        t
+    }
+
+    fn check_addr_of(&mut self, operand: &Expr) -> TypeId {
+        let Some(place) = self.place_of(operand, 0) else {
+            self.emit(
+                Diagnostic::error(
+                    codes::ADDRESS_OF_RVALUE,
+                    "cannot take the address of this expression",
+                )
+                .with_primary(operand.span, "this value is not stored in memory")
+                .with_help("store it in a variable first, then take the variable's address"),
+            );
+            return Types::ERROR;
+        };
+        let var = if place.addr_varying {
+            Variability::Varying
+        } else {
+            Variability::Uniform
+        };
+        self.types().pointer(place.obj_ty, var, false)
+    }
+
+    fn check_deref(&mut self, operand: &Expr, t0: TypeId) -> TypeId {
+        let t = self.rvalue(operand, t0);
+        match self.out.types.kind(t) {
+            TypeKind::Pointer(p) if !self.out.types.is_void(p) => {
+                if self.out.types.is_varying(t) {
+                    self.types().with_var(p, Variability::Varying)
+                } else {
+                    p
+                }
+            }
+            _ => {
+                let ts = self.ty_str(t);
+                self.emit(
+                    Diagnostic::error(codes::DEREF_NON_POINTER, format!("cannot dereference a value of type `{ts}`"))
+                        .with_primary(operand.span, format!("this has type `{ts}`"))
+                        .with_help("only pointers to a complete type can be dereferenced (cast a `void *` first)"),
+                );
+                Types::ERROR
+            }
+        }
+    }
+
+    fn check_binary(&mut self, e: &Expr, op: BinaryOp, lhs: &Expr, rhs: &Expr) -> TypeId {
+        match op {
+            BinaryOp::LogicalAnd | BinaryOp::LogicalOr => return self.check_logical(lhs, rhs),
+            BinaryOp::Comma => {
+                self.check_expr(lhs);
+                return self.check_expr(rhs);
+            }
+            _ => {}
+        }
+        let lt = self.check_expr(lhs);
+        let rt = self.check_expr(rhs);
+        self.binary_types(e, op, lhs, lt, rhs, rt)
+    }
+
+    /// The type of `lhs op rhs` given the operands' types; records operand conversions.
+    fn binary_types(
+        &mut self,
+        e: &Expr,
+        op: BinaryOp,
+        lhs: &Expr,
+        lt: TypeId,
+        rhs: &Expr,
+        rt: TypeId,
+    ) -> TypeId {
+        let lt = self.rvalue(lhs, lt);
+        let rt = self.rvalue(rhs, rt);
+        let t = &self.out.types;
+        if t.is_error(lt) || t.is_error(rt) {
+            return Types::ERROR;
+        }
+        let o = Operands {
+            e,
+            op,
+            lhs,
+            lt,
+            rhs,
+            rt,
+        };
+        let is_ptr = |k| matches!(k, TypeKind::Pointer(_) | TypeKind::Null);
+        let (lk, rk) = (t.kind(lt), t.kind(rt));
+        if op.is_comparison() && (is_ptr(lk) || is_ptr(rk)) {
+            return self.pointer_compare(o);
+        }
+        if is_ptr(lk) || is_ptr(rk) {
+            return self.pointer_arith(o);
+        }
+        let var = t.var(lt).join(t.var(rt));
+        let (Some(lp), Some(rp)) = (t.arith_prim(lt), t.arith_prim(rt)) else {
+            self.bad_binary(o);
+            return Types::ERROR;
+        };
+        if matches!(op, BinaryOp::Shl | BinaryOp::Shr) {
+            return self.shift_types(op, lhs, lp, rhs, rp, var);
+        }
+        let bitwise = matches!(op, BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor);
+        let mut common = conv::common_prim(lp, rp);
+        if common == Prim::Bool && !bitwise && !matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
+            common = Prim::Int32;
+        }
+        let needs_int = bitwise || op == BinaryOp::Rem;
+        if needs_int && !(common.is_integer() || (bitwise && common == Prim::Bool)) {
+            self.bad_binary(o);
+            return Types::ERROR;
+        }
+        let opty = self.out.types.prim(common, var);
+        self.set_conv(lhs, opty);
+        self.set_conv(rhs, opty);
+        if matches!(op, BinaryOp::Div | BinaryOp::Rem) && common.is_integer() {
+            self.check_div_zero(op, rhs);
+        }
+        if op.is_comparison() {
+            self.out.types.prim(Prim::Bool, var)
+        } else {
+            opty
+        }
+    }
+
+    fn shift_types(
+        &mut self,
+        op: BinaryOp,
+        lhs: &Expr,
+        lp: Prim,
+        rhs: &Expr,
+        rp: Prim,
+        var: Variability,
+    ) -> TypeId {
+        if !lp.is_integer() || !rp.is_integer() {
+            let bad = if lp.is_integer() { rhs } else { lhs };
+            let bt = self.out.type_of(bad.id);
+            let bs = self.ty_str(bt);
+            self.emit(
+                Diagnostic::error(
+                    codes::NON_INTEGER,
+                    format!("`{}` needs integer operands", op.symbol()),
+                )
+                .with_primary(bad.span, format!("this has type `{bs}`"))
+                .with_help("cast the operand to an integer type"),
+            );
+            return Types::ERROR;
+        }
+        let r = self.out.types.prim(lp, var);
+        self.set_conv(lhs, r);
+        let count = self.out.types.prim(rp, var);
+        self.set_conv(rhs, count);
+        r
+    }
+
+    fn check_div_zero(&mut self, op: BinaryOp, rhs: &Expr) {
+        if let Some(ConstValue::Int(0)) = self.eval_const(rhs) {
+            let what = if op == BinaryOp::Div {
+                "division"
+            } else {
+                "remainder"
+            };
+            self.emit(
+                Diagnostic::error(codes::DIVISION_BY_ZERO, format!("integer {what} by zero"))
+                    .with_primary(rhs.span, "this is zero"),
+            );
+        }
+    }
+
+    fn bad_binary(&mut self, o: Operands) {
+        let Operands {
+            e,
+            op,
+            lhs,
+            lt,
+            rhs,
+            rt,
+        } = o;
+        let (ls, rs) = (self.ty_str(lt), self.ty_str(rt));
+        let mut d = Diagnostic::error(
+            codes::INVALID_BINARY_OPERANDS,
+            format!("cannot apply `{}` to `{ls}` and `{rs}`", op.symbol()),
+        )
+        .with_primary(e.span, "invalid operands")
+        .with_secondary(lhs.span, format!("`{ls}`"))
+        .with_secondary(rhs.span, format!("`{rs}`"));
+        if matches!(
+            op,
+            BinaryOp::Rem | BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor
+        ) {
+            d = d.with_note(format!("`{}` needs integer operands", op.symbol()));
+        }
+        self.emit(d);
+    }
+
+    fn check_logical(&mut self, lhs: &Expr, rhs: &Expr) -> TypeId {
+        let lt = self.check_expr(lhs);
+        let lb = self.to_bool(lhs, lt, codes::INVALID_BINARY_OPERANDS);
+        // With a varying left side, the right side runs under a narrowed mask.
+        let varying = self.out.types.is_varying(lb);
+        if varying {
+            self.enter_varying_cond();
+        }
+        let rt = self.check_expr(rhs);
+        let rb = self.to_bool(rhs, rt, codes::INVALID_BINARY_OPERANDS);
+        if varying {
+            self.leave_varying_cond();
+        }
+        if self.out.types.is_error(lb) || self.out.types.is_error(rb) {
+            return Types::ERROR;
+        }
+        let var = self.out.types.var(lb).join(self.out.types.var(rb));
+        self.out.types.prim(Prim::Bool, var)
+    }
+
+    /// Two pointers, or a pointer and a null constant, compared.
+    fn pointer_compare(&mut self, o: Operands) -> TypeId {
+        let Operands {
+            lhs, lt, rhs, rt, ..
+        } = o;
+        let var = self.out.types.var(lt).join(self.out.types.var(rt));
+        let ok = match (self.out.types.kind(lt), self.out.types.kind(rt)) {
+            (TypeKind::Pointer(p), TypeKind::Pointer(q)) => self.pointees_compatible(p, q),
+            (TypeKind::Pointer(_) | TypeKind::Null, TypeKind::Null)
+            | (TypeKind::Null, TypeKind::Pointer(_)) => true,
+            (TypeKind::Pointer(_), _) => Self::is_null_const(rhs),
+            (_, TypeKind::Pointer(_)) => Self::is_null_const(lhs),
+            _ => false,
+        };
+        if !ok {
+            self.bad_binary(o);
+            return Types::ERROR;
+        }
+        for (side, t) in [(lhs, lt), (rhs, rt)] {
+            if self.out.types.pointee(t).is_some() {
+                let v = self.types().with_var(t, var);
+                if v != t {
+                    self.set_conv(side, v);
+                }
+            }
+        }
+        self.out.types.prim(Prim::Bool, var)
+    }
+
+    /// Pointees that may be compared or subtracted: equal up to `const`, or one `void`.
+    fn pointees_compatible(&self, p: TypeId, q: TypeId) -> bool {
+        let t = &self.out.types;
+        let (pd, qd) = (t.get(p), t.get(q));
+        p == q || (pd.kind == qd.kind && pd.var == qd.var) || t.is_void(p) || t.is_void(q)
+    }
+
+    /// `p + n`, `n + p`, `p - n` and `p - q`.
+    fn pointer_arith(&mut self, o: Operands) -> TypeId {
+        let Operands {
+            e,
+            op,
+            lhs,
+            lt,
+            rhs,
+            rt,
+        } = o;
+        let t = &self.out.types;
+        let var = t.var(lt).join(t.var(rt));
+        let (lp, rp) = (t.pointee(lt), t.pointee(rt));
+        let void_ptr = lp.is_some_and(|p| t.is_void(p)) || rp.is_some_and(|p| t.is_void(p));
+        let result = match (op, lp, rp) {
+            _ if void_ptr => None,
+            (BinaryOp::Sub, Some(p), Some(q)) if self.pointees_compatible(p, q) => {
+                Some(self.out.types.prim(Prim::Int64, var))
+            }
+            (BinaryOp::Add | BinaryOp::Sub, Some(_), None) if t.is_integral(rt) => {
+                let r = self.types().with_var(lt, var);
+                self.set_conv(lhs, r);
+                Some(r)
+            }
+            (BinaryOp::Add, None, Some(_)) if t.is_integral(lt) => {
+                let r = self.types().with_var(rt, var);
+                self.set_conv(rhs, r);
+                Some(r)
+            }
+            _ => None,
+        };
+        match result {
+            Some(r) => r,
+            None => {
+                let (ls, rs) = (self.ty_str(lt), self.ty_str(rt));
+                let mut d = Diagnostic::error(codes::INVALID_POINTER_ARITH, format!("invalid pointer arithmetic: `{ls}` {} `{rs}`", op.symbol()))
+                    .with_primary(e.span, "not defined on these operands")
+                    .with_note("a pointer may be offset by an integer, and two pointers to the same type subtracted");
+                if void_ptr {
+                    d = d.with_help("cast the `void *` to a pointer to a concrete type first");
+                }
+                self.emit(d);
+                Types::ERROR
+            }
+        }
+    }
+
+    // ------------------------------------------------------------ assignment
+
+    fn check_assign(&mut self, e: &Expr, op: Option<BinaryOp>, lhs: &Expr, rhs: &Expr) -> TypeId {
+        let lt = self.check_expr(lhs);
+        let rt = self.check_expr(rhs);
+        let Some(place) = self.check_store_target(lhs, lt) else {
+            return Types::ERROR;
+        };
+        if self.out.types.is_error(lt) {
+            return Types::ERROR;
+        }
+        let site = Site::Assign {
+            via_ptr: place.via_ptr && !place.addr_varying,
+        };
+        match op {
+            None => {
+                let rt = self.rvalue(rhs, rt);
+                self.coerce(rhs, rt, lt, site);
+            }
+            Some(bop) => {
+                let r = self.binary_types(e, bop, lhs, lt, rhs, rt);
+                if !self.out.types.is_error(r) {
+                    self.out.compound.insert(e.id, r);
+                    if self.out.types.is_varying(r) && !self.out.types.is_varying(lt) {
+                        self.varying_to_uniform(rhs, r, lt, site);
+                    }
+                }
+            }
+        }
+        self.check_uniform_store(e, lt, place);
+        lt
+    }
+
+    /// Checks that `lhs` can be stored to: an lvalue (E0303), not an array, not const
+    /// (E0304). Returns its place, or None after reporting.
+    pub(super) fn check_store_target(&mut self, lhs: &Expr, lt: TypeId) -> Option<Place> {
+        if self.out.types.is_error(lt) {
+            return None;
+        }
+        let Some(place) = self.place_of(lhs, 0) else {
+            let label = match self.out.res(lhs.id) {
+                Res::EnumConst(..) => "an enumerator is a constant",
+                Res::BuiltinVar(_) => "a built-in value cannot be assigned",
+                _ => "not a variable, array element, member or dereferenced pointer",
+            };
+            self.emit(
+                Diagnostic::error(codes::NOT_ASSIGNABLE, "cannot assign to this expression")
+                    .with_primary(lhs.span, label),
+            );
+            return None;
+        };
+        if let TypeKind::Array(..) = self.out.types.kind(lt) {
+            self.emit(
+                Diagnostic::error(
+                    codes::NOT_ASSIGNABLE,
+                    "arrays cannot be assigned as a whole",
+                )
+                .with_primary(lhs.span, format!("this is an array, `{}`", self.ty_str(lt)))
+                .with_help("assign the elements one at a time"),
+            );
+            return None;
+        }
+        if self.out.types.get(lt).is_const {
+            let mut d =
+                Diagnostic::error(codes::ASSIGN_TO_CONST, "cannot assign to a `const` object")
+                    .with_primary(lhs.span, format!("this has type `{}`", self.ty_str(lt)));
+            if let Some(DeclRef::Local(l)) = place.root {
+                let local = &self.out.locals[l];
+                let label = match local.kind {
+                    super::LocalKind::ForeachIndex(_)
+                    | super::LocalKind::ForeachActive
+                    | super::LocalKind::ForeachUnique => {
+                        "iteration variables of `foreach` loops are const"
+                    }
+                    _ => "declared `const` here",
+                };
+                d = d.with_secondary(local.span, label);
+            }
+            self.emit(d);
+            return None;
+        }
+        Some(place)
+    }
+
+    /// W0004: a store to a uniform variable declared outside the varying `if`/loop
+    /// the store is in: whether it happens depends on whether any instance took the path.
+    fn check_uniform_store(&mut self, e: &Expr, lt: TypeId, place: Place) {
+        if self.out.types.is_varying(lt) || place.addr_varying {
+            return;
+        }
+        let Some(depth) = self.varying_cond_depth() else {
+            return;
+        };
+        let decl_depth = match place.root {
+            Some(DeclRef::Local(l)) => self.local_depth.get(l.index()).copied().unwrap_or(0),
+            Some(DeclRef::Global(_)) => 0,
+            None => return,
+        };
+        if depth > decl_depth {
+            self.emit(
+                Diagnostic::warning(codes::UNIFORM_STORE_UNDER_VARYING_CONTROL, "store to a uniform variable under varying control flow")
+                    .with_primary(e.span, "this store happens if any program instance reaches it")
+                    .with_note("the condition around it is varying, so instances may disagree about whether the store should happen")
+                    .with_help("make the variable varying, or compute the value outside the varying `if`/loop"),
+            );
+        }
+    }
+
+    /// The place an lvalue expression designates, or None if it is not an lvalue.
+    pub(super) fn place_of(&mut self, e: &Expr, depth: u32) -> Option<Place> {
+        if depth > 256 {
+            return None;
+        }
+        match &e.kind {
+            ExprKind::Ident(_) => {
+                let (root, obj_ty) = match self.out.res(e.id) {
+                    Res::Local(l) => (DeclRef::Local(l), self.out.locals[l].ty),
+                    Res::Global(g) => (DeclRef::Global(g), self.out.globals[g].ty),
+                    _ => return None,
+                };
+                Some(Place {
+                    obj_ty,
+                    via_ptr: false,
+                    addr_varying: false,
+                    root: Some(root),
+                })
+            }
+            ExprKind::Index { base, index } => {
+                let bt = self.out.type_of(base.id);
+                let iv = self.out.types.is_varying(self.out.type_of(index.id));
+                match self.out.types.kind(bt) {
+                    TypeKind::Array(elem, _) => {
+                        let p = self.place_of(base, depth + 1)?;
+                        Some(Place {
+                            obj_ty: elem,
+                            addr_varying: p.addr_varying || iv,
+                            ..p
+                        })
+                    }
+                    TypeKind::Pointer(pt) => Some(Place {
+                        obj_ty: pt,
+                        via_ptr: true,
+                        addr_varying: self.out.types.is_varying(bt) || iv,
+                        root: None,
+                    }),
+                    _ => None,
+                }
+            }
+            ExprKind::Member { base, arrow, .. } => {
+                let idx = *self.out.members.get(&e.id)? as usize;
+                if *arrow {
+                    let bt = self.out.converted_type(base.id);
+                    let pt = self.out.types.pointee(bt)?;
+                    let obj_ty = self.types().member_type(pt, idx);
+                    Some(Place {
+                        obj_ty,
+                        via_ptr: true,
+                        addr_varying: self.out.types.is_varying(bt),
+                        root: None,
+                    })
+                } else {
+                    let p = self.place_of(base, depth + 1)?;
+                    let obj_ty = self.types().member_type(p.obj_ty, idx);
+                    Some(Place { obj_ty, ..p })
+                }
+            }
+            ExprKind::Unary {
+                op: UnaryOp::Deref,
+                operand,
+            } => {
+                let pt = self.out.converted_type(operand.id);
+                let obj_ty = self.out.types.pointee(pt)?;
+                Some(Place {
+                    obj_ty,
+                    via_ptr: true,
+                    addr_varying: self.out.types.is_varying(pt),
+                    root: None,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    // ------------------------------------------------------------ other expressions
+
+    fn check_ternary(&mut self, cond: &Expr, then: &Expr, else_: &Expr) -> TypeId {
+        let ct = self.check_cond(cond);
+        let varying = self.out.types.is_varying(ct);
+        if varying {
+            self.enter_varying_cond();
+        }
+        let tt = self.check_expr(then);
+        let tt = self.rvalue(then, tt);
+        let et = self.check_expr(else_);
+        let et = self.rvalue(else_, et);
+        if varying {
+            self.leave_varying_cond();
+        }
+        let t = &self.out.types;
+        if t.is_error(ct) || t.is_error(tt) || t.is_error(et) {
+            return Types::ERROR;
+        }
+        let var = t.var(ct).join(t.var(tt)).join(t.var(et));
+        let result = match (t.kind(tt), t.kind(et)) {
+            (TypeKind::Enum(a), TypeKind::Enum(b)) if a == b => Some(self.types().enum_ty(a, var)),
+            (TypeKind::Prim(_) | TypeKind::Enum(_), TypeKind::Prim(_) | TypeKind::Enum(_)) => {
+                let (a, b) = (t.arith_prim(tt), t.arith_prim(et));
+                a.zip(b).map(|(a, b)| t.prim(conv::common_prim(a, b), var))
+            }
+            (TypeKind::Pointer(p), TypeKind::Pointer(q)) if self.pointees_compatible(p, q) => {
+                Some(self.types().with_var(tt, var))
+            }
+            (TypeKind::Pointer(_), TypeKind::Null) => Some(self.types().with_var(tt, var)),
+            (TypeKind::Null, TypeKind::Pointer(_)) => Some(self.types().with_var(et, var)),
+            (TypeKind::Pointer(_), _) if Self::is_null_const(else_) => {
+                Some(self.types().with_var(tt, var))
+            }
+            (_, TypeKind::Pointer(_)) if Self::is_null_const(then) => {
+                Some(self.types().with_var(et, var))
+            }
+            (TypeKind::Struct(a), TypeKind::Struct(b)) if a == b => {
+                Some(self.types().with_var(tt, var))
+            }
+            (TypeKind::Void, TypeKind::Void) => Some(Types::VOID),
+            (TypeKind::Null, TypeKind::Null) => Some(tt),
+            _ => None,
+        };
+        let Some(r) = result else {
+            let (ts, es) = (self.ty_str(tt), self.ty_str(et));
+            self.emit(
+                Diagnostic::error(
+                    codes::MISMATCHED_TYPES,
+                    format!("the branches of `?:` have incompatible types `{ts}` and `{es}`"),
+                )
+                .with_primary(then.span, format!("`{ts}`"))
+                .with_secondary(else_.span, format!("`{es}`")),
+            );
+            return Types::ERROR;
+        };
+        if r != tt {
+            self.set_conv(then, r);
+        }
+        if r != et {
+            self.set_conv(else_, r);
+        }
+        r
+    }
+
+    fn check_cast(&mut self, e: &Expr, tn: &ast::TypeName, inner: &Expr) -> TypeId {
+        let from = self.check_expr(inner);
+        let from = self.rvalue(inner, from);
+        let to = self.resolve_type_name(tn, TypeCtx::Cast);
+        if self.out.types.is_error(to) || self.out.types.is_error(from) {
+            return Types::ERROR;
+        }
+        // A cast without variability keeps the operand's (ISPC).
+        let fv = match self.out.types.var(from) {
+            Variability::Varying => Variability::Varying,
+            _ => Variability::Uniform,
+        };
+        let to = self.types().bind(to, fv);
+        if self.out.types.is_void(to) {
+            return Types::VOID;
+        }
+        if fv == Variability::Varying && self.out.types.var(to) == Variability::Uniform {
+            let (fs, ts) = (self.ty_str(from), self.ty_str(to));
+            self.emit(
+                Diagnostic::error(codes::INVALID_CAST, format!("cannot cast from varying `{fs}` to uniform `{ts}`"))
+                    .with_primary(e.span, "a cast cannot make a varying value uniform")
+                    .with_help("pick one value for the gang with `extract(v, lane)`, or combine them with `reduce_add(v)`, `reduce_max(v)`, ..."),
+            );
+            return Types::ERROR;
+        }
+        if !self.cast_allowed(inner, from, to) {
+            let (fs, ts) = (self.ty_str(from), self.ty_str(to));
+            let mut d = Diagnostic::error(
+                codes::INVALID_CAST,
+                format!("invalid cast from `{fs}` to `{ts}`"),
+            )
+            .with_primary(e.span, "this cast is not allowed");
+            if self.out.types.pointee(from).is_some() || self.out.types.pointee(to).is_some() {
+                d = d.with_help("pointers convert only to other pointers and to/from 64-bit integers (`int64`, `uint64`)");
+            }
+            self.emit(d);
+            return Types::ERROR;
+        }
+        to
+    }
+
+    /// Explicit conversions: arithmetic types among themselves (and enums), pointers
+    /// among themselves and to/from 64-bit integers, a struct to itself.
+    fn cast_allowed(&self, inner: &Expr, from: TypeId, to: TypeId) -> bool {
+        let t = &self.out.types;
+        let wide_int = |ty: TypeId| matches!(t.as_prim(ty), Some(Prim::Int64 | Prim::UInt64));
+        match (t.kind(from), t.kind(to)) {
+            (TypeKind::Prim(_) | TypeKind::Enum(_), TypeKind::Prim(_) | TypeKind::Enum(_)) => true,
+            (TypeKind::Pointer(_) | TypeKind::Null, TypeKind::Pointer(_)) => true,
+            (TypeKind::Pointer(_), TypeKind::Prim(_)) => wide_int(to) || to == from,
+            (TypeKind::Prim(_), TypeKind::Pointer(_)) => {
+                wide_int(from) || Self::is_null_const(inner)
+            }
+            (TypeKind::Struct(a), TypeKind::Struct(b)) => a == b,
+            _ => false,
+        }
+    }
+
+    fn sizeof_result(&mut self, e: &Expr, ty: TypeId) -> TypeId {
+        let size = self.types_layout_size(ty);
+        self.set_const(e, ConstValue::Int(i128::from(size)));
+        self.out.types.prim(Prim::UInt64, Variability::Uniform)
+    }
+
+    fn types_layout_size(&self, ty: TypeId) -> u32 {
+        self.out.types.layout(ty, self.out.target).size
+    }
+
+    fn check_sizeof_type(&mut self, e: &Expr, tn: &ast::TypeName) -> TypeId {
+        let ty = self.resolve_type_name(tn, TypeCtx::Sizeof);
+        let ty = self.finish_object_type(ty);
+        if self.out.types.is_error(ty) {
+            return Types::ERROR;
+        }
+        if self.out.types.is_void(ty) {
+            self.emit(
+                Diagnostic::error(codes::VOID_OBJECT, "`sizeof(void)` is not defined")
+                    .with_primary(e.span, "`void` has no size"),
+            );
+            return Types::ERROR;
+        }
+        if !self.require_complete(ty, tn.span) {
+            return Types::ERROR;
+        }
+        self.sizeof_result(e, ty)
+    }
+
+    fn check_sizeof_expr(&mut self, e: &Expr, inner: &Expr) -> TypeId {
+        let ty = self.check_expr(inner);
+        if self.out.types.is_error(ty) {
+            return Types::ERROR;
+        }
+        if !self.require_complete(ty, inner.span) {
+            return Types::ERROR;
+        }
+        self.sizeof_result(e, ty)
+    }
+
+    fn check_index(&mut self, e: &Expr, base: &Expr, index: &Expr) -> TypeId {
+        let bt = self.check_expr(base);
+        let it = self.check_expr(index);
+        if self.out.types.is_error(bt) {
+            return Types::ERROR;
+        }
+        let mut iv = false;
+        if !self.out.types.is_error(it) {
+            if !self.out.types.is_integral(it) {
+                let its = self.ty_str(it);
+                self.emit(
+                    Diagnostic::error(codes::NON_INTEGER, "array index is not an integer")
+                        .with_primary(index.span, format!("this has type `{its}`"))
+                        .with_help("convert the index with a cast, e.g. `(int)`"),
+                );
+            } else {
+                iv = self.out.types.is_varying(it);
+            }
+        }
+        match self.out.types.kind(bt) {
+            TypeKind::Array(elem, _) => {
+                if iv {
+                    self.check_varying_struct_index(elem, index);
+                    self.types().with_var(elem, Variability::Varying)
+                } else {
+                    elem
+                }
+            }
+            TypeKind::Pointer(p) if !self.out.types.is_void(p) => {
+                if iv || self.out.types.is_varying(bt) {
+                    if iv {
+                        self.check_varying_struct_index(p, index);
+                    }
+                    self.types().with_var(p, Variability::Varying)
+                } else {
+                    p
+                }
+            }
+            _ => {
+                let bs = self.ty_str(bt);
+                let mut d = Diagnostic::error(
+                    codes::NOT_INDEXABLE,
+                    format!("cannot index a value of type `{bs}`"),
+                )
+                .with_primary(base.span, format!("this has type `{bs}`"))
+                .with_secondary(e.span, "indexed here");
+                if self.out.types.pointee(bt).is_some() {
+                    d = d.with_help("cast the `void *` to a pointer to a concrete type first");
+                } else {
+                    d = d.with_note("only arrays and pointers can be indexed");
+                }
+                self.emit(d);
+                Types::ERROR
+            }
+        }
+    }
+
+    /// E0401: loading a uniform struct with a member bound `uniform` through a varying
+    /// index: the varying result would need one value of that member per instance.
+    fn check_varying_struct_index(&mut self, elem: TypeId, index: &Expr) {
+        let d = self.out.types.get(elem);
+        let TypeKind::Struct(sid) = d.kind else {
+            return;
+        };
+        if d.var != Variability::Uniform {
+            return;
+        }
+        let info = &self.out.types.structs[sid];
+        let bound = info.fields.iter().find(|f| {
+            self.out.types.var(f.ty) == Variability::Uniform
+                && self.out.types.pointee(f.ty).is_none()
+        });
+        if let Some(f) = bound {
+            let (fname, fspan, sname) = (self.name(f.name), f.span, self.name(info.name));
+            self.emit(
+                Diagnostic::error(codes::VARYING_INDEX_IN_UNIFORM_CONTEXT, format!("cannot index an array of `uniform {sname}` with a varying index"))
+                    .with_primary(index.span, "this index is varying")
+                    .with_secondary(fspan, format!("member `{fname}` is declared `uniform`, so a varying `{sname}` still has only one"))
+                    .with_help("leave the member's variability unbound (no `uniform`), or use a uniform index"),
+            );
+        }
+    }
+
+    fn check_member(&mut self, e: &Expr, base: &Expr, field: ast::Ident, arrow: bool) -> TypeId {
+        if let ExprKind::Ident(id) = &base.kind {
+            if self.scopes.lookup(id.name).is_none() {
+                if let Some(FileName::Builtin(BuiltinVar::Gpu(g))) =
+                    self.file_names.get(&id.name).copied()
+                {
+                    return self.check_gpu_member(e, base, g, field, arrow);
+                }
+            }
+        }
+        let bt = self.check_expr(base);
+        if self.out.types.is_error(bt) {
+            return Types::ERROR;
+        }
+        let bt = if arrow { self.rvalue(base, bt) } else { bt };
+        let t = &self.out.types;
+        let struct_pointee = t
+            .pointee(bt)
+            .filter(|&p| matches!(t.kind(p), TypeKind::Struct(_)));
+        let (sty, varying_ptr) = match (arrow, t.kind(bt), struct_pointee) {
+            (false, TypeKind::Struct(_), _) => (bt, false),
+            (true, _, Some(p)) => (p, t.is_varying(bt)),
+            (false, _, Some(_)) => {
+                self.wrong_member_op(base, bt, field, "`.` on a pointer", "->");
+                return Types::ERROR;
+            }
+            (true, TypeKind::Struct(_), _) => {
+                self.wrong_member_op(
+                    base,
+                    bt,
+                    field,
+                    "`->` on a struct that is not a pointer",
+                    ".",
+                );
+                return Types::ERROR;
+            }
+            _ => {
+                let bs = self.ty_str(bt);
+                self.emit(
+                    Diagnostic::error(codes::NOT_A_STRUCT, format!("`{bs}` has no members"))
+                        .with_primary(base.span, format!("this has type `{bs}`"))
+                        .with_secondary(field.span, "member access here"),
+                );
+                return Types::ERROR;
+            }
+        };
+        if !self.require_complete(sty, base.span) {
+            return Types::ERROR;
+        }
+        let TypeKind::Struct(sid) = self.out.types.kind(sty) else {
+            return Types::ERROR;
+        };
+        let Some(idx) = self.out.types.structs[sid].field_index(field.name) else {
+            self.no_such_member(sid, field);
+            return Types::ERROR;
+        };
+        self.out.members.insert(e.id, idx as u32);
+        let mt = self.types().member_type(sty, idx);
+        if varying_ptr {
+            self.types().with_var(mt, Variability::Varying)
+        } else {
+            mt
+        }
+    }
+
+    fn wrong_member_op(
+        &mut self,
+        base: &Expr,
+        bt: TypeId,
+        field: ast::Ident,
+        what: &str,
+        use_op: &str,
+    ) {
+        let bs = self.ty_str(bt);
+        self.emit(
+            Diagnostic::error(codes::WRONG_MEMBER_OPERATOR, format!("{what}"))
+                .with_primary(base.span, format!("this has type `{bs}`"))
+                .with_help(format!("use `{use_op}{}`", self.name(field.name))),
+        );
+    }
+
+    fn no_such_member(&mut self, sid: super::StructId, field: ast::Ident) {
+        let info = &self.out.types.structs[sid];
+        let (sname, fname) = (self.name(info.name), self.name(field.name));
+        let names: Vec<&str> = info
+            .fields
+            .iter()
+            .map(|f| self.interner.resolve(f.name))
+            .collect();
+        let mut d = Diagnostic::error(
+            codes::NO_SUCH_MEMBER,
+            format!("struct `{sname}` has no member `{fname}`"),
+        )
+        .with_primary(field.span, "unknown member")
+        .with_secondary(info.span, format!("`{sname}` defined here"));
+        if let Some(best) = suggest::closest(fname, names.iter().copied()) {
+            d = d.with_help(format!("did you mean `{best}`?"));
+        } else if !names.is_empty() {
+            d = d.with_note(format!("its members are: {}", names.join(", ")));
+        }
+        self.emit(d);
+    }
+
+    /// `threadIdx.x` and friends.
+    fn check_gpu_member(
+        &mut self,
+        e: &Expr,
+        base: &Expr,
+        g: super::GpuVar,
+        field: ast::Ident,
+        arrow: bool,
+    ) -> TypeId {
+        let dim = self.types().dim3(g, g.variability());
+        self.set_type(base, dim);
+        self.set_res(base, Res::BuiltinVar(BuiltinVar::Gpu(g)));
+        let axis = self.syms.axis(field.name);
+        let Some(axis) = axis.filter(|_| !arrow) else {
+            self.emit(
+                Diagnostic::error(
+                    codes::NO_SUCH_MEMBER,
+                    format!("`{}` has no member `{}`", g.name(), self.name(field.name)),
+                )
+                .with_primary(field.span, "unknown member")
+                .with_help(format!("use `{0}.x`, `{0}.y` or `{0}.z`", g.name())),
+            );
+            return Types::ERROR;
+        };
+        let v = BuiltinVar::GpuAxis(g, axis);
+        self.set_res(e, Res::BuiltinVar(v));
+        self.builtin_var_type(v)
+    }
+}
+
+/// The type of an integer literal: `int` if it fits, else `int64`, else `uint64`;
+/// `u` makes it unsigned, `l`/`ll` 64-bit.
+fn int_literal_prim(value: u64, suffix: IntSuffix) -> Prim {
+    match (suffix.unsigned, suffix.long) {
+        (false, false) if value <= i32::MAX as u64 => Prim::Int32,
+        (false, _) if value <= i64::MAX as u64 => Prim::Int64,
+        (true, false) if value <= u64::from(u32::MAX) => Prim::UInt32,
+        _ => Prim::UInt64,
+    }
+}

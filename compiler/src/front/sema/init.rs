@@ -1,0 +1,229 @@
+//! Initializers: an expression converted to the declared type, or a brace list that
+//! follows the shape of an array or struct (and completes `int a[] = {...}`).
+//!
+//! File-scope and `static` initializers must be constant (E0315); their constant
+//! leaves are recorded in [`super::Checked::const_value`] for lowering.
+
+use super::expr::Site;
+use super::types::{TypeId, TypeKind, Types, Variability};
+use super::Checker;
+use crate::diag::{codes, Diagnostic};
+use crate::front::ast::Initializer;
+use crate::front::intern::Symbol;
+use crate::source::Span;
+
+/// What an initializer belongs to.
+#[derive(Clone, Copy)]
+struct InitCx {
+    /// File-scope or `static`: every leaf must be constant.
+    constant: bool,
+    /// The declared variable, for messages.
+    name: Symbol,
+}
+
+impl Checker<'_> {
+    /// Checks an initializer for an object of type `ty`; returns the type, completed
+    /// when it was an array of unknown size.
+    pub(super) fn check_initializer(
+        &mut self,
+        ty: TypeId,
+        init: &Initializer,
+        constant: bool,
+        name: Symbol,
+    ) -> TypeId {
+        let cx = InitCx { constant, name };
+        self.check_init_depth(ty, init, cx, 0)
+    }
+
+    fn check_init_depth(
+        &mut self,
+        ty: TypeId,
+        init: &Initializer,
+        cx: InitCx,
+        depth: u32,
+    ) -> TypeId {
+        if depth > 64 || self.out.types.is_error(ty) {
+            if let Initializer::Expr(e) = init {
+                self.check_expr(e);
+            }
+            return ty;
+        }
+        match init {
+            Initializer::Expr(e) => {
+                if let TypeKind::Array(..) = self.out.types.kind(ty) {
+                    let et = self.check_expr(e);
+                    if !self.out.types.is_error(et) {
+                        self.emit(
+                            Diagnostic::error(
+                                codes::INVALID_INITIALIZER,
+                                "an array must be initialized with a brace list",
+                            )
+                            .with_primary(e.span, format!("this has type `{}`", self.ty_str(et)))
+                            .with_help("write `{ a, b, ... }`"),
+                        );
+                    }
+                    return ty;
+                }
+                let et = self.check_expr(e);
+                let et = self.rvalue(e, et);
+                if self.coerce(e, et, ty, Site::Init { name: cx.name }) && cx.constant {
+                    self.require_constant(e);
+                }
+                ty
+            }
+            Initializer::List(items, span) => self.check_init_list(ty, items, *span, cx, depth),
+        }
+    }
+
+    fn require_constant(&mut self, e: &crate::front::ast::Expr) {
+        match self.eval_const(e) {
+            Some(v) => self.set_const(e, v),
+            None => self.emit(
+                Diagnostic::error(codes::NOT_CONSTANT, "initializer is not a constant")
+                    .with_primary(e.span, "not known at compile time")
+                    .with_note(
+                        "file-scope and `static` variables are initialized before the program runs",
+                    )
+                    .with_help("use a constant expression, or assign the value in a function"),
+            ),
+        }
+    }
+
+    fn check_init_list(
+        &mut self,
+        ty: TypeId,
+        items: &[Initializer],
+        span: Span,
+        cx: InitCx,
+        depth: u32,
+    ) -> TypeId {
+        match self.out.types.kind(ty) {
+            TypeKind::Array(elem, len) => {
+                if let Some(n) = len {
+                    if items.len() > n as usize {
+                        self.too_many(items, n as usize, span, "array", cx);
+                    }
+                }
+                for it in items.iter().take(len.map_or(usize::MAX, |n| n as usize)) {
+                    self.check_init_depth(elem, it, cx, depth + 1);
+                }
+                if len.is_none() {
+                    if items.is_empty() {
+                        self.emit(
+                            Diagnostic::error(
+                                codes::INVALID_ARRAY_SIZE,
+                                "array of unknown size initialized with an empty list",
+                            )
+                            .with_primary(span, "no elements"),
+                        );
+                        return ty;
+                    }
+                    return self.types().array(elem, Some(items.len() as u32));
+                }
+                ty
+            }
+            TypeKind::Struct(sid) => {
+                if !self.require_complete(ty, span) {
+                    return ty;
+                }
+                let n = self.out.types.structs[sid].fields.len();
+                if items.len() > n {
+                    self.too_many(items, n, span, "struct", cx);
+                }
+                for (i, it) in items.iter().take(n).enumerate() {
+                    let mt = self.types().member_type(ty, i);
+                    self.check_init_depth(mt, it, cx, depth + 1);
+                }
+                ty
+            }
+            TypeKind::Prim(_) | TypeKind::Enum(_) | TypeKind::Pointer(_) => {
+                self.scalar_list(ty, items, span, cx, depth)
+            }
+            _ => {
+                self.emit(
+                    Diagnostic::error(
+                        codes::INVALID_INITIALIZER,
+                        format!("a brace list cannot initialize `{}`", self.ty_str(ty)),
+                    )
+                    .with_primary(span, "brace list here"),
+                );
+                ty
+            }
+        }
+    }
+
+    /// `{ x }` for a scalar, or, for a varying scalar, `{ v0, v1, ... }` with one value
+    /// per program instance.
+    fn scalar_list(
+        &mut self,
+        ty: TypeId,
+        items: &[Initializer],
+        span: Span,
+        cx: InitCx,
+        depth: u32,
+    ) -> TypeId {
+        let lanes = self.out.target.program_count as usize;
+        let varying = self.out.types.is_varying(ty);
+        if items.len() == 1 {
+            return self.check_init_depth(ty, &items[0], cx, depth + 1);
+        }
+        if varying && items.len() == lanes {
+            let lane_ty = self.types().with_var(ty, Variability::Uniform);
+            for it in items {
+                self.check_init_depth(lane_ty, it, cx, depth + 1);
+            }
+            return ty;
+        }
+        let help = if varying {
+            format!("a varying scalar takes one value, or exactly `programCount` ({lanes}) values")
+        } else {
+            "a scalar takes a single value".to_string()
+        };
+        self.emit(
+            Diagnostic::error(
+                codes::INVALID_INITIALIZER,
+                format!("{} values for a `{}`", items.len(), self.ty_str(ty)),
+            )
+            .with_primary(span, "wrong number of values")
+            .with_help(help),
+        );
+        for it in items {
+            self.check_init_depth(
+                Types::ERROR,
+                it,
+                InitCx {
+                    constant: false,
+                    ..cx
+                },
+                depth + 1,
+            );
+        }
+        ty
+    }
+
+    fn too_many(&mut self, items: &[Initializer], n: usize, span: Span, what: &str, cx: InitCx) {
+        let extra = items.get(n).map_or(span, |i| i.span());
+        self.emit(
+            Diagnostic::error(
+                codes::TOO_MANY_INITIALIZERS,
+                format!(
+                    "too many initializers for {what} of {n} element{}",
+                    if n == 1 { "" } else { "s" }
+                ),
+            )
+            .with_primary(extra, "this one is beyond the end")
+            .with_secondary(span, format!("{} initializers", items.len())),
+        );
+        for it in &items[n..] {
+            self.check_init_depth(
+                Types::ERROR,
+                it,
+                InitCx {
+                    constant: false,
+                    ..cx
+                },
+                1,
+            );
+        }
+    }
+}

@@ -1,0 +1,559 @@
+//! Semantic analysis: names, types and ISPC's uniform/varying rules.
+//!
+//! [`check`] walks a parsed [`ast::TranslationUnit`] (the stdlib's items first, then the
+//! user's) and produces a [`Checked`] program plus diagnostics. The AST is never changed:
+//! every result lives in a side table, most of them indexed by [`ExprId`], so the
+//! lowering stage reads the AST and asks `Checked` what each node means.
+//!
+//! The work is split by concern:
+//! - [`types`]: the interned type arena, structs, enums, layouts;
+//! - `resolve`: written types ([`ast::TypeName`]) to semantic types;
+//! - `decls`: file-scope items (structs, enums, typedefs, globals, function signatures,
+//!   prototypes and overload sets);
+//! - `scope`: the block scopes of locals;
+//! - `expr`: expressions, lvalues and the uniform/varying rules on them;
+//! - `conv`: implicit conversions, their costs, the usual arithmetic conversions;
+//! - `overload`: choosing among overloads;
+//! - `builtins`: `programIndex`, `threadIdx.x`, `print`, `barrier`...;
+//! - `consteval`: constant expressions (array sizes, enum values, case labels);
+//! - `init`: initializers and brace lists;
+//! - `stmt`: statements and control-flow context (loops, `foreach`, varying control);
+//! - `flow`: can the end of a function be reached (missing `return`).
+
+mod builtins;
+mod consteval;
+mod conv;
+mod decls;
+mod expr;
+mod flow;
+mod fxhash;
+mod init;
+mod overload;
+mod resolve;
+mod scope;
+mod stmt;
+pub mod types;
+
+#[cfg(test)]
+mod tests;
+
+pub use builtins::{Axis, BuiltinFn, BuiltinVar};
+pub use conv::{describe_conversion, ConvStep};
+pub use types::{
+    EnumId, EnumInfo, FieldInfo, GpuVar, Layout, Prim, StructId, StructInfo, StructLayout, Target,
+    TypeData, TypeId, TypeKind, Types, Variability,
+};
+
+use crate::diag::Diagnostic;
+use crate::front::ast::{self, ExprId};
+use crate::front::intern::{Interner, Symbol};
+use crate::source::{FileId, SourceMap, Span};
+use cranelift_entity::{entity_impl, PrimaryMap};
+use fxhash::FxHashMap;
+
+/// Handle of a function (one per distinct signature; a prototype and its definition
+/// share one).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FuncId(u32);
+entity_impl!(FuncId, "fn");
+
+/// Handle of a file-scope variable.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GlobalId(u32);
+entity_impl!(GlobalId, "global");
+
+/// Handle of a local variable or parameter. Numbered across the whole program; each
+/// function owns a contiguous range (see [`FuncInfo::locals`]).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LocalId(u32);
+entity_impl!(LocalId, "local");
+
+/// What a name (or a call) resolved to. Indexed by [`ExprId`] in [`Checked::res`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Res {
+    /// The expression is not a name, or was never checked.
+    #[default]
+    None,
+    Local(LocalId),
+    Global(GlobalId),
+    /// On a `Call` expression: the selected overload.
+    Func(FuncId),
+    /// An enumerator: its enum and index in [`EnumInfo::variants`].
+    EnumConst(EnumId, u32),
+    /// A built-in value (`programIndex`; `threadIdx.x` is recorded on the `Member`).
+    BuiltinVar(BuiltinVar),
+    /// On a `Call` expression: `print` or `barrier`.
+    BuiltinFn(BuiltinFn),
+    /// A name that failed to resolve (already reported).
+    Error,
+}
+
+/// A compile-time constant value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ConstValue {
+    /// An integer or enum value (wrapped to its type's width, sign-extended if signed).
+    Int(i128),
+    Float(f64),
+    Bool(bool),
+    /// `NULL` (or `0` converted to a pointer).
+    Null,
+}
+
+impl ConstValue {
+    pub fn as_int(self) -> Option<i128> {
+        match self {
+            ConstValue::Int(v) => Some(v),
+            ConstValue::Bool(b) => Some(i128::from(b)),
+            _ => None,
+        }
+    }
+}
+
+/// Function qualifiers that matter after checking.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FnFlags {
+    pub export: bool,
+    pub task: bool,
+    pub static_: bool,
+    pub inline: bool,
+    pub noinline: bool,
+    pub extern_: bool,
+    pub unmasked: bool,
+}
+
+impl FnFlags {
+    /// An entry point: launched by the host.
+    pub fn is_entry(self) -> bool {
+        self.export || self.task
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct ParamInfo {
+    pub name: Option<Symbol>,
+    /// The parameter's type after array decay.
+    pub ty: TypeId,
+    pub span: Span,
+    /// The local that holds it in the definition's body (None for a prototype only).
+    pub local: Option<LocalId>,
+}
+
+/// One function: its signature, where it is defined and its locals.
+#[derive(Clone, Debug)]
+pub struct FuncInfo {
+    pub name: Symbol,
+    /// The name's span in the first declaration.
+    pub span: Span,
+    pub params: Vec<ParamInfo>,
+    pub ret: TypeId,
+    pub flags: FnFlags,
+    /// Index in `unit.items` of the definition (the item with a body), if any.
+    pub def_item: Option<usize>,
+    /// Indices in `unit.items` of every declaration (prototypes and definition).
+    pub decl_items: Vec<usize>,
+    /// Declared in the stdlib file: provided by the implementation when it has no body.
+    pub from_stdlib: bool,
+    /// The locals of the definition (parameters first), as a range of [`LocalId`]s.
+    pub locals: std::ops::Range<u32>,
+    /// Called from somewhere in the program.
+    pub called: bool,
+}
+
+impl FuncInfo {
+    pub fn is_entry(&self) -> bool {
+        self.flags.is_entry()
+    }
+
+    /// The locals of the definition, parameters first.
+    pub fn local_ids(&self) -> impl Iterator<Item = LocalId> {
+        self.locals.clone().map(LocalId::from_u32)
+    }
+}
+
+/// How a local lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LocalKind {
+    /// Parameter number `n`.
+    Param(u32),
+    /// An ordinary automatic variable.
+    Var,
+    /// A `static` local: one object for the whole program.
+    Static,
+    /// A `shared` local: one object per block.
+    Shared,
+    /// A `foreach`/`foreach_tiled` iteration variable (dimension `n`).
+    ForeachIndex(u32),
+    /// The `foreach_active` lane variable.
+    ForeachActive,
+    /// The `foreach_unique` value variable.
+    ForeachUnique,
+}
+
+#[derive(Clone, Debug)]
+pub struct LocalVar {
+    pub name: Symbol,
+    pub ty: TypeId,
+    pub span: Span,
+    pub kind: LocalKind,
+    pub func: FuncId,
+    /// For `const uniform` locals with a constant initializer: the value.
+    pub const_value: Option<ConstValue>,
+}
+
+#[derive(Clone, Debug)]
+pub struct GlobalVar {
+    pub name: Symbol,
+    pub ty: TypeId,
+    pub span: Span,
+    pub shared: bool,
+    pub static_: bool,
+    pub extern_: bool,
+    pub from_stdlib: bool,
+    /// Index in `unit.items` of the declaring item.
+    pub item: usize,
+    /// For `const` globals with a constant scalar initializer: the value. (Every
+    /// constant leaf of any global initializer is also in [`Checked::const_value`].)
+    pub const_value: Option<ConstValue>,
+}
+
+/// What a declarator, `foreach` dimension or `foreach_active`/`foreach_unique` statement
+/// declared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeclRef {
+    Local(LocalId),
+    Global(GlobalId),
+}
+
+/// Target parameters sema needs: constants such as `programCount` and `sizeof`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    pub target: Target,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            target: Target {
+                program_count: 16,
+                pointer_size: 8,
+            },
+        }
+    }
+}
+
+/// The checked program: what lowering consumes, next to the AST it describes.
+///
+/// Expression tables are dense vectors indexed by [`ExprId`]. Declarations are found
+/// through [`Checked::decl`] and friends, keyed by the address of the AST node: lowering
+/// must pass the very `TranslationUnit` that was checked (not a clone).
+#[derive(Debug)]
+pub struct Checked {
+    pub target: Target,
+    pub types: Types,
+    pub funcs: PrimaryMap<FuncId, FuncInfo>,
+    pub globals: PrimaryMap<GlobalId, GlobalVar>,
+    pub locals: PrimaryMap<LocalId, LocalVar>,
+    /// Type of every expression, before any implicit conversion. Unchecked → ERROR.
+    expr_ty: Vec<TypeId>,
+    /// Type each expression is implicitly converted to where it is used (equal to
+    /// `expr_ty` when there is no conversion). See [`describe_conversion`].
+    expr_conv: Vec<TypeId>,
+    /// What each name / call resolved to.
+    expr_res: Vec<Res>,
+    /// Values of constant expressions sema evaluated: array sizes, enumerator values,
+    /// case labels, `sizeof`, and the leaves of global initializers.
+    consts: FxHashMap<ExprId, ConstValue>,
+    /// For compound assignments (`a op= b`): the type the operation is computed in.
+    compound: FxHashMap<ExprId, TypeId>,
+    /// For `Member` expressions on structs: the member's index in [`StructInfo::fields`].
+    members: FxHashMap<ExprId, u32>,
+    /// Declarations keyed by AST node address.
+    decls: FxHashMap<usize, DeclRef>,
+    /// `unit.items[i]` is a function → its [`FuncId`].
+    item_funcs: Vec<Option<FuncId>>,
+}
+
+/// The address of an AST node: the key of [`Checked`]'s declaration tables.
+fn node_key<T>(node: &T) -> usize {
+    node as *const T as usize
+}
+
+impl Checked {
+    fn new(unit: &ast::TranslationUnit, target: Target) -> Self {
+        let n = unit.expr_count as usize;
+        Checked {
+            target,
+            types: Types::new(),
+            funcs: PrimaryMap::new(),
+            globals: PrimaryMap::new(),
+            locals: PrimaryMap::new(),
+            expr_ty: vec![Types::ERROR; n],
+            expr_conv: vec![Types::ERROR; n],
+            expr_res: vec![Res::None; n],
+            consts: FxHashMap::default(),
+            compound: FxHashMap::default(),
+            members: FxHashMap::default(),
+            decls: FxHashMap::default(),
+            item_funcs: vec![None; unit.items.len()],
+        }
+    }
+
+    /// The type of an expression before implicit conversion.
+    pub fn type_of(&self, e: ExprId) -> TypeId {
+        self.expr_ty.get(e.index()).copied().unwrap_or(Types::ERROR)
+    }
+
+    /// The type an expression is converted to where it is used.
+    pub fn converted_type(&self, e: ExprId) -> TypeId {
+        self.expr_conv
+            .get(e.index())
+            .copied()
+            .unwrap_or(Types::ERROR)
+    }
+
+    /// The implicit conversion applied to an expression, as steps, or empty if none.
+    pub fn conversion(&self, e: ExprId) -> Vec<ConvStep> {
+        describe_conversion(&self.types, self.type_of(e), self.converted_type(e))
+    }
+
+    pub fn res(&self, e: ExprId) -> Res {
+        self.expr_res.get(e.index()).copied().unwrap_or(Res::None)
+    }
+
+    pub fn const_value(&self, e: ExprId) -> Option<ConstValue> {
+        self.consts.get(&e).copied()
+    }
+
+    /// For a compound assignment expression: the type `a op b` is computed in.
+    pub fn compound_op_type(&self, e: ExprId) -> Option<TypeId> {
+        self.compound.get(&e).copied()
+    }
+
+    /// For a struct member access (`s.m`, `p->m`): the member's index.
+    pub fn member_index(&self, e: ExprId) -> Option<u32> {
+        self.members.get(&e).copied()
+    }
+
+    /// What a declarator declared (a local or, at file scope, a global).
+    pub fn decl(&self, d: &ast::Declarator) -> Option<DeclRef> {
+        self.decls.get(&node_key(d)).copied()
+    }
+
+    /// The local of a `foreach` dimension's iteration variable.
+    pub fn foreach_dim_local(&self, d: &ast::ForeachDim) -> Option<LocalId> {
+        match self.decls.get(&node_key(d)) {
+            Some(DeclRef::Local(l)) => Some(*l),
+            _ => None,
+        }
+    }
+
+    /// The local declared by a `foreach_active` or `foreach_unique` statement.
+    pub fn stmt_local(&self, s: &ast::Stmt) -> Option<LocalId> {
+        match self.decls.get(&node_key(s)) {
+            Some(DeclRef::Local(l)) => Some(*l),
+            _ => None,
+        }
+    }
+
+    /// The function an item declares or defines.
+    pub fn item_func(&self, item: usize) -> Option<FuncId> {
+        self.item_funcs.get(item).copied().flatten()
+    }
+
+    /// Size and alignment of a type on the target.
+    pub fn layout(&self, ty: TypeId) -> Layout {
+        self.types.layout(ty, self.target)
+    }
+
+    /// Functions with a body, in definition order.
+    pub fn defined_funcs(&self) -> impl Iterator<Item = (FuncId, &FuncInfo)> {
+        self.funcs.iter().filter(|(_, f)| f.def_item.is_some())
+    }
+}
+
+/// Checks a translation unit with the default target (16 lanes, 64-bit pointers).
+pub fn check(
+    unit: &ast::TranslationUnit,
+    interner: &Interner,
+    sources: &SourceMap,
+    stdlib_file: FileId,
+) -> (Checked, Vec<Diagnostic>) {
+    check_with(unit, interner, sources, stdlib_file, &Options::default())
+}
+
+/// Checks a translation unit for a given target.
+pub fn check_with(
+    unit: &ast::TranslationUnit,
+    interner: &Interner,
+    sources: &SourceMap,
+    stdlib_file: FileId,
+    options: &Options,
+) -> (Checked, Vec<Diagnostic>) {
+    let mut cx = Checker::new(unit, interner, sources, stdlib_file, options);
+    cx.run();
+    (cx.out, cx.diags)
+}
+
+/// A name at file scope.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FileName {
+    Global(GlobalId),
+    /// One or more function overloads (in `Checker::overloads`).
+    Funcs,
+    EnumConst(EnumId, u32),
+    Builtin(BuiltinVar),
+    Typedef(TypeId),
+    Struct(StructId),
+    Enum(EnumId),
+}
+
+/// The checker's state: the tables being built plus the current context.
+struct Checker<'a> {
+    unit: &'a ast::TranslationUnit,
+    interner: &'a Interner,
+    #[allow(dead_code)]
+    sources: &'a SourceMap,
+    stdlib_file: FileId,
+    out: Checked,
+    diags: Vec<Diagnostic>,
+    syms: builtins::Syms,
+    /// Names at file scope (variables, functions, enumerators, types): one namespace.
+    file_names: FxHashMap<Symbol, FileName>,
+    /// Where each file-scope name was declared (for "previous declaration" labels).
+    file_name_spans: FxHashMap<Symbol, Span>,
+    /// Struct tags (`struct Foo`), which may also be used bare.
+    struct_tags: FxHashMap<Symbol, StructId>,
+    enum_tags: FxHashMap<Symbol, EnumId>,
+    overloads: FxHashMap<Symbol, smallvec::SmallVec<[FuncId; 2]>>,
+    scopes: scope::Scopes,
+    /// The function being checked, if any.
+    fcx: Option<stmt::FnCtx>,
+    /// The first call of each called function (for E0211).
+    first_calls: FxHashMap<FuncId, Span>,
+    /// For each local: the varying-condition depth at its declaration (for W0004).
+    local_depth: Vec<u32>,
+    /// Current nesting depth of expressions and statements (see [`MAX_DEPTH`]).
+    depth: u32,
+    /// Set once the depth limit was reported, to report it only once.
+    depth_reported: bool,
+}
+
+/// Deepest nesting of expressions plus statements that sema descends into. Deeper trees
+/// get one E0325 instead of a stack overflow.
+const MAX_DEPTH: u32 = 1500;
+
+impl<'a> Checker<'a> {
+    fn new(
+        unit: &'a ast::TranslationUnit,
+        interner: &'a Interner,
+        sources: &'a SourceMap,
+        stdlib_file: FileId,
+        options: &Options,
+    ) -> Self {
+        let mut cx = Checker {
+            unit,
+            interner,
+            sources,
+            stdlib_file,
+            out: Checked::new(unit, options.target),
+            diags: Vec::new(),
+            syms: builtins::Syms::new(interner),
+            file_names: FxHashMap::default(),
+            file_name_spans: FxHashMap::default(),
+            struct_tags: FxHashMap::default(),
+            enum_tags: FxHashMap::default(),
+            overloads: FxHashMap::default(),
+            scopes: scope::Scopes::default(),
+            fcx: None,
+            first_calls: FxHashMap::default(),
+            local_depth: Vec::new(),
+            depth: 0,
+            depth_reported: false,
+        };
+        cx.declare_builtins();
+        cx
+    }
+
+    fn run(&mut self) {
+        self.declare_items();
+        self.check_bodies();
+        self.check_undefined_calls();
+        let target = self.out.target;
+        self.out.types.compute_struct_layouts(target);
+    }
+
+    // ------------------------------------------------------------ small helpers
+
+    fn name(&self, sym: Symbol) -> &'a str {
+        self.interner.resolve(sym)
+    }
+
+    fn ty_str(&self, ty: TypeId) -> String {
+        self.out.types.display(ty, self.interner)
+    }
+
+    fn emit(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+
+    fn in_stdlib(&self, span: Span) -> bool {
+        span.file == self.stdlib_file
+    }
+
+    fn types(&mut self) -> &mut Types {
+        &mut self.out.types
+    }
+
+    fn set_type(&mut self, e: &ast::Expr, ty: TypeId) {
+        if let Some(slot) = self.out.expr_ty.get_mut(e.id.index()) {
+            *slot = ty;
+        }
+        if let Some(slot) = self.out.expr_conv.get_mut(e.id.index()) {
+            *slot = ty;
+        }
+    }
+
+    fn set_conv(&mut self, e: &ast::Expr, ty: TypeId) {
+        if let Some(slot) = self.out.expr_conv.get_mut(e.id.index()) {
+            *slot = ty;
+        }
+    }
+
+    fn set_res(&mut self, e: &ast::Expr, res: Res) {
+        if let Some(slot) = self.out.expr_res.get_mut(e.id.index()) {
+            *slot = res;
+        }
+    }
+
+    fn set_const(&mut self, e: &ast::Expr, v: ConstValue) {
+        self.out.consts.insert(e.id, v);
+    }
+
+    fn record_decl<T>(&mut self, node: &T, d: DeclRef) {
+        self.out.decls.insert(node_key(node), d);
+    }
+
+    /// Enters one nesting level; false (after reporting once) when too deep.
+    fn enter(&mut self, span: Span) -> bool {
+        if self.depth >= MAX_DEPTH {
+            if !self.depth_reported {
+                self.depth_reported = true;
+                self.emit(
+                    Diagnostic::error(
+                        crate::diag::codes::NESTED_TOO_DEEPLY,
+                        format!("expression or statement nested more than {MAX_DEPTH} levels deep"),
+                    )
+                    .with_primary(span, "nesting limit reached here")
+                    .with_help("split the expression using temporary variables"),
+                );
+            }
+            return false;
+        }
+        self.depth += 1;
+        true
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+}

@@ -1,0 +1,383 @@
+//! Calls: finding the callee, choosing among overloads, and the built-in `print` and
+//! `barrier`.
+//!
+//! Overload selection follows ISPC: each argument's conversion has a cost (exact,
+//! widening, uniform→varying, arbitrary conversion and their combinations; see
+//! [`super::conv::Cost`]); a candidate is viable if every argument converts; the
+//! candidate with the smallest total cost wins, and a tie for the smallest total is
+//! ambiguous (E0205).
+
+use super::builtins::{count_placeholders, BuiltinFn, BUILTIN_NAMES};
+use super::conv::{self, Cost};
+use super::expr::Site;
+use super::types::{TypeId, TypeKind, Types};
+use super::{Checker, FileName, FuncId, Res};
+use crate::diag::{codes, suggest, Diagnostic};
+use crate::front::ast::{self, Expr, ExprKind};
+use smallvec::SmallVec;
+
+/// Most candidates listed in a "no matching overload" note.
+const MAX_LISTED: usize = 8;
+
+impl Checker<'_> {
+    pub(super) fn check_call(&mut self, e: &Expr, callee: ast::Ident, args: &[Expr]) -> TypeId {
+        if let Some(f) = self.syms.builtin_fn(callee.name) {
+            if !self.overloads.contains_key(&callee.name)
+                && self.scopes.lookup(callee.name).is_none()
+            {
+                return self.check_builtin_call(e, f, callee, args);
+            }
+        }
+        let arg_tys: SmallVec<[TypeId; 8]> = args
+            .iter()
+            .map(|a| {
+                let t = self.check_expr(a);
+                self.rvalue(a, t)
+            })
+            .collect();
+        if self.scopes.lookup(callee.name).is_some()
+            || matches!(
+                self.file_names.get(&callee.name),
+                Some(FileName::Global(_) | FileName::EnumConst(..) | FileName::Builtin(_))
+            )
+        {
+            self.set_res(e, Res::Error);
+            self.emit(
+                Diagnostic::error(
+                    codes::NOT_A_FUNCTION,
+                    format!("`{}` is not a function", self.name(callee.name)),
+                )
+                .with_primary(callee.span, "called here, but it is a variable")
+                .with_help("spmdc has no function pointers; call a function by its name"),
+            );
+            return Types::ERROR;
+        }
+        let Some(cands) = self.overloads.get(&callee.name).cloned() else {
+            self.set_res(e, Res::Error);
+            self.unknown_function(callee);
+            return Types::ERROR;
+        };
+        if arg_tys.iter().any(|&t| self.out.types.is_error(t)) {
+            // One argument already failed: don't guess an overload, don't cascade.
+            self.set_res(e, Res::Error);
+            return Types::ERROR;
+        }
+        let Some(fid) = self.select_overload(e, callee, args, &arg_tys, &cands) else {
+            self.set_res(e, Res::Error);
+            return Types::ERROR;
+        };
+        self.set_res(e, Res::Func(fid));
+        self.out.funcs[fid].called = true;
+        self.first_calls.entry(fid).or_insert(callee.span);
+        let params: SmallVec<[TypeId; 8]> =
+            self.out.funcs[fid].params.iter().map(|p| p.ty).collect();
+        for (i, (a, &t)) in args.iter().zip(&arg_tys).enumerate() {
+            if let Some(&p) = params.get(i) {
+                self.coerce(
+                    a,
+                    t,
+                    p,
+                    Site::Arg {
+                        func: fid,
+                        index: i,
+                    },
+                );
+            }
+        }
+        self.out.funcs[fid].ret
+    }
+
+    fn unknown_function(&mut self, callee: ast::Ident) {
+        let name = self.name(callee.name);
+        let mut d = Diagnostic::error(
+            codes::UNKNOWN_FUNCTION,
+            format!("cannot find function `{name}`"),
+        )
+        .with_primary(callee.span, "not declared");
+        let candidates: Vec<&str> = self
+            .overloads
+            .keys()
+            .map(|s| self.interner.resolve(*s))
+            .chain(BUILTIN_NAMES.iter().copied())
+            .collect();
+        if let Some(best) = suggest::closest(name, candidates) {
+            d = d.with_help(format!("did you mean `{best}`?"));
+        }
+        self.emit(d);
+    }
+
+    /// Picks the overload to call, or reports E0305/E0204/E0205 and returns None.
+    /// With a single candidate, argument errors are left to `coerce` (which gives the
+    /// precise E0407/E0300 at the argument).
+    fn select_overload(
+        &mut self,
+        e: &Expr,
+        callee: ast::Ident,
+        args: &[Expr],
+        arg_tys: &[TypeId],
+        cands: &[FuncId],
+    ) -> Option<FuncId> {
+        if let [only] = cands {
+            let n = self.out.funcs[*only].params.len();
+            if n != args.len() {
+                self.wrong_arg_count(e, callee, *only, args.len());
+                return None;
+            }
+            return Some(*only);
+        }
+        let mut best: Option<(u32, FuncId)> = None;
+        let mut tie = false;
+        let mut any_arity = false;
+        for &fid in cands {
+            let Some(total) = self.call_cost(fid, args, arg_tys) else {
+                any_arity |= self.out.funcs[fid].params.len() == args.len();
+                continue;
+            };
+            any_arity = true;
+            match best {
+                Some((b, _)) if total == b => tie = true,
+                Some((b, _)) if total > b => {}
+                _ => {
+                    best = Some((total, fid));
+                    tie = false;
+                }
+            }
+        }
+        match best {
+            Some((total, fid)) if tie => {
+                let tied: Vec<FuncId> = cands
+                    .iter()
+                    .copied()
+                    .filter(|&c| self.call_cost(c, args, arg_tys) == Some(total))
+                    .collect();
+                self.ambiguous(e, callee, arg_tys, &tied);
+                let _ = fid;
+                None
+            }
+            Some((_, fid)) => Some(fid),
+            None => {
+                self.no_overload(e, callee, arg_tys, cands, any_arity);
+                None
+            }
+        }
+    }
+
+    /// Total conversion cost of calling `fid` with these arguments, None if not viable.
+    fn call_cost(&mut self, fid: FuncId, args: &[Expr], arg_tys: &[TypeId]) -> Option<u32> {
+        let n = self.out.funcs[fid].params.len();
+        if n != args.len() {
+            return None;
+        }
+        let mut total = 0u32;
+        for i in 0..n {
+            let p = self.out.funcs[fid].params[i].ty;
+            let c: Cost = conv::implicit_cost(
+                &mut self.out.types,
+                arg_tys[i],
+                p,
+                Self::is_null_const(&args[i]),
+            )
+            .ok()?;
+            total += c as u32;
+        }
+        Some(total)
+    }
+
+    fn signature(&self, fid: FuncId) -> String {
+        let f = &self.out.funcs[fid];
+        let params: Vec<String> = f.params.iter().map(|p| self.ty_str(p.ty)).collect();
+        format!("{}({})", self.name(f.name), params.join(", "))
+    }
+
+    fn arg_list(&self, arg_tys: &[TypeId]) -> String {
+        let v: Vec<String> = arg_tys.iter().map(|&t| self.ty_str(t)).collect();
+        format!("({})", v.join(", "))
+    }
+
+    fn wrong_arg_count(&mut self, e: &Expr, callee: ast::Ident, fid: FuncId, given: usize) {
+        let f = &self.out.funcs[fid];
+        let want = f.params.len();
+        let span = f.span;
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        self.emit(
+            Diagnostic::error(
+                codes::WRONG_ARG_COUNT,
+                format!(
+                    "`{}` takes {want} argument{} but {given} {} given",
+                    self.name(callee.name),
+                    plural(want),
+                    if given == 1 { "was" } else { "were" }
+                ),
+            )
+            .with_primary(e.span, format!("{given} argument{}", plural(given)))
+            .with_secondary(span, format!("declared here: `{}`", self.signature(fid))),
+        );
+    }
+
+    fn ambiguous(&mut self, e: &Expr, callee: ast::Ident, arg_tys: &[TypeId], tied: &[FuncId]) {
+        let mut d = Diagnostic::error(
+            codes::AMBIGUOUS_OVERLOAD,
+            format!("call to `{}` is ambiguous", self.name(callee.name)),
+        )
+        .with_primary(
+            e.span,
+            format!("arguments are `{}`", self.arg_list(arg_tys)),
+        );
+        for &f in tied.iter().take(MAX_LISTED) {
+            d = d.with_secondary(
+                self.out.funcs[f].span,
+                format!("candidate: `{}`", self.signature(f)),
+            );
+        }
+        self.emit(
+            d.with_help("cast the arguments to the exact parameter types of the overload you mean"),
+        );
+    }
+
+    fn no_overload(
+        &mut self,
+        e: &Expr,
+        callee: ast::Ident,
+        arg_tys: &[TypeId],
+        cands: &[FuncId],
+        any_arity: bool,
+    ) {
+        let mut d = Diagnostic::error(
+            codes::NO_MATCHING_OVERLOAD,
+            format!(
+                "no overload of `{}` accepts `{}`",
+                self.name(callee.name),
+                self.arg_list(arg_tys)
+            ),
+        )
+        .with_primary(e.span, "no matching overload");
+        for &f in cands.iter().take(MAX_LISTED) {
+            d = d.with_note(format!("candidate: `{}`", self.signature(f)));
+        }
+        if cands.len() > MAX_LISTED {
+            d = d.with_note(format!("... and {} more", cands.len() - MAX_LISTED));
+        }
+        if !any_arity {
+            d = d.with_help("no overload takes this number of arguments");
+        } else if arg_tys.iter().any(|&t| self.out.types.is_varying(t)) {
+            d = d.with_help("a varying argument cannot be passed to a uniform parameter; reduce it first (`extract`, `reduce_add`, ...)");
+        }
+        self.emit(d);
+    }
+
+    // ------------------------------------------------------------ built-ins
+
+    fn check_builtin_call(
+        &mut self,
+        e: &Expr,
+        f: BuiltinFn,
+        callee: ast::Ident,
+        args: &[Expr],
+    ) -> TypeId {
+        self.set_res(e, Res::BuiltinFn(f));
+        match f {
+            BuiltinFn::Print => self.check_print(e, args),
+            BuiltinFn::Barrier => {
+                for a in args {
+                    self.check_expr(a);
+                }
+                if !args.is_empty() {
+                    self.emit(
+                        Diagnostic::error(
+                            codes::WRONG_ARG_COUNT,
+                            format!("`barrier` takes no arguments but {} were given", args.len()),
+                        )
+                        .with_primary(e.span, "remove the arguments"),
+                    );
+                }
+                self.check_barrier_context(callee.span);
+                Types::VOID
+            }
+        }
+    }
+
+    /// `print("format with % placeholders", values...)`.
+    fn check_print(&mut self, e: &Expr, args: &[Expr]) -> TypeId {
+        let Some((fmt, rest)) = args.split_first() else {
+            self.emit(
+                Diagnostic::error(codes::PRINT_FORMAT, "`print` needs a format string")
+                    .with_primary(e.span, "no arguments")
+                    .with_help("write `print(\"value: %\\n\", x)`"),
+            );
+            return Types::VOID;
+        };
+        let placeholders = match &fmt.kind {
+            ExprKind::Str(s) => {
+                let ty = self.print_format_type();
+                self.set_type(fmt, ty);
+                Some(count_placeholders(s))
+            }
+            _ => {
+                self.check_expr(fmt);
+                self.emit(
+                    Diagnostic::error(
+                        codes::PRINT_FORMAT,
+                        "the first argument of `print` must be a string literal",
+                    )
+                    .with_primary(fmt.span, "not a string literal")
+                    .with_help("write the format inline: `print(\"x = %\\n\", x)`"),
+                );
+                None
+            }
+        };
+        for a in rest {
+            let t = self.check_expr(a);
+            let t = self.rvalue(a, t);
+            let printable = matches!(
+                self.out.types.kind(t),
+                TypeKind::Error
+                    | TypeKind::Prim(_)
+                    | TypeKind::Enum(_)
+                    | TypeKind::Pointer(_)
+                    | TypeKind::Null
+            );
+            if !printable {
+                let ts = self.ty_str(t);
+                self.emit(
+                    Diagnostic::error(
+                        codes::MISMATCHED_TYPES,
+                        format!("`print` cannot print a value of type `{ts}`"),
+                    )
+                    .with_primary(a.span, format!("this has type `{ts}`"))
+                    .with_help("print its members one by one"),
+                );
+            }
+        }
+        if let Some(n) = placeholders {
+            if n != rest.len() {
+                self.emit(
+                    Diagnostic::error(
+                        codes::PRINT_FORMAT,
+                        format!(
+                            "`print` format has {n} `%` placeholder{} but {} value{} given",
+                            if n == 1 { "" } else { "s" },
+                            rest.len(),
+                            if rest.len() == 1 { " was" } else { "s were" }
+                        ),
+                    )
+                    .with_primary(
+                        fmt.span,
+                        format!("{n} placeholder{}", if n == 1 { "" } else { "s" }),
+                    )
+                    .with_help("each `%` in the format prints the next value"),
+                );
+            }
+        }
+        Types::VOID
+    }
+
+    /// The type recorded for a `print` format literal: a uniform pointer to const int8.
+    fn print_format_type(&mut self) -> TypeId {
+        let c = self
+            .out
+            .types
+            .prim(super::Prim::Int8, super::Variability::Uniform);
+        let c = self.types().with_const(c, true);
+        self.types().pointer(c, super::Variability::Uniform, false)
+    }
+}

@@ -1,0 +1,362 @@
+//! Written types ([`ast::TypeSpec`] plus [`ast::Derived`] parts) to semantic types.
+//!
+//! The result keeps unbound variability where nothing was written, because the default
+//! depends on the context: declarations make it varying ([`Checker::finish_object_type`]),
+//! casts take the operand's, struct members and typedefs stay unbound. A pointer's
+//! pointee defaults to uniform as soon as the pointer is formed (ISPC's rule).
+
+use super::types::{Prim, StructState, TypeId, TypeKind, Types, Variability};
+use super::{Checker, FileName};
+use crate::diag::{codes, suggest, Diagnostic};
+use crate::front::ast::{self, BaseType, Derived, Qualifiers};
+use crate::source::Span;
+
+/// Where a written type appears; decides which qualifiers are allowed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum TypeCtx {
+    /// A variable declaration (local or file scope): `shared` allowed.
+    Var,
+    Param,
+    Return,
+    Field,
+    Typedef,
+    Cast,
+    Sizeof,
+}
+
+impl TypeCtx {
+    fn what(self) -> &'static str {
+        match self {
+            TypeCtx::Var => "a variable",
+            TypeCtx::Param => "a parameter",
+            TypeCtx::Return => "a return type",
+            TypeCtx::Field => "a struct member",
+            TypeCtx::Typedef => "a typedef",
+            TypeCtx::Cast => "a cast",
+            TypeCtx::Sizeof => "`sizeof`",
+        }
+    }
+}
+
+impl Checker<'_> {
+    /// Resolves a type as written; outer variability stays unbound if none was written.
+    pub(super) fn resolve_type(
+        &mut self,
+        spec: &ast::TypeSpec,
+        derived: &[Derived],
+        ctx: TypeCtx,
+    ) -> TypeId {
+        self.check_spec_quals(&spec.quals, ctx);
+        let mut ty = self.resolve_base(spec);
+        ty = self.apply_variability(ty, &spec.quals, spec.span);
+        if spec.quals.shared.is_some() && spec.quals.varying.is_none() {
+            ty = self.types().bind(ty, Variability::Uniform);
+        }
+        if spec.quals.const_.is_some() {
+            ty = self.types().with_const(ty, true);
+        }
+        for part in derived {
+            ty = self.apply_derived(ty, part);
+        }
+        ty
+    }
+
+    /// Resolves a [`ast::TypeName`] (casts and `sizeof`).
+    pub(super) fn resolve_type_name(&mut self, tn: &ast::TypeName, ctx: TypeCtx) -> TypeId {
+        self.resolve_type(&tn.spec, &tn.derived, ctx)
+    }
+
+    /// Binds what is still unbound to varying (the default for objects, parameters and
+    /// return types).
+    pub(super) fn finish_object_type(&mut self, ty: TypeId) -> TypeId {
+        self.types().bind(ty, Variability::Varying)
+    }
+
+    /// Reports `uniform varying`, `signed unsigned` and `shared` where it is not allowed.
+    fn check_spec_quals(&mut self, q: &Qualifiers, ctx: TypeCtx) {
+        if let (Some(u), Some(v)) = (q.uniform, q.varying) {
+            self.conflicting_variability(u, v);
+        }
+        if let Some(s) = q.shared {
+            if ctx != TypeCtx::Var {
+                self.emit(
+                    Diagnostic::error(
+                        codes::INVALID_SHARED,
+                        format!("`shared` is not allowed on {}", ctx.what()),
+                    )
+                    .with_primary(s, "`shared` here")
+                    .with_help("`shared` only declares variables, at file scope or in an `export`/`task` function"),
+                );
+            }
+        }
+    }
+
+    fn conflicting_variability(&mut self, uniform: Span, varying: Span) {
+        self.emit(
+            Diagnostic::error(
+                codes::CONFLICTING_VARIABILITY,
+                "a type cannot be both `uniform` and `varying`",
+            )
+            .with_primary(varying, "`varying` here")
+            .with_secondary(uniform, "`uniform` here")
+            .with_help(
+                "keep `uniform` for one value per gang, or `varying` for one per program instance",
+            ),
+        );
+    }
+
+    /// Applies `uniform`/`varying` written in a specifier to the base type.
+    fn apply_variability(&mut self, ty: TypeId, q: &Qualifiers, span: Span) -> TypeId {
+        let (want, at) = match (q.uniform, q.varying) {
+            (Some(u), None) => (Variability::Uniform, u),
+            (None, Some(v)) => (Variability::Varying, v),
+            _ => return ty,
+        };
+        let have = self.out.types.var(ty);
+        if have != Variability::Unbound && have != want && !self.out.types.is_error(ty) {
+            let tys = self.ty_str(ty);
+            self.emit(
+                Diagnostic::error(
+                    codes::CONFLICTING_VARIABILITY,
+                    format!(
+                        "`{}` applied to `{tys}`, which is already `{}`",
+                        want.as_str(),
+                        have.as_str()
+                    ),
+                )
+                .with_primary(at, format!("`{}` here", want.as_str()))
+                .with_secondary(span, "the type already has a variability")
+                .with_help("remove the qualifier, or remove it from the typedef"),
+            );
+            return ty;
+        }
+        self.types().bind(ty, want)
+    }
+
+    /// The base type of a specifier (the parser has folded `signed`/`unsigned` in).
+    fn resolve_base(&mut self, spec: &ast::TypeSpec) -> TypeId {
+        match &spec.base {
+            BaseType::Primitive(p) => match Prim::from_ast(*p) {
+                Some(prim) => self.out.types.prim(prim, Variability::Unbound),
+                None => Types::VOID,
+            },
+            BaseType::Named(id) => self.resolve_named_type(*id),
+            BaseType::Struct(id) => {
+                let sid = self.struct_by_tag(*id);
+                self.types().struct_ty(sid, Variability::Unbound, false)
+            }
+            BaseType::Enum(id) => match self.enum_tags.get(&id.name) {
+                Some(&eid) => self.types().enum_ty(eid, Variability::Unbound),
+                None => {
+                    self.unknown_type(*id, "enum ");
+                    Types::ERROR
+                }
+            },
+        }
+    }
+
+    /// A bare type name: a typedef, struct or enum.
+    fn resolve_named_type(&mut self, id: ast::Ident) -> TypeId {
+        match self.file_names.get(&id.name) {
+            Some(FileName::Typedef(t)) => *t,
+            Some(FileName::Struct(s)) => {
+                let s = *s;
+                self.types().struct_ty(s, Variability::Unbound, false)
+            }
+            Some(FileName::Enum(e)) => {
+                let e = *e;
+                self.types().enum_ty(e, Variability::Unbound)
+            }
+            _ => match self.struct_tags.get(&id.name) {
+                Some(&s) => self.types().struct_ty(s, Variability::Unbound, false),
+                None => {
+                    self.unknown_type(id, "");
+                    Types::ERROR
+                }
+            },
+        }
+    }
+
+    fn unknown_type(&mut self, id: ast::Ident, prefix: &str) {
+        let name = self.name(id.name);
+        let mut d = Diagnostic::error(
+            codes::UNKNOWN_TYPE,
+            format!("unknown type `{prefix}{name}`"),
+        )
+        .with_primary(id.span, "not a declared type");
+        let candidates: Vec<&str> = self
+            .file_names
+            .iter()
+            .filter(|(_, n)| {
+                matches!(
+                    n,
+                    FileName::Typedef(_) | FileName::Struct(_) | FileName::Enum(_)
+                )
+            })
+            .map(|(s, _)| self.interner.resolve(*s))
+            .chain(Prim::ALL.iter().map(|p| p.name()))
+            .collect();
+        if let Some(best) = suggest::closest(name, candidates) {
+            d = d.with_help(format!("did you mean `{best}`?"));
+        }
+        self.emit(d);
+    }
+
+    /// The struct named by `struct Foo`; an unknown tag declares an incomplete struct
+    /// (usable behind a pointer, as in C).
+    fn struct_by_tag(&mut self, id: ast::Ident) -> super::StructId {
+        if let Some(&s) = self.struct_tags.get(&id.name) {
+            return s;
+        }
+        let sid = self.out.types.structs.push(super::types::StructInfo {
+            name: id.name,
+            span: id.span,
+            item: None,
+            fields: Vec::new(),
+            state: StructState::Pending,
+            layouts: Default::default(),
+        });
+        self.struct_tags.insert(id.name, sid);
+        sid
+    }
+
+    /// Applies one pointer or array declarator part.
+    fn apply_derived(&mut self, ty: TypeId, part: &Derived) -> TypeId {
+        match part {
+            Derived::Pointer { quals, span } => {
+                // The pointed-to type defaults to uniform.
+                let pointee = self.types().bind(ty, Variability::Uniform);
+                let var = match (quals.uniform, quals.varying) {
+                    (Some(u), Some(v)) => {
+                        self.conflicting_variability(u, v);
+                        Variability::Unbound
+                    }
+                    (Some(_), None) => Variability::Uniform,
+                    (None, Some(_)) => Variability::Varying,
+                    (None, None) => Variability::Unbound,
+                };
+                if let Some(s) = quals.shared {
+                    self.emit(
+                        Diagnostic::error(
+                            codes::INVALID_SHARED,
+                            "`shared` cannot qualify a pointer",
+                        )
+                        .with_primary(s, "`shared` here")
+                        .with_secondary(*span, "this pointer"),
+                    );
+                }
+                if self.out.types.is_error(ty) {
+                    return Types::ERROR;
+                }
+                self.types().pointer(pointee, var, quals.const_.is_some())
+            }
+            Derived::Array { size, span } => {
+                if self.out.types.is_void(ty) {
+                    self.emit(
+                        Diagnostic::error(codes::VOID_OBJECT, "array of `void`")
+                            .with_primary(*span, "an array's elements need a type with values"),
+                    );
+                    return Types::ERROR;
+                }
+                let len = match size {
+                    Some(e) => match self.check_array_size(e) {
+                        Some(n) => Some(n),
+                        None => return Types::ERROR,
+                    },
+                    None => None,
+                };
+                if self.out.types.is_error(ty) {
+                    return Types::ERROR;
+                }
+                self.types().array(ty, len)
+            }
+        }
+    }
+
+    /// Checks an array size: a positive, uniform integer constant.
+    fn check_array_size(&mut self, e: &ast::Expr) -> Option<u32> {
+        let ty = self.check_expr(e);
+        if self.out.types.is_error(ty) {
+            return None;
+        }
+        if self.out.types.is_varying(ty) {
+            self.emit(
+                Diagnostic::error(codes::VARYING_ARRAY_SIZE, "array size is varying")
+                    .with_primary(e.span, format!("this has type `{}`", self.ty_str(ty)))
+                    .with_help("an array size must be a uniform integer constant, such as a literal or a `const uniform int`"),
+            );
+            return None;
+        }
+        if !self.out.types.is_integral(ty) {
+            self.emit(
+                Diagnostic::error(codes::INVALID_ARRAY_SIZE, "array size is not an integer")
+                    .with_primary(e.span, format!("this has type `{}`", self.ty_str(ty))),
+            );
+            return None;
+        }
+        let Some(v) = self.eval_const(e).and_then(|v| v.as_int()) else {
+            self.emit(
+                Diagnostic::error(codes::INVALID_ARRAY_SIZE, "array size is not a constant")
+                    .with_primary(e.span, "not known at compile time")
+                    .with_help("use a literal, an enumerator or a `const uniform int` initialized with a constant"),
+            );
+            return None;
+        };
+        if v <= 0 || v > i128::from(i32::MAX) {
+            self.emit(
+                Diagnostic::error(
+                    codes::INVALID_ARRAY_SIZE,
+                    format!("array size {v} is not positive"),
+                )
+                .with_primary(e.span, "an array needs at least one element"),
+            );
+            return None;
+        }
+        self.set_const(e, super::ConstValue::Int(v));
+        Some(v as u32)
+    }
+
+    /// Requires a type used by value to be complete: a struct (or array of structs) must
+    /// be defined, and not contain itself. Resolves a pending struct on the way.
+    pub(super) fn require_complete(&mut self, ty: TypeId, span: Span) -> bool {
+        let mut t = ty;
+        while let TypeKind::Array(e, _) = self.out.types.kind(t) {
+            t = e;
+        }
+        let TypeKind::Struct(sid) = self.out.types.kind(t) else {
+            return true;
+        };
+        match self.out.types.structs[sid].state {
+            StructState::Done => true,
+            StructState::Pending if self.out.types.structs[sid].item.is_some() => {
+                self.resolve_struct(sid);
+                true
+            }
+            state => {
+                let info = &self.out.types.structs[sid];
+                let name = self.name(info.name);
+                let (msg, label) = if state == StructState::Resolving {
+                    (
+                        format!("struct `{name}` contains itself"),
+                        "a struct cannot contain itself by value",
+                    )
+                } else {
+                    (
+                        format!("struct `{name}` is used by value but never defined"),
+                        "incomplete type used here",
+                    )
+                };
+                let def_span = info.span;
+                let mut d =
+                    Diagnostic::error(codes::INCOMPLETE_TYPE, msg).with_primary(span, label);
+                if state == StructState::Resolving {
+                    d = d
+                        .with_secondary(def_span, "the struct being defined")
+                        .with_help("use a pointer to the struct instead");
+                }
+                self.emit(d);
+                false
+            }
+        }
+    }
+}

@@ -1,0 +1,822 @@
+//! Statements, local declarations and the control-flow context of a function body.
+//!
+//! [`FnCtx`] tracks what surrounds the statement being checked: the enclosing loops,
+//! `switch`es and `foreach`-family statements (for `break`/`continue`/`return` rules),
+//! how many varying conditions enclose it (W0004), and whether the execution mask may
+//! be partial (E0507: `barrier()` must be reached by every program instance).
+
+use super::expr::Site;
+use super::resolve::TypeCtx;
+use super::types::{Prim, TypeId, TypeKind, Types, Variability};
+use super::{Checker, ConstValue, DeclRef, FuncId, LocalId, LocalKind, LocalVar};
+use crate::diag::{codes, Diagnostic};
+use crate::front::ast::{self, CaseLabel, Expr, ForInit, Stmt, StmtKind};
+use crate::source::Span;
+use cranelift_entity::EntityRef;
+
+/// The `foreach` family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ForeachKind {
+    Foreach,
+    Active,
+    Unique,
+}
+
+impl ForeachKind {
+    fn keyword(self) -> &'static str {
+        match self {
+            ForeachKind::Foreach => "foreach",
+            ForeachKind::Active => "foreach_active",
+            ForeachKind::Unique => "foreach_unique",
+        }
+    }
+}
+
+/// A construct that `break`, `continue` or `return` must know about.
+#[derive(Clone, Copy, Debug)]
+enum Frame {
+    /// `for`/`while`/`do`; `divergent` once some instances may have left via a varying
+    /// `break`/`continue`.
+    Loop {
+        divergent: bool,
+    },
+    Switch,
+    Foreach(ForeachKind, Span),
+    /// `unmasked { }`: every instance is on again inside.
+    Unmasked,
+}
+
+/// Per-function checking state.
+pub(super) struct FnCtx {
+    pub func: FuncId,
+    pub ret: TypeId,
+    pub is_entry: bool,
+    frames: Vec<Frame>,
+    /// Enclosing varying conditions (if/loop/switch/?:/&&/|| with a varying condition).
+    varying_cond: u32,
+    /// Enclosing constructs that run with a partial mask (varying conditions, plus
+    /// `foreach_active` and `foreach_unique`).
+    partial_mask: u32,
+    /// Some instances may have returned (a `return` under varying control).
+    returned_divergent: bool,
+}
+
+impl Checker<'_> {
+    // ------------------------------------------------------------ control context
+
+    pub(super) fn enter_varying_cond(&mut self) {
+        if let Some(f) = &mut self.fcx {
+            f.varying_cond += 1;
+            f.partial_mask += 1;
+        }
+    }
+
+    pub(super) fn leave_varying_cond(&mut self) {
+        if let Some(f) = &mut self.fcx {
+            f.varying_cond = f.varying_cond.saturating_sub(1);
+            f.partial_mask = f.partial_mask.saturating_sub(1);
+        }
+    }
+
+    /// The number of varying conditions around the current point, if in a function.
+    pub(super) fn varying_cond_depth(&self) -> Option<u32> {
+        self.fcx.as_ref().map(|f| f.varying_cond)
+    }
+
+    /// May some program instances be inactive here?
+    fn mask_partial(&self) -> bool {
+        let Some(f) = &self.fcx else { return false };
+        if f.partial_mask > 0 || f.returned_divergent {
+            return true;
+        }
+        for fr in f.frames.iter().rev() {
+            match fr {
+                Frame::Unmasked => return false,
+                Frame::Loop { divergent: true } => return true,
+                _ => {}
+            }
+        }
+        false
+    }
+
+    /// E0507: `barrier()` must be reached by all program instances together.
+    pub(super) fn check_barrier_context(&mut self, span: Span) {
+        if self.mask_partial() {
+            self.emit(
+                Diagnostic::error(codes::BARRIER_IN_VARYING_CONTROL, "`barrier()` under varying control flow")
+                    .with_primary(span, "not every program instance may reach this barrier")
+                    .with_note("a barrier waits for every instance of the block; one inside a varying `if`, loop or `switch` (or after a varying `return`/`break`) would wait forever")
+                    .with_help("move the barrier out of the varying control flow, or make the condition uniform"),
+            );
+        }
+    }
+
+    // ------------------------------------------------------------ functions
+
+    pub(super) fn check_function_body(
+        &mut self,
+        fid: FuncId,
+        f: &ast::Function,
+        body: &ast::Block,
+    ) {
+        let info = &self.out.funcs[fid];
+        let (ret, is_entry, unmasked) = (info.ret, info.flags.is_entry(), info.flags.unmasked);
+        self.fcx = Some(FnCtx {
+            func: fid,
+            ret,
+            is_entry,
+            frames: if unmasked {
+                vec![Frame::Unmasked]
+            } else {
+                Vec::new()
+            },
+            varying_cond: 0,
+            partial_mask: 0,
+            returned_divergent: false,
+        });
+        self.scopes.clear();
+        self.scopes.push();
+        let first = self.out.locals.len() as u32;
+        let params = self.out.funcs[fid].params.clone();
+        for (i, (p, ap)) in params.iter().zip(&f.params).enumerate() {
+            let Some(name) = ap.name else { continue };
+            let l = self.new_local(name, p.ty, LocalKind::Param(i as u32), None);
+            self.out.funcs[fid].params[i].local = Some(l);
+        }
+        for s in &body.stmts {
+            self.check_stmt(s);
+        }
+        self.scopes.pop();
+        let end = self.out.locals.len() as u32;
+        self.out.funcs[fid].locals = first..end;
+        if !self.out.types.is_void(ret)
+            && !self.out.types.is_error(ret)
+            && self.block_falls_through(&body.stmts)
+        {
+            let close = Span::new(
+                body.span.file,
+                body.span.end.saturating_sub(1),
+                body.span.end,
+            );
+            self.emit(
+                Diagnostic::error(
+                    codes::MISSING_RETURN_VALUE,
+                    format!(
+                        "function `{}` can reach its end without returning a value",
+                        self.name(f.name.name)
+                    ),
+                )
+                .with_primary(close, "the end of the function is reachable")
+                .with_secondary(
+                    f.ret.span,
+                    format!("declared to return `{}`", self.ty_str(ret)),
+                )
+                .with_help("add a `return` with a value on every path"),
+            );
+        }
+        self.fcx = None;
+    }
+
+    /// Creates a local and binds it in the innermost scope (E0201 if taken).
+    fn new_local(
+        &mut self,
+        name: ast::Ident,
+        ty: TypeId,
+        kind: LocalKind,
+        const_value: Option<ConstValue>,
+    ) -> LocalId {
+        let func = self.fcx.as_ref().map_or(FuncId::from_u32(0), |f| f.func);
+        let l = self.out.locals.push(LocalVar {
+            name: name.name,
+            ty,
+            span: name.span,
+            kind,
+            func,
+            const_value,
+        });
+        let depth = self.fcx.as_ref().map_or(0, |f| f.varying_cond);
+        if self.local_depth.len() <= l.index() {
+            self.local_depth.resize(l.index() + 1, 0);
+        }
+        self.local_depth[l.index()] = depth;
+        if let Err(prev) = self.scopes.declare(name.name, l) {
+            let prev_span = self.out.locals[prev].span;
+            self.redefinition(name.name, name.span, Some(prev_span));
+        }
+        l
+    }
+
+    // ------------------------------------------------------------ statements
+
+    fn check_block(&mut self, b: &ast::Block) {
+        self.scopes.push();
+        for s in &b.stmts {
+            self.check_stmt(s);
+        }
+        self.scopes.pop();
+    }
+
+    /// Checks a statement that forms its own scope when it is not a block (`if (c) int x;`).
+    fn check_scoped(&mut self, s: &Stmt) {
+        self.scopes.push();
+        self.check_stmt(s);
+        self.scopes.pop();
+    }
+
+    fn check_stmt(&mut self, s: &Stmt) {
+        if !self.enter(s.span) {
+            return;
+        }
+        match &s.kind {
+            StmtKind::Block(b) => self.check_block(b),
+            StmtKind::Decl(d) => self.check_local_decl(d),
+            StmtKind::Expr(e) => {
+                self.check_expr(e);
+            }
+            StmtKind::Empty | StmtKind::Error => {}
+            StmtKind::If {
+                cond,
+                then,
+                else_,
+                coherent,
+            } => self.check_if(cond, then, else_.as_deref(), *coherent),
+            StmtKind::For {
+                init,
+                cond,
+                step,
+                body,
+                coherent,
+            } => self.check_for(
+                s,
+                init.as_ref(),
+                cond.as_ref(),
+                step.as_ref(),
+                body,
+                *coherent,
+            ),
+            StmtKind::While {
+                cond,
+                body,
+                coherent,
+            } => self.check_loop(s, Some(cond), None, body, *coherent, false),
+            StmtKind::DoWhile {
+                body,
+                cond,
+                coherent,
+            } => self.check_loop(s, Some(cond), None, body, *coherent, true),
+            StmtKind::Break => self.check_break(s.span),
+            StmtKind::Continue => self.check_continue(s.span),
+            StmtKind::Return(v) => self.check_return(s.span, v.as_ref()),
+            StmtKind::Switch { cond, arms } => self.check_switch(cond, arms),
+            StmtKind::Foreach { dims, tiled, body } => self.check_foreach(s, dims, *tiled, body),
+            StmtKind::ForeachActive { var, body } => self.check_foreach_active(s, *var, body),
+            StmtKind::ForeachUnique { var, expr, body } => {
+                self.check_foreach_unique(s, *var, expr, body)
+            }
+            StmtKind::Unmasked(b) => self.check_unmasked(b),
+        }
+        self.leave();
+    }
+
+    /// W0003: `cif`/`cfor`/... on a condition that is always uniform.
+    fn coherent_hint(&mut self, cond: &Expr, cond_ty: TypeId, coherent: bool) {
+        if coherent && !self.out.types.is_error(cond_ty) && !self.out.types.is_varying(cond_ty) {
+            self.emit(
+                Diagnostic::warning(
+                    codes::UNNECESSARY_COHERENT_HINT,
+                    "coherent control flow hint on a uniform condition",
+                )
+                .with_primary(
+                    cond.span,
+                    "this condition is uniform: the gang always agrees",
+                )
+                .with_help("use the plain form (`if`, `for`, `while`, `do`)"),
+            );
+        }
+    }
+
+    fn check_if(&mut self, cond: &Expr, then: &Stmt, else_: Option<&Stmt>, coherent: bool) {
+        let ct = self.check_cond(cond);
+        self.coherent_hint(cond, ct, coherent);
+        let varying = self.out.types.is_varying(ct);
+        if varying {
+            self.enter_varying_cond();
+        }
+        self.check_scoped(then);
+        if let Some(e) = else_ {
+            self.check_scoped(e);
+        }
+        if varying {
+            self.leave_varying_cond();
+        }
+    }
+
+    fn check_for(
+        &mut self,
+        s: &Stmt,
+        init: Option<&ForInit>,
+        cond: Option<&Expr>,
+        step: Option<&Expr>,
+        body: &Stmt,
+        coherent: bool,
+    ) {
+        self.scopes.push();
+        match init {
+            Some(ForInit::Decl(d)) => self.check_local_decl(d),
+            Some(ForInit::Expr(e)) => {
+                self.check_expr(e);
+            }
+            None => {}
+        }
+        self.check_loop(s, cond, step, body, coherent, false);
+        self.scopes.pop();
+    }
+
+    /// A loop with condition (checked first, even for `do`, since it decides whether the
+    /// body runs under varying control) and optional step.
+    fn check_loop(
+        &mut self,
+        _s: &Stmt,
+        cond: Option<&Expr>,
+        step: Option<&Expr>,
+        body: &Stmt,
+        coherent: bool,
+        _is_do: bool,
+    ) {
+        let varying = match cond {
+            Some(c) => {
+                let ct = self.check_cond(c);
+                self.coherent_hint(c, ct, coherent);
+                self.out.types.is_varying(ct)
+            }
+            None => false,
+        };
+        if varying {
+            self.enter_varying_cond();
+        }
+        self.push_frame(Frame::Loop { divergent: false });
+        self.check_scoped(body);
+        if let Some(st) = step {
+            self.check_expr(st);
+        }
+        self.pop_frame();
+        if varying {
+            self.leave_varying_cond();
+        }
+    }
+
+    fn push_frame(&mut self, f: Frame) {
+        if let Some(c) = &mut self.fcx {
+            c.frames.push(f);
+        }
+    }
+
+    fn pop_frame(&mut self) {
+        if let Some(c) = &mut self.fcx {
+            c.frames.pop();
+        }
+    }
+
+    /// After a `break`/`continue` under varying control, the rest of the loop runs with
+    /// some instances off.
+    fn mark_loop_divergent(&mut self) {
+        let partial = self.fcx.as_ref().is_some_and(|f| f.partial_mask > 0);
+        let Some(f) = &mut self.fcx else { return };
+        if !partial {
+            return;
+        }
+        for fr in f.frames.iter_mut().rev() {
+            if let Frame::Loop { divergent } = fr {
+                *divergent = true;
+                return;
+            }
+        }
+    }
+
+    fn check_break(&mut self, span: Span) {
+        let target = self.fcx.as_ref().and_then(|f| {
+            f.frames
+                .iter()
+                .rev()
+                .find(|fr| !matches!(fr, Frame::Unmasked))
+                .copied()
+        });
+        match target {
+            Some(Frame::Loop { .. }) => self.mark_loop_divergent(),
+            Some(Frame::Switch) => {}
+            Some(Frame::Foreach(kind, at)) => self.emit(
+                Diagnostic::error(codes::BREAK_IN_FOREACH, format!("`break` inside `{}`", kind.keyword()))
+                    .with_primary(span, "not allowed here")
+                    .with_secondary(at, format!("inside this `{}`", kind.keyword()))
+                    .with_note("every program instance must finish its points of the domain")
+                    .with_help("use `continue` to skip the rest of this iteration, or an ordinary `for` loop if you need to stop early"),
+            ),
+            _ => self.emit(
+                Diagnostic::error(codes::BREAK_OUTSIDE_LOOP, "`break` outside a loop or `switch`")
+                    .with_primary(span, "nothing to break out of"),
+            ),
+        }
+    }
+
+    fn check_continue(&mut self, span: Span) {
+        let target = self.fcx.as_ref().and_then(|f| {
+            f.frames
+                .iter()
+                .rev()
+                .find(|fr| matches!(fr, Frame::Loop { .. } | Frame::Foreach(..)))
+                .copied()
+        });
+        match target {
+            Some(Frame::Loop { .. }) => self.mark_loop_divergent(),
+            Some(_) => {}
+            None => self.emit(
+                Diagnostic::error(codes::CONTINUE_OUTSIDE_LOOP, "`continue` outside a loop")
+                    .with_primary(span, "no loop to continue"),
+            ),
+        }
+    }
+
+    fn check_return(&mut self, span: Span, value: Option<&Expr>) {
+        let Some(fcx) = &self.fcx else { return };
+        let (ret, func) = (fcx.ret, fcx.func);
+        let in_foreach = fcx.frames.iter().rev().find_map(|f| match f {
+            Frame::Foreach(k, at) => Some((*k, *at)),
+            _ => None,
+        });
+        if let Some((kind, at)) = in_foreach {
+            self.emit(
+                Diagnostic::error(
+                    codes::RETURN_IN_FOREACH,
+                    format!("`return` inside `{}`", kind.keyword()),
+                )
+                .with_primary(span, "not allowed here")
+                .with_secondary(at, format!("inside this `{}`", kind.keyword()))
+                .with_help("record the result in a variable and return after the loop"),
+            );
+        }
+        match value {
+            Some(e) => {
+                let t = self.check_expr(e);
+                let t = self.rvalue(e, t);
+                if self.out.types.is_void(ret)
+                    && !self.out.types.is_void(t)
+                    && !self.out.types.is_error(t)
+                {
+                    self.emit(
+                        Diagnostic::error(
+                            codes::RETURN_MISMATCH,
+                            format!(
+                                "`{}` returns `void`, but a value is returned",
+                                self.name(self.out.funcs[func].name)
+                            ),
+                        )
+                        .with_primary(e.span, format!("this has type `{}`", self.ty_str(t)))
+                        .with_help("remove the value, or declare a return type"),
+                    );
+                } else {
+                    self.coerce(e, t, ret, Site::Return);
+                }
+            }
+            None => {
+                if !self.out.types.is_void(ret) && !self.out.types.is_error(ret) {
+                    self.emit(
+                        Diagnostic::error(
+                            codes::RETURN_MISMATCH,
+                            format!(
+                                "`return` without a value in a function returning `{}`",
+                                self.ty_str(ret)
+                            ),
+                        )
+                        .with_primary(span, "a value is required"),
+                    );
+                }
+            }
+        }
+        if self.mask_partial() {
+            if let Some(f) = &mut self.fcx {
+                f.returned_divergent = true;
+            }
+        }
+    }
+
+    fn check_switch(&mut self, cond: &Expr, arms: &[ast::SwitchArm]) {
+        let ct = self.check_expr(cond);
+        let ct = self.rvalue(cond, ct);
+        let ok = self.out.types.is_error(ct) || self.out.types.is_integral(ct);
+        if !ok {
+            let cs = self.ty_str(ct);
+            self.emit(
+                Diagnostic::error(codes::NON_INTEGER, "`switch` value is not an integer")
+                    .with_primary(cond.span, format!("this has type `{cs}`"))
+                    .with_help("switch on an integer or enum value"),
+            );
+        }
+        let label_ty = if ok {
+            self.out.types.with_var(ct, Variability::Uniform)
+        } else {
+            Types::ERROR
+        };
+        let varying = self.out.types.is_varying(ct);
+        if varying {
+            self.enter_varying_cond();
+        }
+        self.scopes.push();
+        self.push_frame(Frame::Switch);
+        let mut seen: Vec<(i128, Span)> = Vec::new();
+        let mut default: Option<Span> = None;
+        for arm in arms {
+            for label in &arm.labels {
+                match label {
+                    CaseLabel::Case(e) => self.check_case(e, label_ty, &mut seen),
+                    CaseLabel::Default(sp) => {
+                        if let Some(prev) = default {
+                            self.emit(
+                                Diagnostic::error(
+                                    codes::DUPLICATE_DEFAULT,
+                                    "two `default` labels in one `switch`",
+                                )
+                                .with_primary(*sp, "second `default`")
+                                .with_secondary(prev, "first `default` here"),
+                            );
+                        } else {
+                            default = Some(*sp);
+                        }
+                    }
+                }
+            }
+            for s in &arm.body {
+                self.check_stmt(s);
+            }
+        }
+        self.pop_frame();
+        self.scopes.pop();
+        if varying {
+            self.leave_varying_cond();
+        }
+    }
+
+    /// A `case` label: an integer constant (E0315), distinct from the others (E0316).
+    fn check_case(&mut self, e: &Expr, label_ty: TypeId, seen: &mut Vec<(i128, Span)>) {
+        let t = self.check_expr(e);
+        if self.out.types.is_error(t) {
+            return;
+        }
+        if !self.out.types.is_integral(t) {
+            self.emit(
+                Diagnostic::error(codes::NON_INTEGER, "`case` label is not an integer")
+                    .with_primary(e.span, format!("this has type `{}`", self.ty_str(t))),
+            );
+            return;
+        }
+        let Some(v) = self.eval_const(e).and_then(|v| v.as_int()) else {
+            self.emit(
+                Diagnostic::error(codes::NOT_CONSTANT, "`case` label is not a constant")
+                    .with_primary(e.span, "not known at compile time")
+                    .with_help("use a literal, an enumerator or a `const uniform` variable; use `if` for run-time comparisons"),
+            );
+            return;
+        };
+        let v = match self.out.types.arith_prim(label_ty) {
+            Some(p) => super::consteval::wrap(v, p),
+            None => v,
+        };
+        if !self.out.types.is_error(label_ty) && t != label_ty {
+            self.set_conv(e, label_ty);
+        }
+        self.set_const(e, ConstValue::Int(v));
+        if let Some((_, prev)) = seen.iter().find(|(pv, _)| *pv == v) {
+            let prev = *prev;
+            self.emit(
+                Diagnostic::error(codes::DUPLICATE_CASE, format!("duplicate `case` value {v}"))
+                    .with_primary(e.span, "repeated here")
+                    .with_secondary(prev, "first used here"),
+            );
+        } else {
+            seen.push((v, e.span));
+        }
+    }
+
+    fn in_foreach(&self) -> Option<Span> {
+        self.fcx
+            .as_ref()?
+            .frames
+            .iter()
+            .rev()
+            .find_map(|f| match f {
+                Frame::Foreach(ForeachKind::Foreach, at) => Some(*at),
+                _ => None,
+            })
+    }
+
+    fn check_foreach(&mut self, s: &Stmt, dims: &[ast::ForeachDim], tiled: bool, body: &Stmt) {
+        let kw = if tiled { "foreach_tiled" } else { "foreach" };
+        if let Some(outer) = self.in_foreach() {
+            self.emit(
+                Diagnostic::error(codes::NESTED_FOREACH, format!("`{kw}` nested inside another `foreach`"))
+                    .with_primary(s.span, "nested here")
+                    .with_secondary(outer, "outer `foreach`")
+                    .with_help("use one multidimensional `foreach (i = ..., j = ...)`, or an ordinary `for` loop inside"),
+            );
+        }
+        self.scopes.push();
+        let int = self.out.types.prim(Prim::Int32, Variability::Varying);
+        let idx_ty = self.types().with_const(int, true);
+        let mut vars = Vec::with_capacity(dims.len());
+        for d in dims {
+            self.check_foreach_bound(&d.start, kw);
+            self.check_foreach_bound(&d.end, kw);
+            vars.push(d);
+        }
+        for (i, d) in vars.into_iter().enumerate() {
+            let l = self.new_local(d.var, idx_ty, LocalKind::ForeachIndex(i as u32), None);
+            self.record_decl(d, DeclRef::Local(l));
+        }
+        // The last pass of a `foreach` may run with some instances off.
+        if let Some(f) = &mut self.fcx {
+            f.partial_mask += 1;
+        }
+        self.push_frame(Frame::Foreach(ForeachKind::Foreach, s.span));
+        self.check_scoped(body);
+        self.pop_frame();
+        if let Some(f) = &mut self.fcx {
+            f.partial_mask = f.partial_mask.saturating_sub(1);
+        }
+        self.scopes.pop();
+    }
+
+    /// A `foreach` bound: a uniform integer (E0408).
+    fn check_foreach_bound(&mut self, e: &Expr, kw: &'static str) {
+        let t = self.check_expr(e);
+        if self.out.types.is_error(t) {
+            return;
+        }
+        if !self.out.types.is_integral(t) {
+            self.emit(
+                Diagnostic::error(
+                    codes::NON_INTEGER,
+                    format!("`{kw}` bound is not an integer"),
+                )
+                .with_primary(e.span, format!("this has type `{}`", self.ty_str(t))),
+            );
+            return;
+        }
+        let want = self.out.types.prim(Prim::Int32, Variability::Uniform);
+        let what = if kw == "foreach" {
+            "`foreach` bounds"
+        } else {
+            "`foreach_tiled` bounds"
+        };
+        self.coerce(e, t, want, Site::Uniform(what));
+    }
+
+    fn check_foreach_active(&mut self, s: &Stmt, var: ast::Ident, body: &Stmt) {
+        self.scopes.push();
+        let t = self.out.types.prim(Prim::Int32, Variability::Uniform);
+        let t = self.types().with_const(t, true);
+        let l = self.new_local(var, t, LocalKind::ForeachActive, None);
+        self.record_decl(s, DeclRef::Local(l));
+        self.serial_body(s, ForeachKind::Active, body);
+        self.scopes.pop();
+    }
+
+    fn check_foreach_unique(&mut self, s: &Stmt, var: ast::Ident, expr: &Expr, body: &Stmt) {
+        let t = self.check_expr(expr);
+        let t = self.rvalue(expr, t);
+        let ok = matches!(
+            self.out.types.kind(t),
+            TypeKind::Error | TypeKind::Prim(_) | TypeKind::Enum(_) | TypeKind::Pointer(_)
+        );
+        if !ok {
+            self.emit(
+                Diagnostic::error(
+                    codes::MISMATCHED_TYPES,
+                    "`foreach_unique` needs a value of a basic, enum or pointer type",
+                )
+                .with_primary(expr.span, format!("this has type `{}`", self.ty_str(t))),
+            );
+        }
+        self.scopes.push();
+        let vt = self.types().with_var(t, Variability::Uniform);
+        let vt = self.types().with_const(vt, true);
+        let l = self.new_local(var, vt, LocalKind::ForeachUnique, None);
+        self.record_decl(s, DeclRef::Local(l));
+        self.serial_body(s, ForeachKind::Unique, body);
+        self.scopes.pop();
+    }
+
+    /// The body of `foreach_active`/`foreach_unique`: runs with a partial mask.
+    fn serial_body(&mut self, s: &Stmt, kind: ForeachKind, body: &Stmt) {
+        if let Some(f) = &mut self.fcx {
+            f.partial_mask += 1;
+        }
+        self.push_frame(Frame::Foreach(kind, s.span));
+        self.check_scoped(body);
+        self.pop_frame();
+        if let Some(f) = &mut self.fcx {
+            f.partial_mask = f.partial_mask.saturating_sub(1);
+        }
+    }
+
+    fn check_unmasked(&mut self, b: &ast::Block) {
+        let saved = self.fcx.as_mut().map(|f| {
+            let s = (f.partial_mask, f.varying_cond, f.returned_divergent);
+            f.partial_mask = 0;
+            f.returned_divergent = false;
+            s
+        });
+        self.push_frame(Frame::Unmasked);
+        self.check_block(b);
+        self.pop_frame();
+        if let (Some(f), Some((p, v, r))) = (&mut self.fcx, saved) {
+            f.partial_mask = p;
+            f.varying_cond = v;
+            f.returned_divergent |= r;
+        }
+    }
+
+    // ------------------------------------------------------------ local declarations
+
+    fn check_local_decl(&mut self, d: &ast::Decl) {
+        let q = &d.spec.quals;
+        let kind = if q.shared.is_some() {
+            self.check_local_shared(d);
+            LocalKind::Shared
+        } else if q.static_.is_some() {
+            LocalKind::Static
+        } else {
+            LocalKind::Var
+        };
+        for decl in &d.declarators {
+            self.check_local_declarator(d, decl, kind);
+        }
+    }
+
+    /// `shared` in a function: only in entry points, never varying, no initializer.
+    fn check_local_shared(&mut self, d: &ast::Decl) {
+        let q = &d.spec.quals;
+        let Some(sh) = q.shared else { return };
+        if let Some(v) = q.varying {
+            self.shared_varying(sh, v);
+        }
+        if !self.fcx.as_ref().is_some_and(|f| f.is_entry) {
+            self.emit(
+                Diagnostic::error(codes::INVALID_SHARED, "`shared` variables are only allowed in `export` and `task` functions")
+                    .with_primary(sh, "`shared` here")
+                    .with_help("declare the `shared` array in the kernel and pass a pointer to it to this function"),
+            );
+        }
+        for decl in &d.declarators {
+            if let Some(init) = &decl.init {
+                self.shared_initializer(sh, init.span());
+            }
+        }
+    }
+
+    fn check_local_declarator(&mut self, d: &ast::Decl, decl: &ast::Declarator, kind: LocalKind) {
+        let ty = self.resolve_type(&d.spec, &decl.derived, TypeCtx::Var);
+        let ty = self.finish_object_type(ty);
+        let mut ty = self.check_object_type(ty, decl.name, decl.span, false);
+        if kind == LocalKind::Static && self.out.types.contains_varying(ty) {
+            self.emit(
+                Diagnostic::error(
+                    codes::VARYING_WHERE_UNIFORM_REQUIRED,
+                    "a `static` local must be uniform",
+                )
+                .with_primary(decl.span, format!("this has type `{}`", self.ty_str(ty)))
+                .with_help("add `uniform`: there is one `static` object for the whole program"),
+            );
+        }
+        let is_const = self.out.types.get(ty).is_const;
+        let l = self.new_local(decl.name, ty, kind, None);
+        self.record_decl(decl, DeclRef::Local(l));
+        match &decl.init {
+            Some(init) if kind != LocalKind::Shared => {
+                ty = self.check_initializer(ty, init, kind == LocalKind::Static, decl.name.name);
+                self.out.locals[l].ty = ty;
+                if is_const && !self.out.types.is_varying(ty) {
+                    if let ast::Initializer::Expr(e) = init {
+                        let v = self.eval_const(e).and_then(|v| {
+                            let p = self.out.types.arith_prim(ty)?;
+                            super::consteval::convert(v, p)
+                        });
+                        self.out.locals[l].const_value = v;
+                    }
+                }
+            }
+            Some(_) => {}
+            None if is_const && !self.out.types.is_error(ty) => self.emit(
+                Diagnostic::error(
+                    codes::INVALID_INITIALIZER,
+                    format!(
+                        "`const` variable `{}` is not initialized",
+                        self.name(decl.name.name)
+                    ),
+                )
+                .with_primary(decl.span, "needs an initializer")
+                .with_help("give it a value here: it cannot be assigned later"),
+            ),
+            None => {}
+        }
+        self.require_sized(ty, decl);
+    }
+}

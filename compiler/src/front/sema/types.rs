@@ -1,0 +1,760 @@
+//! The semantic type arena: every type sema reasons about, interned, with a typed handle.
+//!
+//! A type is a [`TypeData`]: a [`TypeKind`] (the shape), a [`Variability`] and a `const`
+//! flag. Interning makes type equality a handle comparison. The basic types come
+//! pre-interned at fixed handles so the hot paths (literals, arithmetic) never hash.
+//!
+//! Variability follows ISPC: a type written without `uniform`/`varying` starts out
+//! [`Variability::Unbound`] and is bound later by its context (a declaration makes it
+//! varying, a pointer makes its pointee uniform, a struct member follows the struct
+//! object, a typedef stays unbound until used). Arrays have no variability of their own:
+//! their `var` mirrors their element's.
+
+use super::fxhash::FxHashMap;
+use crate::front::intern::{Interner, Symbol};
+use crate::source::Span;
+use cranelift_entity::{entity_impl, EntityRef, PrimaryMap};
+
+/// Handle of an interned type.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TypeId(u32);
+entity_impl!(TypeId, "ty");
+
+/// Handle of a struct definition.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StructId(u32);
+entity_impl!(StructId, "struct");
+
+/// Handle of an enum definition.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EnumId(u32);
+entity_impl!(EnumId, "enum");
+
+/// How many values of a type exist per gang.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Variability {
+    /// One value shared by the gang.
+    Uniform,
+    /// One value per program instance.
+    Varying,
+    /// Not yet decided: a struct member, typedef or cast target written without a qualifier.
+    Unbound,
+}
+
+impl Variability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Variability::Uniform => "uniform",
+            Variability::Varying => "varying",
+            Variability::Unbound => "unbound",
+        }
+    }
+
+    /// The variability of a value computed from two operands.
+    pub fn join(self, other: Variability) -> Variability {
+        if self == Variability::Varying || other == Variability::Varying {
+            Variability::Varying
+        } else {
+            Variability::Uniform
+        }
+    }
+}
+
+/// The basic (atomic) types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Prim {
+    Bool,
+    Int8,
+    UInt8,
+    Int16,
+    UInt16,
+    Int32,
+    UInt32,
+    Int64,
+    UInt64,
+    Float,
+    Double,
+}
+
+impl Prim {
+    pub const ALL: [Prim; 11] = [
+        Prim::Bool,
+        Prim::Int8,
+        Prim::UInt8,
+        Prim::Int16,
+        Prim::UInt16,
+        Prim::Int32,
+        Prim::UInt32,
+        Prim::Int64,
+        Prim::UInt64,
+        Prim::Float,
+        Prim::Double,
+    ];
+
+    pub fn size(self) -> u32 {
+        match self {
+            Prim::Bool | Prim::Int8 | Prim::UInt8 => 1,
+            Prim::Int16 | Prim::UInt16 => 2,
+            Prim::Int32 | Prim::UInt32 | Prim::Float => 4,
+            Prim::Int64 | Prim::UInt64 | Prim::Double => 8,
+        }
+    }
+
+    pub fn bits(self) -> u32 {
+        self.size() * 8
+    }
+
+    pub fn is_integer(self) -> bool {
+        !matches!(self, Prim::Bool | Prim::Float | Prim::Double)
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, Prim::Float | Prim::Double)
+    }
+
+    pub fn is_signed(self) -> bool {
+        matches!(
+            self,
+            Prim::Int8 | Prim::Int16 | Prim::Int32 | Prim::Int64 | Prim::Float | Prim::Double
+        )
+    }
+
+    /// ISPC's promotion order for mixed arithmetic, most general highest:
+    /// `double > uint64 > int64 > float > uint32 > int32 > uint16 > int16 > uint8 > int8 > bool`.
+    pub fn rank(self) -> u8 {
+        match self {
+            Prim::Bool => 0,
+            Prim::Int8 => 1,
+            Prim::UInt8 => 2,
+            Prim::Int16 => 3,
+            Prim::UInt16 => 4,
+            Prim::Int32 => 5,
+            Prim::UInt32 => 6,
+            Prim::Float => 7,
+            Prim::Int64 => 8,
+            Prim::UInt64 => 9,
+            Prim::Double => 10,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Prim::Bool => "bool",
+            Prim::Int8 => "int8",
+            Prim::UInt8 => "uint8",
+            Prim::Int16 => "int16",
+            Prim::UInt16 => "uint16",
+            Prim::Int32 => "int",
+            Prim::UInt32 => "uint",
+            Prim::Int64 => "int64",
+            Prim::UInt64 => "uint64",
+            Prim::Float => "float",
+            Prim::Double => "double",
+        }
+    }
+
+    pub fn from_ast(p: crate::front::ast::Primitive) -> Option<Prim> {
+        use crate::front::ast::Primitive as P;
+        Some(match p {
+            P::Void => return None,
+            P::Bool => Prim::Bool,
+            P::Int8 => Prim::Int8,
+            P::UInt8 => Prim::UInt8,
+            P::Int16 => Prim::Int16,
+            P::UInt16 => Prim::UInt16,
+            P::Int32 => Prim::Int32,
+            P::UInt32 => Prim::UInt32,
+            P::Int64 => Prim::Int64,
+            P::UInt64 => Prim::UInt64,
+            P::Float => Prim::Float,
+            P::Double => Prim::Double,
+        })
+    }
+
+    /// The unsigned type of the same width (`unsigned int8` is `uint8`).
+    pub fn to_unsigned(self) -> Option<Prim> {
+        Some(match self {
+            Prim::Int8 | Prim::UInt8 => Prim::UInt8,
+            Prim::Int16 | Prim::UInt16 => Prim::UInt16,
+            Prim::Int32 | Prim::UInt32 => Prim::UInt32,
+            Prim::Int64 | Prim::UInt64 => Prim::UInt64,
+            _ => return None,
+        })
+    }
+}
+
+/// The `threadIdx`-style built-ins, which are only read through `.x`, `.y` or `.z`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GpuVar {
+    ThreadIdx,
+    BlockIdx,
+    BlockDim,
+    GridDim,
+}
+
+impl GpuVar {
+    pub fn name(self) -> &'static str {
+        match self {
+            GpuVar::ThreadIdx => "threadIdx",
+            GpuVar::BlockIdx => "blockIdx",
+            GpuVar::BlockDim => "blockDim",
+            GpuVar::GridDim => "gridDim",
+        }
+    }
+}
+
+/// The shape of a type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TypeKind {
+    /// The type of an expression that failed to check. Converts to and from anything
+    /// silently, so one mistake gives one diagnostic.
+    Error,
+    Void,
+    Prim(Prim),
+    /// A pointer; the handle is the pointed-to type (with its own variability).
+    Pointer(TypeId),
+    /// An array of a fixed number of elements, or of unknown size (`[]`).
+    Array(TypeId, Option<u32>),
+    Struct(StructId),
+    Enum(EnumId),
+    /// The type of `NULL`: converts to every pointer type.
+    Null,
+    /// The type of a bare `threadIdx`/`blockIdx`/... before `.x`/`.y`/`.z` is applied.
+    Dim3(GpuVar),
+}
+
+/// One interned type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TypeData {
+    pub kind: TypeKind,
+    pub var: Variability,
+    pub is_const: bool,
+}
+
+/// A struct member as declared (its type may have unbound variability).
+#[derive(Clone, Debug)]
+pub struct FieldInfo {
+    pub name: Symbol,
+    pub ty: TypeId,
+    pub span: Span,
+}
+
+/// Size, alignment and member offsets of one instantiation (uniform or varying) of a struct.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StructLayout {
+    pub size: u32,
+    pub align: u32,
+    pub offsets: Vec<u32>,
+}
+
+/// Where a struct definition is in its resolution (structs are resolved on first use so
+/// that order of definition matters only where C says it does).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StructState {
+    /// Named (by `struct Foo *` or a definition seen in the pre-pass) but fields not resolved.
+    Pending,
+    /// Its fields are being resolved: a by-value use now is a recursive struct.
+    Resolving,
+    Done,
+}
+
+#[derive(Clone, Debug)]
+pub struct StructInfo {
+    pub name: Symbol,
+    pub span: Span,
+    /// Index of the defining item in the translation unit, if it was defined.
+    pub item: Option<usize>,
+    pub fields: Vec<FieldInfo>,
+    pub state: StructState,
+    /// Layouts of the uniform and varying instantiations, filled in after checking.
+    pub layouts: [StructLayout; 2],
+}
+
+impl StructInfo {
+    pub fn field_index(&self, name: Symbol) -> Option<usize> {
+        self.fields.iter().position(|f| f.name == name)
+    }
+
+    pub fn layout(&self, var: Variability) -> &StructLayout {
+        &self.layouts[usize::from(var == Variability::Varying)]
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct EnumInfo {
+    pub name: Option<Symbol>,
+    pub span: Span,
+    /// The enumerators and their values, in declaration order.
+    pub variants: Vec<(Symbol, i64)>,
+}
+
+/// Size and alignment in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub size: u32,
+    pub align: u32,
+}
+
+/// Target facts that types depend on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Target {
+    /// `programCount`: the gang width.
+    pub program_count: u32,
+    /// Size of a (uniform) pointer in bytes.
+    pub pointer_size: u32,
+}
+
+/// The type arena plus the struct and enum definitions types refer to.
+#[derive(Clone, Debug)]
+pub struct Types {
+    data: PrimaryMap<TypeId, TypeData>,
+    map: FxHashMap<TypeData, TypeId>,
+    pub structs: PrimaryMap<StructId, StructInfo>,
+    pub enums: PrimaryMap<EnumId, EnumInfo>,
+}
+
+const PRIM_BASE: u32 = 2;
+const VARS: [Variability; 3] = [
+    Variability::Uniform,
+    Variability::Varying,
+    Variability::Unbound,
+];
+
+impl Default for Types {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Types {
+    /// The error type.
+    pub const ERROR: TypeId = TypeId(0);
+    /// `void`.
+    pub const VOID: TypeId = TypeId(1);
+
+    pub fn new() -> Self {
+        let mut t = Types {
+            data: PrimaryMap::new(),
+            map: FxHashMap::default(),
+            structs: PrimaryMap::new(),
+            enums: PrimaryMap::new(),
+        };
+        let plain = |kind| TypeData {
+            kind,
+            var: Variability::Uniform,
+            is_const: false,
+        };
+        t.intern(plain(TypeKind::Error));
+        t.intern(plain(TypeKind::Void));
+        for p in Prim::ALL {
+            for var in VARS {
+                t.intern(TypeData {
+                    kind: TypeKind::Prim(p),
+                    var,
+                    is_const: false,
+                });
+            }
+        }
+        t
+    }
+
+    pub fn intern(&mut self, d: TypeData) -> TypeId {
+        if let Some(&id) = self.map.get(&d) {
+            return id;
+        }
+        let id = self.data.push(d);
+        self.map.insert(d, id);
+        id
+    }
+
+    pub fn get(&self, ty: TypeId) -> TypeData {
+        self.data[ty]
+    }
+
+    pub fn kind(&self, ty: TypeId) -> TypeKind {
+        self.data[ty].kind
+    }
+
+    pub fn var(&self, ty: TypeId) -> Variability {
+        self.data[ty].var
+    }
+
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// A basic type, non-const: a fixed handle, no hashing.
+    pub fn prim(&self, p: Prim, var: Variability) -> TypeId {
+        let vi = match var {
+            Variability::Uniform => 0,
+            Variability::Varying => 1,
+            Variability::Unbound => 2,
+        };
+        TypeId(PRIM_BASE + p as u32 * 3 + vi)
+    }
+
+    pub fn pointer(&mut self, pointee: TypeId, var: Variability, is_const: bool) -> TypeId {
+        self.intern(TypeData {
+            kind: TypeKind::Pointer(pointee),
+            var,
+            is_const,
+        })
+    }
+
+    /// An array; its variability and constness mirror the element's.
+    pub fn array(&mut self, elem: TypeId, len: Option<u32>) -> TypeId {
+        let e = self.data[elem];
+        self.intern(TypeData {
+            kind: TypeKind::Array(elem, len),
+            var: e.var,
+            is_const: e.is_const,
+        })
+    }
+
+    pub fn struct_ty(&mut self, id: StructId, var: Variability, is_const: bool) -> TypeId {
+        self.intern(TypeData {
+            kind: TypeKind::Struct(id),
+            var,
+            is_const,
+        })
+    }
+
+    pub fn enum_ty(&mut self, id: EnumId, var: Variability) -> TypeId {
+        self.intern(TypeData {
+            kind: TypeKind::Enum(id),
+            var,
+            is_const: false,
+        })
+    }
+
+    pub fn null(&mut self) -> TypeId {
+        self.intern(TypeData {
+            kind: TypeKind::Null,
+            var: Variability::Uniform,
+            is_const: false,
+        })
+    }
+
+    pub fn dim3(&mut self, v: GpuVar, var: Variability) -> TypeId {
+        self.intern(TypeData {
+            kind: TypeKind::Dim3(v),
+            var,
+            is_const: true,
+        })
+    }
+
+    pub fn is_error(&self, ty: TypeId) -> bool {
+        ty == Self::ERROR
+    }
+
+    pub fn is_void(&self, ty: TypeId) -> bool {
+        matches!(self.kind(ty), TypeKind::Void)
+    }
+
+    pub fn is_varying(&self, ty: TypeId) -> bool {
+        self.var(ty) == Variability::Varying
+    }
+
+    pub fn as_prim(&self, ty: TypeId) -> Option<Prim> {
+        match self.kind(ty) {
+            TypeKind::Prim(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// An integer, or an enum (which behaves as `int` in arithmetic).
+    pub fn is_integral(&self, ty: TypeId) -> bool {
+        match self.kind(ty) {
+            TypeKind::Prim(p) => p.is_integer(),
+            TypeKind::Enum(_) => true,
+            _ => false,
+        }
+    }
+
+    /// `bool`, an integer, a floating-point type or an enum.
+    pub fn is_arithmetic(&self, ty: TypeId) -> bool {
+        matches!(self.kind(ty), TypeKind::Prim(_) | TypeKind::Enum(_))
+    }
+
+    pub fn pointee(&self, ty: TypeId) -> Option<TypeId> {
+        match self.kind(ty) {
+            TypeKind::Pointer(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The arithmetic type an enum or basic type computes in.
+    pub fn arith_prim(&self, ty: TypeId) -> Option<Prim> {
+        match self.kind(ty) {
+            TypeKind::Prim(p) => Some(p),
+            TypeKind::Enum(_) => Some(Prim::Int32),
+            _ => None,
+        }
+    }
+
+    /// The same type with `const` set or cleared.
+    pub fn with_const(&mut self, ty: TypeId, is_const: bool) -> TypeId {
+        let d = self.data[ty];
+        if d.is_const == is_const || matches!(d.kind, TypeKind::Error) {
+            return ty;
+        }
+        match d.kind {
+            TypeKind::Array(elem, n) => {
+                let e = self.with_const(elem, is_const);
+                self.array(e, n)
+            }
+            _ => self.intern(TypeData { is_const, ..d }),
+        }
+    }
+
+    /// Replaces unbound variability at the outer level with `var`: through arrays to
+    /// their elements, but not into a pointer's pointee (which was bound when the
+    /// pointer was formed).
+    pub fn bind(&mut self, ty: TypeId, var: Variability) -> TypeId {
+        self.set_var(ty, var, true)
+    }
+
+    /// Forces the outer variability to `var` (used when a varying index or a varying
+    /// operand makes a value varying): arrays change their elements.
+    pub fn with_var(&mut self, ty: TypeId, var: Variability) -> TypeId {
+        self.set_var(ty, var, false)
+    }
+
+    fn set_var(&mut self, ty: TypeId, var: Variability, only_unbound: bool) -> TypeId {
+        let d = self.data[ty];
+        if d.var == var || (only_unbound && d.var != Variability::Unbound) {
+            return ty;
+        }
+        match d.kind {
+            TypeKind::Array(elem, n) => {
+                let e = self.set_var(elem, var, only_unbound);
+                self.array(e, n)
+            }
+            TypeKind::Error | TypeKind::Void => ty,
+            _ => self.intern(TypeData { var, ..d }),
+        }
+    }
+
+    /// The type of member `index` of a struct object of type `struct_ty`: unbound members
+    /// take the object's variability, and a const object has const members.
+    pub fn member_type(&mut self, struct_ty: TypeId, index: usize) -> TypeId {
+        let d = self.data[struct_ty];
+        let TypeKind::Struct(sid) = d.kind else {
+            return Self::ERROR;
+        };
+        let Some(field) = self.structs[sid].fields.get(index) else {
+            return Self::ERROR;
+        };
+        let fty = field.ty;
+        let bound = self.bind(fty, d.var);
+        if d.is_const {
+            self.with_const(bound, true)
+        } else {
+            bound
+        }
+    }
+
+    /// Does any part of the type (through pointers, arrays and struct members) say varying?
+    /// Entry-point parameters and returns must not.
+    pub fn contains_varying(&self, ty: TypeId) -> bool {
+        self.contains_varying_depth(ty, 0)
+    }
+
+    fn contains_varying_depth(&self, ty: TypeId, depth: u32) -> bool {
+        if depth > 64 {
+            return false;
+        }
+        let d = self.data[ty];
+        match d.kind {
+            TypeKind::Pointer(p) => {
+                d.var == Variability::Varying || self.contains_varying_depth(p, depth + 1)
+            }
+            TypeKind::Array(e, _) => self.contains_varying_depth(e, depth + 1),
+            TypeKind::Struct(sid) => {
+                d.var == Variability::Varying
+                    || self.structs[sid].fields.iter().any(|f| {
+                        self.data[f.ty].var == Variability::Varying
+                            || (matches!(self.data[f.ty].kind, TypeKind::Pointer(_))
+                                && self.contains_varying_depth(f.ty, depth + 1))
+                    })
+            }
+            _ => d.var == Variability::Varying,
+        }
+    }
+
+    /// Size and alignment of a type on `target`. Varying basic types and pointers take
+    /// `programCount` lanes; a varying struct is laid out member by member (its members
+    /// bound varying); `void`, errors and unknown-size arrays have size 0.
+    pub fn layout(&self, ty: TypeId, target: Target) -> Layout {
+        self.layout_depth(ty, target, 0)
+    }
+
+    fn layout_depth(&self, ty: TypeId, target: Target, depth: u32) -> Layout {
+        let d = self.data[ty];
+        let lanes = if d.var == Variability::Varying {
+            target.program_count.max(1)
+        } else {
+            1
+        };
+        let scalar = |size: u32| Layout {
+            size: size.saturating_mul(lanes),
+            align: size.saturating_mul(lanes).clamp(1, 64),
+        };
+        match d.kind {
+            TypeKind::Error | TypeKind::Void | TypeKind::Dim3(_) => Layout { size: 0, align: 1 },
+            TypeKind::Prim(p) => scalar(p.size()),
+            TypeKind::Enum(_) => scalar(4),
+            TypeKind::Pointer(_) | TypeKind::Null => scalar(target.pointer_size),
+            TypeKind::Array(elem, n) => {
+                if depth > 64 {
+                    return Layout { size: 0, align: 1 };
+                }
+                let e = self.layout_depth(elem, target, depth + 1);
+                Layout {
+                    size: e.size.saturating_mul(n.unwrap_or(0)),
+                    align: e.align,
+                }
+            }
+            TypeKind::Struct(sid) => {
+                let l = self.structs[sid].layout(d.var);
+                Layout {
+                    size: l.size,
+                    align: l.align.max(1),
+                }
+            }
+        }
+    }
+
+    /// Computes the layouts of every struct's uniform and varying instantiation, in
+    /// dependency order (a member struct first). Called once after checking.
+    pub fn compute_struct_layouts(&mut self, target: Target) {
+        let ids: Vec<StructId> = self.structs.keys().collect();
+        let mut done = vec![false; ids.len()];
+        for id in ids {
+            self.layout_struct(id, target, &mut done, 0);
+        }
+    }
+
+    fn layout_struct(&mut self, id: StructId, target: Target, done: &mut [bool], depth: u32) {
+        if done[id.index()] || depth > 64 {
+            return;
+        }
+        done[id.index()] = true;
+        let fields: Vec<TypeId> = self.structs[id].fields.iter().map(|f| f.ty).collect();
+        // Lay out member structs first.
+        for &f in &fields {
+            if let Some(sid) = self.innermost_struct(f) {
+                self.layout_struct(sid, target, done, depth + 1);
+            }
+        }
+        for (slot, var) in [(0, Variability::Uniform), (1, Variability::Varying)] {
+            let mut offsets = Vec::with_capacity(fields.len());
+            let (mut size, mut align) = (0u32, 1u32);
+            for &f in &fields {
+                let bound = self.bind(f, var);
+                let l = self.layout(bound, target);
+                let a = l.align.max(1);
+                size = size.div_ceil(a).saturating_mul(a);
+                offsets.push(size);
+                size = size.saturating_add(l.size);
+                align = align.max(a);
+            }
+            size = size.div_ceil(align).saturating_mul(align);
+            self.structs[id].layouts[slot] = StructLayout {
+                size,
+                align,
+                offsets,
+            };
+        }
+    }
+
+    fn innermost_struct(&self, mut ty: TypeId) -> Option<StructId> {
+        loop {
+            match self.kind(ty) {
+                TypeKind::Array(e, _) => ty = e,
+                TypeKind::Struct(s) => return Some(s),
+                _ => return None,
+            }
+        }
+    }
+
+    /// The type as a programmer would write it, for diagnostics:
+    /// `uniform float * varying`, `varying int[4]`, `uniform struct Foo`.
+    pub fn display(&self, ty: TypeId, interner: &Interner) -> String {
+        let mut out = String::new();
+        self.write_type(ty, interner, &mut out, 0);
+        out
+    }
+
+    fn write_type(&self, ty: TypeId, interner: &Interner, out: &mut String, depth: u32) {
+        if depth > 32 {
+            out.push_str("...");
+            return;
+        }
+        let d = self.data[ty];
+        let quals = |out: &mut String| {
+            if d.is_const {
+                out.push_str("const ");
+            }
+            if d.var != Variability::Unbound {
+                out.push_str(d.var.as_str());
+                out.push(' ');
+            }
+        };
+        match d.kind {
+            TypeKind::Error => out.push_str("{error}"),
+            TypeKind::Void => out.push_str("void"),
+            TypeKind::Null => out.push_str("NULL"),
+            TypeKind::Prim(p) => {
+                quals(out);
+                out.push_str(p.name());
+            }
+            TypeKind::Struct(s) => {
+                quals(out);
+                out.push_str("struct ");
+                out.push_str(interner.resolve(self.structs[s].name));
+            }
+            TypeKind::Enum(e) => {
+                quals(out);
+                out.push_str("enum ");
+                match self.enums[e].name {
+                    Some(n) => out.push_str(interner.resolve(n)),
+                    None => out.push_str("<anonymous>"),
+                }
+            }
+            TypeKind::Dim3(v) => {
+                out.push_str(v.name());
+            }
+            TypeKind::Pointer(p) => {
+                self.write_type(p, interner, out, depth + 1);
+                out.push_str(" *");
+                if d.is_const {
+                    out.push_str(" const");
+                }
+                if d.var != Variability::Unbound {
+                    out.push(' ');
+                    out.push_str(d.var.as_str());
+                }
+            }
+            TypeKind::Array(..) => {
+                let mut dims = Vec::new();
+                let mut t = ty;
+                while let TypeKind::Array(e, n) = self.kind(t) {
+                    dims.push(n);
+                    t = e;
+                }
+                self.write_type(t, interner, out, depth + 1);
+                for n in dims {
+                    match n {
+                        Some(n) => out.push_str(&format!("[{n}]")),
+                        None => out.push_str("[]"),
+                    }
+                }
+            }
+        }
+    }
+}
