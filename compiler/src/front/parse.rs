@@ -91,12 +91,14 @@ pub fn parse(
         });
         errors.clear();
         let result = parser.parse(&ctx, &mut errors, stream);
-        for e in errors.drain(..) {
-            diags.push(syntax_error(e.error, item, sources));
-        }
-        match result {
-            Ok(out) => items.extend(out.0),
-            Err(e) => diags.push(syntax_error(e, item, sources)),
+        let found: Vec<ParseError<Pos, Tok, ()>> = errors
+            .drain(..)
+            .map(|e| e.error)
+            .chain(result.as_ref().err().cloned())
+            .collect();
+        report_cascade_free(found, item, sources, diags);
+        if let Ok(out) = result {
+            items.extend(out.0);
         }
     }
     diags.extend(ctx.diags.into_inner());
@@ -128,7 +130,11 @@ fn split_items(tokens: &[Token]) -> Vec<Range<usize>> {
             }
             Tok::RBrace => {
                 depth -= 1;
-                if depth == 0 && !is_typedef {
+                let declares_more = matches!(tokens[start].tok, Tok::KwStruct | Tok::KwEnum)
+                    && tokens
+                        .get(i + 1)
+                        .is_some_and(|t| matches!(t.tok, Tok::Ident(_)));
+                if depth == 0 && !is_typedef && !declares_more {
                     let end = if tokens.get(i + 1).is_some_and(|t| t.tok == Tok::Semi) {
                         i + 2
                     } else {
@@ -180,6 +186,45 @@ fn check_nesting(item: &[Token]) -> Option<Diagnostic> {
 
 // ------------------------------------------------------------------ syntax errors
 
+/// Reports an item's syntax errors, dropping those that merely follow from the previous
+/// one: an error is kept only if a `;`, `{` or `}` lies between it and the last error
+/// reported, i.e. the parser got to a new statement in between. (Recovery resumes at the
+/// next token that can follow a statement, which may sit in the middle of the broken one.)
+fn report_cascade_free(
+    found: Vec<ParseError<Pos, Tok, ()>>,
+    item: &[Token],
+    sources: &SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let mut last: Option<usize> = None;
+    for err in found {
+        let at = error_index(&err, item);
+        if let Some(prev) = last {
+            let boundary = item[(prev + 1).min(at)..at]
+                .iter()
+                .any(|t| matches!(t.tok, Tok::Semi | Tok::LBrace | Tok::RBrace));
+            if !boundary {
+                continue;
+            }
+        }
+        last = Some(at);
+        diags.push(syntax_error(err, item, sources));
+    }
+}
+
+/// Index in the item of the token an error points at (`item.len()` at the end).
+fn error_index(err: &ParseError<Pos, Tok, ()>, item: &[Token]) -> usize {
+    let loc = match err {
+        ParseError::UnrecognizedToken { token: (l, ..), .. }
+        | ParseError::ExtraToken { token: (l, ..) } => *l,
+        ParseError::InvalidToken { location } => *location,
+        _ => return item.len(),
+    };
+    item.iter()
+        .position(|t| t.span.file == loc.file && t.span.start == loc.offset)
+        .unwrap_or(item.len())
+}
+
 fn syntax_error(err: ParseError<Pos, Tok, ()>, item: &[Token], sources: &SourceMap) -> Diagnostic {
     match err {
         ParseError::UnrecognizedToken {
@@ -215,28 +260,45 @@ fn unexpected_token(
     item: &[Token],
     sources: &SourceMap,
 ) -> Diagnostic {
-    let prev = item
+    let found_text = match tok {
+        Tok::Ident(_) | Tok::TypeName(_) | Tok::Int(..) | Tok::Float(..) => {
+            format!("{} `{}`", tok.describe(), sources.snippet(found))
+        }
+        _ => tok.describe(),
+    };
+    let prev_index = item
         .iter()
         .position(|t| t.span == found)
-        .and_then(|i| i.checked_sub(1))
-        .map(|i| item[i].span);
+        .and_then(|i| i.checked_sub(1));
+    let prev = prev_index.map(|i| item[i].span);
+    let prev_tok = prev_index.map(|i| &item[i].tok);
     let wants_semi = expected.iter().any(|e| e == "\";\"");
-    if let Some(prev) = prev.filter(|p| wants_semi && on_later_line(sources, *p, found)) {
+    let prev_ends_statement =
+        prev_tok.is_some_and(|t| matches!(t, Tok::Semi | Tok::LBrace | Tok::RBrace));
+    let only_semi = expected.len() == 1 && wants_semi;
+    if let Some(prev) = prev.filter(|p| {
+        only_semi || (wants_semi && !prev_ends_statement && on_later_line(sources, *p, found))
+    }) {
         let at = Span::new(prev.file, prev.end, prev.end);
         return Diagnostic::error(
             codes::MISSING_SEMICOLON,
-            format!("expected `;`, found {}", tok.describe()),
+            format!("expected `;`, found {found_text}"),
         )
         .with_primary(at, "expected `;` here")
         .with_secondary(found, "unexpected token")
-        .with_help("add `;` at the end of the statement or declaration");
+        .with_help(
+            if matches!(prev_tok, Some(Tok::RBrace)) && matches!(tok, Tok::Ident(_)) {
+                "a struct or enum definition cannot also declare variables; declare them separately"
+            } else {
+                "add `;` at the end of the statement or declaration"
+            },
+        );
     }
     let mut d = Diagnostic::error(
         codes::UNEXPECTED_TOKEN,
         format!(
-            "expected {}, found {}",
-            describe_expected(expected),
-            tok.describe()
+            "expected {}, found {found_text}",
+            describe_expected(expected)
         ),
     )
     .with_primary(found, "unexpected token");
@@ -264,7 +326,9 @@ fn token_help(tok: &Tok, expected: &[String]) -> Option<String> {
         }
         Tok::KwElse => Some("`else` must follow the statement of an `if`; check for a stray `;` or a missing `{`".into()),
         Tok::RParen | Tok::RBracket | Tok::RBrace => Some("this closing delimiter may have no matching opener, or something is missing before it".into()),
-        Tok::Assign if has("\"==\"") => None,
+        Tok::LParen if has("\"=\"") && has("\";\"") => {
+            Some("functions cannot be declared or defined inside another function; move it to file scope".into())
+        }
         _ => None,
     }
 }
@@ -339,6 +403,8 @@ pub fn describe_expected(expected: &[String]) -> String {
         }
     }
     if stmt_start {
+        // Keywords that may start a statement are part of "a statement".
+        parts.retain(|p| p == "`;`" || p == "`}`");
         parts.push("a statement".into());
     } else if expr_start {
         parts.push("an expression".into());

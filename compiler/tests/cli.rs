@@ -1,0 +1,268 @@
+//! The `spmdc` command as a user meets it: exit codes, output formats, stdin, `explain`.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn spmdc(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spmdc"))
+        .args(args)
+        .current_dir(common::repo_root())
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn spmdc");
+    let input = stdin.unwrap_or("").to_string();
+    let mut pipe = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = pipe.write_all(input.as_bytes());
+    });
+    let out = child.wait_with_output().expect("wait for spmdc");
+    writer.join().unwrap();
+    out
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+const FIVE_ERRORS: &str = "\
+export void f(uniform float x[], uniform int n) {
+    float a = 1
+    float b = 2;
+    a = (b + ;
+    for (int i = 0; i < n; i++ {
+        a += 1;
+    }
+    if (a > ) b = 3;
+    x[programIndex] = a b;
+}
+";
+
+#[test]
+fn five_independent_syntax_errors_in_one_run() {
+    let out = spmdc(&["check", "-", "--error-format=json"], Some(FIVE_ERRORS));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let diags: Vec<serde_json::Value> = stderr(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
+        .collect();
+    let positions: Vec<(u64, u64)> = diags
+        .iter()
+        .map(|d| (d["line"].as_u64().unwrap(), d["column"].as_u64().unwrap()))
+        .collect();
+    // Missing `;` is reported where it belongs: right after `1` on line 2.
+    assert_eq!(positions, vec![(2, 16), (4, 14), (5, 32), (8, 13), (9, 25)]);
+    let codes: Vec<&str> = diags.iter().map(|d| d["code"].as_str().unwrap()).collect();
+    assert_eq!(codes, vec!["E0103", "E0100", "E0100", "E0100", "E0100"]);
+    for d in &diags {
+        assert_eq!(d["severity"], "error");
+        assert_eq!(d["file"], "<stdin>");
+        assert!(d["span"].as_array().unwrap().len() == 2);
+        assert!(d["labels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["primary"] == true));
+    }
+}
+
+#[test]
+fn human_diagnostics_are_rustc_style() {
+    let out = spmdc(&["check", "-", "--color=never"], Some(FIVE_ERRORS));
+    let err = stderr(&out);
+    assert!(
+        err.contains("error[E0103]: expected `;`, found `float`"),
+        "{err}"
+    );
+    assert!(err.contains("┌─ <stdin>:2:16"), "{err}");
+    assert!(
+        err.contains("error: could not compile due to 5 errors"),
+        "{err}"
+    );
+    assert!(!err.contains('\x1b'), "no colour was asked for");
+    let colored = spmdc(&["check", "-", "--color=always"], Some(FIVE_ERRORS));
+    assert!(stderr(&colored).contains('\x1b'), "--color=always colours");
+}
+
+#[test]
+fn no_color_env_is_honoured_even_when_auto() {
+    let out = Command::new(env!("CARGO_BIN_EXE_spmdc"))
+        .args(["check", "-", "--color=auto"])
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!stderr(&out).contains('\x1b'));
+}
+
+#[test]
+fn ispc_style_program_checks_unchanged() {
+    let src = "\
+task void f_fu(uniform float RET[], uniform float aFOO[], uniform float b) {
+    float a = aFOO[programIndex];
+    float sum = 0;
+    foreach (i = 0 ... 6) { sum += aFOO[i]; }
+    cif (a > 3) { RET[programIndex] = reduce_add(sum) + rotate(a, 1); }
+    else { RET[programIndex] = b; }
+}
+task void result(uniform float RET[]) { RET[programIndex] = 5; }
+";
+    let out = spmdc(&["check", "-"], Some(src));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+}
+
+#[test]
+fn emit_tokens_and_ast() {
+    let src = "export void f(uniform int a[]) { a[0] = 1 + 2 * 3; }\n";
+    let tokens = spmdc(&["-", "--emit", "tokens"], Some(src));
+    assert_eq!(tokens.status.code(), Some(0));
+    let t = stdout(&tokens);
+    assert!(t.starts_with("1:1\tkeyword\texport\n"), "{t}");
+    assert!(t.contains("1:45\tint\t2  = 2\n"), "{t}");
+    let ast = spmdc(&["-", "--emit", "ast"], Some(src));
+    assert_eq!(ast.status.code(), Some(0), "{}", stderr(&ast));
+    assert!(
+        stdout(&ast).contains("(= (index a 0) (+ 1 (* 2 3)))"),
+        "{}",
+        stdout(&ast)
+    );
+}
+
+#[test]
+fn emit_of_later_stages_is_a_clear_error() {
+    for stage in ["ir", "asm", "hex"] {
+        let out = spmdc(
+            &["examples/saxpy.spmd", "--emit", stage, "--target", "nyuzi"],
+            None,
+        );
+        assert_eq!(out.status.code(), Some(2), "{stage}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("E0901") && err.contains("not available yet"),
+            "{err}"
+        );
+        assert!(!err.contains("panicked"));
+    }
+}
+
+#[test]
+fn output_file_with_dash_o() {
+    let dir = std::env::temp_dir().join(format!("spmdc-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out_path = dir.join("ast.txt");
+    let out = spmdc(
+        &[
+            "examples/saxpy.spmd",
+            "--emit",
+            "ast",
+            "-o",
+            out_path.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&out_path).unwrap();
+    assert!(text.contains("saxpy"), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(
+        spmdc(&["check", "no/such/file.spmd"], None).status.code(),
+        Some(2)
+    );
+    assert_eq!(
+        spmdc(&["--no-such-flag", "x.spmd"], None).status.code(),
+        Some(2)
+    );
+    assert_eq!(spmdc(&[], None).status.code(), Some(2));
+    assert_eq!(
+        spmdc(&["x.spmd", "--emit", "bogus"], None).status.code(),
+        Some(2)
+    );
+    let missing = spmdc(&["check", "no/such/file.spmd", "--error-format=json"], None);
+    let line = stderr(&missing);
+    let v: serde_json::Value = serde_json::from_str(line.trim()).expect("one JSON line");
+    assert_eq!(v["code"], "E0902");
+}
+
+#[test]
+fn help_documents_exit_codes() {
+    let out = spmdc(&["--help"], None);
+    let text = stdout(&out);
+    for needle in [
+        "0  success",
+        "1  compile errors",
+        "2  usage error",
+        "3  runtime trap",
+    ] {
+        assert!(text.contains(needle), "--help lacks `{needle}`:\n{text}");
+    }
+}
+
+#[test]
+fn explain_every_code_and_reject_unknown() {
+    for info in spmdc::diag::codes::ALL {
+        let out = spmdc(&["explain", info.code.as_str()], None);
+        assert_eq!(out.status.code(), Some(0));
+        assert!(
+            stdout(&out).starts_with(info.code.as_str()),
+            "{}",
+            info.code
+        );
+    }
+    let lower = spmdc(&["explain", "e0200"], None);
+    assert_eq!(lower.status.code(), Some(0));
+    let bad = spmdc(&["explain", "E9999"], None);
+    assert_eq!(bad.status.code(), Some(2));
+    let list = spmdc(&["explain", "--list"], None);
+    assert_eq!(stdout(&list).lines().count(), spmdc::diag::codes::ALL.len());
+}
+
+#[test]
+fn includes_resolve_relative_to_the_including_file() {
+    let dir = std::env::temp_dir().join(format!("spmdc-inc-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(
+        dir.join("sub/consts.h"),
+        "#pragma once\n#define SCALE 2.0f\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("sub/helper.spmd"),
+        "#include \"consts.h\"\ninline float scale(float x) { return x * SCALE; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("main.spmd"),
+        "#include \"sub/helper.spmd\"\n#include \"sub/consts.h\"\n#pragma unknown_thing\nexport void k(uniform float a[]) { a[programIndex] = scale(a[programIndex]); }\n",
+    )
+    .unwrap();
+    let out = spmdc(
+        &[
+            "check",
+            dir.join("main.spmd").to_str().unwrap(),
+            "--error-format=json",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let notes: Vec<serde_json::Value> = stderr(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(notes.len(), 1, "one note for the unknown pragma");
+    assert_eq!(notes[0]["code"], "W0001");
+    assert_eq!(notes[0]["severity"], "note");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

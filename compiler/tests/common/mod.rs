@@ -1,0 +1,76 @@
+//! Helpers shared by the integration tests: locating the repository's corpora and
+//! running the front end on a file the way `spmdc check` does.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use spmdc::diag::{self, Diagnostic};
+use spmdc::driver::{self, FrontOptions, FrontResult, Stage};
+
+/// The workspace root (the parent of `compiler/`).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// `*.spmd` files directly in `dir` (relative to the repository root), sorted.
+pub fn spmd_files(dir: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(repo_root().join(dir))
+        .unwrap_or_else(|e| panic!("cannot read {dir}: {e}"))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "spmd"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The path relative to the repository root, with `/` separators: stable names for
+/// snapshots and messages on every machine.
+pub fn display_name(path: &Path) -> String {
+    path.strip_prefix(repo_root())
+        .unwrap_or(path)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+/// Runs the front end on a file, as `spmdc check` would.
+pub fn check_file(path: &Path, stage: Stage) -> FrontResult {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    driver::run_front(
+        &display_name(path),
+        Some(path.to_path_buf()),
+        text,
+        &FrontOptions::default(),
+        stage,
+    )
+}
+
+pub fn check_source(name: &str, text: &str) -> FrontResult {
+    driver::run_front(
+        name,
+        None,
+        text.to_string(),
+        &FrontOptions::default(),
+        Stage::Check,
+    )
+}
+
+/// Every diagnostic rendered without colour, as the terminal shows them.
+pub fn render_all(result: &FrontResult) -> String {
+    result
+        .diags
+        .iter()
+        .map(|d| diag::render_human(&result.sources, d, false))
+        .collect()
+}
+
+pub fn codes(result: &FrontResult) -> Vec<String> {
+    result
+        .diags
+        .iter()
+        .map(|d: &Diagnostic| d.code.to_string())
+        .collect()
+}

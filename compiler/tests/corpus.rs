@@ -1,0 +1,136 @@
+//! The corpora under `tests/` and `examples/`:
+//! - every example, ISPC-style test and parse-corpus program checks without errors;
+//! - parse-corpus programs have AST snapshots;
+//! - each invalid program in `tests/diagnostics/` reports exactly the codes its
+//!   `// expect:` header names, and its rendered diagnostics have a snapshot.
+
+mod common;
+
+use common::*;
+use spmdc::driver::Stage;
+use spmdc::front::dump;
+
+fn assert_clean(dir: &str) -> usize {
+    let files = spmd_files(dir);
+    let mut failures = Vec::new();
+    for path in &files {
+        let result = check_file(path, Stage::Check);
+        if result.diags.has_errors() {
+            failures.push(format!("{}:\n{}", display_name(path), render_all(&result)));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} file(s) in {dir} failed to check:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    files.len()
+}
+
+#[test]
+fn examples_check_cleanly() {
+    let n = assert_clean("examples");
+    assert!(n >= 12, "expected at least 12 examples, found {n}");
+}
+
+#[test]
+fn ispc_style_tests_check_cleanly() {
+    let n = assert_clean("tests/ispc");
+    assert!(n >= 1, "no ISPC-style tests found");
+}
+
+#[test]
+fn parse_corpus_ast_snapshots() {
+    let files = spmd_files("tests/parse");
+    assert!(
+        files.len() >= 20,
+        "expected a parse corpus of at least 20 programs"
+    );
+    let mut failures = Vec::new();
+    for path in &files {
+        let result = check_file(path, Stage::Check);
+        if result.diags.has_errors() {
+            failures.push(format!("{}:\n{}", display_name(path), render_all(&result)));
+            continue;
+        }
+        let ast = dump::dump_unit(
+            &result.unit,
+            &result.interner,
+            &result.sources,
+            result.stdlib_file,
+        );
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        insta::with_settings!({
+            snapshot_path => repo_root().join("tests/parse/snapshots"),
+            prepend_module_to_snapshot => false,
+            description => display_name(path),
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(name, ast);
+        });
+    }
+    assert!(
+        failures.is_empty(),
+        "parse corpus programs with errors:\n{}",
+        failures.join("\n")
+    );
+}
+
+/// The codes named on the file's `// expect:` line.
+fn expected_codes(text: &str, name: &str) -> Vec<String> {
+    let first = text.lines().next().unwrap_or("");
+    let list = first
+        .strip_prefix("// expect:")
+        .unwrap_or_else(|| panic!("{name}: first line must be `// expect: CODE...`"));
+    list.split_whitespace().map(str::to_string).collect()
+}
+
+#[test]
+fn diagnostics_corpus() {
+    let files = spmd_files("tests/diagnostics");
+    let mut failures = Vec::new();
+    let mut distinct = std::collections::BTreeSet::new();
+    for path in &files {
+        let name = display_name(path);
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut expected = expected_codes(&text, &name);
+        let result = check_file(path, Stage::Check);
+        let mut got = codes(&result);
+        expected.sort();
+        got.sort();
+        if expected != got {
+            failures.push(format!(
+                "{name}: expected {expected:?}, got {got:?}\n{}",
+                render_all(&result)
+            ));
+            continue;
+        }
+        distinct.extend(got);
+        let stem = path.file_stem().unwrap().to_string_lossy().to_string();
+        insta::with_settings!({
+            snapshot_path => repo_root().join("tests/diagnostics/snapshots"),
+            prepend_module_to_snapshot => false,
+            description => name.clone(),
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(stem, render_all(&result));
+        });
+    }
+    assert!(
+        failures.is_empty(),
+        "{} diagnostics file(s) disagree:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(
+        files.len() >= 60,
+        "expected at least 60 error situations, found {}",
+        files.len()
+    );
+    assert!(
+        distinct.len() >= 40,
+        "expected at least 40 distinct codes exercised, found {}",
+        distinct.len()
+    );
+}
