@@ -24,6 +24,7 @@ impl Checker<'_> {
             }
         }
         for (i, item) in unit.items.iter().enumerate() {
+            self.cur_item = i;
             match item {
                 Item::Struct(s) => self.define_struct(s, i),
                 Item::Enum(e) => self.declare_enum(e),
@@ -614,6 +615,7 @@ impl Checker<'_> {
             if self.out.funcs[fid].def_item != Some(i) {
                 continue; // a redefinition, already reported
             }
+            self.cur_item = i;
             self.check_function_body(fid, f, body);
         }
     }
@@ -625,7 +627,7 @@ impl Checker<'_> {
             .iter()
             .filter(|(fid, _)| {
                 let f = &self.out.funcs[**fid];
-                f.def_item.is_none() && !f.from_stdlib && !f.flags.extern_
+                f.def_item.is_none() && !f.from_stdlib
             })
             .map(|(f, s)| (*f, *s))
             .collect();

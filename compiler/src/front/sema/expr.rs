@@ -373,6 +373,9 @@ impl Checker<'_> {
     fn check_ident(&mut self, e: &Expr, id: ast::Ident) -> TypeId {
         if let Some(l) = self.scopes.lookup(id.name) {
             self.set_res(e, Res::Local(l));
+            if let Some(u) = self.local_used.get_mut(l.index()) {
+                *u = true;
+            }
             return self.out.locals[l].ty;
         }
         match self.file_names.get(&id.name).copied() {
@@ -431,7 +434,9 @@ impl Checker<'_> {
             }
             None => {
                 self.set_res(e, Res::Error);
-                self.undeclared(id);
+                if !self.syntax_error_in_body() {
+                    self.undeclared(id);
+                }
                 Types::ERROR
             }
         }
@@ -832,7 +837,7 @@ impl Checker<'_> {
     // ------------------------------------------------------------ assignment
 
     fn check_assign(&mut self, e: &Expr, op: Option<BinaryOp>, lhs: &Expr, rhs: &Expr) -> TypeId {
-        let lt = self.check_expr(lhs);
+        let lt = self.check_store_lhs(lhs, op.is_none());
         let rt = self.check_expr(rhs);
         let Some(place) = self.check_store_target(lhs, lt) else {
             return Types::ERROR;
@@ -859,6 +864,23 @@ impl Checker<'_> {
             }
         }
         self.check_uniform_store(e, lt, place);
+        lt
+    }
+
+    /// Checks the left side of an assignment. A plain `x = ...` does not read `x`, so it
+    /// does not count as a use for W0002.
+    fn check_store_lhs(&mut self, lhs: &Expr, plain: bool) -> TypeId {
+        let before = match (&lhs.kind, plain) {
+            (ExprKind::Ident(id), true) => self
+                .scopes
+                .lookup(id.name)
+                .map(|l| (l, self.local_used.get(l.index()).copied())),
+            _ => None,
+        };
+        let lt = self.check_expr(lhs);
+        if let Some((l, Some(was))) = before {
+            self.local_used[l.index()] = was;
+        }
         lt
     }
 

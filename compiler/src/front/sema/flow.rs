@@ -8,7 +8,7 @@
 //! count as ending a path, so a syntax error never causes E0506.
 
 use super::{Checker, ConstValue};
-use crate::front::ast::{Expr, ExprKind, Stmt, StmtKind};
+use crate::front::ast::{Block, CaseLabel, Expr, ExprKind, ForInit, Initializer, Stmt, StmtKind};
 
 /// Deepest statement nesting analysed; deeper code is assumed to end (no E0506).
 const MAX_FLOW_DEPTH: u32 = 2000;
@@ -34,15 +34,15 @@ impl Checker<'_> {
                 Some(e) => self.falls(then, d) || self.falls(e, d),
                 None => true,
             },
-            StmtKind::While { cond, body, .. } => !self.is_true(cond) || breaks(body, d),
+            StmtKind::While { cond, body, .. } => !self.is_true(cond) || self.breaks(body, d),
             StmtKind::For { cond, body, .. } => {
-                !cond.as_ref().is_none_or(|c| self.is_true(c)) || breaks(body, d)
+                !cond.as_ref().is_none_or(|c| self.is_true(c)) || self.breaks(body, d)
             }
             StmtKind::DoWhile { body, cond, .. } => {
                 if self.is_true(cond) {
-                    breaks(body, d)
+                    self.breaks(body, d)
                 } else {
-                    self.falls(body, d) || breaks(body, d) || continues(body, d)
+                    self.falls(body, d) || self.breaks(body, d) || self.continues(body, d)
                 }
             }
             StmtKind::Switch { arms, .. } => {
@@ -52,9 +52,7 @@ impl Checker<'_> {
                         .any(|l| matches!(l, crate::front::ast::CaseLabel::Default(_)))
                 });
                 let last_falls = arms.last().is_none_or(|a| self.seq_falls(&a.body, d));
-                !has_default
-                    || last_falls
-                    || arms.iter().any(|a| a.body.iter().any(|s| breaks(s, d)))
+                !has_default || last_falls || arms.iter().any(|a| self.seq_jumps(&a.body, d, true))
             }
             _ => true,
         }
@@ -73,33 +71,139 @@ impl Checker<'_> {
     }
 }
 
-/// Does `s` contain a `break` that leaves the statement enclosing it (not one inside a
-/// nested loop or `switch`)?
-fn breaks(s: &Stmt, depth: u32) -> bool {
-    jumps(s, depth, true)
+impl Checker<'_> {
+    /// Does `s` reach a `break` that leaves the statement enclosing it (not one inside
+    /// a nested loop or `switch`)?
+    fn breaks(&self, s: &Stmt, depth: u32) -> bool {
+        self.jumps(s, depth, true)
+    }
+
+    /// Does `s` reach a `continue` for the enclosing loop?
+    fn continues(&self, s: &Stmt, depth: u32) -> bool {
+        self.jumps(s, depth, false)
+    }
+
+    /// Is a `break` (or `continue`) reached in a statement list before control stops?
+    fn seq_jumps(&self, stmts: &[Stmt], depth: u32, brk: bool) -> bool {
+        for s in stmts {
+            if self.jumps(s, depth, brk) {
+                return true;
+            }
+            if !self.falls(s, depth) {
+                return false;
+            }
+        }
+        false
+    }
+
+    fn jumps(&self, s: &Stmt, depth: u32, brk: bool) -> bool {
+        if depth > MAX_FLOW_DEPTH {
+            return true;
+        }
+        let d = depth + 1;
+        match &s.kind {
+            StmtKind::Break => brk,
+            StmtKind::Continue => !brk,
+            StmtKind::Block(b) | StmtKind::Unmasked(b) => self.seq_jumps(&b.stmts, d, brk),
+            StmtKind::If { then, else_, .. } => {
+                self.jumps(then, d, brk) || else_.as_ref().is_some_and(|e| self.jumps(e, d, brk))
+            }
+            // A `continue` inside a switch still continues the enclosing loop.
+            StmtKind::Switch { arms, .. } if !brk => {
+                arms.iter().any(|a| self.seq_jumps(&a.body, d, brk))
+            }
+            _ => false,
+        }
+    }
 }
 
-/// Does `s` contain a `continue` for the enclosing loop?
-fn continues(s: &Stmt, depth: u32) -> bool {
-    jumps(s, depth, false)
+/// Does a block contain a statement or expression the parser could not read?
+pub(super) fn block_has_error(b: &Block) -> bool {
+    b.stmts.iter().any(|s| stmt_has_error(s, 0))
 }
 
-fn jumps(s: &Stmt, depth: u32, brk: bool) -> bool {
+fn stmt_has_error(s: &Stmt, depth: u32) -> bool {
     if depth > MAX_FLOW_DEPTH {
-        return true;
+        return false;
     }
     let d = depth + 1;
+    let e = |x: &Expr| expr_has_error(x, d);
+    let st = |x: &Stmt| stmt_has_error(x, d);
     match &s.kind {
-        StmtKind::Break => brk,
-        StmtKind::Continue => !brk,
-        StmtKind::Block(b) | StmtKind::Unmasked(b) => b.stmts.iter().any(|s| jumps(s, d, brk)),
-        StmtKind::If { then, else_, .. } => {
-            jumps(then, d, brk) || else_.as_ref().is_some_and(|e| jumps(e, d, brk))
+        StmtKind::Error => true,
+        StmtKind::Block(b) | StmtKind::Unmasked(b) => b.stmts.iter().any(st),
+        StmtKind::Decl(decl) => decl_has_error(decl, d),
+        StmtKind::Expr(x) => e(x),
+        StmtKind::Return(x) => x.as_ref().is_some_and(e),
+        StmtKind::Empty | StmtKind::Break | StmtKind::Continue => false,
+        StmtKind::If {
+            cond, then, else_, ..
+        } => e(cond) || st(then) || else_.as_deref().is_some_and(st),
+        StmtKind::For {
+            init,
+            cond,
+            step,
+            body,
+            ..
+        } => {
+            let init_err = match init {
+                Some(ForInit::Decl(decl)) => decl_has_error(decl, d),
+                Some(ForInit::Expr(x)) => e(x),
+                None => false,
+            };
+            init_err || cond.as_ref().is_some_and(e) || step.as_ref().is_some_and(e) || st(body)
         }
-        // A `continue` inside a switch still continues the enclosing loop.
-        StmtKind::Switch { arms, .. } if !brk => {
-            arms.iter().any(|a| a.body.iter().any(|s| jumps(s, d, brk)))
+        StmtKind::While { cond, body, .. } | StmtKind::DoWhile { cond, body, .. } => {
+            e(cond) || st(body)
         }
+        StmtKind::Switch { cond, arms } => {
+            e(cond)
+                || arms.iter().any(|a| {
+                    a.body.iter().any(st)
+                        || a.labels
+                            .iter()
+                            .any(|l| matches!(l, CaseLabel::Case(x) if e(x)))
+                })
+        }
+        StmtKind::Foreach { dims, body, .. } => {
+            dims.iter().any(|dm| e(&dm.start) || e(&dm.end)) || st(body)
+        }
+        StmtKind::ForeachActive { body, .. } => st(body),
+        StmtKind::ForeachUnique { expr, body, .. } => e(expr) || st(body),
+    }
+}
+
+fn decl_has_error(decl: &crate::front::ast::Decl, depth: u32) -> bool {
+    decl.declarators
+        .iter()
+        .any(|dc| dc.init.as_ref().is_some_and(|i| init_has_error(i, depth)))
+}
+
+fn init_has_error(i: &Initializer, depth: u32) -> bool {
+    if depth > MAX_FLOW_DEPTH {
+        return false;
+    }
+    match i {
+        Initializer::Expr(x) => expr_has_error(x, depth + 1),
+        Initializer::List(items, _) => items.iter().any(|it| init_has_error(it, depth + 1)),
+    }
+}
+
+fn expr_has_error(x: &Expr, depth: u32) -> bool {
+    if depth > MAX_FLOW_DEPTH {
+        return false;
+    }
+    let d = depth + 1;
+    let e = |y: &Expr| expr_has_error(y, d);
+    match &x.kind {
+        ExprKind::Error => true,
+        ExprKind::Unary { operand, .. } => e(operand),
+        ExprKind::Binary { lhs, rhs, .. } | ExprKind::Assign { lhs, rhs, .. } => e(lhs) || e(rhs),
+        ExprKind::Ternary { cond, then, else_ } => e(cond) || e(then) || e(else_),
+        ExprKind::Cast { expr, .. } | ExprKind::SizeofExpr(expr) => e(expr),
+        ExprKind::Call { args, .. } => args.iter().any(e),
+        ExprKind::Index { base, index } => e(base) || e(index),
+        ExprKind::Member { base, .. } => e(base),
         _ => false,
     }
 }

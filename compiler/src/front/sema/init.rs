@@ -5,7 +5,7 @@
 //! leaves are recorded in [`super::Checked::const_value`] for lowering.
 
 use super::expr::Site;
-use super::types::{TypeId, TypeKind, Types, Variability};
+use super::types::{TypeId, TypeKind, Types};
 use super::Checker;
 use crate::diag::{codes, Diagnostic};
 use crate::front::ast::Initializer;
@@ -136,69 +136,30 @@ impl Checker<'_> {
                 }
                 ty
             }
-            TypeKind::Prim(_) | TypeKind::Enum(_) | TypeKind::Pointer(_) => {
-                self.scalar_list(ty, items, span, cx, depth)
-            }
             _ => {
-                self.emit(
-                    Diagnostic::error(
-                        codes::INVALID_INITIALIZER,
-                        format!("a brace list cannot initialize `{}`", self.ty_str(ty)),
-                    )
-                    .with_primary(span, "brace list here"),
+                let scalar = matches!(
+                    self.out.types.kind(ty),
+                    TypeKind::Prim(_) | TypeKind::Enum(_) | TypeKind::Pointer(_)
                 );
+                let mut d = Diagnostic::error(
+                    codes::INVALID_INITIALIZER,
+                    format!("a brace list cannot initialize `{}`", self.ty_str(ty)),
+                )
+                .with_primary(span, "brace list here");
+                if scalar {
+                    d = d.with_help("initialize a scalar with a plain expression, without braces");
+                }
+                self.emit(d);
+                for it in items {
+                    let cx = InitCx {
+                        constant: false,
+                        ..cx
+                    };
+                    self.check_init_depth(Types::ERROR, it, cx, depth + 1);
+                }
                 ty
             }
         }
-    }
-
-    /// `{ x }` for a scalar, or, for a varying scalar, `{ v0, v1, ... }` with one value
-    /// per program instance.
-    fn scalar_list(
-        &mut self,
-        ty: TypeId,
-        items: &[Initializer],
-        span: Span,
-        cx: InitCx,
-        depth: u32,
-    ) -> TypeId {
-        let lanes = self.out.target.program_count as usize;
-        let varying = self.out.types.is_varying(ty);
-        if items.len() == 1 {
-            return self.check_init_depth(ty, &items[0], cx, depth + 1);
-        }
-        if varying && items.len() == lanes {
-            let lane_ty = self.types().with_var(ty, Variability::Uniform);
-            for it in items {
-                self.check_init_depth(lane_ty, it, cx, depth + 1);
-            }
-            return ty;
-        }
-        let help = if varying {
-            format!("a varying scalar takes one value, or exactly `programCount` ({lanes}) values")
-        } else {
-            "a scalar takes a single value".to_string()
-        };
-        self.emit(
-            Diagnostic::error(
-                codes::INVALID_INITIALIZER,
-                format!("{} values for a `{}`", items.len(), self.ty_str(ty)),
-            )
-            .with_primary(span, "wrong number of values")
-            .with_help(help),
-        );
-        for it in items {
-            self.check_init_depth(
-                Types::ERROR,
-                it,
-                InitCx {
-                    constant: false,
-                    ..cx
-                },
-                depth + 1,
-            );
-        }
-        ty
     }
 
     fn too_many(&mut self, items: &[Initializer], n: usize, span: Span, what: &str, cx: InitCx) {

@@ -427,7 +427,7 @@ struct Checker<'a> {
     overloads: FxHashMap<Symbol, smallvec::SmallVec<[FuncId; 2]>>,
     scopes: scope::Scopes,
     /// The function being checked, if any.
-    fcx: Option<stmt::FnCtx>,
+    fcx: Option<stmt::FnCtx<'a>>,
     /// The first call of each called function (for E0211).
     first_calls: FxHashMap<FuncId, Span>,
     /// For each local: the varying-condition depth at its declaration (for W0004).
@@ -436,6 +436,10 @@ struct Checker<'a> {
     depth: u32,
     /// Set once the depth limit was reported, to report it only once.
     depth_reported: bool,
+    /// Index in `unit.items` of the item being checked (declaration order rules).
+    cur_item: usize,
+    /// For each local: has its value been read (for W0002)?
+    local_used: Vec<bool>,
 }
 
 /// Deepest nesting of expressions plus statements that sema descends into. Deeper trees
@@ -469,6 +473,8 @@ impl<'a> Checker<'a> {
             local_depth: Vec::new(),
             depth: 0,
             depth_reported: false,
+            cur_item: 0,
+            local_used: Vec::new(),
         };
         cx.declare_builtins();
         cx

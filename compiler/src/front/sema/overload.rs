@@ -4,8 +4,8 @@
 //! Overload selection follows ISPC: each argument's conversion has a cost (exact,
 //! widening, uniform→varying, arbitrary conversion and their combinations; see
 //! [`super::conv::Cost`]); a candidate is viable if every argument converts; the
-//! candidate with the smallest total cost wins, and a tie for the smallest total is
-//! ambiguous (E0205).
+//! best candidate must be at least as good as every other for every argument and
+//! strictly better for one; otherwise the call is ambiguous (E0205).
 
 use super::builtins::{count_placeholders, BuiltinFn, BUILTIN_NAMES};
 use super::conv::{self, Cost};
@@ -14,7 +14,11 @@ use super::types::{TypeId, TypeKind, Types};
 use super::{Checker, FileName, FuncId, Res};
 use crate::diag::{codes, suggest, Diagnostic};
 use crate::front::ast::{self, Expr, ExprKind};
+use cranelift_entity::EntityRef;
 use smallvec::SmallVec;
+
+/// Per-argument conversion costs of one candidate.
+type Costs = SmallVec<[Cost; 8]>;
 
 /// Most candidates listed in a "no matching overload" note.
 const MAX_LISTED: usize = 8;
@@ -35,6 +39,10 @@ impl Checker<'_> {
                 self.rvalue(a, t)
             })
             .collect();
+        if let Some(l) = self.scopes.lookup(callee.name) {
+            // Counts as a use: the E0208 says what is wrong with it.
+            self.local_used[l.index()] = true;
+        }
         if self.scopes.lookup(callee.name).is_some()
             || matches!(
                 self.file_names.get(&callee.name),
@@ -52,11 +60,30 @@ impl Checker<'_> {
             );
             return Types::ERROR;
         }
-        let Some(cands) = self.overloads.get(&callee.name).cloned() else {
+        let Some(all) = self.overloads.get(&callee.name).cloned() else {
             self.set_res(e, Res::Error);
-            self.unknown_function(callee);
+            if !self.syntax_error_in_body() {
+                self.unknown_function(callee);
+            }
             return Types::ERROR;
         };
+        // A function must be declared before it is called.
+        let cur = self.cur_item;
+        let cands: SmallVec<[FuncId; 2]> = all
+            .iter()
+            .copied()
+            .filter(|&f| {
+                self.out.funcs[f]
+                    .decl_items
+                    .first()
+                    .is_some_and(|&i| i <= cur)
+            })
+            .collect();
+        if cands.is_empty() {
+            self.set_res(e, Res::Error);
+            self.called_before_declaration(callee, all[0]);
+            return Types::ERROR;
+        }
         if arg_tys.iter().any(|&t| self.out.types.is_error(t)) {
             // One argument already failed: don't guess an overload, don't cascade.
             self.set_res(e, Res::Error);
@@ -85,6 +112,24 @@ impl Checker<'_> {
             }
         }
         self.out.funcs[fid].ret
+    }
+
+    fn called_before_declaration(&mut self, callee: ast::Ident, later: FuncId) {
+        let name = self.name(callee.name);
+        let sig = self.signature(later);
+        let span = self.out.funcs[later].span;
+        self.emit(
+            Diagnostic::error(
+                codes::UNKNOWN_FUNCTION,
+                format!("function `{name}` is called before it is declared"),
+            )
+            .with_primary(callee.span, "not declared yet")
+            .with_secondary(span, "declared later here")
+            .with_help(format!(
+                "declare a prototype above this function: `{} {sig};`",
+                self.ty_str(self.out.funcs[later].ret)
+            )),
+        );
     }
 
     fn unknown_function(&mut self, callee: ast::Ident) {
@@ -125,62 +170,50 @@ impl Checker<'_> {
             }
             return Some(*only);
         }
-        let mut best: Option<(u32, FuncId)> = None;
-        let mut tie = false;
-        let mut any_arity = false;
-        for &fid in cands {
-            let Some(total) = self.call_cost(fid, args, arg_tys) else {
-                any_arity |= self.out.funcs[fid].params.len() == args.len();
-                continue;
-            };
-            any_arity = true;
-            match best {
-                Some((b, _)) if total == b => tie = true,
-                Some((b, _)) if total > b => {}
-                _ => {
-                    best = Some((total, fid));
-                    tie = false;
-                }
-            }
+        let viable: Vec<(FuncId, Costs)> = cands
+            .iter()
+            .filter_map(|&f| self.call_cost(f, args, arg_tys).map(|c| (f, c)))
+            .collect();
+        let total = |c: &Costs| c.iter().map(|&x| x as u32).sum::<u32>();
+        let Some(best) = viable.iter().min_by_key(|(_, c)| total(c)) else {
+            let any_arity = cands
+                .iter()
+                .any(|&f| self.out.funcs[f].params.len() == args.len());
+            self.no_overload(e, callee, arg_tys, cands, any_arity);
+            return None;
+        };
+        // The best must be at least as good as every other viable overload for every
+        // argument (and then, having the least total, strictly better for one).
+        let rivals: Vec<FuncId> = viable
+            .iter()
+            .filter(|(f, c)| {
+                *f != best.0
+                    && (total(c) == total(&best.1) || c.iter().zip(&best.1).any(|(a, b)| a < b))
+            })
+            .map(|(f, _)| *f)
+            .collect();
+        if rivals.is_empty() {
+            return Some(best.0);
         }
-        match best {
-            Some((total, fid)) if tie => {
-                let tied: Vec<FuncId> = cands
-                    .iter()
-                    .copied()
-                    .filter(|&c| self.call_cost(c, args, arg_tys) == Some(total))
-                    .collect();
-                self.ambiguous(e, callee, arg_tys, &tied);
-                let _ = fid;
-                None
-            }
-            Some((_, fid)) => Some(fid),
-            None => {
-                self.no_overload(e, callee, arg_tys, cands, any_arity);
-                None
-            }
-        }
+        let mut tied = vec![best.0];
+        tied.extend(rivals);
+        self.ambiguous(e, callee, arg_tys, &tied);
+        None
     }
 
-    /// Total conversion cost of calling `fid` with these arguments, None if not viable.
-    fn call_cost(&mut self, fid: FuncId, args: &[Expr], arg_tys: &[TypeId]) -> Option<u32> {
+    /// The conversion cost of each argument when calling `fid`, None if not viable.
+    fn call_cost(&mut self, fid: FuncId, args: &[Expr], arg_tys: &[TypeId]) -> Option<Costs> {
         let n = self.out.funcs[fid].params.len();
         if n != args.len() {
             return None;
         }
-        let mut total = 0u32;
+        let mut costs = Costs::new();
         for i in 0..n {
             let p = self.out.funcs[fid].params[i].ty;
-            let c: Cost = conv::implicit_cost(
-                &mut self.out.types,
-                arg_tys[i],
-                p,
-                Self::is_null_const(&args[i]),
-            )
-            .ok()?;
-            total += c as u32;
+            let null = Self::is_null_const(&args[i]);
+            costs.push(conv::implicit_cost(&mut self.out.types, arg_tys[i], p, null).ok()?);
         }
-        Some(total)
+        Some(costs)
     }
 
     fn signature(&self, fid: FuncId) -> String {

@@ -178,6 +178,9 @@ impl Checker<'_> {
     }
 
     fn unknown_type(&mut self, id: ast::Ident, prefix: &str) {
+        if self.syntax_error_in_body() {
+            return;
+        }
         let name = self.name(id.name);
         let mut d = Diagnostic::error(
             codes::UNKNOWN_TYPE,
@@ -326,37 +329,38 @@ impl Checker<'_> {
         let TypeKind::Struct(sid) = self.out.types.kind(t) else {
             return true;
         };
-        match self.out.types.structs[sid].state {
-            StructState::Done => true,
-            StructState::Pending if self.out.types.structs[sid].item.is_some() => {
+        let info = &self.out.types.structs[sid];
+        let (state, item, name, def_span) =
+            (info.state, info.item, self.name(info.name), info.span);
+        let d = match (state, item) {
+            (_, Some(i)) if i > self.cur_item => Diagnostic::error(
+                codes::INCOMPLETE_TYPE,
+                format!("struct `{name}` is used by value before its definition"),
+            )
+            .with_primary(span, "used here")
+            .with_secondary(def_span, "defined later here")
+            .with_help(format!("move the definition of `{name}` above this use")),
+            (StructState::Done, _) => return true,
+            (StructState::Pending, Some(_)) => {
                 self.resolve_struct(sid);
-                true
+                return true;
             }
-            state => {
-                let info = &self.out.types.structs[sid];
-                let name = self.name(info.name);
-                let (msg, label) = if state == StructState::Resolving {
-                    (
-                        format!("struct `{name}` contains itself"),
-                        "a struct cannot contain itself by value",
-                    )
-                } else {
-                    (
-                        format!("struct `{name}` is used by value but never defined"),
-                        "incomplete type used here",
-                    )
-                };
-                let def_span = info.span;
-                let mut d =
-                    Diagnostic::error(codes::INCOMPLETE_TYPE, msg).with_primary(span, label);
-                if state == StructState::Resolving {
-                    d = d
-                        .with_secondary(def_span, "the struct being defined")
-                        .with_help("use a pointer to the struct instead");
-                }
-                self.emit(d);
-                false
+            (StructState::Resolving, _) => Diagnostic::error(
+                codes::INCOMPLETE_TYPE,
+                format!("struct `{name}` contains itself"),
+            )
+            .with_primary(span, "a struct cannot contain itself by value")
+            .with_secondary(def_span, "the struct being defined")
+            .with_help("use a pointer to the struct instead"),
+            (_, None) => {
+                Diagnostic::error(codes::UNKNOWN_TYPE, format!("unknown type `struct {name}`"))
+                    .with_primary(span, "this struct is never defined")
+                    .with_help(format!(
+                        "define `struct {name} {{ ... }};` before using it by value"
+                    ))
             }
-        }
+        };
+        self.emit(d);
+        false
     }
 }

@@ -47,7 +47,7 @@ enum Frame {
 }
 
 /// Per-function checking state.
-pub(super) struct FnCtx {
+pub(super) struct FnCtx<'a> {
     pub func: FuncId,
     pub ret: TypeId,
     pub is_entry: bool,
@@ -59,9 +59,15 @@ pub(super) struct FnCtx {
     partial_mask: u32,
     /// Some instances may have returned (a `return` under varying control).
     returned_divergent: bool,
+    /// The body, for the on-demand syntax-error scan.
+    body: Option<&'a ast::Block>,
+    /// Does the body contain a node the parser could not read? (None: not scanned yet.)
+    syntax_error: Option<bool>,
+    /// The function is the stdlib's (no style warnings).
+    from_stdlib: bool,
 }
 
-impl Checker<'_> {
+impl<'a> Checker<'a> {
     // ------------------------------------------------------------ control context
 
     pub(super) fn enter_varying_cond(&mut self) {
@@ -116,11 +122,12 @@ impl Checker<'_> {
     pub(super) fn check_function_body(
         &mut self,
         fid: FuncId,
-        f: &ast::Function,
-        body: &ast::Block,
+        f: &'a ast::Function,
+        body: &'a ast::Block,
     ) {
         let info = &self.out.funcs[fid];
         let (ret, is_entry, unmasked) = (info.ret, info.flags.is_entry(), info.flags.unmasked);
+        let info_from_stdlib = info.from_stdlib;
         self.fcx = Some(FnCtx {
             func: fid,
             ret,
@@ -133,6 +140,9 @@ impl Checker<'_> {
             varying_cond: 0,
             partial_mask: 0,
             returned_divergent: false,
+            body: Some(body),
+            syntax_error: None,
+            from_stdlib: info_from_stdlib,
         });
         self.scopes.clear();
         self.scopes.push();
@@ -143,9 +153,8 @@ impl Checker<'_> {
             let l = self.new_local(name, p.ty, LocalKind::Param(i as u32), None);
             self.out.funcs[fid].params[i].local = Some(l);
         }
-        for s in &body.stmts {
-            self.check_stmt(s);
-        }
+        self.check_stmts(&body.stmts);
+        self.warn_unused_locals(first);
         self.scopes.pop();
         let end = self.out.locals.len() as u32;
         self.out.funcs[fid].locals = first..end;
@@ -199,7 +208,12 @@ impl Checker<'_> {
             self.local_depth.resize(l.index() + 1, 0);
         }
         self.local_depth[l.index()] = depth;
+        if self.local_used.len() <= l.index() {
+            self.local_used.resize(l.index() + 1, false);
+        }
         if let Err(prev) = self.scopes.declare(name.name, l) {
+            // Not bound, so never read: no W0002 on top of the E0201.
+            self.local_used[l.index()] = true;
             let prev_span = self.out.locals[prev].span;
             self.redefinition(name.name, name.span, Some(prev_span));
         }
@@ -210,10 +224,89 @@ impl Checker<'_> {
 
     fn check_block(&mut self, b: &ast::Block) {
         self.scopes.push();
-        for s in &b.stmts {
-            self.check_stmt(s);
-        }
+        self.check_stmts(&b.stmts);
         self.scopes.pop();
+    }
+
+    /// Checks a statement list, with W0007 for the first statement after a `return`,
+    /// `break` or `continue` (except the customary `break` right after a `return`).
+    fn check_stmts(&mut self, stmts: &[Stmt]) {
+        let mut jump: Option<&Stmt> = None;
+        let mut reported = false;
+        for s in stmts {
+            if let Some(j) = jump {
+                let customary =
+                    matches!((&j.kind, &s.kind), (StmtKind::Return(_), StmtKind::Break));
+                if !reported && !customary && !matches!(s.kind, StmtKind::Empty | StmtKind::Error) {
+                    reported = true;
+                    self.emit(
+                        Diagnostic::warning(codes::UNREACHABLE_CODE, "unreachable statement")
+                            .with_primary(s.span, "this statement can never run")
+                            .with_secondary(j.span, "control never continues past this")
+                            .with_help("remove the statement, or move it before the jump"),
+                    );
+                }
+            }
+            self.check_stmt(s);
+            if jump.is_none()
+                && matches!(
+                    s.kind,
+                    StmtKind::Return(_) | StmtKind::Break | StmtKind::Continue
+                )
+            {
+                jump = Some(s);
+            }
+        }
+    }
+
+    /// W0002 for the function's locals that were never read.
+    fn warn_unused_locals(&mut self, first: u32) {
+        // After a syntax error or the nesting limit, reads may have gone unseen.
+        if self.fcx.as_ref().is_some_and(|f| f.from_stdlib)
+            || self.depth_reported
+            || self.syntax_error_in_body()
+        {
+            return;
+        }
+        for i in first as usize..self.out.locals.len() {
+            if self.local_used.get(i).copied().unwrap_or(true) {
+                continue;
+            }
+            let l = &self.out.locals[LocalId::new(i)];
+            if !matches!(
+                l.kind,
+                LocalKind::Var | LocalKind::Static | LocalKind::Shared
+            ) || self.out.types.is_error(l.ty)
+            {
+                continue;
+            }
+            let name = self.name(l.name);
+            if name.starts_with('_') {
+                continue;
+            }
+            let span = l.span;
+            self.emit(
+                Diagnostic::warning(codes::UNUSED_VARIABLE, format!("unused variable `{name}`"))
+                    .with_primary(span, "declared here but never read")
+                    .with_help(format!(
+                        "remove it, or name it `_{name}` if it is intentionally unused"
+                    )),
+            );
+        }
+    }
+
+    /// Did the parser give up on part of this function's body? Then names it declared
+    /// may be missing: don't report them as undeclared or unused. Computed on demand.
+    pub(super) fn syntax_error_in_body(&mut self) -> bool {
+        let Some(f) = &self.fcx else { return false };
+        if let Some(known) = f.syntax_error {
+            return known;
+        }
+        let found = f.body.is_some_and(super::flow::block_has_error);
+        if let Some(f) = &mut self.fcx {
+            f.syntax_error = Some(found);
+        }
+        found
     }
 
     /// Checks a statement that forms its own scope when it is not a block (`if (c) int x;`).
@@ -544,9 +637,7 @@ impl Checker<'_> {
                     }
                 }
             }
-            for s in &arm.body {
-                self.check_stmt(s);
-            }
+            self.check_stmts(&arm.body);
         }
         self.pop_frame();
         self.scopes.pop();

@@ -8,6 +8,14 @@ use crate::front::{parse, preprocess};
 /// Preprocesses, parses and checks `src` after the stdlib. Panics on syntax errors, so
 /// the tests exercise sema only.
 fn check_src(src: &str) -> (Checked, Vec<Diagnostic>, Interner) {
+    let (c, mut d, i) = check_src_all(src);
+    // Most tests declare variables they never read; W0002 has its own test.
+    d.retain(|d| d.code != codes::UNUSED_VARIABLE);
+    (c, d, i)
+}
+
+/// [`check_src`] keeping every diagnostic.
+fn check_src_all(src: &str) -> (Checked, Vec<Diagnostic>, Interner) {
     let mut sources = SourceMap::new();
     let mut interner = Interner::new();
     let std = sources.add(
@@ -70,6 +78,14 @@ fn expect(src: &str, want: &[&str]) {
         .map(|d| format!("{}: {}", d.code, d.message))
         .collect();
     assert_eq!(got, want, "diagnostics: {shown:#?}");
+}
+
+/// Like [`expect`], including W0002.
+#[track_caller]
+fn expect_all(src: &str, want: &[&str]) {
+    let (_, diags, _) = check_src_all(src);
+    let got: Vec<&str> = diags.iter().map(|d| d.code.as_str()).collect();
+    assert_eq!(got, want);
 }
 
 /// Every diagnostic has a primary span with a label.
@@ -437,7 +453,8 @@ fn redefinitions() {
 
 #[test]
 fn unknown_type_and_incomplete_struct() {
-    expect("struct S { struct T t; };", &["E0212"]);
+    expect("struct S { struct T t; };", &["E0202"]);
+    expect("uniform S s; struct S { int a; };", &["E0212"]);
     expect("struct S { S s; };", &["E0212"]);
     expect("struct N { N * next; uniform int v; };", &[]);
     expect("void f() { struct Later * p; }", &[]);
@@ -450,7 +467,9 @@ fn calls() {
     expect("void g(int a); void f() { g(1, 2); }", &["E0305"]);
     expect("void g(int a) {} void f() { int x = g; }", &["E0209"]);
     expect("void g(); void f() { g(); }", &["E0211"]);
-    expect("extern void g(); void f() { g(); }", &[]);
+    expect("extern void g(); void f() { g(); }", &["E0211"]);
+    expect("void f() { g(); } void g() {}", &["E0203"]);
+    expect("void g(); void f() { g(); } void g() {}", &[]);
     expect("void g() {} void g() {}", &["E0207"]);
     expect("int g(int a); float g(int a) { return 1; }", &["E0210"]);
 }
@@ -529,6 +548,7 @@ fn type_errors() {
         &["E0321", "E0321"],
     );
     expect("void f() { uniform int a[2] = 5; }", &["E0322"]);
+    expect("void f() { uniform float x = { 1 }; }", &["E0322"]);
     expect("void f() { uniform int x = 1 / 0; }", &["E0323"]);
     expect("void f() { print(\"% %\\n\", 1); }", &["E0324"]);
     expect(
@@ -816,7 +836,182 @@ fn deep_nesting_reports_instead_of_overflowing() {
 }
 
 #[test]
+fn unused_and_unreachable() {
+    // W0002
+    expect_all("void f() { uniform int x = 1; }", &["W0002"]);
+    expect_all("void f() { uniform int x; x = 1; }", &["W0002"]);
+    expect_all("void f() { uniform int x; x += 1; uniform int _y; }", &[]);
+    expect_all(
+        "void f(uniform int p) { uniform int x = 1; print(\"%\", x); }",
+        &[],
+    );
+    // W0007
+    expect("uniform int f() { return 1; return 2; }", &["W0007"]);
+    expect("uniform int f(uniform int x) { switch (x) { case 0: return 1; break; default: return 2; } }", &[]);
+    expect("void f() { for (;;) { break; f(); } }", &["W0007"]);
+}
+
+#[test]
+fn no_cascades_after_syntax_errors() {
+    let mut sources = SourceMap::new();
+    let mut interner = Interner::new();
+    let user = sources.add(
+        "t.spmd",
+        None,
+        "export void f(uniform float d[]) { uniform float x = d[0] d[1]; d[2] = x; }".to_string(),
+    );
+    let mut diags = Vec::new();
+    let opts = preprocess::Options {
+        include_dirs: &[],
+        defines: &[],
+    };
+    let pp = preprocess::preprocess(&mut sources, &mut interner, &[user], &opts, &mut diags);
+    let unit = parse::parse(&pp.tokens, &sources, &mut diags);
+    assert!(
+        !diags.is_empty(),
+        "the parser should report the missing operator"
+    );
+    let (_, sd) = check(&unit, &interner, &sources, FileId(99));
+    assert!(sd.is_empty(), "{sd:?}");
+}
+
+#[test]
 fn warnings_are_warnings() {
     let (_, d, _) = check_src("void f(float x) { int i = x; }");
     assert_eq!(d[0].severity, Severity::Warning);
+}
+
+/// Runs `tests/diagnostics/*.spmd` through preprocess, parse and sema and prints every
+/// file whose codes differ from its `// expect:` line. Run by hand:
+/// `cargo test -p spmdc --lib sema::tests::corpus_report -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn corpus_report() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/diagnostics");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    let (mut bad, mut total) = (0, 0);
+    for path in files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "spmd"))
+    {
+        let text = std::fs::read_to_string(path).unwrap();
+        let want: Vec<String> = text
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("// expect:"))
+            .map(|l| l.split_whitespace().map(str::to_string).collect())
+            .unwrap_or_default();
+        let mut sources = SourceMap::new();
+        let mut interner = Interner::new();
+        let std = sources.add(
+            crate::front::STDLIB_NAME,
+            None,
+            crate::front::STDLIB_SOURCE.to_string(),
+        );
+        let user = sources.add(path.display().to_string(), Some(path.clone()), text.clone());
+        let mut diags = Vec::new();
+        let opts = preprocess::Options {
+            include_dirs: &[],
+            defines: &[],
+        };
+        let pp =
+            preprocess::preprocess(&mut sources, &mut interner, &[std, user], &opts, &mut diags);
+        let unit = parse::parse(&pp.tokens, &sources, &mut diags);
+        let (_, sd) = check(&unit, &interner, &sources, std);
+        diags.extend(sd);
+        diags.sort_by_key(|d| d.span().map(|s| (s.file, s.start)));
+        let got: Vec<String> = diags.iter().map(|d| d.code.as_str().to_string()).collect();
+        total += 1;
+        if got != want {
+            bad += 1;
+            println!(
+                "{}: want {want:?} got {got:?}",
+                path.file_name().unwrap().to_string_lossy()
+            );
+            for d in &diags {
+                let loc = d.span().map(|s| sources.location(s)).unwrap_or_default();
+                println!("    {} {loc}: {}", d.code, d.message);
+            }
+        }
+    }
+    println!("{bad} of {total} files differ");
+}
+
+/// Measures checking throughput on a generated program. Run by hand:
+/// `cargo test --release -p spmdc --lib sema::tests::throughput -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn throughput() {
+    let mut src = String::from("struct P { float x, y; uniform int id; };\n");
+    let copies = 4000;
+    for k in 0..copies {
+        src.push_str(&format!(
+            r#"
+float helper{k}(float a, uniform float b) {{
+    float t = a * b + 1.0f;
+    if (t > 2) {{
+        t = sqrt(t);
+    }} else {{
+        t = -t;
+    }}
+    return t;
+}}
+export void kernel{k}(uniform float data[], uniform int n, uniform P * uniform ps) {{
+    uniform float scale = 0.5f;
+    foreach (i = 0 ... n) {{
+        float v = data[i];
+        for (uniform int j = 0; j < 4; j++) {{
+            v += helper{k}(v, scale) * j;
+        }}
+        P p = ps[0];
+        p.x = v;
+        data[i] = max(v, p.x) + p.id;
+    }}
+    uniform float s = 0;
+    for (uniform int j = 0; j < n; j += programCount) {{
+        s += reduce_add(data[j + programIndex]);
+    }}
+    data[0] = s;
+}}
+"#
+        ));
+    }
+    let lines = src.lines().count();
+    let mut sources = SourceMap::new();
+    let mut interner = Interner::new();
+    let std = sources.add(
+        crate::front::STDLIB_NAME,
+        None,
+        crate::front::STDLIB_SOURCE.to_string(),
+    );
+    let user = sources.add("big.spmd", None, src);
+    let mut diags = Vec::new();
+    let opts = preprocess::Options {
+        include_dirs: &[],
+        defines: &[],
+    };
+    let t0 = std::time::Instant::now();
+    let pp = preprocess::preprocess(&mut sources, &mut interner, &[std, user], &opts, &mut diags);
+    let unit = parse::parse(&pp.tokens, &sources, &mut diags);
+    let t1 = std::time::Instant::now();
+    let (_, sd) = check(&unit, &interner, &sources, std);
+    let t2 = std::time::Instant::now();
+    assert!(
+        diags.is_empty() && sd.is_empty(),
+        "{:?} {:?}",
+        diags.first(),
+        sd.first()
+    );
+    let front = (t1 - t0).as_secs_f64();
+    let sema = (t2 - t1).as_secs_f64();
+    println!(
+        "{lines} lines: preprocess+parse {:.0} lines/s, check {:.0} lines/s",
+        lines as f64 / front,
+        lines as f64 / sema
+    );
 }
