@@ -440,6 +440,9 @@ struct Checker<'a> {
     cur_item: usize,
     /// For each local: has its value been read (for W0002)?
     local_used: Vec<bool>,
+    /// Calls between user functions, and which of them run with a partial mask, for
+    /// the interprocedural part of E0507.
+    barrier_calls: stmt::BarrierCalls,
 }
 
 /// Deepest nesting of expressions plus statements that sema descends into. Deeper trees
@@ -475,6 +478,7 @@ impl<'a> Checker<'a> {
             depth_reported: false,
             cur_item: 0,
             local_used: Vec::new(),
+            barrier_calls: stmt::BarrierCalls::default(),
         };
         cx.declare_builtins();
         cx
@@ -483,6 +487,7 @@ impl<'a> Checker<'a> {
     fn run(&mut self) {
         self.declare_items();
         self.check_bodies();
+        self.check_barrier_callers();
         self.check_undefined_calls();
         let target = self.out.target;
         self.out.types.compute_struct_layouts(target);

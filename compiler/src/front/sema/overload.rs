@@ -96,6 +96,7 @@ impl Checker<'_> {
         self.set_res(e, Res::Func(fid));
         self.out.funcs[fid].called = true;
         self.first_calls.entry(fid).or_insert(callee.span);
+        self.record_call(fid, callee.span);
         let params: SmallVec<[TypeId; 8]> =
             self.out.funcs[fid].params.iter().map(|p| p.ty).collect();
         for (i, (a, &t)) in args.iter().zip(&arg_tys).enumerate() {

@@ -46,6 +46,15 @@ enum Frame {
     Unmasked,
 }
 
+/// What the interprocedural barrier rule needs: which functions call `barrier()`
+/// directly, every call between functions, and the calls made with a partial mask.
+#[derive(Default)]
+pub(super) struct BarrierCalls {
+    direct: Vec<FuncId>,
+    edges: Vec<(FuncId, FuncId)>,
+    partial: Vec<(FuncId, Span)>,
+}
+
 /// Per-function checking state.
 pub(super) struct FnCtx<'a> {
     pub func: FuncId,
@@ -89,6 +98,48 @@ impl<'a> Checker<'a> {
         self.fcx.as_ref().map(|f| f.varying_cond)
     }
 
+    /// Records a call to `callee` for the interprocedural barrier rule.
+    pub(super) fn record_call(&mut self, callee: FuncId, span: Span) {
+        let Some(caller) = self.fcx.as_ref().map(|f| f.func) else {
+            return;
+        };
+        self.barrier_calls.edges.push((caller, callee));
+        if self.mask_partial() {
+            self.barrier_calls.partial.push((callee, span));
+        }
+    }
+
+    /// E0507 for calls, under varying control flow, of functions that (directly or
+    /// through other calls) call `barrier()`.
+    pub(super) fn check_barrier_callers(&mut self) {
+        let n = self.out.funcs.len();
+        let mut calls_barrier = vec![false; n];
+        let mut callers: Vec<Vec<FuncId>> = vec![Vec::new(); n];
+        for &(caller, callee) in &self.barrier_calls.edges {
+            callers[callee.index()].push(caller);
+        }
+        let mut work = std::mem::take(&mut self.barrier_calls.direct);
+        while let Some(f) = work.pop() {
+            if std::mem::replace(&mut calls_barrier[f.index()], true) {
+                continue;
+            }
+            work.extend(callers[f.index()].iter().copied());
+        }
+        for (callee, span) in std::mem::take(&mut self.barrier_calls.partial) {
+            if !calls_barrier[callee.index()] {
+                continue;
+            }
+            let f = &self.out.funcs[callee];
+            let (name, def) = (self.name(f.name), f.span);
+            self.emit(
+                Diagnostic::error(codes::BARRIER_IN_VARYING_CONTROL, format!("call to `{name}`, which calls `barrier()`, under varying control flow"))
+                    .with_primary(span, "not every program instance may make this call")
+                    .with_secondary(def, format!("`{name}` reaches a `barrier()`"))
+                    .with_help("call it from uniform control flow, outside varying `if`s, loops and `foreach` bodies"),
+            );
+        }
+    }
+
     /// May some program instances be inactive here?
     fn mask_partial(&self) -> bool {
         let Some(f) = &self.fcx else { return false };
@@ -107,6 +158,9 @@ impl<'a> Checker<'a> {
 
     /// E0507: `barrier()` must be reached by all program instances together.
     pub(super) fn check_barrier_context(&mut self, span: Span) {
+        if let Some(f) = self.fcx.as_ref().map(|f| f.func) {
+            self.barrier_calls.direct.push(f);
+        }
         if self.mask_partial() {
             self.emit(
                 Diagnostic::error(codes::BARRIER_IN_VARYING_CONTROL, "`barrier()` under varying control flow")

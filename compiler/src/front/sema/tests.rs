@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::diag::{codes, Severity};
-use crate::front::{parse, preprocess};
+use crate::front::{ast, parse, preprocess};
 
 /// Preprocesses, parses and checks `src` after the stdlib. Panics on syntax errors, so
 /// the tests exercise sema only.
@@ -14,24 +14,52 @@ fn check_src(src: &str) -> (Checked, Vec<Diagnostic>, Interner) {
     (c, d, i)
 }
 
-/// [`check_src`] keeping every diagnostic.
-fn check_src_all(src: &str) -> (Checked, Vec<Diagnostic>, Interner) {
+/// A parsed program: the stdlib (unless `with_stdlib` is false) and one user file.
+struct Parsed {
+    sources: SourceMap,
+    interner: Interner,
+    unit: ast::TranslationUnit,
+    /// Preprocessor and parser diagnostics.
+    diags: Vec<Diagnostic>,
+    stdlib: FileId,
+}
+
+/// Preprocesses and parses `src` (named `name`) after the stdlib.
+fn parse_src(name: &str, src: String, with_stdlib: bool) -> Parsed {
     let mut sources = SourceMap::new();
     let mut interner = Interner::new();
-    let std = sources.add(
-        crate::front::STDLIB_NAME,
-        None,
-        crate::front::STDLIB_SOURCE.to_string(),
-    );
-    let user = sources.add("test.spmd", None, src.to_string());
+    let mut files = Vec::new();
+    let mut stdlib = FileId(u32::MAX);
+    if with_stdlib {
+        stdlib = sources.add(
+            crate::front::STDLIB_NAME,
+            None,
+            crate::front::STDLIB_SOURCE.to_string(),
+        );
+        files.push(stdlib);
+    }
+    files.push(sources.add(name, None, src));
     let mut diags = Vec::new();
     let opts = preprocess::Options {
         include_dirs: &[],
         defines: &[],
     };
-    let pp = preprocess::preprocess(&mut sources, &mut interner, &[std, user], &opts, &mut diags);
+    let pp = preprocess::preprocess(&mut sources, &mut interner, &files, &opts, &mut diags);
     let unit = parse::parse(&pp.tokens, &sources, &mut diags);
-    let syntax: Vec<String> = diags
+    Parsed {
+        sources,
+        interner,
+        unit,
+        diags,
+        stdlib,
+    }
+}
+
+/// [`check_src`] keeping every diagnostic.
+fn check_src_all(src: &str) -> (Checked, Vec<Diagnostic>, Interner) {
+    let p = parse_src("test.spmd", src.to_string(), true);
+    let syntax: Vec<String> = p
+        .diags
         .iter()
         .map(|d| format!("{}: {}", d.code, d.message))
         .collect();
@@ -39,8 +67,8 @@ fn check_src_all(src: &str) -> (Checked, Vec<Diagnostic>, Interner) {
         syntax.is_empty(),
         "syntax errors in test source: {syntax:?}"
     );
-    let (checked, diags) = check(&unit, &interner, &sources, std);
-    (checked, diags, interner)
+    let (checked, diags) = check(&p.unit, &p.interner, &p.sources, p.stdlib);
+    (checked, diags, p.interner)
 }
 
 /// The codes sema reports for `src`, in order.
@@ -765,6 +793,10 @@ fn barrier_rules() {
     );
     expect("export void f() { barrier(1); }", &["E0305"]);
     expect(
+        "void sync() { barrier(); } void g() { sync(); } export void f() { if (threadIdx.x < 2) { g(); } g(); }",
+        &["E0507"],
+    );
+    expect(
         "export void f(uniform int n) { foreach (i = 0 ... n) { barrier(); } }",
         &["E0507"],
     );
@@ -853,20 +885,9 @@ fn unused_and_unreachable() {
 
 #[test]
 fn no_cascades_after_syntax_errors() {
-    let mut sources = SourceMap::new();
-    let mut interner = Interner::new();
-    let user = sources.add(
-        "t.spmd",
-        None,
-        "export void f(uniform float d[]) { uniform float x = d[0] d[1]; d[2] = x; }".to_string(),
-    );
-    let mut diags = Vec::new();
-    let opts = preprocess::Options {
-        include_dirs: &[],
-        defines: &[],
-    };
-    let pp = preprocess::preprocess(&mut sources, &mut interner, &[user], &opts, &mut diags);
-    let unit = parse::parse(&pp.tokens, &sources, &mut diags);
+    let src = "export void f(uniform float d[]) { uniform float x = d[0] d[1]; d[2] = x; }";
+    let p = parse_src("t.spmd", src.to_string(), false);
+    let (sources, interner, unit, diags) = (p.sources, p.interner, p.unit, p.diags);
     assert!(
         !diags.is_empty(),
         "the parser should report the missing operator"
@@ -906,22 +927,9 @@ fn corpus_report() {
             .and_then(|l| l.strip_prefix("// expect:"))
             .map(|l| l.split_whitespace().map(str::to_string).collect())
             .unwrap_or_default();
-        let mut sources = SourceMap::new();
-        let mut interner = Interner::new();
-        let std = sources.add(
-            crate::front::STDLIB_NAME,
-            None,
-            crate::front::STDLIB_SOURCE.to_string(),
-        );
-        let user = sources.add(path.display().to_string(), Some(path.clone()), text.clone());
-        let mut diags = Vec::new();
-        let opts = preprocess::Options {
-            include_dirs: &[],
-            defines: &[],
-        };
-        let pp =
-            preprocess::preprocess(&mut sources, &mut interner, &[std, user], &opts, &mut diags);
-        let unit = parse::parse(&pp.tokens, &sources, &mut diags);
+        let p = parse_src(&path.display().to_string(), text.clone(), true);
+        let (sources, interner, unit, mut diags, std) =
+            (p.sources, p.interner, p.unit, p.diags, p.stdlib);
         let (_, sd) = check(&unit, &interner, &sources, std);
         diags.extend(sd);
         diags.sort_by_key(|d| d.span().map(|s| (s.file, s.start)));
@@ -982,22 +990,9 @@ export void kernel{k}(uniform float data[], uniform int n, uniform P * uniform p
         ));
     }
     let lines = src.lines().count();
-    let mut sources = SourceMap::new();
-    let mut interner = Interner::new();
-    let std = sources.add(
-        crate::front::STDLIB_NAME,
-        None,
-        crate::front::STDLIB_SOURCE.to_string(),
-    );
-    let user = sources.add("big.spmd", None, src);
-    let mut diags = Vec::new();
-    let opts = preprocess::Options {
-        include_dirs: &[],
-        defines: &[],
-    };
     let t0 = std::time::Instant::now();
-    let pp = preprocess::preprocess(&mut sources, &mut interner, &[std, user], &opts, &mut diags);
-    let unit = parse::parse(&pp.tokens, &sources, &mut diags);
+    let p = parse_src("big.spmd", src, true);
+    let (sources, interner, unit, diags, std) = (p.sources, p.interner, p.unit, p.diags, p.stdlib);
     let t1 = std::time::Instant::now();
     let (_, sd) = check(&unit, &interner, &sources, std);
     let t2 = std::time::Instant::now();
