@@ -11,6 +11,11 @@ use spmdc::driver::{self, FrontOptions, FrontResult, Stage};
 use spmdc::front::dump;
 use spmdc::source::SourceMap;
 
+// The AST and the IR are many small nodes; mimalloc allocates and frees them markedly
+// faster than the system allocator (see the front-end benchmark in the README).
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Exit status: the kernel compiled (or ran) cleanly.
 const EXIT_OK: u8 = 0;
 /// Exit status: the source has errors.

@@ -9,7 +9,7 @@
 //! sema resolves them to semantic types.
 
 use super::intern::Symbol;
-use crate::source::Span;
+use crate::source::{FileId, Span};
 
 /// Index of an expression node; `0..unit.expr_count`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -47,17 +47,94 @@ pub enum Item {
 
 // ---------------------------------------------------------------- types as written
 
-/// Storage classes and qualifiers that may prefix a type. The parser records each as
-/// written (with its span, for diagnostics); sema rejects contradictions.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Qualifiers {
-    pub uniform: Option<Span>,
-    pub varying: Option<Span>,
-    pub const_: Option<Span>,
+/// A storage class or qualifier keyword that may prefix a type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Qual {
+    Uniform,
+    Varying,
+    Const,
     /// `shared`: block-shared storage (GPU `__shared__`).
-    pub shared: Option<Span>,
-    pub static_: Option<Span>,
-    pub extern_: Option<Span>,
+    Shared,
+    Static,
+    Extern,
+}
+
+impl Qual {
+    pub const ALL: [Qual; 6] = [
+        Qual::Static,
+        Qual::Extern,
+        Qual::Shared,
+        Qual::Const,
+        Qual::Uniform,
+        Qual::Varying,
+    ];
+
+    pub fn keyword(self) -> &'static str {
+        match self {
+            Qual::Uniform => "uniform",
+            Qual::Varying => "varying",
+            Qual::Const => "const",
+            Qual::Shared => "shared",
+            Qual::Static => "static",
+            Qual::Extern => "extern",
+        }
+    }
+}
+
+/// The qualifiers written on a type, each with where it was written (for diagnostics).
+/// The parser records each as written; sema rejects contradictions.
+///
+/// Stored compactly (a keyword's span is its start plus the keyword's length) because
+/// type specifiers are everywhere in the AST and the parser moves them often.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Qualifiers {
+    file: FileId,
+    /// Start offset + 1 of each [`Qual`]'s keyword; 0 = absent.
+    starts: [u32; 6],
+}
+
+impl Qualifiers {
+    pub fn get(&self, q: Qual) -> Option<Span> {
+        let start = self.starts[q as usize].checked_sub(1)?;
+        Some(Span::new(
+            self.file,
+            start,
+            start + q.keyword().len() as u32,
+        ))
+    }
+
+    /// Records `q` written at `span` (the keyword's own span).
+    pub fn set(&mut self, q: Qual, span: Span) {
+        self.file = span.file;
+        self.starts[q as usize] = span.start + 1;
+    }
+
+    pub fn has(&self, q: Qual) -> bool {
+        self.starts[q as usize] != 0
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.starts.iter().all(|&s| s == 0)
+    }
+
+    pub fn uniform(&self) -> Option<Span> {
+        self.get(Qual::Uniform)
+    }
+    pub fn varying(&self) -> Option<Span> {
+        self.get(Qual::Varying)
+    }
+    pub fn const_(&self) -> Option<Span> {
+        self.get(Qual::Const)
+    }
+    pub fn shared(&self) -> Option<Span> {
+        self.get(Qual::Shared)
+    }
+    pub fn static_(&self) -> Option<Span> {
+        self.get(Qual::Static)
+    }
+    pub fn extern_(&self) -> Option<Span> {
+        self.get(Qual::Extern)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -145,7 +222,7 @@ pub struct Declarator {
     pub name: Ident,
     /// Declarator parts in application order (see [`TypeName`]).
     pub derived: Vec<Derived>,
-    pub init: Option<Initializer>,
+    pub init: Option<Box<Initializer>>,
     pub span: Span,
 }
 
@@ -212,7 +289,7 @@ pub struct FnQualifiers {
 
 #[derive(Clone, Debug)]
 pub struct Param {
-    pub ty: TypeName,
+    pub ty: Box<TypeName>,
     pub name: Option<Ident>,
     pub span: Span,
 }
@@ -253,8 +330,8 @@ pub enum ForInit {
 #[derive(Clone, Debug)]
 pub struct ForeachDim {
     pub var: Ident,
-    pub start: Expr,
-    pub end: Expr,
+    pub start: Box<Expr>,
+    pub end: Box<Expr>,
     pub span: Span,
 }
 
@@ -276,7 +353,7 @@ pub struct SwitchArm {
 #[derive(Clone, Debug)]
 pub enum StmtKind {
     Block(Block),
-    Decl(Decl),
+    Decl(Box<Decl>),
     Expr(Expr),
     Empty,
     /// `if`, or `cif` when `coherent` is set.
@@ -288,9 +365,9 @@ pub enum StmtKind {
     },
     /// `for`/`cfor`.
     For {
-        init: Option<ForInit>,
-        cond: Option<Expr>,
-        step: Option<Expr>,
+        init: Option<Box<ForInit>>,
+        cond: Option<Box<Expr>>,
+        step: Option<Box<Expr>>,
         body: Box<Stmt>,
         coherent: bool,
     },
@@ -392,6 +469,25 @@ impl BinaryOp {
             LogicalAnd => "&&",
             LogicalOr => "||",
             Comma => ",",
+        }
+    }
+
+    /// C's binding strength of a binary operator: higher binds tighter. All are
+    /// left-associative. (The comma operator is handled by the grammar.)
+    pub fn precedence(self) -> u8 {
+        use BinaryOp::*;
+        match self {
+            Mul | Div | Rem => 10,
+            Add | Sub => 9,
+            Shl | Shr => 8,
+            Lt | Gt | Le | Ge => 7,
+            Eq | Ne => 6,
+            BitAnd => 5,
+            BitXor => 4,
+            BitOr => 3,
+            LogicalAnd => 2,
+            LogicalOr => 1,
+            Comma => 0,
         }
     }
 

@@ -219,7 +219,8 @@ impl Dumper<'_> {
                 body,
                 coherent,
             } => {
-                let opt = |e: &Option<Expr>| e.as_ref().map_or("_".to_string(), |e| self.expr(e));
+                let opt =
+                    |e: &Option<Box<Expr>>| e.as_ref().map_or("_".to_string(), |e| self.expr(e));
                 let header = format!(
                     "{} cond={} step={}",
                     c(*coherent, "for", "cfor"),
@@ -228,7 +229,7 @@ impl Dumper<'_> {
                 );
                 self.line(&header, s.span);
                 self.nested(|d| {
-                    match init {
+                    match init.as_deref() {
                         Some(ForInit::Decl(decl)) => d.decl("init", decl),
                         Some(ForInit::Expr(e)) => d.line(&format!("init {}", d.expr(e)), e.span),
                         None => {}
@@ -424,16 +425,9 @@ impl Dumper<'_> {
 }
 
 fn quals_str(q: &Qualifiers) -> String {
-    [
-        (q.static_, "static "),
-        (q.extern_, "extern "),
-        (q.shared, "shared "),
-        (q.const_, "const "),
-        (q.uniform, "uniform "),
-        (q.varying, "varying "),
-    ]
-    .iter()
-    .filter(|(s, _)| s.is_some())
-    .map(|(_, w)| *w)
-    .collect()
+    Qual::ALL
+        .iter()
+        .filter(|&&k| q.has(k))
+        .map(|k| format!("{} ", k.keyword()))
+        .collect()
 }

@@ -488,6 +488,47 @@ impl ParseCtx {
         )
     }
 
+    /// Folds `first op1 e1 op2 e2 ...` into a tree by operator precedence (all binary
+    /// operators are left-associative), with explicit stacks so long chains cannot
+    /// overflow the stack.
+    pub fn binary_chain(&self, first: Expr, rest: Vec<(BinaryOp, Expr)>) -> Expr {
+        if rest.is_empty() {
+            return first;
+        }
+        let mut operands = vec![first];
+        let mut operators: Vec<BinaryOp> = Vec::new();
+        for (op, rhs) in rest {
+            while operators
+                .last()
+                .is_some_and(|top| top.precedence() >= op.precedence())
+            {
+                self.reduce_top(&mut operands, &mut operators);
+            }
+            operators.push(op);
+            operands.push(rhs);
+        }
+        while !operators.is_empty() {
+            self.reduce_top(&mut operands, &mut operators);
+        }
+        operands.pop().expect("one operand remains")
+    }
+
+    fn reduce_top(&self, operands: &mut Vec<Expr>, operators: &mut Vec<BinaryOp>) {
+        let (Some(op), Some(rhs), Some(lhs)) = (operators.pop(), operands.pop(), operands.pop())
+        else {
+            unreachable!("operators always have two operands")
+        };
+        let span = lhs.span.to(rhs.span);
+        let id = ExprId(self.next_expr.get());
+        self.next_expr.set(id.0 + 1);
+        let kind = ExprKind::Binary {
+            op,
+            lhs: Box::new(lhs),
+            rhs: Box::new(rhs),
+        };
+        operands.push(Expr { id, kind, span });
+    }
+
     pub fn unary(&self, op: UnaryOp, operand: Expr, l: Pos, r: Pos) -> Expr {
         self.expr(
             ExprKind::Unary {
@@ -618,13 +659,14 @@ impl ParseCtx {
                 SpecPart::Qual(t, s) => (t, s),
             };
             span = Some(span.map_or(s, |sp| sp.to(s)));
+            if let Some(q) = type_qual(&tok, what) {
+                match quals.get(q) {
+                    Some(first) => self.duplicate(&tok, s, first),
+                    None => quals.set(q, s),
+                }
+                continue;
+            }
             let slot = match (&tok, what) {
-                (Tok::KwUniform, _) => &mut quals.uniform,
-                (Tok::KwVarying, _) => &mut quals.varying,
-                (Tok::KwConst, _) => &mut quals.const_,
-                (Tok::KwShared, Allowed::Var) => &mut quals.shared,
-                (Tok::KwStatic, Allowed::Var) => &mut quals.static_,
-                (Tok::KwExtern, Allowed::Var) => &mut quals.extern_,
                 (Tok::KwStatic, Allowed::Function) => &mut fnq.static_,
                 (Tok::KwExtern, Allowed::Function) => &mut fnq.extern_,
                 (Tok::KwExport, Allowed::Function) => &mut fnq.export,
@@ -637,18 +679,9 @@ impl ParseCtx {
                     continue;
                 }
             };
-            if let Some(first) = *slot {
-                self.error(
-                    Diagnostic::error(
-                        codes::CONFLICTING_QUALIFIERS,
-                        format!("duplicate `{}`", tok.spelling()),
-                    )
-                    .with_primary(s, "repeated here")
-                    .with_secondary(first, "first written here")
-                    .with_help("remove the repetition"),
-                );
-            } else {
-                *slot = Some(s);
+            match *slot {
+                Some(first) => self.duplicate(&tok, s, first),
+                None => *slot = Some(s),
             }
         }
         let spec = TypeSpec {
@@ -657,6 +690,18 @@ impl ParseCtx {
             span: span.unwrap_or_default(),
         };
         (spec, fnq)
+    }
+
+    fn duplicate(&self, tok: &Tok, at: Span, first: Span) {
+        self.error(
+            Diagnostic::error(
+                codes::CONFLICTING_QUALIFIERS,
+                format!("duplicate `{}`", tok.spelling()),
+            )
+            .with_primary(at, "repeated here")
+            .with_secondary(first, "first written here")
+            .with_help("remove the repetition"),
+        );
     }
 
     fn misplaced(&self, tok: &Tok, s: Span, what: Allowed) {
@@ -726,11 +771,11 @@ impl ParseCtx {
     ) -> Param {
         let (spec, _) = self.split_spec(spec, Allowed::Param);
         Param {
-            ty: TypeName {
+            ty: Box::new(TypeName {
                 spec,
                 derived: derived(ptrs, arrays),
                 span,
-            },
+            }),
             name,
             span,
         }
@@ -747,7 +792,7 @@ impl ParseCtx {
         Declarator {
             name,
             derived: derived(ptrs, arrays),
-            init,
+            init: init.map(Box::new),
             span,
         }
     }
@@ -883,6 +928,19 @@ impl ParseCtx {
             }
         }
     }
+}
+
+/// The type qualifier a word stands for, where this kind of declaration allows it.
+fn type_qual(tok: &Tok, what: Allowed) -> Option<Qual> {
+    Some(match (tok, what) {
+        (Tok::KwUniform, _) => Qual::Uniform,
+        (Tok::KwVarying, _) => Qual::Varying,
+        (Tok::KwConst, _) => Qual::Const,
+        (Tok::KwShared, Allowed::Var) => Qual::Shared,
+        (Tok::KwStatic, Allowed::Var) => Qual::Static,
+        (Tok::KwExtern, Allowed::Var) => Qual::Extern,
+        _ => return None,
+    })
 }
 
 /// Which specifier words a declaration may carry.

@@ -251,8 +251,8 @@ impl Checker<'_> {
 
     fn declare_globals(&mut self, d: &ast::Decl, item: usize) {
         let q = &d.spec.quals;
-        let shared = q.shared.is_some();
-        if let (Some(s), Some(v)) = (q.shared, q.varying) {
+        let shared = q.shared().is_some();
+        if let (Some(s), Some(v)) = (q.shared(), q.varying()) {
             self.shared_varying(s, v);
         }
         for decl in &d.declarators {
@@ -260,14 +260,14 @@ impl Checker<'_> {
             let ty = self.finish_object_type(ty);
             let mut ty = self.check_object_type(ty, decl.name, decl.span, false);
             if let Some(init) = &decl.init {
-                if let Some(s) = q.shared {
+                if let Some(s) = q.shared() {
                     self.shared_initializer(s, init.span());
                 } else {
                     ty = self.check_initializer(ty, init, true, decl.name.name);
                 }
             }
             self.require_sized(ty, decl);
-            let const_value = match &decl.init {
+            let const_value = match decl.init.as_deref() {
                 Some(ast::Initializer::Expr(e)) if self.out.types.get(ty).is_const => {
                     self.out.consts.get(&e.id).copied()
                 }
@@ -278,8 +278,8 @@ impl Checker<'_> {
                 ty,
                 span: decl.name.span,
                 shared,
-                static_: q.static_.is_some(),
-                extern_: q.extern_.is_some(),
+                static_: q.static_().is_some(),
+                extern_: q.extern_().is_some(),
                 from_stdlib: self.in_stdlib(decl.span),
                 item,
                 const_value,

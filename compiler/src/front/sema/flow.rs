@@ -146,12 +146,12 @@ fn stmt_has_error(s: &Stmt, depth: u32) -> bool {
             body,
             ..
         } => {
-            let init_err = match init {
+            let init_err = match init.as_deref() {
                 Some(ForInit::Decl(decl)) => decl_has_error(decl, d),
                 Some(ForInit::Expr(x)) => e(x),
                 None => false,
             };
-            init_err || cond.as_ref().is_some_and(e) || step.as_ref().is_some_and(e) || st(body)
+            init_err || cond.as_deref().is_some_and(e) || step.as_deref().is_some_and(e) || st(body)
         }
         StmtKind::While { cond, body, .. } | StmtKind::DoWhile { cond, body, .. } => {
             e(cond) || st(body)

@@ -49,10 +49,10 @@ impl Checker<'_> {
         self.check_spec_quals(&spec.quals, ctx);
         let mut ty = self.resolve_base(spec);
         ty = self.apply_variability(ty, &spec.quals, spec.span);
-        if spec.quals.shared.is_some() && spec.quals.varying.is_none() {
+        if spec.quals.shared().is_some() && spec.quals.varying().is_none() {
             ty = self.types().bind(ty, Variability::Uniform);
         }
-        if spec.quals.const_.is_some() {
+        if spec.quals.const_().is_some() {
             ty = self.types().with_const(ty, true);
         }
         for part in derived {
@@ -74,10 +74,10 @@ impl Checker<'_> {
 
     /// Reports `uniform varying`, `signed unsigned` and `shared` where it is not allowed.
     fn check_spec_quals(&mut self, q: &Qualifiers, ctx: TypeCtx) {
-        if let (Some(u), Some(v)) = (q.uniform, q.varying) {
+        if let (Some(u), Some(v)) = (q.uniform(), q.varying()) {
             self.conflicting_variability(u, v);
         }
-        if let Some(s) = q.shared {
+        if let Some(s) = q.shared() {
             if ctx != TypeCtx::Var {
                 self.emit(
                     Diagnostic::error(
@@ -107,7 +107,7 @@ impl Checker<'_> {
 
     /// Applies `uniform`/`varying` written in a specifier to the base type.
     fn apply_variability(&mut self, ty: TypeId, q: &Qualifiers, span: Span) -> TypeId {
-        let (want, at) = match (q.uniform, q.varying) {
+        let (want, at) = match (q.uniform(), q.varying()) {
             (Some(u), None) => (Variability::Uniform, u),
             (None, Some(v)) => (Variability::Varying, v),
             _ => return ty,
@@ -229,7 +229,7 @@ impl Checker<'_> {
             Derived::Pointer { quals, span } => {
                 // The pointed-to type defaults to uniform.
                 let pointee = self.types().bind(ty, Variability::Uniform);
-                let var = match (quals.uniform, quals.varying) {
+                let var = match (quals.uniform(), quals.varying()) {
                     (Some(u), Some(v)) => {
                         self.conflicting_variability(u, v);
                         Variability::Unbound
@@ -238,7 +238,7 @@ impl Checker<'_> {
                     (None, Some(_)) => Variability::Varying,
                     (None, None) => Variability::Unbound,
                 };
-                if let Some(s) = quals.shared {
+                if let Some(s) = quals.shared() {
                     self.emit(
                         Diagnostic::error(
                             codes::INVALID_SHARED,
@@ -251,7 +251,7 @@ impl Checker<'_> {
                 if self.out.types.is_error(ty) {
                     return Types::ERROR;
                 }
-                self.types().pointer(pointee, var, quals.const_.is_some())
+                self.types().pointer(pointee, var, quals.const_().is_some())
             }
             Derived::Array { size, span } => {
                 if self.out.types.is_void(ty) {

@@ -395,9 +395,9 @@ impl<'a> Checker<'a> {
                 coherent,
             } => self.check_for(
                 s,
-                init.as_ref(),
-                cond.as_ref(),
-                step.as_ref(),
+                init.as_deref(),
+                cond.as_deref(),
+                step.as_deref(),
                 body,
                 *coherent,
             ),
@@ -883,10 +883,10 @@ impl<'a> Checker<'a> {
 
     fn check_local_decl(&mut self, d: &ast::Decl) {
         let q = &d.spec.quals;
-        let kind = if q.shared.is_some() {
+        let kind = if q.shared().is_some() {
             self.check_local_shared(d);
             LocalKind::Shared
-        } else if q.static_.is_some() {
+        } else if q.static_().is_some() {
             LocalKind::Static
         } else {
             LocalKind::Var
@@ -899,8 +899,8 @@ impl<'a> Checker<'a> {
     /// `shared` in a function: only in entry points, never varying, no initializer.
     fn check_local_shared(&mut self, d: &ast::Decl) {
         let q = &d.spec.quals;
-        let Some(sh) = q.shared else { return };
-        if let Some(v) = q.varying {
+        let Some(sh) = q.shared() else { return };
+        if let Some(v) = q.varying() {
             self.shared_varying(sh, v);
         }
         if !self.fcx.as_ref().is_some_and(|f| f.is_entry) {
@@ -934,7 +934,7 @@ impl<'a> Checker<'a> {
         let is_const = self.out.types.get(ty).is_const;
         let l = self.new_local(decl.name, ty, kind, None);
         self.record_decl(decl, DeclRef::Local(l));
-        match &decl.init {
+        match decl.init.as_deref() {
             Some(init) if kind != LocalKind::Shared => {
                 ty = self.check_initializer(ty, init, kind == LocalKind::Static, decl.name.name);
                 self.out.locals[l].ty = ty;
