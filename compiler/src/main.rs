@@ -342,19 +342,20 @@ fn color_choice(c: ColorArg) -> ColorChoice {
 
 fn explain(code: Option<&str>, list: bool) -> u8 {
     if list {
-        for c in codes::ALL {
-            println!("{}  {}", c.code, c.summary);
-        }
-        return EXIT_OK;
+        let text: String = codes::ALL
+            .iter()
+            .map(|c| format!("{}  {}\n", c.code, c.summary))
+            .collect();
+        return write_output(None, &text);
     }
     let code = code.unwrap_or_default();
     match codes::lookup(code) {
         Some(info) => {
-            print!("{}", info.explanation);
-            if !info.explanation.ends_with('\n') {
-                println!();
+            let mut text = info.explanation.to_string();
+            if !text.ends_with('\n') {
+                text.push('\n');
             }
-            EXIT_OK
+            write_output(None, &text)
         }
         None => {
             let all = codes::ALL.iter().map(|c| c.code.as_str());

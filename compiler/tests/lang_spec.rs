@@ -154,3 +154,35 @@ fn every_code_has_a_real_explanation() {
         );
     }
 }
+
+/// Every nonterminal of the parser's grammar has a rule in lang-spec/grammar.md.
+#[test]
+fn ebnf_covers_every_nonterminal() {
+    let lalrpop =
+        std::fs::read_to_string(repo_root().join("compiler/src/front/grammar.lalrpop")).unwrap();
+    let ebnf = std::fs::read_to_string(repo_root().join("lang-spec/grammar.md")).unwrap();
+    // `Name ::= ...` or `Name<T> ::= ...` at the start of a line.
+    let ebnf_rules: std::collections::HashSet<&str> = ebnf
+        .lines()
+        .filter_map(|l| l.split_once("::="))
+        .map(|(lhs, _)| lhs.split('<').next().unwrap_or("").trim())
+        .collect();
+    let mut missing = Vec::new();
+    for line in lalrpop.lines() {
+        let line = line.strip_prefix("pub ").unwrap_or(line);
+        let name: String = line
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect();
+        let rest = &line[name.len()..];
+        let is_rule = name.starts_with(|c: char| c.is_ascii_uppercase())
+            && (rest.starts_with(':') || rest.starts_with('<'));
+        if is_rule && !ebnf_rules.contains(name.as_str()) {
+            missing.push(name);
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "lang-spec/grammar.md has no rule for {missing:?}"
+    );
+}
