@@ -1,14 +1,15 @@
 //! Interned identifiers: the lexer turns every name into a [`Symbol`] once, so later
-//! stages compare and hash names as integers.
+//! stages compare and hash names as integers. The map uses the Fx hash: names are short
+//! and not adversarial, and SipHash would dominate lexing.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Symbol(pub u32);
 
 #[derive(Debug, Default, Clone)]
 pub struct Interner {
-    map: HashMap<Box<str>, Symbol>,
+    map: FxHashMap<Box<str>, Symbol>,
     names: Vec<Box<str>>,
 }
 

@@ -10,6 +10,7 @@ use std::cell::{Cell, RefCell};
 use std::ops::Range;
 
 use lalrpop_util::{lalrpop_mod, ErrorRecovery, ParseError};
+use smallvec::SmallVec;
 
 use super::ast::*;
 use super::token::{Pos, Tok, Token};
@@ -60,52 +61,61 @@ pub struct ParseCtx {
 }
 
 /// Parses a whole preprocessed token stream.
+///
+/// The fast path parses the unit in one go. If that finds any syntax error, the unit is
+/// parsed again item by item, so that each item recovers on its own and errors are
+/// reported per item (see [`split_items`]).
 pub fn parse(
     tokens: &[Token],
     sources: &SourceMap,
     diags: &mut Vec<Diagnostic>,
 ) -> TranslationUnit {
-    let ctx = ParseCtx {
-        next_expr: Cell::new(0),
-        diags: RefCell::new(Vec::new()),
-    };
-    let parser = grammar::ItemParser::new();
-    let mut items = Vec::new();
+    let parser = grammar::ItemsParser::new();
+    let ctx = ParseCtx::new();
     let mut errors = Vec::new();
+    if check_nesting(tokens).is_none() {
+        if let Ok(items) = parser.parse(&ctx, &mut errors, stream(tokens)) {
+            if errors.is_empty() {
+                return ctx.finish(items, diags);
+            }
+        }
+    }
+    let ctx = ParseCtx::new();
+    let mut items = Vec::new();
     for range in split_items(tokens) {
         let item = &tokens[range];
         if let Some(d) = check_nesting(item) {
             diags.push(d);
             continue;
         }
-        let stream = item.iter().map(|t| {
-            let l = Pos {
-                file: t.span.file,
-                offset: t.span.start,
-            };
-            let r = Pos {
-                file: t.span.file,
-                offset: t.span.end,
-            };
-            Ok::<_, ()>((l, t.tok.clone(), r))
-        });
         errors.clear();
-        let result = parser.parse(&ctx, &mut errors, stream);
+        let result = parser.parse(&ctx, &mut errors, stream(item));
         let found: Vec<ParseError<Pos, Tok, ()>> = errors
             .drain(..)
             .map(|e| e.error)
             .chain(result.as_ref().err().cloned())
             .collect();
         report_cascade_free(found, item, sources, diags);
-        if let Ok(out) = result {
-            items.extend(out.0);
+        if let Ok(parsed) = result {
+            items.extend(parsed);
         }
     }
-    diags.extend(ctx.diags.into_inner());
-    TranslationUnit {
-        items,
-        expr_count: ctx.next_expr.get(),
-    }
+    ctx.finish(items, diags)
+}
+
+/// The grammar's view of a token slice.
+fn stream(tokens: &[Token]) -> impl Iterator<Item = Result<(Pos, Tok, Pos), ()>> + '_ {
+    tokens.iter().map(|t| {
+        let l = Pos {
+            file: t.span.file,
+            offset: t.span.start,
+        };
+        let r = Pos {
+            file: t.span.file,
+            offset: t.span.end,
+        };
+        Ok((l, t.tok.clone(), r))
+    })
 }
 
 /// Cuts the stream into top-level items. A `typedef` runs to its `;`; anything else ends
@@ -453,6 +463,22 @@ fn terminal_name(t: &str) -> String {
 // ------------------------------------------------------------------ grammar actions
 
 impl ParseCtx {
+    fn new() -> Self {
+        ParseCtx {
+            next_expr: Cell::new(0),
+            diags: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The unit, with the diagnostics the grammar actions reported.
+    fn finish(self, items: Vec<Item>, diags: &mut Vec<Diagnostic>) -> TranslationUnit {
+        diags.extend(self.diags.into_inner());
+        TranslationUnit {
+            items,
+            expr_count: self.next_expr.get(),
+        }
+    }
+
     pub fn span(&self, l: Pos, r: Pos) -> Span {
         let end = if r.file == l.file && r.offset >= l.offset {
             r.offset
@@ -492,11 +518,9 @@ impl ParseCtx {
     /// operators are left-associative), with explicit stacks so long chains cannot
     /// overflow the stack.
     pub fn binary_chain(&self, first: Expr, rest: Vec<(BinaryOp, Expr)>) -> Expr {
-        if rest.is_empty() {
-            return first;
-        }
-        let mut operands = vec![first];
-        let mut operators: Vec<BinaryOp> = Vec::new();
+        let mut operands: SmallVec<[Expr; 4]> = SmallVec::new();
+        let mut operators: SmallVec<[BinaryOp; 4]> = SmallVec::new();
+        operands.push(first);
         for (op, rhs) in rest {
             while operators
                 .last()
@@ -513,7 +537,11 @@ impl ParseCtx {
         operands.pop().expect("one operand remains")
     }
 
-    fn reduce_top(&self, operands: &mut Vec<Expr>, operators: &mut Vec<BinaryOp>) {
+    fn reduce_top(
+        &self,
+        operands: &mut SmallVec<[Expr; 4]>,
+        operators: &mut SmallVec<[BinaryOp; 4]>,
+    ) {
         let (Some(op), Some(rhs), Some(lhs)) = (operators.pop(), operands.pop(), operands.pop())
         else {
             unreachable!("operators always have two operands")

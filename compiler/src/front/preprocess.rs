@@ -7,7 +7,9 @@
 //! finally runs the type-name pre-scan ([`mark_type_names`]) that lets an LR grammar
 //! parse C's declarations.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::{Path, PathBuf};
 
 use super::ast::{FloatSuffix, IntSuffix};
@@ -66,7 +68,7 @@ struct Pp<'a> {
     interner: &'a mut Interner,
     diags: &'a mut Vec<Diagnostic>,
     include_dirs: &'a [PathBuf],
-    macros: HashMap<Symbol, Macro>,
+    macros: FxHashMap<Symbol, Macro>,
     include_stack: Vec<FileId>,
     once_files: HashSet<PathBuf>,
     out: Preprocessed,
@@ -85,7 +87,7 @@ pub fn preprocess(
         interner,
         diags,
         include_dirs: options.include_dirs,
-        macros: HashMap::new(),
+        macros: FxHashMap::default(),
         include_stack: Vec::new(),
         once_files: HashSet::new(),
         out: Preprocessed::default(),
@@ -198,7 +200,7 @@ impl Pp<'_> {
                     k
                 } else {
                     let sym = self.interner.intern(s);
-                    if self.macros.contains_key(&sym) {
+                    if !self.macros.is_empty() && self.macros.contains_key(&sym) {
                         let mut expanding = Vec::new();
                         self.expand(sym, span, &mut expanding);
                         return;
@@ -783,7 +785,7 @@ fn cond_binary_prec(tok: &Tok) -> Option<u8> {
 struct CondEval<'a> {
     toks: &'a [CondTok],
     pos: usize,
-    macros: &'a HashMap<Symbol, Macro>,
+    macros: &'a FxHashMap<Symbol, Macro>,
 }
 
 impl CondEval<'_> {
@@ -1146,7 +1148,7 @@ pub fn unescape(s: &str) -> Result<Vec<u8>, (usize, usize, String)> {
 /// `.`/`->` (member names). Type names are therefore file-global: a variable may not
 /// reuse a type's name, which the spec documents.
 pub fn mark_type_names(tokens: &mut [Token]) {
-    let mut names: HashSet<Symbol> = HashSet::new();
+    let mut names: FxHashSet<Symbol> = FxHashSet::default();
     let mut i = 0;
     while i < tokens.len() {
         match tokens[i].tok {

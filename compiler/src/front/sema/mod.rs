@@ -26,7 +26,6 @@ mod conv;
 mod decls;
 mod expr;
 mod flow;
-mod fxhash;
 mod init;
 mod overload;
 mod resolve;
@@ -49,7 +48,7 @@ use crate::front::ast::{self, ExprId};
 use crate::front::intern::{Interner, Symbol};
 use crate::source::{FileId, SourceMap, Span};
 use cranelift_entity::{entity_impl, PrimaryMap};
-use fxhash::FxHashMap;
+use rustc_hash::FxHashMap;
 
 /// Handle of a function (one per distinct signature; a prototype and its definition
 /// share one).

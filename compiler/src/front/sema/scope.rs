@@ -4,9 +4,9 @@
 //! each binding remembers the one it shadows. Lookup is one hash probe, and leaving a
 //! scope restores the shadowed bindings — no per-scope maps to allocate.
 
-use super::fxhash::FxHashMap;
 use super::LocalId;
 use crate::front::intern::Symbol;
+use rustc_hash::FxHashMap;
 
 const NONE: u32 = u32::MAX;
 

@@ -10,10 +10,10 @@
 //! object, a typedef stays unbound until used). Arrays have no variability of their own:
 //! their `var` mirrors their element's.
 
-use super::fxhash::FxHashMap;
 use crate::front::intern::{Interner, Symbol};
 use crate::source::Span;
 use cranelift_entity::{entity_impl, EntityRef, PrimaryMap};
+use rustc_hash::FxHashMap;
 
 /// Handle of an interned type.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
