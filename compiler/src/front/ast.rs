@@ -27,12 +27,26 @@ pub struct Ident {
     pub span: Span,
 }
 
+/// Index of a declaration site (a declarator, a `foreach` dimension, the variable of a
+/// `foreach_active`/`foreach_unique`); `0..unit.decl_count`. Sema records what each site
+/// declared in a side table keyed by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DeclId(pub u32);
+
+impl DeclId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// A whole program: the user's file with its includes (and, separately parsed, the stdlib).
 #[derive(Clone, Debug, Default)]
 pub struct TranslationUnit {
     pub items: Vec<Item>,
     /// Number of [`ExprId`]s handed out, so side tables can be sized up front.
     pub expr_count: u32,
+    /// Number of [`DeclId`]s handed out.
+    pub decl_count: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -219,6 +233,7 @@ impl Initializer {
 /// One declared name in a declaration: `*p = &x` in `float *p = &x, y;`.
 #[derive(Clone, Debug)]
 pub struct Declarator {
+    pub id: DeclId,
     pub name: Ident,
     /// Declarator parts in application order (see [`TypeName`]).
     pub derived: Vec<Derived>,
@@ -329,6 +344,7 @@ pub enum ForInit {
 
 #[derive(Clone, Debug)]
 pub struct ForeachDim {
+    pub id: DeclId,
     pub var: Ident,
     pub start: Box<Expr>,
     pub end: Box<Expr>,
@@ -398,11 +414,13 @@ pub enum StmtKind {
     },
     /// `foreach_active (i) body`
     ForeachActive {
+        id: DeclId,
         var: Ident,
         body: Box<Stmt>,
     },
     /// `foreach_unique (v in expr) body`
     ForeachUnique {
+        id: DeclId,
         var: Ident,
         expr: Expr,
         body: Box<Stmt>,

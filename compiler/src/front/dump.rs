@@ -301,11 +301,13 @@ impl Dumper<'_> {
                 self.line(&format!("{kw} {}", dims.join(", ")), s.span);
                 self.nested(|d| d.stmt(body));
             }
-            StmtKind::ForeachActive { var, body } => {
+            StmtKind::ForeachActive { var, body, .. } => {
                 self.line(&format!("foreach_active {}", self.name(var)), s.span);
                 self.nested(|d| d.stmt(body));
             }
-            StmtKind::ForeachUnique { var, expr, body } => {
+            StmtKind::ForeachUnique {
+                var, expr, body, ..
+            } => {
                 self.line(
                     &format!("foreach_unique {} in {}", self.name(var), self.expr(expr)),
                     s.span,

@@ -57,6 +57,7 @@ impl ItemsOut {
 /// diagnostics that actions find (misplaced qualifiers and the like).
 pub struct ParseCtx {
     next_expr: Cell<u32>,
+    next_decl: Cell<u32>,
     diags: RefCell<Vec<Diagnostic>>,
 }
 
@@ -466,6 +467,7 @@ impl ParseCtx {
     fn new() -> Self {
         ParseCtx {
             next_expr: Cell::new(0),
+            next_decl: Cell::new(0),
             diags: RefCell::new(Vec::new()),
         }
     }
@@ -476,7 +478,15 @@ impl ParseCtx {
         TranslationUnit {
             items,
             expr_count: self.next_expr.get(),
+            decl_count: self.next_decl.get(),
         }
+    }
+
+    /// A fresh declaration-site id.
+    pub fn decl_id(&self) -> DeclId {
+        let id = DeclId(self.next_decl.get());
+        self.next_decl.set(id.0 + 1);
+        id
     }
 
     pub fn span(&self, l: Pos, r: Pos) -> Span {
@@ -818,6 +828,7 @@ impl ParseCtx {
         span: Span,
     ) -> Declarator {
         Declarator {
+            id: self.decl_id(),
             name,
             derived: derived(ptrs, arrays),
             init: init.map(Box::new),

@@ -284,7 +284,7 @@ impl Checker<'_> {
                 item,
                 const_value,
             });
-            self.record_decl(decl, DeclRef::Global(gid));
+            self.record_decl(decl.id, DeclRef::Global(gid));
             self.bind_file_name(decl.name.name, decl.name.span, FileName::Global(gid));
         }
     }

@@ -243,8 +243,7 @@ impl Default for Options {
 /// The checked program: what lowering consumes, next to the AST it describes.
 ///
 /// Expression tables are dense vectors indexed by [`ExprId`]. Declarations are found
-/// through [`Checked::decl`] and friends, keyed by the address of the AST node: lowering
-/// must pass the very `TranslationUnit` that was checked (not a clone).
+/// through [`Checked::decl`] and friends, keyed by the sites' [`ast::DeclId`]s.
 #[derive(Debug)]
 pub struct Checked {
     pub target: Target,
@@ -266,15 +265,10 @@ pub struct Checked {
     compound: FxHashMap<ExprId, TypeId>,
     /// For `Member` expressions on structs: the member's index in [`StructInfo::fields`].
     members: FxHashMap<ExprId, u32>,
-    /// Declarations keyed by AST node address.
-    decls: FxHashMap<usize, DeclRef>,
+    /// What each declaration site declared, indexed by [`ast::DeclId`].
+    decls: Vec<Option<DeclRef>>,
     /// `unit.items[i]` is a function → its [`FuncId`].
     item_funcs: Vec<Option<FuncId>>,
-}
-
-/// The address of an AST node: the key of [`Checked`]'s declaration tables.
-fn node_key<T>(node: &T) -> usize {
-    node as *const T as usize
 }
 
 impl Checked {
@@ -292,7 +286,7 @@ impl Checked {
             consts: FxHashMap::default(),
             compound: FxHashMap::default(),
             members: FxHashMap::default(),
-            decls: FxHashMap::default(),
+            decls: vec![None; unit.decl_count as usize],
             item_funcs: vec![None; unit.items.len()],
         }
     }
@@ -335,21 +329,31 @@ impl Checked {
 
     /// What a declarator declared (a local or, at file scope, a global).
     pub fn decl(&self, d: &ast::Declarator) -> Option<DeclRef> {
-        self.decls.get(&node_key(d)).copied()
+        self.decl_ref(d.id)
     }
 
-    /// The local of a `foreach` dimension's iteration variable.
-    pub fn foreach_dim_local(&self, d: &ast::ForeachDim) -> Option<LocalId> {
-        match self.decls.get(&node_key(d)) {
-            Some(DeclRef::Local(l)) => Some(*l),
+    fn decl_ref(&self, id: ast::DeclId) -> Option<DeclRef> {
+        self.decls.get(id.index()).copied().flatten()
+    }
+
+    fn decl_local(&self, id: ast::DeclId) -> Option<LocalId> {
+        match self.decl_ref(id) {
+            Some(DeclRef::Local(l)) => Some(l),
             _ => None,
         }
     }
 
+    /// The local of a `foreach` dimension's iteration variable.
+    pub fn foreach_dim_local(&self, d: &ast::ForeachDim) -> Option<LocalId> {
+        self.decl_local(d.id)
+    }
+
     /// The local declared by a `foreach_active` or `foreach_unique` statement.
     pub fn stmt_local(&self, s: &ast::Stmt) -> Option<LocalId> {
-        match self.decls.get(&node_key(s)) {
-            Some(DeclRef::Local(l)) => Some(*l),
+        match &s.kind {
+            ast::StmtKind::ForeachActive { id, .. } | ast::StmtKind::ForeachUnique { id, .. } => {
+                self.decl_local(*id)
+            }
             _ => None,
         }
     }
@@ -539,8 +543,10 @@ impl<'a> Checker<'a> {
         self.out.consts.insert(e.id, v);
     }
 
-    fn record_decl<T>(&mut self, node: &T, d: DeclRef) {
-        self.out.decls.insert(node_key(node), d);
+    fn record_decl(&mut self, site: ast::DeclId, d: DeclRef) {
+        if let Some(slot) = self.out.decls.get_mut(site.index()) {
+            *slot = Some(d);
+        }
     }
 
     /// Enters one nesting level; false (after reporting once) when too deep.

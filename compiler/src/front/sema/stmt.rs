@@ -416,10 +416,15 @@ impl<'a> Checker<'a> {
             StmtKind::Return(v) => self.check_return(s.span, v.as_ref()),
             StmtKind::Switch { cond, arms } => self.check_switch(cond, arms),
             StmtKind::Foreach { dims, tiled, body } => self.check_foreach(s, dims, *tiled, body),
-            StmtKind::ForeachActive { var, body } => self.check_foreach_active(s, *var, body),
-            StmtKind::ForeachUnique { var, expr, body } => {
-                self.check_foreach_unique(s, *var, expr, body)
+            StmtKind::ForeachActive { id, var, body } => {
+                self.check_foreach_active(s, *id, *var, body)
             }
+            StmtKind::ForeachUnique {
+                id,
+                var,
+                expr,
+                body,
+            } => self.check_foreach_unique(s, *id, *var, expr, body),
             StmtKind::Unmasked(b) => self.check_unmasked(b),
         }
         self.leave();
@@ -774,7 +779,7 @@ impl<'a> Checker<'a> {
         }
         for (i, d) in vars.into_iter().enumerate() {
             let l = self.new_local(d.var, idx_ty, LocalKind::ForeachIndex(i as u32), None);
-            self.record_decl(d, DeclRef::Local(l));
+            self.record_decl(d.id, DeclRef::Local(l));
         }
         // The last pass of a `foreach` may run with some instances off.
         if let Some(f) = &mut self.fcx {
@@ -814,17 +819,24 @@ impl<'a> Checker<'a> {
         self.coerce(e, t, want, Site::Uniform(what));
     }
 
-    fn check_foreach_active(&mut self, s: &Stmt, var: ast::Ident, body: &Stmt) {
+    fn check_foreach_active(&mut self, s: &Stmt, id: ast::DeclId, var: ast::Ident, body: &Stmt) {
         self.scopes.push();
         let t = self.out.types.prim(Prim::Int32, Variability::Uniform);
         let t = self.types().with_const(t, true);
         let l = self.new_local(var, t, LocalKind::ForeachActive, None);
-        self.record_decl(s, DeclRef::Local(l));
+        self.record_decl(id, DeclRef::Local(l));
         self.serial_body(s, ForeachKind::Active, body);
         self.scopes.pop();
     }
 
-    fn check_foreach_unique(&mut self, s: &Stmt, var: ast::Ident, expr: &Expr, body: &Stmt) {
+    fn check_foreach_unique(
+        &mut self,
+        s: &Stmt,
+        id: ast::DeclId,
+        var: ast::Ident,
+        expr: &Expr,
+        body: &Stmt,
+    ) {
         let t = self.check_expr(expr);
         let t = self.rvalue(expr, t);
         let ok = matches!(
@@ -844,7 +856,7 @@ impl<'a> Checker<'a> {
         let vt = self.types().with_var(t, Variability::Uniform);
         let vt = self.types().with_const(vt, true);
         let l = self.new_local(var, vt, LocalKind::ForeachUnique, None);
-        self.record_decl(s, DeclRef::Local(l));
+        self.record_decl(id, DeclRef::Local(l));
         self.serial_body(s, ForeachKind::Unique, body);
         self.scopes.pop();
     }
@@ -933,7 +945,7 @@ impl<'a> Checker<'a> {
         }
         let is_const = self.out.types.get(ty).is_const;
         let l = self.new_local(decl.name, ty, kind, None);
-        self.record_decl(decl, DeclRef::Local(l));
+        self.record_decl(decl.id, DeclRef::Local(l));
         match decl.init.as_deref() {
             Some(init) if kind != LocalKind::Shared => {
                 ty = self.check_initializer(ty, init, kind == LocalKind::Static, decl.name.name);
