@@ -862,15 +862,21 @@ impl<'a> Checker<'a> {
     }
 
     /// The body of `foreach_active`/`foreach_unique`: runs with a partial mask.
+    /// A `foreach_active`/`foreach_unique` body runs once per active instance (or
+    /// value), one at a time. The mask is partial (so `barrier()` stays illegal), but a
+    /// uniform store there is made once per iteration by design, whatever varying
+    /// conditions surround the loop: W0004 counts only conditions inside the body.
     fn serial_body(&mut self, s: &Stmt, kind: ForeachKind, body: &Stmt) {
-        if let Some(f) = &mut self.fcx {
+        let outer_cond = self.fcx.as_mut().map(|f| {
             f.partial_mask += 1;
-        }
+            std::mem::take(&mut f.varying_cond)
+        });
         self.push_frame(Frame::Foreach(kind, s.span));
         self.check_scoped(body);
         self.pop_frame();
-        if let Some(f) = &mut self.fcx {
+        if let (Some(f), Some(cond)) = (&mut self.fcx, outer_cond) {
             f.partial_mask = f.partial_mask.saturating_sub(1);
+            f.varying_cond = cond;
         }
     }
 
