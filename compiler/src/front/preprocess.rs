@@ -208,37 +208,12 @@ impl Pp<'_> {
                     Tok::Ident(sym)
                 }
             }
-            RawTok::Int => match parse_int(s) {
-                Ok((v, suf)) => Tok::Int(v, suf),
-                Err(msg) => {
-                    self.error(
-                        Diagnostic::error(
-                            codes::INVALID_INT_LITERAL,
-                            format!("invalid integer literal `{s}`"),
-                        )
-                        .with_primary(span, msg.0)
-                        .with_help(msg.1),
-                    );
-                    Tok::Int(0, IntSuffix::default())
-                }
-            },
+            RawTok::Int => self.int_literal(s, span),
             RawTok::IntEllipsis => {
-                let digits = &s[..s.len() - 3];
                 let split = t.end - 3;
-                let v = match parse_int(digits) {
-                    Ok((v, suf)) => Tok::Int(v, suf),
-                    Err(_) => {
-                        self.error(
-                            Diagnostic::error(
-                                codes::INVALID_INT_LITERAL,
-                                format!("invalid integer literal `{digits}`"),
-                            )
-                            .with_primary(Span::new(file, t.start, split), "integer too large"),
-                        );
-                        Tok::Int(0, IntSuffix::default())
-                    }
-                };
-                self.push(v, Span::new(file, t.start, split));
+                let digits = Span::new(file, t.start, split);
+                let v = self.int_literal(&s[..s.len() - 3], digits);
+                self.push(v, digits);
                 self.push(Tok::Ellipsis, Span::new(file, split, t.end));
                 return;
             }
@@ -297,6 +272,24 @@ impl Pp<'_> {
             punct => punct_tok(punct),
         };
         self.push(tok, span);
+    }
+
+    /// An integer literal's token; a malformed one is reported and reads as 0.
+    fn int_literal(&mut self, s: &str, span: Span) -> Tok {
+        match parse_int(s) {
+            Ok((v, suf)) => Tok::Int(v, suf),
+            Err((label, help)) => {
+                self.error(
+                    Diagnostic::error(
+                        codes::INVALID_INT_LITERAL,
+                        format!("invalid integer literal `{s}`"),
+                    )
+                    .with_primary(span, label)
+                    .with_help(help),
+                );
+                Tok::Int(0, IntSuffix::default())
+            }
+        }
     }
 
     fn char_literal(&mut self, file: FileId, t: RawToken, s: &str, span: Span) -> Tok {
