@@ -9,4 +9,5 @@
 pub mod diag;
 pub mod driver;
 pub mod front;
+pub mod ir;
 pub mod source;
