@@ -10,4 +10,5 @@ pub mod diag;
 pub mod driver;
 pub mod front;
 pub mod ir;
+pub mod launch;
 pub mod source;

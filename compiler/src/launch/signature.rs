@@ -1,0 +1,279 @@
+//! Entry points as the launcher needs them: which function `--entry NAME` means, and
+//! what each of its parameters takes from the command line.
+//!
+//! Sema already guarantees that entry parameters are uniform all the way down (E0402).
+//! The launcher narrows further to what a host can pass: a uniform scalar of a basic
+//! type (or an enum, passed as its `int` value), or a uniform pointer to basic-type
+//! elements (`uniform T a[]`, `uniform T * uniform p`, `const` allowed), which becomes
+//! a [`Buffer`](crate::launch::Buffer). Struct parameters, pointers to structs or to
+//! pointers, `void *` and pointers to arrays (`uniform float m[][4]`) are refused with
+//! an error saying why, rather than guessed at.
+
+use std::fmt;
+
+use crate::front::intern::Interner;
+use crate::front::sema::{Checked, FuncId, TypeId, TypeKind, Variability};
+use crate::launch::elem::ElemType;
+use crate::launch::error::{did_you_mean, ErrorKind, LaunchError};
+
+/// What a parameter takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamKind {
+    /// A uniform scalar, passed by value.
+    Scalar(ElemType),
+    /// A pointer to elements: the host passes a buffer. `read_only` when the pointee
+    /// is `const` (the kernel cannot change the buffer).
+    Buffer { elem: ElemType, read_only: bool },
+}
+
+/// One parameter of an entry point.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelParam {
+    /// The name `--arg` uses. An unnamed parameter number `i` (from 0) is `argI`.
+    pub name: String,
+    /// Position in the parameter list.
+    pub index: usize,
+    pub kind: ParamKind,
+    /// The type as sema displays it (`uniform float * uniform`), for messages.
+    pub type_name: String,
+}
+
+impl KernelParam {
+    pub fn is_buffer(&self) -> bool {
+        matches!(self.kind, ParamKind::Buffer { .. })
+    }
+
+    /// The scalar type, or the buffer's element type.
+    pub fn elem(&self) -> ElemType {
+        match self.kind {
+            ParamKind::Scalar(t) | ParamKind::Buffer { elem: t, .. } => t,
+        }
+    }
+
+    /// A short description for messages: `int` or `buffer of float`.
+    pub fn describe(&self) -> String {
+        match self.kind {
+            ParamKind::Scalar(t) => t.name().to_string(),
+            ParamKind::Buffer { elem, read_only } => {
+                format!(
+                    "{}buffer of {elem}",
+                    if read_only { "read-only " } else { "" }
+                )
+            }
+        }
+    }
+}
+
+/// Whether the entry point was declared `export` or `task`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    Export,
+    Task,
+}
+
+/// An entry point's signature, ready for binding arguments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelSignature {
+    pub name: String,
+    pub func: FuncId,
+    pub kind: EntryKind,
+    pub params: Vec<KernelParam>,
+    /// The uniform scalar an `export` function returns; `None` for `void`.
+    pub ret: Option<ElemType>,
+}
+
+impl KernelSignature {
+    pub fn param(&self, name: &str) -> Option<&KernelParam> {
+        self.params.iter().find(|p| p.name == name)
+    }
+
+    /// The parameters that take buffers.
+    pub fn buffer_params(&self) -> impl Iterator<Item = &KernelParam> {
+        self.params.iter().filter(|p| p.is_buffer())
+    }
+}
+
+impl fmt::Display for KernelSignature {
+    /// `name(int n, buffer of float data)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let params: Vec<String> = self
+            .params
+            .iter()
+            .map(|p| format!("{} {}", p.describe(), p.name))
+            .collect();
+        write!(f, "{}({})", self.name, params.join(", "))
+    }
+}
+
+/// The user-defined entry points (`export` or `task` functions with a body), in
+/// definition order.
+pub fn entries<'a>(
+    checked: &'a Checked,
+    interner: &'a Interner,
+) -> impl Iterator<Item = (FuncId, &'a str)> + 'a {
+    checked
+        .defined_funcs()
+        .filter(|(_, f)| f.is_entry() && !f.from_stdlib)
+        .map(|(id, f)| (id, interner.resolve(f.name)))
+}
+
+/// Finds the entry point called `name`. On a miss the error suggests a close name and
+/// lists every entry point; a function that exists but is not `export`/`task`, or has
+/// no body, gets its own explanation.
+pub fn find_entry(
+    checked: &Checked,
+    interner: &Interner,
+    name: &str,
+) -> Result<FuncId, LaunchError> {
+    let found: Vec<FuncId> = entries(checked, interner)
+        .filter(|(_, n)| *n == name)
+        .map(|(id, _)| id)
+        .collect();
+    match found.as_slice() {
+        [one] => return Ok(*one),
+        [] => {}
+        _ => {
+            return Err(LaunchError::new(
+                ErrorKind::NoSuchEntry,
+                format!(
+                    "`{name}` names {} entry points (overloads), so the launch is ambiguous",
+                    found.len()
+                ),
+            )
+            .with_help("give each entry point its own name"))
+        }
+    }
+    let available: Vec<&str> = entries(checked, interner).map(|(_, n)| n).collect();
+    let mut err = LaunchError::new(
+        ErrorKind::NoSuchEntry,
+        format!(
+            "no entry point named `{name}`{}",
+            did_you_mean(name, available.iter().copied())
+        ),
+    );
+    if let Some(f) = checked
+        .funcs
+        .values()
+        .find(|f| !f.from_stdlib && interner.resolve(f.name) == name)
+    {
+        err = if !f.is_entry() {
+            err.with_note(format!(
+                "`{name}` is a function, but not an `export` or `task` function"
+            ))
+            .with_help(format!(
+                "declare it `export void {name}(...)` or `task void {name}(...)` to launch it"
+            ))
+        } else {
+            err.with_note(format!("`{name}` is declared but never defined"))
+        };
+    }
+    Err(if available.is_empty() {
+        err.with_note("the program has no entry points: declare a function `export` or `task`")
+    } else {
+        err.with_note(format!("the entry points are: {}", available.join(", ")))
+    })
+}
+
+/// The launcher's view of an entry point's parameters and return type.
+pub fn signature_of(
+    checked: &Checked,
+    func: FuncId,
+    interner: &Interner,
+) -> Result<KernelSignature, LaunchError> {
+    let f = &checked.funcs[func];
+    let name = interner.resolve(f.name).to_string();
+    let ty_str = |t: TypeId| checked.types.display(t, interner);
+    let mut params = Vec::with_capacity(f.params.len());
+    for (index, p) in f.params.iter().enumerate() {
+        let pname = p.name.map_or_else(
+            || format!("arg{index}"),
+            |s| interner.resolve(s).to_string(),
+        );
+        let kind = param_kind(checked, p.ty).map_err(|why| {
+            LaunchError::new(
+                ErrorKind::UnsupportedSignature,
+                format!(
+                    "cannot launch `{name}`: parameter `{pname}` has type `{}`, which the launcher cannot pass",
+                    ty_str(p.ty)
+                ),
+            )
+            .with_note(why)
+            .with_help("entry points take uniform scalars of basic types and uniform pointers or arrays of them (`uniform float data[]`)")
+        })?;
+        params.push(KernelParam {
+            name: pname,
+            index,
+            kind,
+            type_name: ty_str(p.ty),
+        });
+    }
+    let ret = match checked.types.kind(f.ret) {
+        TypeKind::Void => None,
+        _ => match scalar_elem(checked, f.ret) {
+            Some(t) if checked.types.var(f.ret) != Variability::Varying => Some(t),
+            _ => return Err(LaunchError::new(
+                ErrorKind::UnsupportedSignature,
+                format!(
+                    "cannot launch `{name}`: it returns `{}`, which the launcher cannot report",
+                    ty_str(f.ret)
+                ),
+            )
+            .with_help(
+                "return a uniform scalar, or `void` and write results through a pointer parameter",
+            )),
+        },
+    };
+    Ok(KernelSignature {
+        name,
+        func,
+        kind: if f.flags.task {
+            EntryKind::Task
+        } else {
+            EntryKind::Export
+        },
+        params,
+        ret,
+    })
+}
+
+/// A basic type or enum (an enum is passed as its `int` value).
+fn scalar_elem(checked: &Checked, ty: TypeId) -> Option<ElemType> {
+    match checked.types.kind(ty) {
+        TypeKind::Prim(p) => Some(ElemType::from_prim(p)),
+        TypeKind::Enum(_) => Some(ElemType::I32),
+        _ => None,
+    }
+}
+
+/// The parameter's kind, or why it has none.
+fn param_kind(checked: &Checked, ty: TypeId) -> Result<ParamKind, String> {
+    let types = &checked.types;
+    if types.var(ty) == Variability::Varying {
+        return Err("it is varying; entry-point parameters must be uniform (E0402)".into());
+    }
+    if let Some(t) = scalar_elem(checked, ty) {
+        return Ok(ParamKind::Scalar(t));
+    }
+    let pointee = match types.kind(ty) {
+        TypeKind::Pointer(p) | TypeKind::Array(p, _) => p,
+        TypeKind::Struct(_) => {
+            return Err("struct parameters are not supported: pass the members as separate parameters, or the data as arrays".into())
+        }
+        _ => return Err("only basic types, enums and pointers to them can be passed".into()),
+    };
+    if types.var(pointee) == Variability::Varying {
+        return Err("it points to varying data; entry-point parameters must be uniform all the way down (E0402)".into());
+    }
+    let read_only = types.get(pointee).is_const;
+    match types.kind(pointee) {
+        TypeKind::Prim(_) | TypeKind::Enum(_) => {
+            let elem = scalar_elem(checked, pointee).unwrap_or(ElemType::I32);
+            Ok(ParamKind::Buffer { elem, read_only })
+        }
+        TypeKind::Void => Err("a `void *` has no element type; declare the pointer with the element type the kernel reads".into()),
+        TypeKind::Pointer(_) => Err("buffers of pointers are not supported".into()),
+        TypeKind::Struct(_) => Err("buffers of structs are not supported: use one array per member".into()),
+        TypeKind::Array(..) => Err("multi-dimensional arrays are not supported: take a flat `uniform T data[]` and index it as `data[row * ncols + col]`".into()),
+        _ => Err("the element type is not a basic type".into()),
+    }
+}
