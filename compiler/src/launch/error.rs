@@ -159,9 +159,31 @@ pub(crate) fn did_you_mean<'a>(
     name: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> String {
-    crate::diag::suggest::closest(name, candidates)
+    closest(name, candidates)
         .map(|c| format!("; did you mean `{c}`?"))
         .unwrap_or_default()
+}
+
+/// [`crate::diag::suggest::closest`], plus one more kind of typo it counts as two edits:
+/// two adjacent characters swapped (`saxyp` for `saxpy`), common when typing names on a
+/// command line.
+pub(crate) fn closest<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let candidates: Vec<&str> = candidates.into_iter().collect();
+    crate::diag::suggest::closest(name, candidates.iter().copied())
+        .or_else(|| candidates.into_iter().find(|c| is_transposition(name, c)))
+}
+
+/// Is `b` equal to `a` with one pair of adjacent characters swapped?
+fn is_transposition(a: &str, b: &str) -> bool {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    if a.len() != b.len() {
+        return false;
+    }
+    let diff: Vec<usize> = (0..a.len()).filter(|&i| a[i] != b[i]).collect();
+    matches!(diff.as_slice(), [i, j] if *j == i + 1 && a[*i] == b[*j] && a[*j] == b[*i])
 }
 
 #[cfg(test)]
@@ -186,6 +208,16 @@ mod tests {
     fn snippet_is_clamped_and_never_empty() {
         let e = LaunchError::new(ErrorKind::Syntax, "m").with_snippet("ab", 5, 9);
         assert_eq!(e.to_string(), "m\n    ab\n      ^");
+    }
+
+    #[test]
+    fn suggestions_include_swapped_letters() {
+        assert_eq!(closest("saxyp", ["scale", "saxpy"]), Some("saxpy"));
+        assert_eq!(closest("rnage", ["zeros", "range"]), Some("range"));
+        assert_eq!(closest("sxapy", ["saxpy"]), Some("saxpy"));
+        assert_eq!(closest("abcd", ["dcba"]), None);
+        assert_eq!(did_you_mean("nn", ["x", "n"]), "; did you mean `n`?");
+        assert_eq!(did_you_mean("zzzz", ["a"]), "");
     }
 
     #[test]

@@ -437,18 +437,9 @@ fn parse_generator(p: Piece<'_>, ident_len: usize) -> Result<Spec, SpecError> {
     })
 }
 
-/// The generator name within two edits of `word` (a swapped pair of letters is two
-/// edits), if any. The names are short and few, so this is more forgiving than the
-/// general [`crate::diag::suggest::closest`].
+/// The generator name closest to `word`, if it is a plausible typo.
 fn closest_generator(word: &str) -> Option<&'static str> {
-    if word.len() < 3 {
-        return None;
-    }
-    GENERATORS
-        .iter()
-        .filter_map(|(g, _)| crate::diag::suggest::edit_distance(word, g, 2).map(|d| (d, *g)))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, g)| g)
+    crate::launch::error::closest(word, GENERATORS.iter().map(|(g, _)| *g))
 }
 
 fn plural_args(min: usize, max: usize) -> String {
