@@ -12,10 +12,13 @@
 //! [`Function::spans`], the line table.
 
 pub mod builder;
+pub mod dominance;
 pub mod entities;
 pub mod function;
 pub mod instructions;
+pub mod parse;
 pub mod types;
+pub mod verify;
 pub mod write;
 
 pub use entities::{Block, FuncRef, GlobalVar, Inst, SharedVar, StackSlot, StrConst, Value};
@@ -27,4 +30,6 @@ pub use instructions::{
     AtomicOp, BinaryOp, BlockCall, ConvOp, FloatCC, InstData, IntCC, LaneOp, SpecialReg, TrapCode,
     UnaryOp,
 };
+pub use parse::{parse_module, IrError};
 pub use types::{Scalar, Space, Type};
+pub use verify::{verify_function, verify_module, VerifierError};

@@ -9,13 +9,88 @@
 //!     brif v7, block1(v4), block2
 //! }
 //! ```
-//! Uniform types print bare (`i32`), varying ones in brackets (`[i32]`).
+//! Uniform types print bare (`i32`), varying ones in brackets (`[i32]`). Blocks, values
+//! and instructions are numbered in text order, not by their arena handles: see
+//! [`Names`].
 
 use std::fmt::{self, Write};
 
-use super::entities::Value;
+use rustc_hash::FxHashMap;
+
+use super::entities::{Block, Inst, Value};
 use super::function::{Function, Module};
 use super::instructions::{BlockCall, InstData};
+
+/// The numbers entities get in the text: blocks in layout order, values in order of
+/// definition (each block's parameters, then its instructions' results, block by block)
+/// and instructions in layout order. The text is dense and deterministic whatever holes
+/// passes left in the arenas, and the parser numbers the same way, so print → parse →
+/// print is the identity. Entities mentioned but not defined by the layout (the result
+/// of a removed instruction, a block outside the layout) come after the others, in order
+/// of first mention.
+pub struct Names {
+    blocks: FxHashMap<Block, u32>,
+    values: FxHashMap<Value, u32>,
+    insts: FxHashMap<Inst, u32>,
+}
+
+impl Names {
+    pub fn new(func: &Function) -> Names {
+        let mut names = Names {
+            blocks: FxHashMap::default(),
+            values: FxHashMap::default(),
+            insts: FxHashMap::default(),
+        };
+        let layout = func
+            .layout
+            .iter()
+            .filter_map(|&b| Some((b, func.blocks.get(b)?)));
+        for (block, data) in layout.clone() {
+            name(&mut names.blocks, block);
+            data.params.iter().for_each(|&p| name(&mut names.values, p));
+            for &inst in &data.insts {
+                name(&mut names.insts, inst);
+                if let Some(r) = func.results[inst] {
+                    name(&mut names.values, r);
+                }
+            }
+        }
+        for (_, data) in layout {
+            for inst in data.insts.iter().filter_map(|&i| func.insts.get(i)) {
+                inst.operands()
+                    .iter()
+                    .for_each(|&v| name(&mut names.values, v));
+                for call in inst.successors() {
+                    name(&mut names.blocks, call.block);
+                }
+            }
+        }
+        names
+    }
+
+    /// The handle whose `Display` is `block`'s name in the text.
+    pub fn block(&self, block: Block) -> Block {
+        self.blocks
+            .get(&block)
+            .map_or(block, |&n| Block::from_u32(n))
+    }
+
+    pub fn value(&self, value: Value) -> Value {
+        self.values
+            .get(&value)
+            .map_or(value, |&n| Value::from_u32(n))
+    }
+
+    pub fn inst(&self, inst: Inst) -> Inst {
+        self.insts.get(&inst).map_or(inst, |&n| Inst::from_u32(n))
+    }
+}
+
+/// Gives `entity` the next number unless it has one.
+fn name<E: std::hash::Hash + Eq>(map: &mut FxHashMap<E, u32>, entity: E) {
+    let next = map.len() as u32;
+    map.entry(entity).or_insert(next);
+}
 
 /// Prints a whole module.
 pub fn write_module(out: &mut String, module: &Module) -> fmt::Result {
@@ -63,6 +138,7 @@ pub fn module_to_string(module: &Module) -> String {
 }
 
 pub fn write_function(out: &mut String, func: &Function, module: &Module) -> fmt::Result {
+    let names = Names::new(func);
     write!(out, "function {} @{}(", func.linkage.name(), func.name)?;
     for (i, p) in func.sig.params.iter().enumerate() {
         if i > 0 {
@@ -82,7 +158,7 @@ pub fn write_function(out: &mut String, func: &Function, module: &Module) -> fmt
         writeln!(out, "    {ss} = stack {} align {}", data.size, data.align)?;
     }
     for &block in &func.layout {
-        write!(out, "{block}")?;
+        write!(out, "{}", names.block(block))?;
         let params = &func.blocks[block].params;
         if !params.is_empty() {
             out.push('(');
@@ -90,17 +166,14 @@ pub fn write_function(out: &mut String, func: &Function, module: &Module) -> fmt
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write!(out, "{p}: {}", func.value_type(p))?;
+                write!(out, "{}: {}", names.value(p), func.value_type(p))?;
             }
             out.push(')');
         }
         out.push_str(":\n");
         for &inst in &func.blocks[block].insts {
             out.push_str("    ");
-            if let Some(r) = func.results[inst] {
-                write!(out, "{r} = ")?;
-            }
-            write_inst(out, &func.insts[inst], module)?;
+            write_inst(out, func, inst, module, &names)?;
             out.push('\n');
         }
     }
@@ -108,28 +181,28 @@ pub fn write_function(out: &mut String, func: &Function, module: &Module) -> fmt
     Ok(())
 }
 
-fn list(out: &mut String, values: &[Value]) -> fmt::Result {
-    for (i, v) in values.iter().enumerate() {
+fn list(out: &mut String, values: &[Value], names: &Names) -> fmt::Result {
+    for (i, &v) in values.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        write!(out, "{v}")?;
+        write!(out, "{}", names.value(v))?;
     }
     Ok(())
 }
 
-fn mask(out: &mut String, mask: Option<Value>) -> fmt::Result {
+fn mask(out: &mut String, mask: Option<Value>, names: &Names) -> fmt::Result {
     match mask {
-        Some(m) => write!(out, " mask {m}"),
+        Some(m) => write!(out, " mask {}", names.value(m)),
         None => Ok(()),
     }
 }
 
-fn block_call(out: &mut String, call: &BlockCall) -> fmt::Result {
-    write!(out, "{}", call.block)?;
+fn block_call(out: &mut String, call: &BlockCall, names: &Names) -> fmt::Result {
+    write!(out, "{}", names.block(call.block))?;
     if !call.args.is_empty() {
         out.push('(');
-        list(out, &call.args)?;
+        list(out, &call.args, names)?;
         out.push(')');
     }
     Ok(())
@@ -146,27 +219,59 @@ pub fn float_text(bits: u64) -> String {
     }
 }
 
-fn write_inst(out: &mut String, data: &InstData, module: &Module) -> fmt::Result {
+/// Prints one instruction (`v3 = iadd v1, v2`) as [`write_function`] does; `names` is
+/// [`Names::new`] of `func`. Never panics, even on a module that fails verification.
+pub fn write_inst(
+    out: &mut String,
+    func: &Function,
+    inst: Inst,
+    module: &Module,
+    names: &Names,
+) -> fmt::Result {
+    if let Some(r) = func.results[inst] {
+        write!(out, "{} = ", names.value(r))?;
+    }
+    match func.insts.get(inst) {
+        Some(data) => write_inst_data(out, data, module, names),
+        None => write!(out, "<no {inst}>"),
+    }
+}
+
+fn write_inst_data(
+    out: &mut String,
+    data: &InstData,
+    module: &Module,
+    names: &Names,
+) -> fmt::Result {
+    let n = |v: &Value| names.value(*v);
     match data {
         InstData::Iconst { ty, bits } => write!(out, "iconst.{ty} {}", *bits as i64),
         InstData::Fconst { ty, bits } => write!(out, "fconst.{ty} {}", float_text(*bits)),
-        InstData::Unary { op, arg } => write!(out, "{} {arg}", op.name()),
-        InstData::Binary { op, args } => write!(out, "{} {}, {}", op.name(), args[0], args[1]),
+        InstData::Unary { op, arg } => write!(out, "{} {}", op.name(), n(arg)),
+        InstData::Binary { op, args } => {
+            write!(out, "{} {}, {}", op.name(), n(&args[0]), n(&args[1]))
+        }
         InstData::Icmp { cond, args } => {
-            write!(out, "icmp {} {}, {}", cond.name(), args[0], args[1])
+            write!(out, "icmp {} {}, {}", cond.name(), n(&args[0]), n(&args[1]))
         }
         InstData::Fcmp { cond, args } => {
-            write!(out, "fcmp {} {}, {}", cond.name(), args[0], args[1])
+            write!(out, "fcmp {} {}, {}", cond.name(), n(&args[0]), n(&args[1]))
         }
-        InstData::Select { args } => write!(out, "select {}, {}, {}", args[0], args[1], args[2]),
+        InstData::Select { args } => write!(
+            out,
+            "select {}, {}, {}",
+            n(&args[0]),
+            n(&args[1]),
+            n(&args[2])
+        ),
         InstData::Convert { op, arg, to } => {
-            write!(out, "{}.{} {arg}", op.name(), to.scalar.name())
+            write!(out, "{}.{} {}", op.name(), to.scalar.name(), n(arg))
         }
-        InstData::Splat { arg } => write!(out, "splat {arg}"),
+        InstData::Splat { arg } => write!(out, "splat {}", n(arg)),
         InstData::Special { reg } => write!(out, "special {}", reg.name()),
         InstData::Lane { op, args } => {
             write!(out, "{} ", op.name())?;
-            list(out, args)
+            list(out, args, names)
         }
         InstData::StackAddr { slot } => write!(out, "stack_addr {slot}"),
         InstData::GlobalAddr { global } => write!(out, "global_addr {global}"),
@@ -177,8 +282,8 @@ fn write_inst(out: &mut String, data: &InstData, module: &Module) -> fmt::Result
             addr,
             mask: m,
         } => {
-            write!(out, "load.{ty} {} {addr}", space.name())?;
-            mask(out, *m)
+            write!(out, "load.{ty} {} {}", space.name(), n(addr))?;
+            mask(out, *m, names)
         }
         InstData::Store {
             space,
@@ -186,8 +291,8 @@ fn write_inst(out: &mut String, data: &InstData, module: &Module) -> fmt::Result
             value,
             mask: m,
         } => {
-            write!(out, "store {} {addr}, {value}", space.name())?;
-            mask(out, *m)
+            write!(out, "store {} {}, {}", space.name(), n(addr), n(value))?;
+            mask(out, *m, names)
         }
         InstData::AtomicRmw {
             op,
@@ -198,11 +303,13 @@ fn write_inst(out: &mut String, data: &InstData, module: &Module) -> fmt::Result
         } => {
             write!(
                 out,
-                "atomic_rmw {} {} {addr}, {value}",
+                "atomic_rmw {} {} {}, {}",
                 op.name(),
-                space.name()
+                space.name(),
+                n(addr),
+                n(value)
             )?;
-            mask(out, *m)
+            mask(out, *m, names)
         }
         InstData::AtomicCas {
             space,
@@ -213,10 +320,13 @@ fn write_inst(out: &mut String, data: &InstData, module: &Module) -> fmt::Result
         } => {
             write!(
                 out,
-                "atomic_cas {} {addr}, {expected}, {replacement}",
-                space.name()
+                "atomic_cas {} {}, {}, {}",
+                space.name(),
+                n(addr),
+                n(expected),
+                n(replacement)
             )?;
-            mask(out, *m)
+            mask(out, *m, names)
         }
         InstData::Barrier => out.write_str("barrier"),
         InstData::Call {
@@ -224,10 +334,13 @@ fn write_inst(out: &mut String, data: &InstData, module: &Module) -> fmt::Result
             args,
             mask: m,
         } => {
-            write!(out, "call @{}(", module.functions[*func].name)?;
-            list(out, args)?;
+            match module.functions.get(*func) {
+                Some(callee) => write!(out, "call @{}(", callee.name)?,
+                None => write!(out, "call <no {func}>(")?,
+            }
+            list(out, args, names)?;
             out.push(')');
-            mask(out, *m)
+            mask(out, *m, names)
         }
         InstData::Print {
             format,
@@ -235,27 +348,27 @@ fn write_inst(out: &mut String, data: &InstData, module: &Module) -> fmt::Result
             mask: m,
         } => {
             write!(out, "print {format}(")?;
-            list(out, args)?;
+            list(out, args, names)?;
             out.push(')');
-            mask(out, *m)
+            mask(out, *m, names)
         }
         InstData::Trap { code } => write!(out, "trap {}", code.name()),
         InstData::Jump { dest } => {
             out.push_str("jump ");
-            block_call(out, dest)
+            block_call(out, dest, names)
         }
         InstData::Brif {
             cond,
             then_dest,
             else_dest,
         } => {
-            write!(out, "brif {cond}, ")?;
-            block_call(out, then_dest)?;
+            write!(out, "brif {}, ", n(cond))?;
+            block_call(out, then_dest, names)?;
             out.push_str(", ");
-            block_call(out, else_dest)
+            block_call(out, else_dest, names)
         }
         InstData::Return { value } => match value {
-            Some(v) => write!(out, "return {v}"),
+            Some(v) => write!(out, "return {}", n(v)),
             None => out.write_str("return"),
         },
     }
