@@ -883,3 +883,84 @@ fn errors_never_panic_on_odd_input() {
     assert_eq!(scalar("s_u64=-0"), Value::U64(0));
     assert_eq!(scalar("s_f64=1e99999"), Value::F64(f64::INFINITY));
 }
+
+// ---------------------------------------------------------------- lang-spec/run.md
+
+fn run_md() -> String {
+    std::fs::read_to_string(common::repo_root().join("lang-spec/run.md")).unwrap()
+}
+
+/// The lines of the first fenced block that follows `marker` in `text`.
+fn block_after<'a>(text: &'a str, marker: &str) -> Vec<&'a str> {
+    let rest = &text[text.find(marker).expect(marker)..];
+    let start = rest.find("```").unwrap();
+    let body = &rest[start..];
+    let body = &body[body.find('\n').unwrap() + 1..];
+    body[..body.find("```").unwrap()].lines().collect()
+}
+
+#[test]
+fn run_md_examples_are_true() {
+    let doc = run_md();
+    // Every example in the SPEC table parses.
+    let table = &doc[doc.find("## SPEC forms").unwrap()..];
+    let table = &table[table.find("\n|").unwrap() + 1..];
+    let table = &table[..table.find("\n\n").unwrap()];
+    let mut examples = 0;
+    for row in table.lines().skip(2) {
+        let cell = row.trim_end_matches('|').rsplit('|').next().unwrap();
+        for ex in cell.split('`').skip(1).step_by(2) {
+            parse_arg(ex).unwrap_or_else(|e| panic!("run.md example `{ex}`: {e}"));
+            examples += 1;
+        }
+    }
+    assert!(examples >= 20, "found {examples} examples");
+
+    // The worked example binds against the sample kernel and gives the printed line.
+    let kernel = block_after(&doc, "A worked example").join("\n");
+    let cmd = doc
+        .lines()
+        .find_map(|l| l.strip_prefix("$ spmdc run saxpy.spmd"))
+        .unwrap();
+    let args: Vec<String> = cmd
+        .split(" --arg ")
+        .skip(1)
+        .map(|a| a.split(" --print").next().unwrap().to_string())
+        .collect();
+    assert_eq!(args.len(), 4, "{cmd}");
+    let r = front(&kernel);
+    let c = r.checked.as_ref().unwrap();
+    let l = launch::prepare(c, &r.interner, &request("saxpy", &args, None, None)).unwrap();
+    // y = a*x + y, computed here since no target runs yet.
+    let a = l.arg("a").unwrap().as_scalar().unwrap().as_f64() as f32;
+    let x = l
+        .arg("x")
+        .unwrap()
+        .as_buffer()
+        .unwrap()
+        .to_vec::<f32>()
+        .unwrap();
+    let y = l
+        .arg("y")
+        .unwrap()
+        .as_buffer()
+        .unwrap()
+        .to_vec::<f32>()
+        .unwrap();
+    let out: Vec<f32> = x.iter().zip(&y).map(|(x, y)| a * x + y).collect();
+    let printed = Buffer::from_slice(&out).format_print("y");
+    assert!(
+        doc.contains(&format!("{cmd}\n{printed}")),
+        "run.md should show:\n{printed}"
+    );
+
+    // The error example is what the launcher prints.
+    let e = parse_arg("x=rnage(1000)").unwrap_err();
+    let shown = block_after(&doc, "## Errors").join("\n");
+    assert_eq!(format!("error: {e}"), shown);
+
+    // The multi-line --print sample is the real format.
+    let sample = block_after(&doc, "printed one line per 16 values").join("\n");
+    let b = Buffer::from_slice(&(0..20).collect::<Vec<i32>>());
+    assert_eq!(b.format_print("y").trim_end(), sample);
+}
