@@ -49,3 +49,47 @@ fn without_comment_lines(text: &str) -> String {
     let lines = text.lines().filter(|l| !l.trim_start().starts_with(';'));
     lines.map(|l| format!("{l}\n")).collect()
 }
+
+/// Every message for `text`: its parse errors, or else its verifier errors.
+fn error_messages(text: &str) -> Vec<String> {
+    match parse_module(text) {
+        Err(errors) => errors.iter().map(|e| e.to_string()).collect(),
+        Ok(module) => match verify_module(&module) {
+            Err(errors) => errors.iter().map(|e| e.to_string()).collect(),
+            Ok(()) => Vec::new(),
+        },
+    }
+}
+
+#[test]
+fn invalid_corpus_gives_expected_errors() {
+    let files = ir_files(&corpus_dir().join("invalid"));
+    assert!(files.len() >= 25, "only {} invalid files", files.len());
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let expected = text
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("; error: "))
+            .unwrap_or_else(|| panic!("{}: first line must be `; error: ...`", path.display()));
+        let messages = error_messages(&text);
+        assert!(
+            messages.iter().any(|m| m.contains(expected)),
+            "{}: expected an error containing {expected:?}, got:\n{}",
+            path.display(),
+            messages.join("\n")
+        );
+    }
+}
+
+#[test]
+#[ignore]
+fn show_invalid_messages() {
+    for path in ir_files(&corpus_dir().join("invalid")) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        println!("{}:", path.file_name().unwrap().to_string_lossy());
+        for m in error_messages(&text) {
+            println!("    {m}");
+        }
+    }
+}

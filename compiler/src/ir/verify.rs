@@ -351,8 +351,11 @@ impl<'a> Verifier<'a> {
             }
         }
         let mut operands_ok = true;
+        let mut seen = FxHashSet::default();
         for v in data.operands() {
-            operands_ok &= self.check_use(inst, v);
+            if seen.insert(v) {
+                operands_ok &= self.check_use(inst, v);
+            }
         }
         if !operands_ok {
             return;
@@ -438,8 +441,8 @@ impl<'a> Verifier<'a> {
         }
         if data.params.len() != call.args.len() {
             let message = format!(
-                "{target} takes {} arguments, the branch passes {}",
-                data.params.len(),
+                "{target} takes {}, the branch passes {}",
+                count(data.params.len(), "argument"),
                 call.args.len()
             );
             self.inst_error(inst, message);
@@ -563,9 +566,9 @@ impl<'a> Verifier<'a> {
         let sig = &callee.sig;
         if sig.params.len() != args.len() {
             c.messages.push(format!(
-                "@{} takes {} arguments, the call passes {}",
+                "@{} takes {}, the call passes {}",
                 callee.name,
-                sig.params.len(),
+                count(sig.params.len(), "argument"),
                 args.len()
             ));
         } else {
@@ -610,6 +613,15 @@ impl<'a> Verifier<'a> {
             }
             _ => {}
         }
+    }
+}
+
+/// `1 argument`, `2 arguments`.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }
 
@@ -821,7 +833,12 @@ impl Check<'_> {
             _ => 2,
         };
         if args.len() != arity {
-            let message = format!("{} takes {arity} operands, found {}", op.name(), args.len());
+            let message = format!(
+                "{} takes {}, found {}",
+                op.name(),
+                count(arity, "operand"),
+                args.len()
+            );
             self.messages.push(message);
             return;
         }
