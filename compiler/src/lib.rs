@@ -9,6 +9,7 @@
 pub mod diag;
 pub mod driver;
 pub mod front;
+pub mod interp;
 pub mod ir;
 pub mod launch;
 pub mod source;

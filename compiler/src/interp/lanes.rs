@@ -1,0 +1,348 @@
+//! Cross-lane operations on whole gang vectors (see [`LaneOp`] for the operands).
+//!
+//! Operands arrive as `n`-lane arrays (uniform operands already broadcast); masks as
+//! bit sets already limited to the gang's existing lanes. Lane indices and offsets are
+//! `i32`, read signed. Choices the IR docs leave open:
+//!
+//! * `extract`/`insert` with a lane outside `0..n` are runtime errors.
+//! * `shuffle` and `rotate` take indices modulo `n`, `shuffle2` modulo `2n` (Euclidean,
+//!   so `-1` is the last lane).
+//! * Reductions and scans combine the active lanes in lane order with the type's own
+//!   arithmetic (float sums round after each lane, in the element type); `reduce_min`
+//!   and `reduce_max` compare integers as signed (the IR has no unsigned variants) and
+//!   floats as `fmin`/`fmax` do (a NaN lane is ignored).
+//! * `reduce_equal` compares floats with `==` (so `-0 == +0` and a NaN lane is unequal).
+//! * `all m` asks whether every *existing* lane is on (lanes past the end of the block
+//!   do not count against it).
+
+use super::ops::{self, sext, width_mask, BinFn};
+use crate::ir::{BinaryOp, LaneOp, Scalar};
+
+/// The bit set of lanes on in a mask operand (one 0/1 per lane), limited to `exists`.
+#[inline]
+pub fn mask_bits(lanes: &[u64], exists: u64) -> u64 {
+    let mut bits = 0;
+    for (i, &x) in lanes.iter().enumerate() {
+        bits |= (x & 1) << i;
+    }
+    bits & exists
+}
+
+/// How a reduction or scan combines lanes, and its identity (the result with no lane
+/// on, and what an off lane contributes to a scan).
+pub fn combiner(op: LaneOp, s: Scalar) -> Option<(BinFn, u64)> {
+    let w = s.bits();
+    let (bin, identity) = match op {
+        LaneOp::ReduceAdd | LaneOp::ScanAdd if s != Scalar::Bool => (BinaryOp::Iadd, 0),
+        LaneOp::ReduceMin if s.is_float() => (BinaryOp::Fmin, float_bits(s, f64::INFINITY)),
+        LaneOp::ReduceMax if s.is_float() => (BinaryOp::Fmax, float_bits(s, f64::NEG_INFINITY)),
+        LaneOp::ReduceMin if s.is_int() => (BinaryOp::Smin, width_mask(w) >> 1),
+        LaneOp::ReduceMax if s.is_int() => (BinaryOp::Smax, 1 << (w - 1)),
+        LaneOp::ReduceAnd | LaneOp::ScanAnd if !s.is_float() => (BinaryOp::Band, width_mask(w)),
+        LaneOp::ReduceOr | LaneOp::ScanOr if !s.is_float() => (BinaryOp::Bor, 0),
+        _ => return None,
+    };
+    let bin = match (bin, s.is_float()) {
+        (BinaryOp::Iadd, true) => BinaryOp::Fadd,
+        (b, _) => b,
+    };
+    Some((ops::binary(bin, s)?, identity))
+}
+
+fn float_bits(s: Scalar, v: f64) -> u64 {
+    if s == Scalar::F32 {
+        u64::from((v as f32).to_bits())
+    } else {
+        v.to_bits()
+    }
+}
+
+/// A lane index or offset operand (`i32`).
+fn index(x: u64) -> i64 {
+    sext(x, 32)
+}
+
+/// Computes `op` over `args` (each `n` lanes). A varying result fills `out[..n]`, a
+/// uniform one `out[0]`. `exists` is the gang's set of existing lanes; `comb` comes
+/// from [`combiner`] for reductions and scans.
+pub fn lane_op(
+    op: LaneOp,
+    s: Scalar,
+    args: [&[u64]; 3],
+    n: usize,
+    exists: u64,
+    comb: Option<(BinFn, u64)>,
+    out: &mut [u64],
+) -> Result<(), String> {
+    let [a, b, c] = args;
+    let lane_arg = |x: u64| -> Result<usize, String> {
+        let i = index(x);
+        usize::try_from(i)
+            .ok()
+            .filter(|&i| i < n)
+            .ok_or_else(|| format!("lane index {i} outside the gang (0..{n})"))
+    };
+    match op {
+        LaneOp::Extract => out[0] = a[lane_arg(b[0])?],
+        LaneOp::Insert => {
+            out[..n].copy_from_slice(&a[..n]);
+            out[lane_arg(b[0])?] = c[0];
+        }
+        LaneOp::Shuffle => {
+            for i in 0..n {
+                out[i] = a[index(b[i]).rem_euclid(n as i64) as usize];
+            }
+        }
+        LaneOp::Shuffle2 => {
+            for i in 0..n {
+                let k = index(c[i]).rem_euclid(2 * n as i64) as usize;
+                out[i] = if k < n { a[k] } else { b[k - n] };
+            }
+        }
+        LaneOp::Rotate => {
+            let k = index(b[0]);
+            for i in 0..n {
+                out[i] = a[(i as i64 + k).rem_euclid(n as i64) as usize];
+            }
+        }
+        LaneOp::Shift => {
+            let k = index(b[0]);
+            for i in 0..n {
+                let j = i as i64 + k;
+                out[i] = if (0..n as i64).contains(&j) {
+                    a[j as usize]
+                } else {
+                    0
+                };
+            }
+        }
+        LaneOp::ReduceAdd
+        | LaneOp::ReduceMin
+        | LaneOp::ReduceMax
+        | LaneOp::ReduceAnd
+        | LaneOp::ReduceOr => {
+            let (f, id) = comb.ok_or("reduction without a combiner")?;
+            let m = mask_bits(&b[..n], exists);
+            out[0] = (0..n)
+                .filter(|i| m >> i & 1 != 0)
+                .fold(id, |acc, i| f(acc, a[i]));
+        }
+        LaneOp::ScanAdd | LaneOp::ScanAnd | LaneOp::ScanOr => {
+            let (f, id) = comb.ok_or("scan without a combiner")?;
+            let m = mask_bits(&b[..n], exists);
+            let mut acc = id;
+            for i in 0..n {
+                out[i] = acc;
+                if m >> i & 1 != 0 {
+                    acc = f(acc, a[i]);
+                }
+            }
+        }
+        LaneOp::ReduceEqual => {
+            let m = mask_bits(&b[..n], exists);
+            let eq = ops::fcmp(crate::ir::FloatCC::Eq, s).unwrap_or(|x, y| u64::from(x == y));
+            let mut lanes = (0..n).filter(|i| m >> i & 1 != 0);
+            out[0] = u64::from(match lanes.next() {
+                None => true,
+                Some(first) => lanes.all(|i| eq(a[first], a[i]) != 0),
+            });
+        }
+        LaneOp::Any => out[0] = u64::from(mask_bits(&a[..n], exists) != 0),
+        LaneOp::All => out[0] = u64::from(mask_bits(&a[..n], exists) == exists),
+        LaneOp::Ballot => out[0] = mask_bits(&a[..n], exists),
+        LaneOp::FirstLane => {
+            let m = mask_bits(&a[..n], exists);
+            out[0] = if m == 0 {
+                u64::from(u32::MAX)
+            } else {
+                u64::from(m.trailing_zeros())
+            };
+        }
+    }
+    Ok(())
+}
+
+/// How many operands `op` takes.
+pub fn arity(op: LaneOp) -> usize {
+    match op {
+        LaneOp::Any | LaneOp::All | LaneOp::Ballot | LaneOp::FirstLane => 1,
+        LaneOp::Insert | LaneOp::Shuffle2 => 3,
+        _ => 2,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const N: usize = 4;
+    const ALL: u64 = 0b1111;
+
+    fn run(op: LaneOp, s: Scalar, a: [u64; N], b: [u64; N], c: [u64; N]) -> [u64; N] {
+        let mut out = [0; N];
+        lane_op(op, s, [&a, &b, &c], N, ALL, combiner(op, s), &mut out).unwrap();
+        out
+    }
+
+    fn i32s(v: [i32; N]) -> [u64; N] {
+        v.map(|x| x as u32 as u64)
+    }
+
+    #[test]
+    fn permutations() {
+        let v = [10, 11, 12, 13];
+        let z = [0; N];
+        assert_eq!(
+            run(LaneOp::Rotate, Scalar::I32, v, i32s([1; N]), z),
+            [11, 12, 13, 10]
+        );
+        assert_eq!(
+            run(LaneOp::Rotate, Scalar::I32, v, i32s([-1; N]), z),
+            [13, 10, 11, 12]
+        );
+        assert_eq!(
+            run(LaneOp::Shift, Scalar::I32, v, i32s([-1; N]), z),
+            [0, 10, 11, 12]
+        );
+        assert_eq!(
+            run(LaneOp::Shift, Scalar::I32, v, i32s([2; N]), z),
+            [12, 13, 0, 0]
+        );
+        assert_eq!(
+            run(LaneOp::Shuffle, Scalar::I32, v, i32s([3, 0, 5, -1]), z),
+            [13, 10, 11, 13]
+        );
+        let w = [20, 21, 22, 23];
+        assert_eq!(
+            run(LaneOp::Shuffle2, Scalar::I32, v, w, i32s([7, 0, 4, 9])),
+            [23, 10, 20, 11]
+        );
+        assert_eq!(run(LaneOp::Extract, Scalar::I32, v, [2; N], z)[0], 12);
+        assert_eq!(
+            run(LaneOp::Insert, Scalar::I32, v, [1; N], [99; N]),
+            [10, 99, 12, 13]
+        );
+        let mut out = [0; N];
+        let err = lane_op(
+            LaneOp::Extract,
+            Scalar::I32,
+            [&v, &[4; N], &z],
+            N,
+            ALL,
+            None,
+            &mut out,
+        );
+        assert!(err.unwrap_err().contains("lane index 4"));
+    }
+
+    #[test]
+    fn reductions_and_scans_over_partial_masks() {
+        let v = i32s([5, -3, 7, 2]);
+        let m = [1, 1, 0, 1];
+        let z = [0; N];
+        assert_eq!(run(LaneOp::ReduceAdd, Scalar::I32, v, m, z)[0], 4);
+        assert_eq!(
+            run(LaneOp::ReduceMin, Scalar::I32, v, m, z)[0],
+            (-3i32) as u32 as u64
+        );
+        assert_eq!(run(LaneOp::ReduceMax, Scalar::I32, v, m, z)[0], 5);
+        assert_eq!(
+            run(LaneOp::ReduceMin, Scalar::I32, v, [0; N], z)[0],
+            0x7fff_ffff
+        );
+        assert_eq!(
+            run(LaneOp::ReduceMax, Scalar::I32, v, [0; N], z)[0],
+            0x8000_0000
+        );
+        assert_eq!(
+            run(LaneOp::ReduceAnd, Scalar::I32, [6, 3, 0, 7], m, z)[0],
+            2
+        );
+        assert_eq!(
+            run(LaneOp::ReduceOr, Scalar::I32, [1, 2, 4, 8], m, z)[0],
+            11
+        );
+        assert_eq!(
+            run(LaneOp::ScanAdd, Scalar::I32, v, m, z),
+            i32s([0, 5, 2, 2]),
+            "exclusive; the off lane adds nothing"
+        );
+        assert_eq!(
+            run(LaneOp::ScanAnd, Scalar::I32, [6, 3, 0, 7], m, z),
+            [0xffff_ffff, 6, 2, 2]
+        );
+        assert_eq!(
+            run(LaneOp::ScanOr, Scalar::I32, [1, 2, 4, 8], m, z),
+            [0, 1, 3, 3]
+        );
+        assert_eq!(
+            run(LaneOp::ReduceEqual, Scalar::I32, [4, 4, 9, 4], m, z)[0],
+            1
+        );
+        assert_eq!(
+            run(LaneOp::ReduceEqual, Scalar::I32, [4, 5, 9, 4], m, z)[0],
+            0
+        );
+        let f = |x: f32| u64::from(x.to_bits());
+        let fv = [f(1.5), f(f32::NAN), f(-2.0), f(8.0)];
+        assert_eq!(
+            run(LaneOp::ReduceMin, Scalar::F32, fv, [1; N], z)[0],
+            f(-2.0)
+        );
+        assert_eq!(
+            run(LaneOp::ReduceMax, Scalar::F32, fv, [1, 1, 1, 0], z)[0],
+            f(1.5)
+        );
+        assert_eq!(
+            run(
+                LaneOp::ReduceAdd,
+                Scalar::F32,
+                [f(1e8), f(1.0), f(-1e8), f(1.0)],
+                [1; N],
+                z
+            )[0],
+            f(1.0),
+            "summed in lane order, rounding in f32 after each lane"
+        );
+    }
+
+    #[test]
+    fn mask_queries() {
+        let z = [0; N];
+        let m = [0, 1, 0, 1];
+        assert_eq!(run(LaneOp::Any, Scalar::Bool, m, z, z)[0], 1);
+        assert_eq!(run(LaneOp::Any, Scalar::Bool, z, z, z)[0], 0);
+        assert_eq!(run(LaneOp::All, Scalar::Bool, m, z, z)[0], 0);
+        assert_eq!(run(LaneOp::All, Scalar::Bool, [1; N], z, z)[0], 1);
+        assert_eq!(run(LaneOp::Ballot, Scalar::Bool, m, z, z)[0], 0b1010);
+        assert_eq!(run(LaneOp::FirstLane, Scalar::Bool, m, z, z)[0], 1);
+        assert_eq!(
+            run(LaneOp::FirstLane, Scalar::Bool, z, z, z)[0],
+            0xffff_ffff
+        );
+        // Only lanes 0 and 1 exist: `all` ignores the others, `ballot` never shows them.
+        let mut out = [0; N];
+        lane_op(
+            LaneOp::All,
+            Scalar::Bool,
+            [&[1, 1, 0, 0], &z, &z],
+            N,
+            0b11,
+            None,
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(out[0], 1);
+        lane_op(
+            LaneOp::Ballot,
+            Scalar::Bool,
+            [&[1; N], &z, &z],
+            N,
+            0b11,
+            None,
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(out[0], 0b11);
+    }
+}
