@@ -65,8 +65,11 @@ fn sig_err(src: &str, entry: &str) -> LaunchError {
     signature_of(checked, f, &r.interner).unwrap_err()
 }
 
-fn all_sig() -> KernelSignature {
-    sig_of(ALL_TYPES, "all")
+/// The signature of [`ALL_TYPES`], checked once (the front end with the stdlib is the
+/// slow part of these tests).
+fn all_sig() -> &'static KernelSignature {
+    static SIG: std::sync::OnceLock<KernelSignature> = std::sync::OnceLock::new();
+    SIG.get_or_init(|| sig_of(ALL_TYPES, "all"))
 }
 
 /// Materializes `--arg` text against the parameter it names in [`ALL_TYPES`].
@@ -749,6 +752,22 @@ fn prepare_collects_everything() {
         launch::prepare(c, &r.interner, &request("saxpy", &bad, Some("0"), None)).unwrap_err();
     let kinds: Vec<ErrorKind> = errs.iter().map(|e| e.kind).collect();
     assert_eq!(kinds, [ErrorKind::Syntax, ErrorKind::BadConfig]);
+    // Binding still runs, so an unknown name is reported with the syntax error.
+    let bad = strings(&["n=3", "a=0.5", "x=fill(3", "yy=range(3)"]);
+    let errs = launch::prepare(c, &r.interner, &request("saxpy", &bad, None, None)).unwrap_err();
+    let kinds: Vec<ErrorKind> = errs.iter().map(|e| e.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            ErrorKind::Syntax,
+            ErrorKind::UnknownParam,
+            ErrorKind::MissingArgs
+        ]
+    );
+    assert_eq!(
+        errs[2].message,
+        "missing argument for `saxpy`: `y` (buffer of float)"
+    );
 
     let errs = launch::prepare(c, &r.interner, &request("sax", &args, None, None)).unwrap_err();
     assert_eq!(errs.len(), 1);
@@ -963,4 +982,78 @@ fn run_md_examples_are_true() {
     let sample = block_after(&doc, "printed one line per 16 values").join("\n");
     let b = Buffer::from_slice(&(0..20).collect::<Vec<i32>>());
     assert_eq!(b.format_print("y").trim_end(), sample);
+}
+
+// ---------------------------------------------------------------- robustness
+
+mod never_panics {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Text built from the SPEC alphabet, so that most inputs get deep into the parser.
+    fn spec_text() -> impl Strategy<Value = String> {
+        let pieces = prop::sample::select(vec![
+            "s_i32",
+            "b_f32",
+            "b_u8",
+            "b_bool",
+            "s_f64",
+            "=",
+            "(",
+            ")",
+            ",",
+            " ",
+            "-",
+            "+",
+            ".",
+            "e",
+            "0",
+            "1",
+            "9",
+            "0x",
+            "255",
+            "1e40",
+            "zeros",
+            "fill",
+            "range",
+            "random",
+            "true",
+            "inf",
+            "NaN",
+            "@",
+            "é",
+            "18446744073709551616",
+            "300000000",
+        ]);
+        prop::collection::vec(pieces, 0..12).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn parsing_and_materializing(text in spec_text()) {
+            let sig = all_sig();
+            match parse_arg(&text) {
+                Err(e) => {
+                    prop_assert_eq!(e.kind, ErrorKind::Syntax);
+                    let _ = e.to_string();
+                }
+                Ok(a) => {
+                    if let Some(p) = sig.param(&a.name) {
+                        if let Err(e) = launch::materialize(p, &a) {
+                            let _ = e.to_string();
+                        }
+                    }
+                }
+            }
+        }
+
+        #[test]
+        fn arbitrary_text(text in ".{0,40}") {
+            if let Err(e) = parse_arg(&text) {
+                let _ = e.to_string();
+            }
+        }
+    }
 }

@@ -276,6 +276,17 @@ pub fn bind_args(
     sig: &KernelSignature,
     args: &[ArgSpec],
 ) -> Result<Vec<ArgValue>, Vec<LaunchError>> {
+    bind_args_excusing(sig, args, &[])
+}
+
+/// [`bind_args`], except that the parameters named in `excused` are not reported
+/// missing: their `--arg` was given but did not parse, which the caller has already
+/// reported. So an `Err` may be empty here, when only excused parameters are missing.
+pub(crate) fn bind_args_excusing(
+    sig: &KernelSignature,
+    args: &[ArgSpec],
+    excused: &[&str],
+) -> Result<Vec<ArgValue>, Vec<LaunchError>> {
     let mut values: Vec<Option<ArgValue>> = vec![None; sig.params.len()];
     let mut given: Vec<Option<&ArgSpec>> = vec![None; sig.params.len()];
     let mut errors = Vec::new();
@@ -317,7 +328,7 @@ pub fn bind_args(
     let missing: Vec<&KernelParam> = sig
         .params
         .iter()
-        .filter(|p| given[p.index].is_none())
+        .filter(|p| given[p.index].is_none() && !excused.contains(&p.name.as_str()))
         .collect();
     if !missing.is_empty() {
         let list: Vec<String> = missing
@@ -344,7 +355,7 @@ pub fn bind_args(
             .with_help(format!("add {}", example.join(" "))),
         );
     }
-    if errors.is_empty() {
+    if errors.is_empty() && values.iter().all(Option::is_some) {
         Ok(values.into_iter().flatten().collect())
     } else {
         Err(errors)

@@ -23,7 +23,7 @@
 //! - [`spec`]: the SPEC syntax;
 //! - [`random`]: the deterministic generator behind `random(...)`;
 //! - [`files`]: `@file` inputs (`.txt`, `.json`, raw binary);
-//! - [`materialize`]: specs to values of the parameters' types;
+//! - [`mod@materialize`]: specs to values of the parameters' types;
 //! - [`config`]: grid and block;
 //! - [`result`]: the run's result, its JSON and text forms;
 //! - [`error`]: the errors, all values with clear messages (exit status 2).
@@ -104,20 +104,23 @@ pub fn prepare(
     let signature = signature_of(checked, func, interner).map_err(|e| vec![e])?;
     let mut errors = Vec::new();
     let mut specs = Vec::with_capacity(req.args.len());
+    // Parameters whose `--arg` did not parse: already reported, so not "missing" too.
+    let mut excused = Vec::new();
     for a in req.args {
         match parse_arg(a) {
             Ok(s) => specs.push(s),
-            Err(e) => errors.push(e),
+            Err(e) => {
+                errors.push(e);
+                if let Some((name, _)) = a.split_once('=') {
+                    excused.push(name.trim());
+                }
+            }
         }
     }
     let config =
         LaunchConfig::from_args(req.grid, req.block, req.program_count).map_err(|e| errors.push(e));
-    let args = if errors.is_empty() {
-        bind_args(&signature, &specs).map_err(|e| errors.extend(e))
-    } else {
-        // A parameter whose spec did not parse would be reported missing too.
-        Err(())
-    };
+    let args =
+        materialize::bind_args_excusing(&signature, &specs, &excused).map_err(|e| errors.extend(e));
     match (config, args) {
         (Ok(config), Ok(args)) if errors.is_empty() => Ok(Launch {
             func,

@@ -1,5 +1,5 @@
 //! Parsing `--arg NAME=SPEC`: the syntax only, without the kernel's types (see
-//! [`crate::launch::materialize`] for turning a spec into a value of a parameter's type).
+//! [`mod@crate::launch::materialize`] for turning a spec into a value of a parameter's type).
 //!
 //! ```text
 //! arg      = NAME "=" spec
