@@ -103,6 +103,14 @@ impl Stats {
         }
     }
 
+    /// The `--stats` text: one `key = value` line per statistic, sorted by key.
+    pub fn format_text(&self) -> String {
+        self.map
+            .iter()
+            .map(|(k, v)| format!("{k} = {v}\n"))
+            .collect()
+    }
+
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::Value::Object(
             self.map
@@ -297,5 +305,9 @@ mod tests {
         s.set("BadKey", 1u64);
         assert!(s.check_convention(true).is_err());
         assert_eq!(s.get("ipc").map(|v| v.to_string()), Some("0.25".into()));
+        assert_eq!(
+            s.format_text(),
+            "BadKey = 1\ncycles = 40\ndynamic_instructions = 10\nipc = 0.25\n"
+        );
     }
 }
