@@ -41,6 +41,12 @@ fn ispc_style_tests_check_cleanly() {
 }
 
 #[test]
+fn conformance_programs_check_cleanly() {
+    let n = assert_clean("tests/conformance");
+    assert!(n >= 150, "expected at least 150 conformance programs, found {n}");
+}
+
+#[test]
 fn parse_corpus_ast_snapshots() {
     let files = spmd_files("tests/parse");
     assert!(
