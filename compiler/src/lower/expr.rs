@@ -1,0 +1,773 @@
+//! Expressions: operators, names, built-ins, calls, `?:` and short-circuit logic under
+//! masks.
+
+use smallvec::SmallVec;
+
+use super::func::{FnLower, Val};
+use super::place::Place;
+use super::types::{ir_type, is_aggregate, num_of, Num};
+use crate::front::ast::{BinaryOp as Op, Expr, ExprKind, UnaryOp};
+use crate::front::sema::{Axis, BuiltinFn, BuiltinVar, ConstValue, GpuVar, Res, TypeId, TypeKind};
+use crate::ir::{self, BinaryOp, FloatCC, InstData, IntCC, Scalar, SpecialReg, Type, Value};
+
+impl FnLower<'_, '_> {
+    /// An expression's value converted to the type its context wants.
+    pub fn rvalue(&mut self, e: &Expr) -> Val {
+        let v = self.expr(e);
+        let from = self.cx.checked.type_of(e.id);
+        let to = self.cx.checked.converted_type(e.id);
+        self.convert(v, from, to)
+    }
+
+    /// A converted scalar value (a placeholder after an error).
+    pub fn scalar(&mut self, e: &Expr) -> Value {
+        match self.rvalue(e) {
+            Val::S(v) => v,
+            _ => {
+                let span = e.span;
+                self.cx.unsupported(span, "an aggregate value here");
+                self.iconst(Type::I32, 0)
+            }
+        }
+    }
+
+    /// An expression's value in its own type (before the implicit conversion).
+    pub fn expr(&mut self, e: &Expr) -> Val {
+        let saved = self.span;
+        self.span = e.span;
+        let v = self.expr_inner(e);
+        self.span = saved;
+        v
+    }
+
+    fn expr_inner(&mut self, e: &Expr) -> Val {
+        let ty = self.cx.checked.type_of(e.id);
+        if let Some(cv) = self.cx.checked.const_value(e.id) {
+            if ir_type(&self.cx.types, ty).is_some() && !has_side_effects(e) {
+                return self.const_value(cv, ty);
+            }
+        }
+        match &e.kind {
+            ExprKind::Int { value, .. } => self.const_value(ConstValue::Int(*value as i128), ty),
+            ExprKind::Float { value, .. } => self.const_value(ConstValue::Float(*value), ty),
+            ExprKind::Bool(b) => self.const_value(ConstValue::Bool(*b), ty),
+            ExprKind::Char(c) => self.const_value(ConstValue::Int(*c as i128), ty),
+            ExprKind::Null => Val::S(self.iconst(Type::PTR, 0)),
+            ExprKind::Str(_) => {
+                self.unsupported("a string literal outside `print`");
+                Val::None
+            }
+            ExprKind::Ident(_) => self.ident(e, ty),
+            ExprKind::Unary { op, operand } => self.unary(e, *op, operand, ty),
+            ExprKind::Binary { op, lhs, rhs } => self.binary(e, *op, lhs, rhs, ty),
+            ExprKind::Assign { op, lhs, rhs } => self.assign(e, *op, lhs, rhs),
+            ExprKind::Ternary { cond, then, else_ } => self.ternary(cond, then, else_, ty),
+            ExprKind::Cast { expr, .. } => {
+                let v = self.rvalue(expr);
+                let from = self.cx.checked.converted_type(expr.id);
+                self.convert(v, from, ty)
+            }
+            ExprKind::SizeofType(_) | ExprKind::SizeofExpr(_) => {
+                self.unsupported("a `sizeof` sema did not evaluate");
+                self.dummy(ty)
+            }
+            ExprKind::Call { callee, args } => self.call(e, callee.name, args, ty),
+            ExprKind::Index { .. } | ExprKind::Member { .. } => {
+                if let Res::BuiltinVar(b) = self.cx.checked.res(e.id) {
+                    return Val::S(self.builtin(b));
+                }
+                match self.place(e) {
+                    Some(p) => self.load(p),
+                    None => self.dummy(ty),
+                }
+            }
+            ExprKind::Error => self.dummy(ty),
+        }
+    }
+
+    fn ident(&mut self, e: &Expr, ty: TypeId) -> Val {
+        match self.cx.checked.res(e.id) {
+            Res::Local(_) | Res::Global(_) => match self.place(e) {
+                Some(p) => self.load(p),
+                None => self.dummy(ty),
+            },
+            Res::EnumConst(id, idx) => {
+                let v = self.cx.types.enums[id]
+                    .variants
+                    .get(idx as usize)
+                    .map_or(0, |v| v.1);
+                self.const_value(ConstValue::Int(v as i128), ty)
+            }
+            Res::BuiltinVar(b) => Val::S(self.builtin(b)),
+            _ => self.dummy(ty),
+        }
+    }
+
+    /// `programIndex`, `taskIndex`, `threadIdx.x`...
+    pub fn builtin(&mut self, b: BuiltinVar) -> Value {
+        use SpecialReg as R;
+        match b {
+            BuiltinVar::ProgramIndex => self.special(R::LaneIndex),
+            BuiltinVar::ProgramCount => self.special(R::LaneCount),
+            BuiltinVar::TaskIndex => {
+                // blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)
+                let (bx, by, bz) = (
+                    self.special(R::BlockIdxX),
+                    self.special(R::BlockIdxY),
+                    self.special(R::BlockIdxZ),
+                );
+                let (gx, gy) = (self.special(R::GridDimX), self.special(R::GridDimY));
+                let t = self.bin(BinaryOp::Imul, gy, bz);
+                let t = self.bin(BinaryOp::Iadd, by, t);
+                let t = self.bin(BinaryOp::Imul, gx, t);
+                self.bin(BinaryOp::Iadd, bx, t)
+            }
+            BuiltinVar::TaskCount => {
+                let (gx, gy, gz) = (
+                    self.special(R::GridDimX),
+                    self.special(R::GridDimY),
+                    self.special(R::GridDimZ),
+                );
+                let t = self.bin(BinaryOp::Imul, gx, gy);
+                self.bin(BinaryOp::Imul, t, gz)
+            }
+            BuiltinVar::TaskIndexDim(d) => {
+                self.special([R::BlockIdxX, R::BlockIdxY, R::BlockIdxZ][d.min(2) as usize])
+            }
+            BuiltinVar::TaskCountDim(d) => {
+                self.special([R::GridDimX, R::GridDimY, R::GridDimZ][d.min(2) as usize])
+            }
+            BuiltinVar::GpuAxis(v, a) => {
+                let i = match a {
+                    Axis::X => 0,
+                    Axis::Y => 1,
+                    Axis::Z => 2,
+                };
+                let regs = match v {
+                    GpuVar::ThreadIdx => [R::ThreadIdxX, R::ThreadIdxY, R::ThreadIdxZ],
+                    GpuVar::BlockIdx => [R::BlockIdxX, R::BlockIdxY, R::BlockIdxZ],
+                    GpuVar::BlockDim => [R::BlockDimX, R::BlockDimY, R::BlockDimZ],
+                    GpuVar::GridDim => [R::GridDimX, R::GridDimY, R::GridDimZ],
+                };
+                self.special(regs[i])
+            }
+            BuiltinVar::Gpu(_) => {
+                self.unsupported("a bare launch built-in");
+                self.iconst(Type::I32, 0)
+            }
+        }
+    }
+
+    // ------------------------------------------------------------ places
+
+    /// The place an lvalue designates; aggregates that are not lvalues are materialized
+    /// (their value is already in memory).
+    pub fn place(&mut self, e: &Expr) -> Option<Place> {
+        match &e.kind {
+            ExprKind::Ident(_) => match self.cx.checked.res(e.id) {
+                Res::Local(l) => Some(self.local_place(l)),
+                Res::Global(g) => {
+                    let st = *self.cx.globals.get(&g)?;
+                    let ty = self.cx.checked.globals[g].ty;
+                    Some(self.storage_place(st, ty))
+                }
+                _ => None,
+            },
+            ExprKind::Unary {
+                op: UnaryOp::Deref,
+                operand,
+            } => {
+                let p = self.scalar(operand);
+                let pty = self.cx.checked.converted_type(operand.id);
+                let ty = self.cx.types.pointee(pty)?;
+                Some(Place {
+                    addr: p,
+                    ty,
+                    space: ir::Space::Generic,
+                })
+            }
+            ExprKind::Index { base, index } => self.index_place(base, index),
+            ExprKind::Member { base, arrow, .. } => self.member_place(e, base, *arrow),
+            _ => match self.expr(e) {
+                Val::Mem(p) => Some(p),
+                _ => None,
+            },
+        }
+    }
+
+    fn index_place(&mut self, base: &Expr, index: &Expr) -> Option<Place> {
+        let bt = self.cx.checked.type_of(base.id);
+        let (start, elem) = match self.cx.types.kind(bt) {
+            TypeKind::Array(..) => {
+                let bp = self.place(base)?;
+                let TypeKind::Array(elem, _) = self.cx.types.kind(bp.ty) else {
+                    return None;
+                };
+                (bp, elem)
+            }
+            _ => {
+                let p = self.scalar(base);
+                let pty = self.cx.checked.converted_type(base.id);
+                let elem = self.cx.types.pointee(pty)?;
+                let place = Place {
+                    addr: p,
+                    ty: elem,
+                    space: ir::Space::Generic,
+                };
+                (place, elem)
+            }
+        };
+        let i = self.scalar(index);
+        let it = self.cx.checked.converted_type(index.id);
+        let signed = !matches!(
+            num_of(&self.cx.types, it),
+            Some(Num::Int { signed: false, .. })
+        );
+        let size = self.cx.types.layout(elem, self.cx.checked.target).size;
+        let off = self.scaled_index(i, signed, size);
+        let addr = self.bin(BinaryOp::Iadd, start.addr, off);
+        Some(Place {
+            addr,
+            ty: elem,
+            space: start.space,
+        })
+    }
+
+    fn member_place(&mut self, e: &Expr, base: &Expr, arrow: bool) -> Option<Place> {
+        let sp = if arrow {
+            let p = self.scalar(base);
+            let pty = self.cx.checked.converted_type(base.id);
+            let ty = self.cx.types.pointee(pty)?;
+            Place {
+                addr: p,
+                ty,
+                space: ir::Space::Generic,
+            }
+        } else {
+            self.place(base)?
+        };
+        let TypeKind::Struct(sid) = self.cx.types.kind(sp.ty) else {
+            return None;
+        };
+        let idx = self.cx.checked.member_index(e.id)? as usize;
+        let var = self.cx.types.var(sp.ty);
+        let off = *self.cx.types.structs[sid].layout(var).offsets.get(idx)?;
+        let fty = self.cx.types.member_type(sp.ty, idx);
+        Some(self.offset(sp, off, fty))
+    }
+
+    // ------------------------------------------------------------ operators
+
+    fn unary(&mut self, e: &Expr, op: UnaryOp, operand: &Expr, ty: TypeId) -> Val {
+        match op {
+            UnaryOp::Deref => match self.place(e) {
+                Some(p) => self.load(p),
+                None => self.dummy(ty),
+            },
+            UnaryOp::AddrOf => match self.place(operand) {
+                Some(p) => {
+                    let a = if self.cx.types.is_varying(ty) {
+                        self.splat(p.addr)
+                    } else {
+                        p.addr
+                    };
+                    Val::S(a)
+                }
+                None => self.dummy(ty),
+            },
+            UnaryOp::Plus => self.rvalue(operand),
+            UnaryOp::Neg => {
+                let v = self.scalar(operand);
+                let op = if self.ty(v).scalar.is_float() {
+                    ir::UnaryOp::Fneg
+                } else {
+                    ir::UnaryOp::Ineg
+                };
+                Val::S(self.un(op, v))
+            }
+            UnaryOp::Not | UnaryOp::BitNot => {
+                let v = self.scalar(operand);
+                Val::S(self.un(ir::UnaryOp::Bnot, v))
+            }
+            UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec => {
+                self.incdec(op, operand, ty)
+            }
+        }
+    }
+
+    fn incdec(&mut self, op: UnaryOp, operand: &Expr, ty: TypeId) -> Val {
+        let Some(p) = self.place(operand) else {
+            return self.dummy(ty);
+        };
+        let Val::S(old) = self.load(p) else {
+            return self.dummy(ty);
+        };
+        let up = matches!(op, UnaryOp::PreInc | UnaryOp::PostInc);
+        let t = self.ty(old);
+        let new = match num_of(&self.cx.types, ty) {
+            Some(Num::Ptr) => {
+                let elem = self.cx.types.pointee(ty).unwrap_or(ty);
+                let size = self.cx.types.layout(elem, self.cx.checked.target).size as i64;
+                let d = self.iconst(Type::I64, if up { size } else { -size });
+                let d = self.conv(ir::ConvOp::Bitcast, d, Scalar::Ptr);
+                self.bin(BinaryOp::Iadd, old, d)
+            }
+            Some(Num::Float { .. }) => {
+                let one = self.fconst(t.to_uniform(), 1.0);
+                let op = if up { BinaryOp::Fadd } else { BinaryOp::Fsub };
+                self.bin(op, old, one)
+            }
+            _ => {
+                let one = self.iconst(t.to_uniform(), 1);
+                let op = if up { BinaryOp::Iadd } else { BinaryOp::Isub };
+                self.bin(op, old, one)
+            }
+        };
+        self.store(p, Val::S(new));
+        Val::S(if matches!(op, UnaryOp::PreInc | UnaryOp::PreDec) {
+            new
+        } else {
+            old
+        })
+    }
+
+    fn binary(&mut self, e: &Expr, op: Op, lhs: &Expr, rhs: &Expr, ty: TypeId) -> Val {
+        match op {
+            Op::Comma => {
+                self.expr(lhs);
+                return self.expr(rhs);
+            }
+            Op::LogicalAnd | Op::LogicalOr => return self.logical(op, lhs, rhs, ty),
+            _ => {}
+        }
+        let _ = e;
+        let a = self.scalar(lhs);
+        let b = self.scalar(rhs);
+        let lt = self.cx.checked.converted_type(lhs.id);
+        let rt = self.cx.checked.converted_type(rhs.id);
+        Val::S(self.binop(op, a, lt, b, rt))
+    }
+
+    /// `a op b` on converted operands of types `lt` and `rt`.
+    pub fn binop(&mut self, op: Op, a: Value, lt: TypeId, b: Value, rt: TypeId) -> Value {
+        let ln = num_of(&self.cx.types, lt);
+        let rn = num_of(&self.cx.types, rt);
+        if ln == Some(Num::Ptr) || rn == Some(Num::Ptr) {
+            return self.pointer_op(op, a, lt, b, rt);
+        }
+        let n = ln.unwrap_or(Num::Int {
+            bits: 32,
+            signed: true,
+        });
+        let signed = match n {
+            Num::Int { signed, .. } => signed,
+            _ => true,
+        };
+        let float = matches!(n, Num::Float { .. });
+        use BinaryOp as B;
+        let arith = |o: Op| -> Option<B> {
+            Some(match (o, float, signed) {
+                (Op::Add, false, _) => B::Iadd,
+                (Op::Add, true, _) => B::Fadd,
+                (Op::Sub, false, _) => B::Isub,
+                (Op::Sub, true, _) => B::Fsub,
+                (Op::Mul, false, _) => B::Imul,
+                (Op::Mul, true, _) => B::Fmul,
+                (Op::Div, true, _) => B::Fdiv,
+                (Op::Div, false, true) => B::Sdiv,
+                (Op::Div, false, false) => B::Udiv,
+                (Op::Rem, true, _) => B::Frem,
+                (Op::Rem, false, true) => B::Srem,
+                (Op::Rem, false, false) => B::Urem,
+                (Op::BitAnd, ..) => B::Band,
+                (Op::BitOr, ..) => B::Bor,
+                (Op::BitXor, ..) => B::Bxor,
+                (Op::Shl, ..) => B::Ishl,
+                (Op::Shr, _, true) => B::Sshr,
+                (Op::Shr, _, false) => B::Ushr,
+                _ => return None,
+            })
+        };
+        if let Some(bop) = arith(op) {
+            let b = if matches!(op, Op::Shl | Op::Shr) {
+                // The count has its own type: bring it to the shifted value's width.
+                let (Some(from), Some(to)) = (rn, ln) else {
+                    return a;
+                };
+                self.convert_num(b, from, to)
+            } else {
+                b
+            };
+            return self.bin(bop, a, b);
+        }
+        if float {
+            let cc = match op {
+                Op::Lt => FloatCC::Lt,
+                Op::Le => FloatCC::Le,
+                Op::Gt => FloatCC::Gt,
+                Op::Ge => FloatCC::Ge,
+                Op::Eq => FloatCC::Eq,
+                _ => FloatCC::Une,
+            };
+            self.fcmp(cc, a, b)
+        } else {
+            let cc = int_cc(op, signed && n != Num::Bool);
+            self.icmp(cc, a, b)
+        }
+    }
+
+    /// Pointer comparison, `p ± n`, `n + p` and `p - q`.
+    fn pointer_op(&mut self, op: Op, a: Value, lt: TypeId, b: Value, rt: TypeId) -> Value {
+        let types = &self.cx.types;
+        let (lp, rp) = (types.pointee(lt), types.pointee(rt));
+        let is_ptr = |t: TypeId| matches!(types.kind(t), TypeKind::Pointer(_) | TypeKind::Null);
+        let (l_is, r_is) = (is_ptr(lt), is_ptr(rt));
+        if op.is_comparison() {
+            // A literal 0 compared with a pointer is the null pointer.
+            let a = if l_is { a } else { self.iconst(Type::PTR, 0) };
+            let b = if r_is { b } else { self.iconst(Type::PTR, 0) };
+            return self.icmp(int_cc(op, false), a, b);
+        }
+        let target = self.cx.checked.target;
+        match (l_is, r_is) {
+            (true, true) => {
+                let size = lp.map_or(1, |p| self.cx.types.layout(p, target).size.max(1));
+                let d = self.bin(BinaryOp::Isub, a, b);
+                let d = self.conv(ir::ConvOp::Bitcast, d, Scalar::I64);
+                let s = self.iconst(Type::I64, size as i64);
+                self.bin(BinaryOp::Sdiv, d, s)
+            }
+            (true, false) | (false, true) => {
+                let (p, pty, n, nty) = if l_is { (a, lp, b, rt) } else { (b, rp, a, lt) };
+                let size = pty.map_or(1, |p| self.cx.types.layout(p, target).size);
+                let signed = !matches!(
+                    num_of(&self.cx.types, nty),
+                    Some(Num::Int { signed: false, .. })
+                );
+                let off = self.scaled_index(n, signed, size);
+                let bop = if op == Op::Sub {
+                    BinaryOp::Isub
+                } else {
+                    BinaryOp::Iadd
+                };
+                self.bin(bop, p, off)
+            }
+            _ => a,
+        }
+    }
+
+    fn assign(&mut self, e: &Expr, op: Option<Op>, lhs: &Expr, rhs: &Expr) -> Val {
+        let lt = self.cx.checked.type_of(lhs.id);
+        match op {
+            None => {
+                let v = self.rvalue(rhs);
+                let Some(p) = self.place(lhs) else {
+                    return v;
+                };
+                self.store(p, v);
+                match v {
+                    Val::Mem(_) => Val::Mem(p),
+                    v => v,
+                }
+            }
+            Some(bop) => {
+                let Some(p) = self.place(lhs) else {
+                    return self.dummy(lt);
+                };
+                let cur = self.load(p);
+                let clt = self.cx.checked.converted_type(lhs.id);
+                let Val::S(a) = self.convert(cur, lt, clt) else {
+                    return self.dummy(lt);
+                };
+                let b = self.scalar(rhs);
+                let rt = self.cx.checked.converted_type(rhs.id);
+                let r = self.binop(bop, a, clt, b, rt);
+                let opty = self.cx.checked.compound_op_type(e.id).unwrap_or(clt);
+                let back = self.convert(Val::S(r), opty, lt);
+                // A varying result stored to a uniform place is not allowed by sema;
+                // the value has the place's variability here.
+                self.store(p, back);
+                back
+            }
+        }
+    }
+
+    // ------------------------------------------------------------ masks in expressions
+
+    /// `&&` and `||`: the right operand runs only for the lanes that need it (under the
+    /// narrowed mask, and not at all when that mask is empty and it has side effects).
+    fn logical(&mut self, op: Op, lhs: &Expr, rhs: &Expr, ty: TypeId) -> Val {
+        let and = op == Op::LogicalAnd;
+        let a = self.scalar(lhs);
+        let result_varying = self.cx.types.is_varying(ty);
+        if !self.ty(a).varying {
+            // Uniform left side: a real branch.
+            let rhs_block = self.new_block();
+            let join = self.new_block();
+            let rt = Type {
+                scalar: Scalar::Bool,
+                varying: result_varying,
+            };
+            let param = self.func.append_block_param(join, rt);
+            let short = self.iconst(rt, (!and) as i64);
+            let mut b = crate::ir::builder::FuncBuilder::new(&mut self.func);
+            b.switch_to(self.block);
+            b.set_span(self.span);
+            if and {
+                b.brif(a, rhs_block, &[], join, &[short]);
+            } else {
+                b.brif(a, join, &[short], rhs_block, &[]);
+            }
+            self.switch_to(rhs_block);
+            let v = self.scalar(rhs);
+            let v = if result_varying { self.splat(v) } else { v };
+            self.jump_args(join, &[v]);
+            self.switch_to(join);
+            return Val::S(param);
+        }
+        // Varying left side: lanes that still need the right side.
+        let m = self.cur_mask();
+        let need = if and { a } else { self.not(a) };
+        let rm = self.and(m, need);
+        let b = self.under_mask(rm, rhs, Type::varying(Scalar::Bool));
+        let b = self.splat(b);
+        let op = if and { BinaryOp::Band } else { BinaryOp::Bor };
+        Val::S(self.bin(op, a, b))
+    }
+
+    /// Evaluates `e` (a scalar of IR type `t` after conversion) under mask `m`; if it has
+    /// side effects, only when some lane of `m` is on (else the result is zero).
+    fn under_mask(&mut self, m: Value, e: &Expr, t: Type) -> Value {
+        let saved = self.mask;
+        self.mask = Some(m);
+        self.varying_depth += 1;
+        let v = if has_side_effects(e) {
+            let body = self.new_block();
+            let join = self.new_block();
+            let param = self.func.append_block_param(join, t);
+            let zero = self.zero(t);
+            let any = self.any(m);
+            let mut b = crate::ir::builder::FuncBuilder::new(&mut self.func);
+            b.switch_to(self.block);
+            b.set_span(self.span);
+            b.brif(any, body, &[], join, &[zero]);
+            self.switch_to(body);
+            let v = self.scalar(e);
+            let v = if t.varying { self.splat(v) } else { v };
+            self.jump_args(join, &[v]);
+            self.switch_to(join);
+            param
+        } else {
+            let v = self.scalar(e);
+            if t.varying {
+                self.splat(v)
+            } else {
+                v
+            }
+        };
+        self.varying_depth -= 1;
+        self.mask = saved;
+        v
+    }
+
+    /// `c ? a : b`. A uniform condition branches; a varying one evaluates both sides
+    /// under their masks (side effects happen only in their lanes), then selects.
+    fn ternary(&mut self, cond: &Expr, then: &Expr, else_: &Expr, ty: TypeId) -> Val {
+        let c = self.scalar(cond);
+        if is_aggregate(&self.cx.types, ty) || self.cx.types.is_void(ty) {
+            return self.ternary_mem(c, then, else_, ty);
+        }
+        let Some(t) = ir_type(&self.cx.types, ty) else {
+            return Val::None;
+        };
+        if !self.ty(c).varying {
+            let tb = self.new_block();
+            let eb = self.new_block();
+            let join = self.new_block();
+            let param = self.func.append_block_param(join, t);
+            self.brif(c, tb, eb);
+            for (b, side) in [(tb, then), (eb, else_)] {
+                self.switch_to(b);
+                let v = self.scalar(side);
+                let v = if t.varying { self.splat(v) } else { v };
+                self.jump_args(join, &[v]);
+            }
+            self.switch_to(join);
+            return Val::S(param);
+        }
+        let m = self.cur_mask();
+        let tm = self.and(m, c);
+        let nc = self.not(c);
+        let em = self.and(m, nc);
+        let tv = self.under_mask(tm, then, t);
+        let ev = self.under_mask(em, else_, t);
+        Val::S(self.select(c, tv, ev))
+    }
+
+    /// `?:` on aggregates (or `void`): each side stores into a temporary under its mask.
+    fn ternary_mem(&mut self, c: Value, then: &Expr, else_: &Expr, ty: TypeId) -> Val {
+        let tmp = (!self.cx.types.is_void(ty)).then(|| self.temp_place(ty));
+        let m = self.cur_mask();
+        let (tm, em) = if self.ty(c).varying {
+            let nc = self.not(c);
+            (self.and(m, c), self.and(m, nc))
+        } else {
+            let t = self.select(c, m, m);
+            let z = self.all_off();
+            let tm = self.select(c, t, z);
+            let em = self.select(c, z, t);
+            (tm, em)
+        };
+        for (side, sm) in [(then, tm), (else_, em)] {
+            let body = self.new_block();
+            let next = self.new_block();
+            let any = self.any(sm);
+            self.brif(any, body, next);
+            self.switch_to(body);
+            let saved = self.mask;
+            self.mask = Some(sm);
+            let v = self.rvalue(side);
+            if let Some(p) = tmp {
+                self.store_masked(p, v, sm);
+            }
+            self.mask = saved;
+            self.jump(next);
+            self.switch_to(next);
+        }
+        match tmp {
+            Some(p) => Val::Mem(p),
+            None => Val::None,
+        }
+    }
+
+    // ------------------------------------------------------------ calls
+
+    fn call(
+        &mut self,
+        e: &Expr,
+        name: crate::front::intern::Symbol,
+        args: &[Expr],
+        ty: TypeId,
+    ) -> Val {
+        match self.cx.checked.res(e.id) {
+            Res::BuiltinFn(BuiltinFn::Barrier) => {
+                self.ins(InstData::Barrier);
+                Val::None
+            }
+            Res::BuiltinFn(BuiltinFn::Print) => {
+                self.print(args);
+                Val::None
+            }
+            Res::Func(fid) => {
+                if self.cx.abis.contains_key(&fid) {
+                    self.user_call(fid, args, ty)
+                } else if self.cx.checked.funcs[fid].from_stdlib {
+                    let fname = self.cx.name(name);
+                    self.stdlib_call(fname, args, ty)
+                } else {
+                    let fname = self.cx.name(name);
+                    self.unsupported(format!("calling `{fname}`, which has no definition,"));
+                    self.dummy(ty)
+                }
+            }
+            _ => self.dummy(ty),
+        }
+    }
+
+    fn user_call(&mut self, fid: crate::front::sema::FuncId, args: &[Expr], ty: TypeId) -> Val {
+        let abi = self.cx.abis[&fid].clone();
+        let mut vals: SmallVec<[Value; 6]> = SmallVec::new();
+        let ret_place = abi.sret.then(|| self.temp_place(ty));
+        if let Some(p) = ret_place {
+            vals.push(p.addr);
+        }
+        for a in args {
+            match self.rvalue(a) {
+                Val::S(v) => vals.push(v),
+                Val::Mem(p) => {
+                    // By value: the callee gets a pointer to a copy.
+                    let at = self.cx.checked.converted_type(a.id);
+                    let tmp = self.temp_place(at);
+                    let all = self.all_on();
+                    self.copy(tmp, p, all);
+                    vals.push(tmp.addr);
+                }
+                Val::None => return self.dummy(ty),
+            }
+        }
+        // Match the signature's variability (a uniform argument to a varying parameter
+        // was converted by sema; this only guards the IR's typing).
+        let n = vals.len();
+        for (i, v) in vals.iter_mut().enumerate().take(n) {
+            if let Some(pt) = abi.sig.params.get(i) {
+                if pt.varying && !self.func.value_type(*v).varying {
+                    *v = self.val(InstData::Splat { arg: *v });
+                }
+            }
+        }
+        let mask = abi.sig.takes_mask.then(|| self.cur_mask());
+        let r = self.call_inst(abi.func, abi.sig.ret, vals, mask);
+        match (ret_place, r) {
+            (Some(p), _) => Val::Mem(p),
+            (None, Some(v)) => Val::S(v),
+            _ => Val::None,
+        }
+    }
+
+    fn print(&mut self, args: &[Expr]) {
+        let Some(first) = args.first() else { return };
+        let ExprKind::Str(s) = &first.kind else {
+            self.unsupported("a `print` format that is not a string literal");
+            return;
+        };
+        let format = self.cx.string(s);
+        let mut vals: SmallVec<[Value; 4]> = SmallVec::new();
+        for a in &args[1..] {
+            if let Val::S(v) = self.rvalue(a) {
+                vals.push(v);
+            }
+        }
+        let mask = Some(self.cur_mask());
+        self.ins(InstData::Print {
+            format,
+            args: vals,
+            mask,
+        });
+    }
+}
+
+fn int_cc(op: Op, signed: bool) -> IntCC {
+    match (op, signed) {
+        (Op::Lt, true) => IntCC::Slt,
+        (Op::Lt, false) => IntCC::Ult,
+        (Op::Le, true) => IntCC::Sle,
+        (Op::Le, false) => IntCC::Ule,
+        (Op::Gt, true) => IntCC::Sgt,
+        (Op::Gt, false) => IntCC::Ugt,
+        (Op::Ge, true) => IntCC::Sge,
+        (Op::Ge, false) => IntCC::Uge,
+        (Op::Eq, _) => IntCC::Eq,
+        _ => IntCC::Ne,
+    }
+}
+
+/// Could evaluating `e` have an effect (a store, a call, a print)?
+pub(super) fn has_side_effects(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Assign { .. } | ExprKind::Call { .. } => true,
+        ExprKind::Unary { op, operand } => {
+            matches!(
+                op,
+                UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec
+            ) || has_side_effects(operand)
+        }
+        ExprKind::Binary { lhs, rhs, .. } => has_side_effects(lhs) || has_side_effects(rhs),
+        ExprKind::Ternary { cond, then, else_ } => {
+            has_side_effects(cond) || has_side_effects(then) || has_side_effects(else_)
+        }
+        ExprKind::Cast { expr, .. } => has_side_effects(expr),
+        ExprKind::Index { base, index } => has_side_effects(base) || has_side_effects(index),
+        ExprKind::Member { base, .. } => has_side_effects(base),
+        _ => false,
+    }
+}

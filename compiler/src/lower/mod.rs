@@ -1,0 +1,214 @@
+//! Lowering: the checked AST to an [`ir::Module`].
+//!
+//! [`lower`] turns every defined function into an [`ir::Function`], every file-scope
+//! variable and `static` local into an [`ir::GlobalData`], and every `shared` variable into
+//! an [`ir::SharedData`]. Stdlib functions have no bodies: calls to them become IR
+//! instruction sequences at the call site ([`stdlib`]).
+//!
+//! The design is deliberately simple; an SSA-promotion pass comes later:
+//! - **Every local lives in a private stack slot.** A varying local of type `T` occupies
+//!   `programCount * sizeof(T)` bytes, lane `i`'s element at `base + i * sizeof(T)`
+//!   (ISPC's layout, sema's [`Layout`](crate::front::sema::Layout)s). Reads are loads;
+//!   writes are stores masked by the current execution mask.
+//! - **The execution mask is data.** Every function except an `unmasked` one takes its
+//!   caller's mask as a hidden last parameter. The mask *state* that control flow changes
+//!   lives in private slots too (see [`mask`]), so joins need no phis: the mask after a
+//!   join is recomputed from the mask before the construct and the slots.
+//! - **Control flow** on uniform conditions is plain `brif`; on varying conditions each
+//!   region runs under its narrowed mask and is skipped when that mask is empty
+//!   (`brif any(mask)`). See [`stmt`].
+//! - **Aggregates** (structs, arrays) are values in memory: an aggregate rvalue is the
+//!   address of the object. By-value struct parameters are passed as a pointer to a copy
+//!   the caller makes; struct returns go through a hidden first pointer parameter to a
+//!   slot of the caller ("sret").
+//!
+//! Source spans are recorded on every instruction ([`ir::Function::spans`]): the line
+//! table of the interpreter's and simulators' error messages.
+//!
+//! Anything not supported yet is reported with E0903 ([`codes::NOT_SUPPORTED_YET`]),
+//! never a panic.
+
+mod convert;
+mod expr;
+mod func;
+mod globals;
+mod mask;
+mod place;
+mod stdlib;
+mod stmt;
+mod types;
+
+use cranelift_entity::EntityRef;
+use rustc_hash::FxHashMap;
+
+use crate::diag::{codes, Diagnostic};
+use crate::front::ast;
+use crate::front::intern::Interner;
+use crate::front::sema::{Checked, FuncId, GlobalId, LocalId, Types};
+use crate::ir::{self, FuncRef, GlobalVar, SharedVar, Signature, StrConst};
+use crate::source::{SourceMap, Span};
+
+/// Lowers a checked translation unit to IR for `checked.target`.
+///
+/// Errors are E0903 diagnostics for constructs lowering does not support yet; the front
+/// end has already rejected invalid programs.
+pub fn lower(
+    unit: &ast::TranslationUnit,
+    checked: &Checked,
+    interner: &Interner,
+    sources: &SourceMap,
+) -> Result<ir::Module, Vec<Diagnostic>> {
+    let _ = sources;
+    let mut cx = ModCx::new(unit, checked, interner);
+    cx.declare_functions();
+    globals::lower_globals(&mut cx);
+    let order = cx.order.clone();
+    let mut funcs = Vec::with_capacity(order.len());
+    let mut seen: FxHashMap<String, u32> = FxHashMap::default();
+    for id in order {
+        let mut f = func::lower_function(&mut cx, id);
+        // Overloads share a source name: later ones get `.1`, `.2`, ...
+        let n = seen.entry(f.name.clone()).or_insert(0);
+        if *n > 0 {
+            f.name = format!("{}.{}", f.name, n);
+        }
+        *n += 1;
+        funcs.push(f);
+    }
+    if !cx.diags.is_empty() {
+        return Err(cx.diags);
+    }
+    for f in funcs {
+        cx.module.functions.push(f);
+    }
+    Ok(cx.module)
+}
+
+/// Where a variable lives.
+#[derive(Clone, Copy, Debug)]
+enum Storage {
+    Slot(ir::StackSlot),
+    Global(GlobalVar),
+    Shared(SharedVar),
+    /// At an address held in a value of the entry block (a by-value struct parameter).
+    Ptr(ir::Value),
+}
+
+/// How a function is called at the IR level.
+#[derive(Clone, Debug)]
+struct CallAbi {
+    func: FuncRef,
+    sig: Signature,
+    /// The result is returned through a hidden first pointer parameter.
+    sret: bool,
+}
+
+/// Module-wide lowering state.
+struct ModCx<'a> {
+    unit: &'a ast::TranslationUnit,
+    checked: &'a Checked,
+    interner: &'a Interner,
+    /// A copy of sema's type arena: member types of structs are interned on demand.
+    types: Types,
+    module: ir::Module,
+    /// Defined functions in module order (the index is the [`FuncRef`]).
+    order: Vec<FuncId>,
+    abis: FxHashMap<FuncId, CallAbi>,
+    globals: FxHashMap<GlobalId, Storage>,
+    /// `static` and `shared` locals: one object for the program or the block.
+    static_locals: FxHashMap<LocalId, Storage>,
+    strings: FxHashMap<String, StrConst>,
+    diags: Vec<Diagnostic>,
+}
+
+impl<'a> ModCx<'a> {
+    fn new(unit: &'a ast::TranslationUnit, checked: &'a Checked, interner: &'a Interner) -> Self {
+        let t = checked.target;
+        ModCx {
+            unit,
+            checked,
+            interner,
+            types: checked.types.clone(),
+            module: ir::Module::new(t.program_count, t.pointer_size),
+            order: Vec::new(),
+            abis: FxHashMap::default(),
+            globals: FxHashMap::default(),
+            static_locals: FxHashMap::default(),
+            strings: FxHashMap::default(),
+            diags: Vec::new(),
+        }
+    }
+
+    fn lanes(&self) -> u32 {
+        self.checked.target.program_count
+    }
+
+    fn ptr_size(&self) -> u32 {
+        self.checked.target.pointer_size
+    }
+
+    fn name(&self, sym: crate::front::intern::Symbol) -> &'a str {
+        self.interner.resolve(sym)
+    }
+
+    /// Assigns a [`FuncRef`] and an IR signature to every defined function.
+    fn declare_functions(&mut self) {
+        let defined: Vec<FuncId> = self.checked.defined_funcs().map(|(id, _)| id).collect();
+        for (i, id) in defined.iter().enumerate() {
+            let info = &self.checked.funcs[*id];
+            let mut params = Vec::new();
+            let sret = types::is_aggregate(&self.types, info.ret);
+            if sret {
+                params.push(ir::Type::PTR);
+            }
+            for p in &info.params {
+                params.push(self.abi_type(p.ty));
+            }
+            let ret = if sret || self.types.is_void(info.ret) {
+                None
+            } else {
+                Some(self.abi_type(info.ret))
+            };
+            let sig = Signature {
+                params,
+                ret,
+                takes_mask: !info.flags.unmasked,
+            };
+            self.abis.insert(
+                *id,
+                CallAbi {
+                    func: FuncRef::new(i),
+                    sig,
+                    sret,
+                },
+            );
+        }
+        self.order = defined;
+    }
+
+    /// The IR type a value of `ty` is passed as: aggregates by (uniform) address.
+    fn abi_type(&self, ty: crate::front::sema::TypeId) -> ir::Type {
+        types::ir_type(&self.types, ty).unwrap_or(ir::Type::PTR)
+    }
+
+    fn unsupported(&mut self, span: Span, what: impl Into<String>) {
+        let what = what.into();
+        self.diags.push(
+            Diagnostic::error(
+                codes::NOT_SUPPORTED_YET,
+                format!("{what} is not supported yet"),
+            )
+            .with_primary(span, "lowering to IR does not implement this")
+            .with_note("the program is valid; this version of spmdc cannot lower it to IR"),
+        );
+    }
+
+    fn string(&mut self, s: &str) -> StrConst {
+        if let Some(&id) = self.strings.get(s) {
+            return id;
+        }
+        let id = self.module.strings.push(s.to_string());
+        self.strings.insert(s.to_string(), id);
+        id
+    }
+}
