@@ -1094,3 +1094,56 @@ fn block_parameters_are_a_parallel_copy() {
     // (1,2) -> (2,1) -> (1,2): the loop body runs 3 times, swapping twice.
     assert_eq!(r, 1);
 }
+
+/// `atomic_cas` lane by lane on one location: only the lane that finds the expected
+/// value swaps; every lane gets what it found.
+#[test]
+fn compare_and_swap_in_lane_order() {
+    let mut m = Module::new(4, 8);
+    let f = add_func(&mut m, "cas", sig(&[Type::PTR, Type::PTR]), |b, p| {
+        let l = special(b, SpecialReg::LaneIndex);
+        let ten = b.iconst(VI32, 10);
+        let expected = b.binary(BinaryOp::Iadd, l, ten); // 10, 11, 12, 13
+        let one = b.iconst(VI32, 1);
+        let replacement = b.binary(BinaryOp::Iadd, expected, one);
+        let found = b.value(InstData::AtomicCas {
+            space: Space::Global,
+            addr: p[0],
+            expected,
+            replacement,
+            mask: None,
+        });
+        let a = elem(b, p[1], l, 4);
+        store(b, Space::Global, a, found, None);
+        b.ret(None);
+    });
+    let mut mem = Memory::new();
+    let cell = mem.add_buffer(i32_bytes(&[10]), "cell");
+    let found = mem.add_buffer(vec![0; 16], "found");
+    run(&m, f, &Launch::single_gang(4, vec![cell, found]), &mut mem).unwrap();
+    // Each lane finds its predecessor's replacement: the chain 10 -> 11 -> 12 -> 13 -> 14.
+    assert_eq!(i32s(mem.buffer(found).unwrap()), vec![10, 11, 12, 13]);
+    assert_eq!(i32s(mem.buffer(cell).unwrap()), vec![14]);
+}
+
+/// Kernels can be written as IR text (`ir::parse`).
+#[test]
+fn runs_a_module_parsed_from_text() {
+    let text = "module lanes 4 ptr 8
+string str0 \"sum %, lanes %\\n\"
+
+function export @k(i32) {
+block0(v0: i32):
+    v1 = special lane_index
+    v2 = splat v0
+    v3 = icmp slt v1, v2
+    v4 = reduce_add v1, v3
+    print str0(v4, v1) mask v3
+    return
+}
+";
+    let m = spmdc::ir::parse::parse_module(text).expect("valid IR text");
+    let f = m.function_by_name("k").unwrap();
+    let out = run(&m, f, &Launch::single_gang(4, vec![3]), &mut Memory::new()).unwrap();
+    assert_eq!(out.output, "sum 3, lanes [0,1,2,((3))]\n");
+}
