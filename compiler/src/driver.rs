@@ -11,6 +11,7 @@ use crate::front::preprocess::{self, Pragma};
 use crate::front::token::Token;
 use crate::front::{parse, sema, STDLIB_NAME, STDLIB_SOURCE};
 use crate::source::{FileId, SourceMap};
+use crate::{interp, launch, lower};
 
 /// How far the front end should go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -20,7 +21,7 @@ pub enum Stage {
     Check,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct FrontOptions {
     /// `-I DIR`: extra `#include` search directories.
     pub include_dirs: Vec<PathBuf>,
@@ -28,6 +29,20 @@ pub struct FrontOptions {
     pub defines: Vec<(String, String)>,
     /// Leave the standard library out (for tests of the front end itself).
     pub no_stdlib: bool,
+    /// The gang width and pointer size the program is checked for (`programCount` and
+    /// `sizeof` depend on them).
+    pub target: sema::Target,
+}
+
+impl Default for FrontOptions {
+    fn default() -> Self {
+        FrontOptions {
+            include_dirs: Vec::new(),
+            defines: Vec::new(),
+            no_stdlib: false,
+            target: sema::Options::default().target,
+        }
+    }
 }
 
 /// Everything the front end produced, with whatever errors it found.
@@ -121,11 +136,15 @@ pub fn run_front(
     }
     let clean = !diags.iter().any(Diagnostic::is_error);
     if stage >= Stage::Check && clean {
-        let (checked, sema_diags) = sema::check(
+        let sema_options = sema::Options {
+            target: options.target,
+        };
+        let (checked, sema_diags) = sema::check_with(
             &result.unit,
             &result.interner,
             &result.sources,
             stdlib_file.unwrap_or(FileId(u32::MAX)),
+            &sema_options,
         );
         diags.extend(sema_diags);
         result.checked = Some(checked);
@@ -145,4 +164,99 @@ pub fn with_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static)
         .expect("failed to spawn the compiler thread")
         .join()
         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
+/// What `spmdc run` asks for.
+#[derive(Clone, Debug)]
+pub struct RunRequest<'a> {
+    pub entry: &'a str,
+    pub args: &'a [String],
+    pub grid: Option<&'a str>,
+    pub block: Option<&'a str>,
+    pub limits: interp::Limits,
+}
+
+/// Why a run did not produce results; each maps to its own exit code.
+#[derive(Debug)]
+pub enum RunError {
+    /// The program does not compile (or lower): exit 1.
+    Compile(Vec<Diagnostic>),
+    /// The launch request is wrong (entry, arguments, shape): exit 2.
+    Launch(Vec<launch::LaunchError>),
+    /// The kernel trapped at run time: exit 3.
+    Trap(interp::RuntimeError),
+}
+
+/// Runs an entry of a checked program on the reference interpreter: lowers it, binds
+/// the arguments, copies the buffers in, runs the launch and reads the buffers back.
+pub fn run_on_interp(
+    front: &FrontResult,
+    req: &RunRequest<'_>,
+) -> Result<launch::RunResult, RunError> {
+    let checked = match &front.checked {
+        Some(c) if !front.diags.has_errors() => c,
+        _ => return Err(RunError::Compile(front.diags.iter().cloned().collect())),
+    };
+    let module = lower::lower(&front.unit, checked, &front.interner, &front.sources)
+        .map_err(RunError::Compile)?;
+    let request = launch::LaunchRequest {
+        entry: req.entry,
+        args: req.args,
+        grid: req.grid,
+        block: req.block,
+        program_count: checked.target.program_count,
+    };
+    let mut prepared =
+        launch::prepare(checked, &front.interner, &request).map_err(RunError::Launch)?;
+    let entry = module
+        .function_by_name(&prepared.signature.name)
+        .ok_or_else(|| {
+            RunError::Compile(vec![Diagnostic::error(
+                codes::NO_SUCH_ENTRY,
+                format!("entry `{}` was not lowered", prepared.signature.name),
+            )])
+        })?;
+    let mut memory = interp::Memory::new();
+    let bits: Vec<u64> = prepared
+        .signature
+        .params
+        .iter()
+        .zip(&prepared.args)
+        .map(|(p, a)| match a {
+            launch::ArgValue::Scalar(v) => v.to_bits(),
+            launch::ArgValue::Buffer(b) => memory.add_buffer(b.bytes().to_vec(), &p.name),
+        })
+        .collect();
+    let shape = interp::Launch::new(prepared.config.grid, prepared.config.block, bits.clone());
+    let outcome =
+        interp::run(&module, entry, &shape, &mut memory, req.limits).map_err(RunError::Trap)?;
+    for (arg, addr) in prepared.args.iter_mut().zip(&bits) {
+        if let launch::ArgValue::Buffer(b) = arg {
+            if let Some(bytes) = memory.buffer(*addr) {
+                b.bytes_mut().copy_from_slice(bytes);
+            }
+        }
+    }
+    let mut stats = launch::Stats::new();
+    let s = outcome.stats;
+    for (key, value) in [
+        (launch::Stats::DYNAMIC_INSTRUCTIONS, s.dynamic_instructions),
+        ("lane_operations", s.lane_operations),
+        ("barriers", s.barriers),
+        ("loads", s.loads),
+        ("stores", s.stores),
+        ("atomics", s.atomics),
+        ("calls", s.calls),
+        ("blocks", s.blocks),
+        ("gangs", s.gangs),
+    ] {
+        stats.set(key, value);
+    }
+    Ok(launch::RunResult::from_launch(
+        &prepared,
+        "interp",
+        None,
+        outcome.output,
+        stats,
+    ))
 }

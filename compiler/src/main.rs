@@ -22,6 +22,8 @@ const EXIT_OK: u8 = 0;
 const EXIT_COMPILE_ERROR: u8 = 1;
 /// Exit status: bad command line, unreadable input, or a request spmdc cannot honour.
 const EXIT_USAGE: u8 = 2;
+/// Exit status: the kernel trapped at run time.
+const EXIT_TRAP: u8 = 3;
 
 const EXIT_CODES_HELP: &str = "\
 Exit codes:
@@ -54,6 +56,10 @@ enum Command {
         #[command(flatten)]
         front: FrontArgs,
     },
+    /// Compile a kernel and run one launch of it on a target, e.g.
+    /// `spmdc run examples/saxpy.spmd --entry saxpy --arg n=1000 --arg a=2 --arg x='range(1000)' --arg y='fill(1000,1)' --print y`.
+    #[command(after_help = RUN_HELP)]
+    Run(Box<RunArgs>),
     /// Print the long explanation of a diagnostic code, e.g. `spmdc explain E0400`.
     Explain {
         /// The code (E0001...). `--list` prints every code with its summary.
@@ -63,6 +69,60 @@ enum Command {
         #[arg(long)]
         list: bool,
     },
+}
+
+const RUN_HELP: &str = "\
+SPEC is a scalar literal (5, 2.5, -1e20, true), zeros(N), fill(N,V), range(N[,START[,STEP]]),
+random(N[,SEED[,LO,HI]]), or @FILE (.txt numbers, .json array, otherwise raw little-endian).
+Element types come from the kernel's parameters. See lang-spec/run.md.
+
+Exit codes:
+  0  success
+  1  compile errors in the source
+  2  usage error: bad flags, entry or arguments
+  3  runtime trap while running the kernel";
+
+#[derive(Args)]
+struct RunArgs {
+    #[command(flatten)]
+    front: FrontArgs,
+    /// The `export` or `task` function to launch.
+    #[arg(long, value_name = "NAME")]
+    entry: String,
+    /// Where to run: the reference interpreter (`interp`) or a simulated machine.
+    #[arg(long, value_enum, default_value_t = RunTarget::Interp)]
+    target: RunTarget,
+    /// Blocks in the grid: X[,Y[,Z]] (default 1).
+    #[arg(long, value_name = "X[,Y[,Z]]")]
+    grid: Option<String>,
+    /// Threads in a block: X[,Y[,Z]] (default: one gang, programCount threads).
+    #[arg(long, value_name = "X[,Y[,Z]]")]
+    block: Option<String>,
+    /// A kernel argument: NAME=SPEC (repeat for each parameter).
+    #[arg(long = "arg", value_name = "NAME=SPEC")]
+    args: Vec<String>,
+    /// Print a buffer after the run (repeatable; `return` prints the return value).
+    #[arg(long = "print", value_name = "NAME")]
+    print: Vec<String>,
+    /// Print one JSON object with every buffer, the output and the statistics.
+    #[arg(long)]
+    json: bool,
+    /// Print the run's statistics.
+    #[arg(long)]
+    stats: bool,
+    /// The gang width of the interpreter (`programCount`).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=64))]
+    program_count: u32,
+    /// Stop after this many instructions (counted per gang instruction).
+    #[arg(long, default_value_t = 1_000_000_000)]
+    max_steps: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum RunTarget {
+    Interp,
+    Nyuzi,
+    DacGpu,
 }
 
 #[derive(Args)]
@@ -138,6 +198,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> u8 {
     match cli.command {
         Some(Command::Check { front }) => check(&front),
+        Some(Command::Run(args)) => run_kernel(&args),
         Some(Command::Explain { code, list }) => explain(code.as_deref(), list),
         None => compile(&cli.compile),
     }
@@ -155,6 +216,7 @@ fn front_options(args: &FrontArgs) -> FrontOptions {
             })
             .collect(),
         no_stdlib: args.no_stdlib,
+        ..FrontOptions::default()
     }
 }
 
@@ -224,6 +286,83 @@ fn compile(args: &CompileArgs) -> u8 {
         }
     };
     write_output(args.output.as_ref(), &text)
+}
+
+fn run_kernel(args: &RunArgs) -> u8 {
+    if args.target != RunTarget::Interp {
+        let name = if args.target == RunTarget::Nyuzi {
+            "nyuzi"
+        } else {
+            "dac-gpu"
+        };
+        let diag = Diagnostic::error(
+            codes::UNSUPPORTED_EMIT,
+            format!("`--target {name}` cannot run kernels yet"),
+        )
+        .with_note("its back end and simulator arrive with their own issues")
+        .with_help("use `--target interp`, the reference interpreter");
+        report(&SourceMap::new(), std::iter::once(&diag), &args.front);
+        return EXIT_USAGE;
+    }
+    let path = args.front.file.as_deref().unwrap_or("-");
+    let (name, file, text) = match driver::read_input(path) {
+        Ok(input) => input,
+        Err(diag) => {
+            report(&SourceMap::new(), std::iter::once(&diag), &args.front);
+            return EXIT_USAGE;
+        }
+    };
+    let mut options = front_options(&args.front);
+    options.target.program_count = args.program_count;
+    let front = driver::run_front(&name, file, text, &options, Stage::Check);
+    let status = finish(&front, &args.front);
+    if status != EXIT_OK {
+        return status;
+    }
+    let request = driver::RunRequest {
+        entry: &args.entry,
+        args: &args.args,
+        grid: args.grid.as_deref(),
+        block: args.block.as_deref(),
+        limits: spmdc::interp::Limits {
+            max_steps: args.max_steps,
+            ..Default::default()
+        },
+    };
+    let result = match driver::run_on_interp(&front, &request) {
+        Ok(r) => r,
+        Err(driver::RunError::Compile(diags)) => {
+            report(&front.sources, diags.iter(), &args.front);
+            return EXIT_COMPILE_ERROR;
+        }
+        Err(driver::RunError::Launch(errors)) => {
+            for e in errors {
+                eprintln!("error: {e}");
+            }
+            return EXIT_USAGE;
+        }
+        Err(driver::RunError::Trap(trap)) => {
+            eprintln!("error: {}", trap.render(&front.sources));
+            return EXIT_TRAP;
+        }
+    };
+    let mut out = String::new();
+    if args.json {
+        out.push_str(&result.to_json_string());
+    } else {
+        out.push_str(&result.output);
+        match result.format_print(&args.print) {
+            Ok(text) => out.push_str(&text),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_USAGE;
+            }
+        }
+        if args.stats {
+            out.push_str(&result.stats.format_text());
+        }
+    }
+    write_output(None, &out)
 }
 
 fn write_output(path: Option<&PathBuf>, text: &str) -> u8 {

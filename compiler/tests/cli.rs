@@ -266,3 +266,142 @@ fn includes_resolve_relative_to_the_including_file() {
     assert_eq!(notes[0]["severity"], "note");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn run_saxpy_on_the_interpreter() {
+    let out = spmdc(
+        &[
+            "run",
+            "examples/saxpy.spmd",
+            "--entry",
+            "saxpy",
+            "--target",
+            "interp",
+            "--arg",
+            "n=1000",
+            "--arg",
+            "a=2",
+            "--arg",
+            "x=range(1000)",
+            "--arg",
+            "y=fill(1000,1)",
+            "--print",
+            "y",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    // y[i] = 2 * i + 1, computed here independently of the run.
+    let values: Vec<f64> = text
+        .split(|c: char| c == '[' || c == ']' || c == ',' || c.is_whitespace())
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    let expected: Vec<f64> = (0..1000).map(|i| 2.0 * f64::from(i) + 1.0).collect();
+    assert_eq!(values, expected, "{text}");
+}
+
+#[test]
+fn run_errors_have_distinct_exit_codes() {
+    // Out of bounds: n larger than the buffers is a runtime trap naming the source line.
+    let trap = spmdc(
+        &[
+            "run",
+            "examples/saxpy.spmd",
+            "--entry",
+            "saxpy",
+            "--arg",
+            "n=2000",
+            "--arg",
+            "a=2",
+            "--arg",
+            "x=range(1000)",
+            "--arg",
+            "y=fill(1000,1)",
+        ],
+        None,
+    );
+    assert_eq!(trap.status.code(), Some(3), "{}", stderr(&trap));
+    assert!(
+        stderr(&trap).contains("examples/saxpy.spmd:"),
+        "{}",
+        stderr(&trap)
+    );
+    assert!(stderr(&trap).contains("lane"), "{}", stderr(&trap));
+    // A misspelt entry, a missing argument, a malformed spec: usage errors.
+    for args in [
+        vec!["--entry", "saxp", "--arg", "n=1"],
+        vec![
+            "--entry",
+            "saxpy",
+            "--arg",
+            "n=1",
+            "--arg",
+            "a=2",
+            "--arg",
+            "x=range(4)",
+        ],
+        vec![
+            "--entry",
+            "saxpy",
+            "--arg",
+            "n=1",
+            "--arg",
+            "a=2",
+            "--arg",
+            "x=range(4",
+            "--arg",
+            "y=zeros(4)",
+        ],
+        vec![
+            "--entry",
+            "saxpy",
+            "--arg",
+            "n=1.5",
+            "--arg",
+            "a=2",
+            "--arg",
+            "x=range(4)",
+            "--arg",
+            "y=zeros(4)",
+        ],
+    ] {
+        let mut all = vec!["run", "examples/saxpy.spmd"];
+        all.extend(args);
+        let out = spmdc(&all, None);
+        assert_eq!(out.status.code(), Some(2), "{all:?}: {}", stderr(&out));
+        assert!(!stderr(&out).contains("panicked"));
+    }
+    // A program with errors: exit 1.
+    let bad = spmdc(
+        &["run", "-", "--entry", "f"],
+        Some("export void f() { int x = ; }"),
+    );
+    assert_eq!(bad.status.code(), Some(1));
+}
+
+#[test]
+fn run_json_holds_buffers_and_stats() {
+    let out = spmdc(
+        &[
+            "run",
+            "examples/saxpy.spmd",
+            "--entry",
+            "saxpy",
+            "--arg",
+            "n=4",
+            "--arg",
+            "a=2",
+            "--arg",
+            "x=range(4)",
+            "--arg",
+            "y=zeros(4)",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("one JSON object");
+    assert_eq!(v["buffers"]["y"], serde_json::json!([0.0, 2.0, 4.0, 6.0]));
+    assert!(v["stats"]["dynamic_instructions"].as_u64().unwrap() > 0);
+}
