@@ -187,6 +187,21 @@ pub enum RunError {
     Trap(interp::RuntimeError),
 }
 
+/// Lowers a cleanly checked program to IR for the target it was checked for.
+pub fn lower_front(front: &FrontResult) -> Result<crate::ir::Module, Vec<Diagnostic>> {
+    match &front.checked {
+        Some(checked) if !front.diags.has_errors() => {
+            lower::lower(&front.unit, checked, &front.interner, &front.sources)
+        }
+        _ => Err(front
+            .diags
+            .iter()
+            .filter(|d| d.is_error())
+            .cloned()
+            .collect()),
+    }
+}
+
 /// Runs an entry of a checked program on the reference interpreter: lowers it, binds
 /// the arguments, copies the buffers in, runs the launch and reads the buffers back.
 pub fn run_on_interp(

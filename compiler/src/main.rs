@@ -168,6 +168,30 @@ enum Target {
     DacGpu,
 }
 
+impl Target {
+    fn name(self) -> &'static str {
+        match self {
+            Target::Nyuzi => "nyuzi",
+            Target::DacGpu => "dac-gpu",
+        }
+    }
+
+    /// The gang width and pointer size the program is compiled for: Nyuzi has 16 lanes
+    /// and 32-bit addresses; the SIMT GPU runs warps of 32 with 64-bit addresses.
+    fn sema_target(self) -> spmdc::front::sema::Target {
+        match self {
+            Target::Nyuzi => spmdc::front::sema::Target {
+                program_count: 16,
+                pointer_size: 4,
+            },
+            Target::DacGpu => spmdc::front::sema::Target {
+                program_count: 32,
+                pointer_size: 8,
+            },
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Emit {
     Tokens,
@@ -222,15 +246,22 @@ fn front_options(args: &FrontArgs) -> FrontOptions {
 
 /// Reads the input and runs the front end; on an unreadable file reports and gives the exit code.
 fn front(args: &FrontArgs, stage: Stage) -> Result<FrontResult, u8> {
+    front_for(args, stage, FrontOptions::default().target)
+}
+
+/// [`front`] for a given gang width and pointer size.
+fn front_for(
+    args: &FrontArgs,
+    stage: Stage,
+    target: spmdc::front::sema::Target,
+) -> Result<FrontResult, u8> {
     let path = args.file.as_deref().unwrap_or("-");
+    let options = FrontOptions {
+        target,
+        ..front_options(args)
+    };
     match driver::read_input(path) {
-        Ok((name, file, text)) => Ok(driver::run_front(
-            &name,
-            file,
-            text,
-            &front_options(args),
-            stage,
-        )),
+        Ok((name, file, text)) => Ok(driver::run_front(&name, file, text, &options, stage)),
         Err(diag) => {
             report(&SourceMap::new(), std::iter::once(&diag), args);
             Err(EXIT_USAGE)
@@ -252,7 +283,7 @@ fn compile(args: &CompileArgs) -> u8 {
         Emit::Ast => Stage::Ast,
         Emit::Ir | Emit::Asm | Emit::Hex => Stage::Check,
     };
-    let result = match front(&args.front, stage) {
+    let result = match front_for(&args.front, stage, args.target.sema_target()) {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -268,19 +299,18 @@ fn compile(args: &CompileArgs) -> u8 {
             &result.sources,
             result.stdlib_file,
         ),
-        Emit::Ir | Emit::Asm | Emit::Hex => {
-            let target = match args.target {
-                Target::Nyuzi => "nyuzi",
-                Target::DacGpu => "dac-gpu",
-            };
-            let stage = match emit {
-                Emit::Ir => "ir",
-                Emit::Asm => "asm",
-                _ => "hex",
-            };
+        Emit::Ir => match driver::lower_front(&result) {
+            Ok(module) => spmdc::ir::write::module_to_string(&module),
+            Err(diags) => {
+                report(&result.sources, diags.iter(), &args.front);
+                return EXIT_COMPILE_ERROR;
+            }
+        },
+        Emit::Asm | Emit::Hex => {
+            let stage = if emit == Emit::Asm { "asm" } else { "hex" };
             let diag = Diagnostic::error(codes::UNSUPPORTED_EMIT, format!("`--emit {stage}` is not available yet"))
-                .with_note(format!("the source checked cleanly, but lowering to IR and code generation for `{target}` are not implemented in this version"))
-                .with_help("use `--emit tokens`, `--emit ast` or `spmdc check`");
+                .with_note(format!("the source checked and lowers to IR, but code generation for `{}` is not implemented in this version", args.target.name()))
+                .with_help("use `--emit ir` to see the IR, or `spmdc run --target interp` to run the kernel");
             report(&result.sources, std::iter::once(&diag), &args.front);
             return EXIT_USAGE;
         }

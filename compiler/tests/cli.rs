@@ -139,7 +139,7 @@ fn emit_tokens_and_ast() {
 
 #[test]
 fn emit_of_later_stages_is_a_clear_error() {
-    for stage in ["ir", "asm", "hex"] {
+    for stage in ["asm", "hex"] {
         let out = spmdc(
             &["examples/saxpy.spmd", "--emit", stage, "--target", "nyuzi"],
             None,
