@@ -858,3 +858,349 @@ fn generator_covers_every_instruction_form() {
     assert_eq!(forms.len(), 25, "instruction forms reached");
     assert!(renumbered);
 }
+
+// ---------------------------------------------------------------------------------------
+// Robustness: mutated text never panics the parser, the verifier or the printer.
+
+/// Every corpus text, valid and invalid, plus a few generated modules.
+fn fuzz_seeds() -> &'static [String] {
+    static SEEDS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    SEEDS.get_or_init(read_fuzz_seeds)
+}
+
+fn read_fuzz_seeds() -> Vec<String> {
+    let dirs = [corpus_dir(), corpus_dir().join("invalid")];
+    let mut texts: Vec<String> = dirs
+        .iter()
+        .flat_map(|d| ir_files(d))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    for seed in 0..8 {
+        let m = gen::module(&mut gen::Choices::new(choice_stream(seed, 800)));
+        texts.push(print(&m));
+    }
+    texts
+}
+
+/// Tokens worth inserting: pieces of the syntax and edge cases of numbers and text.
+const TOKENS: &[&str] = &[
+    "v0",
+    "v4294967295",
+    "v99",
+    "block0",
+    "block9",
+    "[",
+    "]",
+    "(",
+    ")",
+    ",",
+    ":",
+    "=",
+    ";",
+    "\"",
+    "\\",
+    "\\u{",
+    ".",
+    "-",
+    "@",
+    "{",
+    "}",
+    "\n",
+    " ",
+    "i32",
+    "[bool]",
+    "ptr",
+    "mask",
+    "iadd",
+    "call @f(",
+    "jump block1",
+    "brif",
+    "return",
+    "0x",
+    "1e999",
+    "-0",
+    "é",
+    "\u{0}",
+    "ss0",
+    "gv7",
+    "sh0",
+    "str3",
+    "masked",
+    "function internal @g() {\nblock0:\n",
+];
+
+/// Applies one edit chosen by `(kind, a, b)`, keeping to character boundaries.
+fn mutate(text: &str, kind: u8, a: u32, b: u32) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let at = |x: u32| {
+        if chars.is_empty() {
+            0
+        } else {
+            x as usize % (chars.len() + 1)
+        }
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let line = |x: u32| x as usize % lines.len().max(1);
+    let join = |ls: Vec<&str>| ls.iter().map(|l| format!("{l}\n")).collect::<String>();
+    match kind % 7 {
+        0 => {
+            let i = at(a);
+            let mut c = chars.clone();
+            c.drain(i..(i + 1 + b as usize % 4).min(c.len()));
+            c.into_iter().collect()
+        }
+        1 => {
+            let i = at(a);
+            let token = TOKENS[b as usize % TOKENS.len()];
+            let mut s: String = chars[..i].iter().collect();
+            s.push_str(token);
+            s.extend(&chars[i..]);
+            s
+        }
+        2 if !lines.is_empty() => {
+            let mut ls = lines.clone();
+            ls.remove(line(a));
+            join(ls)
+        }
+        3 if !lines.is_empty() => {
+            let mut ls = lines.clone();
+            ls.insert(line(a), lines[line(b)]);
+            join(ls)
+        }
+        4 if !lines.is_empty() => {
+            let mut ls = lines.clone();
+            ls.swap(line(a), line(b));
+            join(ls)
+        }
+        5 => chars[..at(a)].iter().collect(),
+        _ => {
+            // Replace one digit run with another number.
+            let text: String = chars.iter().collect();
+            let digits: Vec<usize> = text
+                .match_indices(|c: char| c.is_ascii_digit())
+                .map(|(i, _)| i)
+                .collect();
+            match digits.get(a as usize % digits.len().max(1)) {
+                Some(&i) => format!("{}{}{}", &text[..i], b % 300, &text[i + 1..]),
+                None => text,
+            }
+        }
+    }
+}
+
+/// Parses, verifies and prints `text`; whatever parses must print to a fixpoint.
+fn survive(text: &str) {
+    let Ok(m) = parse_module(text) else {
+        return;
+    };
+    let _ = verify_module(&m);
+    let printed = print(&m);
+    let again = parse_module(&printed)
+        .unwrap_or_else(|e| panic!("printed text does not parse:\n{}\n{printed}", messages(&e)));
+    assert_eq!(print(&again), printed, "from:\n{text}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(600))]
+
+    #[test]
+    fn mutated_text_never_panics(
+        seed in any::<prop::sample::Index>(),
+        edits in prop::collection::vec((any::<u8>(), any::<u32>(), any::<u32>()), 1..6),
+    ) {
+        let seeds = fuzz_seeds();
+        let mut text = seed.get(seeds).clone();
+        for (kind, a, b) in edits {
+            text = mutate(&text, kind, a, b);
+        }
+        survive(&text);
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics(text in "\\PC{0,400}") {
+        survive(&text);
+        survive(&format!("module lanes 4 ptr 8\nfunction internal @f() {{\nblock0:\n{text}\n}}\n"));
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// What only a builder can produce: holes in the arenas, broken structure.
+
+use spmdc::ir::builder::FuncBuilder;
+use spmdc::ir::{
+    BinaryOp, BlockData, FuncRef, Function, InstData, Linkage, Scalar, Signature, Type, Value,
+};
+
+/// `@f(i32) -> i32` returning `(a + a) * a`, in a module; also the handles.
+fn small_module() -> (Module, [Value; 3]) {
+    let sig = Signature {
+        params: vec![Type::I32],
+        ret: Some(Type::I32),
+        takes_mask: false,
+    };
+    let mut f = Function::new("f", Linkage::Export, sig);
+    let entry = f.create_block();
+    let a = f.append_block_param(entry, Type::I32);
+    let mut b = FuncBuilder::new(&mut f);
+    b.switch_to(entry);
+    let sum = b.binary(BinaryOp::Iadd, a, a);
+    let product = b.binary(BinaryOp::Imul, sum, a);
+    b.ret(Some(product));
+    let mut m = Module::new(8, 8);
+    m.functions.push(f);
+    (m, [a, sum, product])
+}
+
+fn func_mut(m: &mut Module) -> &mut Function {
+    m.functions.values_mut().next().unwrap()
+}
+
+fn verifier_messages(m: &Module) -> String {
+    match verify_module(m) {
+        Ok(()) => String::new(),
+        Err(e) => messages(&e),
+    }
+}
+
+/// A pass that removes an instruction leaves holes in the arenas; the text stays
+/// dense and round-trips.
+#[test]
+fn holes_print_densely() {
+    let (mut m, [a, _, _]) = small_module();
+    let f = func_mut(&mut m);
+    let entry = f.layout[0];
+    // Drop the add: the multiply now squares the parameter.
+    f.blocks[entry].insts.remove(0);
+    let mul = f.blocks[entry].insts[0];
+    f.insts[mul] = InstData::Binary {
+        op: BinaryOp::Imul,
+        args: [a, a],
+    };
+    let text = assert_verifies_and_round_trips(&m);
+    assert!(
+        text.contains("    v1 = imul v0, v0\n    return v1\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn structural_errors() {
+    let cases: [(&str, fn(&mut Function, [Value; 3])); 6] = [
+        ("arena block1 is not in the layout", |f, _| {
+            f.blocks.push(BlockData::default());
+        }),
+        ("appears twice in the layout", |f, _| {
+            let b = f.layout[0];
+            f.layout.push(b);
+        }),
+        ("whose definition is not in the layout", |f, _| {
+            let b = f.layout[0];
+            f.blocks[b].insts.remove(0);
+        }),
+        (
+            "does not say this instruction defines it",
+            |f, [a, sum, _]| {
+                let add = f.blocks[f.layout[0]].insts[0];
+                f.results[add] = Some(a);
+                let _ = sum;
+            },
+        ),
+        ("which does not exist", |f, _| {
+            let b = f.layout[0];
+            let mul = f.blocks[b].insts[1];
+            f.insts[mul] = InstData::Binary {
+                op: BinaryOp::Imul,
+                args: [Value::from_u32(4000), Value::from_u32(4000)],
+            };
+        }),
+        ("calls fn7, which does not exist", |f, [a, _, _]| {
+            let b = f.layout[0];
+            let mul = f.blocks[b].insts[1];
+            f.insts[mul] = InstData::Call {
+                func: FuncRef::from_u32(7),
+                args: smallvec::smallvec![a],
+                mask: None,
+            };
+        }),
+    ];
+    for (expected, break_it) in cases {
+        let (mut m, values) = small_module();
+        break_it(func_mut(&mut m), values);
+        let found = verifier_messages(&m);
+        assert!(
+            found.contains(expected),
+            "expected {expected:?}, got:\n{found}"
+        );
+        // Printing a broken module does not panic either.
+        let _ = print(&m);
+    }
+}
+
+#[test]
+fn reports_every_error_with_its_entity() {
+    let text = "module lanes 8 ptr 8
+
+function internal @saxpy(i32, f32) -> i32 {
+block0(v0: i32, v1: f32):
+    v2 = iadd v0, v1
+    v3 = fmul v0, v0
+    v4 = special lane_index
+    brif v4, block1, block1
+block1:
+    return v1
+}
+";
+    let m = parse_module(text).unwrap();
+    let found = verifier_messages(&m);
+    let expected = [
+        "@saxpy inst0 (v2 = iadd v0, v1): operand types differ: i32 vs f32\n",
+        "@saxpy inst1 (v3 = fmul v0, v0): v0 must be a float, found i32\n",
+        "@saxpy inst3 (brif v4, block1, block1): the condition v4 must be a uniform bool, found [i32]\n",
+        "@saxpy inst4 (return v1): returns f32, but the function returns i32\n",
+    ];
+    assert_eq!(found, expected.concat());
+}
+
+#[test]
+fn parse_errors_have_positions_and_all_are_reported() {
+    let text = "module lanes 8 ptr 8
+function internal @f() {
+block0:
+    v0 = iconst.i32 x
+    v1 = iadd v0,
+    v2 = load.[f33] global v0
+    return
+}
+";
+    let errors = parse_module(text).unwrap_err();
+    let found: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+    assert_eq!(
+        found,
+        [
+            "4:21: expected a signed 64-bit integer",
+            "5:18: expected `vN`, found the end of the line",
+            "6:15: expected a type such as `i32` or `[f32]`",
+        ]
+    );
+}
+
+#[test]
+fn comments_and_escapes() {
+    let text = "; leading comment
+module lanes 4 ptr 4 ; trailing
+string str0 \"semi ; colon \\\"q\\\" \\u{1f600} \\t\"
+; between
+
+function internal @f() { ; here too
+block0: ;
+    return ; done
+}
+";
+    let m = parse_module(text).unwrap();
+    assert_eq!(
+        m.strings.values().next().unwrap(),
+        "semi ; colon \"q\" \u{1f600} \t"
+    );
+    let printed = print(&m);
+    assert_eq!(print(&parse_module(&printed).unwrap()), printed);
+}
