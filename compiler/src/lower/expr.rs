@@ -389,6 +389,11 @@ impl FnLower<'_, '_> {
             })
         };
         if let Some(bop) = arith(op) {
+            let b = if matches!(bop, B::Sdiv | B::Udiv | B::Srem | B::Urem) {
+                self.safe_divisor(a, b)
+            } else {
+                b
+            };
             let b = if matches!(op, Op::Shl | Op::Shr) {
                 // The count has its own type: bring it to the shifted value's width.
                 let (Some(from), Some(to)) = (rn, ln) else {
@@ -414,6 +419,17 @@ impl FnLower<'_, '_> {
             let cc = int_cc(op, signed && n != Num::Bool);
             self.icmp(cc, a, b)
         }
+    }
+
+    /// A varying integer divisor with the inactive lanes set to 1: every lane computes,
+    /// and a lane that is off must not trap on a zero it never asked to divide by.
+    fn safe_divisor(&mut self, a: Value, b: Value) -> Value {
+        if !self.ty(a).varying && !self.ty(b).varying {
+            return b;
+        }
+        let m = self.cur_mask();
+        let one = self.iconst(self.ty(b).to_uniform(), 1);
+        self.select(m, b, one)
     }
 
     /// Pointer comparison, `p ± n`, `n + p` and `p - q`.
@@ -706,12 +722,45 @@ impl FnLower<'_, '_> {
             }
         }
         let mask = abi.sig.takes_mask.then(|| self.cur_mask());
-        let r = self.call_inst(abi.func, abi.sig.ret, vals, mask);
+        let r = match (mask, abi.sig.ret) {
+            // After a masked `break`/`continue`/`return` the mask may be empty: skip
+            // the call then (a recursive call would never end).
+            (Some(m), ret) if self.epoch > 0 && ret_place.is_none() => {
+                self.guarded_call(&abi, vals, m, ret)
+            }
+            _ => self.call_inst(abi.func, abi.sig.ret, vals, mask),
+        };
         match (ret_place, r) {
             (Some(p), _) => Val::Mem(p),
             (None, Some(v)) => Val::S(v),
             _ => Val::None,
         }
+    }
+
+    /// `any(m) ? call : 0`.
+    fn guarded_call(
+        &mut self,
+        abi: &super::CallAbi,
+        vals: SmallVec<[Value; 6]>,
+        m: Value,
+        ret: Option<Type>,
+    ) -> Option<Value> {
+        let call_b = self.new_block();
+        let join = self.new_block();
+        let param = ret.map(|t| self.func.append_block_param(join, t));
+        let zero = ret.map(|t| self.zero(t));
+        let any = self.any(m);
+        let mut b = crate::ir::builder::FuncBuilder::new(&mut self.func);
+        b.switch_to(self.block);
+        b.set_span(self.span);
+        let zargs: Vec<Value> = zero.into_iter().collect();
+        b.brif(any, call_b, &[], join, &zargs);
+        self.switch_to(call_b);
+        let r = self.call_inst(abi.func, ret, vals, Some(m));
+        let rargs: Vec<Value> = r.into_iter().collect();
+        self.jump_args(join, &rargs);
+        self.switch_to(join);
+        param
     }
 
     fn print(&mut self, args: &[Expr]) {

@@ -83,11 +83,12 @@ impl FnLower<'_, '_> {
         (self.bin(BinaryOp::Iadd, base, off), t.to_uniform())
     }
 
-    /// The mask a memory access takes: none for the private frame (always valid),
-    /// the current mask elsewhere (inactive lanes must not fault).
-    fn access_mask(&mut self, space: Space) -> Option<Value> {
+    /// The mask a memory access takes: none for the private frame at a uniform address
+    /// (always valid), the current mask elsewhere (inactive lanes must not fault, and
+    /// their computed addresses may be anywhere).
+    fn access_mask(&mut self, space: Space, addr_varying: bool) -> Option<Value> {
         match space {
-            Space::Private => None,
+            Space::Private if !addr_varying => None,
             _ => Some(self.cur_mask()),
         }
     }
@@ -104,8 +105,9 @@ impl FnLower<'_, '_> {
     }
 
     fn load_scalar(&mut self, p: Place, t: Type) -> Value {
+        let addr_varying = self.ty(p.addr).varying;
         let (addr, t) = self.lane_addr(p, t);
-        let mask = self.access_mask(p.space);
+        let mask = self.access_mask(p.space, addr_varying);
         self.load_raw(t, p.space, addr, mask)
     }
 
@@ -162,9 +164,8 @@ impl FnLower<'_, '_> {
     }
 
     /// Stores zero into every leaf of a place.
-    pub fn zero_fill(&mut self, p: Place) {
+    pub fn zero_fill(&mut self, p: Place, mask: Value) {
         let target = self.cx.checked.target;
-        let mask = self.cur_mask();
         for (off, ty) in leaves(self.types(), target, p.ty) {
             let Some(t) = ir_type(&self.cx.types, ty) else {
                 continue;

@@ -85,7 +85,18 @@ impl FnLower<'_, '_> {
     fn enter_join(&mut self, join: Block, reached: bool, base: Value, epoch: u32) {
         self.switch_to(join);
         if reached {
-            self.mask = Some(self.recompute(base, epoch));
+            let m = self.recompute(base, epoch);
+            self.mask = Some(m);
+            let top = self.flows.is_empty() && self.varying_depth == 0;
+            if epoch != self.epoch && top && self.func_live.is_some() {
+                // Every lane may have returned: leave now (a recursive call with an
+                // empty mask would never end).
+                let go = self.new_block();
+                let any = self.any(m);
+                let exit = self.exit_block;
+                self.brif(any, go, exit);
+                self.switch_to(go);
+            }
         } else {
             self.ins(InstData::Trap {
                 code: TrapCode::Unreachable,
@@ -738,8 +749,11 @@ impl FnLower<'_, '_> {
                 _ => {
                     let p = self.local_place(l);
                     if let Some(init) = dd.init.as_deref() {
+                        // A fresh variable: its initializer fills every lane (as in ISPC),
+                        // so lanes turned on later by `unmasked` see it too.
                         let ty = self.cx.checked.locals[l].ty;
-                        self.init_place(p, ty, init, false);
+                        let all = self.all_on();
+                        self.init_place(p, ty, init, false, all);
                     }
                 }
             }
@@ -753,16 +767,17 @@ impl FnLower<'_, '_> {
         ty: crate::front::sema::TypeId,
         init: &Initializer,
         zeroed: bool,
+        mask: Value,
     ) {
         match init {
             Initializer::Expr(e) => {
                 let v = self.rvalue(e);
-                self.store(Place { ty, ..p }, v);
+                self.store_masked(Place { ty, ..p }, v, mask);
             }
             Initializer::List(items, _) => {
                 let p = Place { ty, ..p };
                 if !zeroed {
-                    self.zero_fill(p);
+                    self.zero_fill(p, mask);
                 }
                 match self.cx.types.kind(ty) {
                     TypeKind::Struct(sid) => {
@@ -772,19 +787,19 @@ impl FnLower<'_, '_> {
                             let Some(&off) = offs.get(i) else { break };
                             let fty = self.cx.types.member_type(ty, i);
                             let fp = self.offset(p, off, fty);
-                            self.init_place(fp, fty, item, true);
+                            self.init_place(fp, fty, item, true, mask);
                         }
                     }
                     TypeKind::Array(elem, _) => {
                         let size = self.cx.types.layout(elem, self.cx.checked.target).size;
                         for (i, item) in items.iter().enumerate() {
                             let ep = self.offset(p, i as u32 * size, elem);
-                            self.init_place(ep, elem, item, true);
+                            self.init_place(ep, elem, item, true, mask);
                         }
                     }
                     _ => {
                         if let Some(first) = items.first() {
-                            self.init_place(p, ty, first, true);
+                            self.init_place(p, ty, first, true, mask);
                         }
                     }
                 }
