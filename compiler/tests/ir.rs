@@ -801,12 +801,12 @@ fn assert_dominators_agree(m: &Module) {
         .collect();
     let expected = gen::dominators(&succs);
     let tree = DominatorTree::compute(func);
-    for b in 0..n {
+    for (b, &dom) in expected.iter().enumerate() {
         for d in 0..n {
             let dominates = tree.dominates(Block::from_u32(d as u32), Block::from_u32(b as u32));
             assert_eq!(
                 dominates,
-                expected[b] & (1 << d) != 0,
+                dom & (1 << d) != 0,
                 "does block{d} dominate block{b}?"
             );
         }
@@ -1028,7 +1028,7 @@ proptest! {
 
 use spmdc::ir::builder::FuncBuilder;
 use spmdc::ir::{
-    BinaryOp, BlockData, FuncRef, Function, InstData, Linkage, Scalar, Signature, Type, Value,
+    BinaryOp, BlockData, FuncRef, Function, InstData, Linkage, Signature, Type, Value,
 };
 
 /// `@f(i32) -> i32` returning `(a + a) * a`, in a module; also the handles.
@@ -1085,7 +1085,13 @@ fn holes_print_densely() {
 
 #[test]
 fn structural_errors() {
-    let cases: [(&str, fn(&mut Function, [Value; 3])); 6] = [
+    /// Breaks the function of [`small_module`], given its values.
+    type Breakage = fn(&mut Function, [Value; 3]);
+    let cases: [(&str, Breakage); 7] = [
+        ("holds inst9, which does not exist", |f, _| {
+            let b = f.layout[0];
+            f.blocks[b].insts.push(spmdc::ir::Inst::from_u32(9));
+        }),
         ("arena block1 is not in the layout", |f, _| {
             f.blocks.push(BlockData::default());
         }),

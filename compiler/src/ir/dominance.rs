@@ -71,11 +71,15 @@ impl DominatorTree {
     }
 }
 
-/// Successors that exist in the function.
+/// The targets of `block`'s terminator that exist (looked up, not indexed: the module
+/// may be broken).
 fn successors(func: &Function, block: Block) -> SmallVec<[Block; 2]> {
-    let mut succs = func.successors(block);
-    succs.retain(|s| func.blocks.get(*s).is_some());
-    succs
+    let last = func.blocks[block].insts.last();
+    let Some(data) = last.and_then(|&inst| func.insts.get(inst)) else {
+        return SmallVec::new();
+    };
+    let targets = data.successors().into_iter().map(|call| call.block);
+    targets.filter(|&b| func.blocks.get(b).is_some()).collect()
 }
 
 /// The blocks reachable from the entry, in reverse postorder (iterative DFS).

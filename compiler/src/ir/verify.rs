@@ -139,6 +139,8 @@ struct Verifier<'a> {
     errors: Vec<VerifierError>,
     /// The layout's blocks that exist, each once, in order.
     blocks: Vec<Block>,
+    /// The same blocks, for membership.
+    in_layout: FxHashSet<Block>,
     /// Where each instruction of the layout sits.
     inst_pos: FxHashMap<Inst, InstPos>,
     domtree: DominatorTree,
@@ -152,6 +154,7 @@ impl<'a> Verifier<'a> {
             names: Names::new(func),
             errors: Vec::new(),
             blocks: Vec::new(),
+            in_layout: FxHashSet::default(),
             inst_pos: FxHashMap::default(),
             domtree: DominatorTree::compute(func),
         }
@@ -232,8 +235,9 @@ impl<'a> Verifier<'a> {
                 self.blocks.push(block);
             }
         }
+        self.in_layout = seen;
         for block in self.func.blocks.keys() {
-            if !seen.contains(&block) {
+            if !self.in_layout.contains(&block) {
                 let message = format!("arena {block} is not in the layout");
                 self.error("layout".into(), message);
             }
@@ -389,7 +393,7 @@ impl<'a> Verifier<'a> {
                     .blocks
                     .get(b)
                     .and_then(|d| d.params.get(i as usize));
-                (real == Some(&value) && self.blocks.contains(&b)).then_some((b, None))
+                (real == Some(&value) && self.in_layout.contains(&b)).then_some((b, None))
             }
             ValueDef::Result(i) => {
                 let real = self.func.results.get(i).copied().flatten() == Some(value);
@@ -429,7 +433,7 @@ impl<'a> Verifier<'a> {
             self.inst_error(inst, format!("branches to {target}, which does not exist"));
             return;
         };
-        if !self.blocks.contains(&call.block) {
+        if !self.in_layout.contains(&call.block) {
             self.inst_error(
                 inst,
                 format!("branches to {target}, which is not in the layout"),
