@@ -247,3 +247,77 @@ const KNOWN_FAILURES_16: &[&str] = &[
 ];
 
 const KNOWN_FAILURES_32: &[&str] = KNOWN_FAILURES_16;
+
+// ---------------------------------------------------------------- snapshots
+
+/// Lowers a source text (16 lanes) and snapshots its IR under `tests/lower/snapshots/`.
+fn snapshot(name: &str, src: &str) {
+    let result = check_source(name, src);
+    assert!(!result.diags.has_errors(), "{}", render_all(&result));
+    let module = lower_result(&result, 16).unwrap_or_else(|e| panic!("{e}"));
+    verify::verify_module(&module).unwrap_or_else(|e| panic!("{e:?}"));
+    let text = write::module_to_string(&module);
+    insta::with_settings!({
+        snapshot_path => repo_root().join("tests/lower/snapshots"),
+        prepend_module_to_snapshot => false,
+        description => src,
+        omit_expression => true,
+    }, {
+        insta::assert_snapshot!(name, text);
+    });
+}
+
+#[test]
+fn snapshot_if_uniform_and_varying() {
+    snapshot(
+        "if_uniform_and_varying",
+        "export void f(uniform int out[], uniform int n) {
+    int x = programIndex;
+    if (n > 2) { x = 1; }
+    if (x < 8) { x = x + 10; } else { x = 0; }
+    out[programIndex] = x;
+}
+",
+    );
+}
+
+#[test]
+fn snapshot_loop_break_continue_return() {
+    snapshot(
+        "loop_break_continue_return",
+        "static int find(int a) {
+    for (int i = 0; i < 8; ++i) {
+        if (i == a) return i;
+        if (i > 5) break;
+        if ((i & 1) == 0) continue;
+        a = a - 1;
+    }
+    return -1;
+}
+",
+    );
+}
+
+#[test]
+fn snapshot_foreach_remainder() {
+    snapshot(
+        "foreach_remainder",
+        "export void scale(uniform float a[], uniform int n) {
+    foreach (i = 0 ... n) { a[i] = a[i] * 2; }
+}
+",
+    );
+}
+
+#[test]
+fn snapshot_call() {
+    snapshot(
+        "call",
+        "static float twice(float x) { return x * 2; }
+export void f(uniform float a[]) {
+    float v = a[programIndex];
+    if (v > 0) { a[programIndex] = twice(v); }
+}
+",
+    );
+}
