@@ -134,8 +134,8 @@ struct InstSyntax {
     block_refs: Vec<Ref>,
 }
 
-/// Where the reader is: outside functions, or inside one (before or after its first
-/// block).
+/// Reads every line into syntax, one line at a time: outside functions module items,
+/// inside one (`in_function`) stack slots, block headers and instructions.
 fn read_module(text: &str, errors: &mut Vec<IrError>) -> ModuleSyntax {
     let mut module = ModuleSyntax::default();
     let mut in_function = false;
@@ -177,7 +177,7 @@ fn read_top_line(
     in_function: &mut bool,
 ) -> Result<(), IrError> {
     let pos = cur.pos();
-    let word = cur.word()?;
+    let word = cur.ident()?;
     if module.header.is_none() && word != "module" {
         return Err(pos.error("expected `module lanes N ptr N` first"));
     }
@@ -241,7 +241,7 @@ fn read_size_align(cur: &mut Cursor) -> Result<(u32, u32), IrError> {
 /// `function export @name(i32, ptr) -> f32 masked {`, after the keyword.
 fn read_function_header(cur: &mut Cursor, pos: Pos) -> Result<FuncSyntax, IrError> {
     let linkage_pos = cur.pos();
-    let linkage = Linkage::from_name(cur.word()?)
+    let linkage = Linkage::from_name(cur.ident()?)
         .ok_or_else(|| linkage_pos.error("expected `internal`, `export` or `task`"))?;
     let name = cur.func_name()?;
     cur.expect('(')?;
@@ -840,10 +840,6 @@ impl<'a> Cursor<'a> {
         }
         self.offset += len;
         Ok(&rest[..len])
-    }
-
-    fn word(&mut self) -> Result<&'a str, IrError> {
-        self.ident()
     }
 
     fn keyword(&mut self, kw: &str) -> Result<(), IrError> {
