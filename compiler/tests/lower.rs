@@ -231,12 +231,7 @@ const KNOWN_FAILURES_16: &[&str] = &[
     // The test expects the `else` branch for every lane, but lanes 3.. have a > 3.
     "tests/ispc/cif_reduce_rotate.spmd",
     "tests/ispc/transcendental.spmd",
-    // sema evaluates `sizeof(struct)` before it computes struct layouts (gives 0).
-    "tests/conformance/sizeof_types.spmd",
     "tests/conformance/stdlib_atomic_int64_float.spmd",
-    // `atomic_xor_local(&s[6], 3)` picks the uniform overload: one xor per gang, as in
-    // ISPC; the test expects one per lane.
-    "tests/conformance/stdlib_atomic_local_shared.spmd",
     "tests/conformance/stdlib_exp_log.spmd",
     "tests/conformance/stdlib_inverse_trig.spmd",
     "tests/conformance/stdlib_ldexp_frexp.spmd",

@@ -26,7 +26,13 @@ impl Checker<'_> {
         for (i, item) in unit.items.iter().enumerate() {
             self.cur_item = i;
             match item {
-                Item::Struct(s) => self.define_struct(s, i),
+                Item::Struct(s) => {
+                    self.define_struct(s, i);
+                    // Later items may take `sizeof` of it (and a struct is complete once
+                    // defined): lay the structs out now, not only at the end.
+                    let target = self.out.target;
+                    self.out.types.compute_struct_layouts(target);
+                }
                 Item::Enum(e) => self.declare_enum(e),
                 Item::Typedef(t) => self.declare_typedef(t),
                 Item::Global(d) => self.declare_globals(d, i),
