@@ -883,8 +883,8 @@ fn atomics_and_conflicting_scatters_go_in_lane_order() {
     assert_eq!(out.stats.atomics, 8);
 }
 
-/// A stack slot holds a varying value (consecutive elements at a uniform address);
-/// its address is dead once the frame pops.
+/// A stack slot holds a varying value (lane i's element at base + 4i, stored through
+/// per-lane addresses); its address is dead once the frame pops.
 #[test]
 fn stack_slots_live_as_long_as_their_frame() {
     let mut m = Module::new(4, 8);
@@ -903,12 +903,21 @@ fn stack_slots_live_as_long_as_their_frame() {
         let l = special(b, SpecialReg::LaneIndex);
         let k = b.iconst(VI32, 5);
         let v = b.binary(BinaryOp::Imul, l, k);
-        store(b, Space::Private, ss, v, None);
+        let four = b.iconst(VI32, 4);
+        let offset = b.binary(BinaryOp::Imul, l, four);
+        let offset = b.value(InstData::Convert {
+            op: spmdc::ir::ConvOp::Sext,
+            arg: offset,
+            to: Type::varying(spmdc::ir::Scalar::Ptr),
+        });
+        let base = b.value(InstData::Splat { arg: ss });
+        let lanes = b.binary(BinaryOp::Iadd, base, offset);
+        store(b, Space::Private, lanes, v, None);
         // Lane 3's element, read back as a uniform i32 at ss + 12.
         let twelve = b.iconst(Type::PTR, 12);
         let a3 = b.binary(BinaryOp::Iadd, ss, twelve);
         let x = load(b, Type::I32, Space::Private, a3, None);
-        let y = load(b, VI32, Space::Private, ss, None);
+        let y = load(b, VI32, Space::Private, lanes, None);
         let all = b.iconst(Type::MASK, 1);
         let s = lane_op(b, LaneOp::ReduceAdd, &[y, all]);
         let both = b.binary(BinaryOp::Iadd, x, s);

@@ -589,8 +589,12 @@ mod gen {
                     self.ins(InstData::SharedAddr { shared });
                 }
                 1 | 2 => {
-                    let ty = random_type(c);
                     let varying = c.flip();
+                    // A varying load needs a varying address.
+                    let ty = Type {
+                        varying: varying && c.flip(),
+                        ..random_type(c)
+                    };
                     let addr = self.ptr(c, varying);
                     let mask = self.opt_mask(c);
                     self.ins(InstData::Load {

@@ -106,7 +106,6 @@ pub enum Op {
         addr: Opnd,
         mask: Option<Opnd>,
         /// A uniform address of a varying value: lane `i` reads `addr + i * size`.
-        vector: bool,
         dst: Opnd,
     },
     Store {
@@ -489,13 +488,15 @@ impl<'a> Decoder<'a> {
                 mask,
             } => {
                 let a = self.opnd(*addr);
+                if ty.varying && !a.var {
+                    return Err("a varying load needs a varying address".to_string());
+                }
                 Op::Load {
                     scalar: ty.scalar,
                     size: self.size(ty.scalar),
                     space: *space,
                     addr: a,
                     mask: self.mask(*mask)?,
-                    vector: ty.varying && !a.var,
                     dst: dst()?,
                 }
             }
@@ -504,13 +505,19 @@ impl<'a> Decoder<'a> {
                 addr,
                 value,
                 mask,
-            } => Op::Store {
-                size: self.size(self.scalar(*value)),
-                space: *space,
-                addr: self.opnd(*addr),
-                value: self.opnd(*value),
-                mask: self.mask(*mask)?,
-            },
+            } => {
+                let (a, v) = (self.opnd(*addr), self.opnd(*value));
+                if v.var && !a.var {
+                    return Err("a varying store needs a varying address".to_string());
+                }
+                Op::Store {
+                    size: self.size(self.scalar(*value)),
+                    space: *space,
+                    addr: a,
+                    value: v,
+                    mask: self.mask(*mask)?,
+                }
+            }
             InstData::AtomicRmw {
                 op,
                 space,

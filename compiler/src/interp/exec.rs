@@ -534,9 +534,8 @@ impl Machine<'_> {
             })
     }
 
-    /// `load`: one access for a uniform result, else one per active lane (a gather
-    /// for a varying address, consecutive elements for a varying value at a uniform
-    /// address). Off lanes read as 0 and never touch memory.
+    /// `load`: one access for a uniform result, else a gather: one access per active
+    /// lane at its own address. Off lanes read as 0 and never touch memory.
     fn load(&mut self, g: &mut Gang, base: usize, op: &Op) -> Result<(), Fault> {
         let Op::Load {
             scalar,
@@ -544,7 +543,6 @@ impl Machine<'_> {
             space,
             addr,
             mask,
-            vector,
             dst,
         } = *op
         else {
@@ -555,10 +553,7 @@ impl Machine<'_> {
         let count = if dst.var { self.lanes } else { 1 };
         for i in 0..count {
             g.regs[d + i] = if m >> i & 1 != 0 || (!dst.var && m != 0) {
-                let mut a = lane(&g.regs, base, addr, i);
-                if vector {
-                    a = a.wrapping_add(i as u64 * u64::from(size));
-                }
+                let a = lane(&g.regs, base, addr, i);
                 canonical(self.read(g, a, size, space, i)?, scalar)
             } else {
                 0
@@ -567,9 +562,9 @@ impl Machine<'_> {
         Ok(())
     }
 
-    /// `store`: a uniform value at a uniform address is one access; a varying value at
-    /// a uniform address fills consecutive elements; a varying address scatters, lane
-    /// by lane in lane order (so of two lanes storing to one address the highest wins).
+    /// `store`: a uniform value at a uniform address is one access; a varying address
+    /// scatters, lane by lane in lane order (so of two lanes storing to one address the
+    /// highest wins).
     fn store(&mut self, g: &mut Gang, base: usize, op: &Op) -> Result<(), Fault> {
         let Op::Store {
             size,
@@ -592,10 +587,7 @@ impl Machine<'_> {
         }
         for i in 0..self.lanes {
             if m >> i & 1 != 0 {
-                let mut a = lane(&g.regs, base, addr, i);
-                if !addr.var {
-                    a = a.wrapping_add(i as u64 * u64::from(size));
-                }
+                let a = lane(&g.regs, base, addr, i);
                 let v = lane(&g.regs, base, value, i);
                 self.write(g, a, size, v, space, i)?;
             }

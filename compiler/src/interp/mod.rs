@@ -39,10 +39,9 @@
 //! null page, to a constant, through the wrong `space`, or into another gang's private
 //! memory stop the launch with an error naming the instruction's span, the function,
 //! the lane and the address. Lanes off in the mask never access memory (a masked-off
-//! load yields 0) and never fault. Per-lane address of a `load`/`store`: a varying
-//! address is used as is (gather/scatter); a uniform address with a varying loaded
-//! type or stored value addresses consecutive elements (lane `i` at `addr + i*size`,
-//! the layout of a varying value in memory); uniform with uniform is one access.
+//! load yields 0) and never fault. A varying `load`/`store` has a varying address and
+//! gathers/scatters lane by lane (the IR has no implicit consecutive form: a varying
+//! value at a uniform address is malformed); uniform with uniform is one access.
 //! Scatters and atomics go lane by lane in increasing lane order, so when lanes store
 //! to one address the highest active lane's value remains. Module globals are
 //! allocated (from `GlobalData::init`, zero-filled) by the first launch on a `Memory`

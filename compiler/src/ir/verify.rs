@@ -506,7 +506,10 @@ impl<'a> Verifier<'a> {
                     c.messages.push(format!("{shared} does not exist"));
                 }
             }
-            InstData::Load { addr, mask, .. } => c.memory(*addr, *mask),
+            InstData::Load { ty, addr, mask, .. } => {
+                c.memory(*addr, *mask);
+                c.load(*ty, *addr);
+            }
             InstData::Store {
                 addr, value, mask, ..
             } => {
@@ -878,6 +881,17 @@ impl Check<'_> {
     fn memory(&mut self, addr: Value, mask: Option<Value>) {
         self.kind(addr, |s| s == Scalar::Ptr, "a ptr address");
         self.optional_mask(mask);
+    }
+
+    /// A varying load reads one address per lane: it needs a varying address.
+    fn load(&mut self, ty: Type, addr: Value) {
+        if ty.varying && !self.ty(addr).varying {
+            let message = format!(
+                "varying load from a uniform address {}: load a uniform value and splat it, or compute one address per lane",
+                self.name(addr)
+            );
+            self.messages.push(message);
+        }
     }
 
     /// One uniform location cannot take a value per lane.
