@@ -405,3 +405,25 @@ fn run_json_holds_buffers_and_stats() {
     assert_eq!(v["buffers"]["y"], serde_json::json!([0.0, 2.0, 4.0, 6.0]));
     assert!(v["stats"]["dynamic_instructions"].as_u64().unwrap() > 0);
 }
+
+/// `spmdc FILE --emit ir` prints IR that the IR parser reads back to the same text.
+#[test]
+fn emit_ir_round_trips_through_the_parser() {
+    for target in ["nyuzi", "dac-gpu"] {
+        for path in common::spmd_files("examples") {
+            let name = common::display_name(&path);
+            let out = spmdc(&[name.as_str(), "--emit", "ir", "--target", target], None);
+            assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+            let text = stdout(&out);
+            let module = spmdc::ir::parse::parse_module(&text)
+                .unwrap_or_else(|e| panic!("{name} ({target}): {e:?}"));
+            spmdc::ir::verify::verify_module(&module)
+                .unwrap_or_else(|e| panic!("{name} ({target}): {e:?}"));
+            assert_eq!(
+                spmdc::ir::write::module_to_string(&module),
+                text,
+                "{name} ({target}) does not round-trip"
+            );
+        }
+    }
+}

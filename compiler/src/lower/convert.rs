@@ -68,7 +68,7 @@ impl FnLower<'_, '_> {
                 self.conv(ConvOp::FcvtFromUint, i, float_scalar(bits))
             }
             (Bool, Ptr) => {
-                let i = self.conv(ConvOp::Zext, x, Scalar::I64);
+                let i = self.to_ptr_int(x, false);
                 self.conv(ConvOp::Bitcast, i, Scalar::Ptr)
             }
             (Int { bits: fb, signed }, Int { bits: tb, .. }) => {
@@ -110,21 +110,18 @@ impl FnLower<'_, '_> {
                 };
                 self.conv(op, x, float_scalar(tb))
             }
-            (Int { bits, signed }, Ptr) => {
-                let w = if bits < 64 {
-                    let op = if signed { ConvOp::Sext } else { ConvOp::Zext };
-                    self.conv(op, x, Scalar::I64)
-                } else {
-                    x
-                };
+            (Int { signed, .. }, Ptr) => {
+                let w = self.to_ptr_int(x, signed);
                 self.conv(ConvOp::Bitcast, w, Scalar::Ptr)
             }
             (Ptr, Int { bits, .. }) => {
-                let w = self.conv(ConvOp::Bitcast, x, Scalar::I64);
-                if bits < 64 {
-                    self.conv(ConvOp::Ireduce, w, int_scalar(bits))
-                } else {
-                    w
+                // Addresses are unsigned: a wider integer gets them zero-extended.
+                let pi = self.ptr_int();
+                let w = self.conv(ConvOp::Bitcast, x, pi);
+                match bits.cmp(&pi.bits()) {
+                    std::cmp::Ordering::Less => self.conv(ConvOp::Ireduce, w, int_scalar(bits)),
+                    std::cmp::Ordering::Greater => self.conv(ConvOp::Zext, w, int_scalar(bits)),
+                    std::cmp::Ordering::Equal => w,
                 }
             }
             (Ptr, Ptr) => x,

@@ -308,8 +308,7 @@ impl FnLower<'_, '_> {
             Some(Num::Ptr) => {
                 let elem = self.cx.types.pointee(ty).unwrap_or(ty);
                 let size = self.cx.types.layout(elem, self.cx.checked.target).size as i64;
-                let d = self.iconst(Type::I64, if up { size } else { -size });
-                let d = self.conv(ir::ConvOp::Bitcast, d, Scalar::Ptr);
+                let d = self.ptr_offset_const(if up { size } else { -size });
                 self.bin(BinaryOp::Iadd, old, d)
             }
             Some(Num::Float { .. }) => {
@@ -448,10 +447,17 @@ impl FnLower<'_, '_> {
         match (l_is, r_is) {
             (true, true) => {
                 let size = lp.map_or(1, |p| self.cx.types.layout(p, target).size.max(1));
+                let pi = self.ptr_int();
                 let d = self.bin(BinaryOp::Isub, a, b);
-                let d = self.conv(ir::ConvOp::Bitcast, d, Scalar::I64);
-                let s = self.iconst(Type::I64, size as i64);
-                self.bin(BinaryOp::Sdiv, d, s)
+                let d = self.conv(ir::ConvOp::Bitcast, d, pi);
+                let s = self.iconst(Type::uniform(pi), i64::from(size));
+                let q = self.bin(BinaryOp::Sdiv, d, s);
+                // The difference of two pointers is an int64 in the language.
+                if pi == Scalar::I64 {
+                    q
+                } else {
+                    self.conv(ir::ConvOp::Sext, q, Scalar::I64)
+                }
             }
             (true, false) | (false, true) => {
                 let (p, pty, n, nty) = if l_is { (a, lp, b, rt) } else { (b, rp, a, lt) };

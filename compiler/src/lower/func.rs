@@ -256,6 +256,36 @@ impl<'m, 'a> FnLower<'m, 'a> {
         self.val(InstData::Iconst { ty, bits })
     }
 
+    /// The integer type as wide as a pointer on the target: pointer arithmetic wraps at
+    /// this width.
+    pub fn ptr_int(&self) -> Scalar {
+        if self.cx.checked.target.pointer_size == 4 {
+            Scalar::I32
+        } else {
+            Scalar::I64
+        }
+    }
+
+    /// An integer or `bool` value at pointer width (`signed` says how to widen).
+    pub fn to_ptr_int(&mut self, x: Value, signed: bool) -> Value {
+        let (from, to) = (self.ty(x).scalar, self.ptr_int());
+        if from == to {
+            x
+        } else if from == Scalar::Bool || (!signed && from.bits() < to.bits()) {
+            self.conv(ConvOp::Zext, x, to)
+        } else if from.bits() < to.bits() {
+            self.conv(ConvOp::Sext, x, to)
+        } else {
+            self.conv(ConvOp::Ireduce, x, to)
+        }
+    }
+
+    /// A constant byte offset as a `ptr`.
+    pub fn ptr_offset_const(&mut self, bytes: i64) -> Value {
+        let i = self.iconst(Type::uniform(self.ptr_int()), bytes);
+        self.conv(ConvOp::Bitcast, i, Scalar::Ptr)
+    }
+
     pub fn fconst(&mut self, ty: Type, v: f64) -> Value {
         let v = if ty.scalar == Scalar::F32 {
             v as f32 as f64

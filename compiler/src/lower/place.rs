@@ -49,8 +49,7 @@ impl FnLower<'_, '_> {
         if offset == 0 {
             return Place { ty, ..p };
         }
-        let off = self.iconst(Type::I64, offset as i64);
-        let off = self.conv(ConvOp::Bitcast, off, Scalar::Ptr);
+        let off = self.ptr_offset_const(i64::from(offset));
         let addr = self.bin(BinaryOp::Iadd, p.addr, off);
         Place { addr, ty, ..p }
     }
@@ -58,14 +57,8 @@ impl FnLower<'_, '_> {
     /// `index * size` as a `ptr`-typed byte offset (index: any integer, `signed` says
     /// how to widen it).
     pub fn scaled_index(&mut self, index: Value, signed: bool, size: u32) -> Value {
-        let t = self.ty(index);
-        let wide = match t.scalar {
-            Scalar::I64 => index,
-            Scalar::Bool => self.conv(ConvOp::Zext, index, Scalar::I64),
-            _ if signed => self.conv(ConvOp::Sext, index, Scalar::I64),
-            _ => self.conv(ConvOp::Zext, index, Scalar::I64),
-        };
-        let size = self.iconst(Type::I64, size as i64);
+        let wide = self.to_ptr_int(index, signed);
+        let size = self.iconst(Type::uniform(self.ptr_int()), i64::from(size));
         let bytes = self.bin(BinaryOp::Imul, wide, size);
         self.conv(ConvOp::Bitcast, bytes, Scalar::Ptr)
     }
