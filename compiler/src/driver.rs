@@ -187,19 +187,37 @@ pub enum RunError {
     Trap(interp::RuntimeError),
 }
 
-/// Lowers a cleanly checked program to IR for the target it was checked for.
+/// Lowers a cleanly checked program to IR for the target it was checked for. Debug
+/// builds (and so every test) run the IR verifier on the result; a failure there is a
+/// compiler bug, reported as such rather than run.
 pub fn lower_front(front: &FrontResult) -> Result<crate::ir::Module, Vec<Diagnostic>> {
-    match &front.checked {
+    let module = match &front.checked {
         Some(checked) if !front.diags.has_errors() => {
-            lower::lower(&front.unit, checked, &front.interner, &front.sources)
+            lower::lower(&front.unit, checked, &front.interner, &front.sources)?
         }
-        _ => Err(front
-            .diags
-            .iter()
-            .filter(|d| d.is_error())
-            .cloned()
-            .collect()),
+        _ => {
+            return Err(front
+                .diags
+                .iter()
+                .filter(|d| d.is_error())
+                .cloned()
+                .collect())
+        }
+    };
+    if cfg!(debug_assertions) {
+        if let Err(errors) = crate::ir::verify::verify_module(&module) {
+            return Err(errors
+                .iter()
+                .map(|e| {
+                    Diagnostic::error(
+                        codes::INTERNAL_ERROR,
+                        format!("internal compiler error: lowering produced invalid IR: {e}"),
+                    )
+                })
+                .collect());
+        }
     }
+    Ok(module)
 }
 
 /// Runs an entry of a checked program on the reference interpreter: lowers it, binds

@@ -155,6 +155,7 @@ codes! {
     NO_SUCH_ENTRY = "E0900": "the entry point named on the command line does not exist";
     UNSUPPORTED_EMIT = "E0901": "an `--emit` stage that this target cannot produce yet";
     INPUT_UNREADABLE = "E0902": "the input file cannot be read";
+    INTERNAL_ERROR = "E0999": "an internal compiler error: a bug in spmdc, not in the program";
     NOT_SUPPORTED_YET = "E0903": "a construct or standard library function that lowering to IR does not support yet";
 
     // ---- warnings
