@@ -103,11 +103,9 @@ fn lower_corpora(lanes: u32) -> Vec<String> {
 const UNSUPPORTED: &[&str] = &[
     "tests/ispc/transcendental.spmd",
     "tests/parse/stdlib_calls.spmd",
-    "tests/conformance/stdlib_atomic_int64_float.spmd",
     "tests/conformance/stdlib_exp_log.spmd",
     "tests/conformance/stdlib_inverse_trig.spmd",
     "tests/conformance/stdlib_ldexp_frexp.spmd",
-    "tests/conformance/stdlib_memory_barrier_clock.spmd",
     "tests/conformance/stdlib_pow_cbrt.spmd",
     "tests/conformance/stdlib_sincos.spmd",
     "tests/conformance/stdlib_trig.spmd",
@@ -226,16 +224,14 @@ fn ispc_tests_run_32() {
 
 /// Programs that do not pass end to end yet (the assertion message gives each one's
 /// reason when the list is out of date). Those not commented are not lowered (E0903:
-/// transcendentals, float atomics, `clock`).
+/// transcendentals).
 const KNOWN_FAILURES_16: &[&str] = &[
     // The test expects the `else` branch for every lane, but lanes 3.. have a > 3.
     "tests/ispc/cif_reduce_rotate.spmd",
     "tests/ispc/transcendental.spmd",
-    "tests/conformance/stdlib_atomic_int64_float.spmd",
     "tests/conformance/stdlib_exp_log.spmd",
     "tests/conformance/stdlib_inverse_trig.spmd",
     "tests/conformance/stdlib_ldexp_frexp.spmd",
-    "tests/conformance/stdlib_memory_barrier_clock.spmd",
     "tests/conformance/stdlib_pow_cbrt.spmd",
     "tests/conformance/stdlib_sincos.spmd",
     "tests/conformance/stdlib_trig.spmd",

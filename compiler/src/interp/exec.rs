@@ -485,6 +485,10 @@ impl Machine<'_> {
             SpecialReg::GridDimY => geo.grid_dim.y.into(),
             SpecialReg::GridDimZ => geo.grid_dim.z.into(),
             SpecialReg::GangIndex => g.index as u64,
+            SpecialReg::Clock => {
+                g.regs[d] = self.stats.dynamic_instructions;
+                return;
+            }
             _ => 0,
         };
         let count = if dst.var { self.lanes } else { 1 };

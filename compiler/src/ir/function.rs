@@ -4,7 +4,7 @@ use cranelift_entity::{PrimaryMap, SecondaryMap};
 use smallvec::SmallVec;
 
 use super::entities::{Block, FuncRef, GlobalVar, Inst, SharedVar, StackSlot, StrConst, Value};
-use super::instructions::{InstData, LaneOp};
+use super::instructions::{InstData, LaneOp, SpecialReg};
 use super::types::{Scalar, Type};
 use crate::source::Span;
 
@@ -209,7 +209,11 @@ pub fn result_type(
         }),
         InstData::Splat { arg } => Some(value_ty(*arg).to_varying()),
         InstData::Special { reg } => Some(Type {
-            scalar: Scalar::I32,
+            scalar: if *reg == SpecialReg::Clock {
+                Scalar::I64
+            } else {
+                Scalar::I32
+            },
             varying: reg.is_varying(),
         }),
         InstData::Lane { op, args } => {

@@ -161,8 +161,8 @@ named_enum! {
 }
 
 named_enum! {
-    /// Lane and launch indices. All are `i32`; only the lane index and the thread
-    /// index components are varying.
+    /// Lane and launch indices, and the clock. All are `i32` except the clock (`i64`);
+    /// only the lane index and the thread index components are varying.
     SpecialReg {
         /// `programIndex`: the lane within the gang.
         LaneIndex = "lane_index",
@@ -182,6 +182,9 @@ named_enum! {
         GridDimZ = "grid_dim.z",
         /// The linear index of this gang within its block.
         GangIndex = "gang_index",
+        /// `clock()`: a counter that never goes backwards (uniform `i64`); the
+        /// interpreter gives the number of instructions executed so far.
+        Clock = "clock",
     }
 }
 

@@ -681,7 +681,7 @@ impl FnLower<'_, '_> {
                 Val::None
             }
             Res::Func(fid) => {
-                if self.cx.abis.contains_key(&fid) {
+                if self.cx.abis.contains_key(&fid) || self.cx.declare_stdlib_body(fid) {
                     self.user_call(fid, args, ty)
                 } else if self.cx.checked.funcs[fid].from_stdlib {
                     let fname = self.cx.name(name);

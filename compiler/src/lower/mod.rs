@@ -62,10 +62,12 @@ pub fn lower(
     let mut cx = ModCx::new(unit, checked, interner);
     cx.declare_functions();
     globals::lower_globals(&mut cx);
-    let order = cx.order.clone();
-    let mut funcs = Vec::with_capacity(order.len());
+    let mut funcs = Vec::with_capacity(cx.order.len());
     let mut seen: FxHashMap<String, u32> = FxHashMap::default();
-    for id in order {
+    // Stdlib functions with bodies join `order` when first called (see `stdlib`).
+    let mut i = 0;
+    while let Some(&id) = cx.order.get(i) {
+        i += 1;
         let mut f = func::lower_function(&mut cx, id);
         // Overloads share a source name: later ones get `.1`, `.2`, ...
         let n = seen.entry(f.name.clone()).or_insert(0);
@@ -151,39 +153,51 @@ impl<'a> ModCx<'a> {
         self.interner.resolve(sym)
     }
 
-    /// Assigns a [`FuncRef`] and an IR signature to every defined function.
+    /// Assigns a [`FuncRef`] and an IR signature to every defined function of the
+    /// user's program; the stdlib's are declared when first called.
     fn declare_functions(&mut self) {
-        let defined: Vec<FuncId> = self.checked.defined_funcs().map(|(id, _)| id).collect();
-        for (i, id) in defined.iter().enumerate() {
-            let info = &self.checked.funcs[*id];
-            let mut params = Vec::new();
-            let sret = types::is_aggregate(&self.types, info.ret);
-            if sret {
-                params.push(ir::Type::PTR);
-            }
-            for p in &info.params {
-                params.push(self.abi_type(p.ty));
-            }
-            let ret = if sret || self.types.is_void(info.ret) {
-                None
-            } else {
-                Some(self.abi_type(info.ret))
-            };
-            let sig = Signature {
-                params,
-                ret,
-                takes_mask: !info.flags.unmasked,
-            };
-            self.abis.insert(
-                *id,
-                CallAbi {
-                    func: FuncRef::new(i),
-                    sig,
-                    sret,
-                },
-            );
+        let defined: Vec<FuncId> = self
+            .checked
+            .defined_funcs()
+            .filter(|(_, f)| !f.from_stdlib)
+            .map(|(id, _)| id)
+            .collect();
+        for id in defined {
+            self.declare_function(id);
         }
-        self.order = defined;
+    }
+
+    /// Assigns the next [`FuncRef`] and an IR signature to defined function `id`.
+    fn declare_function(&mut self, id: FuncId) {
+        let i = self.order.len();
+        let info = &self.checked.funcs[id];
+        let mut params = Vec::new();
+        let sret = types::is_aggregate(&self.types, info.ret);
+        if sret {
+            params.push(ir::Type::PTR);
+        }
+        for p in &info.params {
+            params.push(self.abi_type(p.ty));
+        }
+        let ret = if sret || self.types.is_void(info.ret) {
+            None
+        } else {
+            Some(self.abi_type(info.ret))
+        };
+        let sig = Signature {
+            params,
+            ret,
+            takes_mask: !info.flags.unmasked,
+        };
+        self.abis.insert(
+            id,
+            CallAbi {
+                func: FuncRef::new(i),
+                sig,
+                sret,
+            },
+        );
+        self.order.push(id);
     }
 
     /// The IR type a value of `ty` is passed as: aggregates by (uniform) address.

@@ -1,17 +1,38 @@
 //! The standard library functions without bodies, lowered at the call site by name:
 //! cross-lane operations to `Lane` instructions, math to instruction sequences, atomics
-//! to `atomic_rmw`/`atomic_cas`. Functions not implemented here (the transcendentals)
-//! are reported with E0903 naming the function.
+//! to `atomic_rmw`/`atomic_cas` (float ones to compare-and-swap loops), `clock` to a
+//! special register. Functions not implemented here are reported with E0903 naming the
+//! function.
+//!
+//! Stdlib functions *with* bodies (the transcendentals, written in the language in
+//! `stdlib/stdlib.spmd`) are ordinary functions, declared and lowered only when a
+//! program calls them ([`ModCx::declare_stdlib_body`]), so a module holds just the ones
+//! it uses.
 
 use super::func::{FnLower, Val};
 use super::place::Place;
 use super::types::{ir_type, num_of, Num};
+use super::ModCx;
 use crate::front::ast::Expr;
-use crate::front::sema::TypeId;
+use crate::front::sema::{FuncId, TypeId};
+use crate::ir::builder::FuncBuilder;
 use crate::ir::{
-    AtomicOp, BinaryOp, ConvOp, FloatCC, InstData, IntCC, LaneOp, Scalar, Space, Type, UnaryOp,
-    Value,
+    AtomicOp, BinaryOp, Block, ConvOp, FloatCC, InstData, IntCC, LaneOp, Scalar, Space, SpecialReg,
+    Type, UnaryOp, Value,
 };
+
+impl ModCx<'_> {
+    /// Declares stdlib function `fid` on its first call when it has a body (it is then
+    /// lowered with the program's functions); false when it has none.
+    pub(super) fn declare_stdlib_body(&mut self, fid: FuncId) -> bool {
+        let f = &self.checked.funcs[fid];
+        if !f.from_stdlib || f.def_item.is_none() {
+            return false;
+        }
+        self.declare_function(fid);
+        true
+    }
+}
 
 impl FnLower<'_, '_> {
     /// A call of stdlib function `name` (overload already chosen by sema).
@@ -114,6 +135,7 @@ impl FnLower<'_, '_> {
                 self.saturating(&name[11..], a?, c.vals[1], n0?)?
             }
             ("lanemask", 0) => self.lane(LaneOp::Ballot, &[m]),
+            ("clock", 0) => self.special(SpecialReg::Clock),
             ("broadcast", 2) => {
                 let x = self.lane(LaneOp::Extract, &[a?, c.vals[1]]);
                 self.splat(x)
@@ -385,16 +407,23 @@ impl FnLower<'_, '_> {
             ("or", _) => AtomicOp::Or,
             ("xor", _) => AtomicOp::Xor,
             ("swap", _) => AtomicOp::Xchg,
-            ("min", false) if !float => AtomicOp::Smin,
-            ("max", false) if !float => AtomicOp::Smax,
+            ("min", false) => AtomicOp::Smin,
+            ("max", false) => AtomicOp::Smax,
             ("min", true) => AtomicOp::Umin,
             ("max", true) => AtomicOp::Umax,
             _ => return None,
         };
-        // The IR's read-modify-write operations are integer only (a float add would
-        // need a compare-and-swap loop): not supported yet.
+        // The IR's read-modify-write operations are integer only: float ones are
+        // compare-and-swap loops.
         if float && aop != AtomicOp::Xchg {
-            return None;
+            let fop = match aop {
+                AtomicOp::Add => BinaryOp::Fadd,
+                AtomicOp::Sub => BinaryOp::Fsub,
+                AtomicOp::Smin => BinaryOp::Fmin,
+                AtomicOp::Smax => BinaryOp::Fmax,
+                _ => return None,
+            };
+            return Some(self.float_atomic(fop, addr, *c.vals.get(1)?, c.rt?));
         }
         Some(self.val(InstData::AtomicRmw {
             op: aop,
@@ -403,6 +432,77 @@ impl FnLower<'_, '_> {
             value: *c.vals.get(1)?,
             mask: Some(m),
         }))
+    }
+}
+
+impl FnLower<'_, '_> {
+    /// A float read-modify-write `*addr = *addr op value` for every lane on (once when
+    /// `rt` is uniform), as a compare-and-swap loop on the bits: each round every
+    /// pending lane loads its location, computes the new value and tries to swap it in;
+    /// lanes whose location changed since their load retry. The interpreter runs a
+    /// CAS lane by lane, so the lowest pending lane always succeeds and the loop ends
+    /// after at most one round per lane. The result is each lane's old value.
+    fn float_atomic(&mut self, op: BinaryOp, addr: Value, value: Value, rt: Type) -> Value {
+        let m = self.cur_mask();
+        let it = rt.with_scalar(if rt.scalar == Scalar::F64 {
+            Scalar::I64
+        } else {
+            Scalar::I32
+        });
+        let (addr, value) = if rt.varying {
+            (self.splat(addr), self.splat(value))
+        } else {
+            (addr, value)
+        };
+        let any0 = self.any(m);
+        let pending0 = if rt.varying { m } else { any0 };
+        let zero = self.zero(rt);
+        let body = self.new_block();
+        let exit = self.new_block();
+        let pending = self.func.append_block_param(body, self.ty(pending0));
+        let acc = self.func.append_block_param(body, rt);
+        let result = self.func.append_block_param(exit, rt);
+        self.brif_args(any0, body, &[pending0, zero], exit, &[zero]);
+        self.switch_to(body);
+        let mask = if rt.varying { pending } else { m };
+        let cur = self.load_raw(rt, Space::Generic, addr, Some(mask));
+        let new = self.bin(op, cur, value);
+        let cur_bits = self.conv(ConvOp::Bitcast, cur, it.scalar);
+        let new_bits = self.conv(ConvOp::Bitcast, new, it.scalar);
+        let old_bits = self.val(InstData::AtomicCas {
+            space: Space::Generic,
+            addr,
+            expected: cur_bits,
+            replacement: new_bits,
+            mask: Some(mask),
+        });
+        let swapped = self.icmp(IntCC::Eq, old_bits, cur_bits);
+        let swapped = self.and(swapped, pending);
+        let acc = self.select(swapped, cur, acc);
+        let not_swapped = self.not(swapped);
+        let pending = self.and(pending, not_swapped);
+        let again = if rt.varying {
+            self.any(pending)
+        } else {
+            pending
+        };
+        self.brif_args(again, body, &[pending, acc], exit, &[acc]);
+        self.switch_to(exit);
+        result
+    }
+
+    fn brif_args(
+        &mut self,
+        c: Value,
+        then_b: Block,
+        then_a: &[Value],
+        else_b: Block,
+        else_a: &[Value],
+    ) {
+        let mut b = FuncBuilder::new(&mut self.func);
+        b.switch_to(self.block);
+        b.set_span(self.span);
+        b.brif(c, then_b, then_a, else_b, else_a);
     }
 }
 
