@@ -99,17 +99,8 @@ fn lower_corpora(lanes: u32) -> Vec<String> {
     unsupported
 }
 
-/// Programs that use something lowering does not implement yet (transcendentals).
-const UNSUPPORTED: &[&str] = &[
-    "tests/ispc/transcendental.spmd",
-    "tests/parse/stdlib_calls.spmd",
-    "tests/conformance/stdlib_exp_log.spmd",
-    "tests/conformance/stdlib_inverse_trig.spmd",
-    "tests/conformance/stdlib_ldexp_frexp.spmd",
-    "tests/conformance/stdlib_pow_cbrt.spmd",
-    "tests/conformance/stdlib_sincos.spmd",
-    "tests/conformance/stdlib_trig.spmd",
-];
+/// Programs that use something lowering does not implement yet (none at the moment).
+const UNSUPPORTED: &[&str] = &[];
 
 #[test]
 fn corpora_lower_and_verify_16() {
@@ -223,18 +214,10 @@ fn ispc_tests_run_32() {
 }
 
 /// Programs that do not pass end to end yet (the assertion message gives each one's
-/// reason when the list is out of date). Those not commented are not lowered (E0903:
-/// transcendentals).
+/// reason when the list is out of date).
 const KNOWN_FAILURES_16: &[&str] = &[
     // The test expects the `else` branch for every lane, but lanes 3.. have a > 3.
     "tests/ispc/cif_reduce_rotate.spmd",
-    "tests/ispc/transcendental.spmd",
-    "tests/conformance/stdlib_exp_log.spmd",
-    "tests/conformance/stdlib_inverse_trig.spmd",
-    "tests/conformance/stdlib_ldexp_frexp.spmd",
-    "tests/conformance/stdlib_pow_cbrt.spmd",
-    "tests/conformance/stdlib_sincos.spmd",
-    "tests/conformance/stdlib_trig.spmd",
 ];
 
 const KNOWN_FAILURES_32: &[&str] = KNOWN_FAILURES_16;
