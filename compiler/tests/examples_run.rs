@@ -278,34 +278,39 @@ fn repo_root() -> PathBuf {
     common::repo_root()
 }
 
-fn tmp_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("examples_run");
+/// A fresh scratch directory for one run, private to this process (other checkouts
+/// may run this test at the same time in the shared target directory); removed by
+/// the caller after the run.
+fn scratch_dir(tag: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("examples_run")
+        .join(format!("{}-{tag}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 
-/// Writes a buffer as raw little-endian elements; returns the `@path` SPEC.
-fn buffer_file(tag: &str, v: &Val) -> String {
+/// Writes a buffer as raw little-endian elements in `dir`; returns the `@path` SPEC.
+fn buffer_file(dir: &Path, name: &str, v: &Val) -> String {
     let mut bytes = Vec::new();
     match v {
         Val::Iv(v) => v.iter().for_each(|x| bytes.extend(x.to_le_bytes())),
         Val::Fv(v) => v.iter().for_each(|x| bytes.extend(x.to_le_bytes())),
         _ => unreachable!(),
     }
-    let path = tmp_dir().join(format!("{tag}.bin"));
+    let path = dir.join(format!("{name}.bin"));
     std::fs::write(&path, bytes).unwrap();
     format!("@{}", path.display())
 }
 
-/// The arguments as `--arg` strings; buffers go through files named after `tag`.
-fn arg_strings(args: &Args, tag: &str) -> Vec<String> {
+/// The arguments as `--arg` strings; buffers go through files in `dir`.
+fn arg_strings(args: &Args, dir: &Path) -> Vec<String> {
     args.0
         .iter()
         .map(|(name, v)| match v {
             Val::I(x) => format!("{name}={x}"),
             // `{:?}` prints the shortest digits that read back to the same f32.
             Val::F(x) => format!("{name}={x:?}"),
-            _ => format!("{name}={}", buffer_file(&format!("{tag}-{name}"), v)),
+            _ => format!("{name}={}", buffer_file(dir, name, v)),
         })
         .collect()
 }
@@ -326,12 +331,13 @@ fn run_lib(
 ) -> Result<(Shape, Buffers), String> {
     let path = repo_root().join("examples").join(k.file);
     let text = std::fs::read_to_string(&path).unwrap();
-    let args = arg_strings(&l.args, tag);
+    let dir = scratch_dir(tag);
+    let args = arg_strings(&l.args, &dir);
     let grid = l.grid.map(dims);
     let block = l.block.map(dims);
     let entry = k.entry.to_string();
     let max_steps = l.max_steps.unwrap_or(MAX_STEPS);
-    driver::with_big_stack(move || {
+    let outcome = driver::with_big_stack(move || {
         let options = FrontOptions {
             target: sema::Target {
                 program_count,
@@ -373,7 +379,9 @@ fn run_lib(
             buffers.insert(name.clone(), v);
         }
         Ok((shape, buffers))
-    })
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    outcome
 }
 
 /// Checks every buffer of a run against the reference (unnamed buffers against the
@@ -718,9 +726,19 @@ fn write_board(dir: &Path) {
 /// Runs a header command with the `spmdc` binary (in a scratch directory, the example
 /// given by absolute path) and checks every buffer against the reference.
 fn run_header_command(k: &Kernel, cmd: &HeaderCommand, pc: u32) -> Result<(), String> {
-    let dir = tmp_dir().join(format!("header-{}-pc{pc}", k.id.replace('/', "-")));
-    std::fs::create_dir_all(&dir).unwrap();
-    write_board(&dir);
+    let dir = scratch_dir(&format!("header-{}-pc{pc}", k.id.replace('/', "-")));
+    let outcome = run_header_command_in(k, cmd, pc, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    outcome
+}
+
+fn run_header_command_in(
+    k: &Kernel,
+    cmd: &HeaderCommand,
+    pc: u32,
+    dir: &Path,
+) -> Result<(), String> {
+    write_board(dir);
     let mut words = cmd.words.clone();
     let file = &mut words[1];
     *file = repo_root().join(file.as_str()).display().to_string();
@@ -738,7 +756,7 @@ fn run_header_command(k: &Kernel, cmd: &HeaderCommand, pc: u32) -> Result<(), St
                     .find(|(n, _)| *n == name)
                     .unwrap_or_else(|| panic!("`{name}` is not a parameter"))
                     .1;
-                args.0.insert(name.to_string(), materialize(spec, ty, &dir));
+                args.0.insert(name.to_string(), materialize(spec, ty, dir));
             }
             "--grid" => grid = parse_dims(&words[i + 1]),
             "--block" => block = parse_dims(&words[i + 1]),
@@ -760,7 +778,7 @@ fn run_header_command(k: &Kernel, cmd: &HeaderCommand, pc: u32) -> Result<(), St
     words.push(MAX_STEPS.to_string());
     let out = Command::new(env!("CARGO_BIN_EXE_spmdc"))
         .args(&words)
-        .current_dir(&dir)
+        .current_dir(dir)
         .output()
         .expect("run spmdc");
     let stdout = String::from_utf8_lossy(&out.stdout);
