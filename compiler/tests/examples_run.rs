@@ -49,35 +49,7 @@ struct KnownFailure {
 
 /// Checked exactly: each listed launch must fail with its message, and every launch
 /// not listed must pass.
-const KNOWN_FAILURES: &[KnownFailure] = &[
-    KnownFailure {
-        kernel: "mandelbrot",
-        launch: "8x37-band5-30",
-        program_count: 16,
-        message: "step limit of 2000000 instructions exceeded",
-        why: BUG_CONTINUE_ALL_LANES,
-    },
-    KnownFailure {
-        kernel: "mandelbrot",
-        launch: "8x37-band5-30",
-        program_count: 32,
-        message: "step limit of 2000000 instructions exceeded",
-        why: BUG_CONTINUE_ALL_LANES,
-    },
-];
-
-/// Lowering: after a varying `continue` (or `break`) taken by every active lane, the
-/// rest of the loop body still runs, with an empty mask. A uniform loop there never
-/// ends, since its uniform counter update, like any statement no instance reaches,
-/// does not happen. Rows 32-36 of the 37 (one gang pass) all lie past rowEnd = 30, so
-/// every lane continues and the column loop spins. Reduced:
-///   for (uniform int k = 0; k < 1; ++k) {
-///       if (programIndex < lo) continue;        // lo = programCount: all lanes
-///       for (uniform int i = 0; i < 2; ++i) out[programIndex] += 1;   // spins
-///   }
-/// A varying `return` taken by every lane does skip the rest of the function.
-const BUG_CONTINUE_ALL_LANES: &str =
-    "a varying continue taken by every lane runs the rest of the body with no lane active";
+const KNOWN_FAILURES: &[KnownFailure] = &[];
 
 // ---------------------------------------------------------------------------------
 // Values, launches and expectations
@@ -1590,7 +1562,7 @@ fn laplacian3d_ref(a: &Args, s: &Shape) -> Outputs {
 // mandelbrot: ISPC-style, rows over the lanes (the header's command runs the full
 // 64 x 48 image at 256 iterations). The band launches skip rows with the varying
 // `continue`; in `8x37-band5-30` a whole gang of rows lies past the band, so every
-// active lane continues (see KNOWN_FAILURES).
+// active lane continues and the column loop must stop at once (it once spun forever).
 
 fn mandelbrot_args(w: usize, h: usize, rows: (i32, i32), max_iter: i32) -> Args {
     Args::new(vec![

@@ -185,7 +185,15 @@ impl FnLower<'_, '_> {
             s
         });
         let continued = has_continue(body).then(|| self.mask_slot());
-        let may_shrink = live.is_some() || self.func_live.is_some();
+        // Whether the mask can be empty at the test, so that the loop must stop when no
+        // lane is left: its own `live` lanes may all break, lanes may return, and inside
+        // another loop, a switch or a varying region every lane may already have left
+        // by `continue`/`break`/`return` (a uniform loop run with no lane on would never
+        // end, its uniform updates being skipped).
+        let may_shrink = live.is_some()
+            || self.func_live.is_some()
+            || !self.flows.is_empty()
+            || self.varying_depth > 0;
         let body_b = self.new_block();
         let cont = self.new_block();
         let header = if do_while { cont } else { self.new_block() };
