@@ -399,6 +399,78 @@ impl TrapCode {
     }
 }
 
+/// Visits every value operand of an instruction in a fixed order: the one traversal
+/// behind [`InstData::operands`] and [`InstData::map_operands`]. `$iter` is `iter` or
+/// `iter_mut`, matching the reference the instruction is borrowed through.
+macro_rules! each_operand {
+    ($data:expr, $iter:ident, $f:expr) => {{
+        let mut f = $f;
+        match $data {
+            InstData::Iconst { .. }
+            | InstData::Fconst { .. }
+            | InstData::Special { .. }
+            | InstData::StackAddr { .. }
+            | InstData::GlobalAddr { .. }
+            | InstData::SharedAddr { .. }
+            | InstData::Barrier
+            | InstData::Trap { .. } => {}
+            InstData::Unary { arg, .. }
+            | InstData::Convert { arg, .. }
+            | InstData::Splat { arg } => f(arg),
+            InstData::Binary { args, .. }
+            | InstData::Icmp { args, .. }
+            | InstData::Fcmp { args, .. } => args.$iter().for_each(&mut f),
+            InstData::Select { args } => args.$iter().for_each(&mut f),
+            InstData::Lane { args, .. } => args.$iter().for_each(&mut f),
+            InstData::Load { addr, mask, .. } => {
+                f(addr);
+                mask.$iter().for_each(&mut f);
+            }
+            InstData::Store {
+                addr, value, mask, ..
+            }
+            | InstData::AtomicRmw {
+                addr, value, mask, ..
+            } => {
+                f(addr);
+                f(value);
+                mask.$iter().for_each(&mut f);
+            }
+            InstData::AtomicCas {
+                addr,
+                expected,
+                replacement,
+                mask,
+                ..
+            } => {
+                f(addr);
+                f(expected);
+                f(replacement);
+                mask.$iter().for_each(&mut f);
+            }
+            InstData::Call { args, mask, .. } => {
+                args.$iter().for_each(&mut f);
+                mask.$iter().for_each(&mut f);
+            }
+            InstData::Print { args, mask, .. } => {
+                args.$iter().for_each(&mut f);
+                mask.$iter().for_each(&mut f);
+            }
+            InstData::Jump { dest } => dest.args.$iter().for_each(&mut f),
+            InstData::Brif {
+                cond,
+                then_dest,
+                else_dest,
+            } => {
+                f(cond);
+                then_dest.args.$iter().for_each(&mut f);
+                else_dest.args.$iter().for_each(&mut f);
+            }
+            InstData::Return { value } => value.$iter().for_each(&mut f),
+        }
+    }};
+}
+
 impl InstData {
     /// Whether this instruction ends a block.
     pub fn is_terminator(&self) -> bool {
@@ -427,68 +499,13 @@ impl InstData {
     /// Every value operand, in order (mask included; branch arguments included).
     pub fn operands(&self) -> SmallVec<[Value; 8]> {
         let mut v: SmallVec<[Value; 8]> = SmallVec::new();
-        match self {
-            InstData::Iconst { .. }
-            | InstData::Fconst { .. }
-            | InstData::Special { .. }
-            | InstData::StackAddr { .. }
-            | InstData::GlobalAddr { .. }
-            | InstData::SharedAddr { .. }
-            | InstData::Barrier
-            | InstData::Trap { .. } => {}
-            InstData::Unary { arg, .. }
-            | InstData::Convert { arg, .. }
-            | InstData::Splat { arg } => v.push(*arg),
-            InstData::Binary { args, .. }
-            | InstData::Icmp { args, .. }
-            | InstData::Fcmp { args, .. } => v.extend_from_slice(args),
-            InstData::Select { args } => v.extend_from_slice(args),
-            InstData::Lane { args, .. } => v.extend_from_slice(args),
-            InstData::Load { addr, mask, .. } => {
-                v.push(*addr);
-                v.extend(*mask);
-            }
-            InstData::Store {
-                addr, value, mask, ..
-            }
-            | InstData::AtomicRmw {
-                addr, value, mask, ..
-            } => {
-                v.push(*addr);
-                v.push(*value);
-                v.extend(*mask);
-            }
-            InstData::AtomicCas {
-                addr,
-                expected,
-                replacement,
-                mask,
-                ..
-            } => {
-                v.extend_from_slice(&[*addr, *expected, *replacement]);
-                v.extend(*mask);
-            }
-            InstData::Call { args, mask, .. } => {
-                v.extend_from_slice(args);
-                v.extend(*mask);
-            }
-            InstData::Print { args, mask, .. } => {
-                v.extend_from_slice(args);
-                v.extend(*mask);
-            }
-            InstData::Jump { dest } => v.extend_from_slice(&dest.args),
-            InstData::Brif {
-                cond,
-                then_dest,
-                else_dest,
-            } => {
-                v.push(*cond);
-                v.extend_from_slice(&then_dest.args);
-                v.extend_from_slice(&else_dest.args);
-            }
-            InstData::Return { value } => v.extend(*value),
-        }
+        each_operand!(self, iter, |x: &Value| v.push(*x));
         v
+    }
+
+    /// Replaces every value operand `x` by `f(x)`, in the order of [`InstData::operands`].
+    pub fn map_operands(&mut self, mut f: impl FnMut(Value) -> Value) {
+        each_operand!(self, iter_mut, |x: &mut Value| *x = f(*x));
     }
 
     /// The branch targets of a terminator.

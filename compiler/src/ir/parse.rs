@@ -1166,7 +1166,7 @@ impl<'s> FunctionBuilder<'s> {
         }
         let mut data = inst.data.clone();
         let values = &self.values;
-        map_values(&mut data, |v| values.get(&v.as_u32()).copied().unwrap_or(v));
+        data.map_operands(|v| values.get(&v.as_u32()).copied().unwrap_or(v));
         map_blocks(&mut data, |b| {
             self.blocks.get(&b.as_u32()).copied().unwrap_or(b)
         });
@@ -1267,72 +1267,6 @@ impl<'s> FunctionBuilder<'s> {
         };
         self.errors.push(syntax.pos.error(message));
         false
-    }
-}
-
-/// Applies `f` to every value operand of `data`, in place.
-fn map_values(data: &mut InstData, mut f: impl FnMut(Value) -> Value) {
-    let mut one = |v: &mut Value| *v = f(*v);
-    match data {
-        InstData::Iconst { .. }
-        | InstData::Fconst { .. }
-        | InstData::Special { .. }
-        | InstData::StackAddr { .. }
-        | InstData::GlobalAddr { .. }
-        | InstData::SharedAddr { .. }
-        | InstData::Barrier
-        | InstData::Trap { .. } => {}
-        InstData::Unary { arg, .. } | InstData::Convert { arg, .. } | InstData::Splat { arg } => {
-            one(arg)
-        }
-        InstData::Binary { args, .. }
-        | InstData::Icmp { args, .. }
-        | InstData::Fcmp { args, .. } => args.iter_mut().for_each(one),
-        InstData::Select { args } => args.iter_mut().for_each(one),
-        InstData::Lane { args, .. } => args.iter_mut().for_each(one),
-        InstData::Load { addr, mask, .. } => {
-            one(addr);
-            mask.iter_mut().for_each(one);
-        }
-        InstData::Store {
-            addr, value, mask, ..
-        }
-        | InstData::AtomicRmw {
-            addr, value, mask, ..
-        } => {
-            one(addr);
-            one(value);
-            mask.iter_mut().for_each(one);
-        }
-        InstData::AtomicCas {
-            addr,
-            expected,
-            replacement,
-            mask,
-            ..
-        } => {
-            [addr, expected, replacement].into_iter().for_each(&mut one);
-            mask.iter_mut().for_each(one);
-        }
-        InstData::Call { args, mask, .. } => {
-            args.iter_mut().for_each(&mut one);
-            mask.iter_mut().for_each(one);
-        }
-        InstData::Print { args, mask, .. } => {
-            args.iter_mut().for_each(&mut one);
-            mask.iter_mut().for_each(one);
-        }
-        InstData::Jump { dest } => dest.args.iter_mut().for_each(one),
-        InstData::Brif {
-            cond,
-            then_dest,
-            else_dest,
-        } => {
-            one(cond);
-            then_dest.args.iter_mut().for_each(&mut one);
-            else_dest.args.iter_mut().for_each(one);
-        }
-        InstData::Return { value } => value.iter_mut().for_each(one),
     }
 }
 
