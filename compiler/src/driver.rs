@@ -138,6 +138,7 @@ pub fn run_front(
     if stage >= Stage::Check && clean {
         let sema_options = sema::Options {
             target: options.target,
+            ..sema::Options::default()
         };
         let (checked, sema_diags) = sema::check_with(
             &result.unit,

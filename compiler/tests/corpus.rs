@@ -43,7 +43,10 @@ fn ispc_style_tests_check_cleanly() {
 #[test]
 fn conformance_programs_check_cleanly() {
     let n = assert_clean("tests/conformance");
-    assert!(n >= 150, "expected at least 150 conformance programs, found {n}");
+    assert!(
+        n >= 150,
+        "expected at least 150 conformance programs, found {n}"
+    );
 }
 
 #[test]
@@ -139,4 +142,43 @@ fn diagnostics_corpus() {
         "expected at least 40 distinct codes exercised, found {}",
         distinct.len()
     );
+}
+
+/// Ordinary compiles check only the stdlib functions a program calls; here every stdlib
+/// body is checked, for both gang widths, and must give no diagnostic at all.
+#[test]
+fn the_whole_stdlib_checks_cleanly() {
+    use spmdc::front::sema;
+    let result = spmdc::driver::run_front(
+        "empty.spmd",
+        None,
+        String::new(),
+        &spmdc::driver::FrontOptions::default(),
+        Stage::Ast,
+    );
+    for (program_count, pointer_size) in [(16, 4), (16, 8), (32, 8)] {
+        let options = sema::Options {
+            target: sema::Target {
+                program_count,
+                pointer_size,
+            },
+            check_all_stdlib: true,
+        };
+        let stdlib = result.stdlib_file.expect("the stdlib is loaded");
+        let (_, diags) = sema::check_with(
+            &result.unit,
+            &result.interner,
+            &result.sources,
+            stdlib,
+            &options,
+        );
+        let rendered: String = diags
+            .iter()
+            .map(|d| spmdc::diag::render_human(&result.sources, d, false))
+            .collect();
+        assert!(
+            diags.is_empty(),
+            "stdlib at {program_count} lanes:\n{rendered}"
+        );
+    }
 }

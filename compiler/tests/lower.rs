@@ -23,6 +23,7 @@ fn lower_result(result: &spmdc::driver::FrontResult, lanes: u32) -> Result<ir::M
                 program_count: lanes,
                 pointer_size: 8,
             },
+            ..Options::default()
         };
         let stdlib = result.stdlib_file.expect("stdlib");
         let (c, diags) = sema::check_with(

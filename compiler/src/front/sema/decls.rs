@@ -610,8 +610,12 @@ impl Checker<'_> {
 
     // ------------------------------------------------------------ bodies
 
+    /// Checks function bodies: every body of the program, then the bodies of the stdlib
+    /// functions it calls, transitively (all of them with `check_all_stdlib`). Lowering
+    /// only lowers called stdlib functions, so nothing needs the others' side tables.
     pub(super) fn check_bodies(&mut self) {
         let unit = self.unit;
+        let mut pending_stdlib = Vec::new();
         for (i, item) in unit.items.iter().enumerate() {
             let Item::Function(f) = item else { continue };
             let Some(body) = &f.body else { continue };
@@ -621,8 +625,30 @@ impl Checker<'_> {
             if self.out.funcs[fid].def_item != Some(i) {
                 continue; // a redefinition, already reported
             }
+            if self.in_stdlib(f.span) && !self.options.check_all_stdlib {
+                pending_stdlib.push((i, fid));
+                continue;
+            }
             self.cur_item = i;
             self.check_function_body(fid, f, body);
+        }
+        // Called stdlib functions may call others: repeat until nothing new is called.
+        loop {
+            let (called, rest): (Vec<_>, Vec<_>) = pending_stdlib
+                .into_iter()
+                .partition(|&(_, fid)| self.out.funcs[fid].called);
+            pending_stdlib = rest;
+            if called.is_empty() {
+                break;
+            }
+            for (i, fid) in called {
+                if let Item::Function(f) = &unit.items[i] {
+                    if let Some(body) = &f.body {
+                        self.cur_item = i;
+                        self.check_function_body(fid, f, body);
+                    }
+                }
+            }
         }
     }
 

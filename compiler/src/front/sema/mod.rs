@@ -223,10 +223,15 @@ pub enum DeclRef {
     Global(GlobalId),
 }
 
-/// Target parameters sema needs: constants such as `programCount` and `sizeof`.
+/// What sema needs beyond the program: target constants such as `programCount` and
+/// `sizeof`, and how much of the standard library to check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
     pub target: Target,
+    /// Check the body of every stdlib function, not only of those the program calls
+    /// (directly or through other stdlib functions). The stdlib is trusted and large,
+    /// so ordinary compiles check only what they use; its own tests check it all.
+    pub check_all_stdlib: bool,
 }
 
 impl Default for Options {
@@ -236,6 +241,7 @@ impl Default for Options {
                 program_count: 16,
                 pointer_size: 8,
             },
+            check_all_stdlib: false,
         }
     }
 }
@@ -413,6 +419,7 @@ enum FileName {
 /// The checker's state: the tables being built plus the current context.
 struct Checker<'a> {
     unit: &'a ast::TranslationUnit,
+    options: Options,
     interner: &'a Interner,
     #[allow(dead_code)]
     sources: &'a SourceMap,
@@ -462,6 +469,7 @@ impl<'a> Checker<'a> {
     ) -> Self {
         let mut cx = Checker {
             unit,
+            options: *options,
             interner,
             sources,
             stdlib_file,
