@@ -28,10 +28,12 @@ impl Checker<'_> {
             match item {
                 Item::Struct(s) => {
                     self.define_struct(s, i);
-                    // Later items may take `sizeof` of it (and a struct is complete once
-                    // defined): lay the structs out now, not only at the end.
-                    let target = self.out.target;
-                    self.out.types.compute_struct_layouts(target);
+                    // Later items may take `sizeof` of it: lay it out now, not only at
+                    // the end.
+                    if let Some(&sid) = self.struct_tags.get(&s.name.name) {
+                        let target = self.out.target;
+                        self.out.types.compute_struct_layout(sid, target);
+                    }
                 }
                 Item::Enum(e) => self.declare_enum(e),
                 Item::Typedef(t) => self.declare_typedef(t),

@@ -639,6 +639,14 @@ impl Types {
         }
     }
 
+    /// Lays out one struct as soon as it is defined, so that `sizeof` in later items
+    /// sees its size. Its member structs were defined before it, so are laid out.
+    pub fn compute_struct_layout(&mut self, id: StructId, target: Target) {
+        let mut done = vec![true; self.structs.len()];
+        done[id.index()] = false;
+        self.layout_struct(id, target, &mut done, 0);
+    }
+
     fn layout_struct(&mut self, id: StructId, target: Target, done: &mut [bool], depth: u32) {
         if done[id.index()] || depth > 64 {
             return;
