@@ -286,10 +286,15 @@ pub fn run_on_interp(
     ] {
         stats.set(key, value);
     }
+    let ret = prepared
+        .signature
+        .ret
+        .zip(outcome.ret)
+        .map(|(ty, bits)| launch::Value::from_bits(ty, bits));
     Ok(launch::RunResult::from_launch(
         &prepared,
         "interp",
-        None,
+        ret,
         outcome.output,
         stats,
     ))

@@ -427,3 +427,42 @@ fn emit_ir_round_trips_through_the_parser() {
         }
     }
 }
+
+#[test]
+fn run_reports_an_export_functions_return_value() {
+    let src = "export uniform float total(uniform int n, uniform float x[]) {\n  float s = 0;\n  foreach (i = 0 ... n) { s += x[i]; }\n  return reduce_add(s);\n}\n";
+    let out = spmdc(
+        &[
+            "run",
+            "-",
+            "--entry",
+            "total",
+            "--arg",
+            "n=100",
+            "--arg",
+            "x=range(100)",
+            "--json",
+        ],
+        Some(src),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    // 0 + 1 + ... + 99, exact in f32.
+    assert_eq!(v["return"], serde_json::json!(4950.0));
+    let text = spmdc(
+        &[
+            "run",
+            "-",
+            "--entry",
+            "total",
+            "--arg",
+            "n=10",
+            "--arg",
+            "x=fill(10,0.5)",
+            "--print",
+            "return",
+        ],
+        Some(src),
+    );
+    assert_eq!(stdout(&text), "return = 5\n");
+}

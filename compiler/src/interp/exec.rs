@@ -151,6 +151,9 @@ pub struct Machine<'a> {
     pub stats: Stats,
     pub output: String,
     pub geo: Geometry,
+    /// What the entry function returned in the first gang of the first block to
+    /// finish it (gang 0 of block 0): an `export` function's result for the host.
+    pub entry_return: Option<u64>,
 }
 
 impl Machine<'_> {
@@ -712,6 +715,9 @@ impl Machine<'_> {
     /// Pops the current frame, handing its result to the caller.
     fn ret(&mut self, g: &mut Gang, value: Option<Opnd>) {
         let fr = g.frames.pop().expect("a frame to return from");
+        if g.frames.is_empty() && g.index == 0 && self.entry_return.is_none() {
+            self.entry_return = value.map(|v| lane(&g.regs, fr.base, v, 0));
+        }
         self.memory.pop_to(g.index, fr.mark);
         g.slot_addrs.truncate(fr.slots);
         if let (Some(caller), Some(dst), Some(v)) = (g.frames.last(), fr.ret, value) {

@@ -145,6 +145,9 @@ pub struct Outcome {
     /// Everything `print` wrote.
     pub output: String,
     pub stats: Stats,
+    /// The entry function's return value in gang 0 of block 0 (its canonical bits, as
+    /// in [`Launch::args`]; lane 0 of a varying value), if it returns one.
+    pub ret: Option<u64>,
 }
 
 /// Runs `entry` of `module` over `launch`, reading and writing `memory` (where the
@@ -170,6 +173,7 @@ pub fn run(
         limits,
         stats: Stats::default(),
         output: String::new(),
+        entry_return: None,
         geo: Geometry {
             block_idx: Dim3::new(0, 0, 0),
             block_dim: launch.block,
@@ -191,6 +195,7 @@ pub fn run(
     Ok(Outcome {
         output: machine.output,
         stats: machine.stats,
+        ret: machine.entry_return,
     })
 }
 
