@@ -186,3 +186,67 @@ fn ebnf_covers_every_nonterminal() {
         "lang-spec/grammar.md has no rule for {missing:?}"
     );
 }
+
+/// Every ```ir block under lang-spec/ is a complete module that parses, verifies, and
+/// prints back to exactly its own text.
+#[test]
+fn ir_samples_parse_verify_and_round_trip() {
+    let mut files = Vec::new();
+    markdown_files(&repo_root().join("lang-spec"), &mut files);
+    files.sort();
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let mut current: Option<(usize, String)> = None;
+        for (i, line) in text.lines().enumerate() {
+            let trimmed = line.trim_start();
+            match &mut current {
+                None => {
+                    let info = trimmed.strip_prefix("```");
+                    if info.and_then(|i| i.split_whitespace().next()) == Some("ir") {
+                        current = Some((i + 1, String::new()));
+                    }
+                }
+                Some((start, code)) => {
+                    if !trimmed.starts_with("```") {
+                        code.push_str(line);
+                        code.push('\n');
+                        continue;
+                    }
+                    count += 1;
+                    let at = format!("{}:{}", display_name(file), start);
+                    match spmdc::ir::parse::parse_module(code) {
+                        Err(errors) => {
+                            let errors: Vec<String> =
+                                errors.iter().map(|e| e.to_string()).collect();
+                            failures.push(format!("{at}: does not parse:\n{}", errors.join("\n")));
+                        }
+                        Ok(module) => {
+                            if let Err(errors) = spmdc::ir::verify::verify_module(&module) {
+                                let errors: Vec<String> =
+                                    errors.iter().map(|e| e.to_string()).collect();
+                                failures
+                                    .push(format!("{at}: does not verify:\n{}", errors.join("\n")));
+                            }
+                            let printed = spmdc::ir::write::module_to_string(&module);
+                            if printed != *code {
+                                failures.push(format!(
+                                    "{at}: prints differently:\n--- sample\n{code}--- printed\n{printed}"
+                                ));
+                            }
+                        }
+                    }
+                    current = None;
+                }
+            }
+        }
+    }
+    assert!(count > 0, "lang-spec has no ```ir samples");
+    assert!(
+        failures.is_empty(),
+        "{} IR sample(s) fail:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
