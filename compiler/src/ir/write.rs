@@ -5,7 +5,7 @@
 //! function export @saxpy(i32, f32, ptr, ptr) {
 //! block0(v0: i32, v1: f32, v2: ptr, v3: ptr):
 //!     v4 = special lane_index
-//!     v5 = load.[f32] global v2 mask v9
+//!     v5 = load.f32 global v2
 //!     brif v7, block1(v4), block2
 //! }
 //! ```
