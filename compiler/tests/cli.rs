@@ -466,3 +466,33 @@ fn run_reports_an_export_functions_return_value() {
     );
     assert_eq!(stdout(&text), "return = 5\n");
 }
+
+#[test]
+fn assert_traps_only_for_active_lanes() {
+    let src = "export void k(uniform int a[]) {\n  if (programIndex < 4) assert(programIndex < 4);\n  assert(a[0] == 0);\n  a[0] = 1;\n}\n";
+    let ok = spmdc(
+        &[
+            "run",
+            "-",
+            "--entry",
+            "k",
+            "--arg",
+            "a=zeros(1)",
+            "--print",
+            "a",
+        ],
+        Some(src),
+    );
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    assert_eq!(stdout(&ok), "a = [1]\n");
+    let failed = spmdc(
+        &["run", "-", "--entry", "k", "--arg", "a=fill(1,3)"],
+        Some(src),
+    );
+    assert_eq!(failed.status.code(), Some(3));
+    assert!(
+        stderr(&failed).contains("<stdin>:3:3") && stderr(&failed).contains("assertion failed"),
+        "{}",
+        stderr(&failed)
+    );
+}

@@ -56,6 +56,10 @@ impl FnLower<'_, '_> {
         if name == "memory_barrier" {
             return Val::None;
         }
+        if name == "assert" {
+            self.assert(vals[0]);
+            return Val::None;
+        }
         match self.stdlib_value(name, &call) {
             Some(v) => Val::S(v),
             None => {
@@ -63,6 +67,23 @@ impl FnLower<'_, '_> {
                 self.dummy(ty)
             }
         }
+    }
+
+    /// `assert(cond)`: stops the launch (a `trap assert`) when the condition is false
+    /// in any active lane; inactive lanes are not checked.
+    fn assert(&mut self, cond: Value) {
+        let m = self.cur_mask();
+        // The argument is already converted to `bool` (the parameter's type).
+        let failed = self.not(cond);
+        let failed = self.and(failed, m);
+        let any = self.any(failed);
+        let (trap, go) = (self.new_block(), self.new_block());
+        self.brif(any, trap, go);
+        self.switch_to(trap);
+        self.ins(InstData::Trap {
+            code: crate::ir::TrapCode::AssertFailed,
+        });
+        self.switch_to(go);
     }
 
     fn stdlib_value(&mut self, name: &str, c: &Call) -> Option<Value> {
