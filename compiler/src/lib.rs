@@ -11,6 +11,6 @@ pub mod driver;
 pub mod front;
 pub mod interp;
 pub mod ir;
-pub mod lower;
 pub mod launch;
+pub mod lower;
 pub mod source;
