@@ -5,6 +5,8 @@
 //! The machines arrive with their issues; for now the crate holds the launch geometry
 //! that every target and the reference interpreter share.
 
+pub mod nyuzi;
+
 /// A launch's extent in up to three dimensions (`--grid`, `--block`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Dim3 {
