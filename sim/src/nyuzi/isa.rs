@@ -653,6 +653,27 @@ pub fn decode(w: u32) -> Result<Inst, DecodeError> {
     Ok(inst)
 }
 
+/// The word `0x00000000`, `or s0, s0, 0`, which the assembler spells `nop` (notes §2).
+pub const NOP: Inst = Inst::Imm {
+    fmt: IFmt::S,
+    op: AluOp::Or,
+    dest: 0,
+    src1: 0,
+    imm: 0,
+};
+
+/// A memory offset as the assembler writes it: `(s2)` when zero, else `136(s2)`.
+struct Off(i32);
+
+impl fmt::Display for Off {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0 != 0 {
+            write!(f, "{}", self.0)?;
+        }
+        Ok(())
+    }
+}
+
 struct R(bool, Reg);
 
 impl fmt::Display for R {
@@ -662,8 +683,8 @@ impl fmt::Display for R {
 }
 
 /// Disassembly in the toolchain's syntax (notes §3–§5): `op_mask dest, sMask, src1,
-/// src2`; one-operand ops omit src1; memory operands are `offset(ptr)` (always with the
-/// offset); branch targets are printed as a signed word offset (`b .+4*N` style is the
+/// src2`; one-operand ops omit src1; memory operands are `offset(ptr)`, or `(ptr)` when
+/// the offset is 0; the zero word is `nop`; branch targets are printed as a signed word offset (`b .+4*N` style is the
 /// assembler's business): `bz s1, -3`.
 impl fmt::Display for Inst {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -705,6 +726,9 @@ impl fmt::Display for Inst {
             } => {
                 if op == AluOp::Syscall {
                     return write!(f, "syscall {imm}");
+                }
+                if *self == NOP {
+                    return f.write_str("nop");
                 }
                 let v = fmt == IFmt::V;
                 write!(f, "{} {}", op.mnemonic(), R(v && !op.scalar_dest(), dest))?;
@@ -749,7 +773,7 @@ impl fmt::Display for Inst {
                 if op.masked() {
                     write!(f, "s{mask}, ")?;
                 }
-                write!(f, "{offset}({})", R(op.vector_ptr(), ptr))
+                write!(f, "{}({})", Off(offset), R(op.vector_ptr(), ptr))
             }
             Inst::Cache {
                 op,
@@ -762,7 +786,11 @@ impl fmt::Display for Inst {
                 match op {
                     CacheOp::DtlbInsert | CacheOp::ItlbInsert => write!(f, "{mn} s{ptr}, s{phys}"),
                     CacheOp::DInvalidate | CacheOp::DFlush | CacheOp::TlbInval => {
-                        write!(f, "{mn} {offset}(s{ptr})")
+                        if offset == 0 {
+                            write!(f, "{mn} s{ptr}")
+                        } else {
+                            write!(f, "{mn} {offset}(s{ptr})")
+                        }
                     }
                     CacheOp::IInvalidate => write!(f, "{mn} s{ptr}"),
                     CacheOp::Membar | CacheOp::TlbInvalAll => f.write_str(mn),
