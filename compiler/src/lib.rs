@@ -13,4 +13,5 @@ pub mod interp;
 pub mod ir;
 pub mod launch;
 pub mod lower;
+pub mod passes;
 pub mod source;

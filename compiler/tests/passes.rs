@@ -1,0 +1,254 @@
+//! The IR pass pipeline (`spmdc::passes`):
+//! - snapshots of promoted IR under `tests/passes/snapshots/`, and IR-text cases;
+//! - differential runs: every program of `tests/ispc/` and `tests/conformance/` gives the
+//!   same `RET` buffers on the interpreter with and without the pipeline, at 16 and 32
+//!   lanes, and never executes more instructions with it.
+
+mod common;
+
+use common::*;
+use spmdc::driver::Stage;
+use spmdc::front::sema::{self, Options, Target};
+use spmdc::ir::{self, verify, write};
+use spmdc::{lower, passes};
+
+fn lower_result(result: &spmdc::driver::FrontResult, lanes: u32) -> Result<ir::Module, String> {
+    let fresh;
+    let checked = if lanes == 16 {
+        result.checked.as_ref().expect("checked")
+    } else {
+        let options = Options {
+            target: Target {
+                program_count: lanes,
+                pointer_size: 8,
+            },
+            ..Options::default()
+        };
+        let stdlib = result.stdlib_file.expect("stdlib");
+        let (c, diags) = sema::check_with(
+            &result.unit,
+            &result.interner,
+            &result.sources,
+            stdlib,
+            &options,
+        );
+        assert!(!diags.iter().any(|d| d.is_error()), "sema errors");
+        fresh = c;
+        &fresh
+    };
+    lower::lower(&result.unit, checked, &result.interner, &result.sources)
+        .map_err(|_| "not lowered".to_string())
+}
+
+fn optimized(module: &ir::Module) -> ir::Module {
+    let mut m = module.clone();
+    let pipeline = passes::Pipeline {
+        verify: true,
+        ..passes::Pipeline::standard()
+    };
+    pipeline.run(&mut m).unwrap_or_else(|e| panic!("{e}"));
+    m
+}
+
+/// Runs `name` with a zeroed 64-float `RET`, `aFOO[i] = i + 1` and `b = 5`: the `RET`
+/// bits and the dynamic instruction count.
+fn run(module: &ir::Module, name: &str, lanes: u32) -> Result<(Vec<u32>, u64), String> {
+    use spmdc::interp::{self, Launch, Limits, Memory};
+    let func = module.function_by_name(name).ok_or("no entry")?;
+    let mut mem = Memory::new();
+    let ret = mem.add_buffer(vec![0u8; 64 * 4], "RET");
+    let foo: Vec<u8> = (0..64)
+        .flat_map(|i| ((i + 1) as f32).to_le_bytes())
+        .collect();
+    let afoo = mem.add_buffer(foo, "aFOO");
+    let nparams = module.functions[func].sig.params.len();
+    let args: Vec<u64> = [ret, afoo, interp::f32_arg(5.0)][..nparams].to_vec();
+    let limits = Limits {
+        max_steps: 20_000_000,
+        ..Limits::default()
+    };
+    let out = interp::run(
+        module,
+        func,
+        &Launch::single_gang(lanes, args),
+        &mut mem,
+        limits,
+    )
+    .map_err(|e| format!("{name}: {e}"))?;
+    let bytes = mem.buffer(ret).ok_or("RET lost")?;
+    let bits = bytes
+        .chunks(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    Ok((bits, out.stats.dynamic_instructions))
+}
+
+/// Canonical NaNs compare equal.
+fn canon(bits: &[u32]) -> Vec<u32> {
+    bits.iter()
+        .map(|&b| {
+            if f32::from_bits(b).is_nan() {
+                u32::MAX
+            } else {
+                b
+            }
+        })
+        .collect()
+}
+
+/// Runs every test program with the pipeline off and on; returns the total dynamic
+/// instruction counts (off, on) and per-file counts.
+fn differential(lanes: u32) -> (u64, u64, Vec<(String, u64, u64)>) {
+    let mut failures = Vec::new();
+    let mut per_file = Vec::new();
+    let (mut total_off, mut total_on) = (0, 0);
+    for dir in ["tests/ispc", "tests/conformance"] {
+        for path in spmd_files(dir) {
+            let name = display_name(&path);
+            let result = check_file(&path, Stage::Check);
+            assert!(!result.diags.has_errors(), "{name} does not check");
+            let Ok(base) = lower_result(&result, lanes) else {
+                continue;
+            };
+            let opt = optimized(&base);
+            let (mut off_n, mut on_n) = (0, 0);
+            for entry in ["f_v", "f_f", "f_fu", "result"] {
+                if base.function_by_name(entry).is_none() {
+                    continue;
+                }
+                match (run(&base, entry, lanes), run(&opt, entry, lanes)) {
+                    (Ok((a, n0)), Ok((b, n1))) => {
+                        if canon(&a) != canon(&b) {
+                            failures.push(format!("{name} {entry}: RET differs"));
+                        }
+                        if n1 > n0 {
+                            failures.push(format!("{name} {entry}: {n1} > {n0} instructions"));
+                        }
+                        off_n += n0;
+                        on_n += n1;
+                    }
+                    (Err(_), Err(_)) => {}
+                    (a, b) => failures.push(format!(
+                        "{name} {entry}: off {:?} / on {:?}",
+                        a.err(),
+                        b.err()
+                    )),
+                }
+            }
+            total_off += off_n;
+            total_on += on_n;
+            per_file.push((name, off_n, on_n));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} difference(s) at {lanes} lanes:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    (total_off, total_on, per_file)
+}
+
+#[test]
+fn differential_16() {
+    let (off, on, mut files) = differential(16);
+    files.sort_by_key(|(_, a, b)| std::cmp::Reverse(a - b));
+    for (name, a, b) in files.iter().take(8) {
+        eprintln!("{name}: {a} -> {b}");
+    }
+    eprintln!("total at 16 lanes: {off} -> {on} dynamic instructions");
+    assert!(on < off);
+}
+
+#[test]
+fn differential_32() {
+    let (off, on, _) = differential(32);
+    eprintln!("total at 32 lanes: {off} -> {on} dynamic instructions");
+    assert!(on < off);
+}
+
+fn snapshot(name: &str, src: &str) {
+    let result = check_source(name, src);
+    assert!(!result.diags.has_errors(), "{}", render_all(&result));
+    let module = lower_result(&result, 16).unwrap();
+    let opt = optimized(&module);
+    let text = write::module_to_string(&opt);
+    insta::with_settings!({
+        snapshot_path => repo_root().join("tests/passes/snapshots"),
+        prepend_module_to_snapshot => false,
+        description => src,
+        omit_expression => true,
+    }, {
+        insta::assert_snapshot!(name, text);
+    });
+}
+
+#[test]
+fn snapshot_promote_if() {
+    snapshot(
+        "promote_if",
+        "export void f(uniform int out[], uniform int n) {
+    int x = programIndex;
+    if (n > 2) { x = 1; }
+    if (x < 8) { x = x + 10; } else { x = 0; }
+    out[programIndex] = x;
+}
+",
+    );
+}
+
+#[test]
+fn snapshot_promote_loop() {
+    snapshot(
+        "promote_loop",
+        "export void f(uniform float out[], uniform int n) {
+    float s = 0;
+    for (uniform int i = 0; i < n; ++i) { s += i * programIndex; }
+    out[programIndex] = s;
+}
+",
+    );
+}
+
+/// Promotes the slots of an IR text and returns the written result.
+fn promote_text(text: &str) -> String {
+    let mut module = ir::parse_module(text).unwrap_or_else(|e| panic!("{e:?}"));
+    verify::verify_module(&module).unwrap_or_else(|e| panic!("{e:?}"));
+    let module = {
+        passes::promote::run_module(&mut module);
+        module
+    };
+    verify::verify_module(&module).unwrap_or_else(|e| panic!("{e:?}"));
+    write::module_to_string(&module)
+}
+
+#[test]
+fn uniform_slot_promoted_escaped_slot_kept() {
+    let out = promote_text(
+        "module lanes 16 ptr 8
+
+function internal @f(i32) -> i32 {
+    ss0 = stack 4 align 4
+    ss1 = stack 4 align 4
+block0(v0: i32):
+    jump block1
+block1:
+    v1 = stack_addr ss0
+    store private v1, v0
+    v2 = stack_addr ss1
+    store private v2, v0
+    v3 = load.i32 private v1
+    v4 = load.i32 private v2
+    v5 = iadd v3, v4
+    v6 = bitcast.i64 v2
+    return v5
+}
+",
+    );
+    // ss0 is promoted: no access through it is left.
+    assert!(!out.contains("stack_addr ss0"), "{out}");
+    // ss1's address escapes into a bitcast: it stays in memory.
+    assert!(out.contains("stack_addr ss1"), "{out}");
+    assert!(out.contains("load.i32 private"), "{out}");
+    assert!(out.contains("iadd v0, v4"), "{out}");
+}
