@@ -192,7 +192,20 @@ pub enum RunError {
 /// builds (and so every test) run the IR verifier on the result; a failure there is a
 /// compiler bug, reported as such rather than run.
 pub fn lower_front(front: &FrontResult) -> Result<crate::ir::Module, Vec<Diagnostic>> {
-    let module = match &front.checked {
+    lower_front_with(front, OPTIMIZE_BY_DEFAULT)
+}
+
+/// Whether [`lower_front`] runs the IR pass pipeline ([`crate::passes`]).
+pub const OPTIMIZE_BY_DEFAULT: bool = true;
+
+/// [`lower_front`], running the pass pipeline ([`crate::passes::Pipeline::standard`]) on
+/// the lowered module when `optimize` is set; a pass that breaks the IR is reported as an
+/// internal error naming the pass.
+pub fn lower_front_with(
+    front: &FrontResult,
+    optimize: bool,
+) -> Result<crate::ir::Module, Vec<Diagnostic>> {
+    let mut module = match &front.checked {
         Some(checked) if !front.diags.has_errors() => {
             lower::lower(&front.unit, checked, &front.interner, &front.sources)?
         }
@@ -216,6 +229,14 @@ pub fn lower_front(front: &FrontResult) -> Result<crate::ir::Module, Vec<Diagnos
                     )
                 })
                 .collect());
+        }
+    }
+    if optimize {
+        if let Err(e) = crate::passes::optimize(&mut module) {
+            return Err(vec![Diagnostic::error(
+                codes::INTERNAL_ERROR,
+                format!("internal compiler error: {e}"),
+            )]);
         }
     }
     Ok(module)
