@@ -252,3 +252,22 @@ block1:
     assert!(out.contains("load.i32 private"), "{out}");
     assert!(out.contains("iadd v0, v4"), "{out}");
 }
+
+/// Every program of the corpora still verifies after the pipeline (which panics, naming
+/// the pass, if not).
+#[test]
+fn corpora_verify_after_pipeline() {
+    for lanes in [16, 32] {
+        for dir in ["examples", "tests/ispc", "tests/parse", "tests/conformance"] {
+            for path in spmd_files(dir) {
+                let result = check_file(&path, Stage::Check);
+                if result.diags.has_errors() {
+                    continue;
+                }
+                if let Ok(module) = lower_result(&result, lanes) {
+                    optimized(&module);
+                }
+            }
+        }
+    }
+}
