@@ -170,6 +170,8 @@ pub fn with_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static)
 /// What `spmdc run` asks for.
 #[derive(Clone, Debug)]
 pub struct RunRequest<'a> {
+    /// Run the optimization passes before the interpreter (see [`OPTIMIZE_BY_DEFAULT`]).
+    pub optimize: bool,
     pub entry: &'a str,
     pub args: &'a [String],
     pub grid: Option<&'a str>,
@@ -248,12 +250,11 @@ pub fn run_on_interp(
     front: &FrontResult,
     req: &RunRequest<'_>,
 ) -> Result<launch::RunResult, RunError> {
-    let checked = match &front.checked {
-        Some(c) if !front.diags.has_errors() => c,
-        _ => return Err(RunError::Compile(front.diags.iter().cloned().collect())),
-    };
-    let module = lower::lower(&front.unit, checked, &front.interner, &front.sources)
-        .map_err(RunError::Compile)?;
+    let module = lower_front_with(front, req.optimize).map_err(RunError::Compile)?;
+    let checked = front
+        .checked
+        .as_ref()
+        .expect("a lowered program was checked");
     let request = launch::LaunchRequest {
         entry: req.entry,
         args: req.args,

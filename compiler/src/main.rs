@@ -116,6 +116,9 @@ struct RunArgs {
     /// Stop after this many instructions (counted per gang instruction).
     #[arg(long, default_value_t = 1_000_000_000)]
     max_steps: u64,
+    /// Run the IR as lowered, without the optimization passes.
+    #[arg(long)]
+    no_opt: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -138,6 +141,9 @@ struct CompileArgs {
     /// Write the output here instead of standard output.
     #[arg(short = 'o', value_name = "OUT")]
     output: Option<PathBuf>,
+    /// Print the IR as lowered, without the optimization passes.
+    #[arg(long)]
+    no_opt: bool,
 }
 
 #[derive(Args)]
@@ -299,7 +305,7 @@ fn compile(args: &CompileArgs) -> u8 {
             &result.sources,
             result.stdlib_file,
         ),
-        Emit::Ir => match driver::lower_front(&result) {
+        Emit::Ir => match driver::lower_front_with(&result, !args.no_opt) {
             Ok(module) => spmdc::ir::write::module_to_string(&module),
             Err(diags) => {
                 report(&result.sources, diags.iter(), &args.front);
@@ -350,6 +356,7 @@ fn run_kernel(args: &RunArgs) -> u8 {
         return status;
     }
     let request = driver::RunRequest {
+        optimize: !args.no_opt,
         entry: &args.entry,
         args: &args.args,
         grid: args.grid.as_deref(),

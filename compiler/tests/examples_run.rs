@@ -320,6 +320,7 @@ fn run_lib(
         let name = format!("examples/{}", path.file_name().unwrap().to_string_lossy());
         let front = driver::run_front(&name, Some(path), text, &options, Stage::Check);
         let req = RunRequest {
+            optimize: spmdc::driver::OPTIMIZE_BY_DEFAULT,
             entry: &entry,
             args: &args,
             grid: grid.as_deref(),
