@@ -8,45 +8,7 @@ mod common;
 
 use common::*;
 use spmdc::driver::Stage;
-use spmdc::front::sema::{self, Options, Target};
 use spmdc::ir::{self, verify, write};
-use spmdc::lower;
-
-/// Lowers a checked front-end result for `lanes` lanes (re-checking if not the default).
-fn lower_result(result: &spmdc::driver::FrontResult, lanes: u32) -> Result<ir::Module, String> {
-    let fresh;
-    let checked = if lanes == 16 {
-        result.checked.as_ref().expect("checked")
-    } else {
-        let options = Options {
-            target: Target {
-                program_count: lanes,
-                pointer_size: 8,
-            },
-            ..Options::default()
-        };
-        let stdlib = result.stdlib_file.expect("stdlib");
-        let (c, diags) = sema::check_with(
-            &result.unit,
-            &result.interner,
-            &result.sources,
-            stdlib,
-            &options,
-        );
-        assert!(
-            !diags.iter().any(|d| d.is_error()),
-            "sema errors at {lanes} lanes"
-        );
-        fresh = c;
-        &fresh
-    };
-    lower::lower(&result.unit, checked, &result.interner, &result.sources).map_err(|diags| {
-        diags
-            .iter()
-            .map(|d| spmdc::diag::render_human(&result.sources, d, false))
-            .collect::<String>()
-    })
-}
 
 /// Lowers one file; `Err` holds the rendered diagnostics.
 fn lower_file(path: &std::path::Path, lanes: u32) -> Result<ir::Module, String> {

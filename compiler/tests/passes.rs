@@ -8,37 +8,8 @@ mod common;
 
 use common::*;
 use spmdc::driver::Stage;
-use spmdc::front::sema::{self, Options, Target};
 use spmdc::ir::{self, verify, write};
-use spmdc::{lower, passes};
-
-fn lower_result(result: &spmdc::driver::FrontResult, lanes: u32) -> Result<ir::Module, String> {
-    let fresh;
-    let checked = if lanes == 16 {
-        result.checked.as_ref().expect("checked")
-    } else {
-        let options = Options {
-            target: Target {
-                program_count: lanes,
-                pointer_size: 8,
-            },
-            ..Options::default()
-        };
-        let stdlib = result.stdlib_file.expect("stdlib");
-        let (c, diags) = sema::check_with(
-            &result.unit,
-            &result.interner,
-            &result.sources,
-            stdlib,
-            &options,
-        );
-        assert!(!diags.iter().any(|d| d.is_error()), "sema errors");
-        fresh = c;
-        &fresh
-    };
-    lower::lower(&result.unit, checked, &result.interner, &result.sources)
-        .map_err(|_| "not lowered".to_string())
-}
+use spmdc::passes;
 
 fn optimized(module: &ir::Module) -> ir::Module {
     let mut m = module.clone();

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use spmdc::diag::{self, Diagnostic};
 use spmdc::driver::{self, FrontOptions, FrontResult, Stage};
+use spmdc::front::sema;
 
 /// The workspace root (the parent of `compiler/`).
 pub fn repo_root() -> PathBuf {
@@ -73,4 +74,43 @@ pub fn codes(result: &FrontResult) -> Vec<String> {
         .iter()
         .map(|d: &Diagnostic| d.code.to_string())
         .collect()
+}
+
+/// Lowers a checked front-end result for `lanes` lanes (re-checking if not the default).
+pub fn lower_result(
+    result: &spmdc::driver::FrontResult,
+    lanes: u32,
+) -> Result<spmdc::ir::Module, String> {
+    let fresh;
+    let checked = if lanes == 16 {
+        result.checked.as_ref().expect("checked")
+    } else {
+        let options = sema::Options {
+            target: sema::Target {
+                program_count: lanes,
+                pointer_size: 8,
+            },
+            ..sema::Options::default()
+        };
+        let stdlib = result.stdlib_file.expect("stdlib");
+        let (c, diags) = sema::check_with(
+            &result.unit,
+            &result.interner,
+            &result.sources,
+            stdlib,
+            &options,
+        );
+        assert!(
+            !diags.iter().any(|d| d.is_error()),
+            "sema errors at {lanes} lanes"
+        );
+        fresh = c;
+        &fresh
+    };
+    spmdc::lower::lower(&result.unit, checked, &result.interner, &result.sources).map_err(|diags| {
+        diags
+            .iter()
+            .map(|d| spmdc::diag::render_human(&result.sources, d, false))
+            .collect::<String>()
+    })
 }
