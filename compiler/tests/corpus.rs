@@ -70,14 +70,7 @@ fn parse_corpus_ast_snapshots() {
             result.stdlib_file,
         );
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
-        insta::with_settings!({
-            snapshot_path => repo_root().join("tests/parse/snapshots"),
-            prepend_module_to_snapshot => false,
-            description => display_name(path),
-            omit_expression => true,
-        }, {
-            insta::assert_snapshot!(name, ast);
-        });
+        assert_snapshot_in("tests/parse/snapshots", &name, &display_name(path), &ast);
     }
     assert!(
         failures.is_empty(),
@@ -117,14 +110,12 @@ fn diagnostics_corpus() {
         }
         distinct.extend(got);
         let stem = path.file_stem().unwrap().to_string_lossy().to_string();
-        insta::with_settings!({
-            snapshot_path => repo_root().join("tests/diagnostics/snapshots"),
-            prepend_module_to_snapshot => false,
-            description => name.clone(),
-            omit_expression => true,
-        }, {
-            insta::assert_snapshot!(stem, render_all(&result));
-        });
+        assert_snapshot_in(
+            "tests/diagnostics/snapshots",
+            &stem,
+            &name,
+            &render_all(&result),
+        );
     }
     assert!(
         failures.is_empty(),

@@ -194,14 +194,7 @@ fn snapshot(name: &str, src: &str) {
     let module = lower_result(&result, 16).unwrap_or_else(|e| panic!("{e}"));
     verify::verify_module(&module).unwrap_or_else(|e| panic!("{e:?}"));
     let text = write::module_to_string(&module);
-    insta::with_settings!({
-        snapshot_path => repo_root().join("tests/lower/snapshots"),
-        prepend_module_to_snapshot => false,
-        description => src,
-        omit_expression => true,
-    }, {
-        insta::assert_snapshot!(name, text);
-    });
+    assert_snapshot_in("tests/lower/snapshots", &name, src, &text);
 }
 
 #[test]

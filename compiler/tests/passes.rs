@@ -144,14 +144,7 @@ fn snapshot(name: &str, src: &str) {
     let module = lower_result(&result, 16).unwrap();
     let opt = optimized(&module);
     let text = write::module_to_string(&opt);
-    insta::with_settings!({
-        snapshot_path => repo_root().join("tests/passes/snapshots"),
-        prepend_module_to_snapshot => false,
-        description => src,
-        omit_expression => true,
-    }, {
-        insta::assert_snapshot!(name, text);
-    });
+    assert_snapshot_in("tests/passes/snapshots", &name, src, &text);
 }
 
 #[test]

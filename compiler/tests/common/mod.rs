@@ -114,3 +114,16 @@ pub fn lower_result(
             .collect::<String>()
     })
 }
+
+/// Asserts an insta snapshot named `name` stored under `dir` (relative to the repository
+/// root), with `description` recorded in the snapshot file.
+pub fn assert_snapshot_in(dir: &str, name: &str, description: &str, text: &str) {
+    insta::with_settings!({
+        snapshot_path => repo_root().join(dir),
+        prepend_module_to_snapshot => false,
+        description => description,
+        omit_expression => true,
+    }, {
+        insta::assert_snapshot!(name, text);
+    });
+}
