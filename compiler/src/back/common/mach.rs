@@ -1,0 +1,148 @@
+//! Machine functions: a target's instructions over virtual registers, in blocks with
+//! their successors, before and after register allocation.
+//!
+//! A back end's instruction selection produces a [`MachFunction`] whose operands are
+//! [`Reg::Virt`] (plus [`Reg::Phys`] where the calling convention pins a register);
+//! the register allocator (shared by every target) replaces each virtual register by
+//! a physical one, inserting spill and reload instructions that the target builds
+//! through [`RegTarget`]. The target's instruction type tells the allocator what it
+//! reads and writes through [`MachInst`]; the allocator knows nothing else about it.
+
+use cranelift_entity::{entity_impl, PrimaryMap};
+use smallvec::SmallVec;
+
+use crate::source::Span;
+
+/// A register file of the target (scalar and vector on Nyuzi; registers and predicates
+/// on dac-gpu). Numbered by the target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RegClass(pub u8);
+
+/// A virtual register: one value of one register class, defined by the instruction
+/// selector. Its class is in [`MachFunction::vregs`].
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VReg(u32);
+entity_impl!(VReg, "%");
+
+/// A physical register: a class and the hardware register number within it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PReg {
+    pub class: RegClass,
+    pub index: u8,
+}
+
+/// A register operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reg {
+    Virt(VReg),
+    Phys(PReg),
+}
+
+/// A block of a machine function.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MBlock(u32);
+entity_impl!(MBlock, "mb");
+
+/// A spill slot in the function's frame, sized for one register of its class.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SpillSlot(u32);
+entity_impl!(SpillSlot, "spill");
+
+/// How an instruction accesses a register operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OperandKind {
+    Use,
+    Def,
+    /// Read and written by the same instruction, so both must be the same register:
+    /// masked Nyuzi instructions merge into their destination's old value.
+    UseDef,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Operand {
+    pub reg: Reg,
+    pub kind: OperandKind,
+}
+
+/// What the register allocator needs to know about one target instruction.
+pub trait MachInst: Clone + std::fmt::Debug {
+    /// Every register operand, each once per occurrence, uses before defs.
+    fn operands(&self, out: &mut SmallVec<[Operand; 8]>);
+    /// Replaces every register operand `r` by `f(r)`, in the order of `operands`.
+    fn map_regs(&mut self, f: &mut dyn FnMut(Reg) -> Reg);
+    /// `Some((dest, src))` for a plain register copy the allocator may coalesce.
+    fn as_move(&self) -> Option<(Reg, Reg)>;
+    /// Physical registers the instruction destroys besides its defs (calls).
+    fn clobbers(&self) -> &'static [PReg];
+}
+
+/// What the register allocator needs to know about one target.
+pub trait RegTarget {
+    type Inst: MachInst;
+    /// Registers the allocator may assign in `class`, in order of preference.
+    /// Registers reserved by the ABI (stack pointer, context pointer) are not listed.
+    fn allocatable(&self, class: RegClass) -> &[PReg];
+    /// Bytes of a spill slot of `class`.
+    fn spill_size(&self, class: RegClass) -> u32;
+    /// Stores physical register `reg` to `slot`.
+    fn spill(&self, slot: SpillSlot, reg: PReg) -> SmallVec<[Self::Inst; 2]>;
+    /// Loads `slot` into physical register `reg`.
+    fn reload(&self, slot: SpillSlot, reg: PReg) -> SmallVec<[Self::Inst; 2]>;
+    /// A copy from `src` to `dest` (same class).
+    fn copy(&self, dest: PReg, src: PReg) -> Self::Inst;
+}
+
+/// One machine instruction and the source position it came from (for line tables
+/// and fault reports).
+#[derive(Clone, Debug)]
+pub struct MachLine<I> {
+    pub inst: I,
+    pub span: Option<Span>,
+}
+
+#[derive(Clone, Debug)]
+pub struct MachBlock<I> {
+    pub insts: Vec<MachLine<I>>,
+    /// Successors in the order the block's terminator names them.
+    pub succs: SmallVec<[MBlock; 2]>,
+}
+
+impl<I> Default for MachBlock<I> {
+    fn default() -> Self {
+        MachBlock {
+            insts: Vec::new(),
+            succs: SmallVec::new(),
+        }
+    }
+}
+
+/// A function of target instructions. Blocks are laid out in `PrimaryMap` order; the
+/// first is the entry. Before allocation the code is not in SSA form: instruction
+/// selection turns block parameters into copies in the predecessors (splitting
+/// critical edges), so a virtual register may be defined more than once.
+#[derive(Clone, Debug)]
+pub struct MachFunction<I> {
+    pub name: String,
+    pub blocks: PrimaryMap<MBlock, MachBlock<I>>,
+    pub vregs: PrimaryMap<VReg, RegClass>,
+    pub spill_slots: PrimaryMap<SpillSlot, RegClass>,
+}
+
+impl<I> MachFunction<I> {
+    pub fn new(name: impl Into<String>) -> Self {
+        MachFunction {
+            name: name.into(),
+            blocks: PrimaryMap::new(),
+            vregs: PrimaryMap::new(),
+            spill_slots: PrimaryMap::new(),
+        }
+    }
+
+    pub fn new_vreg(&mut self, class: RegClass) -> VReg {
+        self.vregs.push(class)
+    }
+
+    pub fn new_block(&mut self) -> MBlock {
+        self.blocks.push(MachBlock::default())
+    }
+}
