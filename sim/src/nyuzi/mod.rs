@@ -1,11 +1,21 @@
 //! The real Nyuzi instruction set (jbush001/NyuziProcessor, NyuziToolchain): the
 //! instruction definition, a bit-exact encoder and decoder, and a disassembler in the
-//! toolchain's mnemonics. Shared by the compiler's Nyuzi back end and the (future)
-//! simulator; see `/work/shared/reference/nyuzi-isa.md` ("the notes").
+//! toolchain's mnemonics, plus a functional simulator ([`Machine`]) that executes
+//! machine code like the upstream emulator and reads its hex image format ([`hex`]).
+//! Shared by the compiler's Nyuzi back end and the timing model; see
+//! `/work/shared/reference/nyuzi-isa.md` ("the notes").
 
+pub(crate) mod exec;
+pub mod hex;
 pub mod isa;
+pub mod machine;
 
 pub use isa::*;
+pub use machine::{
+    Config, Fault, FaultKind, InstClass, Machine, MemAccess, Stats, Step, Summary, DEFAULT_QUANTUM,
+};
 
+#[cfg(test)]
+mod exec_tests;
 #[cfg(test)]
 mod tests;

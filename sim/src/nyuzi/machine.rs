@@ -1,0 +1,455 @@
+//! The functional Nyuzi machine: memory, hardware threads, and the run loop.
+//!
+//! It executes real Nyuzi machine code with the upstream emulator's semantics
+//! (NyuziProcessor `tools/emulator/processor.c`; notes §1–§6); the per-instruction
+//! semantics live in [`super::exec`]. Two entry points share that core:
+//!
+//! * [`Machine::run`], the fast functional mode: threads take turns, each running a
+//!   *quantum* of instructions ([`DEFAULT_QUANTUM`]) before the next enabled thread.
+//!   Upstream interleaves one instruction per thread; results of race-free programs
+//!   do not depend on the interleaving (only instruction counts of spin loops do).
+//!   [`Machine::set_quantum`]`(1)` gives upstream's round-robin order.
+//! * [`Machine::step`], one instruction of one thread with a description of what it
+//!   did ([`Step`]), for the timing model.
+//!
+//! Differences from upstream, all deliberate: memory starts zeroed (upstream fills it
+//! with random values outside the image); there is no MMU, TLB, interrupt or trap
+//! handler, so every trap (including `syscall`) stops with a [`Fault`]; accesses
+//! outside memory fault with [`FaultKind::OutOfRange`] instead of crashing the
+//! emulator; MMIO reads return 0 and MMIO stores other than the console are ignored;
+//! control register 6 returns the instruction count (as the notes say), not a clock.
+//! A thread resumed with CR21 continues at its own pc, which is 0 for a thread that
+//! never ran.
+
+use std::fmt;
+
+use super::exec::{self, Effects, Sys, Thread, MMIO_BASE, NO_LINE};
+use super::isa::{decode, Inst};
+
+/// Instructions a thread runs before [`Machine::run`] switches to the next one.
+pub const DEFAULT_QUANTUM: u32 = 256;
+
+/// Machine shape and limits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    pub cores: u32,
+    pub threads_per_core: u32,
+    /// Bytes of RAM at address 0 (upstream default 16 MiB).
+    pub memory_size: u32,
+    /// [`Machine::run`] and [`Machine::step`] fault with
+    /// [`FaultKind::InstructionLimit`] rather than retire more than this.
+    pub max_instructions: u64,
+}
+
+impl Default for Config {
+    /// Upstream's defaults: 1 core, 4 threads, 16 MiB.
+    fn default() -> Config {
+        Config {
+            cores: 1,
+            threads_per_core: 4,
+            memory_size: 0x100_0000,
+            max_instructions: 4_000_000_000,
+        }
+    }
+}
+
+/// Coarse instruction class, for statistics and the timing model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum InstClass {
+    /// Scalar arithmetic, scalar compares, `movehi`, `nop`.
+    Scalar,
+    /// Vector arithmetic, vector compares, `getlane`, `shuffle`.
+    Vector,
+    /// Loads and stores of every kind (scalar, sync, block, gather/scatter).
+    Memory,
+    /// Branches, calls, `eret`.
+    Branch,
+    /// `getcr`/`setcr`, cache control, `syscall`, `break`.
+    Control,
+}
+
+/// The memory access an instruction made (absent for a failed `store_sync` and a
+/// block store with an empty mask, which do not touch memory).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemAccess {
+    Scalar {
+        addr: u32,
+        bytes: u8,
+        store: bool,
+    },
+    /// A 64-byte aligned block (`load_v`/`store_v`, masked or not).
+    Block {
+        addr: u32,
+        store: bool,
+    },
+    /// Gather/scatter: the per-lane addresses and the lanes actually accessed.
+    Lanes {
+        addrs: [u32; 16],
+        mask: u16,
+        store: bool,
+    },
+}
+
+/// What one [`Machine::step`] executed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Step {
+    pub pc: u32,
+    pub inst: Inst,
+    pub class: InstClass,
+    /// A masked form (vector ops, masked block and gather/scatter accesses).
+    pub masked: bool,
+    /// Popcount of the effective mask for vector instructions, 16 if unmasked, 0 for
+    /// scalar ones.
+    pub active_lanes: u8,
+    pub mem: Option<MemAccess>,
+    pub branch_taken: bool,
+}
+
+/// Counters over all threads. Lane utilization = `active_lanes / vector_lane_slots`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Instructions retired (a gather/scatter counts once).
+    pub retired: u64,
+    pub scalar: u64,
+    /// Instructions on vector registers: vector ALU ops and vector memory accesses.
+    pub vector: u64,
+    /// Masked vector instructions (compares ignore their mask and are not counted).
+    pub masked: u64,
+    pub memory: u64,
+    pub branch: u64,
+    pub vector_lane_slots: u64,
+    pub active_lanes: u64,
+}
+
+/// Result of a completed [`Machine::run`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Summary {
+    /// Instructions retired, a gather/scatter counting once.
+    pub instructions: u64,
+    /// The count upstream prints ("N total instructions"): gather/scatter count 16.
+    pub emulator_instructions: u64,
+}
+
+/// Why execution stopped abnormally.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultKind {
+    /// The word does not decode (or is upstream's reserved breakpoint word).
+    IllegalInstruction(u32),
+    /// Unaligned pc or data access (scalar: natural size; block: 64; lanes: 4).
+    Misaligned,
+    /// An access (or fetch) outside RAM that is not a legal MMIO access.
+    OutOfRange,
+    /// `break`.
+    Breakpoint,
+    /// `syscall n` (no trap handler is modeled).
+    Syscall(u32),
+    /// More than [`Config::max_instructions`] would retire.
+    InstructionLimit,
+    /// A supervisor-only instruction after the program cleared CR4's supervisor bit.
+    PrivilegeViolation,
+    /// [`Machine::step`] on a thread that does not exist or is not running.
+    NotRunning,
+}
+
+impl fmt::Display for FaultKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FaultKind::IllegalInstruction(w) => write!(f, "illegal instruction {w:#010x}"),
+            FaultKind::Misaligned => f.write_str("misaligned access"),
+            FaultKind::OutOfRange => f.write_str("memory access out of range"),
+            FaultKind::Breakpoint => f.write_str("breakpoint"),
+            FaultKind::Syscall(n) => write!(f, "syscall {n}"),
+            FaultKind::InstructionLimit => f.write_str("instruction limit reached"),
+            FaultKind::PrivilegeViolation => f.write_str("privileged instruction"),
+            FaultKind::NotRunning => f.write_str("thread is not running"),
+        }
+    }
+}
+
+/// A fault with where it happened. Host-side accesses ([`Machine::load_words`] etc.)
+/// report pc 0 on thread 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fault {
+    pub kind: FaultKind,
+    pub pc: u32,
+    pub thread: u32,
+    pub address: Option<u32>,
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} at pc {:#010x} on thread {}",
+            self.kind, self.pc, self.thread
+        )?;
+        if let Some(a) = self.address {
+            write!(f, ", address {a:#010x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Fault {}
+
+/// A Nyuzi processor: `cores × threads_per_core` hardware threads sharing RAM.
+pub struct Machine {
+    config: Config,
+    threads: Vec<Thread>,
+    sys: Sys,
+    quantum: u32,
+}
+
+impl Machine {
+    /// A machine at reset: RAM zeroed, only thread 0 enabled, every pc 0.
+    pub fn new(config: Config) -> Machine {
+        let n = (config.cores as usize) * (config.threads_per_core as usize);
+        let mem_size = config.memory_size.min(MMIO_BASE);
+        let words = (mem_size / 4) as usize;
+        let pages = (mem_size as usize).div_ceil(4096).max(1);
+        let all_threads = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+        Machine {
+            threads: vec![Thread::new(); n],
+            sys: Sys {
+                mem: vec![0; mem_size as usize],
+                mem_size,
+                dcache: vec![0; words],
+                code_pages: vec![false; pages],
+                enable: 1 & all_threads,
+                all_threads,
+                ll: vec![NO_LINE; n],
+                ll_any: false,
+                console: Vec::new(),
+                stats: Stats::default(),
+                extra_subcycles: 0,
+            },
+            config,
+            quantum: DEFAULT_QUANTUM,
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Sets the scheduling quantum of [`Machine::run`] (at least 1; 1 = upstream's
+    /// one-instruction round robin).
+    pub fn set_quantum(&mut self, quantum: u32) {
+        self.quantum = quantum.max(1);
+    }
+
+    fn host_fault(kind: FaultKind, address: u32) -> Fault {
+        Fault {
+            kind,
+            pc: 0,
+            thread: 0,
+            address: Some(address),
+        }
+    }
+
+    fn check_range(&self, addr: u32, len: usize) -> Result<(), Fault> {
+        let end = u64::from(addr) + len as u64;
+        if end > u64::from(self.sys.mem_size) {
+            return Err(Self::host_fault(FaultKind::OutOfRange, addr));
+        }
+        Ok(())
+    }
+
+    /// Stores words little-endian from `byte_addr` (4-aligned).
+    pub fn load_words(&mut self, byte_addr: u32, words: &[u32]) -> Result<(), Fault> {
+        if byte_addr & 3 != 0 {
+            return Err(Self::host_fault(FaultKind::Misaligned, byte_addr));
+        }
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        self.write_bytes(byte_addr, &bytes)
+    }
+
+    pub fn write_bytes(&mut self, addr: u32, bytes: &[u8]) -> Result<(), Fault> {
+        self.check_range(addr, bytes.len())?;
+        self.sys.write_ram(addr, bytes);
+        Ok(())
+    }
+
+    pub fn read_bytes(&self, addr: u32, len: u32) -> Result<&[u8], Fault> {
+        self.check_range(addr, len as usize)?;
+        Ok(&self.sys.mem[addr as usize..(addr + len) as usize])
+    }
+
+    /// Loads an image in the upstream hex format ([`super::hex`]).
+    pub fn load_hex(&mut self, text: &str) -> Result<(), String> {
+        for (index, word) in super::hex::parse(text)? {
+            let addr = u64::from(index) * 4;
+            let fits = u32::try_from(addr)
+                .ok()
+                .filter(|&a| self.check_range(a, 4).is_ok());
+            let Some(a) = fits else {
+                return Err(format!(
+                    "hex image word {index:#x} lies beyond memory ({:#x} bytes)",
+                    self.sys.mem_size
+                ));
+            };
+            self.sys.write_ram(a, &word.to_le_bytes());
+        }
+        Ok(())
+    }
+
+    /// `cores * threads_per_core`; thread `t` is on core `t / threads_per_core`.
+    pub fn hw_threads(&self) -> usize {
+        self.threads.len()
+    }
+
+    /// Whether thread `t` is enabled (not suspended with CR20 / never resumed).
+    pub fn is_running(&self, t: usize) -> bool {
+        t < self.threads.len() && self.sys.enable >> t & 1 != 0
+    }
+
+    pub fn all_halted(&self) -> bool {
+        self.sys.enable == 0
+    }
+
+    /// The raw thread enable mask (bit t = thread t), as CR20/CR21 manipulate it.
+    pub fn enable_mask(&self) -> u64 {
+        self.sys.enable
+    }
+
+    pub fn pc(&self, t: usize) -> u32 {
+        self.threads.get(t).map_or(0, |th| th.pc)
+    }
+
+    pub fn set_pc(&mut self, t: usize, pc: u32) {
+        if let Some(th) = self.threads.get_mut(t) {
+            th.pc = pc;
+        }
+    }
+
+    pub fn scalar_reg(&self, t: usize, r: u8) -> u32 {
+        self.threads
+            .get(t)
+            .map_or(0, |th| th.s[usize::from(r & 31)])
+    }
+
+    pub fn vector_reg(&self, t: usize, r: u8) -> [u32; 16] {
+        self.threads
+            .get(t)
+            .map_or([0; 16], |th| th.v[usize::from(r & 31)])
+    }
+
+    pub fn set_scalar_reg(&mut self, t: usize, r: u8, v: u32) {
+        if let Some(th) = self.threads.get_mut(t) {
+            th.s[usize::from(r & 31)] = v;
+        }
+    }
+
+    pub fn set_vector_reg(&mut self, t: usize, r: u8, v: [u32; 16]) {
+        if let Some(th) = self.threads.get_mut(t) {
+            th.v[usize::from(r & 31)] = v;
+        }
+    }
+
+    /// Bytes the program stored to the console register (0xffff0048).
+    pub fn console(&self) -> &[u8] {
+        &self.sys.console
+    }
+
+    pub fn stats(&self) -> &Stats {
+        &self.sys.stats
+    }
+
+    /// Instructions as upstream counts them (gather/scatter = 16).
+    pub fn emulator_instructions(&self) -> u64 {
+        self.sys.stats.retired + self.sys.extra_subcycles
+    }
+
+    fn fault(&self, t: usize, (kind, address): exec::Trap) -> Fault {
+        Fault {
+            kind,
+            pc: self.pc(t),
+            thread: t as u32,
+            address,
+        }
+    }
+
+    /// The decoded instruction at thread `t`'s pc, without executing it.
+    pub fn fetch(&mut self, t: usize) -> Result<Inst, Fault> {
+        if t >= self.threads.len() {
+            return Err(self.fault(t, (FaultKind::NotRunning, None)));
+        }
+        let pc = self.threads[t].pc;
+        self.sys.uop_at(pc).map_err(|e| self.fault(t, e))?;
+        let word = self.sys.word_at(pc);
+        decode(word).map_err(|_| self.fault(t, (FaultKind::IllegalInstruction(word), None)))
+    }
+
+    /// Executes one instruction of thread `t` (a whole gather/scatter) and describes
+    /// it. On a fault the thread's state is left at the faulting instruction.
+    pub fn step(&mut self, t: usize) -> Result<Step, Fault> {
+        if !self.is_running(t) {
+            return Err(self.fault(t, (FaultKind::NotRunning, None)));
+        }
+        if self.sys.stats.retired >= self.config.max_instructions {
+            return Err(self.fault(t, (FaultKind::InstructionLimit, None)));
+        }
+        let pc = self.threads[t].pc;
+        let u = self.sys.uop_at(pc).map_err(|e| self.fault(t, e))?;
+        let word = self.sys.word_at(pc);
+        let mut eff = Effects::default();
+        exec::exec::<true>(&mut self.threads[t], t, &mut self.sys, u, &mut eff)
+            .map_err(|e| self.fault(t, e))?;
+        self.sys.stats.retired += 1;
+        let inst = decode(word).unwrap_or(super::isa::NOP);
+        Ok(Step {
+            pc,
+            inst,
+            class: exec::kind_of(u),
+            masked: eff.masked,
+            active_lanes: eff.lanes,
+            mem: eff.mem,
+            branch_taken: eff.branch_taken,
+        })
+    }
+
+    /// Runs every enabled thread until all have halted (suspended themselves), a
+    /// fault, or the instruction limit.
+    pub fn run(&mut self) -> Result<Summary, Fault> {
+        while self.sys.enable != 0 {
+            for t in 0..self.threads.len() {
+                if self.sys.enable >> t & 1 == 0 {
+                    continue;
+                }
+                let left = self.config.max_instructions
+                    - self.sys.stats.retired.min(self.config.max_instructions);
+                if left == 0 {
+                    return Err(self.fault(t, (FaultKind::InstructionLimit, None)));
+                }
+                let n = u64::from(self.quantum).min(left);
+                self.run_quantum(t, n)?;
+            }
+        }
+        Ok(Summary {
+            instructions: self.sys.stats.retired,
+            emulator_instructions: self.emulator_instructions(),
+        })
+    }
+
+    /// Runs up to `n` instructions of thread `t`, stopping early when the thread
+    /// enable mask changes.
+    fn run_quantum(&mut self, t: usize, n: u64) -> Result<(), Fault> {
+        let th = &mut self.threads[t];
+        let sys = &mut self.sys;
+        let mut eff = Effects::default();
+        for _ in 0..n {
+            let step = sys
+                .uop_at(th.pc)
+                .and_then(|u| exec::exec::<false>(th, t, sys, u, &mut eff));
+            match step {
+                Ok(false) => sys.stats.retired += 1,
+                Ok(true) => {
+                    sys.stats.retired += 1;
+                    break;
+                }
+                Err(e) => return Err(self.fault(t, e)),
+            }
+        }
+        Ok(())
+    }
+}
