@@ -5,6 +5,22 @@
 //!   memory map of launch images, shared by the code generator and the image builder.
 //! * [`object`]: relocatable machine code for a module, before the image builder
 //!   places it.
+//! * [`isel`] (IR to [`minst`] over virtual registers), [`emit`] (frame layout,
+//!   encoding, relocations, line table), [`codegen`] ([`compile_module`]) and [`asm`]
+//!   ([`listing`]): the code generator.
+//! * [`image`], [`layout`], [`runtime`]: launch images (start-up stub, block
+//!   scheduler and barrier fibers, arguments and buffers) and their memory map.
 
 pub mod abi;
+pub mod asm;
+pub mod codegen;
+pub mod emit;
+pub mod image;
+pub mod isel;
+pub mod layout;
+pub mod minst;
 pub mod object;
+pub mod runtime;
+
+pub use asm::listing;
+pub use codegen::{compile_module, shared_layout};
