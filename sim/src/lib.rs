@@ -5,6 +5,7 @@
 //! The machines arrive with their issues; for now the crate holds the launch geometry
 //! that every target and the reference interpreter share.
 
+pub mod gpu;
 pub mod mem;
 pub mod nyuzi;
 

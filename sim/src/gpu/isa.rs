@@ -1,0 +1,1010 @@
+//! The `dac-gpu` SIMT instruction set: a PTX-flavoured assembly decoded into plain Rust
+//! values. The same values are what the assembler produces, what a back end builds
+//! directly (see [`KernelBuilder`]) and what the simulator executes: instructions sit in a
+//! `Vec` per kernel, operands are small enums holding register indices, and branch
+//! targets are already instruction indices, so nothing is looked up by name at run time.
+//!
+//! Registers are 32 bits wide. 64-bit values (`.u64`, `.s64`, `.b64`, `.f64`) occupy an
+//! even-aligned pair of 32-bit registers, named by the low one (`%rd4` is `%r4:%r5`),
+//! so the register file and the occupancy calculation count only 32-bit registers.
+//! Addresses are 32 bits in every memory space.
+//!
+//! The decoupled affine computation (DAC) extension is defined here already: affine
+//! registers (`%a`), the `enq.*` instructions of the affine stream and the `deq.*`
+//! forms of the non-affine stream, with the operand shapes of Wang and Lin (ISCA'17).
+//! Uniform registers (`%ur`) are reserved for the uniform datapath.
+
+use std::fmt;
+
+/// A scalar type and width, as the suffix of a mnemonic (`.s32`, `.f64`, `.pred`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Type {
+    Pred,
+    B8,
+    B16,
+    B32,
+    B64,
+    U8,
+    U16,
+    U32,
+    U64,
+    S8,
+    S16,
+    S32,
+    S64,
+    F32,
+    F64,
+}
+
+impl Type {
+    pub const ALL: [Type; 15] = [
+        Type::Pred,
+        Type::B8,
+        Type::B16,
+        Type::B32,
+        Type::B64,
+        Type::U8,
+        Type::U16,
+        Type::U32,
+        Type::U64,
+        Type::S8,
+        Type::S16,
+        Type::S32,
+        Type::S64,
+        Type::F32,
+        Type::F64,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Type::Pred => "pred",
+            Type::B8 => "b8",
+            Type::B16 => "b16",
+            Type::B32 => "b32",
+            Type::B64 => "b64",
+            Type::U8 => "u8",
+            Type::U16 => "u16",
+            Type::U32 => "u32",
+            Type::U64 => "u64",
+            Type::S8 => "s8",
+            Type::S16 => "s16",
+            Type::S32 => "s32",
+            Type::S64 => "s64",
+            Type::F32 => "f32",
+            Type::F64 => "f64",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Type> {
+        Type::ALL.iter().copied().find(|t| t.name() == s)
+    }
+
+    /// Width in bits (1 for predicates).
+    pub fn bits(self) -> u32 {
+        match self {
+            Type::Pred => 1,
+            Type::B8 | Type::U8 | Type::S8 => 8,
+            Type::B16 | Type::U16 | Type::S16 => 16,
+            Type::B32 | Type::U32 | Type::S32 | Type::F32 => 32,
+            Type::B64 | Type::U64 | Type::S64 | Type::F64 => 64,
+        }
+    }
+
+    /// Size in memory in bytes (a predicate is stored as one byte).
+    pub fn bytes(self) -> u32 {
+        self.bits().div_ceil(8)
+    }
+
+    /// True when a register value of this type takes a register pair.
+    pub fn is_wide(self) -> bool {
+        self.bits() == 64
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, Type::F32 | Type::F64)
+    }
+
+    pub fn is_signed(self) -> bool {
+        matches!(self, Type::S8 | Type::S16 | Type::S32 | Type::S64)
+    }
+
+    /// An integer or bit type (not float, not predicate).
+    pub fn is_int(self) -> bool {
+        !self.is_float() && self != Type::Pred
+    }
+
+    /// True for the register-sized types that arithmetic operates on (32 or 64 bits).
+    pub fn is_reg_sized(self) -> bool {
+        matches!(self.bits(), 32 | 64)
+    }
+}
+
+/// A register file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RegFile {
+    /// Per-thread 32-bit registers, `%r<n>` (`%rd<n>` for the pair at n, n+1).
+    R,
+    /// Per-thread predicates, `%p<n>`.
+    P,
+    /// Uniform (one per warp) 32-bit registers, `%ur<n>` (`%urd<n>` for pairs): reserved
+    /// for the uniform datapath.
+    Ur,
+    /// DAC affine registers, `%a<n>`: each holds an affine tuple (base, offset) of the
+    /// affine warp. Used only by the affine stream.
+    A,
+}
+
+/// A register: a file and an index within it. For 64-bit operands `idx` is the low
+/// register of an even-aligned pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Reg {
+    pub file: RegFile,
+    pub idx: u16,
+}
+
+impl Reg {
+    pub const fn r(idx: u16) -> Reg {
+        Reg {
+            file: RegFile::R,
+            idx,
+        }
+    }
+    pub const fn p(idx: u16) -> Reg {
+        Reg {
+            file: RegFile::P,
+            idx,
+        }
+    }
+    pub const fn ur(idx: u16) -> Reg {
+        Reg {
+            file: RegFile::Ur,
+            idx,
+        }
+    }
+    pub const fn a(idx: u16) -> Reg {
+        Reg {
+            file: RegFile::A,
+            idx,
+        }
+    }
+}
+
+/// A dimension of a three-dimensional special register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dim {
+    X,
+    Y,
+    Z,
+}
+
+impl Dim {
+    pub const ALL: [Dim; 3] = [Dim::X, Dim::Y, Dim::Z];
+    pub fn name(self) -> &'static str {
+        match self {
+            Dim::X => "x",
+            Dim::Y => "y",
+            Dim::Z => "z",
+        }
+    }
+}
+
+/// A read-only special register (all `.u32`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Special {
+    /// Thread index within the block.
+    Tid(Dim),
+    /// Block extent (threads).
+    Ntid(Dim),
+    /// Block index within the grid.
+    Ctaid(Dim),
+    /// Grid extent (blocks).
+    Nctaid(Dim),
+    /// Lane within the warp, 0..warp size.
+    LaneId,
+    /// Warp index within the block.
+    WarpId,
+}
+
+impl Special {
+    /// Every special register, for tests and tables.
+    pub fn all() -> Vec<Special> {
+        let mut v = Vec::new();
+        for d in Dim::ALL {
+            v.extend([
+                Special::Tid(d),
+                Special::Ntid(d),
+                Special::Ctaid(d),
+                Special::Nctaid(d),
+            ]);
+        }
+        v.extend([Special::LaneId, Special::WarpId]);
+        v
+    }
+
+    pub fn name(self) -> String {
+        match self {
+            Special::Tid(d) => format!("%tid.{}", d.name()),
+            Special::Ntid(d) => format!("%ntid.{}", d.name()),
+            Special::Ctaid(d) => format!("%ctaid.{}", d.name()),
+            Special::Nctaid(d) => format!("%nctaid.{}", d.name()),
+            Special::LaneId => "%laneid".into(),
+            Special::WarpId => "%warpid".into(),
+        }
+    }
+}
+
+/// A source operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Src {
+    Reg(Reg),
+    /// An immediate: the bit pattern of a value of the operand's type, zero-extended
+    /// (a `-1` in an `.s32` slot is `0xffff_ffff`; `1.0` in `.f32` is `0x3f80_0000`).
+    Imm(u64),
+    Special(Special),
+}
+
+/// A memory space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Space {
+    Global,
+    Shared,
+    Local,
+    Param,
+}
+
+impl Space {
+    pub const ALL: [Space; 4] = [Space::Global, Space::Shared, Space::Local, Space::Param];
+    pub fn name(self) -> &'static str {
+        match self {
+            Space::Global => "global",
+            Space::Shared => "shared",
+            Space::Local => "local",
+            Space::Param => "param",
+        }
+    }
+}
+
+/// What an address is relative to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AddrBase {
+    /// An absolute address (`[offset]`).
+    None,
+    /// A register holding an address (`[%r1+8]`).
+    Reg(Reg),
+    /// A kernel parameter by index (`[n]`, `[n+4]`), only in `.param` accesses.
+    Param(u16),
+    /// DAC: the next address record of this warp's address queue (`[deq.addr]`).
+    DeqAddr,
+    /// DAC: the next prefetched datum of this warp's data queue (`[deq.data]`), loads only.
+    DeqData,
+}
+
+/// A memory operand `[base+offset]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Address {
+    pub base: AddrBase,
+    pub offset: i32,
+}
+
+/// Two-operand arithmetic and logic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Add,
+    Sub,
+    /// Integer: the low half of the product; float: the product.
+    Mul,
+    /// Integer only: the high half of the full product.
+    MulHi,
+    Div,
+    Rem,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+    Shl,
+    /// Arithmetic for `.s` types, logical otherwise.
+    Shr,
+}
+
+impl BinOp {
+    pub const ALL: [BinOp; 13] = [
+        BinOp::Add,
+        BinOp::Sub,
+        BinOp::Mul,
+        BinOp::MulHi,
+        BinOp::Div,
+        BinOp::Rem,
+        BinOp::Min,
+        BinOp::Max,
+        BinOp::And,
+        BinOp::Or,
+        BinOp::Xor,
+        BinOp::Shl,
+        BinOp::Shr,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            BinOp::Add => "add",
+            BinOp::Sub => "sub",
+            BinOp::Mul => "mul",
+            BinOp::MulHi => "mulhi",
+            BinOp::Div => "div",
+            BinOp::Rem => "rem",
+            BinOp::Min => "min",
+            BinOp::Max => "max",
+            BinOp::And => "and",
+            BinOp::Or => "or",
+            BinOp::Xor => "xor",
+            BinOp::Shl => "shl",
+            BinOp::Shr => "shr",
+        }
+    }
+    /// Whether the operation is defined on `ty`.
+    pub fn accepts(self, ty: Type) -> bool {
+        match self {
+            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Min | BinOp::Max => {
+                ty.is_reg_sized() && !matches!(ty, Type::B32 | Type::B64)
+            }
+            BinOp::MulHi | BinOp::Rem => {
+                ty.is_reg_sized() && ty.is_int() && !matches!(ty, Type::B32 | Type::B64)
+            }
+            BinOp::And | BinOp::Or | BinOp::Xor => {
+                ty == Type::Pred || matches!(ty, Type::B32 | Type::B64)
+            }
+            BinOp::Shl => matches!(ty, Type::B32 | Type::B64),
+            BinOp::Shr => ty.is_reg_sized() && ty.is_int(),
+        }
+    }
+    /// Shift amounts are always `.u32`, whatever the width shifted.
+    pub fn is_shift(self) -> bool {
+        matches!(self, BinOp::Shl | BinOp::Shr)
+    }
+}
+
+/// One-operand operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    Mov,
+    Neg,
+    Not,
+    Abs,
+    /// Correctly rounded square root (floats).
+    Sqrt,
+    /// Population count (result `.u32`... written to a register of the operand's width).
+    Popc,
+    /// Count leading zeros.
+    Clz,
+}
+
+impl UnOp {
+    pub const ALL: [UnOp; 7] = [
+        UnOp::Mov,
+        UnOp::Neg,
+        UnOp::Not,
+        UnOp::Abs,
+        UnOp::Sqrt,
+        UnOp::Popc,
+        UnOp::Clz,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            UnOp::Mov => "mov",
+            UnOp::Neg => "neg",
+            UnOp::Not => "not",
+            UnOp::Abs => "abs",
+            UnOp::Sqrt => "sqrt",
+            UnOp::Popc => "popc",
+            UnOp::Clz => "clz",
+        }
+    }
+    pub fn accepts(self, ty: Type) -> bool {
+        match self {
+            UnOp::Mov => true,
+            UnOp::Neg | UnOp::Abs => ty.is_reg_sized() && (ty.is_float() || ty.is_signed()),
+            UnOp::Not => ty == Type::Pred || matches!(ty, Type::B32 | Type::B64),
+            UnOp::Sqrt => ty.is_float(),
+            UnOp::Popc | UnOp::Clz => matches!(ty, Type::B32 | Type::B64),
+        }
+    }
+}
+
+/// A comparison. For floats the plain forms are ordered (false if either is NaN) and
+/// the `u` forms unordered (true if either is NaN); integers use only the plain forms,
+/// signed or unsigned by the type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Equ,
+    Neu,
+    Ltu,
+    Leu,
+    Gtu,
+    Geu,
+    /// Both are numbers.
+    Num,
+    /// Either is NaN.
+    Nan,
+}
+
+impl Cmp {
+    pub const ALL: [Cmp; 14] = [
+        Cmp::Eq,
+        Cmp::Ne,
+        Cmp::Lt,
+        Cmp::Le,
+        Cmp::Gt,
+        Cmp::Ge,
+        Cmp::Equ,
+        Cmp::Neu,
+        Cmp::Ltu,
+        Cmp::Leu,
+        Cmp::Gtu,
+        Cmp::Geu,
+        Cmp::Num,
+        Cmp::Nan,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Cmp::Eq => "eq",
+            Cmp::Ne => "ne",
+            Cmp::Lt => "lt",
+            Cmp::Le => "le",
+            Cmp::Gt => "gt",
+            Cmp::Ge => "ge",
+            Cmp::Equ => "equ",
+            Cmp::Neu => "neu",
+            Cmp::Ltu => "ltu",
+            Cmp::Leu => "leu",
+            Cmp::Gtu => "gtu",
+            Cmp::Geu => "geu",
+            Cmp::Num => "num",
+            Cmp::Nan => "nan",
+        }
+    }
+    pub fn accepts(self, ty: Type) -> bool {
+        let ordered = matches!(
+            self,
+            Cmp::Eq | Cmp::Ne | Cmp::Lt | Cmp::Le | Cmp::Gt | Cmp::Ge
+        );
+        ty.is_reg_sized() && (ty.is_float() || ordered)
+    }
+}
+
+/// A rounding modifier of `cvt`: `rn rz rm rp` round a float result; `rni rzi rmi rpi`
+/// round to an integral value (to an integer type, or float to float of the same width).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Round {
+    Rn,
+    Rz,
+    Rm,
+    Rp,
+    Rni,
+    Rzi,
+    Rmi,
+    Rpi,
+}
+
+impl Round {
+    pub const ALL: [Round; 8] = [
+        Round::Rn,
+        Round::Rz,
+        Round::Rm,
+        Round::Rp,
+        Round::Rni,
+        Round::Rzi,
+        Round::Rmi,
+        Round::Rpi,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Round::Rn => "rn",
+            Round::Rz => "rz",
+            Round::Rm => "rm",
+            Round::Rp => "rp",
+            Round::Rni => "rni",
+            Round::Rzi => "rzi",
+            Round::Rmi => "rmi",
+            Round::Rpi => "rpi",
+        }
+    }
+}
+
+/// Read-modify-write operations of `atom`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtomOp {
+    Add,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+    Exch,
+    /// Compare and swap: stores the second operand if memory equals the first.
+    Cas,
+}
+
+impl AtomOp {
+    pub const ALL: [AtomOp; 8] = [
+        AtomOp::Add,
+        AtomOp::Min,
+        AtomOp::Max,
+        AtomOp::And,
+        AtomOp::Or,
+        AtomOp::Xor,
+        AtomOp::Exch,
+        AtomOp::Cas,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomOp::Add => "add",
+            AtomOp::Min => "min",
+            AtomOp::Max => "max",
+            AtomOp::And => "and",
+            AtomOp::Or => "or",
+            AtomOp::Xor => "xor",
+            AtomOp::Exch => "exch",
+            AtomOp::Cas => "cas",
+        }
+    }
+    pub fn accepts(self, ty: Type) -> bool {
+        match self {
+            AtomOp::Add | AtomOp::Min | AtomOp::Max => {
+                matches!(
+                    ty,
+                    Type::U32 | Type::S32 | Type::U64 | Type::S64 | Type::F32 | Type::F64
+                )
+            }
+            AtomOp::And | AtomOp::Or | AtomOp::Xor | AtomOp::Exch | AtomOp::Cas => {
+                matches!(ty, Type::B32 | Type::B64)
+            }
+        }
+    }
+}
+
+/// Warp vote modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum VoteMode {
+    /// `vote.any.pred %pd, %ps`: true if the predicate holds in any active lane.
+    Any,
+    /// `vote.all.pred %pd, %ps`: true if it holds in every active lane.
+    All,
+    /// `vote.ballot.b32 %rd, %ps`: bit i set when lane i is active and the predicate holds.
+    Ballot,
+}
+
+impl VoteMode {
+    pub const ALL: [VoteMode; 3] = [VoteMode::Any, VoteMode::All, VoteMode::Ballot];
+    pub fn name(self) -> &'static str {
+        match self {
+            VoteMode::Any => "any",
+            VoteMode::All => "all",
+            VoteMode::Ballot => "ballot",
+        }
+    }
+}
+
+/// Warp shuffle modes (PTX `shfl`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ShflMode {
+    Up,
+    Down,
+    Idx,
+    Bfly,
+}
+
+impl ShflMode {
+    pub const ALL: [ShflMode; 4] = [ShflMode::Up, ShflMode::Down, ShflMode::Idx, ShflMode::Bfly];
+    pub fn name(self) -> &'static str {
+        match self {
+            ShflMode::Up => "up",
+            ShflMode::Down => "down",
+            ShflMode::Idx => "idx",
+            ShflMode::Bfly => "bfly",
+        }
+    }
+}
+
+/// Scope of a memory fence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FenceScope {
+    Cta,
+    Gl,
+}
+
+/// An instruction's operation and operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// `op.ty d, a, b`
+    Bin {
+        op: BinOp,
+        ty: Type,
+        dst: Reg,
+        a: Src,
+        b: Src,
+    },
+    /// `op.ty d, a`
+    Un {
+        op: UnOp,
+        ty: Type,
+        dst: Reg,
+        a: Src,
+    },
+    /// `mad.ty d, a, b, c`: d = a*b + c; for floats a fused multiply-add, rounded once.
+    Mad {
+        ty: Type,
+        dst: Reg,
+        a: Src,
+        b: Src,
+        c: Src,
+    },
+    /// `cvt{.rnd}.dty.sty d, a`
+    Cvt {
+        rnd: Option<Round>,
+        dty: Type,
+        sty: Type,
+        dst: Reg,
+        a: Src,
+    },
+    /// `setp.cmp.ty %p, a, b`
+    Setp {
+        cmp: Cmp,
+        ty: Type,
+        dst: Reg,
+        a: Src,
+        b: Src,
+    },
+    /// `selp.ty d, a, b, %p`: d = p ? a : b
+    Selp {
+        ty: Type,
+        dst: Reg,
+        a: Src,
+        b: Src,
+        p: Reg,
+    },
+    /// `ld.space.ty d, [addr]`: 8- and 16-bit loads extend by the type's signedness.
+    Ld {
+        space: Space,
+        ty: Type,
+        dst: Reg,
+        addr: Address,
+    },
+    /// `st.space.ty [addr], a`
+    St {
+        space: Space,
+        ty: Type,
+        addr: Address,
+        a: Src,
+    },
+    /// `atom.space.op.ty d, [addr], a{, b}`: d receives the old value.
+    Atom {
+        space: Space,
+        op: AtomOp,
+        ty: Type,
+        dst: Reg,
+        addr: Address,
+        a: Src,
+        b: Option<Src>,
+    },
+    /// `bra target` (divergent) or `bra.uni target` (the compiler asserts that every
+    /// active lane agrees on the guard).
+    Bra {
+        uni: bool,
+        target: u32,
+    },
+    /// `call f`: pushes a return point and jumps to function `func` (index in
+    /// [`Program::kernels`]); registers are shared with the caller.
+    Call {
+        func: u32,
+    },
+    Ret,
+    Exit,
+    /// `bar.sync id`
+    Bar {
+        id: u32,
+    },
+    Fence {
+        scope: FenceScope,
+    },
+    /// `vote.any.pred d, p` / `vote.all.pred d, p` / `vote.ballot.b32 d, p`
+    Vote {
+        mode: VoteMode,
+        dst: Reg,
+        p: Reg,
+    },
+    /// `shfl.mode.b32 d{|p}, a, lane, clamp`
+    Shfl {
+        mode: ShflMode,
+        dst: Reg,
+        dst_pred: Option<Reg>,
+        a: Src,
+        lane: Src,
+        clamp: Src,
+    },
+    Nop,
+    /// DAC, affine stream: `enq.data.space.ty %a`: expand the affine address tuple per
+    /// non-affine warp, prefetch the data and queue it for `ld [deq.data]`.
+    EnqData {
+        space: Space,
+        ty: Type,
+        addr: Reg,
+    },
+    /// DAC, affine stream: `enq.addr.space.ty %a`: expand the affine address tuple into
+    /// per-warp address records for `[deq.addr]`.
+    EnqAddr {
+        space: Space,
+        ty: Type,
+        addr: Reg,
+    },
+    /// DAC, affine stream: `enq.pred.cmp.ty a, b`: the predicate expansion unit
+    /// evaluates the comparison of two affine operands per non-affine warp and queues
+    /// the bit masks for `deq.pred`.
+    EnqPred {
+        cmp: Cmp,
+        ty: Type,
+        a: Src,
+        b: Src,
+    },
+    /// DAC, non-affine stream: `deq.pred %p`: pop this warp's next predicate mask.
+    DeqPred {
+        dst: Reg,
+    },
+}
+
+/// A guard `@%p` (or `@!%p`): lanes where it is false do nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Guard {
+    pub pred: u16,
+    pub negate: bool,
+}
+
+/// One instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Inst {
+    pub guard: Option<Guard>,
+    pub op: Op,
+}
+
+impl Inst {
+    pub fn new(op: Op) -> Inst {
+        Inst { guard: None, op }
+    }
+    pub fn guarded(pred: u16, negate: bool, op: Op) -> Inst {
+        Inst {
+            guard: Some(Guard { pred, negate }),
+            op,
+        }
+    }
+}
+
+/// A kernel parameter: name, type and byte offset in the parameter block.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Param {
+    pub name: String,
+    pub ty: Type,
+    pub offset: u32,
+}
+
+/// A branch label: a name bound to an instruction index (`at == insts.len()` is the end).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Label {
+    pub name: String,
+    pub at: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KernelKind {
+    /// `.entry`: launchable, takes parameters.
+    Entry,
+    /// `.func`: a subroutine reached by `call`.
+    Func,
+}
+
+/// A kernel or function with everything the simulator and the occupancy calculator
+/// need: register counts, shared and local memory, the parameter layout and the code.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Kernel {
+    pub name: String,
+    pub kind: KernelKind,
+    pub params: Vec<Param>,
+    /// 32-bit registers per thread (`%r0..`): what occupancy counts.
+    pub num_regs: u32,
+    pub num_preds: u32,
+    pub num_uregs: u32,
+    pub num_aregs: u32,
+    /// Shared memory per block, bytes.
+    pub shared_bytes: u32,
+    /// Local (per-thread private) memory, bytes.
+    pub local_bytes: u32,
+    pub insts: Vec<Inst>,
+    /// Sorted by `at`; every branch target has at least one.
+    pub labels: Vec<Label>,
+}
+
+impl Kernel {
+    pub fn new(name: &str, kind: KernelKind) -> Kernel {
+        Kernel {
+            name: name.to_string(),
+            kind,
+            params: Vec::new(),
+            num_regs: 0,
+            num_preds: 0,
+            num_uregs: 0,
+            num_aregs: 0,
+            shared_bytes: 0,
+            local_bytes: 0,
+            insts: Vec::new(),
+            labels: Vec::new(),
+        }
+    }
+
+    /// Size of the parameter block in bytes.
+    pub fn param_bytes(&self) -> u32 {
+        self.params
+            .iter()
+            .map(|p| p.offset + p.ty.bytes())
+            .max()
+            .unwrap_or(0)
+    }
+
+    pub fn param_index(&self, name: &str) -> Option<usize> {
+        self.params.iter().position(|p| p.name == name)
+    }
+
+    /// Appends a parameter at the next offset aligned to its size.
+    pub fn add_param(&mut self, name: &str, ty: Type) -> u16 {
+        let align = ty.bytes().max(1);
+        let offset = self.param_bytes().div_ceil(align) * align;
+        self.params.push(Param {
+            name: name.to_string(),
+            ty,
+            offset,
+        });
+        (self.params.len() - 1) as u16
+    }
+}
+
+/// A whole program: kernels and functions, indexed by `call`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Program {
+    pub kernels: Vec<Kernel>,
+}
+
+impl Program {
+    pub fn kernel(&self, name: &str) -> Option<&Kernel> {
+        self.kernels.iter().find(|k| k.name == name)
+    }
+}
+
+/// A label handle of a [`KernelBuilder`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LabelId(pub u32);
+
+/// Builds a [`Kernel`] without text: allocates registers, binds labels and resolves
+/// branches to instruction indices when finished.
+pub struct KernelBuilder {
+    kernel: Kernel,
+    label_names: Vec<String>,
+    label_at: Vec<Option<u32>>,
+    fixups: Vec<(usize, LabelId)>,
+}
+
+impl KernelBuilder {
+    pub fn new(name: &str, kind: KernelKind) -> Self {
+        KernelBuilder {
+            kernel: Kernel::new(name, kind),
+            label_names: Vec::new(),
+            label_at: Vec::new(),
+            fixups: Vec::new(),
+        }
+    }
+
+    /// Declares a parameter; returns its index for [`AddrBase::Param`].
+    pub fn param(&mut self, name: &str, ty: Type) -> u16 {
+        self.kernel.add_param(name, ty)
+    }
+
+    /// A fresh 32-bit register.
+    pub fn reg(&mut self) -> Reg {
+        let r = Reg::r(self.kernel.num_regs as u16);
+        self.kernel.num_regs += 1;
+        r
+    }
+
+    /// A fresh even-aligned register pair for a 64-bit value.
+    pub fn reg64(&mut self) -> Reg {
+        self.kernel.num_regs += self.kernel.num_regs % 2;
+        let r = Reg::r(self.kernel.num_regs as u16);
+        self.kernel.num_regs += 2;
+        r
+    }
+
+    pub fn pred(&mut self) -> Reg {
+        let r = Reg::p(self.kernel.num_preds as u16);
+        self.kernel.num_preds += 1;
+        r
+    }
+
+    pub fn ureg(&mut self) -> Reg {
+        let r = Reg::ur(self.kernel.num_uregs as u16);
+        self.kernel.num_uregs += 1;
+        r
+    }
+
+    pub fn areg(&mut self) -> Reg {
+        let r = Reg::a(self.kernel.num_aregs as u16);
+        self.kernel.num_aregs += 1;
+        r
+    }
+
+    pub fn set_shared_bytes(&mut self, n: u32) {
+        self.kernel.shared_bytes = n;
+    }
+
+    pub fn set_local_bytes(&mut self, n: u32) {
+        self.kernel.local_bytes = n;
+    }
+
+    /// A new, unbound label; names must be unique within the kernel.
+    pub fn label(&mut self, name: &str) -> LabelId {
+        self.label_names.push(name.to_string());
+        self.label_at.push(None);
+        LabelId((self.label_names.len() - 1) as u32)
+    }
+
+    /// Binds `l` to the next instruction pushed.
+    pub fn bind(&mut self, l: LabelId) {
+        self.label_at[l.0 as usize] = Some(self.kernel.insts.len() as u32);
+    }
+
+    /// Appends an instruction; returns its index.
+    pub fn push(&mut self, inst: Inst) -> usize {
+        self.kernel.insts.push(inst);
+        self.kernel.insts.len() - 1
+    }
+
+    /// Appends a branch to `target` (guarded when `guard` is given).
+    pub fn bra(&mut self, guard: Option<Guard>, uni: bool, target: LabelId) -> usize {
+        let i = self.push(Inst {
+            guard,
+            op: Op::Bra {
+                uni,
+                target: u32::MAX,
+            },
+        });
+        self.fixups.push((i, target));
+        i
+    }
+
+    /// Resolves branches and returns the kernel, or the names of labels never bound.
+    pub fn finish(mut self) -> Result<Kernel, String> {
+        for &(i, l) in &self.fixups {
+            let at = self.label_at[l.0 as usize].ok_or_else(|| {
+                format!("label `{}` is never bound", self.label_names[l.0 as usize])
+            })?;
+            if let Op::Bra { target, .. } = &mut self.kernel.insts[i].op {
+                *target = at;
+            }
+        }
+        let mut labels: Vec<Label> = self
+            .label_names
+            .into_iter()
+            .zip(self.label_at)
+            .filter_map(|(name, at)| at.map(|at| Label { name, at }))
+            .collect();
+        labels.sort_by_key(|l| l.at);
+        self.kernel.labels = labels;
+        Ok(self.kernel)
+    }
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
