@@ -1,0 +1,614 @@
+//! Register allocation by linear scan, shared by every target.
+//!
+//! [`allocate`] gives every virtual register of a [`MachFunction`] one physical
+//! register of its class for its whole life, or spills it. Liveness comes from
+//! backward dataflow over the CFG ([`super::liveness`]), so a value live around a
+//! loop occupies its register over the whole loop, and the code need not be SSA. Each
+//! virtual register's lifetime is a list of position ranges (with holes where it is
+//! dead between a read and a later write); the scan visits them by start position,
+//! as Poletto and Sarkar's linear scan does, and gives each the first register whose
+//! current holders and fixed uses do not overlap it. Physical operands in the input
+//! (arguments, results) and the registers an instruction clobbers are fixed ranges
+//! that virtual registers avoid.
+//!
+//! When no register is free, the interval that ends furthest away (the current one
+//! or a holder of a register it could take) is spilled everywhere: it gets a
+//! [`SpillSlot`], every instruction reading it reloads it into a fresh short-lived
+//! virtual register just before, every instruction writing it stores a fresh one
+//! just after, and allocation starts over. The fresh registers are never spilled, so
+//! each round removes at least one spillable register and the process terminates;
+//! if even they do not fit, the instruction needs more registers than exist and
+//! allocation fails with an [`AllocError`].
+//!
+//! Since no register is split, no code is needed on CFG edges. A copy's destination
+//! prefers its source's register (and the physical register it is copied from or
+//! to), so most copies that instruction selection makes for block parameters and
+//! calls become copies of a register to itself, which are deleted.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use cranelift_entity::{EntityRef, PrimaryMap};
+use smallvec::SmallVec;
+
+use super::liveness::{self, BlockAccess, InstAccess, Layout, Pos, Range, SLOT};
+use super::mach::{
+    MachFunction, MachInst, MachLine, Operand, OperandKind, PReg, Reg, RegClass, RegTarget,
+    SpillSlot, VReg,
+};
+use crate::source::Span;
+
+/// What allocation did, for the target's frame layout and prologue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Allocation {
+    /// Every physical register the final code writes or clobbers, sorted (the target
+    /// saves the callee-saved ones in its prologue).
+    pub used: Vec<PReg>,
+    /// Spill slots of the function (`func.spill_slots.len()`).
+    pub spill_slots: u32,
+    /// Virtual registers of the input that were spilled.
+    pub spilled_vregs: u32,
+}
+
+/// Why a function cannot be allocated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AllocError(pub String);
+
+impl fmt::Display for AllocError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "register allocation failed: {}", self.0)
+    }
+}
+
+impl std::error::Error for AllocError {}
+
+/// A line of code during allocation: an instruction of the input, or a spill or
+/// reload that the target builds once the register it moves is known.
+#[derive(Clone, Debug)]
+enum Line<I> {
+    Inst(MachLine<I>),
+    Reload {
+        slot: SpillSlot,
+        vreg: VReg,
+        span: Option<Span>,
+    },
+    Spill {
+        slot: SpillSlot,
+        vreg: VReg,
+        span: Option<Span>,
+    },
+}
+
+/// The allocatable physical registers of every class in use. Liveness variables
+/// number them first (`0..phys.len()`), then virtual registers.
+struct PhysTable {
+    phys: Vec<PReg>,
+    index: BTreeMap<PReg, usize>,
+    by_class: BTreeMap<RegClass, Vec<usize>>,
+}
+
+impl PhysTable {
+    fn new<T: RegTarget>(target: &T, classes: &BTreeSet<RegClass>) -> Self {
+        let mut table = PhysTable {
+            phys: Vec::new(),
+            index: BTreeMap::new(),
+            by_class: BTreeMap::new(),
+        };
+        for &class in classes {
+            let mut regs = Vec::new();
+            for &p in target.allocatable(class) {
+                if p.class == class && !table.index.contains_key(&p) {
+                    table.index.insert(p, table.phys.len());
+                    regs.push(table.phys.len());
+                    table.phys.push(p);
+                }
+            }
+            table.by_class.insert(class, regs);
+        }
+        table
+    }
+
+    fn class_regs(&self, class: RegClass) -> &[usize] {
+        self.by_class.get(&class).map_or(&[], |r| r)
+    }
+}
+
+/// The function being allocated: its code, registers and slots, written back to the
+/// [`MachFunction`] only when allocation succeeds.
+struct Work<I> {
+    name: String,
+    blocks: Vec<Vec<Line<I>>>,
+    succs: Vec<SmallVec<[usize; 2]>>,
+    vregs: PrimaryMap<VReg, RegClass>,
+    slots: PrimaryMap<SpillSlot, RegClass>,
+    /// Per virtual register: made by spilling, so never spilled itself.
+    unspillable: Vec<bool>,
+    /// Per virtual register: its spill slot once spilled.
+    slot_of: Vec<Option<SpillSlot>>,
+    spilled_vregs: u32,
+}
+
+/// Allocates registers for `func` in place: afterwards every operand is
+/// [`Reg::Phys`], spill and reload code is inserted and copies of a register to
+/// itself are deleted. On error `func` is unchanged.
+pub fn allocate<T: RegTarget>(
+    func: &mut MachFunction<T::Inst>,
+    target: &T,
+) -> Result<Allocation, AllocError> {
+    let classes = validate(func)?;
+    let phys = PhysTable::new(target, &classes);
+    let mut work = Work {
+        name: func.name.clone(),
+        blocks: func
+            .blocks
+            .values()
+            .map(|b| b.insts.iter().cloned().map(Line::Inst).collect())
+            .collect(),
+        succs: func
+            .blocks
+            .values()
+            .map(|b| b.succs.iter().map(|s| s.index()).collect())
+            .collect(),
+        vregs: func.vregs.clone(),
+        slots: func.spill_slots.clone(),
+        unspillable: vec![false; func.vregs.len()],
+        slot_of: vec![None; func.vregs.len()],
+        spilled_vregs: 0,
+    };
+    // Each round that spills removes a spillable register for good.
+    for _round in 0..=func.vregs.len() + 1 {
+        match scan_round(&work, &phys) {
+            Round::Done(assign) => return Ok(finish(func, target, work, &assign)),
+            Round::Spill(victims) => spill_everywhere(&mut work, &victims),
+            Round::Stuck(err) => return Err(err),
+        }
+    }
+    Err(AllocError(format!(
+        "function {}: spilling did not converge",
+        work.name
+    )))
+}
+
+/// Checks that every operand names an existing virtual register and every successor
+/// an existing block; returns the register classes the function uses.
+fn validate<I: MachInst>(func: &MachFunction<I>) -> Result<BTreeSet<RegClass>, AllocError> {
+    let mut classes: BTreeSet<RegClass> = func.vregs.values().copied().collect();
+    let mut ops = SmallVec::new();
+    for (b, block) in func.blocks.iter() {
+        if let Some(s) = block.succs.iter().find(|s| s.index() >= func.blocks.len()) {
+            return Err(AllocError(format!(
+                "function {}: block {b} names a missing successor {s}",
+                func.name
+            )));
+        }
+        for line in &block.insts {
+            ops.clear();
+            line.inst.operands(&mut ops);
+            for op in &ops {
+                match op.reg {
+                    Reg::Virt(v) if !func.vregs.is_valid(v) => {
+                        return Err(AllocError(format!(
+                            "function {}: `{:?}` in block {b} uses undeclared register {v}",
+                            func.name, line.inst
+                        )))
+                    }
+                    Reg::Virt(_) => {}
+                    Reg::Phys(p) => {
+                        classes.insert(p.class);
+                    }
+                }
+            }
+            classes.extend(line.inst.clobbers().iter().map(|p| p.class));
+        }
+    }
+    Ok(classes)
+}
+
+/// The outcome of one scan over the function.
+enum Round {
+    /// A register for every virtual register (indexed by [`VReg`]).
+    Done(Vec<Option<PReg>>),
+    /// Virtual registers to spill before trying again.
+    Spill(Vec<VReg>),
+    Stuck(AllocError),
+}
+
+fn virt_var(v: VReg, phys: &PhysTable) -> u32 {
+    (phys.phys.len() + v.index()) as u32
+}
+
+/// The liveness variable of a register, if it is tracked (reserved physical
+/// registers are not).
+fn var_of(reg: Reg, phys: &PhysTable) -> Option<u32> {
+    match reg {
+        Reg::Phys(p) => phys.index.get(&p).map(|&i| i as u32),
+        Reg::Virt(v) => Some(virt_var(v, phys)),
+    }
+}
+
+/// What one line reads, writes and clobbers, as liveness variables.
+fn access<I: MachInst>(line: &Line<I>, phys: &PhysTable) -> InstAccess {
+    let mut acc = InstAccess::default();
+    match line {
+        Line::Inst(ml) => {
+            let mut ops: SmallVec<[Operand; 8]> = SmallVec::new();
+            ml.inst.operands(&mut ops);
+            for op in &ops {
+                let Some(var) = var_of(op.reg, phys) else {
+                    continue;
+                };
+                if matches!(op.kind, OperandKind::Use | OperandKind::UseDef) {
+                    acc.uses.push(var);
+                }
+                if matches!(op.kind, OperandKind::Def | OperandKind::UseDef) {
+                    acc.defs.push(var);
+                }
+            }
+            let clobbered = ml.inst.clobbers().iter();
+            acc.clobbers
+                .extend(clobbered.filter_map(|&p| var_of(Reg::Phys(p), phys)));
+        }
+        Line::Reload { vreg, .. } => acc.defs.push(virt_var(*vreg, phys)),
+        Line::Spill { vreg, .. } => acc.uses.push(virt_var(*vreg, phys)),
+    }
+    acc
+}
+
+/// For each virtual register, the registers it is copied from or to.
+fn move_hints<I: MachInst>(work: &Work<I>) -> Vec<SmallVec<[Reg; 2]>> {
+    let mut hints = vec![SmallVec::new(); work.vregs.len()];
+    for line in work.blocks.iter().flatten() {
+        let Line::Inst(ml) = line else { continue };
+        if let Some((dest, src)) = ml.inst.as_move() {
+            if let Reg::Virt(d) = dest {
+                hints[d.index()].push(src);
+            }
+            if let Reg::Virt(s) = src {
+                hints[s.index()].push(dest);
+            }
+        }
+    }
+    hints
+}
+
+/// Computes liveness and runs the linear scan once.
+fn scan_round<I: MachInst>(work: &Work<I>, phys: &PhysTable) -> Round {
+    let blocks: Vec<BlockAccess> = work
+        .blocks
+        .iter()
+        .zip(&work.succs)
+        .map(|(lines, succs)| BlockAccess {
+            insts: lines.iter().map(|l| access(l, phys)).collect(),
+            succs: succs.clone(),
+        })
+        .collect();
+    let nvars = phys.phys.len() + work.vregs.len();
+    let live = liveness::solve(&blocks, nvars);
+    let layout = liveness::layout(&blocks);
+    let ranges = liveness::live_ranges(&blocks, nvars, &live, &layout);
+    let hints = move_hints(work);
+    let scan = Scan {
+        work,
+        phys,
+        fixed: &ranges[..phys.phys.len()],
+        ranges: &ranges[phys.phys.len()..],
+        hints: &hints,
+    };
+    match scan.run() {
+        Ok(assign) => Round::Done(assign),
+        Err(ScanFail::Spill(victims)) => Round::Spill(victims),
+        Err(ScanFail::Stuck(v)) => Round::Stuck(stuck_error(work, &layout, &scan, v)),
+    }
+}
+
+enum ScanFail {
+    Spill(Vec<VReg>),
+    Stuck(VReg),
+}
+
+/// One linear scan over the virtual registers' lifetimes.
+struct Scan<'a, I> {
+    work: &'a Work<I>,
+    phys: &'a PhysTable,
+    /// Positions where each allocatable physical register is fixed or clobbered.
+    fixed: &'a [Vec<Range>],
+    /// Lifetime of each virtual register (empty if it never occurs).
+    ranges: &'a [Vec<Range>],
+    hints: &'a [SmallVec<[Reg; 2]>],
+}
+
+impl<I> Scan<'_, I> {
+    fn end(&self, v: usize) -> Pos {
+        self.ranges[v].last().map_or(0, |r| r.end)
+    }
+
+    fn start(&self, v: usize) -> Pos {
+        self.ranges[v].first().map_or(0, |r| r.start)
+    }
+
+    /// Registers the copies of `v` suggest, among `regs`.
+    fn hinted(&self, v: usize, regs: &[usize], assign: &[Option<usize>]) -> SmallVec<[usize; 4]> {
+        let mut out = SmallVec::new();
+        for hint in &self.hints[v] {
+            let r = match *hint {
+                Reg::Phys(p) => self.phys.index.get(&p).copied(),
+                Reg::Virt(w) => assign.get(w.index()).copied().flatten(),
+            };
+            if let Some(r) = r.filter(|r| regs.contains(r)) {
+                out.push(r);
+            }
+        }
+        out
+    }
+
+    fn run(&self) -> Result<Vec<Option<PReg>>, ScanFail> {
+        let nv = self.ranges.len();
+        let mut order: Vec<usize> = (0..nv).filter(|&v| !self.ranges[v].is_empty()).collect();
+        order.sort_by_key(|&v| (self.start(v), v));
+        let mut assign: Vec<Option<usize>> = vec![None; nv];
+        // Virtual registers holding each physical register from the current position on.
+        let mut holders: Vec<Vec<usize>> = vec![Vec::new(); self.phys.phys.len()];
+        let mut victims = Vec::new();
+        for &v in &order {
+            let regs = self.phys.class_regs(self.work.vregs[VReg::new(v)]);
+            let start = self.start(v);
+            for &r in regs {
+                holders[r].retain(|&h| self.end(h) >= start);
+            }
+            let free = |r: &usize| {
+                !liveness::intersects(&self.fixed[*r], &self.ranges[v])
+                    && holders[*r]
+                        .iter()
+                        .all(|&h| !liveness::intersects(&self.ranges[h], &self.ranges[v]))
+            };
+            let hinted = self.hinted(v, regs, &assign);
+            if let Some(r) = hinted.iter().chain(regs).copied().find(free) {
+                assign[v] = Some(r);
+                holders[r].push(v);
+                continue;
+            }
+            match self.eviction(v, regs, &holders) {
+                Some((r, end)) if self.work.unspillable[v] || end > self.end(v) => {
+                    holders[r].retain(|&h| {
+                        let keep = !liveness::intersects(&self.ranges[h], &self.ranges[v]);
+                        if !keep {
+                            assign[h] = None;
+                            victims.push(VReg::new(h));
+                        }
+                        keep
+                    });
+                    assign[v] = Some(r);
+                    holders[r].push(v);
+                }
+                _ if self.work.unspillable[v] => return Err(ScanFail::Stuck(VReg::new(v))),
+                _ => victims.push(VReg::new(v)),
+            }
+        }
+        if victims.is_empty() {
+            Ok(assign
+                .into_iter()
+                .map(|r| r.map(|r| self.phys.phys[r]))
+                .collect())
+        } else {
+            victims.sort();
+            Err(ScanFail::Spill(victims))
+        }
+    }
+
+    /// The register `v` could take by spilling the holders overlapping it, choosing
+    /// the one whose nearest-ending such holder ends furthest away; with that end.
+    fn eviction(&self, v: usize, regs: &[usize], holders: &[Vec<usize>]) -> Option<(usize, Pos)> {
+        let mut best: Option<(usize, Pos)> = None;
+        for &r in regs {
+            if liveness::intersects(&self.fixed[r], &self.ranges[v]) {
+                continue;
+            }
+            let overlapping = holders[r]
+                .iter()
+                .filter(|&&h| liveness::intersects(&self.ranges[h], &self.ranges[v]));
+            let mut nearest_end = Pos::MAX;
+            let mut evictable = true;
+            for &h in overlapping {
+                evictable &= !self.work.unspillable[h];
+                nearest_end = nearest_end.min(self.end(h));
+            }
+            if evictable && best.is_none_or(|(_, e)| nearest_end > e) {
+                best = Some((r, nearest_end));
+            }
+        }
+        best
+    }
+}
+
+/// The error for a spill temporary `v` that found no register: names the
+/// instruction it serves.
+fn stuck_error<I: MachInst>(
+    work: &Work<I>,
+    layout: &Layout,
+    scan: &Scan<'_, I>,
+    v: VReg,
+) -> AllocError {
+    let pos = scan.start(v.index());
+    let b = layout
+        .block_from
+        .partition_point(|&from| from <= pos)
+        .max(1)
+        - 1;
+    let first = ((pos - layout.block_from[b]) / SLOT).saturating_sub(1) as usize;
+    let inst = work.blocks[b]
+        .iter()
+        .skip(first)
+        .find_map(|l| match l {
+            Line::Inst(ml) => Some(format!("{:?}", ml.inst)),
+            _ => None,
+        })
+        .unwrap_or_else(|| "?".to_string());
+    let class = work.vregs[v];
+    let n = scan.phys.class_regs(class).len();
+    AllocError(format!(
+        "function {}: instruction `{inst}` in block {} needs more registers of class {} \
+         than the {n} allocatable ones not fixed or clobbered there",
+        work.name, b, class.0
+    ))
+}
+
+/// Gives each victim a spill slot and rewrites every line that touches it to go
+/// through a fresh unspillable register, reloaded before and stored after.
+fn spill_everywhere<I: MachInst>(work: &mut Work<I>, victims: &[VReg]) {
+    for &v in victims {
+        if work.slot_of[v.index()].is_none() {
+            let slot = work.slots.push(work.vregs[v]);
+            work.slot_of[v.index()] = Some(slot);
+            work.spilled_vregs += 1;
+        }
+    }
+    let blocks = std::mem::take(&mut work.blocks);
+    work.blocks = blocks
+        .into_iter()
+        .map(|lines| {
+            let mut out = Vec::with_capacity(lines.len());
+            for line in lines {
+                match line {
+                    Line::Inst(ml) => rewrite_inst(work, ml, &mut out),
+                    other => out.push(other),
+                }
+            }
+            out
+        })
+        .collect();
+}
+
+/// Appends `ml` to `out` with each spilled register replaced by a fresh one (one per
+/// spilled register and instruction), reloaded before if read and stored after if
+/// written; tied operands are both.
+fn rewrite_inst<I: MachInst>(work: &mut Work<I>, mut ml: MachLine<I>, out: &mut Vec<Line<I>>) {
+    let mut ops: SmallVec<[Operand; 8]> = SmallVec::new();
+    ml.inst.operands(&mut ops);
+    // (spilled, temporary, read, written)
+    let mut temps: SmallVec<[(VReg, VReg, bool, bool); 4]> = SmallVec::new();
+    for op in &ops {
+        let Reg::Virt(v) = op.reg else { continue };
+        if work.slot_of[v.index()].is_none() {
+            continue;
+        }
+        let i = match temps.iter().position(|t| t.0 == v) {
+            Some(i) => i,
+            None => {
+                let t = work.vregs.push(work.vregs[v]);
+                work.unspillable.push(true);
+                work.slot_of.push(None);
+                temps.push((v, t, false, false));
+                temps.len() - 1
+            }
+        };
+        temps[i].2 |= matches!(op.kind, OperandKind::Use | OperandKind::UseDef);
+        temps[i].3 |= matches!(op.kind, OperandKind::Def | OperandKind::UseDef);
+    }
+    if temps.is_empty() {
+        out.push(Line::Inst(ml));
+        return;
+    }
+    let slot = |v: VReg| work.slot_of[v.index()].unwrap_or(SpillSlot::new(0));
+    for &(v, t, read, _) in &temps {
+        if read {
+            out.push(Line::Reload {
+                slot: slot(v),
+                vreg: t,
+                span: ml.span.clone(),
+            });
+        }
+    }
+    ml.inst.map_regs(&mut |r| match r {
+        Reg::Virt(v) => temps
+            .iter()
+            .find(|t| t.0 == v)
+            .map_or(r, |t| Reg::Virt(t.1)),
+        Reg::Phys(_) => r,
+    });
+    let span = ml.span.clone();
+    out.push(Line::Inst(ml));
+    for &(v, t, _, written) in &temps {
+        if written {
+            out.push(Line::Spill {
+                slot: slot(v),
+                vreg: t,
+                span: span.clone(),
+            });
+        }
+    }
+}
+
+/// Writes the allocated code back into `func`: physical registers in every operand,
+/// spill and reload code built by the target, copies of a register to itself gone.
+fn finish<T: RegTarget>(
+    func: &mut MachFunction<T::Inst>,
+    target: &T,
+    work: Work<T::Inst>,
+    assign: &[Option<PReg>],
+) -> Allocation {
+    // Every occurring virtual register has a register (the scan saw all of them).
+    let reg_of = |v: VReg| assign.get(v.index()).copied().flatten();
+    for (block, lines) in func.blocks.values_mut().zip(work.blocks) {
+        let mut insts = Vec::with_capacity(lines.len());
+        for line in lines {
+            match line {
+                Line::Inst(mut ml) => {
+                    ml.inst.map_regs(&mut |r| match r {
+                        Reg::Virt(v) => reg_of(v).map_or(r, Reg::Phys),
+                        Reg::Phys(_) => r,
+                    });
+                    match ml.inst.as_move() {
+                        Some((dest, src)) if dest == src => {}
+                        _ => insts.push(ml),
+                    }
+                }
+                Line::Reload { slot, vreg, span } => {
+                    if let Some(p) = reg_of(vreg) {
+                        let code = target.reload(slot, p);
+                        insts.extend(code.into_iter().map(|inst| MachLine {
+                            inst,
+                            span: span.clone(),
+                        }));
+                    }
+                }
+                Line::Spill { slot, vreg, span } => {
+                    if let Some(p) = reg_of(vreg) {
+                        let code = target.spill(slot, p);
+                        insts.extend(code.into_iter().map(|inst| MachLine {
+                            inst,
+                            span: span.clone(),
+                        }));
+                    }
+                }
+            }
+        }
+        block.insts = insts;
+    }
+    func.vregs = work.vregs;
+    func.spill_slots = work.slots;
+    Allocation {
+        used: written_regs(func),
+        spill_slots: func.spill_slots.len() as u32,
+        spilled_vregs: work.spilled_vregs,
+    }
+}
+
+/// Every physical register the code writes or clobbers, sorted.
+fn written_regs<I: MachInst>(func: &MachFunction<I>) -> Vec<PReg> {
+    let mut used: BTreeSet<PReg> = BTreeSet::new();
+    let mut ops: SmallVec<[Operand; 8]> = SmallVec::new();
+    for line in func.blocks.values().flat_map(|b| &b.insts) {
+        ops.clear();
+        line.inst.operands(&mut ops);
+        for op in &ops {
+            if let (Reg::Phys(p), OperandKind::Def | OperandKind::UseDef) = (op.reg, op.kind) {
+                used.insert(p);
+            }
+        }
+        used.extend(line.inst.clobbers().iter().copied());
+    }
+    used.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests;

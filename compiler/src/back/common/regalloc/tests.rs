@@ -1,0 +1,611 @@
+//! The allocator on the toy target: each function runs on virtual registers and
+//! again after allocation, with the same output.
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::back::common::mach::MBlock;
+use crate::back::common::toy::{self, a, b, Builder, Toy, ToyTarget, A, B};
+
+const FUEL: usize = 100_000;
+
+/// Physical registers the input names.
+fn input_phys(func: &MachFunction<Toy>) -> Vec<PReg> {
+    let mut ops = SmallVec::new();
+    let mut out = Vec::new();
+    for line in func.blocks.values().flat_map(|b| &b.insts) {
+        ops.clear();
+        line.inst.operands(&mut ops);
+        out.extend(ops.iter().filter_map(|o| match o.reg {
+            Reg::Phys(p) => Some(p),
+            Reg::Virt(_) => None,
+        }));
+    }
+    out
+}
+
+/// Allocates a copy of `func`, checks it runs to the same output, and returns it.
+fn check_with(func: &MachFunction<Toy>, target: &ToyTarget) -> (Allocation, MachFunction<Toy>) {
+    let expected = toy::run(func, FUEL).expect("the input runs");
+    let mut out = func.clone();
+    let alloc = allocate(&mut out, target).expect("allocation succeeds");
+    toy::check_allocated(&out, target, &input_phys(func)).unwrap();
+    assert_eq!(toy::run(&out, FUEL), Ok(expected), "allocated:\n{out:#?}");
+    assert_eq!(alloc.spill_slots as usize, out.spill_slots.len());
+    assert_eq!(alloc.used, written_regs(&out));
+    (alloc, out)
+}
+
+fn check(func: &MachFunction<Toy>) -> (Allocation, MachFunction<Toy>) {
+    check_with(func, &ToyTarget::default())
+}
+
+fn count(func: &MachFunction<Toy>, pred: impl Fn(&Toy) -> bool) -> usize {
+    func.blocks
+        .values()
+        .flat_map(|b| &b.insts)
+        .filter(|l| pred(&l.inst))
+        .count()
+}
+
+#[test]
+fn straight_line_without_spills() {
+    let mut bd = Builder::new();
+    let x = bd.konst(A, 3);
+    let y = bd.konst(A, 4);
+    let z = bd.add(x, y);
+    let w = bd.add(z, x);
+    let p = bd.konst(B, 7);
+    let q = bd.add(p, p);
+    bd.out(w);
+    bd.out(q);
+    bd.end(Toy::Ret, &[]);
+    let (alloc, out) = check(&bd.func);
+    assert_eq!(alloc.spilled_vregs, 0);
+    assert_eq!(alloc.spill_slots, 0);
+    assert_eq!(toy::run(&out, FUEL), Ok(vec![10, 14]));
+}
+
+/// `x` is written on both arms of a diamond (not SSA) and read at the join.
+fn diamond(cond: i64) -> MachFunction<Toy> {
+    let mut bd = Builder::new();
+    let c = bd.konst(A, cond);
+    let k = bd.konst(B, 100);
+    let x = bd.vreg(A);
+    let (then_b, else_b, join) = (bd.new_block(), bd.new_block(), bd.new_block());
+    bd.end(Toy::BrNz { cond: c }, &[then_b, else_b]);
+    bd.cur = then_b;
+    bd.push(Toy::Const { dst: x, value: 1 });
+    bd.end(Toy::Jump, &[join]);
+    bd.cur = else_b;
+    let t = bd.konst(A, 20);
+    bd.push(Toy::AddImm {
+        dst: x,
+        src: t,
+        imm: 2,
+    });
+    bd.end(Toy::Jump, &[join]);
+    bd.cur = join;
+    bd.out(x);
+    bd.out(k);
+    bd.end(Toy::Ret, &[]);
+    bd.func
+}
+
+#[test]
+fn diamond_with_a_register_written_on_both_arms() {
+    let (_, out) = check(&diamond(1));
+    assert_eq!(toy::run(&out, FUEL), Ok(vec![1, 100]));
+    let (_, out) = check(&diamond(0));
+    assert_eq!(toy::run(&out, FUEL), Ok(vec![22, 100]));
+}
+
+/// `acc += i` for `i` from `n` down to 1, with `extra` values defined before the
+/// loop and read after it, so they are live around the back edge.
+fn counting_loop(n: i64, extra: usize) -> MachFunction<Toy> {
+    let mut bd = Builder::new();
+    let acc = bd.konst(A, 0);
+    let i = bd.konst(A, n);
+    let keep: Vec<Reg> = (0..extra)
+        .map(|k| bd.konst(if k % 2 == 0 { A } else { B }, 1000 + k as i64))
+        .collect();
+    let (body, exit) = (bd.new_block(), bd.new_block());
+    bd.end(Toy::Jump, &[body]);
+    bd.cur = body;
+    let tmp = bd.add(acc, i);
+    bd.push(Toy::Copy { dst: acc, src: tmp });
+    bd.push(Toy::AddImm {
+        dst: i,
+        src: i,
+        imm: -1,
+    });
+    bd.end(Toy::BrNz { cond: i }, &[body, exit]);
+    bd.cur = exit;
+    bd.out(acc);
+    for k in keep {
+        bd.out(k);
+    }
+    bd.end(Toy::Ret, &[]);
+    bd.func
+}
+
+#[test]
+fn loop_values_live_around_the_back_edge() {
+    let (alloc, out) = check(&counting_loop(5, 0));
+    assert_eq!(alloc.spilled_vregs, 0);
+    assert_eq!(toy::run(&out, FUEL), Ok(vec![15]));
+    // The accumulator's copy is coalesced with the sum it copies.
+    assert_eq!(count(&out, |i| matches!(i, Toy::Copy { .. })), 0);
+}
+
+#[test]
+fn loop_under_pressure_spills_values_live_across_it() {
+    let (alloc, out) = check(&counting_loop(4, 7));
+    assert!(alloc.spilled_vregs > 0);
+    let slots: Vec<RegClass> = out.spill_slots.values().copied().collect();
+    assert!(slots.contains(&A) && slots.contains(&B), "{slots:?}");
+}
+
+#[test]
+fn high_pressure_spills_in_both_classes() {
+    let mut bd = Builder::new();
+    let xs: Vec<Reg> = (0..8).map(|k| bd.konst(A, k)).collect();
+    let ps: Vec<Reg> = (0..5).map(|k| bd.konst(B, 10 * k)).collect();
+    let mut sum = bd.add(xs[0], xs[1]);
+    for &x in &xs[2..] {
+        sum = bd.add(sum, x);
+    }
+    let mut psum = bd.add(ps[0], ps[1]);
+    for &p in &ps[2..] {
+        psum = bd.add(psum, p);
+    }
+    for &r in xs.iter().chain(&ps).chain([&sum, &psum]) {
+        bd.out(r);
+    }
+    bd.end(Toy::Ret, &[]);
+    let (alloc, out) = check(&bd.func);
+    assert!(alloc.spilled_vregs >= 5 + 3, "{alloc:?}");
+    assert!(count(&out, |i| matches!(i, Toy::Reload { .. })) > 0);
+    assert!(count(&out, |i| matches!(i, Toy::Spill { .. })) > 0);
+}
+
+/// Copies `arg` to `a0`, calls, and copies the result out.
+fn call(bd: &mut Builder, arg: Reg) -> Reg {
+    bd.push(Toy::Copy {
+        dst: Reg::Phys(a(0)),
+        src: arg,
+    });
+    bd.push(Toy::Call);
+    let r = bd.vreg(A);
+    bd.push(Toy::Copy {
+        dst: r,
+        src: Reg::Phys(a(0)),
+    });
+    r
+}
+
+#[test]
+fn values_live_across_calls_avoid_clobbered_registers() {
+    let mut bd = Builder::new();
+    let x = bd.konst(A, 5);
+    let p = bd.konst(B, 6);
+    let r = call(&mut bd, x);
+    bd.out(x);
+    bd.out(p);
+    bd.out(r);
+    bd.end(Toy::Ret, &[]);
+    let (alloc, out) = check(&bd.func);
+    assert_eq!(alloc.spilled_vregs, 0);
+    assert_eq!(toy::run(&out, FUEL), Ok(vec![5, 6, 16]));
+    assert!(alloc.used.contains(&a(1)) && alloc.used.contains(&b(0)));
+    // The argument and result copies coalesce into a0.
+    assert_eq!(count(&out, |i| matches!(i, Toy::Copy { .. })), 1);
+}
+
+#[test]
+fn calls_with_more_live_values_than_preserved_registers_spill() {
+    let mut bd = Builder::new();
+    let xs: Vec<Reg> = (0..3).map(|k| bd.konst(A, k + 1)).collect();
+    let ps: Vec<Reg> = (0..2).map(|k| bd.konst(B, k + 7)).collect();
+    let r1 = call(&mut bd, xs[0]);
+    let r2 = call(&mut bd, r1);
+    for &v in xs.iter().chain(&ps).chain([&r1, &r2]) {
+        bd.out(v);
+    }
+    bd.end(Toy::Ret, &[]);
+    let (alloc, _) = check(&bd.func);
+    assert!(alloc.spilled_vregs >= 3, "{alloc:?}");
+}
+
+#[test]
+fn tied_operands_stay_in_one_register_even_when_spilled() {
+    for pressure in [0, 6] {
+        let mut bd = Builder::new();
+        let d = bd.konst(A, 10);
+        let x = bd.konst(A, 5);
+        let m = bd.konst(B, 1);
+        let z = bd.konst(B, 0);
+        let keep: Vec<Reg> = (0..pressure).map(|k| bd.konst(A, 50 + k)).collect();
+        bd.push(Toy::MaskedAdd { dst: d, x, mask: m });
+        bd.push(Toy::MaskedAdd { dst: d, x, mask: z });
+        bd.push(Toy::MaskedAdd {
+            dst: x,
+            x: d,
+            mask: m,
+        });
+        for &k in &keep {
+            bd.push(Toy::MaskedAdd {
+                dst: d,
+                x: k,
+                mask: m,
+            });
+        }
+        bd.out(d);
+        bd.out(x);
+        for k in keep {
+            bd.out(k);
+        }
+        bd.end(Toy::Ret, &[]);
+        let (alloc, out) = check(&bd.func);
+        assert_eq!(alloc.spilled_vregs > 0, pressure > 0);
+        let mut ops = SmallVec::new();
+        for line in out.blocks.values().flat_map(|b| &b.insts) {
+            if let Toy::MaskedAdd { dst, x, .. } = &line.inst {
+                ops.clear();
+                line.inst.operands(&mut ops);
+                assert_ne!(dst, x);
+            }
+        }
+    }
+}
+
+#[test]
+fn fixed_physical_operands_are_respected() {
+    let mut bd = Builder::new();
+    // a1 holds a value across code that allocates A registers; a3 is reserved.
+    bd.push(Toy::Const {
+        dst: Reg::Phys(a(1)),
+        value: 40,
+    });
+    bd.push(Toy::Const {
+        dst: Reg::Phys(a(3)),
+        value: 2,
+    });
+    let x = bd.konst(A, 1);
+    let y = bd.konst(A, 2);
+    let z = bd.add(x, y);
+    let w = bd.vreg(A);
+    bd.push(Toy::Add {
+        dst: w,
+        x: z,
+        y: Reg::Phys(a(3)),
+    });
+    bd.out(Reg::Phys(a(1)));
+    bd.out(w);
+    bd.out(x);
+    bd.end(Toy::Ret, &[]);
+    let (_, out) = check(&bd.func);
+    assert_eq!(toy::run(&out, FUEL), Ok(vec![40, 5, 1]));
+}
+
+#[test]
+fn too_many_simultaneous_registers_is_an_error() {
+    let mut bd = Builder::new();
+    let xs: Vec<Reg> = (0..4).map(|k| bd.konst(A, k)).collect();
+    let dst = bd.vreg(A);
+    bd.push(Toy::Sum {
+        dst,
+        srcs: xs.clone(),
+    });
+    bd.out(dst);
+    bd.end(Toy::Ret, &[]);
+    let mut func = bd.func.clone();
+    let err = allocate(&mut func, &ToyTarget::default()).unwrap_err();
+    assert!(err.0.contains("Sum"), "{err}");
+    assert!(err.to_string().contains("class 0"), "{err}");
+    // Unchanged on error.
+    assert_eq!(format!("{func:?}"), format!("{:?}", bd.func));
+}
+
+#[test]
+fn fixed_registers_leaving_too_few_is_an_error() {
+    let mut bd = Builder::new();
+    let x = bd.konst(A, 1);
+    let y = bd.konst(A, 2);
+    bd.push(Toy::Const {
+        dst: Reg::Phys(a(0)),
+        value: 3,
+    });
+    bd.push(Toy::Const {
+        dst: Reg::Phys(a(1)),
+        value: 4,
+    });
+    let z = bd.add(x, y);
+    bd.out(Reg::Phys(a(0)));
+    bd.out(Reg::Phys(a(1)));
+    bd.out(z);
+    bd.end(Toy::Ret, &[]);
+    let err = allocate(&mut bd.func.clone(), &ToyTarget::default()).unwrap_err();
+    assert!(err.0.contains("Add"), "{err}");
+}
+
+#[test]
+fn malformed_input_is_an_error() {
+    let mut bd = Builder::new();
+    let p = bd.konst(B, 1);
+    bd.out(p);
+    bd.end(Toy::Ret, &[]);
+    let no_b = ToyTarget {
+        a: vec![a(0)],
+        b: vec![],
+    };
+    assert!(allocate(&mut bd.func.clone(), &no_b).is_err());
+
+    let mut bd = Builder::new();
+    bd.out(Reg::Virt(toy::vreg(7)));
+    bd.end(Toy::Ret, &[]);
+    let err = allocate(&mut bd.func, &ToyTarget::default()).unwrap_err();
+    assert!(err.0.contains("undeclared"), "{err}");
+
+    let mut bd = Builder::new();
+    let missing = MBlock::new(5);
+    bd.end(Toy::Jump, &[missing]);
+    assert!(allocate(&mut bd.func, &ToyTarget::default()).is_err());
+}
+
+#[test]
+fn allocation_is_deterministic() {
+    let func = counting_loop(3, 9);
+    let (a1, f1) = check(&func);
+    let (a2, f2) = check(&func);
+    assert_eq!(a1, a2);
+    assert_eq!(format!("{f1:?}"), format!("{f2:?}"));
+}
+
+/// A random program: a list of steps, each four random bytes, that [`build`] turns
+/// into straight-line code, diamonds, bounded loops and calls, reading only values
+/// written on every path to the read.
+#[derive(Clone, Debug)]
+struct Recipe(Vec<[u8; 4]>);
+
+/// An open construct of a program being built.
+enum Frame {
+    Then {
+        else_b: MBlock,
+        join: MBlock,
+        before: Vec<Reg>,
+    },
+    Else {
+        join: MBlock,
+        before: Vec<Reg>,
+        then_defined: Vec<Reg>,
+    },
+    Loop {
+        body: MBlock,
+        counter: Reg,
+    },
+}
+
+struct Gen {
+    bd: Builder,
+    /// Registers holding a value on every path to the current point.
+    defined: Vec<Reg>,
+    /// Loop counters: read but never overwritten by random steps.
+    counters: Vec<Reg>,
+    frames: Vec<Frame>,
+}
+
+impl Gen {
+    fn class(&self, r: Reg) -> RegClass {
+        match r {
+            Reg::Virt(v) => self.bd.func.vregs[v],
+            Reg::Phys(p) => p.class,
+        }
+    }
+
+    /// A defined register of `class`, writing a constant if there is none.
+    fn source(&mut self, class: RegClass, pick: u8) -> Reg {
+        let of_class: Vec<Reg> = self
+            .defined
+            .iter()
+            .copied()
+            .filter(|&r| self.class(r) == class)
+            .collect();
+        if of_class.is_empty() {
+            let r = self.bd.konst(class, pick as i64);
+            self.defined.push(r);
+            r
+        } else {
+            of_class[pick as usize % of_class.len()]
+        }
+    }
+
+    /// A register to write: an existing one (not SSA) or a fresh one.
+    fn dest(&mut self, class: RegClass, pick: u8) -> Reg {
+        let reusable: Vec<Reg> = self
+            .defined
+            .iter()
+            .copied()
+            .filter(|&r| self.class(r) == class && !self.counters.contains(&r))
+            .collect();
+        if pick % 3 == 0 && !reusable.is_empty() {
+            reusable[pick as usize / 3 % reusable.len()]
+        } else {
+            let r = self.bd.vreg(class);
+            self.defined.push(r);
+            r
+        }
+    }
+
+    fn step(&mut self, [kind, x, y, z]: [u8; 4]) {
+        let class = if x % 2 == 0 { A } else { B };
+        match kind % 11 {
+            0 => {
+                let dst = self.dest(class, y);
+                self.bd.push(Toy::Const {
+                    dst,
+                    value: z as i64,
+                });
+            }
+            1 | 2 => {
+                let (s1, s2) = (self.source(class, y), self.source(class, z));
+                let dst = self.dest(class, x / 2);
+                self.bd.push(Toy::Add { dst, x: s1, y: s2 });
+            }
+            3 => {
+                let src = self.source(class, y);
+                let dst = self.dest(class, z);
+                self.bd.push(Toy::Copy { dst, src });
+            }
+            4 => {
+                let (dst, s) = (self.source(class, y), self.source(class, z));
+                // Three B registers at once would not fit in two.
+                let mask = self.source(if x % 4 < 2 || class == B { A } else { B }, x);
+                if !self.counters.contains(&dst) {
+                    self.bd.push(Toy::MaskedAdd { dst, x: s, mask });
+                }
+            }
+            5 => {
+                let arg = self.source(A, y);
+                let r = call(&mut self.bd, arg);
+                self.defined.push(r);
+            }
+            6 => {
+                let src = self.source(class, y);
+                self.bd.out(src);
+            }
+            7 if self.frames.len() < 3 => self.open_if(x, y),
+            8 if self.frames.len() < 3 => self.open_loop(y),
+            9 | 10 => self.close(),
+            _ => {}
+        }
+    }
+
+    fn open_if(&mut self, x: u8, y: u8) {
+        let cond = self.source(if x % 4 < 2 { A } else { B }, y);
+        let (then_b, else_b, join) = (
+            self.bd.new_block(),
+            self.bd.new_block(),
+            self.bd.new_block(),
+        );
+        self.bd.end(Toy::BrNz { cond }, &[then_b, else_b]);
+        self.bd.cur = then_b;
+        self.frames.push(Frame::Then {
+            else_b,
+            join,
+            before: self.defined.clone(),
+        });
+    }
+
+    fn open_loop(&mut self, y: u8) {
+        let counter = self.bd.konst(A, 1 + y as i64 % 3);
+        self.defined.push(counter);
+        self.counters.push(counter);
+        let body = self.bd.new_block();
+        self.bd.end(Toy::Jump, &[body]);
+        self.bd.cur = body;
+        self.frames.push(Frame::Loop { body, counter });
+    }
+
+    fn close(&mut self) {
+        match self.frames.pop() {
+            Some(Frame::Then {
+                else_b,
+                join,
+                before,
+            }) => {
+                self.bd.end(Toy::Jump, &[join]);
+                self.bd.cur = else_b;
+                let then_defined = std::mem::replace(&mut self.defined, before.clone());
+                self.frames.push(Frame::Else {
+                    join,
+                    before,
+                    then_defined,
+                });
+            }
+            Some(Frame::Else {
+                join,
+                before,
+                then_defined,
+            }) => {
+                self.bd.end(Toy::Jump, &[join]);
+                self.bd.cur = join;
+                let mut defined = before;
+                for r in &self.defined {
+                    if then_defined.contains(r) && !defined.contains(r) {
+                        defined.push(*r);
+                    }
+                }
+                self.defined = defined;
+            }
+            Some(Frame::Loop { body, counter }) => {
+                // The body runs at least once, so what it writes stays defined.
+                self.bd.push(Toy::AddImm {
+                    dst: counter,
+                    src: counter,
+                    imm: -1,
+                });
+                let exit = self.bd.new_block();
+                self.bd.end(Toy::BrNz { cond: counter }, &[body, exit]);
+                self.bd.cur = exit;
+                self.counters.retain(|&c| c != counter);
+            }
+            None => {}
+        }
+    }
+}
+
+/// Builds the program of `recipe`, ending with every defined value output (up to
+/// `live_at_end`), which keeps many values live to the end.
+fn build(recipe: &Recipe, live_at_end: usize) -> MachFunction<Toy> {
+    let mut g = Gen {
+        bd: Builder::new(),
+        defined: Vec::new(),
+        counters: Vec::new(),
+        frames: Vec::new(),
+    };
+    for &s in &recipe.0 {
+        g.step(s);
+    }
+    while !g.frames.is_empty() {
+        g.close();
+    }
+    for r in g.defined.clone().into_iter().rev().take(live_at_end) {
+        g.bd.out(r);
+    }
+    g.bd.end(Toy::Ret, &[]);
+    g.bd.func
+}
+
+fn recipe(max_len: usize) -> impl Strategy<Value = Recipe> {
+    prop::collection::vec(any::<[u8; 4]>(), 1..max_len).prop_map(Recipe)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn random_programs_keep_their_results(r in recipe(60), live in 0usize..12) {
+        let func = build(&r, live);
+        let expected = toy::run(&func, FUEL);
+        prop_assert!(expected.is_ok(), "generator made a bad program: {expected:?}");
+        let mut out = func.clone();
+        // No step needs more than three A or two B registers at once, so
+        // allocation always succeeds.
+        let alloc = allocate(&mut out, &ToyTarget::default());
+        prop_assert!(alloc.is_ok(), "{alloc:?}");
+        prop_assert_eq!(toy::check_allocated(&out, &ToyTarget::default(), &input_phys(&func)), Ok(()));
+        prop_assert_eq!(toy::run(&out, FUEL), expected);
+    }
+
+    #[test]
+    fn random_programs_with_few_registers_never_panic(r in recipe(40), live in 0usize..8, na in 0usize..3, nb in 0usize..2) {
+        let func = build(&r, live);
+        let target = ToyTarget { a: [a(0), a(1), a(2)][..na].to_vec(), b: [b(0), b(1)][..nb].to_vec() };
+        let mut out = func.clone();
+        if allocate(&mut out, &target).is_ok() {
+            prop_assert_eq!(toy::check_allocated(&out, &target, &input_phys(&func)), Ok(()));
+            prop_assert_eq!(toy::run(&out, FUEL), toy::run(&func, FUEL));
+        }
+    }
+}
