@@ -244,6 +244,54 @@ pub fn lower_front_with(
     Ok(module)
 }
 
+pub use crate::passes::legalize::LegalTarget;
+
+/// The IR for a back end: lowered (with the runtime routines), optimized (when
+/// `optimize`), legalized for `target`, unused runtime routines removed, verified.
+/// Operations legalization could not rewrite stay in the module:
+/// [`crate::passes::legalize::remaining_illegal`] lists them.
+pub fn lower_for_target(
+    front: &FrontResult,
+    optimize: bool,
+    target: LegalTarget,
+) -> Result<crate::ir::Module, Vec<Diagnostic>> {
+    let internal = |msg: String| {
+        vec![Diagnostic::error(
+            codes::INTERNAL_ERROR,
+            format!("internal compiler error: {msg}"),
+        )]
+    };
+    let mut module = match &front.checked {
+        Some(checked) if !front.diags.has_errors() => {
+            lower::lower_with_runtime(&front.unit, checked, &front.interner, &front.sources, true)?
+        }
+        _ => {
+            return Err(front
+                .diags
+                .iter()
+                .filter(|d| d.is_error())
+                .cloned()
+                .collect())
+        }
+    };
+    if optimize {
+        crate::passes::optimize(&mut module).map_err(internal)?;
+    }
+    crate::passes::legalize::legalize(&mut module, target).map_err(internal)?;
+    if let Err(errors) = crate::ir::verify::verify_module(&module) {
+        return Err(errors
+            .iter()
+            .map(|e| {
+                Diagnostic::error(
+                    codes::INTERNAL_ERROR,
+                    format!("internal compiler error: legalization produced invalid IR: {e}"),
+                )
+            })
+            .collect());
+    }
+    Ok(module)
+}
+
 /// Runs an entry of a checked program on the reference interpreter: lowers it, binds
 /// the arguments, copies the buffers in, runs the launch and reads the buffers back.
 pub fn run_on_interp(

@@ -20,6 +20,10 @@ pub mod token;
 
 /// The standard library's source, compiled ahead of every user program as if included
 /// at the top of it. Its functions are the implementation's: sema does not require
-/// definitions for its prototypes.
+/// definitions for its prototypes. The runtime routines that legalization calls
+/// (`__spmdc_rt_*`, see [`crate::passes::legalize`]) follow the library proper.
 pub const STDLIB_NAME: &str = "<stdlib>/stdlib.spmd";
-pub const STDLIB_SOURCE: &str = include_str!("../../../stdlib/stdlib.spmd");
+pub const STDLIB_SOURCE: &str = concat!(
+    include_str!("../../../stdlib/stdlib.spmd"),
+    include_str!("../../../stdlib/runtime_int.spmd"),
+);

@@ -58,9 +58,25 @@ pub fn lower(
     interner: &Interner,
     sources: &SourceMap,
 ) -> Result<ir::Module, Vec<Diagnostic>> {
+    lower_with_runtime(unit, checked, interner, sources, false)
+}
+
+/// [`lower`], also lowering every runtime routine of legalization (the stdlib
+/// functions named [`crate::passes::legalize::RUNTIME_PREFIX`]`*`) when `runtime` is
+/// set, whether or not the program calls them: legalization adds the calls later.
+pub fn lower_with_runtime(
+    unit: &ast::TranslationUnit,
+    checked: &Checked,
+    interner: &Interner,
+    sources: &SourceMap,
+    runtime: bool,
+) -> Result<ir::Module, Vec<Diagnostic>> {
     let _ = sources;
     let mut cx = ModCx::new(unit, checked, interner);
     cx.declare_functions();
+    if runtime {
+        cx.declare_runtime();
+    }
     globals::lower_globals(&mut cx);
     let mut funcs = Vec::with_capacity(cx.order.len());
     let mut seen: FxHashMap<String, u32> = FxHashMap::default();
@@ -163,6 +179,25 @@ impl<'a> ModCx<'a> {
             .map(|(id, _)| id)
             .collect();
         for id in defined {
+            self.declare_function(id);
+        }
+    }
+
+    /// Declares the runtime routines (stdlib functions with bodies whose names start
+    /// with the runtime prefix) not declared yet.
+    fn declare_runtime(&mut self) {
+        let prefix = crate::passes::legalize::RUNTIME_PREFIX;
+        let routines: Vec<FuncId> = self
+            .checked
+            .defined_funcs()
+            .filter(|(id, f)| {
+                f.from_stdlib
+                    && !self.abis.contains_key(id)
+                    && self.interner.resolve(f.name).starts_with(prefix)
+            })
+            .map(|(id, _)| id)
+            .collect();
+        for id in routines {
             self.declare_function(id);
         }
     }

@@ -7,6 +7,7 @@
 //! the tests do) so that a pass that breaks the IR is named instead of surfacing later as
 //! a wrong result.
 
+pub mod legalize;
 pub mod promote;
 
 use crate::ir::{self, verify};

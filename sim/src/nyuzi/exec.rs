@@ -728,6 +728,7 @@ fn note_vector(sys: &mut Sys, eff: &mut Effects, masked: bool, mask: u32) {
     eff.lanes = lanes as u8;
 }
 
+#[inline(never)]
 fn get_cr(th: &Thread, t: usize, sys: &Sys, idx: usize) -> u32 {
     match idx {
         0 => t as u32,
@@ -742,6 +743,7 @@ fn get_cr(th: &Thread, t: usize, sys: &Sys, idx: usize) -> u32 {
 }
 
 /// Writes a control register; returns whether the thread enable mask changed.
+#[inline(never)]
 fn set_cr(th: &mut Thread, sys: &mut Sys, idx: usize, v: u32) -> bool {
     match idx {
         4 => th.flags = v & 7,
@@ -790,19 +792,7 @@ fn scalar_mem<const TRACE: bool>(
         });
     }
     if addr >= MMIO_BASE {
-        // Only 32-bit plain accesses may touch devices (notes §6).
-        if op != MemOp::W32.bits() {
-            return Err((FaultKind::OutOfRange, Some(addr)));
-        }
-        if store {
-            if addr == SERIAL_OUTPUT {
-                sys.console.push(th.s[d] as u8);
-            }
-        } else {
-            th.s[d] = 0;
-        }
-        sys.stats.memory += 1;
-        return Ok(());
+        return mmio(th, sys, op, d, addr, store);
     }
     if !sys.in_ram(addr, size) {
         return Err((FaultKind::OutOfRange, Some(addr)));
@@ -850,6 +840,31 @@ fn scalar_mem<const TRACE: bool>(
     Ok(())
 }
 
+/// A device register access (notes §6): only plain 32-bit accesses are allowed;
+/// the console register takes stores, every other register reads 0 and ignores stores.
+#[inline(never)]
+fn mmio(
+    th: &mut Thread,
+    sys: &mut Sys,
+    op: u32,
+    d: usize,
+    addr: u32,
+    store: bool,
+) -> Result<(), Trap> {
+    if op != MemOp::W32.bits() {
+        return Err((FaultKind::OutOfRange, Some(addr)));
+    }
+    if store {
+        if addr == SERIAL_OUTPUT {
+            sys.console.push(th.s[d] as u8);
+        }
+    } else {
+        th.s[d] = 0;
+    }
+    sys.stats.memory += 1;
+    Ok(())
+}
+
 /// Block vector loads and stores (64-byte aligned, optionally masked).
 #[inline(always)]
 fn block_mem<const TRACE: bool>(
@@ -889,19 +904,30 @@ fn block_mem<const TRACE: bool>(
             }
             return Ok(());
         }
-        let src = th.v[d];
-        let line = &mut sys.mem[a..a + 64];
-        for (i, chunk) in line.chunks_exact_mut(4).enumerate() {
-            if mask >> i & 1 != 0 {
-                chunk.copy_from_slice(&src[i].to_le_bytes());
+        let line: &mut [u8] = &mut sys.mem[a..a + 64];
+        let src = &th.v[d];
+        if mask == 0xffff {
+            for (chunk, v) in line.chunks_exact_mut(4).zip(src) {
+                chunk.copy_from_slice(&v.to_le_bytes());
+            }
+        } else {
+            for (i, (chunk, v)) in line.chunks_exact_mut(4).zip(src).enumerate() {
+                if mask >> i & 1 != 0 {
+                    chunk.copy_from_slice(&v.to_le_bytes());
+                }
             }
         }
         sys.stored(addr, 64);
     } else {
-        let mut r = [0u32; 16];
-        for (i, chunk) in sys.mem[a..a + 64].chunks_exact(4).enumerate() {
-            r[i] = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
-        }
+        let line: &[u8; 64] = sys.mem[a..a + 64].try_into().unwrap_or(&[0; 64]);
+        let r: [u32; 16] = std::array::from_fn(|i| {
+            u32::from_le_bytes([
+                line[4 * i],
+                line[4 * i + 1],
+                line[4 * i + 2],
+                line[4 * i + 3],
+            ])
+        });
         if masked {
             merge(&mut th.v[d], &r, mask);
         } else {
@@ -913,6 +939,7 @@ fn block_mem<const TRACE: bool>(
 
 /// Gather loads and scatter stores, lane by lane in lane order (upstream's 16
 /// subcycles); only active lanes are checked and accessed.
+#[inline(never)]
 fn lanes_mem<const TRACE: bool>(
     th: &mut Thread,
     sys: &mut Sys,

@@ -1,0 +1,461 @@
+//! Legalization: rewrites the IR operations a target cannot do natively into calls of
+//! runtime routines (or short native sequences), before instruction selection.
+//!
+//! The runtime routines are written in the language (`stdlib/runtime_*.spmd`), compiled
+//! with every program and lowered into the module when a back end asks for them
+//! ([`crate::driver::lower_for_target`]); their names start with [`RUNTIME_PREFIX`].
+//! For Nyuzi, the split between native and legalized operations is the contract in the
+//! helpers' notes (`nyuzi_ops.md`): the predicates here ([`is_illegal`]) encode it, and
+//! [`remaining_illegal`] lists whatever is left, for the tests and for instruction
+//! selection's diagnostics.
+//!
+//! An illegal instruction `vN = op args` becomes `vM = call @__spmdc_rt_NAME(args')`
+//! (plus, where needed, conversions before and after: narrow integers are widened to
+//! 32 bits, floats moved between lanes as their bits), and every use of `vN` is
+//! replaced by the last value of that sequence. Routines take their operands with the
+//! variability of their parameters (a uniform operand is splatted for a varying
+//! parameter) and the instruction's mask as their call mask where they are masked
+//! (the all-on mask where the instruction has none). Routines are themselves legalized
+//! (a routine may use an operation another routine implements, never its own), and the
+//! routines no function reaches are removed at the end.
+//!
+//! Each family of operations has its own module: [`int`] (division, 64-bit arithmetic,
+//! bit counts), [`lanes`] (cross-lane movement, reductions and scans), [`atomics`] and
+//! [`float`] (owned by the floating-point runtime). A family module provides
+//! `is_illegal(func, data)` and `rewrite(cursor, data)`.
+
+pub mod atomics;
+pub mod float;
+pub mod int;
+pub mod lanes;
+
+#[cfg(test)]
+mod tests;
+
+use cranelift_entity::EntityRef;
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+
+use crate::ir::{
+    result_type, Block, ConvOp, FuncRef, Function, Inst, InstData, Module, Scalar, Type, Value,
+    ValueDef,
+};
+use crate::source::Span;
+
+/// The targets legalization knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LegalTarget {
+    Nyuzi,
+}
+
+/// The name prefix of every runtime routine (the front end checks every function whose
+/// name starts with it, even when the program never calls it).
+pub const RUNTIME_PREFIX: &str = "__spmdc_rt_";
+
+/// Whether `name` is a runtime routine's or a runtime helper's (`__spmdc_rtf_*` and
+/// the like: helpers are lowered because routines call them, and removed with them).
+pub fn is_runtime(name: &str) -> bool {
+    name.starts_with("__spmdc_rt")
+}
+
+/// Whether instruction `data` of `func` needs legalization for `target`.
+pub fn is_illegal(target: LegalTarget, func: &Function, data: &InstData) -> bool {
+    match target {
+        LegalTarget::Nyuzi => {
+            int::is_illegal(func, data)
+                || lanes::is_illegal(func, data)
+                || atomics::is_illegal(func, data)
+                || float::is_illegal(func, data)
+        }
+    }
+}
+
+/// Every instruction of `module` that still needs legalization for Nyuzi, as
+/// `@function: instruction` lines (empty when the module is legal).
+pub fn remaining_illegal(module: &Module) -> Vec<String> {
+    let mut out = Vec::new();
+    for (_, func) in module.functions.iter() {
+        for &b in &func.layout {
+            for &inst in &func.blocks[b].insts {
+                let data = &func.insts[inst];
+                if is_illegal(LegalTarget::Nyuzi, func, data) {
+                    out.push(format!("@{}: {}", func.name, describe(func, inst)));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A short text of one instruction for messages: opcode, operand types.
+fn describe(func: &Function, inst: Inst) -> String {
+    let data = &func.insts[inst];
+    let tys: Vec<String> = data
+        .operands()
+        .iter()
+        .map(|&v| func.value_type(v).to_string())
+        .collect();
+    let head = format!("{data:?}");
+    let head = head.split([' ', '{']).next().unwrap_or("?").to_string();
+    let op = match data {
+        InstData::Unary { op, .. } => op.name().to_string(),
+        InstData::Binary { op, .. } => op.name().to_string(),
+        InstData::Fcmp { cond, .. } => format!("fcmp {}", cond.name()),
+        InstData::Convert { op, to, .. } => format!("{}.{}", op.name(), to),
+        InstData::Lane { op, .. } => op.name().to_string(),
+        InstData::AtomicRmw { op, .. } => format!("atomic_rmw {}", op.name()),
+        InstData::AtomicCas { .. } => "atomic_cas".to_string(),
+        _ => head,
+    };
+    format!("{op} ({})", tys.join(", "))
+}
+
+/// An insertion point just before the instruction being legalized: the rewrite
+/// functions build their replacement sequence through it.
+pub struct Cursor<'f> {
+    pub func: &'f mut Function,
+    /// The instruction being legalized.
+    pub inst: Inst,
+    block: Block,
+    /// Index in the block's instruction list where the next instruction goes.
+    pos: usize,
+    span: Span,
+    /// Runtime routines by name.
+    routines: &'f FxHashMap<String, (FuncRef, RoutineSig)>,
+    /// The module's pointer size in bytes.
+    pub ptr_size: u32,
+}
+
+/// What a call of a routine needs to know about its callee.
+#[derive(Clone, Debug)]
+pub struct RoutineSig {
+    pub params: Vec<Type>,
+    pub ret: Option<Type>,
+    pub takes_mask: bool,
+}
+
+impl Cursor<'_> {
+    pub fn ty(&self, v: Value) -> Type {
+        self.func.value_type(v)
+    }
+
+    /// Inserts a non-call instruction before the one being legalized; its result.
+    pub fn ins(&mut self, data: InstData) -> Result<Value, String> {
+        let func = &*self.func;
+        let ty = result_type(&data, |v| func.value_type(v), |_| None)?
+            .ok_or_else(|| format!("legalize: {data:?} has no result"))?;
+        Ok(self.insert(data, ty))
+    }
+
+    /// Inserts `data`, whose result has type `ty`, before the instruction being
+    /// legalized.
+    fn insert(&mut self, data: InstData, ty: Type) -> Value {
+        let inst = self.func.insts.push(data);
+        self.func.spans[inst] = self.span;
+        self.func.blocks[self.block].insts.insert(self.pos, inst);
+        self.pos += 1;
+        let v = self.func.values.push(crate::ir::ValueData {
+            ty,
+            def: ValueDef::Result(inst),
+        });
+        self.func.results[inst] = Some(v);
+        v
+    }
+
+    pub fn iconst(&mut self, ty: Type, bits: u64) -> Value {
+        let mask = if ty.scalar.bits() >= 64 {
+            !0
+        } else {
+            (1u64 << ty.scalar.bits()) - 1
+        };
+        self.insert(
+            InstData::Iconst {
+                ty,
+                bits: bits & mask,
+            },
+            ty,
+        )
+    }
+
+    pub fn conv(&mut self, op: ConvOp, arg: Value, to: Scalar) -> Result<Value, String> {
+        if self.ty(arg).scalar == to {
+            return Ok(arg);
+        }
+        self.ins(InstData::Convert {
+            op,
+            arg,
+            to: Type::uniform(to),
+        })
+    }
+
+    /// `arg` as a varying value (splatted when uniform).
+    pub fn varying(&mut self, arg: Value) -> Result<Value, String> {
+        if self.ty(arg).varying {
+            return Ok(arg);
+        }
+        self.ins(InstData::Splat { arg })
+    }
+
+    /// The all-on mask.
+    pub fn all_on(&mut self) -> Value {
+        self.iconst(Type::varying(Scalar::Bool), 1)
+    }
+
+    /// Calls routine `RUNTIME_PREFIX + name` with `args` (each splatted to a varying
+    /// parameter when uniform) and, when the routine is masked, `mask` (all-on when
+    /// `None`). Its result.
+    pub fn call(
+        &mut self,
+        name: &str,
+        args: &[Value],
+        mask: Option<Value>,
+    ) -> Result<Value, String> {
+        let full = format!("{RUNTIME_PREFIX}{name}");
+        let (func, sig) = self.routines.get(&full).cloned().ok_or_else(|| {
+            format!("the runtime routine @{full} is missing from the module (it was not lowered)")
+        })?;
+        if sig.params.len() != args.len() {
+            return Err(format!(
+                "@{full} takes {} arguments, legalization passes {}",
+                sig.params.len(),
+                args.len()
+            ));
+        }
+        let mut vals: SmallVec<[Value; 6]> = SmallVec::new();
+        for (&a, &p) in args.iter().zip(&sig.params) {
+            let a = if p.varying { self.varying(a)? } else { a };
+            if self.ty(a) != p {
+                return Err(format!(
+                    "@{full} takes {p}, legalization passes {}",
+                    self.ty(a)
+                ));
+            }
+            vals.push(a);
+        }
+        let mask = match (sig.takes_mask, mask) {
+            (false, _) => None,
+            (true, Some(m)) => Some(m),
+            (true, None) => Some(self.all_on()),
+        };
+        let ret = sig.ret.ok_or_else(|| format!("@{full} returns nothing"))?;
+        Ok(self.insert(
+            InstData::Call {
+                func,
+                args: vals,
+                mask,
+            },
+            ret,
+        ))
+    }
+}
+
+/// Legalizes every function of `module` for `target` (runtime routines included),
+/// then removes the routines nothing calls. `Err` describes an internal error (a
+/// routine missing or of the wrong type); the module is then partly rewritten.
+pub fn legalize(module: &mut Module, target: LegalTarget) -> Result<(), String> {
+    let routines: FxHashMap<String, (FuncRef, RoutineSig)> = module
+        .functions
+        .iter()
+        .filter(|(_, f)| is_runtime(&f.name))
+        .map(|(r, f)| {
+            let sig = RoutineSig {
+                params: f.sig.params.clone(),
+                ret: f.sig.ret,
+                takes_mask: f.sig.takes_mask,
+            };
+            (f.name.clone(), (r, sig))
+        })
+        .collect();
+    let ptr_size = module.ptr_size;
+    for (_, func) in module.functions.iter_mut() {
+        legalize_function(func, target, &routines, ptr_size)
+            .map_err(|e| format!("legalizing @{}: {e}", func.name))?;
+    }
+    remove_unused_runtime(module);
+    Ok(())
+}
+
+fn legalize_function(
+    func: &mut Function,
+    target: LegalTarget,
+    routines: &FxHashMap<String, (FuncRef, RoutineSig)>,
+    ptr_size: u32,
+) -> Result<(), String> {
+    let mut subst: FxHashMap<Value, Value> = FxHashMap::default();
+    let layout = func.layout.clone();
+    for block in layout {
+        let mut pos = 0;
+        while pos < func.blocks[block].insts.len() {
+            let inst = func.blocks[block].insts[pos];
+            let data = func.insts[inst].clone();
+            if !is_illegal(target, func, &data) {
+                pos += 1;
+                continue;
+            }
+            let old = func.results[inst];
+            let mut cur = Cursor {
+                span: func.spans[inst],
+                func: &mut *func,
+                inst,
+                block,
+                pos,
+                routines,
+                ptr_size,
+            };
+            let new = rewrite(&mut cur, &data)?;
+            pos = cur.pos;
+            match new {
+                Rewritten::Value(new) => {
+                    let old =
+                        old.ok_or("legalize: a value rewrite of an instruction without result")?;
+                    if func.value_type(new) != func.value_type(old) {
+                        return Err(format!(
+                            "the replacement of {} is {}, not {}",
+                            describe(func, inst),
+                            func.value_type(new),
+                            func.value_type(old)
+                        ));
+                    }
+                    subst.insert(old, new);
+                    func.blocks[block].insts.remove(pos);
+                }
+                Rewritten::InPlace => pos += 1,
+                Rewritten::Unchanged => pos += 1,
+            }
+        }
+    }
+    if subst.is_empty() {
+        return Ok(());
+    }
+    let resolve = |mut v: Value| {
+        while let Some(&n) = subst.get(&v) {
+            v = n;
+        }
+        v
+    };
+    for &b in &func.layout {
+        for &inst in &func.blocks[b].insts {
+            func.insts[inst].map_operands(resolve);
+        }
+    }
+    Ok(())
+}
+
+/// What a rewrite did.
+pub enum Rewritten {
+    /// The instruction's result is now this value; the instruction goes away.
+    Value(Value),
+    /// The instruction was changed where it stands (e.g. a shift count made constant).
+    InPlace,
+    /// No rewrite is known (yet): the instruction stays, and [`remaining_illegal`]
+    /// reports it.
+    Unchanged,
+}
+
+fn rewrite(cur: &mut Cursor, data: &InstData) -> Result<Rewritten, String> {
+    for f in [
+        int::rewrite,
+        lanes::rewrite,
+        atomics::rewrite,
+        float::rewrite,
+    ] {
+        match f(cur, data)? {
+            Rewritten::Unchanged => continue,
+            done => return Ok(done),
+        }
+    }
+    Ok(Rewritten::Unchanged)
+}
+
+/// Removes the runtime routines no other function reaches, renumbering the calls.
+fn remove_unused_runtime(module: &mut Module) {
+    let n = module.functions.len();
+    let mut live = vec![false; n];
+    let mut work: Vec<FuncRef> = module
+        .functions
+        .iter()
+        .filter(|(_, f)| !is_runtime(&f.name))
+        .map(|(r, _)| r)
+        .collect();
+    for &r in &work {
+        live[r.index()] = true;
+    }
+    while let Some(r) = work.pop() {
+        let f = &module.functions[r];
+        for &b in &f.layout {
+            for &inst in &f.blocks[b].insts {
+                if let InstData::Call { func, .. } = f.insts[inst] {
+                    if !live[func.index()] {
+                        live[func.index()] = true;
+                        work.push(func);
+                    }
+                }
+            }
+        }
+    }
+    if live.iter().all(|&l| l) {
+        return;
+    }
+    let old = std::mem::take(&mut module.functions);
+    let mut renumber: FxHashMap<FuncRef, FuncRef> = FxHashMap::default();
+    let mut kept = Vec::new();
+    for (r, f) in old.into_iter() {
+        if live[r.index()] {
+            renumber.insert(r, FuncRef::new(kept.len()));
+            kept.push(f);
+        }
+    }
+    for mut f in kept {
+        for data in f.insts.values_mut() {
+            if let InstData::Call { func, .. } = data {
+                if let Some(&to) = renumber.get(func) {
+                    *func = to;
+                }
+            }
+        }
+        module.functions.push(f);
+    }
+}
+
+/// The constant an integer operand always has: an `iconst`, or a `splat`, extension or
+/// reduction of one (the lowering converts shift counts to the shifted type).
+pub fn const_int(func: &Function, v: Value) -> Option<u64> {
+    let ValueDef::Result(inst) = func.values[v].def else {
+        return None;
+    };
+    let to = func.value_type(v).scalar;
+    match &func.insts[inst] {
+        InstData::Iconst { bits, .. } => Some(*bits),
+        InstData::Splat { arg } => const_int(func, *arg),
+        InstData::Convert { op, arg, .. } => {
+            let x = const_int(func, *arg)?;
+            let from = func.value_type(*arg).scalar.bits();
+            let w = to.bits();
+            let mask = |b: u32| if b >= 64 { !0 } else { (1u64 << b) - 1 };
+            match op {
+                ConvOp::Zext | ConvOp::Ireduce => Some(x & mask(w)),
+                ConvOp::Sext => Some(crate::interp::ops::sext(x, from) as u64 & mask(w)),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Whether `v` is defined by an `iconst` instruction (what instruction selection
+/// accepts as a constant 64-bit shift count).
+pub fn is_iconst(func: &Function, v: Value) -> bool {
+    matches!(
+        func.values[v].def,
+        ValueDef::Result(i) if matches!(func.insts[i], InstData::Iconst { .. })
+    )
+}
+
+/// The routine-name suffix for a result type: `u` for uniform, `v` for varying.
+pub(crate) fn variant(ty: Type) -> &'static str {
+    if ty.varying {
+        "v"
+    } else {
+        "u"
+    }
+}
