@@ -1028,3 +1028,42 @@ fn host_access_is_range_checked() {
     m.write_bytes(MEM - 2, &[7, 8]).unwrap();
     assert_eq!(m.read_bytes(MEM - 2, 2).unwrap(), &[7, 8]);
 }
+
+#[test]
+fn atomic_increment_with_ll_sc_across_threads() {
+    use AluOp::*;
+    use MemOp::*;
+    // Thread 0 resumes all; each thread adds 1 to a shared counter 50 times with a
+    // load_sync/store_sync retry loop, then halts itself.
+    let mut p = vec![
+        getcr(1, 0),
+        br(BranchOp::Bnz, 1, 3),
+        si(Move, 2, 0, -1),
+        setcr(2, 21),
+    ];
+    p.extend(li(10, DATA));
+    p.push(si(Move, 11, 0, 50));
+    let top = p.len() as i32;
+    p.extend([
+        mem(Sync, true, 3, 10, 0),
+        si(AddI, 3, 3, 1),
+        mem(Sync, false, 3, 10, 0),
+        br(BranchOp::Bz, 3, -3),
+        si(SubI, 11, 11, 1),
+    ]);
+    let here = p.len() as i32;
+    p.push(br(BranchOp::Bnz, 11, top - here));
+    p.extend([
+        si(Move, 6, 0, 1),
+        sss(Shl, 6, 6, 1),
+        setcr(6, 20),
+        br(BranchOp::Jump, 0, 0),
+    ]);
+    for quantum in [1, 2, 7, DEFAULT_QUANTUM] {
+        let mut m = Machine::new(config());
+        m.set_quantum(quantum);
+        load(&mut m, 0, &p);
+        m.run().unwrap();
+        assert_eq!(read_words(&m, DATA, 1), vec![200], "quantum {quantum}");
+    }
+}

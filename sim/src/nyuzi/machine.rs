@@ -203,7 +203,8 @@ pub struct Machine {
 impl Machine {
     /// A machine at reset: RAM zeroed, only thread 0 enabled, every pc 0.
     pub fn new(config: Config) -> Machine {
-        let n = (config.cores as usize) * (config.threads_per_core as usize);
+        // The enable mask is a u64; upstream allows at most 32 threads.
+        let n = ((config.cores as usize) * (config.threads_per_core as usize)).min(64);
         let mem_size = config.memory_size.min(MMIO_BASE);
         let words = (mem_size / 4) as usize;
         let pages = (mem_size as usize).div_ceil(4096).max(1);
@@ -293,7 +294,8 @@ impl Machine {
         Ok(())
     }
 
-    /// `cores * threads_per_core`; thread `t` is on core `t / threads_per_core`.
+    /// `cores * threads_per_core` (at most 64); thread `t` is on core
+    /// `t / threads_per_core`.
     pub fn hw_threads(&self) -> usize {
         self.threads.len()
     }
