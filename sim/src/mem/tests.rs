@@ -89,7 +89,7 @@ fn write_back_cache_marks_dirty_and_counts_writebacks() {
     t.fill(0x000, 0, false);
     t.access(0x000, true, 0);
     t.fill(0x080, 0, false);
-    assert_eq!(t.fill(0x100, 0, false).unwrap().dirty, false);
+    assert!(!t.fill(0x100, 0, false).unwrap().dirty);
     assert_eq!(t.stats().writebacks, 0);
 }
 

@@ -9,6 +9,7 @@ pub(crate) mod exec;
 pub mod hex;
 pub mod isa;
 pub mod machine;
+pub mod timing;
 
 pub use isa::*;
 pub use machine::{
