@@ -30,7 +30,11 @@ Exit codes:
   0  success
   1  compile errors in the source
   2  usage error: bad flags, unreadable input, or an --emit stage not available yet
-  3  runtime trap while running a kernel (spmdc run)";
+  3  runtime trap while running a kernel (spmdc run)
+
+Nyuzi: `--emit asm` prints the listing (`--source-lines` interleaves the source);
+`--emit hex --entry NAME --arg NAME=SPEC ... [--grid ..] [--block ..] -o image.hex`
+writes a launch image for the upstream emulator and its layout as image.hex.json.";
 
 #[derive(Parser)]
 #[command(
@@ -113,12 +117,39 @@ struct RunArgs {
     /// The gang width of the interpreter (`programCount`).
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=64))]
     program_count: u32,
-    /// Stop after this many instructions (counted per gang instruction).
+    /// Stop after this many instructions (interp: gang instructions; nyuzi: machine
+    /// instructions over all hardware threads).
     #[arg(long, default_value_t = 1_000_000_000)]
     max_steps: u64,
     /// Run the IR as lowered, without the optimization passes.
     #[arg(long)]
     no_opt: bool,
+    #[command(flatten)]
+    nyuzi: NyuziArgs,
+    /// Run the Nyuzi timing model (cycles, caches, stalls) instead of the functional
+    /// simulator.
+    #[arg(long)]
+    timing: bool,
+}
+
+/// The Nyuzi machine a launch image is built for (and run on).
+#[derive(Args)]
+struct NyuziArgs {
+    /// Nyuzi cores (the emulator's `-p`).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=32))]
+    cores: u32,
+    /// Hardware threads per Nyuzi core (the emulator's `-t`); at most 32 in all.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=32))]
+    threads: u32,
+}
+
+impl NyuziArgs {
+    fn shape(&self) -> spmdc::back::nyuzi::image::MachineShape {
+        spmdc::back::nyuzi::image::MachineShape {
+            cores: self.cores,
+            threads_per_core: self.threads,
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -144,6 +175,23 @@ struct CompileArgs {
     /// Print the IR as lowered, without the optimization passes.
     #[arg(long)]
     no_opt: bool,
+    /// `--emit asm`: interleave the source lines with the listing.
+    #[arg(long)]
+    source_lines: bool,
+    /// `--emit hex`: the entry point the image launches.
+    #[arg(long, value_name = "NAME")]
+    entry: Option<String>,
+    /// `--emit hex`: a kernel argument, NAME=SPEC (as for `spmdc run`).
+    #[arg(long = "arg", value_name = "NAME=SPEC")]
+    args: Vec<String>,
+    /// `--emit hex`: blocks in the grid, X[,Y[,Z]].
+    #[arg(long, value_name = "X[,Y[,Z]]")]
+    grid: Option<String>,
+    /// `--emit hex`: threads in a block, X[,Y[,Z]].
+    #[arg(long, value_name = "X[,Y[,Z]]")]
+    block: Option<String>,
+    #[command(flatten)]
+    nyuzi: NyuziArgs,
 }
 
 #[derive(Args)]
@@ -312,6 +360,15 @@ fn compile(args: &CompileArgs) -> u8 {
                 return EXIT_COMPILE_ERROR;
             }
         },
+        Emit::Asm if matches!(args.target, Target::Nyuzi) => {
+            match spmdc::back::nyuzi::run::compile(&result, !args.no_opt) {
+                Ok((_, obj)) => {
+                    spmdc::back::nyuzi::listing(&obj, args.source_lines.then_some(&result.sources))
+                }
+                Err(e) => return report_run_error(&result, e, &args.front),
+            }
+        }
+        Emit::Hex if matches!(args.target, Target::Nyuzi) => return emit_hex(&result, args),
         Emit::Asm | Emit::Hex => {
             let stage = if emit == Emit::Asm { "asm" } else { "hex" };
             let diag = Diagnostic::error(codes::UNSUPPORTED_EMIT, format!("`--emit {stage}` is not available yet"))
@@ -324,21 +381,93 @@ fn compile(args: &CompileArgs) -> u8 {
     write_output(args.output.as_ref(), &text)
 }
 
-fn run_kernel(args: &RunArgs) -> u8 {
-    if args.target != RunTarget::Interp {
-        let name = if args.target == RunTarget::Nyuzi {
-            "nyuzi"
-        } else {
-            "dac-gpu"
-        };
-        let diag = Diagnostic::error(
-            codes::UNSUPPORTED_EMIT,
-            format!("`--target {name}` cannot run kernels yet"),
-        )
-        .with_note("its back end and simulator arrive with their own issues")
-        .with_help("use `--target interp`, the reference interpreter");
-        report(&SourceMap::new(), std::iter::once(&diag), &args.front);
+/// `--emit hex` for Nyuzi: the launch image at `-o` (default `image.hex`) and its
+/// layout beside it (`image.hex.json`).
+fn emit_hex(front: &FrontResult, args: &CompileArgs) -> u8 {
+    let Some(entry) = args.entry.as_deref() else {
+        eprintln!("error: `--emit hex` needs `--entry NAME` and the kernel's `--arg`s: an image is one launch");
         return EXIT_USAGE;
+    };
+    let request = driver::RunRequest {
+        optimize: !args.no_opt,
+        entry,
+        args: &args.args,
+        grid: args.grid.as_deref(),
+        block: args.block.as_deref(),
+        limits: spmdc::interp::Limits::default(),
+    };
+    let built = match spmdc::back::nyuzi::run::build_launch(
+        front,
+        &request,
+        args.nyuzi.shape(),
+        &Default::default(),
+    ) {
+        Ok(b) => b,
+        Err(e) => return report_run_error(front, e, &args.front),
+    };
+    let path = args
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("image.hex"));
+    let mut json_path = path.clone().into_os_string();
+    json_path.push(".json");
+    let status = write_output(Some(&path), &built.image.to_hex());
+    if status != EXIT_OK {
+        return status;
+    }
+    write_output(
+        Some(&PathBuf::from(json_path)),
+        &built.image.layout.to_json_string(),
+    )
+}
+
+/// Reports a failed compile/launch/run; gives the exit code.
+fn report_run_error(front: &FrontResult, e: driver::RunError, args: &FrontArgs) -> u8 {
+    match e {
+        driver::RunError::Compile(diags) => {
+            report(&front.sources, diags.iter(), args);
+            EXIT_COMPILE_ERROR
+        }
+        driver::RunError::Launch(errors) => {
+            for e in errors {
+                eprintln!("error: {e}");
+            }
+            EXIT_USAGE
+        }
+        driver::RunError::Trap(trap) => {
+            eprintln!("error: {}", trap.render(&front.sources));
+            EXIT_TRAP
+        }
+    }
+}
+
+fn run_kernel(args: &RunArgs) -> u8 {
+    let usage = |msg: &str, help: &str| {
+        let diag =
+            Diagnostic::error(codes::UNSUPPORTED_EMIT, msg.to_string()).with_help(help.to_string());
+        report(&SourceMap::new(), std::iter::once(&diag), &args.front);
+        EXIT_USAGE
+    };
+    match args.target {
+        RunTarget::DacGpu => {
+            return usage(
+                "`--target dac-gpu` cannot run kernels yet",
+                "use `--target interp` (the reference interpreter) or `--target nyuzi`",
+            )
+        }
+        RunTarget::Nyuzi if args.program_count != 16 => {
+            return usage(
+                "`--target nyuzi` runs gangs of 16 program instances",
+                "leave out `--program-count` (or give 16)",
+            )
+        }
+        RunTarget::Interp if args.timing => {
+            return usage(
+                "`--timing` needs a simulated machine",
+                "use `--target nyuzi --timing`",
+            )
+        }
+        _ => {}
     }
     let path = args.front.file.as_deref().unwrap_or("-");
     let (name, file, text) = match driver::read_input(path) {
@@ -350,6 +479,9 @@ fn run_kernel(args: &RunArgs) -> u8 {
     };
     let mut options = front_options(&args.front);
     options.target.program_count = args.program_count;
+    if args.target == RunTarget::Nyuzi {
+        options.target = Target::Nyuzi.sema_target();
+    }
     let front = driver::run_front(&name, file, text, &options, Stage::Check);
     let status = finish(&front, &args.front);
     if status != EXIT_OK {
@@ -366,22 +498,19 @@ fn run_kernel(args: &RunArgs) -> u8 {
             ..Default::default()
         },
     };
-    let result = match driver::run_on_interp(&front, &request) {
+    let outcome = if args.target == RunTarget::Nyuzi {
+        let opts = spmdc::back::nyuzi::run::NyuziRunOptions {
+            timing: args.timing,
+            machine: args.nyuzi.shape(),
+            ..Default::default()
+        };
+        spmdc::back::nyuzi::run::run_on_nyuzi(&front, &request, &opts)
+    } else {
+        driver::run_on_interp(&front, &request)
+    };
+    let result = match outcome {
         Ok(r) => r,
-        Err(driver::RunError::Compile(diags)) => {
-            report(&front.sources, diags.iter(), &args.front);
-            return EXIT_COMPILE_ERROR;
-        }
-        Err(driver::RunError::Launch(errors)) => {
-            for e in errors {
-                eprintln!("error: {e}");
-            }
-            return EXIT_USAGE;
-        }
-        Err(driver::RunError::Trap(trap)) => {
-            eprintln!("error: {}", trap.render(&front.sources));
-            return EXIT_TRAP;
-        }
+        Err(e) => return report_run_error(&front, e, &args.front),
     };
     let mut out = String::new();
     if args.json {

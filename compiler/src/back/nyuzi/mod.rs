@@ -20,6 +20,7 @@ pub mod isel;
 pub mod layout;
 pub mod minst;
 pub mod object;
+pub mod run;
 pub mod runtime;
 
 pub use asm::listing;

@@ -1,0 +1,359 @@
+//! `spmdc run --target nyuzi`: compile for Nyuzi, build the launch image, run it on
+//! the simulator (functional, or the timing model with `--timing`) and read the
+//! buffers back into the same [`RunResult`] the interpreter gives, with the machine's
+//! statistics.
+//!
+//! Faults become [`RunError::Trap`] errors whose message names the fault, the pc, the
+//! hardware thread, the faulting address, and the block and gang that was running; the
+//! error's span is the source line of the faulting instruction (from the object's line
+//! table), so the CLI prints `file:line:col: runtime error: ...`. A barrier deadlock
+//! (recorded by the runtime in the scheduler record) is reported like the
+//! interpreter's, and a runaway kernel stops at the instruction (`--max-steps`) or
+//! cycle limit with a message saying so.
+
+use cranelift_entity::EntityRef;
+use sim::nyuzi::timing::{self, StallCause, TimingConfig, TimingError, TimingReport};
+use sim::nyuzi::{Config, Fault, FaultKind, Machine};
+use sim::Dim3;
+
+use super::image::{build_image, Image, ImageError, ImageLaunch, ImageOptions, MachineShape};
+use super::object::Object;
+use super::runtime::sched;
+use crate::diag::{codes, Diagnostic};
+use crate::driver::{self, FrontResult, LegalTarget, RunError, RunRequest};
+use crate::interp::RuntimeError;
+use crate::ir::{FuncRef, Module};
+use crate::launch::{self, ElemType, Stats, Value};
+
+/// How to run on Nyuzi.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NyuziRunOptions {
+    /// Run the timing model instead of the functional simulator.
+    pub timing: bool,
+    /// The machine the image is built for and run on.
+    pub machine: MachineShape,
+    pub image: ImageOptions,
+    /// The timing model's cycle limit.
+    pub max_cycles: u64,
+}
+
+impl Default for NyuziRunOptions {
+    fn default() -> Self {
+        NyuziRunOptions {
+            timing: false,
+            machine: MachineShape::default(),
+            image: ImageOptions::default(),
+            max_cycles: TimingConfig::default().max_cycles,
+        }
+    }
+}
+
+/// A launch compiled and placed, ready to run or to write out.
+pub struct BuiltLaunch {
+    pub module: Module,
+    pub object: Object,
+    pub launch: launch::Launch,
+    pub image: Image,
+}
+
+/// The IR and object code of a checked program for Nyuzi.
+pub fn compile(front: &FrontResult, optimize: bool) -> Result<(Module, Object), RunError> {
+    let module =
+        driver::lower_for_target(front, optimize, LegalTarget::Nyuzi).map_err(RunError::Compile)?;
+    let object = super::compile_module(&module).map_err(RunError::Compile)?;
+    Ok((module, object))
+}
+
+/// Compiles, prepares the launch of `req` and builds its image.
+pub fn build_launch(
+    front: &FrontResult,
+    req: &RunRequest<'_>,
+    machine: MachineShape,
+    image: &ImageOptions,
+) -> Result<BuiltLaunch, RunError> {
+    let checked = front.checked.as_ref().ok_or_else(|| {
+        RunError::Compile(
+            front
+                .diags
+                .iter()
+                .filter(|d| d.is_error())
+                .cloned()
+                .collect(),
+        )
+    })?;
+    if checked.target.program_count != super::abi::LANES {
+        return Err(RunError::Compile(vec![Diagnostic::error(
+            codes::UNSUPPORTED_EMIT,
+            format!(
+                "the Nyuzi target runs gangs of {} program instances, not {}",
+                super::abi::LANES,
+                checked.target.program_count
+            ),
+        )]));
+    }
+    let request = launch::LaunchRequest {
+        entry: req.entry,
+        args: req.args,
+        grid: req.grid,
+        block: req.block,
+        program_count: super::abi::LANES,
+    };
+    // Launch errors first: they are the user's to fix whatever the back end says.
+    let prepared = launch::prepare(checked, &front.interner, &request).map_err(RunError::Launch)?;
+    let (module, object) = compile(front, req.optimize)?;
+    let entry = module
+        .function_by_name(&prepared.signature.name)
+        .map(|f| &module.functions[f])
+        .ok_or_else(|| {
+            RunError::Compile(vec![Diagnostic::error(
+                codes::NO_SUCH_ENTRY,
+                format!("entry `{}` was not lowered", prepared.signature.name),
+            )])
+        })?;
+    let image_launch = ImageLaunch::from_launch(&prepared, entry.sig.takes_mask);
+    let image =
+        build_image(&object, &entry.name, &image_launch, machine, image).map_err(|e| match e {
+            ImageError::Launch(e) => RunError::Launch(vec![e]),
+            ImageError::Link(d) => RunError::Compile(d),
+        })?;
+    Ok(BuiltLaunch {
+        module,
+        object,
+        launch: prepared,
+        image,
+    })
+}
+
+/// Runs an entry of a checked program on the Nyuzi simulator.
+pub fn run_on_nyuzi(
+    front: &FrontResult,
+    req: &RunRequest<'_>,
+    opts: &NyuziRunOptions,
+) -> Result<launch::RunResult, RunError> {
+    let mut built = build_launch(front, req, opts.machine, &opts.image)?;
+    run_built(&mut built, req.limits.max_steps, opts)
+}
+
+/// A machine of `shape` with the image loaded.
+pub fn load(image: &Image, shape: MachineShape, max_instructions: u64) -> Result<Machine, Fault> {
+    let mut m = Machine::new(Config {
+        cores: shape.cores,
+        threads_per_core: shape.threads_per_core,
+        memory_size: image.layout.memory_size,
+        max_instructions,
+    });
+    m.load_words(0, &image.words)?;
+    Ok(m)
+}
+
+/// Runs a built launch; its buffers are updated in `built.launch`.
+pub fn run_built(
+    built: &mut BuiltLaunch,
+    max_steps: u64,
+    opts: &NyuziRunOptions,
+) -> Result<launch::RunResult, RunError> {
+    let mut m = load(&built.image, opts.machine, max_steps)
+        .map_err(|f| RunError::Trap(RuntimeError::new(format!("cannot load the image: {f}"))))?;
+    let report = if opts.timing {
+        let cfg = TimingConfig {
+            max_cycles: opts.max_cycles,
+            ..TimingConfig::default()
+        };
+        match timing::run_timing(&mut m, &cfg) {
+            Ok(r) => Some(r),
+            Err(TimingError::Fault(f)) => return Err(RunError::Trap(fault_error(built, &m, f, max_steps))),
+            Err(TimingError::CycleLimit { limit, instructions }) => {
+                return Err(RunError::Trap(RuntimeError::new(format!(
+                    "the kernel did not finish within {limit} cycles ({instructions} instructions executed); \
+                     it may loop forever"
+                ))))
+            }
+            Err(TimingError::Config(e)) => {
+                return Err(RunError::Trap(RuntimeError::new(format!(
+                    "the timing model cannot run this machine: {e:?}"
+                ))))
+            }
+        }
+    } else {
+        m.run()
+            .map_err(|f| RunError::Trap(fault_error(built, &m, f, max_steps)))?;
+        None
+    };
+    let layout = &built.image.layout;
+    for (arg, b) in built
+        .launch
+        .args
+        .iter_mut()
+        .filter_map(|a| match a {
+            launch::ArgValue::Buffer(b) => Some(b),
+            _ => None,
+        })
+        .zip(&layout.buffers)
+    {
+        let bytes = m.read_bytes(b.address, b.bytes).map_err(|f| {
+            RunError::Trap(RuntimeError::new(format!(
+                "cannot read buffer `{}` back: {f}",
+                b.name
+            )))
+        })?;
+        arg.bytes_mut().copy_from_slice(bytes);
+    }
+    let ret = built
+        .launch
+        .signature
+        .ret
+        .map(|ty| read_result(&m, layout.result_address, ty));
+    let stats = statistics(&m, built, report.as_ref());
+    let output = String::from_utf8_lossy(m.console()).into_owned();
+    Ok(launch::RunResult::from_launch(
+        &built.launch,
+        "nyuzi",
+        ret,
+        output,
+        stats,
+    ))
+}
+
+fn word(m: &Machine, addr: u32) -> u32 {
+    m.read_bytes(addr, 4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .unwrap_or(0)
+}
+
+fn read_result(m: &Machine, addr: u32, ty: ElemType) -> Value {
+    let bits = u64::from(word(m, addr)) | (u64::from(word(m, addr + 4)) << 32);
+    Value::from_bits(ty, bits)
+}
+
+/// The launch's statistics: instruction counts by class, lane utilization, the
+/// runtime's counters and, with the timing model, cycles, IPC, caches and stalls.
+fn statistics(m: &Machine, built: &BuiltLaunch, report: Option<&TimingReport>) -> Stats {
+    let s = m.stats();
+    let layout = &built.image.layout;
+    let mut stats = Stats::new();
+    stats
+        .set(Stats::DYNAMIC_INSTRUCTIONS, s.retired)
+        .set("emulator_instructions", m.emulator_instructions())
+        .set("scalar_instructions", s.scalar)
+        .set("vector_instructions", s.vector)
+        .set("masked_instructions", s.masked)
+        .set("memory_instructions", s.memory)
+        .set("branch_instructions", s.branch)
+        .set("vector_lane_slots", s.vector_lane_slots)
+        .set("active_lanes", s.active_lanes)
+        .set("hardware_threads", u64::from(layout.threads_used))
+        .set("gangs_per_block", u64::from(layout.gangs_per_block));
+    if s.vector_lane_slots > 0 {
+        stats.set(
+            "lane_utilization",
+            s.active_lanes as f64 / s.vector_lane_slots as f64,
+        );
+    }
+    let (mut barriers, mut blocks) = (0u64, 0u64);
+    for t in 0..layout.threads_used {
+        let rec = layout.scheduler(t);
+        barriers += u64::from(word(m, rec + sched::BARRIERS as u32));
+        blocks += u64::from(word(m, rec + sched::BLOCKS_RUN as u32));
+    }
+    stats
+        .set("barriers", barriers)
+        .set("blocks", blocks)
+        .set("gangs", blocks * u64::from(layout.gangs_per_block));
+    if let Some(r) = report {
+        stats.set(Stats::CYCLES, r.cycles).set("ipc", r.ipc);
+        for (name, v) in r.stat_pairs() {
+            // Totals only (per-thread counters are in the timing report itself).
+            if name.starts_with("thread") || name == "cycles" {
+                continue;
+            }
+            stats.set(&name.replace('.', "_"), v);
+        }
+        for c in StallCause::ALL {
+            stats.set(&format!("stall_{}", c.name()), r.stall(c));
+        }
+    }
+    stats
+}
+
+/// A fault as a runtime error: what, where in the machine, where in the source.
+fn fault_error(built: &BuiltLaunch, m: &Machine, f: Fault, max_steps: u64) -> RuntimeError {
+    let layout = &built.image.layout;
+    let rec = (f.thread < layout.threads_used).then(|| layout.scheduler(f.thread));
+    let field = |off: i32| rec.map(|r| word(m, r + off as u32)).unwrap_or(0);
+    if f.kind == FaultKind::InstructionLimit {
+        return RuntimeError::new(format!(
+            "the kernel executed more than {max_steps} instructions (--max-steps); it may loop forever"
+        ));
+    }
+    let mut e = RuntimeError::new(String::new());
+    if rec.is_some() {
+        e.gang = Some((
+            Dim3::new(
+                field(sched::BLOCK_X),
+                field(sched::BLOCK_Y),
+                field(sched::BLOCK_Z),
+            ),
+            field(sched::CURRENT_GANG),
+        ));
+    }
+    if f.kind == FaultKind::Breakpoint && field(sched::STATUS) == sched::STATUS_DEADLOCK {
+        let place = |id: u32| barrier_place(&built.module, id);
+        e.message = format!(
+            "barrier deadlock: gang {} waits at a barrier ({}) while gang {} waits at another one ({})",
+            field(sched::DEADLOCK_GANG_A),
+            place(field(sched::DEADLOCK_ID_A)),
+            field(sched::DEADLOCK_GANG_B),
+            place(field(sched::DEADLOCK_ID_B)),
+        );
+        e.gang = e.gang.map(|(b, _)| (b, field(sched::DEADLOCK_GANG_A)));
+        return e;
+    }
+    let what = match f.kind {
+        FaultKind::Breakpoint => {
+            "the kernel trapped (a failed assert, an integer division by zero or unreachable code)"
+                .to_string()
+        }
+        FaultKind::Misaligned => "misaligned memory access".to_string(),
+        FaultKind::OutOfRange => "memory access outside the machine's memory".to_string(),
+        k => k.to_string(),
+    };
+    let code = layout.code;
+    let place = if (code.start..code.end).contains(&f.pc) {
+        let offset = (f.pc - code.start) / 4;
+        let obj = &built.object;
+        if let Some(sym) = obj
+            .symbols
+            .iter()
+            .find(|s| (s.offset..s.offset + s.len).contains(&offset))
+        {
+            e.function = Some(sym.name.clone());
+        }
+        e.span = obj
+            .lines
+            .iter()
+            .take_while(|l| l.offset <= offset)
+            .last()
+            .map(|l| l.span);
+        String::new()
+    } else if f.pc < layout.runtime.end {
+        " in the launch runtime".to_string()
+    } else {
+        " outside the code".to_string()
+    };
+    e.message = format!(
+        "{what} at pc {:#010x}{place} on hardware thread {}",
+        f.pc, f.thread
+    );
+    e.address = f.address.map(u64::from);
+    e
+}
+
+/// `@f inst7` for a barrier id (the IR instruction's index plus the function's index ×
+/// 65536, see [`super::abi::RuntimeFn::Barrier`]).
+fn barrier_place(module: &Module, id: u32) -> String {
+    let func = (id >> 16) as usize;
+    match module.functions.get(FuncRef::new(func)) {
+        Some(f) => format!("in @{} inst{}", f.name, id & 0xffff),
+        None => format!("id {id:#x}"),
+    }
+}
