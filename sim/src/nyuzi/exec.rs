@@ -956,10 +956,8 @@ fn lanes_mem<const TRACE: bool>(
     };
     let store = matches!(cls, SCATTER | SCATTER_M);
     let (d, p, off) = (f_d(u), f_a(u), f_imm(u));
-    let mut addrs = [0u32; 16];
-    for lane in 0..16 {
-        let addr = th.v[p][lane].wrapping_add(off);
-        addrs[lane] = addr;
+    let addrs: [u32; 16] = th.v[p].map(|x| x.wrapping_add(off));
+    for (lane, &addr) in addrs.iter().enumerate() {
         if mask >> lane & 1 == 0 {
             continue;
         }

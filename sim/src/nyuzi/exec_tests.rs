@@ -779,7 +779,7 @@ fn threads_resume_and_halt() {
             load(&mut m, 0, &thread_program());
             m.run().unwrap();
             assert!(m.all_halted());
-            let n = (cores * tpc) as u32;
+            let n = cores * tpc;
             assert_eq!(m.hw_threads(), n as usize);
             let want: Vec<u32> = (0..n).map(|t| 100 + t).collect();
             assert_eq!(read_words(&m, DATA, n), want, "quantum {quantum}");
