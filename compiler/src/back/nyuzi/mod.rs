@@ -25,3 +25,6 @@ pub mod runtime;
 
 pub use asm::listing;
 pub use codegen::{compile_module, shared_layout};
+
+#[cfg(test)]
+mod tests;

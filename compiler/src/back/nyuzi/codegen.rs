@@ -1,0 +1,82 @@
+//! The code generator's entry points: a legalized IR module to a relocatable
+//! [`Object`] (instruction selection, register allocation, frame layout, emission),
+//! and its listing.
+//!
+//! Data: every module global becomes one [`DataObject`] (same index, so
+//! `global_addr` relocates against [`RelocTarget::Data`] of the global's index);
+//! shared variables are laid out in declaration order, each at its alignment, the
+//! total rounded to 64 bytes ([`shared_layout`]).
+
+use cranelift_entity::EntityRef;
+
+use super::emit::{emit_function, frame_layout};
+use super::isel;
+use super::minst::NyuziTarget;
+use super::object::{DataObject, Object};
+use crate::back::common::regalloc;
+use crate::diag::{codes, Diagnostic};
+use crate::ir::Module;
+
+/// Byte offset of each shared variable in a block's shared memory, and the total.
+pub fn shared_layout(m: &Module) -> (Vec<u32>, u32) {
+    let mut off = 0u32;
+    let mut offsets = Vec::new();
+    for (_, sh) in m.shared.iter() {
+        let a = sh.align.clamp(1, 64);
+        off = off.div_ceil(a) * a;
+        offsets.push(off);
+        off += sh.size;
+    }
+    (offsets, off.div_ceil(64) * 64)
+}
+
+/// Compiles a legalized module (see `driver::lower_for_target`) to an [`Object`].
+/// Operations the Nyuzi back end does not select are reported (E0903) with their
+/// spans; nothing panics.
+pub fn compile_module(module: &Module) -> Result<Object, Vec<Diagnostic>> {
+    let mut obj = Object::default();
+    let mut diags = Vec::new();
+    for (fref, f) in module.functions.iter() {
+        let sel = match isel::select(module, f, fref.index() as u32) {
+            Ok(s) => s,
+            Err(d) => {
+                diags.extend(d);
+                continue;
+            }
+        };
+        let mut mf = sel.mf;
+        let alloc = match regalloc::allocate(&mut mf, &NyuziTarget) {
+            Ok(a) => a,
+            Err(e) => {
+                diags.push(Diagnostic::error(
+                    codes::INTERNAL_ERROR,
+                    format!("nyuzi: function `{}`: {e}", f.name),
+                ));
+                continue;
+            }
+        };
+        let frame = frame_layout(f, &mf, &alloc.used, sel.has_calls);
+        if let Err(e) = emit_function(&mut obj, f, &mf, &frame) {
+            diags.push(Diagnostic::error(
+                codes::INTERNAL_ERROR,
+                format!("nyuzi: function `{}`: {e}", f.name),
+            ));
+        }
+    }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    for (_, g) in module.globals.iter() {
+        obj.data.push(DataObject {
+            name: g.name.clone(),
+            size: g.size,
+            align: g.align.max(1),
+            init: g.init.clone(),
+            constant: g.constant,
+        });
+    }
+    let (offsets, size) = shared_layout(module);
+    obj.shared_offsets = offsets;
+    obj.shared_size = size;
+    Ok(obj)
+}

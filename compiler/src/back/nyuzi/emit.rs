@@ -1,0 +1,545 @@
+//! Frame layout and emission: an allocated [`MachFunction`] to Nyuzi instruction words
+//! appended to an [`Object`], with branch offsets resolved, relocations for calls and
+//! addresses, and line-table entries.
+//!
+//! # Frame (from the new `sp` upwards; `sp` and the frame size are 64-byte aligned)
+//!
+//! 1. saved callee-saved vector registers and vector spill slots (64 bytes each);
+//! 2. the IR stack slots, each at its alignment, the area rounded to 64 bytes and
+//!    zeroed by the prologue (the interpreter zeroes a frame's slots when it is pushed);
+//! 3. the scratch word of per-lane narrow scatters, scalar spill slots, saved
+//!    callee-saved scalar registers and `ra` (4 bytes each).
+//!
+//! The prologue subtracts the frame size from `sp` and saves; every `ret` is preceded
+//! by the restoring epilogue. Offsets beyond an instruction's immediate go through
+//! `fp` (`s29`), which the allocator never assigns: the emitter's scratch register.
+//! The zeroing loop of the prologue uses `s8`–`s10` and `v8`, which hold nothing at
+//! function entry (arguments are in `s0`–`s7`/`v0`–`v7`).
+
+use cranelift_entity::EntityRef;
+use sim::nyuzi::{AluOp, BranchOp, IFmt, Inst, MemOp, RFmt};
+
+use super::abi::{CALLEE_SAVED_SCALAR, CALLEE_SAVED_VECTOR, FP, RA, SP, VECTOR};
+use super::minst::{FrameObj, MInst};
+use super::object::{LineEntry, Object, Reloc, RelocKind, RelocTarget, Symbol};
+use crate::back::common::mach::{MBlock, MachFunction, PReg, Reg};
+use crate::ir::Function;
+
+/// Where everything lives in one function's frame (byte offsets from `sp`).
+#[derive(Clone, Debug, Default)]
+pub struct Frame {
+    pub size: u32,
+    pub slots: Vec<u32>,
+    pub scratch: u32,
+    pub spills: Vec<u32>,
+    /// Saved registers (callee-saved ones the function writes, and `ra`).
+    pub saves: Vec<(PReg, u32)>,
+    /// The IR stack slot area to zero: start and bytes (multiples of 64).
+    pub zero: (u32, u32),
+}
+
+fn align_up(x: u32, a: u32) -> u32 {
+    let a = a.max(1);
+    x.div_ceil(a) * a
+}
+
+/// Lays out the frame of `f` after allocation (`used`: registers the code writes).
+pub fn frame_layout(
+    f: &Function,
+    mf: &MachFunction<MInst>,
+    used: &[PReg],
+    has_calls: bool,
+) -> Frame {
+    let mut fr = Frame::default();
+    let mut off = 0u32;
+    let mut spills = vec![0u32; mf.spill_slots.len()];
+    for &p in CALLEE_SAVED_VECTOR.iter().filter(|p| used.contains(p)) {
+        fr.saves.push((p, off));
+        off += 64;
+    }
+    for (slot, class) in mf.spill_slots.iter() {
+        if *class == VECTOR {
+            spills[slot.index()] = off;
+            off += 64;
+        }
+    }
+    let start = off;
+    for (_, ss) in f.stack_slots.iter() {
+        off = align_up(off, ss.align.min(64));
+        fr.slots.push(off);
+        off += ss.size;
+    }
+    off = align_up(off, 64);
+    fr.zero = (start, off - start);
+    fr.scratch = off;
+    off += 4;
+    for (slot, class) in mf.spill_slots.iter() {
+        if *class != VECTOR {
+            spills[slot.index()] = off;
+            off += 4;
+        }
+    }
+    for &p in CALLEE_SAVED_SCALAR.iter().filter(|p| used.contains(p)) {
+        fr.saves.push((p, off));
+        off += 4;
+    }
+    if has_calls {
+        fr.saves.push((RA, off));
+        off += 4;
+    }
+    fr.spills = spills;
+    fr.size = align_up(off, 64);
+    fr
+}
+
+fn fits(x: i64, bits: u32) -> bool {
+    let lim = 1i64 << (bits - 1);
+    (-lim..lim).contains(&x)
+}
+
+fn li(out: &mut Vec<Inst>, dest: u8, x: u32) {
+    let sx = x as i32;
+    if fits(i64::from(sx), 14) {
+        out.push(Inst::Imm {
+            fmt: IFmt::S,
+            op: AluOp::Move,
+            dest,
+            src1: 0,
+            imm: sx,
+        });
+        return;
+    }
+    out.push(Inst::MoveHi { dest, imm: x >> 13 });
+    if x & 0x1fff != 0 {
+        out.push(Inst::Imm {
+            fmt: IFmt::S,
+            op: AluOp::Or,
+            dest,
+            src1: dest,
+            imm: (x & 0x1fff) as i32,
+        });
+    }
+}
+
+/// `dest = base + off` (through `dest` itself for large offsets).
+fn add_const(out: &mut Vec<Inst>, dest: u8, base: u8, off: i64) {
+    if fits(off, 14) {
+        out.push(Inst::Imm {
+            fmt: IFmt::S,
+            op: AluOp::AddI,
+            dest,
+            src1: base,
+            imm: off as i32,
+        });
+    } else {
+        let tmp = if dest == base { FP.index } else { dest };
+        li(out, tmp, off as u32);
+        out.push(Inst::Reg {
+            fmt: RFmt::Sss,
+            op: AluOp::AddI,
+            dest,
+            src1: base,
+            src2: tmp,
+            mask: 0,
+        });
+    }
+}
+
+/// A memory access at `sp + off`, through `fp` when `off` does not fit.
+fn sp_access(out: &mut Vec<Inst>, op: MemOp, load: bool, reg: u8, off: u32) {
+    let (ptr, offset) = if fits(i64::from(off), 15) {
+        (SP.index, off as i32)
+    } else {
+        add_const(out, FP.index, SP.index, i64::from(off));
+        (FP.index, 0)
+    };
+    out.push(Inst::Mem {
+        op,
+        load,
+        srcdest: reg,
+        ptr,
+        mask: 0,
+        offset,
+    });
+}
+
+fn prologue(out: &mut Vec<Inst>, fr: &Frame) {
+    if fr.size > 0 {
+        add_const(out, SP.index, SP.index, -i64::from(fr.size));
+    }
+    for &(p, off) in &fr.saves {
+        let op = if p.class == VECTOR {
+            MemOp::Block
+        } else {
+            MemOp::W32
+        };
+        sp_access(out, op, false, p.index, off);
+    }
+    let (start, len) = fr.zero;
+    if len == 0 {
+        return;
+    }
+    out.push(Inst::Imm {
+        fmt: IFmt::V,
+        op: AluOp::Move,
+        dest: 8,
+        src1: 0,
+        imm: 0,
+    });
+    if len <= 4 * 64 {
+        for k in 0..len / 64 {
+            sp_access(out, MemOp::Block, false, 8, start + 64 * k);
+        }
+        return;
+    }
+    add_const(out, 8, SP.index, i64::from(start));
+    add_const(out, 9, SP.index, i64::from(start + len));
+    // loop: store_v v8, (s8); s8 += 64; s10 = s8 < s9; bnz s10, loop
+    out.push(Inst::Mem {
+        op: MemOp::Block,
+        load: false,
+        srcdest: 8,
+        ptr: 8,
+        mask: 0,
+        offset: 0,
+    });
+    out.push(Inst::Imm {
+        fmt: IFmt::S,
+        op: AluOp::AddI,
+        dest: 8,
+        src1: 8,
+        imm: 64,
+    });
+    out.push(Inst::Reg {
+        fmt: RFmt::Sss,
+        op: AluOp::CmpLtU,
+        dest: 10,
+        src1: 8,
+        src2: 9,
+        mask: 0,
+    });
+    out.push(Inst::Branch {
+        op: BranchOp::Bnz,
+        reg: 10,
+        offset: -3,
+    });
+}
+
+fn epilogue(out: &mut Vec<Inst>, fr: &Frame) {
+    for &(p, off) in &fr.saves {
+        let op = if p.class == VECTOR {
+            MemOp::Block
+        } else {
+            MemOp::W32
+        };
+        sp_access(out, op, true, p.index, off);
+    }
+    if fr.size > 0 {
+        add_const(out, SP.index, SP.index, i64::from(fr.size));
+    }
+    out.push(Inst::Branch {
+        op: BranchOp::Reg,
+        reg: RA.index,
+        offset: 0,
+    });
+}
+
+fn phys(r: Reg) -> Result<u8, String> {
+    match r {
+        Reg::Phys(p) => Ok(p.index),
+        Reg::Virt(v) => Err(format!("virtual register {v:?} left after allocation")),
+    }
+}
+
+/// Appends one allocated function to `obj`. `f` is its IR (stack slots).
+pub fn emit_function(
+    obj: &mut Object,
+    f: &Function,
+    mf: &MachFunction<MInst>,
+    fr: &Frame,
+) -> Result<(), String> {
+    let base = obj.code.len() as u32;
+    let mut out: Vec<Inst> = Vec::new();
+    prologue(&mut out, fr);
+    let mut block_pos: Vec<u32> = vec![0; mf.blocks.len()];
+    let mut fixups: Vec<(usize, MBlock)> = Vec::new();
+    let order: Vec<MBlock> = mf.blocks.keys().collect();
+    let mut last_span = None;
+    for (i, &b) in order.iter().enumerate() {
+        block_pos[b.index()] = out.len() as u32;
+        let next = order.get(i + 1).copied();
+        for line in &mf.blocks[b].insts {
+            let at = out.len();
+            emit_inst(&mut out, obj, base, &line.inst, fr, next, &mut fixups)?;
+            if let Some(span) = line.span {
+                if out.len() > at && last_span != Some(span) {
+                    obj.lines.push(LineEntry {
+                        offset: base + at as u32,
+                        span,
+                    });
+                    last_span = Some(span);
+                }
+            }
+        }
+    }
+    for (at, target) in fixups {
+        let dist = block_pos[target.index()] as i64 - at as i64;
+        if let Inst::Branch { op, offset, .. } = &mut out[at] {
+            let bits = if op.long_offset() { 25 } else { 20 };
+            if !fits(dist, bits) {
+                return Err(format!("branch distance {dist} out of range"));
+            }
+            *offset = dist as i32;
+        }
+    }
+    let _ = f;
+    obj.symbols.push(Symbol {
+        name: mf.name.clone(),
+        offset: base,
+        len: out.len() as u32,
+    });
+    obj.code.extend(out);
+    Ok(())
+}
+
+fn emit_inst(
+    out: &mut Vec<Inst>,
+    obj: &mut Object,
+    base: u32,
+    inst: &MInst,
+    fr: &Frame,
+    next: Option<MBlock>,
+    fixups: &mut Vec<(usize, MBlock)>,
+) -> Result<(), String> {
+    match inst {
+        MInst::R {
+            op,
+            fmt,
+            dest,
+            src1,
+            src2,
+            mask,
+        } => {
+            let fmt = match (*fmt, mask.is_some()) {
+                (RFmt::Vvs, true) => RFmt::VvsMask,
+                (RFmt::Vvv, true) => RFmt::VvvMask,
+                (f, _) => f,
+            };
+            out.push(Inst::Reg {
+                fmt,
+                op: *op,
+                dest: phys(*dest)?,
+                src1: src1.map(phys).transpose()?.unwrap_or(0),
+                src2: phys(*src2)?,
+                mask: mask.map(phys).transpose()?.unwrap_or(0),
+            });
+        }
+        MInst::I {
+            op,
+            vector,
+            dest,
+            src1,
+            imm,
+        } => out.push(Inst::Imm {
+            fmt: if *vector { IFmt::V } else { IFmt::S },
+            op: *op,
+            dest: phys(*dest)?,
+            src1: src1.map(phys).transpose()?.unwrap_or(0),
+            imm: *imm,
+        }),
+        MInst::IMasked {
+            op,
+            dest,
+            src1,
+            mask,
+            imm,
+        } => out.push(Inst::ImmMasked {
+            op: *op,
+            dest: phys(*dest)?,
+            src1: src1.map(phys).transpose()?.unwrap_or(0),
+            mask: phys(*mask)?,
+            imm: *imm,
+        }),
+        MInst::MoveHi { dest, imm } => out.push(Inst::MoveHi {
+            dest: phys(*dest)?,
+            imm: *imm,
+        }),
+        MInst::Load {
+            op,
+            dest,
+            ptr,
+            offset,
+            mask,
+        } => mem(out, *op, true, phys(*dest)?, phys(*ptr)?, *offset, *mask)?,
+        MInst::Store {
+            op,
+            src,
+            ptr,
+            offset,
+            mask,
+        } => mem(out, *op, false, phys(*src)?, phys(*ptr)?, *offset, *mask)?,
+        MInst::StoreSync { flag, ptr } => out.push(Inst::Mem {
+            op: MemOp::Sync,
+            load: false,
+            srcdest: phys(*flag)?,
+            ptr: phys(*ptr)?,
+            mask: 0,
+            offset: 0,
+        }),
+        MInst::GetCr { dest, cr } => out.push(Inst::Mem {
+            op: MemOp::ControlReg,
+            load: true,
+            srcdest: phys(*dest)?,
+            ptr: *cr,
+            mask: 0,
+            offset: 0,
+        }),
+        MInst::Copy { dest, src, vector } => {
+            let (d, s) = (phys(*dest)?, phys(*src)?);
+            if d != s {
+                out.push(Inst::Reg {
+                    fmt: if *vector { RFmt::Vvv } else { RFmt::Sss },
+                    op: AluOp::Move,
+                    dest: d,
+                    src1: 0,
+                    src2: s,
+                    mask: 0,
+                });
+            }
+        }
+        MInst::FrameAddr {
+            dest,
+            obj: o,
+            offset,
+        } => {
+            let at = match o {
+                FrameObj::Slot(s) => fr.slots.get(s.index()).copied().unwrap_or(0),
+                FrameObj::Scratch => fr.scratch,
+            };
+            add_const(
+                out,
+                phys(*dest)?,
+                SP.index,
+                i64::from(at) + i64::from(*offset),
+            );
+        }
+        MInst::Spill { slot, src } => {
+            let r = *src;
+            let op = if matches!(r, Reg::Phys(p) if p.class == VECTOR) {
+                MemOp::Block
+            } else {
+                MemOp::W32
+            };
+            sp_access(out, op, false, phys(r)?, fr.spills[slot.index()]);
+        }
+        MInst::Reload { slot, dest } => {
+            let r = *dest;
+            let op = if matches!(r, Reg::Phys(p) if p.class == VECTOR) {
+                MemOp::Block
+            } else {
+                MemOp::W32
+            };
+            sp_access(out, op, true, phys(r)?, fr.spills[slot.index()]);
+        }
+        MInst::AddrOf {
+            dest,
+            target,
+            addend,
+        } => {
+            let d = phys(*dest)?;
+            obj.relocs.push(Reloc {
+                at: base + out.len() as u32,
+                kind: RelocKind::AbsHiLo,
+                target: target.clone(),
+                addend: *addend,
+            });
+            out.push(Inst::MoveHi { dest: d, imm: 0 });
+            out.push(Inst::Imm {
+                fmt: IFmt::S,
+                op: AluOp::Or,
+                dest: d,
+                src1: d,
+                imm: 0,
+            });
+        }
+        MInst::Jump { target } => {
+            if Some(*target) != next {
+                fixups.push((out.len(), *target));
+                out.push(Inst::Branch {
+                    op: BranchOp::Jump,
+                    reg: 0,
+                    offset: 0,
+                });
+            }
+        }
+        MInst::CondBr { nz, cond, target } => {
+            fixups.push((out.len(), *target));
+            out.push(Inst::Branch {
+                op: if *nz { BranchOp::Bnz } else { BranchOp::Bz },
+                reg: phys(*cond)?,
+                offset: 0,
+            });
+        }
+        MInst::Call { callee, .. } => {
+            obj.relocs.push(Reloc {
+                at: base + out.len() as u32,
+                kind: RelocKind::Branch,
+                target: callee.reloc(),
+                addend: 0,
+            });
+            out.push(Inst::Branch {
+                op: BranchOp::Call,
+                reg: 0,
+                offset: 0,
+            });
+        }
+        MInst::Ret { .. } => epilogue(out, fr),
+        MInst::Break => out.push(Inst::Reg {
+            fmt: RFmt::Sss,
+            op: AluOp::Break,
+            dest: 0,
+            src1: 0,
+            src2: 0,
+            mask: 0,
+        }),
+    }
+    Ok(())
+}
+
+/// A memory instruction; offsets beyond the field go through `fp`.
+fn mem(
+    out: &mut Vec<Inst>,
+    op: MemOp,
+    load: bool,
+    reg: u8,
+    ptr: u8,
+    offset: i32,
+    mask: Option<Reg>,
+) -> Result<(), String> {
+    let bits = if op.masked() { 10 } else { 15 };
+    let mask = mask.map(phys).transpose()?.unwrap_or(0);
+    let (ptr, offset) = if fits(i64::from(offset), bits) || op.vector_ptr() {
+        (ptr, offset)
+    } else {
+        add_const(out, FP.index, ptr, i64::from(offset));
+        (FP.index, 0)
+    };
+    out.push(Inst::Mem {
+        op,
+        load,
+        srcdest: reg,
+        ptr,
+        mask,
+        offset,
+    });
+    Ok(())
+}
+
+/// The symbol a relocation names (for listings).
+pub fn reloc_name(t: &RelocTarget) -> String {
+    match t {
+        RelocTarget::Function(n) => n.clone(),
+        RelocTarget::Data(i) => format!("data{i}"),
+        RelocTarget::Runtime(r) => r.symbol().to_string(),
+    }
+}

@@ -1,0 +1,2076 @@
+//! Instruction selection: one IR function to a [`MachFunction`] of [`MInst`] over
+//! virtual registers.
+//!
+//! # Value representation
+//!
+//! * Uniform `bool`: one scalar register holding `0` or `0xffff` (what a scalar
+//!   compare writes), so a uniform condition is also the mask "all lanes or none" and
+//!   `splat` of a `bool` is a copy.
+//! * Varying `bool` (a mask): the low 16 bits of one scalar register, bits 31..16 zero.
+//! * Uniform `i8`/`i16`/`i32`/`ptr`/`f32`: one scalar register; varying: one vector
+//!   register. Narrow integers are kept zero-extended (the interpreter's canonical
+//!   form), so every operation that can carry out of the width masks its result and
+//!   signed operations sign-extend their operands first.
+//! * `i64`/`f64`: two registers of the class (low word, high word).
+//!
+//! # Masks
+//!
+//! Every mask operand of an effect (loads, stores, atomics, a call's hidden mask) and
+//! of `any`/`all`/`ballot`/`first_lane` is ANDed with the gang's existing lanes
+//! (`ctx::EXISTS` in the context record at `gp`), as the interpreter limits masks to
+//! existing lanes. Selects on a varying condition are `move_mask` into a copy of the
+//! false value. Uniform-address accesses under a mask are skipped with a branch when
+//! no lane is on (a masked-off load yields 0).
+//!
+//! # Memory
+//!
+//! Uniform addresses use scalar loads and stores. Varying addresses use masked
+//! gather/scatter on 32-bit words; 8- and 16-bit elements gather the containing word
+//! and extract the element, and scatter lane by lane with scalar stores in increasing
+//! lane order (a masked-off lane writes to a scratch word of the frame instead), as the
+//! interpreter's scatters go. 64-bit elements take two accesses per lane. A varying
+//! access whose address is `splat(base) + lane_index * 4` (the lowering's form for
+//! `a[programIndex + k]` and private per-lane slots) becomes a block `load_v`/`store_v`
+//! when `base` is 64-byte aligned at run time, gather/scatter otherwise.
+//!
+//! # Control flow and calls
+//!
+//! Block parameters become copies in the predecessors (through fresh temporaries, so
+//! the parallel assignment is safe); `brif` edges that pass arguments get their own
+//! block. Arguments and results follow [`super::abi`]; a takes-mask callee gets the
+//! call's mask (limited to existing lanes) as its last scalar argument.
+
+use std::collections::HashMap;
+
+use cranelift_entity::{EntityRef, SecondaryMap};
+use smallvec::{smallvec, SmallVec};
+
+use sim::nyuzi::{AluOp, MemOp, RFmt};
+
+use super::abi::{ctx, RuntimeFn, GP, LANES, SCALAR, SCALAR_ARGS, VECTOR, VECTOR_ARGS};
+use super::minst::{Callee, FrameObj, MInst, BARRIER_CLOBBERS, CALL_CLOBBERS};
+use super::object::RelocTarget;
+use crate::back::common::mach::{MBlock, MachFunction, MachLine, PReg, Reg, RegClass};
+use crate::diag::{codes, Diagnostic};
+use crate::ir::{
+    AtomicOp, BinaryOp, Block, BlockCall, ConvOp, FloatCC, Function, InstData, IntCC, LaneOp,
+    Module, Scalar, SpecialReg, Type, UnaryOp, Value, ValueDef,
+};
+use crate::source::Span;
+
+/// A selected function: its machine code and what the frame needs.
+pub struct Selected {
+    pub mf: MachFunction<MInst>,
+    /// Whether the function calls (then `ra` is saved).
+    pub has_calls: bool,
+    /// Whether per-lane narrow scatters need the scratch word.
+    pub needs_scratch: bool,
+}
+
+type Regs = SmallVec<[Reg; 2]>;
+
+/// Registers per value and their class.
+pub fn layout(ty: Type) -> (RegClass, usize) {
+    if ty.scalar == Scalar::Bool {
+        return (SCALAR, 1);
+    }
+    let n = if matches!(ty.scalar, Scalar::I64 | Scalar::F64) {
+        2
+    } else {
+        1
+    };
+    (if ty.varying { VECTOR } else { SCALAR }, n)
+}
+
+/// Bit width of an element as held in registers (pointers are 32-bit here).
+fn width(s: Scalar) -> u32 {
+    match s {
+        Scalar::Bool => 1,
+        Scalar::I8 => 8,
+        Scalar::I16 => 16,
+        Scalar::I64 | Scalar::F64 => 64,
+        _ => 32,
+    }
+}
+
+/// Physical registers for a list of parameter types (plus the hidden mask, last among
+/// the scalars), per the ABI; `None` when they do not fit in registers.
+pub fn assign_args(params: &[Type], takes_mask: bool) -> Option<Vec<SmallVec<[PReg; 2]>>> {
+    let (mut ns, mut nv) = (0usize, 0usize);
+    let mut out = Vec::new();
+    let mut all: Vec<Type> = params.to_vec();
+    if takes_mask {
+        all.push(Type::MASK);
+    }
+    for ty in all {
+        let (class, n) = layout(ty);
+        let (bank, next) = if class == VECTOR {
+            (&VECTOR_ARGS, &mut nv)
+        } else {
+            (&SCALAR_ARGS, &mut ns)
+        };
+        if *next + n > bank.len() {
+            return None;
+        }
+        out.push(bank[*next..*next + n].iter().copied().collect());
+        *next += n;
+    }
+    Some(out)
+}
+
+/// Result registers of a return type.
+pub fn result_regs(ty: Type) -> SmallVec<[PReg; 2]> {
+    let (class, n) = layout(ty);
+    let bank = if class == VECTOR {
+        &VECTOR_ARGS
+    } else {
+        &SCALAR_ARGS
+    };
+    bank[..n].iter().copied().collect()
+}
+
+fn fits(x: i64, bits: u32) -> bool {
+    let lim = 1i64 << (bits - 1);
+    (-lim..lim).contains(&x)
+}
+
+fn int_cc(cond: IntCC) -> AluOp {
+    match cond {
+        IntCC::Eq => AluOp::CmpEqI,
+        IntCC::Ne => AluOp::CmpNeI,
+        IntCC::Slt => AluOp::CmpLtI,
+        IntCC::Sle => AluOp::CmpLeI,
+        IntCC::Sgt => AluOp::CmpGtI,
+        IntCC::Sge => AluOp::CmpGeI,
+        IntCC::Ult => AluOp::CmpLtU,
+        IntCC::Ule => AluOp::CmpLeU,
+        IntCC::Ugt => AluOp::CmpGtU,
+        IntCC::Uge => AluOp::CmpGeU,
+    }
+}
+
+fn is_signed(cond: IntCC) -> bool {
+    matches!(cond, IntCC::Slt | IntCC::Sle | IntCC::Sgt | IntCC::Sge)
+}
+
+struct Isel<'a> {
+    m: &'a Module,
+    f: &'a Function,
+    /// Identifies the function in barrier identifiers.
+    fidx: u32,
+    mf: MachFunction<MInst>,
+    order: Vec<MBlock>,
+    cur: MBlock,
+    span: Option<Span>,
+    vals: SecondaryMap<Value, Regs>,
+    blocks: HashMap<Block, MBlock>,
+    diags: Vec<Diagnostic>,
+    has_calls: bool,
+    needs_scratch: bool,
+}
+
+/// Selects one function. `fidx` is its index in the module (barrier identifiers).
+pub fn select(m: &Module, f: &Function, fidx: u32) -> Result<Selected, Vec<Diagnostic>> {
+    let mut mf = MachFunction::new(f.name.clone());
+    let entry = mf.new_block();
+    let mut s = Isel {
+        m,
+        f,
+        fidx,
+        mf,
+        order: vec![entry],
+        cur: entry,
+        span: None,
+        vals: SecondaryMap::new(),
+        blocks: HashMap::new(),
+        diags: Vec::new(),
+        has_calls: false,
+        needs_scratch: false,
+    };
+    s.run();
+    if !s.diags.is_empty() {
+        return Err(s.diags);
+    }
+    let mf = reorder(s.mf, &s.order);
+    Ok(Selected {
+        mf,
+        has_calls: s.has_calls,
+        needs_scratch: s.needs_scratch,
+    })
+}
+
+/// Renumbers blocks so that `PrimaryMap` order is the layout order.
+fn reorder(mut mf: MachFunction<MInst>, order: &[MBlock]) -> MachFunction<MInst> {
+    let mut map: HashMap<MBlock, MBlock> = HashMap::new();
+    let mut out = MachFunction::new(mf.name.clone());
+    out.vregs = std::mem::take(&mut mf.vregs);
+    out.spill_slots = std::mem::take(&mut mf.spill_slots);
+    for &b in order {
+        map.insert(b, out.new_block());
+    }
+    for &b in order {
+        let nb = map[&b];
+        let mut blk = std::mem::take(&mut mf.blocks[b]);
+        for l in &mut blk.insts {
+            match &mut l.inst {
+                MInst::Jump { target } | MInst::CondBr { target, .. } => *target = map[target],
+                _ => {}
+            }
+        }
+        for sb in blk.succs.iter_mut() {
+            *sb = map[sb];
+        }
+        out.blocks[nb] = blk;
+    }
+    out
+}
+
+impl<'a> Isel<'a> {
+    fn run(&mut self) {
+        let f = self.f;
+        // One machine block per IR block, in IR layout order (the entry first).
+        for (i, &b) in f.layout.iter().enumerate() {
+            let mb = if i == 0 {
+                self.cur
+            } else {
+                let nb = self.mf.new_block();
+                self.order.push(nb);
+                nb
+            };
+            self.blocks.insert(b, mb);
+        }
+        let Some(entry) = f.entry_block() else {
+            return;
+        };
+        self.entry_params(entry);
+        for &b in &f.layout {
+            self.cur = self.blocks[&b];
+            for &inst in &f.blocks[b].insts {
+                self.span = Some(f.spans[inst]);
+                self.inst(inst);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- basics
+
+    fn push(&mut self, inst: MInst) {
+        let span = self.span;
+        self.mf.blocks[self.cur].insts.push(MachLine { inst, span });
+    }
+
+    fn ns(&mut self) -> Reg {
+        Reg::Virt(self.mf.new_vreg(SCALAR))
+    }
+
+    fn nv(&mut self) -> Reg {
+        Reg::Virt(self.mf.new_vreg(VECTOR))
+    }
+
+    fn nreg(&mut self, vector: bool) -> Reg {
+        if vector {
+            self.nv()
+        } else {
+            self.ns()
+        }
+    }
+
+    fn unsupported(&mut self, what: impl Into<String>) {
+        let what = what.into();
+        let mut d = Diagnostic::error(
+            codes::NOT_SUPPORTED_YET,
+            format!("the nyuzi code generator does not support {what} yet"),
+        );
+        if let Some(span) = self.span {
+            d = d.with_primary(span, "not supported on nyuzi");
+        }
+        self.diags.push(d);
+    }
+
+    /// The registers of an IR value (created on first mention).
+    fn regs(&mut self, v: Value) -> Regs {
+        if self.vals[v].is_empty() {
+            let (class, n) = layout(self.f.value_type(v));
+            let regs: Regs = (0..n).map(|_| Reg::Virt(self.mf.new_vreg(class))).collect();
+            self.vals[v] = regs;
+        }
+        self.vals[v].clone()
+    }
+
+    fn reg(&mut self, v: Value) -> Reg {
+        self.regs(v)[0]
+    }
+
+    fn ty(&self, v: Value) -> Type {
+        self.f.value_type(v)
+    }
+
+    /// The registers of `v` as vectors: a uniform non-bool value is splatted.
+    fn vec_regs(&mut self, v: Value) -> Regs {
+        let regs = self.regs(v);
+        let ty = self.ty(v);
+        if ty.varying || ty.scalar == Scalar::Bool {
+            regs
+        } else {
+            regs.iter().map(|&r| self.splat(r)).collect()
+        }
+    }
+
+    /// Defines the result of the current instruction as `regs` (copied in).
+    fn define(&mut self, result: Option<Value>, regs: &[Reg]) {
+        let Some(res) = result else { return };
+        let dst = self.regs(res);
+        let vector = layout(self.ty(res)).0 == VECTOR;
+        for (&d, &s) in dst.iter().zip(regs) {
+            self.push(MInst::Copy {
+                dest: d,
+                src: s,
+                vector,
+            });
+        }
+    }
+
+    fn iconst_of(&self, v: Value) -> Option<u64> {
+        match self.f.values[v].def {
+            ValueDef::Result(i) => match self.f.insts[i] {
+                InstData::Iconst { bits, .. } => Some(bits),
+                _ => None,
+            },
+            ValueDef::Param(..) => None,
+        }
+    }
+
+    fn new_block_after(&mut self, anchor: MBlock) -> MBlock {
+        let b = self.mf.new_block();
+        let pos = self
+            .order
+            .iter()
+            .position(|&x| x == anchor)
+            .map_or(self.order.len(), |p| p + 1);
+        self.order.insert(pos, b);
+        b
+    }
+
+    fn jump(&mut self, target: MBlock) {
+        self.push(MInst::Jump { target });
+        self.mf.blocks[self.cur].succs = smallvec![target];
+    }
+
+    fn cond_br(&mut self, nz: bool, cond: Reg, taken: MBlock, other: MBlock) {
+        self.push(MInst::CondBr {
+            nz,
+            cond,
+            target: taken,
+        });
+        self.push(MInst::Jump { target: other });
+        self.mf.blocks[self.cur].succs = smallvec![taken, other];
+    }
+
+    /// Starts code that runs only when `active` is nonzero; returns the join block
+    /// for [`Isel::end_guard`].
+    fn guard(&mut self, active: Reg) -> MBlock {
+        let body = self.new_block_after(self.cur);
+        let join = self.new_block_after(body);
+        self.cond_br(false, active, join, body);
+        self.cur = body;
+        join
+    }
+
+    fn end_guard(&mut self, join: MBlock) {
+        self.jump(join);
+        self.cur = join;
+    }
+
+    // ------------------------------------------------------- arithmetic helpers
+
+    fn li_into(&mut self, d: Reg, x: u32) {
+        let sx = x as i32;
+        if fits(i64::from(sx), 14) {
+            self.push(MInst::I {
+                op: AluOp::Move,
+                vector: false,
+                dest: d,
+                src1: None,
+                imm: sx,
+            });
+            return;
+        }
+        self.push(MInst::MoveHi {
+            dest: d,
+            imm: x >> 13,
+        });
+        if x & 0x1fff != 0 {
+            self.push(MInst::I {
+                op: AluOp::Or,
+                vector: false,
+                dest: d,
+                src1: Some(d),
+                imm: (x & 0x1fff) as i32,
+            });
+        }
+    }
+
+    fn li(&mut self, x: u32) -> Reg {
+        let d = self.ns();
+        self.li_into(d, x);
+        d
+    }
+
+    /// A vector with `x` in every lane.
+    fn vconst(&mut self, x: u32) -> Reg {
+        let d = self.nv();
+        if fits(i64::from(x as i32), 14) {
+            self.push(MInst::I {
+                op: AluOp::Move,
+                vector: true,
+                dest: d,
+                src1: None,
+                imm: x as i32,
+            });
+        } else {
+            let s = self.li(x);
+            self.push(MInst::R {
+                op: AluOp::Move,
+                fmt: RFmt::Vvs,
+                dest: d,
+                src1: None,
+                src2: s,
+                mask: None,
+            });
+        }
+        d
+    }
+
+    fn splat(&mut self, s: Reg) -> Reg {
+        let d = self.nv();
+        self.push(MInst::R {
+            op: AluOp::Move,
+            fmt: RFmt::Vvs,
+            dest: d,
+            src1: None,
+            src2: s,
+            mask: None,
+        });
+        d
+    }
+
+    /// `a op b`, both scalar or both vector; compares write a scalar.
+    fn bin(&mut self, vector: bool, op: AluOp, a: Reg, b: Reg) -> Reg {
+        let d = self.nreg(vector && !op.scalar_dest());
+        self.push(MInst::R {
+            op,
+            fmt: if vector { RFmt::Vvv } else { RFmt::Sss },
+            dest: d,
+            src1: Some(a),
+            src2: b,
+            mask: None,
+        });
+        d
+    }
+
+    /// `a op imm` (through a scalar register when `imm` does not fit 14 bits).
+    fn bin_imm(&mut self, vector: bool, op: AluOp, a: Reg, imm: i32) -> Reg {
+        let d = self.nreg(vector && !op.scalar_dest());
+        if fits(i64::from(imm), 14) && op.bits() < 32 {
+            self.push(MInst::I {
+                op,
+                vector,
+                dest: d,
+                src1: Some(a),
+                imm,
+            });
+        } else {
+            let t = self.li(imm as u32);
+            self.push(MInst::R {
+                op,
+                fmt: if vector { RFmt::Vvs } else { RFmt::Sss },
+                dest: d,
+                src1: Some(a),
+                src2: t,
+                mask: None,
+            });
+        }
+        d
+    }
+
+    fn unary(&mut self, vector: bool, op: AluOp, a: Reg) -> Reg {
+        let d = self.nreg(vector);
+        self.push(MInst::R {
+            op,
+            fmt: if vector { RFmt::Vvv } else { RFmt::Sss },
+            dest: d,
+            src1: None,
+            src2: a,
+            mask: None,
+        });
+        d
+    }
+
+    fn zero(&mut self, vector: bool) -> Reg {
+        if vector {
+            self.vconst(0)
+        } else {
+            self.li(0)
+        }
+    }
+
+    /// Keeps the low `w` bits (canonical narrow integers).
+    fn wrap(&mut self, vector: bool, r: Reg, w: u32) -> Reg {
+        match w {
+            8 => self.bin_imm(vector, AluOp::And, r, 0xff),
+            16 => self.bin_imm(vector, AluOp::And, r, 0xffff),
+            _ => r,
+        }
+    }
+
+    fn sext_w(&mut self, vector: bool, r: Reg, w: u32) -> Reg {
+        match w {
+            8 => self.unary(vector, AluOp::Sext8, r),
+            16 => self.unary(vector, AluOp::Sext16, r),
+            _ => r,
+        }
+    }
+
+    /// A uniform bool (0 / 0xffff) widened to 0 / -1.
+    fn full32(&mut self, c: Reg) -> Reg {
+        let t = self.bin_imm(false, AluOp::Shl, c, 16);
+        self.bin_imm(false, AluOp::Ashr, t, 16)
+    }
+
+    /// Scalar `c ? a : b` for a uniform bool `c`.
+    fn select_scalar(&mut self, c: Reg, a: Reg, b: Reg) -> Reg {
+        let m = self.full32(c);
+        let t = self.bin(false, AluOp::Xor, a, b);
+        let t = self.bin(false, AluOp::And, t, m);
+        self.bin(false, AluOp::Xor, b, t)
+    }
+
+    /// Vector `m ? a : b` per lane, `m` a mask (or a uniform bool).
+    fn select_vec(&mut self, m: Reg, a: Reg, b: Reg) -> Reg {
+        let d = self.nv();
+        self.push(MInst::Copy {
+            dest: d,
+            src: b,
+            vector: true,
+        });
+        self.push(MInst::R {
+            op: AluOp::Move,
+            fmt: RFmt::VvvMask,
+            dest: d,
+            src1: None,
+            src2: a,
+            mask: Some(m),
+        });
+        d
+    }
+
+    /// Mask (or uniform bool) `c ? a : b` for mask operands.
+    fn select_mask(&mut self, c: Reg, a: Reg, b: Reg) -> Reg {
+        let t1 = self.bin(false, AluOp::And, c, a);
+        let nc = self.bin_imm(false, AluOp::Xor, c, -1);
+        let t2 = self.bin(false, AluOp::And, nc, b);
+        self.bin(false, AluOp::Or, t1, t2)
+    }
+
+    /// `!m` within 16 bits.
+    fn not16(&mut self, m: Reg) -> Reg {
+        self.bin_imm(false, AluOp::Xor, m, 0xffff)
+    }
+
+    fn exists(&mut self) -> Reg {
+        let d = self.ns();
+        self.push(MInst::Load {
+            op: MemOp::W32,
+            dest: d,
+            ptr: Reg::Phys(GP),
+            offset: ctx::EXISTS,
+            mask: None,
+        });
+        d
+    }
+
+    /// The lanes a masked effect runs on: `mask & exists` (all existing lanes without
+    /// a mask).
+    fn active(&mut self, mask: Option<Value>) -> Reg {
+        let e = self.exists();
+        match mask {
+            Some(m) => {
+                let m = self.reg(m);
+                self.bin(false, AluOp::And, m, e)
+            }
+            None => e,
+        }
+    }
+
+    /// A mask as a vector of 0/1 words.
+    fn mask_to_vec(&mut self, m: Reg) -> Reg {
+        let z = self.vconst(0);
+        self.push(MInst::IMasked {
+            op: AluOp::Move,
+            dest: z,
+            src1: None,
+            mask: m,
+            imm: 1,
+        });
+        z
+    }
+
+    // ------------------------------------------------------------ instructions
+
+    fn entry_params(&mut self, entry: Block) {
+        let f = self.f;
+        let params = f.blocks[entry].params.clone();
+        let Some(assign) = assign_args(&f.sig.params, f.sig.takes_mask) else {
+            self.unsupported("more arguments than fit in registers (s0-s7, v0-v7)");
+            return;
+        };
+        for (&p, phys) in params.iter().zip(&assign) {
+            let regs = self.regs(p);
+            let vector = layout(self.ty(p)).0 == VECTOR;
+            for (&d, &ph) in regs.iter().zip(phys) {
+                self.push(MInst::Copy {
+                    dest: d,
+                    src: Reg::Phys(ph),
+                    vector,
+                });
+            }
+        }
+    }
+
+    fn inst(&mut self, inst: crate::ir::Inst) {
+        let f = self.f;
+        let res = f.inst_result(inst);
+        match &f.insts[inst] {
+            InstData::Iconst { ty, bits } => self.iconst(res, *ty, *bits),
+            InstData::Fconst { ty, bits } => {
+                let bits = if ty.scalar == Scalar::F32 {
+                    u64::from((f64::from_bits(*bits) as f32).to_bits())
+                } else {
+                    *bits
+                };
+                self.iconst(res, *ty, bits)
+            }
+            InstData::Unary { op, arg } => self.unary_inst(res, *op, *arg),
+            InstData::Binary { op, args } => self.binary_inst(res, *op, args[0], args[1]),
+            InstData::Icmp { cond, args } => self.icmp(res, *cond, args[0], args[1]),
+            InstData::Fcmp { cond, args } => self.fcmp(res, *cond, args[0], args[1]),
+            InstData::Select { args } => self.select(res, args[0], args[1], args[2]),
+            InstData::Convert { op, arg, to } => self.convert(res, *op, *arg, *to),
+            InstData::Splat { arg } => {
+                let regs = self.vec_regs(*arg);
+                self.define(res, &regs);
+            }
+            InstData::Special { reg } => self.special(res, *reg),
+            InstData::Lane { op, args } => self.lane(res, *op, args),
+            InstData::StackAddr { slot } => {
+                let d = self.ns();
+                self.push(MInst::FrameAddr {
+                    dest: d,
+                    obj: FrameObj::Slot(*slot),
+                    offset: 0,
+                });
+                self.define(res, &[d]);
+            }
+            InstData::GlobalAddr { global } => {
+                let d = self.ns();
+                self.push(MInst::AddrOf {
+                    dest: d,
+                    target: RelocTarget::Data(global.index()),
+                    addend: 0,
+                });
+                self.define(res, &[d]);
+            }
+            InstData::SharedAddr { shared } => {
+                let base = self.ns();
+                self.push(MInst::Load {
+                    op: MemOp::W32,
+                    dest: base,
+                    ptr: Reg::Phys(GP),
+                    offset: ctx::SHARED_BASE,
+                    mask: None,
+                });
+                let off = super::shared_layout(self.m).0[shared.index()];
+                let d = self.bin_imm(false, AluOp::AddI, base, off as i32);
+                self.define(res, &[d]);
+            }
+            InstData::Load { ty, addr, mask, .. } => self.load(res, *ty, *addr, *mask),
+            InstData::Store {
+                addr, value, mask, ..
+            } => self.store(*addr, *value, *mask),
+            InstData::AtomicRmw {
+                op,
+                addr,
+                value,
+                mask,
+                ..
+            } => self.atomic_rmw(res, *op, *addr, *value, *mask),
+            InstData::AtomicCas {
+                addr,
+                expected,
+                replacement,
+                mask,
+                ..
+            } => self.atomic_cas(res, *addr, *expected, *replacement, *mask),
+            InstData::Barrier => {
+                let id = (inst.index() as u32) | (self.fidx << 16);
+                self.li_into(Reg::Phys(SCALAR_ARGS[0]), id);
+                self.has_calls = true;
+                self.push(MInst::Call {
+                    callee: Callee::Runtime(RuntimeFn::Barrier),
+                    uses: smallvec![SCALAR_ARGS[0]],
+                    defs: SmallVec::new(),
+                    clobbers: &BARRIER_CLOBBERS,
+                });
+            }
+            InstData::Call { func, args, mask } => self.call(res, *func, args, *mask),
+            InstData::Print { .. } => self.unsupported("`print`"),
+            InstData::Trap { .. } => {
+                self.push(MInst::Break);
+                self.mf.blocks[self.cur].succs = SmallVec::new();
+            }
+            InstData::Jump { dest } => {
+                let target = self.edge(dest);
+                self.jump(target);
+            }
+            InstData::Brif {
+                cond,
+                then_dest,
+                else_dest,
+            } => {
+                let c = self.reg(*cond);
+                let from = self.cur;
+                let t = self.edge_block(from, then_dest);
+                let e = self.edge_block(from, else_dest);
+                self.cur = from;
+                self.cond_br(true, c, t, e);
+            }
+            InstData::Return { value } => {
+                let uses = match value {
+                    Some(v) => {
+                        let regs = self.regs(*v);
+                        let ty = self.ty(*v);
+                        let phys = result_regs(ty);
+                        let vector = layout(ty).0 == VECTOR;
+                        for (&p, &r) in phys.iter().zip(&regs) {
+                            self.push(MInst::Copy {
+                                dest: Reg::Phys(p),
+                                src: r,
+                                vector,
+                            });
+                        }
+                        phys
+                    }
+                    None => SmallVec::new(),
+                };
+                self.push(MInst::Ret { uses });
+                self.mf.blocks[self.cur].succs = SmallVec::new();
+            }
+        }
+    }
+
+    /// Copies a jump's arguments into the target's parameters (through temporaries)
+    /// and returns the target's machine block.
+    fn edge(&mut self, call: &BlockCall) -> MBlock {
+        let params = self.f.blocks[call.block].params.clone();
+        let mut temps: Vec<(Reg, Reg, bool)> = Vec::new();
+        for (&p, &a) in params.iter().zip(&call.args) {
+            let pr = self.regs(p);
+            let ar = self.regs(a);
+            let vector = layout(self.ty(p)).0 == VECTOR;
+            for (&d, &s) in pr.iter().zip(&ar) {
+                let t = self.nreg(vector);
+                self.push(MInst::Copy {
+                    dest: t,
+                    src: s,
+                    vector,
+                });
+                temps.push((d, t, vector));
+            }
+        }
+        for (d, t, vector) in temps {
+            self.push(MInst::Copy {
+                dest: d,
+                src: t,
+                vector,
+            });
+        }
+        self.blocks[&call.block]
+    }
+
+    /// The block a conditional branch goes to for `call`: the target itself without
+    /// arguments, else a new block with the copies.
+    fn edge_block(&mut self, from: MBlock, call: &BlockCall) -> MBlock {
+        if call.args.is_empty() {
+            return self.blocks[&call.block];
+        }
+        let b = self.new_block_after(from);
+        self.cur = b;
+        let target = self.edge(call);
+        self.jump(target);
+        b
+    }
+
+    fn iconst(&mut self, res: Option<Value>, ty: Type, bits: u64) {
+        let (class, n) = layout(ty);
+        let mut regs: Regs = SmallVec::new();
+        if ty.scalar == Scalar::Bool {
+            let r = self.li(if bits & 1 != 0 { 0xffff } else { 0 });
+            self.define(res, &[r]);
+            return;
+        }
+        let w = width(ty.scalar).min(64);
+        let bits = if w < 64 {
+            bits & ((1u64 << w) - 1)
+        } else {
+            bits
+        };
+        for i in 0..n {
+            let word = (bits >> (32 * i)) as u32;
+            let r = if class == VECTOR {
+                self.vconst(word)
+            } else {
+                self.li(word)
+            };
+            regs.push(r);
+        }
+        self.define(res, &regs);
+    }
+
+    fn unary_inst(&mut self, res: Option<Value>, op: UnaryOp, arg: Value) {
+        let ty = self.ty(arg);
+        let s = ty.scalar;
+        let vector = ty.varying && s != Scalar::Bool;
+        let a = self.regs(arg);
+        let w = width(s);
+        let out: Regs = match (op, s) {
+            (UnaryOp::Bnot, Scalar::Bool) => smallvec![self.not16(a[0])],
+            (UnaryOp::Bnot, Scalar::F32 | Scalar::F64) => {
+                return self.unsupported("bnot on floats")
+            }
+            (UnaryOp::Bnot, _) => {
+                let mut out = Regs::new();
+                for &r in &a {
+                    let x = self.bin_imm(vector, AluOp::Xor, r, -1);
+                    out.push(self.wrap(vector, x, w));
+                }
+                out
+            }
+            (UnaryOp::Ineg, Scalar::I64) => {
+                let lo = self.bin_imm(vector, AluOp::Xor, a[0], -1);
+                let hi = self.bin_imm(vector, AluOp::Xor, a[1], -1);
+                let one = if vector { self.vconst(1) } else { self.li(1) };
+                let zero = if vector { self.vconst(0) } else { self.li(0) };
+                return self.add64(res, vector, [lo, hi], [one, zero]);
+            }
+            (UnaryOp::Ineg, Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::Ptr) => {
+                let z = self.zero(vector);
+                let d = self.bin(vector, AluOp::SubI, z, a[0]);
+                smallvec![self.wrap(vector, d, w)]
+            }
+            (UnaryOp::Fneg | UnaryOp::Fabs, Scalar::F32 | Scalar::F64) => {
+                let (opc, c) = if op == UnaryOp::Fneg {
+                    (AluOp::Xor, 0x8000_0000u32)
+                } else {
+                    (AluOp::And, 0x7fff_ffff)
+                };
+                let top = a.len() - 1;
+                let mut out = Regs::new();
+                for (i, &r) in a.iter().enumerate() {
+                    out.push(if i == top {
+                        self.bin_imm(vector, opc, r, c as i32)
+                    } else {
+                        r
+                    });
+                }
+                out
+            }
+            (UnaryOp::Clz, Scalar::I8 | Scalar::I16 | Scalar::I32) => {
+                let d = self.unary(vector, AluOp::Clz, a[0]);
+                if w < 32 {
+                    smallvec![self.bin_imm(vector, AluOp::SubI, d, 32 - w as i32)]
+                } else {
+                    smallvec![d]
+                }
+            }
+            (UnaryOp::Ctz, Scalar::I8 | Scalar::I16 | Scalar::I32) => {
+                let x = if w < 32 {
+                    self.bin_imm(vector, AluOp::Or, a[0], 1 << w)
+                } else {
+                    a[0]
+                };
+                smallvec![self.unary(vector, AluOp::Ctz, x)]
+            }
+            _ => {
+                return self.unsupported(format!("`{}` on {}", op.name(), ty));
+            }
+        };
+        self.define(res, &out);
+    }
+
+    fn add64(&mut self, res: Option<Value>, vector: bool, a: [Reg; 2], b: [Reg; 2]) {
+        let lo = self.bin(vector, AluOp::AddI, a[0], b[0]);
+        let c = self.bin(vector, AluOp::CmpLtU, lo, a[0]);
+        let hi = self.bin(vector, AluOp::AddI, a[1], b[1]);
+        let hi = self.add_carry(vector, hi, c, AluOp::AddI);
+        self.define(res, &[lo, hi]);
+    }
+
+    /// `hi op 1` where the compare result `c` is set (a mask or 0/0xffff).
+    fn add_carry(&mut self, vector: bool, hi: Reg, c: Reg, op: AluOp) -> Reg {
+        if vector {
+            let d = self.nv();
+            self.push(MInst::Copy {
+                dest: d,
+                src: hi,
+                vector: true,
+            });
+            self.push(MInst::IMasked {
+                op,
+                dest: d,
+                src1: Some(d),
+                mask: c,
+                imm: 1,
+            });
+            d
+        } else {
+            let c1 = self.bin_imm(false, AluOp::Shr, c, 15);
+            self.bin(false, op, hi, c1)
+        }
+    }
+
+    fn binary_inst(&mut self, res: Option<Value>, op: BinaryOp, x: Value, y: Value) {
+        let Some(rv) = res else { return };
+        let rty = self.ty(rv);
+        let s = rty.scalar;
+        let vector = rty.varying && s != Scalar::Bool;
+        let (a, b) = if vector {
+            (self.vec_regs(x), self.vec_regs(y))
+        } else {
+            (self.regs(x), self.regs(y))
+        };
+        let w = width(s);
+        use BinaryOp::*;
+        let out: Regs = match s {
+            Scalar::Bool => {
+                let opc = match op {
+                    Band => AluOp::And,
+                    Bor => AluOp::Or,
+                    Bxor => AluOp::Xor,
+                    _ => return self.unsupported(format!("`{}` on bool", op.name())),
+                };
+                smallvec![self.bin(false, opc, a[0], b[0])]
+            }
+            Scalar::F32 => {
+                let opc = match op {
+                    Fadd => AluOp::AddF,
+                    Fsub => AluOp::SubF,
+                    Fmul => AluOp::MulF,
+                    _ => return self.unsupported(format!("`{}` on f32", op.name())),
+                };
+                smallvec![self.bin(vector, opc, a[0], b[0])]
+            }
+            Scalar::F64 => return self.unsupported(format!("`{}` on f64", op.name())),
+            Scalar::I64 => return self.binary64(res, vector, op, &a, &b, y),
+            _ => {
+                let (a, b) = (a[0], b[0]);
+                let simple = |op| match op {
+                    Iadd => Some(AluOp::AddI),
+                    Isub => Some(AluOp::SubI),
+                    Imul => Some(AluOp::MullI),
+                    Band => Some(AluOp::And),
+                    Bor => Some(AluOp::Or),
+                    Bxor => Some(AluOp::Xor),
+                    _ => None,
+                };
+                if let Some(opc) = simple(op) {
+                    let d = self.bin(vector, opc, a, b);
+                    smallvec![self.wrap(vector, d, w)]
+                } else {
+                    match op {
+                        Ishl | Ushr | Sshr => {
+                            let c = if w < 32 {
+                                self.bin_imm(vector, AluOp::And, b, w as i32 - 1)
+                            } else {
+                                b
+                            };
+                            let d = match op {
+                                Ishl => self.bin(vector, AluOp::Shl, a, c),
+                                Ushr => self.bin(vector, AluOp::Shr, a, c),
+                                _ => {
+                                    let sa = self.sext_w(vector, a, w);
+                                    self.bin(vector, AluOp::Ashr, sa, c)
+                                }
+                            };
+                            smallvec![self.wrap(vector, d, w)]
+                        }
+                        Smin | Smax | Umin | Umax => {
+                            let (ca, cb) = if matches!(op, Smin | Smax) {
+                                (self.sext_w(vector, a, w), self.sext_w(vector, b, w))
+                            } else {
+                                (a, b)
+                            };
+                            let cmp = match op {
+                                Smin => AluOp::CmpLeI,
+                                Smax => AluOp::CmpGeI,
+                                Umin => AluOp::CmpLeU,
+                                _ => AluOp::CmpGeU,
+                            };
+                            let c = self.bin(vector, cmp, ca, cb);
+                            smallvec![if vector {
+                                self.select_vec(c, a, b)
+                            } else {
+                                self.select_scalar(c, a, b)
+                            }]
+                        }
+                        _ => return self.unsupported(format!("`{}` on {}", op.name(), rty)),
+                    }
+                }
+            }
+        };
+        self.define(res, &out);
+    }
+
+    fn binary64(
+        &mut self,
+        res: Option<Value>,
+        vector: bool,
+        op: BinaryOp,
+        a: &[Reg],
+        b: &[Reg],
+        count: Value,
+    ) {
+        use BinaryOp::*;
+        match op {
+            Iadd => self.add64(res, vector, [a[0], a[1]], [b[0], b[1]]),
+            Isub => {
+                let lo = self.bin(vector, AluOp::SubI, a[0], b[0]);
+                let borrow = self.bin(vector, AluOp::CmpLtU, a[0], b[0]);
+                let hi = self.bin(vector, AluOp::SubI, a[1], b[1]);
+                let hi = self.add_carry(vector, hi, borrow, AluOp::SubI);
+                self.define(res, &[lo, hi]);
+            }
+            Band | Bor | Bxor => {
+                let opc = match op {
+                    Band => AluOp::And,
+                    Bor => AluOp::Or,
+                    _ => AluOp::Xor,
+                };
+                let lo = self.bin(vector, opc, a[0], b[0]);
+                let hi = self.bin(vector, opc, a[1], b[1]);
+                self.define(res, &[lo, hi]);
+            }
+            Ishl | Ushr | Sshr => {
+                let Some(k) = self.iconst_of(count) else {
+                    return self.unsupported("a 64-bit shift by a non-constant count");
+                };
+                let out = self.shift64(vector, op, [a[0], a[1]], (k & 63) as i32);
+                self.define(res, &out);
+            }
+            _ => self.unsupported(format!("`{}` on i64", op.name())),
+        }
+    }
+
+    fn shift64(&mut self, vector: bool, op: BinaryOp, a: [Reg; 2], k: i32) -> [Reg; 2] {
+        let [lo, hi] = a;
+        if k == 0 {
+            return [lo, hi];
+        }
+        let sh = |s: &mut Self, opc, r, n| s.bin_imm(vector, opc, r, n);
+        match op {
+            BinaryOp::Ishl if k < 32 => {
+                let h1 = sh(self, AluOp::Shl, hi, k);
+                let h2 = sh(self, AluOp::Shr, lo, 32 - k);
+                let h = self.bin(vector, AluOp::Or, h1, h2);
+                [sh(self, AluOp::Shl, lo, k), h]
+            }
+            BinaryOp::Ishl => {
+                let h = if k == 32 {
+                    lo
+                } else {
+                    sh(self, AluOp::Shl, lo, k - 32)
+                };
+                [self.zero(vector), h]
+            }
+            _ if k < 32 => {
+                let l1 = sh(self, AluOp::Shr, lo, k);
+                let l2 = sh(self, AluOp::Shl, hi, 32 - k);
+                let l = self.bin(vector, AluOp::Or, l1, l2);
+                let opc = if op == BinaryOp::Sshr {
+                    AluOp::Ashr
+                } else {
+                    AluOp::Shr
+                };
+                [l, sh(self, opc, hi, k)]
+            }
+            _ => {
+                let opc = if op == BinaryOp::Sshr {
+                    AluOp::Ashr
+                } else {
+                    AluOp::Shr
+                };
+                let l = if k == 32 {
+                    hi
+                } else {
+                    sh(self, opc, hi, k - 32)
+                };
+                let h = if op == BinaryOp::Sshr {
+                    sh(self, AluOp::Ashr, hi, 31)
+                } else {
+                    self.zero(vector)
+                };
+                [l, h]
+            }
+        }
+    }
+
+    fn icmp(&mut self, res: Option<Value>, cond: IntCC, x: Value, y: Value) {
+        let ty = self.ty(x);
+        let s = ty.scalar;
+        let vector = (ty.varying || self.ty(y).varying) && s != Scalar::Bool;
+        let (a, b) = if vector {
+            (self.vec_regs(x), self.vec_regs(y))
+        } else {
+            (self.regs(x), self.regs(y))
+        };
+        let d = match s {
+            Scalar::Bool => self.icmp_bool(cond, a[0], b[0]),
+            Scalar::I64 => self.icmp64(vector, cond, &a, &b),
+            Scalar::F32 | Scalar::F64 => return self.unsupported("icmp on floats"),
+            _ => {
+                let w = width(s);
+                let (ca, cb) = if is_signed(cond) && w < 32 {
+                    (self.sext_w(vector, a[0], w), self.sext_w(vector, b[0], w))
+                } else {
+                    (a[0], b[0])
+                };
+                self.bin(vector, int_cc(cond), ca, cb)
+            }
+        };
+        self.define(res, &[d]);
+    }
+
+    /// Compares of bools (true is -1 when signed, 1 when unsigned).
+    fn icmp_bool(&mut self, cond: IntCC, a: Reg, b: Reg) -> Reg {
+        let and_not = |s: &mut Self, x, y| {
+            let ny = s.not16(y);
+            s.bin(false, AluOp::And, x, ny)
+        };
+        let or_not = |s: &mut Self, x, y| {
+            let ny = s.not16(y);
+            s.bin(false, AluOp::Or, x, ny)
+        };
+        match cond {
+            IntCC::Eq => {
+                let t = self.bin(false, AluOp::Xor, a, b);
+                self.not16(t)
+            }
+            IntCC::Ne => self.bin(false, AluOp::Xor, a, b),
+            IntCC::Slt | IntCC::Ugt => and_not(self, a, b),
+            IntCC::Sgt | IntCC::Ult => and_not(self, b, a),
+            IntCC::Sle | IntCC::Uge => or_not(self, a, b),
+            IntCC::Sge | IntCC::Ule => or_not(self, b, a),
+        }
+    }
+
+    fn icmp64(&mut self, vector: bool, cond: IntCC, a: &[Reg], b: &[Reg]) -> Reg {
+        let eq_lo = self.bin(vector, AluOp::CmpEqI, a[0], b[0]);
+        let eq_hi = self.bin(vector, AluOp::CmpEqI, a[1], b[1]);
+        match cond {
+            IntCC::Eq => self.bin(false, AluOp::And, eq_lo, eq_hi),
+            IntCC::Ne => {
+                let e = self.bin(false, AluOp::And, eq_lo, eq_hi);
+                if vector {
+                    self.not16(e)
+                } else {
+                    self.bin_imm(false, AluOp::Xor, e, 0xffff)
+                }
+            }
+            _ => {
+                let (hi_op, lo_op) = match cond {
+                    IntCC::Slt => (AluOp::CmpLtI, AluOp::CmpLtU),
+                    IntCC::Sle => (AluOp::CmpLtI, AluOp::CmpLeU),
+                    IntCC::Sgt => (AluOp::CmpGtI, AluOp::CmpGtU),
+                    IntCC::Sge => (AluOp::CmpGtI, AluOp::CmpGeU),
+                    IntCC::Ult => (AluOp::CmpLtU, AluOp::CmpLtU),
+                    IntCC::Ule => (AluOp::CmpLtU, AluOp::CmpLeU),
+                    IntCC::Ugt => (AluOp::CmpGtU, AluOp::CmpGtU),
+                    _ => (AluOp::CmpGtU, AluOp::CmpGeU),
+                };
+                let h = self.bin(vector, hi_op, a[1], b[1]);
+                let l = self.bin(vector, lo_op, a[0], b[0]);
+                let t = self.bin(false, AluOp::And, eq_hi, l);
+                self.bin(false, AluOp::Or, h, t)
+            }
+        }
+    }
+
+    fn fcmp(&mut self, res: Option<Value>, cond: FloatCC, x: Value, y: Value) {
+        let ty = self.ty(x);
+        if ty.scalar != Scalar::F32 {
+            return self.unsupported(format!("fcmp on {}", ty));
+        }
+        let vector = ty.varying || self.ty(y).varying;
+        let (a, b) = if vector {
+            (self.vec_regs(x)[0], self.vec_regs(y)[0])
+        } else {
+            (self.reg(x), self.reg(y))
+        };
+        let d = match cond {
+            FloatCC::Eq => self.bin(vector, AluOp::CmpEqF, a, b),
+            FloatCC::Une => self.bin(vector, AluOp::CmpNeF, a, b),
+            FloatCC::Lt => self.bin(vector, AluOp::CmpLtF, a, b),
+            FloatCC::Le => self.bin(vector, AluOp::CmpLeF, a, b),
+            FloatCC::Gt => self.bin(vector, AluOp::CmpGtF, a, b),
+            FloatCC::Ge => self.bin(vector, AluOp::CmpGeF, a, b),
+            FloatCC::Uno => {
+                let na = self.bin(vector, AluOp::CmpNeF, a, a);
+                let nb = self.bin(vector, AluOp::CmpNeF, b, b);
+                self.bin(false, AluOp::Or, na, nb)
+            }
+        };
+        self.define(res, &[d]);
+    }
+
+    fn select(&mut self, res: Option<Value>, c: Value, x: Value, y: Value) {
+        let Some(rv) = res else { return };
+        let rty = self.ty(rv);
+        let cr = self.reg(c);
+        if rty.scalar == Scalar::Bool {
+            let (a, b) = (self.reg(x), self.reg(y));
+            let d = self.select_mask(cr, a, b);
+            return self.define(res, &[d]);
+        }
+        let out: Regs = if rty.varying {
+            let a = self.vec_regs(x);
+            let b = self.vec_regs(y);
+            a.iter()
+                .zip(&b)
+                .map(|(&p, &q)| self.select_vec(cr, p, q))
+                .collect()
+        } else {
+            let a = self.regs(x);
+            let b = self.regs(y);
+            a.iter()
+                .zip(&b)
+                .map(|(&p, &q)| self.select_scalar(cr, p, q))
+                .collect()
+        };
+        self.define(res, &out);
+    }
+
+    fn convert(&mut self, res: Option<Value>, op: ConvOp, arg: Value, to: Type) {
+        let from = self.ty(arg);
+        let (fs, ts) = (from.scalar, to.scalar);
+        let varying = from.varying;
+        let vector = varying && ts != Scalar::Bool;
+        let a = self.regs(arg);
+        let (fw, tw) = (width(fs), width(ts));
+        let out: Regs = match op {
+            ConvOp::Sext | ConvOp::Zext if fs == Scalar::Bool => {
+                // true is 1 (zext) or all ones (sext); a mask becomes a vector first.
+                let one = if op == ConvOp::Zext {
+                    1u32
+                } else if tw >= 32 {
+                    u32::MAX
+                } else {
+                    (1u32 << tw) - 1
+                };
+                let lo = if varying {
+                    let z = self.vconst(0);
+                    let k = self.li(one);
+                    self.push(MInst::R {
+                        op: AluOp::Move,
+                        fmt: RFmt::VvsMask,
+                        dest: z,
+                        src1: None,
+                        src2: k,
+                        mask: Some(a[0]),
+                    });
+                    z
+                } else {
+                    let k = self.li(one);
+                    let m = self.full32(a[0]);
+                    self.bin(false, AluOp::And, m, k)
+                };
+                if tw == 64 {
+                    let hi = if op == ConvOp::Sext {
+                        lo
+                    } else {
+                        self.zero(vector)
+                    };
+                    smallvec![lo, hi]
+                } else {
+                    smallvec![lo]
+                }
+            }
+            ConvOp::Sext => {
+                let lo = if fw < 32 {
+                    let x = self.sext_w(vector, a[0], fw);
+                    self.wrap(vector, x, tw)
+                } else {
+                    a[0]
+                };
+                if tw == 64 {
+                    if fw == 64 {
+                        a.clone()
+                    } else {
+                        let hi = self.bin_imm(vector, AluOp::Ashr, lo, 31);
+                        smallvec![lo, hi]
+                    }
+                } else {
+                    smallvec![lo]
+                }
+            }
+            ConvOp::Zext => {
+                if tw == 64 && fw < 64 {
+                    smallvec![a[0], self.zero(vector)]
+                } else {
+                    a.clone()
+                }
+            }
+            ConvOp::Ireduce => {
+                if ts == Scalar::Bool {
+                    let t = self.bin_imm(varying, AluOp::And, a[0], 1);
+                    smallvec![self.bin_imm(varying, AluOp::CmpNeI, t, 0)]
+                } else {
+                    smallvec![self.wrap(vector, a[0], tw)]
+                }
+            }
+            ConvOp::Bitcast => {
+                let n = layout(to).1;
+                if n == 2 && a.len() == 1 {
+                    smallvec![a[0], self.zero(vector)]
+                } else {
+                    let first = self.wrap(vector, a[0], tw);
+                    let mut out: Regs = smallvec![first];
+                    out.extend(a.iter().skip(1).take(n - 1).copied());
+                    out
+                }
+            }
+            ConvOp::ToBool => match fs {
+                Scalar::Bool => a.clone(),
+                Scalar::F32 => {
+                    let z = self.zero(varying);
+                    smallvec![self.bin(varying, AluOp::CmpNeF, a[0], z)]
+                }
+                Scalar::F64 => return self.unsupported("to_bool on f64"),
+                Scalar::I64 => {
+                    let t = self.bin(varying, AluOp::Or, a[0], a[1]);
+                    smallvec![self.bin_imm(varying, AluOp::CmpNeI, t, 0)]
+                }
+                _ => smallvec![self.bin_imm(varying, AluOp::CmpNeI, a[0], 0)],
+            },
+            ConvOp::FcvtFromSint if ts == Scalar::F32 && fw <= 32 => {
+                let x = if fs == Scalar::Bool {
+                    // true converts as -1 (a 1-bit signed integer).
+                    if varying {
+                        let z = self.vconst(0);
+                        self.push(MInst::IMasked {
+                            op: AluOp::Move,
+                            dest: z,
+                            src1: None,
+                            mask: a[0],
+                            imm: -1,
+                        });
+                        z
+                    } else {
+                        self.full32(a[0])
+                    }
+                } else {
+                    self.sext_w(vector, a[0], fw)
+                };
+                smallvec![self.unary(vector, AluOp::Itof, x)]
+            }
+            _ => {
+                return self.unsupported(format!("`{}` from {} to {}", op.name(), from, to));
+            }
+        };
+        self.define(res, &out);
+    }
+
+    fn special(&mut self, res: Option<Value>, reg: SpecialReg) {
+        use SpecialReg::*;
+        let vec_off = match reg {
+            LaneIndex => Some(ctx::LANE_INDEX),
+            ThreadIdxX => Some(ctx::THREAD_IDX_X),
+            ThreadIdxY => Some(ctx::THREAD_IDX_Y),
+            ThreadIdxZ => Some(ctx::THREAD_IDX_Z),
+            _ => None,
+        };
+        if let Some(off) = vec_off {
+            let d = self.nv();
+            self.push(MInst::Load {
+                op: MemOp::Block,
+                dest: d,
+                ptr: Reg::Phys(GP),
+                offset: off,
+                mask: None,
+            });
+            return self.define(res, &[d]);
+        }
+        let off = match reg {
+            LaneCount => {
+                let d = self.li(LANES);
+                return self.define(res, &[d]);
+            }
+            Clock => {
+                let lo = self.ns();
+                self.push(MInst::GetCr { dest: lo, cr: 6 });
+                let hi = self.li(0);
+                return self.define(res, &[lo, hi]);
+            }
+            GangIndex => ctx::GANG_INDEX,
+            BlockIdxX => ctx::BLOCK_IDX_X,
+            BlockIdxY => ctx::BLOCK_IDX_Y,
+            BlockIdxZ => ctx::BLOCK_IDX_Z,
+            BlockDimX => ctx::BLOCK_DIM_X,
+            BlockDimY => ctx::BLOCK_DIM_Y,
+            BlockDimZ => ctx::BLOCK_DIM_Z,
+            GridDimX => ctx::GRID_DIM_X,
+            GridDimY => ctx::GRID_DIM_Y,
+            _ => ctx::GRID_DIM_Z,
+        };
+        let d = self.ns();
+        self.push(MInst::Load {
+            op: MemOp::W32,
+            dest: d,
+            ptr: Reg::Phys(GP),
+            offset: off,
+            mask: None,
+        });
+        self.define(res, &[d]);
+    }
+
+    fn lane(&mut self, res: Option<Value>, op: LaneOp, args: &[Value]) {
+        let Some(&first) = args.first() else { return };
+        let ty = self.ty(first);
+        let is_mask = ty.scalar == Scalar::Bool;
+        let out: Regs = match op {
+            LaneOp::Any | LaneOp::All | LaneOp::Ballot | LaneOp::FirstLane => {
+                let m = self.reg(first);
+                let e = self.exists();
+                let x = self.bin(false, AluOp::And, m, e);
+                match op {
+                    LaneOp::Any => smallvec![self.bin_imm(false, AluOp::CmpNeI, x, 0)],
+                    LaneOp::All => smallvec![self.bin(false, AluOp::CmpEqI, x, e)],
+                    LaneOp::Ballot => smallvec![x, self.li(0)],
+                    _ => {
+                        let t = self.unary(false, AluOp::Ctz, x);
+                        let z = self.bin_imm(false, AluOp::CmpEqI, x, 0);
+                        let m32 = self.full32(z);
+                        smallvec![self.bin(false, AluOp::Or, t, m32)]
+                    }
+                }
+            }
+            LaneOp::Extract => {
+                let idx = self.reg(args[1]);
+                if is_mask {
+                    let m = self.reg(first);
+                    let t = self.bin(false, AluOp::Shr, m, idx);
+                    let t = self.bin_imm(false, AluOp::And, t, 1);
+                    smallvec![self.bin_imm(false, AluOp::CmpNeI, t, 0)]
+                } else {
+                    let v = self.vec_regs(first);
+                    v.iter()
+                        .map(|&r| {
+                            let d = self.ns();
+                            self.push(MInst::R {
+                                op: AluOp::GetLane,
+                                fmt: RFmt::Vvs,
+                                dest: d,
+                                src1: Some(r),
+                                src2: idx,
+                                mask: None,
+                            });
+                            d
+                        })
+                        .collect()
+                }
+            }
+            LaneOp::Insert => {
+                let idx = self.reg(args[1]);
+                let one = self.li(1);
+                let bit = self.bin(false, AluOp::Shl, one, idx);
+                if is_mask {
+                    let m = self.reg(first);
+                    let x = self.reg(args[2]);
+                    smallvec![self.select_mask(bit, x, m)]
+                } else {
+                    let v = self.vec_regs(first);
+                    let x = self.regs(args[2]);
+                    v.iter()
+                        .zip(&x)
+                        .map(|(&r, &s)| {
+                            let d = self.nv();
+                            self.push(MInst::Copy {
+                                dest: d,
+                                src: r,
+                                vector: true,
+                            });
+                            self.push(MInst::R {
+                                op: AluOp::Move,
+                                fmt: RFmt::VvsMask,
+                                dest: d,
+                                src1: None,
+                                src2: s,
+                                mask: Some(bit),
+                            });
+                            d
+                        })
+                        .collect()
+                }
+            }
+            LaneOp::Shuffle => {
+                let idx = self.vec_regs(args[1])[0];
+                let shuffle = |s: &mut Self, r| s.bin(true, AluOp::Shuffle, r, idx);
+                if is_mask {
+                    let m = self.reg(first);
+                    let v = self.mask_to_vec(m);
+                    let sh = shuffle(self, v);
+                    smallvec![self.bin_imm(true, AluOp::CmpNeI, sh, 0)]
+                } else {
+                    let v = self.vec_regs(first);
+                    v.iter().map(|&r| shuffle(self, r)).collect()
+                }
+            }
+            _ => return self.unsupported(format!("lane operation `{}`", op.name())),
+        };
+        self.define(res, &out);
+    }
+
+    // ----------------------------------------------------------------- memory
+
+    fn narrow_op(s: Scalar) -> MemOp {
+        match s {
+            Scalar::Bool | Scalar::I8 => MemOp::U8,
+            Scalar::I16 => MemOp::U16,
+            _ => MemOp::W32,
+        }
+    }
+
+    fn load(&mut self, res: Option<Value>, ty: Type, addr: Value, mask: Option<Value>) {
+        let Some(rv) = res else { return };
+        let rty = self.ty(rv);
+        let s = ty.scalar;
+        let aty = self.ty(addr);
+        if !aty.varying {
+            if rty.varying {
+                return self.unsupported("a varying load from a uniform address");
+            }
+            let a = self.reg(addr);
+            let (_, n) = layout(rty);
+            let dst: Regs = (0..n).map(|_| self.ns()).collect();
+            let join = mask.map(|m| {
+                for &d in &dst {
+                    self.li_into(d, 0);
+                }
+                let act = self.active(Some(m));
+                self.guard(act)
+            });
+            for (i, &d) in dst.iter().enumerate() {
+                self.push(MInst::Load {
+                    op: Self::narrow_op(s),
+                    dest: d,
+                    ptr: a,
+                    offset: 4 * i as i32,
+                    mask: None,
+                });
+            }
+            if s == Scalar::Bool {
+                let t = self.bin_imm(false, AluOp::CmpNeI, dst[0], 0);
+                self.push(MInst::Copy {
+                    dest: dst[0],
+                    src: t,
+                    vector: false,
+                });
+            }
+            if let Some(j) = join {
+                self.end_guard(j);
+            }
+            return self.define(res, &dst);
+        }
+        let act = self.active(mask);
+        let va = self.reg(addr);
+        if let Some((base, off)) = self.consecutive(addr) {
+            if width(s) == 32 {
+                let d = self.block_or_gather_load(base, off, va, act);
+                return self.define(res, &[d]);
+            }
+        }
+        let out: Regs = match s {
+            Scalar::I64 | Scalar::F64 => {
+                smallvec![self.gather(va, 0, act), self.gather(va, 4, act)]
+            }
+            Scalar::Bool | Scalar::I8 | Scalar::I16 => {
+                let word = self.bin_imm(true, AluOp::And, va, -4);
+                let byte = self.bin_imm(true, AluOp::And, va, 3);
+                let shift = self.bin_imm(true, AluOp::Shl, byte, 3);
+                let w = self.gather(word, 0, act);
+                let x = self.bin(true, AluOp::Shr, w, shift);
+                let x = self.wrap(true, x, if s == Scalar::I16 { 16 } else { 8 });
+                if s == Scalar::Bool {
+                    smallvec![self.bin_imm(true, AluOp::CmpNeI, x, 0)]
+                } else {
+                    smallvec![x]
+                }
+            }
+            _ => smallvec![self.gather(va, 0, act)],
+        };
+        self.define(res, &out);
+    }
+
+    /// Masked gather of words at `va + offset`; masked-off lanes are 0.
+    fn gather(&mut self, va: Reg, offset: i32, act: Reg) -> Reg {
+        let d = self.vconst(0);
+        self.push(MInst::Load {
+            op: MemOp::GatherMask,
+            dest: d,
+            ptr: va,
+            offset,
+            mask: Some(act),
+        });
+        d
+    }
+
+    /// `Some((base, offset))` when the varying address is `splat(base) + X` with `X`
+    /// provably `lane_index * 4 + offset` (`offset` a multiple of 64 is not required:
+    /// the run-time check looks at `base + offset`).
+    fn consecutive(&self, addr: Value) -> Option<(Value, i64)> {
+        let f = self.f;
+        let def = |v: Value| match f.values[v].def {
+            ValueDef::Result(i) => Some(&f.insts[i]),
+            ValueDef::Param(..) => None,
+        };
+        let InstData::Binary {
+            op: BinaryOp::Iadd,
+            args,
+        } = def(addr)?
+        else {
+            return None;
+        };
+        for (x, y) in [(args[0], args[1]), (args[1], args[0])] {
+            if let Some(InstData::Splat { arg }) = def(x) {
+                if self.is_lane_times4(y) {
+                    return Some((*arg, 0));
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether `v` is `lane_index * 4` (through bitcasts and splatted constants).
+    fn is_lane_times4(&self, v: Value) -> bool {
+        let f = self.f;
+        let def = |v: Value| match f.values[v].def {
+            ValueDef::Result(i) => Some(&f.insts[i]),
+            ValueDef::Param(..) => None,
+        };
+        let splat_const = |v: Value| match def(v) {
+            Some(InstData::Splat { arg }) => self.iconst_of(*arg),
+            _ => None,
+        };
+        let is_lane = |v: Value| {
+            matches!(
+                def(v),
+                Some(InstData::Special {
+                    reg: SpecialReg::LaneIndex
+                })
+            )
+        };
+        match def(v) {
+            Some(InstData::Convert {
+                op: ConvOp::Bitcast,
+                arg,
+                ..
+            }) => self.is_lane_times4(*arg),
+            Some(InstData::Binary {
+                op: BinaryOp::Imul,
+                args,
+            }) => {
+                (is_lane(args[0]) && splat_const(args[1]) == Some(4))
+                    || (is_lane(args[1]) && splat_const(args[0]) == Some(4))
+            }
+            Some(InstData::Binary {
+                op: BinaryOp::Ishl,
+                args,
+            }) => is_lane(args[0]) && splat_const(args[1]) == Some(2),
+            _ => false,
+        }
+    }
+
+    /// A block load when `base + off` is 64-byte aligned, else a gather; masked-off
+    /// lanes are 0 either way.
+    fn block_or_gather_load(&mut self, base: Value, off: i64, va: Reg, act: Reg) -> Reg {
+        let b = self.reg(base);
+        let addr = self.bin_imm(false, AluOp::AddI, b, off as i32);
+        let low = self.bin_imm(false, AluOp::And, addr, 63);
+        let d = self.vconst(0);
+        let from = self.cur;
+        let blk = self.new_block_after(from);
+        let gat = self.new_block_after(blk);
+        let join = self.new_block_after(gat);
+        self.cond_br(true, low, gat, blk);
+        self.cur = blk;
+        self.push(MInst::Load {
+            op: MemOp::BlockMask,
+            dest: d,
+            ptr: addr,
+            offset: 0,
+            mask: Some(act),
+        });
+        self.jump(join);
+        self.cur = gat;
+        self.push(MInst::Load {
+            op: MemOp::GatherMask,
+            dest: d,
+            ptr: va,
+            offset: 0,
+            mask: Some(act),
+        });
+        self.jump(join);
+        self.cur = join;
+        d
+    }
+
+    fn store(&mut self, addr: Value, value: Value, mask: Option<Value>) {
+        let vty = self.ty(value);
+        let s = vty.scalar;
+        let aty = self.ty(addr);
+        if !aty.varying {
+            if vty.varying {
+                return self.unsupported("a varying store to a uniform address");
+            }
+            let a = self.reg(addr);
+            let regs = self.regs(value);
+            let join = mask.map(|m| {
+                let act = self.active(Some(m));
+                self.guard(act)
+            });
+            let src = if s == Scalar::Bool {
+                smallvec![self.bin_imm(false, AluOp::And, regs[0], 1)]
+            } else {
+                regs
+            };
+            for (i, &r) in src.iter().enumerate() {
+                self.push(MInst::Store {
+                    op: Self::narrow_op(s),
+                    src: r,
+                    ptr: a,
+                    offset: 4 * i as i32,
+                    mask: None,
+                });
+            }
+            if let Some(j) = join {
+                self.end_guard(j);
+            }
+            return;
+        }
+        let act = self.active(mask);
+        let va = self.reg(addr);
+        let vals = if s == Scalar::Bool {
+            let m = self.reg(value);
+            let m = if vty.varying {
+                m
+            } else {
+                // A uniform bool is already a mask of all lanes or none.
+                m
+            };
+            smallvec![self.mask_to_vec(m)]
+        } else {
+            self.vec_regs(value)
+        };
+        if width(s) == 32 {
+            if let Some((base, off)) = self.consecutive(addr) {
+                return self.block_or_scatter_store(base, off, va, vals[0], act);
+            }
+        }
+        match s {
+            Scalar::I64 | Scalar::F64 => {
+                self.scatter(va, 0, vals[0], act);
+                self.scatter(va, 4, vals[1], act);
+            }
+            Scalar::Bool | Scalar::I8 | Scalar::I16 => self.lane_stores(va, vals[0], act, s),
+            _ => self.scatter(va, 0, vals[0], act),
+        }
+    }
+
+    fn scatter(&mut self, va: Reg, offset: i32, val: Reg, act: Reg) {
+        self.push(MInst::Store {
+            op: MemOp::GatherMask,
+            src: val,
+            ptr: va,
+            offset,
+            mask: Some(act),
+        });
+    }
+
+    fn block_or_scatter_store(&mut self, base: Value, off: i64, va: Reg, val: Reg, act: Reg) {
+        let b = self.reg(base);
+        let addr = self.bin_imm(false, AluOp::AddI, b, off as i32);
+        let low = self.bin_imm(false, AluOp::And, addr, 63);
+        let from = self.cur;
+        let blk = self.new_block_after(from);
+        let sct = self.new_block_after(blk);
+        let join = self.new_block_after(sct);
+        self.cond_br(true, low, sct, blk);
+        self.cur = blk;
+        self.push(MInst::Store {
+            op: MemOp::BlockMask,
+            src: val,
+            ptr: addr,
+            offset: 0,
+            mask: Some(act),
+        });
+        self.jump(join);
+        self.cur = sct;
+        self.scatter(va, 0, val, act);
+        self.jump(join);
+        self.cur = join;
+    }
+
+    /// Byte/halfword scatter: one scalar store per lane in lane order; masked-off
+    /// lanes store to the frame's scratch word.
+    fn lane_stores(&mut self, va: Reg, val: Reg, act: Reg, s: Scalar) {
+        self.needs_scratch = true;
+        let scratch = self.ns();
+        self.push(MInst::FrameAddr {
+            dest: scratch,
+            obj: FrameObj::Scratch,
+            offset: 0,
+        });
+        let addrs = self.splat(scratch);
+        self.push(MInst::R {
+            op: AluOp::Move,
+            fmt: RFmt::VvvMask,
+            dest: addrs,
+            src1: None,
+            src2: va,
+            mask: Some(act),
+        });
+        for lane in 0..LANES as i32 {
+            let a = self.ns();
+            self.push(MInst::I {
+                op: AluOp::GetLane,
+                vector: true,
+                dest: a,
+                src1: Some(addrs),
+                imm: lane,
+            });
+            let x = self.ns();
+            self.push(MInst::I {
+                op: AluOp::GetLane,
+                vector: true,
+                dest: x,
+                src1: Some(val),
+                imm: lane,
+            });
+            self.push(MInst::Store {
+                op: Self::narrow_op(s),
+                src: x,
+                ptr: a,
+                offset: 0,
+                mask: None,
+            });
+        }
+    }
+
+    // ---------------------------------------------------------------- atomics
+
+    fn atomic_prologue(&mut self, addr: Value, value_ty: Type, varying: bool) -> Option<Reg> {
+        if self.ty(addr).varying || varying {
+            self.unsupported("an atomic operation with a varying address or operand");
+            return None;
+        }
+        if width(value_ty.scalar) != 32 {
+            self.unsupported(format!("an atomic operation on {}", value_ty));
+            return None;
+        }
+        Some(self.reg(addr))
+    }
+
+    fn atomic_rmw(
+        &mut self,
+        res: Option<Value>,
+        op: AtomicOp,
+        addr: Value,
+        value: Value,
+        mask: Option<Value>,
+    ) {
+        let vty = self.ty(value);
+        let varying = res.is_some_and(|r| self.ty(r).varying);
+        let Some(a) = self.atomic_prologue(addr, vty, varying) else {
+            return;
+        };
+        let x = self.reg(value);
+        let old = self.ns();
+        self.li_into(old, 0);
+        let join = mask.map(|m| {
+            let act = self.active(Some(m));
+            self.guard(act)
+        });
+        let lp = self.new_block_after(self.cur);
+        self.jump(lp);
+        self.cur = lp;
+        self.push(MInst::Load {
+            op: MemOp::Sync,
+            dest: old,
+            ptr: a,
+            offset: 0,
+            mask: None,
+        });
+        let float = vty.scalar == Scalar::F32;
+        let new = match op {
+            AtomicOp::Add if float => self.bin(false, AluOp::AddF, old, x),
+            AtomicOp::Sub if float => self.bin(false, AluOp::SubF, old, x),
+            _ if float && op != AtomicOp::Xchg => {
+                self.unsupported(format!("atomic `{}` on f32", op.name()));
+                return;
+            }
+            AtomicOp::Add => self.bin(false, AluOp::AddI, old, x),
+            AtomicOp::Sub => self.bin(false, AluOp::SubI, old, x),
+            AtomicOp::And => self.bin(false, AluOp::And, old, x),
+            AtomicOp::Or => self.bin(false, AluOp::Or, old, x),
+            AtomicOp::Xor => self.bin(false, AluOp::Xor, old, x),
+            AtomicOp::Xchg => x,
+            AtomicOp::Smin | AtomicOp::Smax | AtomicOp::Umin | AtomicOp::Umax => {
+                let cmp = match op {
+                    AtomicOp::Smin => AluOp::CmpLeI,
+                    AtomicOp::Smax => AluOp::CmpGeI,
+                    AtomicOp::Umin => AluOp::CmpLeU,
+                    _ => AluOp::CmpGeU,
+                };
+                let c = self.bin(false, cmp, old, x);
+                self.select_scalar(c, old, x)
+            }
+        };
+        let flag = self.ns();
+        self.push(MInst::Copy {
+            dest: flag,
+            src: new,
+            vector: false,
+        });
+        self.push(MInst::StoreSync { flag, ptr: a });
+        let after = self.new_block_after(lp);
+        self.cond_br(false, flag, lp, after);
+        self.cur = after;
+        if let Some(j) = join {
+            self.end_guard(j);
+        }
+        self.define(res, &[old]);
+    }
+
+    fn atomic_cas(
+        &mut self,
+        res: Option<Value>,
+        addr: Value,
+        expected: Value,
+        replacement: Value,
+        mask: Option<Value>,
+    ) {
+        let vty = self.ty(expected);
+        let varying = res.is_some_and(|r| self.ty(r).varying);
+        let Some(a) = self.atomic_prologue(addr, vty, varying) else {
+            return;
+        };
+        let e = self.reg(expected);
+        let r = self.reg(replacement);
+        let old = self.ns();
+        self.li_into(old, 0);
+        let join = mask.map(|m| {
+            let act = self.active(Some(m));
+            self.guard(act)
+        });
+        let lp = self.new_block_after(self.cur);
+        self.jump(lp);
+        self.cur = lp;
+        self.push(MInst::Load {
+            op: MemOp::Sync,
+            dest: old,
+            ptr: a,
+            offset: 0,
+            mask: None,
+        });
+        let eq = self.bin(false, AluOp::CmpEqI, old, e);
+        let st = self.new_block_after(lp);
+        let done = self.new_block_after(st);
+        self.cond_br(false, eq, done, st);
+        self.cur = st;
+        let flag = self.ns();
+        self.push(MInst::Copy {
+            dest: flag,
+            src: r,
+            vector: false,
+        });
+        self.push(MInst::StoreSync { flag, ptr: a });
+        self.cond_br(false, flag, lp, done);
+        self.cur = done;
+        if let Some(j) = join {
+            self.end_guard(j);
+        }
+        self.define(res, &[old]);
+    }
+
+    // ------------------------------------------------------------------ calls
+
+    fn call(
+        &mut self,
+        res: Option<Value>,
+        func: crate::ir::FuncRef,
+        args: &[Value],
+        mask: Option<Value>,
+    ) {
+        let Some(callee) = self.m.functions.get(func) else {
+            return self.unsupported("a call of an unknown function");
+        };
+        let Some(assign) = assign_args(&callee.sig.params, callee.sig.takes_mask) else {
+            return self.unsupported("a call with more arguments than fit in registers");
+        };
+        // Evaluate everything into virtual registers first, then pin.
+        let mut moves: Vec<(PReg, Reg, bool)> = Vec::new();
+        for ((&arg, pty), phys) in args.iter().zip(&callee.sig.params).zip(&assign) {
+            let regs = if pty.varying && pty.scalar != Scalar::Bool {
+                self.vec_regs(arg)
+            } else {
+                self.regs(arg)
+            };
+            let vector = layout(*pty).0 == VECTOR;
+            for (&p, &r) in phys.iter().zip(&regs) {
+                moves.push((p, r, vector));
+            }
+        }
+        if callee.sig.takes_mask {
+            let act = self.active(mask);
+            if let Some(phys) = assign.last() {
+                moves.push((phys[0], act, false));
+            }
+        }
+        let mut uses: SmallVec<[PReg; 8]> = SmallVec::new();
+        for (p, r, vector) in moves {
+            self.push(MInst::Copy {
+                dest: Reg::Phys(p),
+                src: r,
+                vector,
+            });
+            uses.push(p);
+        }
+        let defs = callee.sig.ret.map(result_regs).unwrap_or_default();
+        self.has_calls = true;
+        self.push(MInst::Call {
+            callee: Callee::Function(callee.name.clone()),
+            uses,
+            defs: defs.clone(),
+            clobbers: &CALL_CLOBBERS,
+        });
+        if let (Some(rv), Some(rty)) = (res, callee.sig.ret) {
+            let dst = self.regs(rv);
+            let vector = layout(rty).0 == VECTOR;
+            for (&d, &p) in dst.iter().zip(&defs) {
+                self.push(MInst::Copy {
+                    dest: d,
+                    src: Reg::Phys(p),
+                    vector,
+                });
+            }
+        }
+    }
+}

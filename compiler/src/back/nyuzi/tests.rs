@@ -1,0 +1,313 @@
+//! Tests of the code generator: listings of small functions (insta snapshots in
+//! `src/back/nyuzi/snapshots`) and execution on the functional simulator
+//! ([`sim::nyuzi::Machine`]) compared with the interpreter on the same module.
+//!
+//! The execution harness is minimal and test-only: code at 0 behind a stub
+//! (`call entry ; move s29, -1 ; setcr s29, 20 ; b .`), data objects and buffers at
+//! fixed addresses, one context record at `gp` (lanes 0..15 exist), `sp` at the top of
+//! a stack area, arguments in registers per the ABI. The image builder's real launcher
+//! is helper IMG's.
+
+use sim::nyuzi::{decode, encode, BranchOp, Config, Inst, Machine};
+
+use super::abi::{ctx, GP, SP};
+use super::isel::{assign_args, layout};
+use super::object::{Object, RelocKind, RelocTarget};
+use super::{compile_module, listing};
+use crate::driver::{self, FrontOptions, Stage};
+use crate::front::sema::Target;
+use crate::interp::{self, Launch, Limits, Memory};
+use crate::ir::{Module, Scalar, Type};
+use crate::passes::legalize::LegalTarget;
+
+const CODE_BASE: u32 = 32;
+const DATA_BASE: u32 = 0x8000;
+const CTX: u32 = 0x10000;
+const SHARED: u32 = 0x20000;
+const BUF_BASE: u32 = 0x40000;
+const BUF_STRIDE: u32 = 0x10000;
+const STACK_TOP: u32 = 0x100000;
+
+fn module_of(src: &str) -> Module {
+    let opts = FrontOptions {
+        target: Target {
+            program_count: 16,
+            pointer_size: 4,
+        },
+        ..FrontOptions::default()
+    };
+    let front = driver::run_front("t.spmd", None, src.to_string(), &opts, Stage::Check);
+    match driver::lower_for_target(&front, true, LegalTarget::Nyuzi) {
+        Ok(m) => m,
+        Err(d) => panic!("lowering failed: {d:?}"),
+    }
+}
+
+fn compile(m: &Module) -> Object {
+    match compile_module(m) {
+        Ok(o) => o,
+        Err(d) => panic!(
+            "nyuzi codegen failed: {:?}",
+            d.iter().map(|x| x.message.clone()).collect::<Vec<_>>()
+        ),
+    }
+}
+
+/// Code words with every relocation resolved, and data addresses.
+fn link(obj: &Object, entry: &str) -> (Vec<u32>, Vec<u32>) {
+    let mut addrs = Vec::new();
+    let mut next = DATA_BASE;
+    for d in &obj.data {
+        let a = d.align.max(4);
+        next = next.div_ceil(a) * a;
+        addrs.push(next);
+        next += d.size.max(1);
+    }
+    let mut code: Vec<Inst> = obj.code.clone();
+    for r in &obj.relocs {
+        let at = r.at as usize;
+        let target = match &r.target {
+            RelocTarget::Function(n) => {
+                CODE_BASE + 4 * obj.symbol(n).expect("callee is in the module").offset
+            }
+            RelocTarget::Data(i) => addrs[*i],
+            RelocTarget::Runtime(_) => panic!("runtime routines are not linked in tests"),
+        };
+        let target = (target as i64 + i64::from(r.addend)) as u32;
+        match r.kind {
+            RelocKind::Branch => {
+                let here = CODE_BASE + 4 * r.at;
+                if let Inst::Branch { offset, .. } = &mut code[at] {
+                    *offset = ((target as i64 - here as i64) / 4) as i32;
+                }
+            }
+            RelocKind::AbsHiLo => {
+                if let Inst::MoveHi { imm, .. } = &mut code[at] {
+                    *imm = target >> 13;
+                }
+                if let Inst::Imm { imm, .. } = &mut code[at + 1] {
+                    *imm = (target & 0x1fff) as i32;
+                }
+            }
+        }
+    }
+    let entry_at = CODE_BASE / 4 + obj.symbol(entry).expect("entry").offset;
+    let mut words = vec![
+        encode(&Inst::Branch {
+            op: BranchOp::Call,
+            reg: 0,
+            offset: entry_at as i32,
+        }),
+        0x0f00_0000 | (0x3fff << 10) | (29 << 5), // move s29, -1
+        encode(&Inst::Mem {
+            op: sim::nyuzi::MemOp::ControlReg,
+            load: false,
+            srcdest: 29,
+            ptr: 20,
+            mask: 0,
+            offset: 0,
+        }),
+        encode(&Inst::Branch {
+            op: BranchOp::Jump,
+            reg: 0,
+            offset: 0,
+        }),
+    ];
+    assert_eq!(
+        decode(words[1]).map(|i| i.to_string()),
+        Ok("move s29, -1".to_string())
+    );
+    words.resize((CODE_BASE / 4) as usize, 0);
+    words.extend(code.iter().map(encode));
+    (words, addrs)
+}
+
+#[derive(Clone, Debug)]
+enum Arg {
+    Val(u64),
+    Buf(Vec<u8>),
+}
+
+#[derive(Debug, PartialEq)]
+struct Result {
+    ret: Option<u64>,
+    bufs: Vec<Vec<u8>>,
+}
+
+fn canonical_ret(ty: Type, words: &[u32]) -> u64 {
+    let lo = u64::from(words[0]);
+    match ty.scalar {
+        Scalar::Bool => u64::from(lo != 0),
+        Scalar::I64 | Scalar::F64 => lo | u64::from(words[1]) << 32,
+        _ => lo,
+    }
+}
+
+/// Runs `entry` on the simulator; `misalign` shifts every buffer by 4 bytes (so
+/// block accesses take their gather/scatter fallback).
+fn run_nyuzi(m: &Module, entry: &str, args: &[Arg], misalign: bool) -> Result {
+    let obj = compile(m);
+    let (words, addrs) = link(&obj, entry);
+    let mut mach = Machine::new(Config {
+        cores: 1,
+        threads_per_core: 1,
+        memory_size: 0x20_0000,
+        max_instructions: 20_000_000,
+    });
+    mach.load_words(0, &words).unwrap();
+    for (d, &a) in obj.data.iter().zip(&addrs) {
+        let mut bytes = d.init.clone();
+        bytes.resize(d.size as usize, 0);
+        mach.write_bytes(a, &bytes).unwrap();
+    }
+    // Context record.
+    let mut rec = vec![0u8; ctx::SIZE as usize];
+    let mut put = |off: i32, x: u32| {
+        rec[off as usize..off as usize + 4].copy_from_slice(&x.to_le_bytes());
+    };
+    for i in 0..16 {
+        put(ctx::THREAD_IDX_X + 4 * i, i as u32);
+        put(ctx::LANE_INDEX + 4 * i, i as u32);
+    }
+    put(ctx::EXISTS, 0xffff);
+    for off in [
+        ctx::BLOCK_DIM_Y,
+        ctx::BLOCK_DIM_Z,
+        ctx::GRID_DIM_X,
+        ctx::GRID_DIM_Y,
+        ctx::GRID_DIM_Z,
+    ] {
+        put(off, 1);
+    }
+    put(ctx::BLOCK_DIM_X, 16);
+    put(ctx::SHARED_BASE, SHARED);
+    mach.write_bytes(CTX, &rec).unwrap();
+    mach.set_scalar_reg(0, GP.index, CTX);
+    mach.set_scalar_reg(0, SP.index, STACK_TOP);
+    let fref = m.function_by_name(entry).unwrap();
+    let f = &m.functions[fref];
+    let regs = assign_args(&f.sig.params, f.sig.takes_mask).unwrap();
+    let mut buf_addrs = Vec::new();
+    for (i, (arg, phys)) in args.iter().zip(&regs).enumerate() {
+        let x = match arg {
+            Arg::Val(x) => *x,
+            Arg::Buf(b) => {
+                let a = BUF_BASE + BUF_STRIDE * i as u32 + if misalign { 4 } else { 0 };
+                mach.write_bytes(a, b).unwrap();
+                buf_addrs.push((a, b.len() as u32));
+                u64::from(a)
+            }
+        };
+        let x = if f.sig.params[i].scalar == Scalar::Bool && x != 0 {
+            0xffff
+        } else {
+            x
+        };
+        for (k, p) in phys.iter().enumerate() {
+            mach.set_scalar_reg(0, p.index, (x >> (32 * k)) as u32);
+        }
+    }
+    if f.sig.takes_mask {
+        let p = regs.last().unwrap()[0];
+        mach.set_scalar_reg(0, p.index, 0xffff);
+    }
+    if let Err(e) = mach.run() {
+        panic!("simulator fault: {e}\n{}", listing(&obj, None));
+    }
+    let ret = f.sig.ret.map(|t| {
+        let (class, n) = layout(t);
+        assert!(class == super::abi::SCALAR, "uniform results only");
+        let w: Vec<u32> = (0..n).map(|k| mach.scalar_reg(0, k as u8)).collect();
+        canonical_ret(t, &w)
+    });
+    let bufs = buf_addrs
+        .iter()
+        .map(|&(a, n)| mach.read_bytes(a, n).unwrap().to_vec())
+        .collect();
+    Result { ret, bufs }
+}
+
+fn run_interp(m: &Module, entry: &str, args: &[Arg]) -> Result {
+    let mut mem = Memory::new();
+    let mut bufs = Vec::new();
+    let vals: Vec<u64> = args
+        .iter()
+        .enumerate()
+        .map(|(i, a)| match a {
+            Arg::Val(x) => *x,
+            Arg::Buf(b) => {
+                let addr = mem.add_buffer(b.clone(), &format!("b{i}"));
+                bufs.push(addr);
+                addr
+            }
+        })
+        .collect();
+    let fref = m.function_by_name(entry).unwrap();
+    let out = interp::run(
+        m,
+        fref,
+        &Launch::single_gang(16, vals),
+        &mut mem,
+        Limits::default(),
+    )
+    .expect("interpreter run");
+    Result {
+        ret: out.ret,
+        bufs: bufs
+            .iter()
+            .map(|&a| mem.buffer(a).unwrap().to_vec())
+            .collect(),
+    }
+}
+
+/// Runs `entry` of `src` on the interpreter and on the simulator (buffers aligned and
+/// misaligned) and requires identical results.
+fn diff(src: &str, entry: &str, args: &[Arg]) {
+    let m = module_of(src);
+    let want = run_interp(&m, entry, args);
+    for misalign in [false, true] {
+        let got = run_nyuzi(&m, entry, args, misalign);
+        assert_eq!(got, want, "misalign={misalign}");
+    }
+}
+
+#[allow(dead_code)]
+fn words_i32(xs: impl IntoIterator<Item = i32>) -> Vec<u8> {
+    xs.into_iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn words_f32(xs: impl IntoIterator<Item = f32>) -> Vec<u8> {
+    xs.into_iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+#[test]
+fn saxpy_matches_interpreter() {
+    let src =
+        "export void saxpy(uniform int n, uniform float a, uniform float x[], uniform float y[]) {
+        foreach (i = 0 ... n) { y[i] = a * x[i] + y[i]; }
+    }";
+    for n in [0, 5, 16, 37] {
+        diff(
+            src,
+            "saxpy",
+            &[
+                Arg::Val(n as u64),
+                Arg::Val(u64::from(2.5f32.to_bits())),
+                Arg::Buf(words_f32((0..40).map(|i| i as f32 * 0.75))),
+                Arg::Buf(words_f32((0..40).map(|i| 1.0 - i as f32))),
+            ],
+        );
+    }
+}
+
+#[test]
+fn print_listing_for_inspection() {
+    let src = std::env::var("NYUZI_LISTING_SRC").unwrap_or_default();
+    if src.is_empty() {
+        return;
+    }
+    let text = std::fs::read_to_string(&src).unwrap();
+    let m = module_of(&text);
+    println!("{}", crate::ir::write::module_to_string(&m));
+    println!("{}", listing(&compile(&m), None));
+}
