@@ -3,10 +3,14 @@
 //! calculation ([`occupancy`]). The timing simulator arrives with a later issue.
 
 pub mod asm;
+pub mod config;
 pub mod isa;
+pub mod occupancy;
 
 pub use asm::{parse, print, AsmError};
+pub use config::GpuConfig;
 pub use isa::*;
+pub use occupancy::{occupancy, BlockResources, Limiter, Occupancy, OccupancyError};
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,396 @@
+//! The `dac-gpu` machine configuration: every parameter of the simulated GPU (shape,
+//! occupancy limits with the CUDA occupancy calculator's allocation granularities,
+//! latencies, caches, DAC queue sizes) read from a small TOML subset (`key = value`
+//! lines, `#` comments, integers, quoted strings). The presets `gtx480` and `maxwell`
+//! live in `sim/configs/*.toml` and are embedded in the binary; any other file may
+//! start from one with `base = "gtx480"` and override single keys.
+
+use std::collections::HashSet;
+use std::fmt;
+
+/// How registers are allocated: per warp (compute capability 2.0 and later) or per
+/// block (1.x), as in the occupancy calculator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AllocGranularity {
+    Warp,
+    Block,
+}
+
+/// The warp scheduling policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SchedPolicy {
+    /// Greedy then oldest.
+    Gto,
+    /// Loose round robin.
+    Lrr,
+}
+
+/// A configuration value as written in the file.
+#[derive(Clone, Debug, PartialEq)]
+enum Value {
+    Int(u64),
+    Str(String),
+}
+
+trait FromValue: Sized {
+    fn from_value(v: &Value) -> Result<Self, String>;
+    fn to_text(&self) -> String;
+}
+
+impl FromValue for u32 {
+    fn from_value(v: &Value) -> Result<Self, String> {
+        match v {
+            Value::Int(n) => u32::try_from(*n).map_err(|_| format!("{n} does not fit in 32 bits")),
+            Value::Str(_) => Err("expected an integer".into()),
+        }
+    }
+    fn to_text(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl FromValue for String {
+    fn from_value(v: &Value) -> Result<Self, String> {
+        match v {
+            Value::Str(s) => Ok(s.clone()),
+            Value::Int(_) => Err("expected a quoted string".into()),
+        }
+    }
+    fn to_text(&self) -> String {
+        format!("\"{self}\"")
+    }
+}
+
+impl FromValue for AllocGranularity {
+    fn from_value(v: &Value) -> Result<Self, String> {
+        match String::from_value(v)?.as_str() {
+            "warp" => Ok(AllocGranularity::Warp),
+            "block" => Ok(AllocGranularity::Block),
+            s => Err(format!("`{s}` is not \"warp\" or \"block\"")),
+        }
+    }
+    fn to_text(&self) -> String {
+        match self {
+            AllocGranularity::Warp => "\"warp\"".into(),
+            AllocGranularity::Block => "\"block\"".into(),
+        }
+    }
+}
+
+impl FromValue for SchedPolicy {
+    fn from_value(v: &Value) -> Result<Self, String> {
+        match String::from_value(v)?.as_str() {
+            "gto" => Ok(SchedPolicy::Gto),
+            "lrr" => Ok(SchedPolicy::Lrr),
+            s => Err(format!("`{s}` is not \"gto\" or \"lrr\"")),
+        }
+    }
+    fn to_text(&self) -> String {
+        match self {
+            SchedPolicy::Gto => "\"gto\"".into(),
+            SchedPolicy::Lrr => "\"lrr\"".into(),
+        }
+    }
+}
+
+/// Declares the configuration struct and its key table from one list, so that the
+/// file format, the printer and the struct cannot drift apart.
+macro_rules! config {
+    ($($(#[doc = $doc:literal])* $key:ident : $ty:ty = $zero:expr;)*) => {
+        /// Every parameter of the simulated GPU. Sizes are in bytes, latencies in core
+        /// cycles, limits per SM unless the name says per block or per thread.
+        #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+        pub struct GpuConfig {
+            $($(#[doc = $doc])* pub $key: $ty,)*
+        }
+
+        impl GpuConfig {
+            /// Every key of the file format, in the order [`GpuConfig::to_text`] writes.
+            pub const KEYS: &'static [&'static str] = &[$(stringify!($key)),*];
+
+            fn blank() -> GpuConfig {
+                GpuConfig { $($key: $zero,)* }
+            }
+
+            /// Sets `key`; `Ok(false)` when there is no such key.
+            fn set(&mut self, key: &str, v: &Value) -> Result<bool, String> {
+                match key {
+                    $(stringify!($key) => {
+                        self.$key = <$ty as FromValue>::from_value(v)?;
+                        Ok(true)
+                    })*
+                    _ => Ok(false),
+                }
+            }
+
+            /// The configuration as a complete file (no `base`).
+            pub fn to_text(&self) -> String {
+                let mut s = String::new();
+                $(s.push_str(&format!("{} = {}\n", stringify!($key), FromValue::to_text(&self.$key)));)*
+                s
+            }
+        }
+    };
+}
+
+config! {
+    /// Preset or file name, for reports.
+    name: String = String::new();
+    /// Streaming multiprocessors.
+    num_sms: u32 = 0;
+    /// Threads per warp.
+    warp_size: u32 = 0;
+    core_clock_mhz: u32 = 0;
+    /// Warp schedulers per SM (each issues one warp instruction per cycle).
+    schedulers_per_sm: u32 = 0;
+    scheduler: SchedPolicy = SchedPolicy::Gto;
+    /// SIMT lanes behind each scheduler: a warp instruction takes
+    /// warp_size / simt_lanes_per_scheduler cycles to issue.
+    simt_lanes_per_scheduler: u32 = 0;
+    max_warps_per_sm: u32 = 0;
+    max_threads_per_sm: u32 = 0;
+    max_blocks_per_sm: u32 = 0;
+    max_threads_per_block: u32 = 0;
+    /// 32-bit registers in an SM's register file.
+    registers_per_sm: u32 = 0;
+    /// Registers one block may use (the calculator's "max registers per block").
+    max_registers_per_block: u32 = 0;
+    max_registers_per_thread: u32 = 0;
+    /// Registers are allocated in units of this many (per warp or per block).
+    register_alloc_unit: u32 = 0;
+    register_alloc_granularity: AllocGranularity = AllocGranularity::Warp;
+    /// Warps are counted in multiples of this when registers are allocated.
+    warp_alloc_granularity: u32 = 0;
+    shared_mem_per_sm: u32 = 0;
+    max_shared_mem_per_block: u32 = 0;
+    /// Shared memory is allocated per block in units of this many bytes.
+    shared_mem_alloc_unit: u32 = 0;
+    alu_latency: u32 = 0;
+    mul_latency: u32 = 0;
+    f64_latency: u32 = 0;
+    sfu_latency: u32 = 0;
+    div_latency: u32 = 0;
+    /// Issue cost of an instruction of the uniform (scalar) datapath.
+    uniform_issue_cycles: u32 = 0;
+    shared_mem_latency: u32 = 0;
+    /// Cache line size of L1 and L2.
+    line_size: u32 = 0;
+    l1_size: u32 = 0;
+    l1_assoc: u32 = 0;
+    l1_latency: u32 = 0;
+    l1_mshrs: u32 = 0;
+    l2_size: u32 = 0;
+    l2_assoc: u32 = 0;
+    l2_latency: u32 = 0;
+    l2_partitions: u32 = 0;
+    dram_latency: u32 = 0;
+    dram_bytes_per_cycle: u32 = 0;
+    /// DAC affine tuple queue entries per SM.
+    atq_entries: u32 = 0;
+    /// DAC per-warp address queue entries.
+    pwaq_entries: u32 = 0;
+    /// DAC per-warp predicate queue entries.
+    pwpq_entries: u32 = 0;
+}
+
+/// A configuration file error at a 1-based line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    pub line: u32,
+    pub msg: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            f.write_str(&self.msg)
+        } else {
+            write!(f, "line {}: {}", self.line, self.msg)
+        }
+    }
+}
+
+/// The embedded presets: (name, file text).
+pub const PRESETS: [(&str, &str); 2] = [
+    ("gtx480", include_str!("../../configs/gtx480.toml")),
+    ("maxwell", include_str!("../../configs/maxwell.toml")),
+];
+
+/// Parses `key = value` (value: integer with optional `_`, hex `0x`, or a quoted string).
+fn parse_line(line: &str) -> Result<Option<(String, Value)>, String> {
+    let code = strip_comment(line).trim();
+    if code.is_empty() {
+        return Ok(None);
+    }
+    let (k, v) = code.split_once('=').ok_or("expected `key = value`")?;
+    let (k, v) = (k.trim(), v.trim());
+    if k.is_empty() || !k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return Err(format!("`{k}` is not a key"));
+    }
+    let value = if let Some(s) = v.strip_prefix('"') {
+        let s = s.strip_suffix('"').ok_or("unterminated string")?;
+        if s.contains('"') || s.contains('\\') {
+            return Err("strings hold no quotes or escapes".into());
+        }
+        Value::Str(s.to_string())
+    } else {
+        let digits = v.replace('_', "");
+        let n = match digits.strip_prefix("0x") {
+            Some(h) => u64::from_str_radix(h, 16),
+            None => digits.parse::<u64>(),
+        };
+        Value::Int(
+            n.map_err(|_| format!("`{v}` is not a non-negative integer or a quoted string"))?,
+        )
+    };
+    Ok(Some((k.to_string(), value)))
+}
+
+/// Removes a `#` comment that is not inside a string.
+fn strip_comment(line: &str) -> &str {
+    let mut in_str = false;
+    for (i, c) in line.char_indices() {
+        match c {
+            '"' => in_str = !in_str,
+            '#' if !in_str => return &line[..i],
+            _ => {}
+        }
+    }
+    line
+}
+
+impl GpuConfig {
+    /// A preset by name (`gtx480`, `maxwell`).
+    pub fn preset(name: &str) -> Option<GpuConfig> {
+        let (_, text) = PRESETS.iter().find(|(n, _)| *n == name)?;
+        GpuConfig::from_text(text).ok()
+    }
+
+    /// The GTX 480 preset (the DAC paper's baseline).
+    pub fn gtx480() -> GpuConfig {
+        GpuConfig::preset("gtx480").unwrap_or_else(GpuConfig::blank)
+    }
+
+    /// The Maxwell preset.
+    pub fn maxwell() -> GpuConfig {
+        GpuConfig::preset("maxwell").unwrap_or_else(GpuConfig::blank)
+    }
+
+    /// Parses a configuration. Without `base = "preset"` (first key) every key must be
+    /// given; with it, the preset's values are the defaults.
+    pub fn from_text(text: &str) -> Result<GpuConfig, ConfigError> {
+        let mut cfg = GpuConfig::blank();
+        let mut seen = HashSet::new();
+        let mut based = false;
+        for (n, line) in text.lines().enumerate() {
+            let line_no = n as u32 + 1;
+            let err = |msg: String| ConfigError { line: line_no, msg };
+            let Some((key, value)) = parse_line(line).map_err(err)? else {
+                continue;
+            };
+            if key == "base" {
+                if !seen.is_empty() || based {
+                    return Err(err("`base` must be the first key".into()));
+                }
+                let name = String::from_value(&value).map_err(err)?;
+                let (_, base_text) = PRESETS
+                    .iter()
+                    .find(|(p, _)| *p == name)
+                    .ok_or_else(|| err(format!("no preset `{name}`")))?;
+                cfg = GpuConfig::from_text(base_text)?;
+                based = true;
+                continue;
+            }
+            if !seen.insert(key.clone()) {
+                return Err(err(format!("`{key}` is given twice")));
+            }
+            match cfg.set(&key, &value) {
+                Ok(true) => {}
+                Ok(false) => return Err(err(format!("unknown key `{key}`"))),
+                Err(m) => return Err(err(format!("`{key}`: {m}"))),
+            }
+        }
+        if !based {
+            let missing: Vec<&str> = GpuConfig::KEYS
+                .iter()
+                .copied()
+                .filter(|k| !seen.contains(*k))
+                .collect();
+            if !missing.is_empty() {
+                return Err(ConfigError {
+                    line: 0,
+                    msg: format!("missing keys: {}", missing.join(", ")),
+                });
+            }
+        }
+        cfg.validate().map_err(|msg| ConfigError { line: 0, msg })?;
+        Ok(cfg)
+    }
+
+    /// `--config ARG`: a preset name, or the path of a configuration file.
+    pub fn load(arg: &str) -> Result<GpuConfig, String> {
+        if let Some(c) = GpuConfig::preset(arg) {
+            return Ok(c);
+        }
+        let text = std::fs::read_to_string(arg).map_err(|e| {
+            let names: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
+            format!(
+                "`{arg}` is neither a preset ({}) nor a readable file: {e}",
+                names.join(", ")
+            )
+        })?;
+        GpuConfig::from_text(&text).map_err(|e| format!("{arg}: {e}"))
+    }
+
+    /// Checks the relations the simulator and the occupancy calculation rely on.
+    pub fn validate(&self) -> Result<(), String> {
+        let positive = [
+            ("num_sms", self.num_sms),
+            ("warp_size", self.warp_size),
+            ("schedulers_per_sm", self.schedulers_per_sm),
+            ("simt_lanes_per_scheduler", self.simt_lanes_per_scheduler),
+            ("max_warps_per_sm", self.max_warps_per_sm),
+            ("max_threads_per_sm", self.max_threads_per_sm),
+            ("max_blocks_per_sm", self.max_blocks_per_sm),
+            ("max_threads_per_block", self.max_threads_per_block),
+            ("registers_per_sm", self.registers_per_sm),
+            ("max_registers_per_block", self.max_registers_per_block),
+            ("max_registers_per_thread", self.max_registers_per_thread),
+            ("register_alloc_unit", self.register_alloc_unit),
+            ("warp_alloc_granularity", self.warp_alloc_granularity),
+            ("shared_mem_alloc_unit", self.shared_mem_alloc_unit),
+            ("line_size", self.line_size),
+            ("l1_assoc", self.l1_assoc),
+            ("l2_assoc", self.l2_assoc),
+            ("l2_partitions", self.l2_partitions),
+        ];
+        for (k, v) in positive {
+            if v == 0 {
+                return Err(format!("`{k}` must be positive"));
+            }
+        }
+        if self.warp_size > 64 {
+            return Err("`warp_size` is at most 64 (ballot masks are 64-bit at most)".into());
+        }
+        if self.max_registers_per_block > self.registers_per_sm {
+            return Err("`max_registers_per_block` exceeds `registers_per_sm`".into());
+        }
+        if self.max_shared_mem_per_block > self.shared_mem_per_sm {
+            return Err("`max_shared_mem_per_block` exceeds `shared_mem_per_sm`".into());
+        }
+        if !self.line_size.is_power_of_two() {
+            return Err("`line_size` must be a power of two".into());
+        }
+        for (k, size, assoc) in [
+            ("l1", self.l1_size, self.l1_assoc),
+            ("l2", self.l2_size, self.l2_assoc),
+        ] {
+            if size % (self.line_size * assoc) != 0 {
+                return Err(format!(
+                    "`{k}_size` is not a whole number of sets of {assoc} lines"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
