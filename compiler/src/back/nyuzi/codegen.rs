@@ -55,7 +55,7 @@ pub fn compile_module(module: &Module) -> Result<Object, Vec<Diagnostic>> {
                 continue;
             }
         };
-        let frame = frame_layout(f, &mf, &alloc.used, sel.has_calls);
+        let frame = frame_layout(f, &mf, &alloc.used, sel.has_calls, sel.out_args);
         if let Err(e) = emit_function(&mut obj, f, &mf, &frame) {
             diags.push(Diagnostic::error(
                 codes::INTERNAL_ERROR,

@@ -4,6 +4,8 @@
 //!
 //! # Frame (from the new `sp` upwards; `sp` and the frame size are 64-byte aligned)
 //!
+//! 0. outgoing stack arguments of the calls the function makes (incoming ones are
+//!    above the frame, in the caller's area 0);
 //! 1. saved callee-saved vector registers and vector spill slots (64 bytes each);
 //! 2. the IR stack slots, each at its alignment, the area rounded to 64 bytes and
 //!    zeroed by the prologue (the interpreter zeroes a frame's slots when it is pushed);
@@ -49,9 +51,10 @@ pub fn frame_layout(
     mf: &MachFunction<MInst>,
     used: &[PReg],
     has_calls: bool,
+    out_args: u32,
 ) -> Frame {
     let mut fr = Frame::default();
-    let mut off = 0u32;
+    let mut off = out_args.div_ceil(64) * 64;
     let mut spills = vec![0u32; mf.spill_slots.len()];
     for &p in CALLEE_SAVED_VECTOR.iter().filter(|p| used.contains(p)) {
         fr.saves.push((p, off));
@@ -423,6 +426,10 @@ fn emit_inst(
                 i64::from(at) + i64::from(*offset),
             );
         }
+        MInst::LoadArg { dest, offset } => {
+            sp_access(out, MemOp::W32, true, phys(*dest)?, fr.size + offset)
+        }
+        MInst::StoreArg { src, offset } => sp_access(out, MemOp::W32, false, phys(*src)?, *offset),
         MInst::Spill { slot, src } => {
             let r = *src;
             let op = if matches!(r, Reg::Phys(p) if p.class == VECTOR) {

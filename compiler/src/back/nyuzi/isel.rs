@@ -65,6 +65,8 @@ pub struct Selected {
     pub has_calls: bool,
     /// Whether per-lane narrow scatters need the scratch word.
     pub needs_scratch: bool,
+    /// Bytes of outgoing stack arguments (at `sp`, 64-byte aligned).
+    pub out_args: u32,
 }
 
 type Regs = SmallVec<[Reg; 2]>;
@@ -93,10 +95,22 @@ fn width(s: Scalar) -> u32 {
     }
 }
 
-/// Physical registers for a list of parameter types (plus the hidden mask, last among
-/// the scalars), per the ABI; `None` when they do not fit in registers.
-pub fn assign_args(params: &[Type], takes_mask: bool) -> Option<Vec<SmallVec<[PReg; 2]>>> {
-    let (mut ns, mut nv) = (0usize, 0usize);
+/// Where one argument travels.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArgLoc {
+    /// In these registers (two for a 64-bit value).
+    Regs(SmallVec<[PReg; 2]>),
+    /// In words at this byte offset from `sp` at the call (one word per 4 bytes).
+    Stack(u32),
+}
+
+/// Where the arguments of a call with these parameter types go (plus the hidden
+/// mask, last among the scalars), per the ABI and the image builder's launcher: scalar
+/// values in `s0`-`s7` while a whole value fits, then every later scalar value on the
+/// stack; varying values in `v0`-`v7`. `None` when varying values do not fit.
+pub fn assign_args(params: &[Type], takes_mask: bool) -> Option<Vec<ArgLoc>> {
+    let (mut ns, mut nv, mut stack) = (0usize, 0usize, 0u32);
+    let mut spilled = false;
     let mut out = Vec::new();
     let mut all: Vec<Type> = params.to_vec();
     if takes_mask {
@@ -104,18 +118,39 @@ pub fn assign_args(params: &[Type], takes_mask: bool) -> Option<Vec<SmallVec<[PR
     }
     for ty in all {
         let (class, n) = layout(ty);
-        let (bank, next) = if class == VECTOR {
-            (&VECTOR_ARGS, &mut nv)
+        if class == VECTOR {
+            if nv + n > VECTOR_ARGS.len() {
+                return None;
+            }
+            out.push(ArgLoc::Regs(
+                VECTOR_ARGS[nv..nv + n].iter().copied().collect(),
+            ));
+            nv += n;
+        } else if !spilled && ns + n <= SCALAR_ARGS.len() {
+            out.push(ArgLoc::Regs(
+                SCALAR_ARGS[ns..ns + n].iter().copied().collect(),
+            ));
+            ns += n;
         } else {
-            (&SCALAR_ARGS, &mut ns)
-        };
-        if *next + n > bank.len() {
-            return None;
+            spilled = true;
+            out.push(ArgLoc::Stack(stack));
+            stack += 4 * n as u32;
         }
-        out.push(bank[*next..*next + n].iter().copied().collect());
-        *next += n;
     }
     Some(out)
+}
+
+/// Bytes of stack arguments of a call (64-byte aligned).
+pub fn stack_arg_bytes(locs: &[ArgLoc], params: &[Type], takes_mask: bool) -> u32 {
+    let mut end = 0;
+    for (i, l) in locs.iter().enumerate() {
+        if let ArgLoc::Stack(off) = l {
+            let n = params.get(i).map_or(1, |t| layout(*t).1) as u32;
+            end = end.max(off + 4 * n);
+        }
+    }
+    let _ = takes_mask;
+    end.div_ceil(64) * 64
 }
 
 /// Result registers of a return type.
@@ -167,6 +202,7 @@ struct Isel<'a> {
     diags: Vec<Diagnostic>,
     has_calls: bool,
     needs_scratch: bool,
+    out_args: u32,
 }
 
 /// Selects one function. `fidx` is its index in the module (barrier identifiers).
@@ -186,6 +222,7 @@ pub fn select(m: &Module, f: &Function, fidx: u32) -> Result<Selected, Vec<Diagn
         diags: Vec::new(),
         has_calls: false,
         needs_scratch: false,
+        out_args: 0,
     };
     s.run();
     if !s.diags.is_empty() {
@@ -196,6 +233,7 @@ pub fn select(m: &Module, f: &Function, fidx: u32) -> Result<Selected, Vec<Diagn
         mf,
         has_calls: s.has_calls,
         needs_scratch: s.needs_scratch,
+        out_args: s.out_args,
     })
 }
 
@@ -621,17 +659,33 @@ impl<'a> Isel<'a> {
         let f = self.f;
         let params = f.blocks[entry].params.clone();
         let Some(assign) = assign_args(&f.sig.params, f.sig.takes_mask) else {
-            self.unsupported("more arguments than fit in registers (s0-s7, v0-v7)");
+            self.unsupported("more varying arguments than fit in v0-v7");
             return;
         };
-        for (&p, phys) in params.iter().zip(&assign) {
+        for (&p, loc) in params.iter().zip(&assign) {
             let regs = self.regs(p);
-            let vector = layout(self.ty(p)).0 == VECTOR;
-            for (&d, &ph) in regs.iter().zip(phys) {
+            let ty = self.ty(p);
+            let vector = layout(ty).0 == VECTOR;
+            for (k, &d) in regs.iter().enumerate() {
+                match loc {
+                    ArgLoc::Regs(phys) => self.push(MInst::Copy {
+                        dest: d,
+                        src: Reg::Phys(phys[k]),
+                        vector,
+                    }),
+                    ArgLoc::Stack(off) => self.push(MInst::LoadArg {
+                        dest: d,
+                        offset: off + 4 * k as u32,
+                    }),
+                }
+            }
+            if ty == Type::BOOL {
+                // Launchers pass a uniform bool as 0/1: make it 0/0xffff.
+                let t = self.bin_imm(false, AluOp::CmpNeI, regs[0], 0);
                 self.push(MInst::Copy {
-                    dest: d,
-                    src: Reg::Phys(ph),
-                    vector,
+                    dest: regs[0],
+                    src: t,
+                    vector: false,
                 });
             }
         }
@@ -2023,26 +2077,41 @@ impl<'a> Isel<'a> {
             return self.unsupported("a call of an unknown function");
         };
         let Some(assign) = assign_args(&callee.sig.params, callee.sig.takes_mask) else {
-            return self.unsupported("a call with more arguments than fit in registers");
+            return self.unsupported("a call with more varying arguments than fit in v0-v7");
         };
+        let out_bytes = stack_arg_bytes(&assign, &callee.sig.params, callee.sig.takes_mask);
+        self.out_args = self.out_args.max(out_bytes);
         // Evaluate everything into virtual registers first, then pin.
         let mut moves: Vec<(PReg, Reg, bool)> = Vec::new();
-        for ((&arg, pty), phys) in args.iter().zip(&callee.sig.params).zip(&assign) {
+        let mut stores: Vec<(u32, Reg)> = Vec::new();
+        let mut place = |loc: &ArgLoc, regs: &[Reg], vector: bool| match loc {
+            ArgLoc::Regs(phys) => {
+                for (&p, &r) in phys.iter().zip(regs) {
+                    moves.push((p, r, vector));
+                }
+            }
+            ArgLoc::Stack(off) => {
+                for (k, &r) in regs.iter().enumerate() {
+                    stores.push((off + 4 * k as u32, r));
+                }
+            }
+        };
+        for ((&arg, pty), loc) in args.iter().zip(&callee.sig.params).zip(&assign) {
             let regs = if pty.varying && pty.scalar != Scalar::Bool {
                 self.vec_regs(arg)
             } else {
                 self.regs(arg)
             };
-            let vector = layout(*pty).0 == VECTOR;
-            for (&p, &r) in phys.iter().zip(&regs) {
-                moves.push((p, r, vector));
-            }
+            place(loc, &regs, layout(*pty).0 == VECTOR);
         }
         if callee.sig.takes_mask {
             let act = self.active(mask);
-            if let Some(phys) = assign.last() {
-                moves.push((phys[0], act, false));
+            if let Some(loc) = assign.last() {
+                place(loc, &[act], false);
             }
+        }
+        for (offset, src) in stores {
+            self.push(MInst::StoreArg { src, offset });
         }
         let mut uses: SmallVec<[PReg; 8]> = SmallVec::new();
         for (p, r, vector) in moves {

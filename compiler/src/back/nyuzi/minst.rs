@@ -117,6 +117,16 @@ pub enum MInst {
         obj: FrameObj,
         offset: i32,
     },
+    /// Loads an incoming stack argument: the word at `offset` from `sp` at the call.
+    LoadArg {
+        dest: Reg,
+        offset: u32,
+    },
+    /// Stores an outgoing stack argument at `offset` from `sp`.
+    StoreArg {
+        src: Reg,
+        offset: u32,
+    },
     /// Stores `src` to a spill slot (after allocation, always physical).
     Spill {
         slot: SpillSlot,
@@ -272,7 +282,8 @@ impl MachInst for MInst {
                 push(out, *dest, Def);
             }
             MInst::FrameAddr { dest, .. } | MInst::AddrOf { dest, .. } => push(out, *dest, Def),
-            MInst::Spill { src, .. } => push(out, *src, Use),
+            MInst::Spill { src, .. } | MInst::StoreArg { src, .. } => push(out, *src, Use),
+            MInst::LoadArg { dest, .. } => push(out, *dest, Def),
             MInst::Reload { dest, .. } => push(out, *dest, Def),
             MInst::Jump { .. } | MInst::Break => {}
             MInst::CondBr { cond, .. } => push(out, *cond, Use),
@@ -352,7 +363,8 @@ impl MachInst for MInst {
                 m(dest);
             }
             MInst::FrameAddr { dest, .. } | MInst::AddrOf { dest, .. } => m(dest),
-            MInst::Spill { src, .. } => m(src),
+            MInst::Spill { src, .. } | MInst::StoreArg { src, .. } => m(src),
+            MInst::LoadArg { dest, .. } => m(dest),
             MInst::Reload { dest, .. } => m(dest),
             MInst::Jump { .. } | MInst::Break => {}
             MInst::CondBr { cond, .. } => m(cond),

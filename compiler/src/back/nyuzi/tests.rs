@@ -11,7 +11,7 @@
 use sim::nyuzi::{decode, encode, BranchOp, Config, Inst, Machine};
 
 use super::abi::{ctx, GP, SP};
-use super::isel::{assign_args, layout};
+use super::isel::{assign_args, layout, ArgLoc};
 use super::object::{Object, RelocKind, RelocTarget};
 use super::{compile_module, listing};
 use crate::driver::{self, FrontOptions, Stage};
@@ -143,6 +143,21 @@ fn canonical_ret(ty: Type, words: &[u32]) -> u64 {
     }
 }
 
+/// Puts one argument where [`assign_args`] says (stack words at the initial `sp`).
+fn put_arg(mach: &mut Machine, loc: &ArgLoc, x: u64) {
+    match loc {
+        ArgLoc::Regs(phys) => {
+            for (k, p) in phys.iter().enumerate() {
+                mach.set_scalar_reg(0, p.index, (x >> (32 * k)) as u32);
+            }
+        }
+        ArgLoc::Stack(off) => {
+            let sp = STACK_TOP - 256;
+            mach.write_bytes(sp + off, &x.to_le_bytes()).unwrap();
+        }
+    }
+}
+
 /// Runs `entry` on the simulator; `misalign` shifts every buffer by 4 bytes (so
 /// block accesses take their gather/scatter fallback).
 fn run_nyuzi(m: &Module, entry: &str, args: &[Arg], misalign: bool) -> Result {
@@ -183,12 +198,12 @@ fn run_nyuzi(m: &Module, entry: &str, args: &[Arg], misalign: bool) -> Result {
     put(ctx::SHARED_BASE, SHARED);
     mach.write_bytes(CTX, &rec).unwrap();
     mach.set_scalar_reg(0, GP.index, CTX);
-    mach.set_scalar_reg(0, SP.index, STACK_TOP);
+    mach.set_scalar_reg(0, SP.index, STACK_TOP - 256);
     let fref = m.function_by_name(entry).unwrap();
     let f = &m.functions[fref];
     let regs = assign_args(&f.sig.params, f.sig.takes_mask).unwrap();
     let mut buf_addrs = Vec::new();
-    for (i, (arg, phys)) in args.iter().zip(&regs).enumerate() {
+    for (i, arg) in args.iter().enumerate() {
         let x = match arg {
             Arg::Val(x) => *x,
             Arg::Buf(b) => {
@@ -203,13 +218,10 @@ fn run_nyuzi(m: &Module, entry: &str, args: &[Arg], misalign: bool) -> Result {
         } else {
             x
         };
-        for (k, p) in phys.iter().enumerate() {
-            mach.set_scalar_reg(0, p.index, (x >> (32 * k)) as u32);
-        }
+        put_arg(&mut mach, &regs[i], x);
     }
     if f.sig.takes_mask {
-        let p = regs.last().unwrap()[0];
-        mach.set_scalar_reg(0, p.index, 0xffff);
+        put_arg(&mut mach, regs.last().unwrap(), 0xffff);
     }
     if let Err(e) = mach.run() {
         panic!("simulator fault: {e}\n{}", listing(&obj, None));
@@ -310,4 +322,152 @@ fn print_listing_for_inspection() {
     let m = module_of(&text);
     println!("{}", crate::ir::write::module_to_string(&m));
     println!("{}", listing(&compile(&m), None));
+}
+
+#[test]
+fn stack_arguments_and_calls() {
+    let src = "
+    static int sum10(uniform int a, int b, uniform int c, uniform int d, uniform int e,
+                     uniform int f, uniform int g, uniform int h, uniform int i, int j) {
+        return a + b * 2 + c * 3 + d * 4 + e * 5 + f * 6 + g * 7 + h * 8 + i * 9 + j * 10;
+    }
+    export void k(uniform int a, uniform int b, uniform int c, uniform int d, uniform int e,
+                  uniform int f, uniform int g, uniform int h, uniform int i, uniform int out[]) {
+        int x = sum10(a, programIndex, c, d, e, f, g, h, i, programIndex * b);
+        out[programIndex] = x;
+    }";
+    let mut args: Vec<Arg> = (1..10).map(|x| Arg::Val(x as u64 * 3)).collect();
+    args.push(Arg::Buf(words_i32(0..16)));
+    diff(src, "k", &args);
+}
+
+fn bytes_of(xs: impl IntoIterator<Item = u8>) -> Vec<u8> {
+    xs.into_iter().collect()
+}
+
+#[test]
+fn narrow_integers_wrap_like_the_interpreter() {
+    let src = "
+    export void k(uniform int8 a[], uniform int16 b[], uniform unsigned int8 c[], uniform int out[]) {
+        int8 x = a[programIndex];
+        int16 y = b[programIndex];
+        unsigned int8 z = c[programIndex];
+        int8 s = x * 3 + 100;
+        int16 t = y << 3;
+        unsigned int8 u = z + 200;
+        int r = s + (t >> 2) + u + (x < -5 ? 1000 : -1000) + (z > 100 ? 7 : 3);
+        r += min(x, (int8)4) * 10 + max(y, (int16)-7) + (int)(x >> 1) + (int)(z >> 3);
+        a[programIndex] = s;
+        b[(programIndex * 5) % 16] = t;
+        c[15 - programIndex] = u;
+        out[programIndex] = r;
+    }";
+    diff(
+        src,
+        "k",
+        &[
+            Arg::Buf(bytes_of((0..16).map(|i| (i * 37 + 200) as u8))),
+            Arg::Buf(
+                (0..16)
+                    .flat_map(|i: i32| ((i * 4999 - 30000) as i16).to_le_bytes())
+                    .collect(),
+            ),
+            Arg::Buf(bytes_of((0..16).map(|i| (i * 29 + 3) as u8))),
+            Arg::Buf(words_i32(0..16)),
+        ],
+    );
+}
+
+#[test]
+fn int64_pairs_match_the_interpreter() {
+    let src = "
+    export void k(uniform int64 a, uniform int64 v[], uniform int64 out[], uniform int flags[]) {
+        int64 x = v[programIndex];
+        int64 s = x + a;
+        int64 d = x - a * 3;
+        int64 l = x << 13;
+        int64 r = x >> 7;
+        unsigned int64 ur = (unsigned int64)x >> 40;
+        out[programIndex] = s ^ d ^ l ^ r ^ (int64)ur ^ (x & 0xff00ff00ff) ^ -x;
+        uniform int64 u = a + 0x100000000;
+        flags[programIndex] = (x < a ? 1 : 0) + (x == s - a ? 2 : 0) + ((unsigned int64)x > (unsigned int64)a ? 4 : 0)
+            + (u >= a ? 8 : 0);
+    }";
+    diff(
+        src,
+        "k",
+        &[
+            Arg::Val(0xffff_fff0_1234_5678),
+            Arg::Buf(
+                (0..16)
+                    .flat_map(|i: i64| (i * 0x3_1234_5678_9abc - 0x7000_0000_0000).to_le_bytes())
+                    .collect(),
+            ),
+            Arg::Buf(vec![0; 128]),
+            Arg::Buf(words_i32(0..16)),
+        ],
+    );
+}
+
+#[test]
+fn masks_selects_and_lane_ops_match_the_interpreter() {
+    let src = "
+    export uniform int k(uniform float x[], uniform int out[], uniform bool flags[]) {
+        float v = x[programIndex];
+        int r = 0;
+        if (v > 2.5) {
+            r = 1;
+            if (v < 6) r = 2; else r = 3;
+        } else if (v != v) {
+            r = 9;
+        }
+        uniform int lanes = extract(r, 3) * 100 + (any(v > 100) ? 1 : 0) + (all(v > -1000) ? 10 : 0);
+        int s = shuffle(r, 15 - programIndex);
+        s = insert(s, 2, 77);
+        out[programIndex] = r * 1000 + s + (int)v;
+        flags[programIndex] = v > 4;
+        uniform int64 b = lanemask();
+        return lanes + (int)b;
+    }";
+    let xs = [
+        0.5f32,
+        3.0,
+        7.0,
+        -1.0,
+        f32::NAN,
+        5.5,
+        2.5,
+        100.5,
+        1.0,
+        9.0,
+        4.0,
+        4.5,
+        -3.0,
+        6.0,
+        0.0,
+        2.0,
+    ];
+    diff(
+        src,
+        "k",
+        &[
+            Arg::Buf(words_f32(xs)),
+            Arg::Buf(words_i32(0..16)),
+            Arg::Buf(vec![9; 16]),
+        ],
+    );
+}
+
+#[test]
+fn uniform_atomics_match_the_interpreter() {
+    let src = "
+    export uniform int k(uniform int c[]) {
+        uniform int a = atomic_add_global(&c[0], 5);
+        uniform int b = atomic_max_global(&c[1], 17);
+        uniform int d = atomic_compare_exchange_global(&c[2], 3, 11);
+        uniform int e = atomic_compare_exchange_global(&c[3], 3, 11);
+        uniform int f = atomic_xor_global(&c[4], 0xff);
+        return a * 1000000 + b * 10000 + d * 100 + e + f;
+    }";
+    diff(src, "k", &[Arg::Buf(words_i32([1, 20, 3, 4, 0x0f]))]);
 }
