@@ -1,0 +1,676 @@
+//! The soft-float runtime routines (`stdlib/runtime_float.spmd`), run on the reference
+//! interpreter and compared bit for bit with the native IR operation they replace.
+//!
+//! The routines are part of the standard library's text (the front end compiles them with
+//! every program), so each test compiles just a kernel that, for every input,
+//! computes the varying routine, the uniform routine and the native operation (which the
+//! interpreter evaluates with the host's IEEE arithmetic), and checks that all three agree
+//! on edge cases (signed zeros, infinities, NaNs, the subnormal range, ulp neighbours of
+//! one, halfway rounding cases, extreme exponents) and on random bit patterns from a
+//! fixed-seed generator. A second check lowers the routines alone and asserts that they
+//! use only operations the Nyuzi back end implements natively.
+
+mod common;
+
+use common::*;
+use spmdc::interp::{self, ops, Launch, Limits, Memory};
+use spmdc::ir::{ConvOp, Scalar};
+
+const LANES: u32 = 16;
+/// The uniform routines run on every this-many-th input only: a uniform call costs as
+/// much as a varying one in the interpreter, and they share the varying code.
+const UNIFORM_STRIDE: usize = 4;
+
+/// A deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+
+/// An operand or result type of a routine: its name in the language and how a kernel
+/// turns the `uint64` bits in a buffer into a value and back.
+#[derive(Clone, Copy)]
+struct Ty {
+    lang: &'static str,
+    from_bits: &'static str,
+    to_bits: &'static str,
+}
+
+const F32: Ty = Ty {
+    lang: "float",
+    from_bits: "floatbits((uint32)X)",
+    to_bits: "(uint64)intbits(X)",
+};
+
+const F64: Ty = Ty {
+    lang: "double",
+    from_bits: "doublebits(X)",
+    to_bits: "intbits(X)",
+};
+
+const BOOL: Ty = Ty {
+    lang: "bool",
+    from_bits: "(X != 0)",
+    to_bits: "(uint64)(X ? 1 : 0)",
+};
+
+const I32: Ty = Ty {
+    lang: "int",
+    from_bits: "(int)X",
+    to_bits: "(uint64)(uint32)X",
+};
+
+const I64: Ty = Ty {
+    lang: "int64",
+    from_bits: "(int64)X",
+    to_bits: "(uint64)X",
+};
+
+/// Compiles the runtime plus `kernel` and runs `k(a, b, got, gotu, want, n)`; returns
+/// `(got, gotu, want)`.
+fn run(kernel: &str, a: &[u64], b: &[u64]) -> (Vec<u64>, Vec<u64>, Vec<u64>) {
+    let result = check_source("softfloat.spmd", kernel);
+    assert!(!result.diags.has_errors(), "{}", render_all(&result));
+    let module =
+        spmdc::driver::lower_front(&result).unwrap_or_else(|d| panic!("not lowered: {d:?}"));
+    let func = module.function_by_name("k").expect("entry k");
+    let n = a.len();
+    let bytes = |xs: &[u64]| -> Vec<u8> { xs.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    let mut mem = Memory::new();
+    let mut args = vec![
+        mem.add_buffer(bytes(a), "a"),
+        mem.add_buffer(bytes(b), "b"),
+        mem.add_buffer(vec![0; n * 8], "got"),
+        mem.add_buffer(vec![0; n * 8], "gotu"),
+        mem.add_buffer(vec![0; n * 8], "want"),
+    ];
+    let addrs = args.clone();
+    args.push(n as u64);
+    let limits = Limits {
+        max_steps: 2_000_000_000,
+        ..Limits::default()
+    };
+    interp::run(
+        &module,
+        func,
+        &Launch::single_gang(LANES, args),
+        &mut mem,
+        limits,
+    )
+    .unwrap_or_else(|e| panic!("run failed: {e}"));
+    let read = |addr: u64| -> Vec<u64> {
+        mem.buffer(addr)
+            .expect("buffer")
+            .chunks(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    (read(addrs[2]), read(addrs[3]), read(addrs[4]))
+}
+
+/// The kernel comparing `routine` (without its `_v`/`_u` suffix) on operands of types
+/// `args` with result type `ret` against `native`, an expression of `x` (and `y`).
+fn kernel(routine: &str, args: &[Ty], ret: Ty, native: &str) -> String {
+    let names = ["x", "y"];
+    let bufs = ["a", "b"];
+    let decl = |uniform: bool| -> String {
+        args.iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let q = if uniform { "uniform " } else { "" };
+                let v = t.from_bits.replace('X', &format!("{}[i]", bufs[i]));
+                format!("        {q}{} {} = {v};\n", t.lang, names[i])
+            })
+            .collect()
+    };
+    let call = names[..args.len()].join(", ");
+    let to = |e: String| ret.to_bits.replace('X', &e);
+    format!(
+        "export void k(uniform uint64 a[], uniform uint64 b[], uniform uint64 got[],
+               uniform uint64 gotu[], uniform uint64 want[], uniform int n) {{
+    foreach (i = 0 ... n) {{
+{dv}        got[i] = {gv};
+        want[i] = {nv};
+    }}
+    for (uniform int i = 0; i < n; i += {UNIFORM_STRIDE}) {{
+{du}        gotu[i] = {gu};
+    }}
+}}
+",
+        dv = decl(false),
+        du = decl(true),
+        gv = to(format!("{routine}_v({call})")),
+        gu = to(format!("{routine}_u({call})")),
+        nv = to(native.to_string()),
+    )
+}
+
+/// Runs `routine` against `native` on the inputs and reports every disagreement.
+fn check(routine: &str, args: &[Ty], ret: Ty, native: &str, a: &[u64], b: &[u64]) {
+    let src = kernel(routine, args, ret, native);
+    let (got, gotu, want) = run(&src, a, b);
+    compare(routine, a, b, &got, &gotu, &want);
+}
+
+/// Runs `routine` against `reference`, the interpreter's own lane function for an IR
+/// operation the language cannot spell (such as `fcvt_to_sint.i8`), on the operand bits.
+fn check_fn(routine: &str, args: &[Ty], ret: Ty, reference: &dyn Fn(u64) -> u64, a: &[u64]) {
+    let b = vec![0; a.len()];
+    let src = kernel(routine, args, ret, "0");
+    let (got, gotu, _) = run(&src, a, &b);
+    let want: Vec<u64> = a.iter().map(|&x| reference(x)).collect();
+    compare(routine, a, &b, &got, &gotu, &want);
+}
+
+/// Asserts that the varying results (and the uniform ones that were computed) equal
+/// `want`, listing the first disagreements.
+fn compare(routine: &str, a: &[u64], b: &[u64], got: &[u64], gotu: &[u64], want: &[u64]) {
+    let mut bad = Vec::new();
+    for i in 0..a.len() {
+        let uniform_bad = i % UNIFORM_STRIDE == 0 && gotu[i] != want[i];
+        if got[i] != want[i] || uniform_bad {
+            bad.push(format!(
+                "  a={:#x} b={:#x}: varying {:#x} uniform {} native {:#x}",
+                a[i],
+                b[i],
+                got[i],
+                if i % UNIFORM_STRIDE == 0 {
+                    format!("{:#x}", gotu[i])
+                } else {
+                    "-".to_string()
+                },
+                want[i]
+            ));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{routine}: {} of {} inputs differ:\n{}",
+        bad.len(),
+        a.len(),
+        bad.iter().take(20).cloned().collect::<Vec<_>>().join("\n")
+    );
+}
+
+/// f32 bit patterns worth testing on their own.
+fn f32_edges() -> Vec<u64> {
+    let mut v: Vec<u32> = vec![
+        0x0000_0000, // +0
+        0x0000_0001, // smallest subnormal
+        0x0000_0002,
+        0x0000_0003,
+        0x003f_ffff,
+        0x0040_0000,
+        0x007f_ffff, // largest subnormal
+        0x0080_0000, // smallest normal
+        0x0080_0001,
+        0x00ff_ffff,
+        0x3f7f_ffff, // 1 - ulp
+        0x3f80_0000, // 1
+        0x3f80_0001, // 1 + ulp
+        0x3fc0_0000, // 1.5
+        0x4000_0000, // 2
+        0x4040_0000, // 3
+        0x40a0_0000, // 5
+        0x4120_0000, // 10
+        0x3eaa_aaab, // 1/3
+        0x4b00_0000, // 2^23
+        0x4b7f_ffff,
+        0x4b80_0000, // 2^24
+        0x4b80_0001,
+        0x4f00_0000, // 2^31
+        0x5f00_0000, // 2^63
+        0x3f00_0000, // 0.5
+        0x3f00_0001,
+        0x3fff_ffff,
+        0x4b40_0001, // 2^23 + 2^22 + 1
+        0x7f7f_ffff, // max
+        0x7f00_0000,
+        0x0100_0000,
+        0x7f80_0000, // inf
+        0x7fc0_0000, // qNaN
+        0x7fc0_1234,
+        0x7f80_0001, // sNaN
+        0x7fbf_ffff,
+    ];
+    let neg: Vec<u32> = v.iter().map(|x| x | 0x8000_0000).collect();
+    v.extend(neg);
+    v.into_iter().map(u64::from).collect()
+}
+
+/// `count` f32 bit patterns: uniformly random, random with exponents near the
+/// subnormal range or near one, and random significands with short runs of low bits.
+fn f32_random(rng: &mut Rng, count: usize) -> Vec<u64> {
+    (0..count)
+        .map(|i| {
+            let r = rng.next();
+            let bits = match i % 4 {
+                0 => r as u32,
+                1 => (r as u32 & 0x80ff_ffff) | ((r >> 40) as u32 % 4) << 23,
+                2 => (r as u32 & 0x807f_ffff) | (((r >> 40) as u32 % 16) + 120) << 23,
+                _ => (r as u32 & 0xff80_0000) | ((r >> 32) as u32 & 0x7) << ((r >> 48) % 21),
+            };
+            u64::from(bits)
+        })
+        .collect()
+}
+
+/// Every pair of edge cases, then random pairs.
+fn f32_pairs(seed: u64, random: usize) -> (Vec<u64>, Vec<u64>) {
+    let edges = f32_edges();
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for &x in &edges {
+        for &y in &edges {
+            a.push(x);
+            b.push(y);
+        }
+    }
+    let mut rng = Rng(seed);
+    a.extend(f32_random(&mut rng, random));
+    b.extend(f32_random(&mut rng, random));
+    // Operands with close significands: quotients near 1 and halfway cases.
+    for _ in 0..random / 4 {
+        let x = rng.next() as u32 & 0x3fff_ffff;
+        let d = (rng.next() % 7) as u32;
+        a.push(u64::from(x));
+        b.push(u64::from((x & 0x007f_ffff ^ d) | 0x3f80_0000));
+    }
+    (a, b)
+}
+
+/// One-operand inputs: the edge cases, their ulp neighbours, and random patterns.
+fn f32_singles(seed: u64, random: usize) -> Vec<u64> {
+    let mut v = f32_edges();
+    let near: Vec<u64> = v
+        .iter()
+        .flat_map(|&x| [x.wrapping_sub(1) & 0xffff_ffff, (x + 1) & 0xffff_ffff])
+        .collect();
+    v.extend(near);
+    let mut rng = Rng(seed);
+    v.extend(f32_random(&mut rng, random));
+    // Perfect squares and their neighbours.
+    for _ in 0..random / 8 {
+        let r = (rng.next() % 4096) as f32 * 0.015625;
+        let bits = u64::from((r * r).to_bits());
+        v.extend([bits, bits + 1, bits.saturating_sub(1)]);
+    }
+    v
+}
+
+#[test]
+fn f32_fdiv_matches_native() {
+    let (a, b) = f32_pairs(0x1234_5678, 1500);
+    check("__spmdc_rt_fdiv_f32", &[F32, F32], F32, "x / y", &a, &b);
+}
+
+#[test]
+fn f32_sqrt_matches_native() {
+    let a = f32_singles(0x9e37_79b9, 2000);
+    let b = vec![0; a.len()];
+    check("__spmdc_rt_sqrt_f32", &[F32], F32, "sqrt(x)", &a, &b);
+}
+
+#[test]
+fn f32_frem_matches_native() {
+    let (mut a, mut b) = f32_pairs(0x5151_7777, 1000);
+    // Huge exponent differences: the longest loops.
+    let mut rng = Rng(77);
+    for _ in 0..200 {
+        a.push(rng.next() & 0x7f7f_ffff | 0x7000_0000);
+        b.push(rng.next() & 0x00ff_ffff);
+    }
+    check(
+        "__spmdc_rt_frem_f32",
+        &[F32, F32],
+        F32,
+        "fmod(x, y)",
+        &a,
+        &b,
+    );
+}
+
+#[test]
+fn f32_fmin_fmax_match_native() {
+    let (a, b) = f32_pairs(0x2468_ace0, 500);
+    check("__spmdc_rt_fmin_f32", &[F32, F32], F32, "min(x, y)", &a, &b);
+    check("__spmdc_rt_fmax_f32", &[F32, F32], F32, "max(x, y)", &a, &b);
+}
+
+/// f32 values around integers and the limits of every integer width.
+fn f32_integral(seed: u64) -> Vec<u64> {
+    let mut v = f32_singles(seed, 600);
+    for e in [7, 8, 15, 16, 23, 24, 31, 32, 63, 64] {
+        let p = (e + 127u64) << 23;
+        for d in 0..3 {
+            for x in [p + d, p - 1 - d, p | 0x40_0000] {
+                v.push(x);
+                v.push(x | 0x8000_0000);
+            }
+        }
+    }
+    for i in 0..200u64 {
+        let half = 0.5f32 * (i as f32 - 100.0);
+        v.push(u64::from(half.to_bits()));
+        v.push(u64::from((half + 0.25).to_bits()));
+    }
+    v
+}
+
+#[test]
+fn f32_rounding_matches_native() {
+    let a = f32_integral(0x1111_2222);
+    let b = vec![0; a.len()];
+    for (routine, native) in [
+        ("__spmdc_rt_trunc_f32", "trunc(x)"),
+        ("__spmdc_rt_floor_f32", "floor(x)"),
+        ("__spmdc_rt_ceil_f32", "ceil(x)"),
+        ("__spmdc_rt_nearest_f32", "round(x)"),
+    ] {
+        check(routine, &[F32], F32, native, &a, &b);
+    }
+}
+
+#[test]
+fn f32_to_int_matches_native() {
+    let a = f32_integral(0x3333_4444);
+    let b = vec![0; a.len()];
+    // The language converts to 8 and 16 bits through 32, so the reference for the
+    // narrow IR conversions (which saturate at their own width) is the interpreter's.
+    for (w, s) in [
+        ("i8", Scalar::I8),
+        ("i16", Scalar::I16),
+        ("i32", Scalar::I32),
+    ] {
+        for (op, name) in [(ConvOp::FcvtToSint, "sint"), (ConvOp::FcvtToUint, "uint")] {
+            let lane = ops::convert(op, Scalar::F32, s).unwrap();
+            // The routines return an int: the narrow result sign- or zero-extended.
+            let bits = s.bits();
+            let reference = move |x: u64| -> u64 {
+                let r = lane(x);
+                let r = if op == ConvOp::FcvtToSint {
+                    ops::sext(r, bits) as u64
+                } else {
+                    r
+                };
+                r & 0xffff_ffff
+            };
+            let routine = format!("__spmdc_rt_fcvt_to_{name}_f32_{w}");
+            check_fn(&routine, &[F32], I32, &reference, &a);
+        }
+    }
+    check(
+        "__spmdc_rt_fcvt_to_sint_f32_i64",
+        &[F32],
+        I64,
+        "(int64)x",
+        &a,
+        &b,
+    );
+    check(
+        "__spmdc_rt_fcvt_to_uint_f32_i64",
+        &[F32],
+        I64,
+        "(int64)(uint64)x",
+        &a,
+        &b,
+    );
+}
+
+/// 64-bit integers of every magnitude, with runs of ones and zeros around the bits that
+/// f32 and f64 rounding look at.
+fn int_inputs(seed: u64, count: usize) -> Vec<u64> {
+    let mut v: Vec<u64> = vec![
+        0,
+        1,
+        2,
+        3,
+        0x7f,
+        0x80,
+        0xff,
+        0xffff,
+        0x7fff_ffff,
+        0x8000_0000,
+    ];
+    v.extend([
+        0xffff_ffff,
+        0x1_0000_0000,
+        0xff_ffff,
+        0x100_0001,
+        0x100_0003,
+        0x1ff_fffd,
+    ]);
+    v.extend([
+        u64::MAX,
+        i64::MAX as u64,
+        1 << 63,
+        (1 << 63) + 1,
+        0x20_0000_0000_0001,
+    ]);
+    v.extend([
+        0x1f_ffff_ffff_ffff,
+        0x3f_ffff_ffff_ffff,
+        0x20_0000_0000_0003,
+    ]);
+    let neg: Vec<u64> = v.iter().map(|x| x.wrapping_neg()).collect();
+    v.extend(neg);
+    let mut rng = Rng(seed);
+    for i in 0..count {
+        let r = rng.next();
+        let shift = (i as u64 * 7) % 64;
+        v.push(match i % 3 {
+            0 => r,
+            1 => r >> shift,
+            _ => ((r | 0xff) >> shift) ^ ((r >> 60) << (shift / 2)),
+        });
+    }
+    v
+}
+
+#[test]
+fn int_to_f32_matches_native() {
+    let a = int_inputs(0x5555_6666, 1500);
+    let b = vec![0; a.len()];
+    check(
+        "__spmdc_rt_fcvt_from_uint_i32_f32",
+        &[I32],
+        F32,
+        "(float)(uint32)x",
+        &a,
+        &b,
+    );
+    check(
+        "__spmdc_rt_fcvt_from_uint_i64_f32",
+        &[I64],
+        F32,
+        "(float)(uint64)x",
+        &a,
+        &b,
+    );
+    check(
+        "__spmdc_rt_fcvt_from_sint_i64_f32",
+        &[I64],
+        F32,
+        "(float)x",
+        &a,
+        &b,
+    );
+}
+
+/// The front end's result for `src` at 16 lanes and 4-byte pointers (Nyuzi's).
+fn front_nyuzi(src: &str) -> spmdc::driver::FrontResult {
+    use spmdc::driver::{self, FrontOptions, Stage};
+    let opts = FrontOptions {
+        target: spmdc::front::sema::Target {
+            program_count: LANES,
+            pointer_size: 4,
+        },
+        ..FrontOptions::default()
+    };
+    let front = driver::run_front("t.spmd", None, src.to_string(), &opts, Stage::Check);
+    assert!(!front.diags.has_errors(), "{}", render_all(&front));
+    front
+}
+
+/// Compiles `src` for Nyuzi's lanes and pointers; the module as lowered and the module
+/// legalized for Nyuzi.
+fn compile_both(src: &str) -> (spmdc::ir::Module, spmdc::ir::Module) {
+    use spmdc::driver::{self, LegalTarget};
+    let front = front_nyuzi(src);
+    let plain = driver::lower_front_with(&front, true).unwrap_or_else(|e| panic!("{e:?}"));
+    let legal = driver::lower_for_target(&front, true, LegalTarget::Nyuzi)
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    (plain, legal)
+}
+
+/// Runs `k(bufs..., n)` at 16 lanes; the buffers afterwards.
+fn run_module(module: &spmdc::ir::Module, bufs: &[Vec<u8>], n: usize) -> Vec<Vec<u8>> {
+    let func = module.function_by_name("k").expect("entry k");
+    let mut mem = Memory::new();
+    let addrs: Vec<u64> = bufs
+        .iter()
+        .enumerate()
+        .map(|(i, b)| mem.add_buffer(b.clone(), &format!("b{i}")))
+        .collect();
+    let mut args = addrs.clone();
+    args.push(n as u64);
+    let limits = Limits {
+        max_steps: 500_000_000,
+        ..Limits::default()
+    };
+    interp::run(
+        module,
+        func,
+        &Launch::single_gang(LANES, args),
+        &mut mem,
+        limits,
+    )
+    .unwrap_or_else(|e| panic!("run failed: {e}"));
+    addrs
+        .iter()
+        .map(|&a| mem.buffer(a).expect("buffer").to_vec())
+        .collect()
+}
+
+/// Every f32 operation Nyuzi lacks, varying and uniform, in one kernel: legalized, it
+/// must leave nothing illegal and give the unlegalized module's bits.
+#[test]
+fn legalized_f32_kernel_matches_unlegalized() {
+    let src = r#"
+export void k(uniform float a[], uniform float b[], uniform uint32 out[], uniform int n) {
+    foreach (i = 0 ... n) {
+        float x = a[i], y = b[i];
+        uniform float ux = a[0], uy = b[1];
+        int base = 24 * i;
+        out[base + 0] = intbits(x / y);
+        out[base + 1] = intbits(sqrt(x));
+        out[base + 2] = intbits(fmod(x, y));
+        out[base + 3] = intbits(min(x, y));
+        out[base + 4] = intbits(max(x, y));
+        out[base + 5] = intbits(floor(x));
+        out[base + 6] = intbits(ceil(x));
+        out[base + 7] = intbits(trunc(x));
+        out[base + 8] = intbits(round(x));
+        out[base + 9] = (uint32)(int8)x;
+        out[base + 10] = (uint32)(uint16)x;
+        out[base + 11] = (uint32)(int)x;
+        out[base + 12] = (uint32)x;
+        out[base + 13] = (uint32)(int64)(x * 1e10);
+        out[base + 14] = (uint32)((uint64)(x * 1e10) >> 20);
+        out[base + 15] = intbits((float)(uint32)(int)(y * 1e9));
+        out[base + 16] = intbits((float)((int64)(y * 1e9) * 1000));
+        out[base + 17] = intbits((float)(uint64)((int64)(x * 1e9) * 999));
+        out[base + 18] = intbits((float)(uint8)(int)y);
+        out[base + 19] = intbits(ux / uy + sqrt(ux) + fmod(ux, uy));
+        out[base + 20] = intbits(min(ux, uy) + floor(ux) + round(uy));
+        out[base + 21] = (uint32)(int64)ux + (uint32)uy;
+        out[base + 22] = intbits(rcp(x) + rsqrt(y));
+        out[base + 23] = intbits((float)(uint32)i);
+    }
+}
+"#;
+    let (plain, legal) = compile_both(src);
+    let left = spmdc::passes::legalize::remaining_illegal(&legal);
+    assert!(left.is_empty(), "left illegal: {left:?}");
+    let mut rng = Rng(0xabcd_ef01);
+    let n = 64;
+    let mut floats = |scale: f32| -> Vec<u8> {
+        (0..n)
+            .flat_map(|i| {
+                let x = if i < 8 {
+                    [
+                        0.0f32,
+                        -0.0,
+                        1.5,
+                        -2.5,
+                        f32::INFINITY,
+                        f32::NAN,
+                        1e-40,
+                        -7.0,
+                    ][i]
+                } else {
+                    let r = rng.next();
+                    (r >> 40) as f32 / (1u64 << 20) as f32 * scale - scale * 4.0
+                };
+                x.to_le_bytes()
+            })
+            .collect()
+    };
+    let bufs = vec![floats(100.0), floats(3.0), vec![0u8; n * 24 * 4]];
+    let want = run_module(&plain, &bufs, n);
+    let got = run_module(&legal, &bufs, n);
+    assert_eq!(got[2], want[2], "legalized results differ");
+}
+
+/// The float routines use only operations Nyuzi has natively (they are legalized no
+/// further): checked on the routines as lowered and optimized, before legalization. A
+/// 64-bit shift by a constant counts as native (legalization only makes its count a
+/// plain `iconst`).
+#[test]
+fn float_routines_are_native() {
+    use spmdc::ir::{BinaryOp, InstData};
+    use spmdc::passes::legalize::{const_int, is_illegal, LegalTarget};
+    let result = front_nyuzi("export void k() {}");
+    let checked = result.checked.as_ref().expect("checked");
+    let module = spmdc::lower::lower_with_runtime(
+        &result.unit,
+        checked,
+        &result.interner,
+        &result.sources,
+        true,
+    )
+    .unwrap_or_else(|d| panic!("{d:?}"));
+    let mut module = module;
+    spmdc::passes::optimize(&mut module).expect("optimized");
+    let const_shift = |func: &spmdc::ir::Function, data: &InstData| {
+        matches!(data, InstData::Binary { op: BinaryOp::Ishl | BinaryOp::Sshr | BinaryOp::Ushr, args }
+            if const_int(func, args[1]).is_some())
+    };
+    let mut bad = Vec::new();
+    let mut seen = 0;
+    for (_, func) in module.functions.iter() {
+        let ours = func.name.starts_with("__spmdc_rtf_")
+            || RUNTIME_FLOAT_SOURCE.contains(&format!(" {}(", func.name));
+        if !ours {
+            continue;
+        }
+        seen += 1;
+        for &b in &func.layout {
+            for &inst in &func.blocks[b].insts {
+                let data = &func.insts[inst];
+                if is_illegal(LegalTarget::Nyuzi, func, data) && !const_shift(func, data) {
+                    bad.push(format!("@{}: {data:?}", func.name));
+                }
+            }
+        }
+    }
+    assert!(seen > 20, "only {seen} float routines lowered");
+    assert!(bad.is_empty(), "non-native operations:\n{}", bad.join("\n"));
+}
+
+const RUNTIME_FLOAT_SOURCE: &str = include_str!("../../stdlib/runtime_float.spmd");
