@@ -81,12 +81,10 @@ fn lex_line(text: &str, line: u32, errs: &mut Vec<AsmError>) -> Vec<Token> {
                 let body = so_far.trim_start_matches('-');
                 let hexish =
                     body.starts_with("0x") || body.starts_with("0f") || body.starts_with("0d");
-                if d.is_ascii_alphanumeric() || d == '.' || d == '_' {
-                    i += 1;
-                } else if (d == '+' || d == '-')
+                let exponent_sign = (d == '+' || d == '-')
                     && !hexish
-                    && (so_far.ends_with('e') || so_far.ends_with('E'))
-                {
+                    && (so_far.ends_with('e') || so_far.ends_with('E'));
+                if d.is_ascii_alphanumeric() || d == '.' || d == '_' || exponent_sign {
                     i += 1;
                 } else {
                     break;
@@ -456,7 +454,7 @@ impl<'t, 'c, 'a> Cursor<'t, 'c, 'a> {
     fn addr(&mut self, space: Space) -> PResult<Address> {
         self.punct('[')?;
         let t = self.next("an address")?;
-        let mut offset: i64 = 0;
+        let mut offset: i128 = 0;
         let base = match &t.tok {
             Tok::Reg(s) => {
                 let (file, wide, idx) =
@@ -487,8 +485,7 @@ impl<'t, 'c, 'a> Cursor<'t, 'c, 'a> {
             }
             Tok::Num(s) => {
                 offset = parse_int(s)
-                    .ok_or_else(|| err_at(t, format!("`{s}` is not an address offset")))?
-                    as i64;
+                    .ok_or_else(|| err_at(t, format!("`{s}` is not an address offset")))?;
                 AddrBase::None
             }
             other => {
@@ -518,9 +515,8 @@ impl<'t, 'c, 'a> Cursor<'t, 'c, 'a> {
                             format!("expected an offset, found {}", describe(&n.tok)),
                         ));
                     };
-                    let v = parse_int(s)
-                        .ok_or_else(|| err_at(n, format!("`{s}` is not an offset")))?
-                        as i64;
+                    let v =
+                        parse_int(s).ok_or_else(|| err_at(n, format!("`{s}` is not an offset")))?;
                     offset = if neg == Some(true) { -v } else { v };
                 }
             }
@@ -587,7 +583,7 @@ fn cmp_of(s: &str) -> Result<Cmp, String> {
     find(&Cmp::ALL, Cmp::name, s).ok_or_else(|| format!("unknown comparison `.{s}`"))
 }
 
-fn check(ok: bool, msg: impl FnOnce() -> String) -> Result<(), String> {
+fn ensure(ok: bool, msg: impl FnOnce() -> String) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
@@ -604,7 +600,7 @@ fn parse_op(c: &mut Cursor, mt: &Token, mnemonic: &str, index: usize) -> PResult
         _ if find(&BinOp::ALL, BinOp::name, head).is_some() => {
             let op = find(&BinOp::ALL, BinOp::name, head).unwrap_or(BinOp::Add);
             let ty = ty_of(mods(m, 1, mnemonic).map_err(bad)?[0]).map_err(bad)?;
-            check(op.accepts(ty), || {
+            ensure(op.accepts(ty), || {
                 format!("`{head}` is not defined on .{ty}")
             })
             .map_err(bad)?;
@@ -618,7 +614,7 @@ fn parse_op(c: &mut Cursor, mt: &Token, mnemonic: &str, index: usize) -> PResult
         _ if find(&UnOp::ALL, UnOp::name, head).is_some() => {
             let op = find(&UnOp::ALL, UnOp::name, head).unwrap_or(UnOp::Mov);
             let ty = ty_of(mods(m, 1, mnemonic).map_err(bad)?[0]).map_err(bad)?;
-            check(op.accepts(ty), || {
+            ensure(op.accepts(ty), || {
                 format!("`{head}` is not defined on .{ty}")
             })
             .map_err(bad)?;
@@ -633,7 +629,7 @@ fn parse_op(c: &mut Cursor, mt: &Token, mnemonic: &str, index: usize) -> PResult
         }
         "mad" => {
             let ty = ty_of(mods(m, 1, mnemonic).map_err(bad)?[0]).map_err(bad)?;
-            check(
+            ensure(
                 ty.is_reg_sized() && !matches!(ty, Type::B32 | Type::B64),
                 || format!("`mad` is not defined on .{ty}"),
             )
@@ -665,7 +661,7 @@ fn parse_op(c: &mut Cursor, mt: &Token, mnemonic: &str, index: usize) -> PResult
                 _ => return Err(bad("`cvt` is written cvt{.rnd}.dty.sty".into())),
             };
             let (dty, sty) = (ty_of(tys[0]).map_err(bad)?, ty_of(tys[1]).map_err(bad)?);
-            check(dty != Type::Pred && sty != Type::Pred, || {
+            ensure(dty != Type::Pred && sty != Type::Pred, || {
                 "`cvt` does not convert predicates".into()
             })
             .map_err(bad)?;
@@ -682,7 +678,7 @@ fn parse_op(c: &mut Cursor, mt: &Token, mnemonic: &str, index: usize) -> PResult
         "setp" => {
             let m = mods(m, 2, mnemonic).map_err(bad)?;
             let (cmp, ty) = (cmp_of(m[0]).map_err(bad)?, ty_of(m[1]).map_err(bad)?);
-            check(cmp.accepts(ty), || {
+            ensure(cmp.accepts(ty), || {
                 format!("`.{}` does not compare .{ty}", cmp.name())
             })
             .map_err(bad)?;
@@ -700,7 +696,7 @@ fn parse_op(c: &mut Cursor, mt: &Token, mnemonic: &str, index: usize) -> PResult
         }
         "selp" => {
             let ty = ty_of(mods(m, 1, mnemonic).map_err(bad)?[0]).map_err(bad)?;
-            check(ty.is_reg_sized(), || {
+            ensure(ty.is_reg_sized(), || {
                 format!("`selp` is not defined on .{ty}")
             })
             .map_err(bad)?;
@@ -721,7 +717,7 @@ fn parse_op(c: &mut Cursor, mt: &Token, mnemonic: &str, index: usize) -> PResult
         "ld" | "st" => {
             let m = mods(m, 2, mnemonic).map_err(bad)?;
             let (space, ty) = (space_of(m[0]).map_err(bad)?, ty_of(m[1]).map_err(bad)?);
-            check(ty != Type::Pred, || "memory holds no .pred values".into()).map_err(bad)?;
+            ensure(ty != Type::Pred, || "memory holds no .pred values".into()).map_err(bad)?;
             let reg_ty = widen(ty);
             if head == "ld" {
                 let dst = c.dst(reg_ty)?;
@@ -736,7 +732,7 @@ fn parse_op(c: &mut Cursor, mt: &Token, mnemonic: &str, index: usize) -> PResult
                     addr,
                 }
             } else {
-                check(space != Space::Param, || {
+                ensure(space != Space::Param, || {
                     "the .param space is read-only".into()
                 })
                 .map_err(bad)?;
@@ -755,14 +751,14 @@ fn parse_op(c: &mut Cursor, mt: &Token, mnemonic: &str, index: usize) -> PResult
         "atom" => {
             let m = mods(m, 3, mnemonic).map_err(bad)?;
             let space = space_of(m[0]).map_err(bad)?;
-            check(matches!(space, Space::Global | Space::Shared), || {
+            ensure(matches!(space, Space::Global | Space::Shared), || {
                 "atomics act on .global or .shared".into()
             })
             .map_err(bad)?;
             let op = find(&AtomOp::ALL, AtomOp::name, m[1])
                 .ok_or_else(|| bad(format!("unknown atomic `.{}`", m[1])))?;
             let ty = ty_of(m[2]).map_err(bad)?;
-            check(op.accepts(ty), || {
+            ensure(op.accepts(ty), || {
                 format!("`atom.{}` is not defined on .{ty}", op.name())
             })
             .map_err(bad)?;
@@ -821,7 +817,7 @@ fn parse_op(c: &mut Cursor, mt: &Token, mnemonic: &str, index: usize) -> PResult
             }
         }
         "bar" => {
-            check(m == ["sync"], || "only `bar.sync` exists".into()).map_err(bad)?;
+            ensure(m == ["sync"], || "only `bar.sync` exists".into()).map_err(bad)?;
             Op::Bar { id: c.uint()? }
         }
         "membar" => match m {
@@ -842,7 +838,7 @@ fn parse_op(c: &mut Cursor, mt: &Token, mnemonic: &str, index: usize) -> PResult
             } else {
                 "pred"
             };
-            check(m[1] == want, || {
+            ensure(m[1] == want, || {
                 format!("`vote.{}` is typed .{want}", mode.name())
             })
             .map_err(bad)?;
@@ -862,7 +858,7 @@ fn parse_op(c: &mut Cursor, mt: &Token, mnemonic: &str, index: usize) -> PResult
             let m = mods(m, 2, mnemonic).map_err(bad)?;
             let mode = find(&ShflMode::ALL, ShflMode::name, m[0])
                 .ok_or_else(|| bad(format!("unknown shuffle `.{}`", m[0])))?;
-            check(m[1] == "b32", || "`shfl` is typed .b32".into()).map_err(bad)?;
+            ensure(m[1] == "b32", || "`shfl` is typed .b32".into()).map_err(bad)?;
             let dst = c.dst(Type::B32)?;
             let dst_pred = if c.eat('|') { Some(c.pred()?) } else { None };
             c.comma()?;
@@ -879,9 +875,9 @@ fn parse_op(c: &mut Cursor, mt: &Token, mnemonic: &str, index: usize) -> PResult
                 clamp: c.src(Type::U32)?,
             }
         }
-        "enq" => parse_enq(c, m, mnemonic).map_err(|e| e.unwrap_or_else(|s| bad(s)))?,
+        "enq" => parse_enq(c, m, mnemonic).map_err(|e| e.unwrap_or_else(&bad))?,
         "deq" => {
-            check(m == ["pred"], || "the only deq instruction is `deq.pred`; data and addresses are dequeued by [deq.data] and [deq.addr]".into())
+            ensure(m == ["pred"], || "the only deq instruction is `deq.pred`; data and addresses are dequeued by [deq.data] and [deq.addr]".into())
                 .map_err(bad)?;
             Op::DeqPred { dst: c.pred()? }
         }
@@ -939,12 +935,12 @@ fn parse_enq(c: &mut Cursor, m: &[&str], mnemonic: &str) -> Result<Op, Result<As
             } else {
                 space != Space::Param
             };
-            check(ok, || {
+            ensure(ok, || {
                 format!("`enq.{}` does not reach .{}", m[0], space.name())
             })
             .map_err(Err)?;
             let ty = ty_of(m[2]).map_err(Err)?;
-            check(ty != Type::Pred, || "memory holds no .pred values".into()).map_err(Err)?;
+            ensure(ty != Type::Pred, || "memory holds no .pred values".into()).map_err(Err)?;
             let addr = c.reg(Type::U32, &affine).map_err(Ok)?;
             Ok(if m[0] == "data" {
                 Op::EnqData { space, ty, addr }
@@ -954,7 +950,7 @@ fn parse_enq(c: &mut Cursor, m: &[&str], mnemonic: &str) -> Result<Op, Result<As
         }
         "pred" => {
             let (cmp, ty) = (cmp_of(m[1]).map_err(Err)?, ty_of(m[2]).map_err(Err)?);
-            check(cmp.accepts(ty), || {
+            ensure(cmp.accepts(ty), || {
                 format!("`.{}` does not compare .{ty}", cmp.name())
             })
             .map_err(Err)?;
@@ -1340,7 +1336,9 @@ fn statement<'a>(
         }
         (Tok::Word(w), Some(o)) if w.starts_with('.') => parse_directive(st, o),
         (_, Some(o)) => {
-            let inst = parse_inst(st, o)?;
+            // A failed instruction must not leave a branch fixup behind.
+            let pending = o.ctx.fixups.len();
+            let inst = parse_inst(st, o).inspect_err(|_| o.ctx.fixups.truncate(pending))?;
             o.kernel.insts.push(inst);
             Ok(())
         }
@@ -1654,4 +1652,21 @@ pub fn print(p: &Program) -> String {
     let names: Vec<&str> = p.kernels.iter().map(|k| k.name.as_str()).collect();
     let texts: Vec<String> = p.kernels.iter().map(|k| kernel_text(k, &names)).collect();
     texts.join("\n")
+}
+
+/// Checks a program built without text (e.g. by a back end with [`KernelBuilder`]):
+/// it is valid when its canonical text assembles back to exactly the same program,
+/// which applies every rule of the assembler (types, register widths and counts,
+/// labels, spaces).
+pub fn check(p: &Program) -> Result<(), Vec<AsmError>> {
+    let text = print(p);
+    match parse(&text) {
+        Ok(q) if q == *p => Ok(()),
+        Ok(_) => Err(vec![AsmError {
+            line: 0,
+            col: 0,
+            msg: "the program does not survive printing (unlabeled branch targets, names that are not words, or register counts below their use)".into(),
+        }]),
+        Err(es) => Err(es),
+    }
 }

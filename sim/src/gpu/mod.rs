@@ -7,7 +7,7 @@ pub mod config;
 pub mod isa;
 pub mod occupancy;
 
-pub use asm::{parse, print, AsmError};
+pub use asm::{check, parse, print, AsmError};
 pub use config::GpuConfig;
 pub use isa::*;
 pub use occupancy::{occupancy, BlockResources, Limiter, Occupancy, OccupancyError};

@@ -279,3 +279,823 @@ fn occupancy_rejects_blocks_that_cannot_run() {
         vec![Limiter::Warps, Limiter::Blocks]
     );
 }
+
+// ---------------------------------------------------------------------------------
+// Assembler: every instruction form, errors, builder, random round trips
+// ---------------------------------------------------------------------------------
+
+/// One of every instruction form (not a meaningful kernel).
+const EVERY_FORM: &str = "
+.func helper
+{
+    .reg 4;
+    add.s32 %r0, %r0, 1;
+    ret;
+}
+
+.entry all(.param .u32 out, .param .f64 scale, .param .u8 flag)
+{
+    .reg 32;
+    .pred 4;
+    .ureg 4;
+    .areg 4;
+    .shared 1024;
+    .local 16;
+top:
+    add.s32 %r1, %r2, -7;
+    sub.u32 %r1, %r2, 0xff;
+    mul.f32 %r1, %r2, 1.5;
+    mulhi.u32 %r1, %r2, %r3;
+    div.s64 %rd4, %rd6, %rd8;
+    rem.u64 %rd4, %rd6, 3;
+    min.f64 %rd4, %rd6, 0d3FF0000000000000;
+    max.s32 %r1, %r2, %tid.x;
+    and.b32 %r1, %r2, 0x0f;
+    or.pred %p1, %p2, %p3;
+    xor.b64 %rd4, %rd6, %rd8;
+    shl.b64 %rd4, %rd6, 3;
+    shr.s32 %r1, %r2, %r3;
+    mov.u32 %r1, %laneid;
+    mov.u32 %ur1, %ctaid.y;
+    neg.f32 %r1, %r2;
+    not.pred %p1, %p2;
+    abs.s32 %r1, %r2;
+    sqrt.f64 %rd4, %rd6;
+    popc.b32 %r1, %r2;
+    clz.b64 %rd4, %rd6;
+    mad.s32 %r1, %r2, %r3, %r4;
+    mad.f64 %rd4, %rd6, %rd8, %rd10;
+    cvt.f32.s32 %r1, %r2;
+    cvt.rzi.s32.f32 %r1, %r2;
+    cvt.rn.f32.f64 %r1, %rd4;
+    cvt.u64.u32 %rd4, %r1;
+    setp.lt.s32 %p0, %r1, %r2;
+    setp.neu.f32 %p0, %r1, 0f7FC00000;
+    selp.f32 %r1, %r2, %r3, %p0;
+    @!%p1 ld.global.s8 %r1, [%r2+4];
+    ld.shared.u16 %r1, [%r2-2];
+    ld.local.f64 %rd4, [%r2];
+    ld.param.u32 %r1, [out];
+    ld.param.f64 %rd4, [scale];
+    ld.param.u8 %r1, [flag];
+    ld.global.u32 %r1, [%ur1+128];
+    ld.shared.b32 %r1, [64];
+    st.global.f32 [%r2], %r3;
+    st.shared.u8 [%r2+1], 255;
+    st.local.b64 [%r2+8], %rd4;
+    atom.global.add.u32 %r1, [%r2], 1;
+    atom.shared.cas.b32 %r1, [%r2], %r3, %r4;
+    atom.global.exch.b64 %rd4, [%r2], %rd6;
+    atom.global.max.f32 %r1, [%r2], %r3;
+    @%p0 bra.uni top;
+    @%p1 bra out;
+    call helper;
+    bar.sync 0;
+    membar.cta;
+    membar.gl;
+    vote.any.pred %p1, %p2;
+    vote.all.pred %p1, %p2;
+    vote.ballot.b32 %r1, %p2;
+    shfl.up.b32 %r1, %r2, 1, 0;
+    shfl.down.b32 %r1|%p1, %r2, %r3, 31;
+    shfl.idx.b32 %r1, %r2, %laneid, 31;
+    shfl.bfly.b32 %r1, %r2, 16, 31;
+    nop;
+    enq.data.global.f32 %a0;
+    enq.addr.local.u32 %a1;
+    enq.pred.lt.s32 %a2, %ur1;
+    deq.pred %p3;
+    ld.global.f32 %r1, [deq.data];
+    st.global.f32 [deq.addr], %r1;
+    atom.global.add.u32 %r1, [deq.addr], 1;
+out:
+    exit;
+}
+";
+
+#[test]
+fn every_form_assembles_and_round_trips() {
+    let p = must_parse(EVERY_FORM);
+    assert_eq!(p.kernels.len(), 2);
+    let k = &p.kernels[1];
+    assert_eq!(
+        (k.num_regs, k.num_preds, k.num_uregs, k.num_aregs),
+        (32, 4, 4, 4)
+    );
+    assert_eq!((k.shared_bytes, k.local_bytes), (1024, 16));
+    // .u32 at 0, .f64 aligned to 8, .u8 at 16.
+    assert_eq!(
+        k.params.iter().map(|p| p.offset).collect::<Vec<_>>(),
+        vec![0, 8, 16]
+    );
+    assert!(k.insts.iter().any(|i| i.op == Op::Call { func: 0 }));
+    let imm = |i: usize| match k.insts[i].op {
+        Op::Bin { b, .. } => b,
+        _ => panic!("not a binary op"),
+    };
+    assert_eq!(imm(0), Src::Imm(0xffff_fff9)); // -7 as .s32
+    assert_eq!(imm(2), Src::Imm(u64::from(1.5f32.to_bits())));
+    assert_eq!(check(&p), Ok(()));
+    assert_round_trip(&p);
+}
+
+fn errors_of(text: &str) -> Vec<(u32, u32, String)> {
+    match parse(text) {
+        Ok(_) => panic!("expected errors in:\n{text}"),
+        Err(es) => es.into_iter().map(|e| (e.line, e.col, e.msg)).collect(),
+    }
+}
+
+fn kernel_with(body: &str) -> String {
+    format!(".entry k(.param .u32 n)\n{{\n    .reg 8;\n    .pred 2;\n{body}\n}}\n")
+}
+
+#[test]
+fn assembler_errors_carry_line_and_column() {
+    // Body lines start at line 5 of kernel_with.
+    let cases: &[(&str, u32, u32, &str)] = &[
+        (
+            "    add.s32 %r1, %r2",
+            5,
+            21,
+            "expected `,`, found the end of the statement",
+        ),
+        (
+            "    frob.u32 %r1, %r2, %r3;",
+            5,
+            5,
+            "unknown instruction `frob.u32`",
+        ),
+        (
+            "    add.s32 %r1, %r9, 1;",
+            5,
+            18,
+            "register `%r9` is beyond the 8 declared",
+        ),
+        (
+            "    add.s64 %rd1, %rd2, 1;",
+            5,
+            13,
+            "register pair `%rd1` must start at an even register",
+        ),
+        (
+            "    add.s64 %r2, %rd2, 1;",
+            5,
+            13,
+            "a .s64 operand needs a register pair (%rd, %urd, %ad), not `%r2`",
+        ),
+        (
+            "    add.s8 %r1, %r2, 1;",
+            5,
+            5,
+            "`add` is not defined on .s8",
+        ),
+        (
+            "    and.s32 %r1, %r2, 1;",
+            5,
+            5,
+            "`and` is not defined on .s32",
+        ),
+        (
+            "    add.s32 %r1, %r2, 99999999999;",
+            5,
+            23,
+            "99999999999 does not fit in .s32",
+        ),
+        (
+            "    mul.f32 %r1, %r2, 1.5x;",
+            5,
+            23,
+            "`1.5x` is not an .f32 literal",
+        ),
+        ("    bra nowhere;", 5, 9, "no label `nowhere` in `k`"),
+        (
+            "    ld.global.u32 %r1, [n];",
+            5,
+            25,
+            "parameter name `n` used outside a .param access",
+        ),
+        (
+            "    ld.param.u32 %r1, [m];",
+            5,
+            24,
+            "no parameter named `m`",
+        ),
+        (
+            "    st.param.u32 [n], %r1;",
+            5,
+            5,
+            "the .param space is read-only",
+        ),
+        (
+            "    setp.ltu.s32 %p0, %r1, %r2;",
+            5,
+            5,
+            "`.ltu` does not compare .s32",
+        ),
+        (
+            "    mov.f32 %r1, %tid.x;",
+            5,
+            18,
+            "special register `%tid.x` is .u32; it cannot be a .f32 operand",
+        ),
+        (
+            "    st.global.u32 [deq.data], %r1;",
+            5,
+            19,
+            "[deq.data] is only a load address",
+        ),
+        (
+            "    vote.ballot.pred %p0, %p1;",
+            5,
+            5,
+            "`vote.ballot` is typed .b32",
+        ),
+        (
+            "    add.s32 %r1, %r2, 1 %r3;",
+            5,
+            25,
+            "unexpected `%r3` after the operands",
+        ),
+        (
+            "    add.s32 %r1, %r2, 1 # x;",
+            5,
+            25,
+            "unexpected character `#`",
+        ),
+        ("L:\nL:\n    exit;", 6, 1, "label `L` is defined twice"),
+        ("    call missing;", 5, 10, "no function named `missing`"),
+    ];
+    let mut wrong = Vec::new();
+    for &(body, line, col, msg) in cases {
+        let errs = errors_of(&kernel_with(body));
+        if !errs.contains(&(line, col, msg.to_string())) {
+            wrong.push(format!(
+                "for `{body}` expected {line}:{col}: {msg}, got {errs:?}"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn structural_errors_are_reported() {
+    assert_eq!(
+        errors_of("exit;"),
+        vec![(1, 1, "expected `.entry` or `.func`, found `exit`".into())]
+    );
+    assert_eq!(
+        errors_of(".entry k()\n{\n    exit;\n"),
+        vec![(1, 1, "kernel `k` is never closed with `}`".into())]
+    );
+    assert_eq!(
+        errors_of(".entry k(.param .u32 a, .param .u32 a)\n{\n}\n"),
+        vec![(1, 37, "parameter `a` is declared twice".into())]
+    );
+    assert_eq!(
+        errors_of(".entry k()\n{\n}\n.func k\n{\n}\n"),
+        vec![(4, 7, "`k` is defined twice".into())]
+    );
+    // Several errors are all reported, in order.
+    let errs = errors_of(&kernel_with("    add.s32 %r1;\n    bogus;\n    exit;"));
+    assert_eq!(errs.iter().map(|e| e.0).collect::<Vec<_>>(), vec![5, 6]);
+}
+
+#[test]
+fn builder_builds_what_the_assembler_reads() {
+    let mut b = KernelBuilder::new("saxpy", KernelKind::Entry);
+    let n = b.param("n", Type::U32);
+    let a = b.param("a", Type::F32);
+    let x = b.param("x", Type::U32);
+    let y = b.param("y", Type::U32);
+    let (i, t, lim, off, xp, yp, xv, yv, av) = (
+        b.reg(),
+        b.reg(),
+        b.reg(),
+        b.reg(),
+        b.reg(),
+        b.reg(),
+        b.reg(),
+        b.reg(),
+        b.reg(),
+    );
+    let p = b.pred();
+    let done = b.label("DONE");
+    let param = |i: u16| Address {
+        base: AddrBase::Param(i),
+        offset: 0,
+    };
+    let at = |r: Reg| Address {
+        base: AddrBase::Reg(r),
+        offset: 0,
+    };
+    b.push(Inst::new(Op::Un {
+        op: UnOp::Mov,
+        ty: Type::U32,
+        dst: i,
+        a: Src::Special(Special::Ctaid(Dim::X)),
+    }));
+    b.push(Inst::new(Op::Un {
+        op: UnOp::Mov,
+        ty: Type::U32,
+        dst: t,
+        a: Src::Special(Special::Ntid(Dim::X)),
+    }));
+    b.push(Inst::new(Op::Mad {
+        ty: Type::U32,
+        dst: i,
+        a: Src::Reg(i),
+        b: Src::Reg(t),
+        c: Src::Special(Special::Tid(Dim::X)),
+    }));
+    b.push(Inst::new(Op::Ld {
+        space: Space::Param,
+        ty: Type::U32,
+        dst: lim,
+        addr: param(n),
+    }));
+    b.push(Inst::new(Op::Setp {
+        cmp: Cmp::Ge,
+        ty: Type::U32,
+        dst: p,
+        a: Src::Reg(i),
+        b: Src::Reg(lim),
+    }));
+    b.bra(
+        Some(Guard {
+            pred: p.idx,
+            negate: false,
+        }),
+        true,
+        done,
+    );
+    b.push(Inst::new(Op::Bin {
+        op: BinOp::Shl,
+        ty: Type::B32,
+        dst: off,
+        a: Src::Reg(i),
+        b: Src::Imm(2),
+    }));
+    b.push(Inst::new(Op::Ld {
+        space: Space::Param,
+        ty: Type::U32,
+        dst: xp,
+        addr: param(x),
+    }));
+    b.push(Inst::new(Op::Bin {
+        op: BinOp::Add,
+        ty: Type::U32,
+        dst: xp,
+        a: Src::Reg(xp),
+        b: Src::Reg(off),
+    }));
+    b.push(Inst::new(Op::Ld {
+        space: Space::Global,
+        ty: Type::F32,
+        dst: xv,
+        addr: at(xp),
+    }));
+    b.push(Inst::new(Op::Ld {
+        space: Space::Param,
+        ty: Type::U32,
+        dst: yp,
+        addr: param(y),
+    }));
+    b.push(Inst::new(Op::Bin {
+        op: BinOp::Add,
+        ty: Type::U32,
+        dst: yp,
+        a: Src::Reg(yp),
+        b: Src::Reg(off),
+    }));
+    b.push(Inst::new(Op::Ld {
+        space: Space::Global,
+        ty: Type::F32,
+        dst: yv,
+        addr: at(yp),
+    }));
+    b.push(Inst::new(Op::Ld {
+        space: Space::Param,
+        ty: Type::F32,
+        dst: av,
+        addr: param(a),
+    }));
+    b.push(Inst::new(Op::Mad {
+        ty: Type::F32,
+        dst: yv,
+        a: Src::Reg(av),
+        b: Src::Reg(xv),
+        c: Src::Reg(yv),
+    }));
+    b.push(Inst::new(Op::St {
+        space: Space::Global,
+        ty: Type::F32,
+        addr: at(yp),
+        a: Src::Reg(yv),
+    }));
+    b.bind(done);
+    b.push(Inst::new(Op::Exit));
+    let k = b.finish().expect("all labels bound");
+    assert_eq!(
+        k.insts[5].op,
+        Op::Bra {
+            uni: true,
+            target: 16
+        }
+    );
+    let prog = Program { kernels: vec![k] };
+    assert_eq!(check(&prog), Ok(()));
+    assert_round_trip(&prog);
+    // A 64-bit register pair is even-aligned.
+    let mut b = KernelBuilder::new("f", KernelKind::Func);
+    assert_eq!(b.reg(), Reg::r(0));
+    assert_eq!(b.reg64(), Reg::r(2));
+    assert_eq!(b.reg(), Reg::r(4));
+    let l = b.label("never");
+    b.bra(None, false, l);
+    assert_eq!(b.finish().unwrap_err(), "label `never` is never bound");
+}
+
+/// A small deterministic generator (xorshift64*) for random programs.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        xs[self.below(xs.len() as u64) as usize]
+    }
+    fn flip(&mut self) -> bool {
+        self.next() & 1 == 1
+    }
+}
+
+const NREGS: u16 = 16;
+
+/// A random valid register for a value of type `ty`.
+fn rand_reg(r: &mut Rng, ty: Type) -> Reg {
+    if ty == Type::Pred {
+        return Reg::p(r.below(4) as u16);
+    }
+    let file = if ty.is_wide() {
+        r.pick(&[RegFile::R, RegFile::R, RegFile::Ur])
+    } else {
+        r.pick(&[RegFile::R, RegFile::R, RegFile::Ur, RegFile::A])
+    };
+    let idx = r.below(u64::from(NREGS)) as u16;
+    Reg {
+        file,
+        idx: if ty.is_wide() { idx & !1 } else { idx },
+    }
+}
+
+fn rand_src(r: &mut Rng, ty: Type) -> Src {
+    match r.below(3) {
+        0 if ty != Type::Pred => {
+            let bits = r.next()
+                & if ty.bits() >= 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << ty.bits()) - 1
+                };
+            Src::Imm(bits)
+        }
+        1 if matches!(ty, Type::U32 | Type::S32 | Type::B32) => {
+            let all = Special::all();
+            Src::Special(all[r.below(all.len() as u64) as usize])
+        }
+        _ => Src::Reg(rand_reg(r, ty)),
+    }
+}
+
+fn rand_ty(r: &mut Rng, ok: impl Fn(Type) -> bool) -> Type {
+    let tys: Vec<Type> = Type::ALL.iter().copied().filter(|&t| ok(t)).collect();
+    r.pick(&tys)
+}
+
+fn rand_addr(r: &mut Rng, space: Space, nparams: u16, load: bool) -> Address {
+    let offset = (r.next() as i32) >> r.below(32);
+    let base = match r.below(5) {
+        0 => AddrBase::None,
+        1 if space == Space::Param && nparams > 0 => {
+            AddrBase::Param(r.below(u64::from(nparams)) as u16)
+        }
+        2 if space != Space::Param => {
+            let d = if load && r.flip() {
+                AddrBase::DeqData
+            } else {
+                AddrBase::DeqAddr
+            };
+            return Address { base: d, offset: 0 };
+        }
+        _ => AddrBase::Reg(Reg {
+            file: r.pick(&[RegFile::R, RegFile::Ur]),
+            idx: r.below(u64::from(NREGS)) as u16,
+        }),
+    };
+    Address { base, offset }
+}
+
+fn rand_op(r: &mut Rng, len: u32, nparams: u16, nkernels: u32) -> Op {
+    let data = |t: Type| t != Type::Pred;
+    match r.below(20) {
+        0 | 1 => {
+            let op = r.pick(&BinOp::ALL);
+            let ty = rand_ty(r, |t| op.accepts(t));
+            let bty = if op.is_shift() { Type::U32 } else { ty };
+            Op::Bin {
+                op,
+                ty,
+                dst: rand_reg(r, ty),
+                a: rand_src(r, ty),
+                b: rand_src(r, bty),
+            }
+        }
+        2 => {
+            let op = r.pick(&UnOp::ALL);
+            let ty = rand_ty(r, |t| op.accepts(t));
+            Op::Un {
+                op,
+                ty,
+                dst: rand_reg(r, ty),
+                a: rand_src(r, ty),
+            }
+        }
+        3 => {
+            let ty = rand_ty(r, |t| {
+                t.is_reg_sized() && !matches!(t, Type::B32 | Type::B64)
+            });
+            Op::Mad {
+                ty,
+                dst: rand_reg(r, ty),
+                a: rand_src(r, ty),
+                b: rand_src(r, ty),
+                c: rand_src(r, ty),
+            }
+        }
+        4 => {
+            let (dty, sty) = (rand_ty(r, data), rand_ty(r, data));
+            let rnd = if r.flip() {
+                None
+            } else {
+                Some(r.pick(&Round::ALL))
+            };
+            Op::Cvt {
+                rnd,
+                dty,
+                sty,
+                dst: rand_reg(r, dty),
+                a: rand_src(r, sty),
+            }
+        }
+        5 => {
+            let cmp = r.pick(&Cmp::ALL);
+            let ty = rand_ty(r, |t| cmp.accepts(t));
+            Op::Setp {
+                cmp,
+                ty,
+                dst: rand_reg(r, Type::Pred),
+                a: rand_src(r, ty),
+                b: rand_src(r, ty),
+            }
+        }
+        6 => {
+            let ty = rand_ty(r, Type::is_reg_sized);
+            Op::Selp {
+                ty,
+                dst: rand_reg(r, ty),
+                a: rand_src(r, ty),
+                b: rand_src(r, ty),
+                p: rand_reg(r, Type::Pred),
+            }
+        }
+        7 => {
+            let space = r.pick(&Space::ALL);
+            let ty = rand_ty(r, data);
+            Op::Ld {
+                space,
+                ty,
+                dst: rand_reg(r, super::asm::widen(ty)),
+                addr: rand_addr(r, space, nparams, true),
+            }
+        }
+        8 => {
+            let space = r.pick(&[Space::Global, Space::Shared, Space::Local]);
+            let ty = rand_ty(r, data);
+            Op::St {
+                space,
+                ty,
+                addr: rand_addr(r, space, nparams, false),
+                a: rand_src(r, super::asm::widen(ty)),
+            }
+        }
+        9 => {
+            let space = r.pick(&[Space::Global, Space::Shared]);
+            let op = r.pick(&AtomOp::ALL);
+            let ty = rand_ty(r, |t| op.accepts(t));
+            let b = (op == AtomOp::Cas).then(|| rand_src(r, ty));
+            Op::Atom {
+                space,
+                op,
+                ty,
+                dst: rand_reg(r, ty),
+                addr: rand_addr(r, space, nparams, false),
+                a: rand_src(r, ty),
+                b,
+            }
+        }
+        10 | 11 => Op::Bra {
+            uni: r.flip(),
+            target: r.below(u64::from(len) + 1) as u32,
+        },
+        12 => r.pick(&[
+            Op::Ret,
+            Op::Exit,
+            Op::Nop,
+            Op::Fence {
+                scope: FenceScope::Cta,
+            },
+            Op::Fence {
+                scope: FenceScope::Gl,
+            },
+        ]),
+        13 => Op::Bar {
+            id: r.below(16) as u32,
+        },
+        14 => Op::Call {
+            func: r.below(u64::from(nkernels)) as u32,
+        },
+        15 => {
+            let mode = r.pick(&VoteMode::ALL);
+            let dt = if mode == VoteMode::Ballot {
+                Type::B32
+            } else {
+                Type::Pred
+            };
+            Op::Vote {
+                mode,
+                dst: rand_reg(r, dt),
+                p: rand_reg(r, Type::Pred),
+            }
+        }
+        16 => Op::Shfl {
+            mode: r.pick(&ShflMode::ALL),
+            dst: rand_reg(r, Type::B32),
+            dst_pred: r.flip().then(|| rand_reg(r, Type::Pred)),
+            a: rand_src(r, Type::B32),
+            lane: rand_src(r, Type::U32),
+            clamp: rand_src(r, Type::U32),
+        },
+        17 => {
+            let ty = rand_ty(r, data);
+            let addr = Reg {
+                file: r.pick(&[RegFile::A, RegFile::Ur]),
+                idx: r.below(u64::from(NREGS)) as u16,
+            };
+            if r.flip() {
+                Op::EnqData {
+                    space: r.pick(&[Space::Global, Space::Local]),
+                    ty,
+                    addr,
+                }
+            } else {
+                Op::EnqAddr {
+                    space: r.pick(&[Space::Global, Space::Shared, Space::Local]),
+                    ty,
+                    addr,
+                }
+            }
+        }
+        18 => {
+            let cmp = r.pick(&Cmp::ALL);
+            let ty = rand_ty(r, |t| cmp.accepts(t));
+            Op::EnqPred {
+                cmp,
+                ty,
+                a: rand_src(r, ty),
+                b: rand_src(r, ty),
+            }
+        }
+        _ => Op::DeqPred {
+            dst: rand_reg(r, Type::Pred),
+        },
+    }
+}
+
+fn rand_kernel(r: &mut Rng, n: usize, nkernels: u32) -> Kernel {
+    let kind = if r.flip() {
+        KernelKind::Entry
+    } else {
+        KernelKind::Func
+    };
+    let mut k = Kernel::new(&format!("k{n}"), kind);
+    if kind == KernelKind::Entry {
+        for i in 0..r.below(4) {
+            let ty = rand_ty(r, |t| t != Type::Pred);
+            k.add_param(&format!("p{i}"), ty);
+        }
+    }
+    (k.num_regs, k.num_preds, k.num_uregs, k.num_aregs) =
+        (u32::from(NREGS), 4, u32::from(NREGS), u32::from(NREGS));
+    k.shared_bytes = r.below(4) as u32 * 256;
+    k.local_bytes = r.below(3) as u32 * 16;
+    let len = r.below(40) as u32;
+    for _ in 0..len {
+        let op = rand_op(r, len, k.params.len() as u16, nkernels);
+        let guard = r.flip().then(|| Guard {
+            pred: r.below(4) as u16,
+            negate: r.flip(),
+        });
+        k.insts.push(Inst { guard, op });
+    }
+    // Every branch target gets a label, plus a few spare labels.
+    let mut ats: Vec<u32> = k
+        .insts
+        .iter()
+        .filter_map(|i| {
+            if let Op::Bra { target, .. } = i.op {
+                Some(target)
+            } else {
+                None
+            }
+        })
+        .collect();
+    for _ in 0..r.below(3) {
+        ats.push(r.below(u64::from(len) + 1) as u32);
+    }
+    ats.sort();
+    ats.dedup();
+    k.labels = ats
+        .iter()
+        .enumerate()
+        .map(|(i, &at)| Label {
+            name: format!("L{i}"),
+            at,
+        })
+        .collect();
+    k
+}
+
+fn rand_program(seed: u64) -> Program {
+    let mut r = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let n = 1 + r.below(3) as u32;
+    Program {
+        kernels: (0..n).map(|i| rand_kernel(&mut r, i as usize, n)).collect(),
+    }
+}
+
+#[test]
+fn random_programs_round_trip() {
+    for seed in 0..400 {
+        let p = rand_program(seed);
+        let text = print(&p);
+        match parse(&text) {
+            Ok(q) => {
+                assert_eq!(q, p, "seed {seed}:\n{text}");
+                assert_eq!(print(&q), text);
+            }
+            Err(es) => panic!("seed {seed}: {:?}\n{text}", es),
+        }
+    }
+}
+
+#[test]
+fn mangled_text_never_panics() {
+    // Replace, delete or duplicate characters of valid programs: the assembler must
+    // answer with errors (or a program), never panic.
+    let alphabet: Vec<char> = "%.,;:[]+-@!{}()|0123456789abcdefxrpud \n$"
+        .chars()
+        .collect();
+    for seed in 0..300u64 {
+        let text: Vec<char> = print(&rand_program(seed)).chars().collect();
+        let mut r = Rng(seed + 7);
+        for _ in 0..8 {
+            let mut t = text.clone();
+            for _ in 0..1 + r.below(4) {
+                if t.is_empty() {
+                    break;
+                }
+                let i = r.below(t.len() as u64) as usize;
+                match r.below(3) {
+                    0 => t[i] = r.pick(&alphabet),
+                    1 => {
+                        t.remove(i);
+                    }
+                    _ => t.insert(i, t[i]),
+                }
+            }
+            let s: String = t.into_iter().collect();
+            if let Err(es) = parse(&s) {
+                assert!(!es.is_empty());
+                assert!(es.iter().all(|e| e.line >= 1 && e.col >= 1), "{es:?}");
+            }
+        }
+    }
+}
