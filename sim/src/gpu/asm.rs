@@ -459,15 +459,25 @@ impl<'t, 'c, 'a> Cursor<'t, 'c, 'a> {
             Tok::Reg(s) => {
                 let (file, wide, idx) =
                     reg_name(s).ok_or_else(|| err_at(t, format!("`{s}` is not a register")))?;
-                if wide || !matches!(file, RegFile::R | RegFile::Ur) {
+                if !matches!(file, RegFile::R | RegFile::Ur) {
                     return Err(err_at(
                         t,
-                        format!("an address register is a 32-bit %r or %ur, not `{s}`"),
+                        format!("an address register is %r, %rd, %ur or %urd, not `{s}`"),
+                    ));
+                }
+                if wide && idx % 2 != 0 {
+                    return Err(err_at(
+                        t,
+                        format!("register pair `{s}` must start at an even register"),
                     ));
                 }
                 let r = Reg { file, idx };
-                self.note_reg(t, r, false)?;
-                AddrBase::Reg(r)
+                self.note_reg(t, r, wide)?;
+                if wide {
+                    AddrBase::RegPair(r)
+                } else {
+                    AddrBase::Reg(r)
+                }
             }
             Tok::Word(w) if w == "deq.addr" => AddrBase::DeqAddr,
             Tok::Word(w) if w == "deq.data" => AddrBase::DeqData,
@@ -1394,6 +1404,7 @@ pub fn addr_text(a: Address, params: &[Param]) -> String {
     let base = match a.base {
         AddrBase::None => return format!("[{}]", a.offset),
         AddrBase::Reg(r) => reg_text(r, Type::U32),
+        AddrBase::RegPair(r) => reg_text(r, Type::U64),
         AddrBase::Param(i) => params
             .get(i as usize)
             .map_or_else(|| format!("$param{i}"), |p| p.name.clone()),

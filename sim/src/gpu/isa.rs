@@ -7,7 +7,8 @@
 //! Registers are 32 bits wide. 64-bit values (`.u64`, `.s64`, `.b64`, `.f64`) occupy an
 //! even-aligned pair of 32-bit registers, named by the low one (`%rd4` is `%r4:%r5`),
 //! so the register file and the occupancy calculation count only 32-bit registers.
-//! Addresses are 32 bits in every memory space.
+//! Addresses are 64 bits: an address register is a pair (`[%rd2]`) or a 32-bit register
+//! whose value is zero-extended (`[%r1]`), so a back end may keep pointers in either.
 //!
 //! The decoupled affine computation (DAC) extension is defined here already: affine
 //! registers (`%a`), the `enq.*` instructions of the affine stream and the `deq.*`
@@ -269,8 +270,11 @@ impl Space {
 pub enum AddrBase {
     /// An absolute address (`[offset]`).
     None,
-    /// A register holding an address (`[%r1+8]`).
+    /// A 32-bit register holding an address, zero-extended (`[%r1+8]`).
     Reg(Reg),
+    /// A 64-bit register pair holding an address (`[%rd2+8]`), as the language's
+    /// 8-byte pointers are kept.
+    RegPair(Reg),
     /// A kernel parameter by index (`[n]`, `[n+4]`), only in `.param` accesses.
     Param(u16),
     /// DAC: the next address record of this warp's address queue (`[deq.addr]`).

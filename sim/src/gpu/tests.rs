@@ -339,6 +339,8 @@ top:
     ld.param.f64 %rd4, [scale];
     ld.param.u8 %r1, [flag];
     ld.global.u32 %r1, [%ur1+128];
+    ld.global.u32 %r1, [%rd6-8];
+    st.global.b64 [%urd2+16], %rd4;
     ld.shared.b32 %r1, [64];
     st.global.f32 [%r2], %r3;
     st.shared.u8 [%r2+1], 255;
@@ -782,7 +784,7 @@ fn rand_ty(r: &mut Rng, ok: impl Fn(Type) -> bool) -> Type {
 
 fn rand_addr(r: &mut Rng, space: Space, nparams: u16, load: bool) -> Address {
     let offset = (r.next() as i32) >> r.below(32);
-    let base = match r.below(5) {
+    let base = match r.below(6) {
         0 => AddrBase::None,
         1 if space == Space::Param && nparams > 0 => {
             AddrBase::Param(r.below(u64::from(nparams)) as u16)
@@ -795,6 +797,10 @@ fn rand_addr(r: &mut Rng, space: Space, nparams: u16, load: bool) -> Address {
             };
             return Address { base: d, offset: 0 };
         }
+        3 => AddrBase::RegPair(Reg {
+            file: r.pick(&[RegFile::R, RegFile::Ur]),
+            idx: r.below(u64::from(NREGS)) as u16 & !1,
+        }),
         _ => AddrBase::Reg(Reg {
             file: r.pick(&[RegFile::R, RegFile::Ur]),
             idx: r.below(u64::from(NREGS)) as u16,
