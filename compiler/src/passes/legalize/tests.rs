@@ -60,6 +60,10 @@ fn run(module: &Module, bufs: &[Vec<u8>], n: u32) -> Result<Vec<Vec<u8>>, String
 /// Runs both modules; they must agree (both trapping counts as agreeing).
 fn differential(src: &str, bufs: &[Vec<u8>], n: u32) -> Result<Vec<Vec<u8>>, String> {
     let (plain, legal) = compile(src);
+    assert!(
+        !super::remaining_illegal(&plain).is_empty(),
+        "the kernel has nothing to legalize\n{src}"
+    );
     let remaining = super::remaining_illegal(&legal);
     assert!(
         remaining.iter().all(|r| allowed_remaining(r)),
@@ -102,7 +106,7 @@ fn values(bits: u32, random: usize, seed: u64) -> Vec<u64> {
     let mask = if bits == 64 { !0 } else { (1u64 << bits) - 1 };
     let min = 1u64 << (bits - 1);
     let mut v = vec![0, 1, mask, min, min - 1, min + 1, 2, mask - 1, 3, 7, 10];
-    v.extend((0..bits).step_by(3).map(|k| 1u64 << k));
+    v.extend((0..bits).step_by(bits as usize / 8 + 2).map(|k| 1u64 << k));
     let mut rng = Rng(seed);
     for i in 0..random {
         let x = rng.next();
@@ -185,4 +189,63 @@ fn division_by_zero_traps_in_both() {
             assert!(differential(&src, &bufs, 2).is_err());
         }
     }
+}
+
+#[test]
+fn division_and_remainder_narrow_and_64() {
+    for bits in [8, 16, 64] {
+        for signed in [true, false] {
+            check_binary(bits, signed, "x / y", |y| y != 0, 6);
+            check_binary(bits, signed, "x % y", |y| y != 0, 6);
+        }
+    }
+}
+
+#[test]
+fn multiply_min_max_64() {
+    for signed in [true, false] {
+        check_binary(64, signed, "x * y", |_| true, 12);
+        check_binary(64, signed, "min(x, y)", |_| true, 8);
+        check_binary(64, signed, "max(x, y)", |_| true, 8);
+    }
+}
+
+#[test]
+fn shifts_64_by_variable_and_constant_counts() {
+    for signed in [true, false] {
+        check_binary(64, signed, "x << y", |_| true, 12);
+        check_binary(64, signed, "x >> y", |_| true, 12);
+        check_binary(64, signed, "x >> (int32)y", |_| true, 6);
+        check_binary(64, signed, "(x << 5) + (x >> 33) + y", |_| true, 4);
+    }
+}
+
+/// Kernel `out[i] = EXPR(a[i])` with `out` of type `ot`.
+fn check_unary(bits: u32, signed: bool, ot: &str, out_size: usize, expr: &str) {
+    let xs = values(bits, 40, 0xabcdef ^ u64::from(bits));
+    let t = ty_name(bits, signed);
+    let n = xs.len();
+    for varying in [false, true] {
+        let (u, body) = if varying {
+            ("", "foreach (i = 0 ... n)")
+        } else {
+            ("uniform ", "for (uniform int i = 0; i < n; i++)")
+        };
+        let src = format!(
+            "export void k(uniform {t} a[], uniform {ot} out[], uniform int n) {{
+    {body} {{ {u}{t} x = a[i]; out[i] = {expr}; }}
+}}"
+        );
+        let bufs = [bytes_of(&xs, (bits / 8) as usize), vec![0; n * out_size]];
+        let out = differential(&src, &bufs, n as u32).unwrap_or_else(|e| panic!("{e}\n{src}"));
+        assert!(out[1].iter().any(|&x| x != 0), "kernel computed nothing");
+    }
+}
+
+#[test]
+fn bit_counts() {
+    check_unary(32, true, "int32", 4, "popcnt(x)");
+    check_unary(64, true, "int32", 4, "popcnt(x)");
+    check_unary(64, true, "int64", 8, "count_leading_zeros(x)");
+    check_unary(64, false, "uint64", 8, "count_trailing_zeros(x)");
 }
