@@ -951,11 +951,25 @@ fn parse_enq(c: &mut Cursor, m: &[&str], mnemonic: &str) -> Result<Op, Result<As
             .map_err(Err)?;
             let ty = ty_of(m[2]).map_err(Err)?;
             ensure(ty != Type::Pred, || "memory holds no .pred values".into()).map_err(Err)?;
-            let addr = c.reg(Type::U32, &affine).map_err(Ok)?;
+            // The tuple may be a 32-bit address or a register pair.
+            let wide = matches!(c.peek().map(|t| &t.tok), Some(Tok::Reg(s)) if reg_name(s).is_some_and(|(_, w, _)| w));
+            let addr = c
+                .reg(if wide { Type::U64 } else { Type::U32 }, &affine)
+                .map_err(Ok)?;
             Ok(if m[0] == "data" {
-                Op::EnqData { space, ty, addr }
+                Op::EnqData {
+                    space,
+                    ty,
+                    addr,
+                    wide,
+                }
             } else {
-                Op::EnqAddr { space, ty, addr }
+                Op::EnqAddr {
+                    space,
+                    ty,
+                    addr,
+                    wide,
+                }
             })
         }
         "pred" => {
@@ -1418,6 +1432,14 @@ pub fn addr_text(a: Address, params: &[Param]) -> String {
     }
 }
 
+fn addr_ty(wide: bool) -> Type {
+    if wide {
+        Type::U64
+    } else {
+        Type::U32
+    }
+}
+
 /// Prints one instruction (no indentation, with `;`). Branch targets and called
 /// functions are named through `label_of` and `func_of`.
 pub fn inst_text(
@@ -1565,11 +1587,21 @@ pub fn inst_text(
                 x(clamp, Type::U32)
             )
         }
-        Op::EnqData { space, ty, addr } => {
-            format!("enq.data.{}.{ty} {}", space.name(), r(addr, Type::U32))
+        Op::EnqData {
+            space,
+            ty,
+            addr,
+            wide,
+        } => {
+            format!("enq.data.{}.{ty} {}", space.name(), r(addr, addr_ty(wide)))
         }
-        Op::EnqAddr { space, ty, addr } => {
-            format!("enq.addr.{}.{ty} {}", space.name(), r(addr, Type::U32))
+        Op::EnqAddr {
+            space,
+            ty,
+            addr,
+            wide,
+        } => {
+            format!("enq.addr.{}.{ty} {}", space.name(), r(addr, addr_ty(wide)))
         }
         Op::EnqPred { cmp, ty, a, b } => {
             format!("enq.pred.{}.{ty} {}, {}", cmp.name(), x(a, ty), x(b, ty))

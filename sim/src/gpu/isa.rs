@@ -731,12 +731,14 @@ pub enum Op {
         clamp: Src,
     },
     Nop,
-    /// DAC, affine stream: `enq.data.space.ty %a`: expand the affine address tuple per
+    /// DAC, affine stream: `enq.data.space.ty %a` (or a pair `%ad`): expand the affine address tuple per
     /// non-affine warp, prefetch the data and queue it for `ld [deq.data]`.
     EnqData {
         space: Space,
         ty: Type,
         addr: Reg,
+        /// The tuple's base is 64 bits (`%ad`, `%urd`): an address register pair.
+        wide: bool,
     },
     /// DAC, affine stream: `enq.addr.space.ty %a`: expand the affine address tuple into
     /// per-warp address records for `[deq.addr]`.
@@ -744,6 +746,8 @@ pub enum Op {
         space: Space,
         ty: Type,
         addr: Reg,
+        /// The tuple's base is 64 bits (`%ad`, `%urd`): an address register pair.
+        wide: bool,
     },
     /// DAC, affine stream: `enq.pred.cmp.ty a, b`: the predicate expansion unit
     /// evaluates the comparison of two affine operands per non-affine warp and queues

@@ -365,6 +365,8 @@ top:
     nop;
     enq.data.global.f32 %a0;
     enq.addr.local.u32 %a1;
+    enq.data.global.u32 %ad2;
+    enq.addr.global.b64 %urd2;
     enq.pred.lt.s32 %a2, %ur1;
     deq.pred %p3;
     ld.global.f32 %r1, [deq.data];
@@ -961,21 +963,25 @@ fn rand_op(r: &mut Rng, len: u32, nparams: u16, nkernels: u32) -> Op {
         },
         17 => {
             let ty = rand_ty(r, data);
+            let wide = r.flip();
+            let idx = r.below(u64::from(NREGS)) as u16;
             let addr = Reg {
                 file: r.pick(&[RegFile::A, RegFile::Ur]),
-                idx: r.below(u64::from(NREGS)) as u16,
+                idx: if wide { idx & !1 } else { idx },
             };
             if r.flip() {
                 Op::EnqData {
                     space: r.pick(&[Space::Global, Space::Local]),
                     ty,
                     addr,
+                    wide,
                 }
             } else {
                 Op::EnqAddr {
                     space: r.pick(&[Space::Global, Space::Shared, Space::Local]),
                     ty,
                     addr,
+                    wide,
                 }
             }
         }
