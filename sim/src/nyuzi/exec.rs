@@ -589,7 +589,12 @@ pub(crate) fn exec<const TRACE: bool>(
             th.s[d] = if cmp(op, th.s[a], imm) { 0xffff } else { 0 };
             sys.stats.scalar += 1;
         }
-        ALU_VS | ALU_VS_M | ALU_VV | ALU_VV_M | ALU_VI | ALU_VI_M => {
+        // The common unmasked vector-vector form, without copying its operands.
+        ALU_VV => {
+            th.v[d] = map2(op, &th.v[a], &th.v[b]);
+            note_vector(sys, eff, false, 0xffff);
+        }
+        ALU_VS | ALU_VS_M | ALU_VV_M | ALU_VI | ALU_VI_M => {
             let cls = uop_class(u);
             let y = match cls {
                 ALU_VS | ALU_VS_M => [th.s[b]; 16],

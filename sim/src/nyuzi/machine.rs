@@ -2,7 +2,7 @@
 //!
 //! It executes real Nyuzi machine code with the upstream emulator's semantics
 //! (NyuziProcessor `tools/emulator/processor.c`; notes §1–§6); the per-instruction
-//! semantics live in [`super::exec`]. Two entry points share that core:
+//! semantics live in `exec.rs`. Two entry points share that core:
 //!
 //! * [`Machine::run`], the fast functional mode: threads take turns, each running a
 //!   *quantum* of instructions ([`DEFAULT_QUANTUM`]) before the next enabled thread.
