@@ -1111,3 +1111,48 @@ fn mangled_text_never_panics() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------
+// The reference page
+// ---------------------------------------------------------------------------------
+
+const ISA_PAGE: &str = include_str!("../../../lang-spec/dac-gpu-isa.md");
+
+/// The code blocks fenced as ```dacasm, with the page line each starts on.
+fn dacasm_blocks(page: &str) -> Vec<(usize, String)> {
+    let mut blocks = Vec::new();
+    let mut current: Option<(usize, String)> = None;
+    for (n, line) in page.lines().enumerate() {
+        match &mut current {
+            None if line.trim_start() == "```dacasm" => current = Some((n + 1, String::new())),
+            Some(_) if line.trim_start().starts_with("```") => blocks.extend(current.take()),
+            Some((_, text)) => {
+                text.push_str(line);
+                text.push('\n');
+            }
+            None => {}
+        }
+    }
+    blocks
+}
+
+#[test]
+fn doc_samples_assemble() {
+    let blocks = dacasm_blocks(ISA_PAGE);
+    assert!(
+        blocks.len() >= 5,
+        "expected the page's samples, found {}",
+        blocks.len()
+    );
+    for (line, text) in &blocks {
+        let p = parse(text).unwrap_or_else(|es| {
+            let msgs: Vec<String> = es.iter().map(|e| e.to_string()).collect();
+            panic!("dacasm block at page line {line}:\n{}", msgs.join("\n"))
+        });
+        assert_round_trip(&p);
+    }
+    // The worked example is the saxpy kernel with 9 registers.
+    let (_, first) = &blocks[0];
+    let saxpy = parse(first).unwrap();
+    assert_eq!(saxpy.kernel("saxpy").map(|k| k.num_regs), Some(9));
+}
