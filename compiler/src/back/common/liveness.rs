@@ -84,10 +84,19 @@ impl BitSet {
     /// The elements in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
         self.words.iter().enumerate().flat_map(|(wi, &w)| {
-            (0..64)
-                .filter(move |b| w & (1u64 << b) != 0)
-                .map(move |b| (wi * 64 + b) as u32)
+            let mut rest = w;
+            std::iter::from_fn(move || {
+                (rest != 0).then(|| {
+                    let bit = rest.trailing_zeros();
+                    rest &= rest - 1;
+                    (wi * 64) as u32 + bit
+                })
+            })
         })
+    }
+
+    fn clear(&mut self) {
+        self.words.fill(0);
     }
 }
 
@@ -122,23 +131,25 @@ pub fn solve(blocks: &[BlockAccess], nvars: usize) -> Liveness {
     let (gens, kills): (Vec<_>, Vec<_>) = blocks.iter().map(|b| gen_kill(b, nvars)).unzip();
     let mut live_in = gens.clone();
     let mut live_out = vec![BitSet::new(nvars); blocks.len()];
+    let mut out = BitSet::new(nvars);
     let mut changed = true;
     while changed {
         changed = false;
         // Backward problem: visiting blocks last to first converges fastest for
-        // code laid out mostly forward.
+        // code laid out mostly forward. Sets only grow, so `live_in` is updated
+        // in place.
         for b in (0..blocks.len()).rev() {
-            let mut out = BitSet::new(nvars);
+            out.clear();
             for &s in &blocks[b].succs {
                 out.union_with(&live_in[s]);
             }
-            let mut inn = out.clone();
-            for (w, k) in inn.words.iter_mut().zip(&kills[b].words) {
-                *w &= !k;
+            let inn = &mut live_in[b];
+            for ((i, o), k) in inn.words.iter_mut().zip(&out.words).zip(&kills[b].words) {
+                let new = *i | (o & !k);
+                changed |= new != *i;
+                *i = new;
             }
-            inn.union_with(&gens[b]);
-            changed |= live_in[b].union_with(&inn);
-            live_out[b] = out;
+            live_out[b].words.copy_from_slice(&out.words);
         }
     }
     Liveness { live_in, live_out }

@@ -11,8 +11,10 @@
 //! (arguments, results) and the registers an instruction clobbers are fixed ranges
 //! that virtual registers avoid.
 //!
-//! When no register is free, the interval that ends furthest away (the current one
-//! or a holder of a register it could take) is spilled everywhere: it gets a
+//! When no register is free, the cheapest to spill of the current interval and the
+//! holders of a register it could take is spilled, by spill weight (accesses, ten
+//! times more per enclosing loop, per position of lifetime); spilling everywhere, it
+//! gets a
 //! [`SpillSlot`], every instruction reading it reloads it into a fresh short-lived
 //! virtual register just before, every instruction writing it stores a fresh one
 //! just after, and allocation starts over. The fresh registers are never spilled, so
@@ -287,18 +289,62 @@ fn scan_round<I: MachInst>(work: &Work<I>, phys: &PhysTable) -> Round {
     let layout = liveness::layout(&blocks);
     let ranges = liveness::live_ranges(&blocks, nvars, &live, &layout);
     let hints = move_hints(work);
+    let vranges = &ranges[phys.phys.len()..];
+    let weights = spill_weights(work, vranges);
     let scan = Scan {
         work,
         phys,
         fixed: &ranges[..phys.phys.len()],
-        ranges: &ranges[phys.phys.len()..],
+        ranges: vranges,
         hints: &hints,
+        weights: &weights,
     };
     match scan.run() {
         Ok(assign) => Round::Done(assign),
         Err(ScanFail::Spill(victims)) => Round::Spill(victims),
         Err(ScanFail::Stuck(v)) => Round::Stuck(stuck_error(work, &layout, &scan, v)),
     }
+}
+
+/// Loop depth of each block: how many back edges (to a block at or before their
+/// source in layout order) span it.
+fn loop_depths(succs: &[SmallVec<[usize; 2]>]) -> Vec<u32> {
+    let mut depth = vec![0u32; succs.len()];
+    for (b, targets) in succs.iter().enumerate() {
+        for &s in targets.iter().filter(|&&s| s <= b) {
+            for d in &mut depth[s..=b] {
+                *d += 1;
+            }
+        }
+    }
+    depth
+}
+
+/// What spilling each virtual register costs per position it frees: its reads and
+/// writes, ten times more per enclosing loop, over the length of its lifetime.
+fn spill_weights<I: MachInst>(work: &Work<I>, ranges: &[Vec<Range>]) -> Vec<f64> {
+    let depth = loop_depths(&work.succs);
+    let mut weight = vec![0f64; work.vregs.len()];
+    let mut ops: SmallVec<[Operand; 8]> = SmallVec::new();
+    for (lines, &d) in work.blocks.iter().zip(&depth) {
+        let per_access = 10f64.powi(d.min(4) as i32);
+        for line in lines {
+            let Line::Inst(ml) = line else { continue };
+            ops.clear();
+            ml.inst.operands(&mut ops);
+            for op in &ops {
+                if let Reg::Virt(v) = op.reg {
+                    weight[v.index()] += per_access;
+                }
+            }
+        }
+    }
+    for (w, r) in weight.iter_mut().zip(ranges) {
+        if let (Some(first), Some(last)) = (r.first(), r.last()) {
+            *w /= f64::from((last.end - first.start) / SLOT + 1);
+        }
+    }
+    weight
 }
 
 enum ScanFail {
@@ -315,6 +361,8 @@ struct Scan<'a, I> {
     /// Lifetime of each virtual register (empty if it never occurs).
     ranges: &'a [Vec<Range>],
     hints: &'a [SmallVec<[Reg; 2]>],
+    /// Spill weight of each virtual register (see [`spill_weights`]).
+    weights: &'a [f64],
 }
 
 impl<I> Scan<'_, I> {
@@ -368,7 +416,7 @@ impl<I> Scan<'_, I> {
                 continue;
             }
             match self.eviction(v, regs, &holders) {
-                Some((r, end)) if self.work.unspillable[v] || end > self.end(v) => {
+                Some((r, cost)) if self.work.unspillable[v] || cost < self.weights[v] => {
                     holders[r].retain(|&h| {
                         let keep = !liveness::intersects(&self.ranges[h], &self.ranges[v]);
                         if !keep {
@@ -396,9 +444,9 @@ impl<I> Scan<'_, I> {
     }
 
     /// The register `v` could take by spilling the holders overlapping it, choosing
-    /// the one whose nearest-ending such holder ends furthest away; with that end.
-    fn eviction(&self, v: usize, regs: &[usize], holders: &[Vec<usize>]) -> Option<(usize, Pos)> {
-        let mut best: Option<(usize, Pos)> = None;
+    /// the one whose such holders weigh least; with their total weight.
+    fn eviction(&self, v: usize, regs: &[usize], holders: &[Vec<usize>]) -> Option<(usize, f64)> {
+        let mut best: Option<(usize, f64)> = None;
         for &r in regs {
             if liveness::intersects(&self.fixed[r], &self.ranges[v]) {
                 continue;
@@ -406,14 +454,14 @@ impl<I> Scan<'_, I> {
             let overlapping = holders[r]
                 .iter()
                 .filter(|&&h| liveness::intersects(&self.ranges[h], &self.ranges[v]));
-            let mut nearest_end = Pos::MAX;
+            let mut cost = 0f64;
             let mut evictable = true;
             for &h in overlapping {
                 evictable &= !self.work.unspillable[h];
-                nearest_end = nearest_end.min(self.end(h));
+                cost += self.weights[h];
             }
-            if evictable && best.is_none_or(|(_, e)| nearest_end > e) {
-                best = Some((r, nearest_end));
+            if evictable && best.is_none_or(|(_, c)| cost < c) {
+                best = Some((r, cost));
             }
         }
         best

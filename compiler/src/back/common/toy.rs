@@ -307,7 +307,13 @@ impl Machine {
 /// Runs `func` from its entry until `Ret`, executing at most `fuel` instructions;
 /// returns the values `Out` produced.
 pub fn run(func: &MachFunction<Toy>, fuel: usize) -> Result<Vec<i64>, String> {
+    run_counting(func, fuel).map(|(out, _)| out)
+}
+
+/// [`run`], also returning how many spills and reloads ran (the allocation's cost).
+pub fn run_counting(func: &MachFunction<Toy>, fuel: usize) -> Result<(Vec<i64>, usize), String> {
     let mut m = Machine::default();
+    let mut memory_ops = 0usize;
     let mut block = MBlock::new(0);
     let mut steps = 0usize;
     loop {
@@ -320,7 +326,11 @@ pub fn run(func: &MachFunction<Toy>, fuel: usize) -> Result<Vec<i64>, String> {
             }
             check_classes(func, &line.inst)?;
             match &line.inst {
-                Toy::Ret => return Ok(m.out),
+                Toy::Ret => return Ok((m.out, memory_ops)),
+                Toy::Spill { .. } | Toy::Reload { .. } => {
+                    memory_ops += 1;
+                    m.exec(&line.inst)?
+                }
                 Toy::Jump => next = Some(0),
                 Toy::BrNz { cond } => next = Some(if m.get(*cond)? != 0 { 0 } else { 1 }),
                 inst => m.exec(inst)?,
