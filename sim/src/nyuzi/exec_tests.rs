@@ -130,7 +130,10 @@ fn load(m: &mut Machine, at: u32, prog: &[Inst]) {
 
 /// Loads `prog` followed by the halt sequence at 0 and runs it to completion.
 fn run(prog: &[Inst]) -> Machine {
-    let mut m = try_run(prog).1;
+    let (r, mut m) = try_run(prog);
+    if let Err(e) = r {
+        panic!("unexpected fault: {e}");
+    }
     assert!(m.all_halted());
     m.set_quantum(DEFAULT_QUANTUM);
     m
@@ -1066,4 +1069,48 @@ fn atomic_increment_with_ll_sc_across_threads() {
         m.run().unwrap();
         assert_eq!(read_words(&m, DATA, 1), vec![200], "quantum {quantum}");
     }
+}
+
+#[test]
+fn register_calls_and_eret() {
+    use AluOp::*;
+    // 0: move s2, 4 ; 1: setcr s2, 8 (saved flags: supervisor, restored by eret)
+    // 2: move s5, 24 ; 3: call s5 (-> 6, s31 = 16) ; 4: b +4 (-> 8)
+    // 5: move s6, 99 (never) ; 6: move s7, 7 ; 7: b s31 (-> 4)
+    // 8: move s1, 48 ; 9: setcr s1, 2 (trap pc) ; 10: eret (-> 12)
+    // 11: move s6, 98 (never) ; 12: move s8, 8
+    // 13: call s31 (upstream writes the link first: jumps to 56, the next word)
+    let p = vec![
+        si(Move, 2, 0, 4),
+        setcr(2, 8),
+        si(Move, 5, 0, 24),
+        br(BranchOp::CallReg, 5, 0),
+        br(BranchOp::Jump, 0, 4),
+        si(Move, 6, 0, 99),
+        si(Move, 7, 0, 7),
+        br(BranchOp::Reg, 31, 0),
+        si(Move, 1, 0, 48),
+        setcr(1, 2),
+        br(BranchOp::Eret, 0, 0),
+        si(Move, 6, 0, 98),
+        si(Move, 8, 0, 8),
+        br(BranchOp::CallReg, 31, 0),
+        si(Move, 9, 0, 9),
+    ];
+    let m = run(&p);
+    assert_eq!(m.scalar_reg(0, 6), 0);
+    assert_eq!(m.scalar_reg(0, 7), 7);
+    assert_eq!(m.scalar_reg(0, 8), 8);
+    assert_eq!(m.scalar_reg(0, 9), 9);
+    assert_eq!(m.scalar_reg(0, 31), 56);
+}
+
+#[test]
+fn hex_addresses_and_case() {
+    let words = hex::parse("@A\nDEADBEEF\n@0 00000001").unwrap();
+    assert_eq!(words, vec![(10, 0xefbe_adde), (0, 0x0100_0000)]);
+    let text = hex::write(&words);
+    assert_eq!(text, "@a\ndeadbeef\n@0\n00000001\n");
+    assert_eq!(hex::parse(&text).unwrap(), words);
+    assert_eq!(hex::write(&[]), "");
 }
