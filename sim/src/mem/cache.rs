@@ -167,6 +167,9 @@ pub struct Cache {
     line_shift: u32,
     clock: u64,
     stats: CacheStats,
+    /// The most recently used line and its slot: repeated accesses to one line (the
+    /// lanes of a gather, sequential fetch) skip the set search.
+    mru: (u64, usize),
 }
 
 impl Cache {
@@ -181,6 +184,7 @@ impl Cache {
             line_shift: cfg.line_bytes.trailing_zeros(),
             clock: 0,
             stats: CacheStats::default(),
+            mru: (INVALID, 0),
         })
     }
 
@@ -193,10 +197,12 @@ impl Cache {
     }
 
     /// The line address (byte address / line size) of `addr`.
+    #[inline]
     pub fn line_of(&self, addr: u64) -> u64 {
         addr >> self.line_shift
     }
 
+    #[inline]
     fn set_range(&self, line: u64) -> std::ops::Range<usize> {
         let set = match self.set_mask {
             Some(m) => line & m,
@@ -207,7 +213,11 @@ impl Cache {
         start..start + ways
     }
 
+    #[inline]
     fn find(&self, line: u64) -> Option<usize> {
+        if self.mru.0 == line {
+            return Some(self.mru.1);
+        }
         let r = self.set_range(line);
         let start = r.start;
         self.lines[r]
@@ -224,11 +234,13 @@ impl Cache {
     /// Looks up the line of `addr` for a read or (`write`) a store at cycle `now`,
     /// counting a hit or a miss and making a hit the most recently used way. A write
     /// hit in a write-back cache marks the line dirty.
+    #[inline]
     pub fn access(&mut self, addr: u64, write: bool, now: u64) -> Lookup {
         self.clock += 1;
         let line = self.line_of(addr);
         match self.find(line) {
             Some(i) => {
+                self.mru = (line, i);
                 let l = &mut self.lines[i];
                 l.used = self.clock;
                 if write && self.cfg.write_policy == WritePolicy::WriteBackAllocate {
@@ -290,6 +302,7 @@ impl Cache {
             used: self.clock,
             dirty,
         };
+        self.mru = (line, start + way);
         if let Some(v) = victim {
             self.stats.evictions += 1;
             if v.dirty {
@@ -302,5 +315,6 @@ impl Cache {
     /// Drops every line (no writebacks are counted: callers flush first if needed).
     pub fn invalidate_all(&mut self) {
         self.lines.fill(EMPTY);
+        self.mru = (INVALID, 0);
     }
 }

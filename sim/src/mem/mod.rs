@@ -151,6 +151,7 @@ impl MemorySystem {
     /// cycle `now`. An access that spans several L1 lines accesses each, and is done
     /// when the last is. An `l1` past the last L1 goes straight to the L2 (an uncached
     /// path, as GPU loads that bypass L1 use).
+    #[inline]
     pub fn access(
         &mut self,
         l1: usize,
@@ -163,7 +164,12 @@ impl MemorySystem {
             Some(c) => u64::from(c.config().line_bytes),
             None => u64::from(self.cfg.l2.line_bytes),
         };
-        let end = addr + u64::from(size.max(1));
+        let size = size.max(1);
+        if (addr & (line_bytes - 1)) + u64::from(size) <= line_bytes {
+            // The common case: within one line.
+            return self.access_line(l1, addr, size, kind, now);
+        }
+        let end = addr + u64::from(size);
         let mut line = addr & !(line_bytes - 1);
         let mut out: Option<Outcome> = None;
         while line < end {
@@ -188,6 +194,7 @@ impl MemorySystem {
     }
 
     /// One access within one L1 line.
+    #[inline]
     fn access_line(
         &mut self,
         l1: usize,

@@ -58,7 +58,7 @@
 
 use std::fmt;
 
-use super::isa::{AluOp, BranchOp, CacheOp, IFmt, Inst, MemOp, Reg};
+use super::isa::{decode, AluOp, BranchOp, CacheOp, IFmt, Inst, MemOp, Reg};
 use super::machine::{Fault, Machine, MemAccess, Step};
 use crate::mem::{
     AccessKind, CacheConfig, CacheStats, ConfigError, DramConfig, DramStats, Level, MemConfig,
@@ -561,6 +561,19 @@ pub fn run_timing_traced(
     Sim::new(m, cfg, Some(trace))?.run()
 }
 
+/// What the scheduler needs to know of an instruction before issuing it.
+#[derive(Clone, Copy, Debug, Default)]
+struct Info {
+    regs: RegSet,
+    /// Result latency of its destination.
+    latency: u32,
+    /// A store or membar: waits for the thread's pending store.
+    waits_store: bool,
+}
+
+/// Entries of the direct-mapped pc -> [`Info`] cache (a power of two).
+const INFO_CACHE: usize = 4096;
+
 /// Per-thread timing state. Each `*_until` is the first cycle at which that
 /// constraint on the thread's next issue no longer holds.
 #[derive(Clone, Debug)]
@@ -578,12 +591,10 @@ struct Th {
     /// `store_free` if the next instruction is a store or membar, else 0.
     store_until: u64,
     dep_until: u64,
-    /// The maximum of the constraints: the earliest cycle the thread can issue.
-    ready_at: u64,
     /// Result-ready cycle per register ([`RegId`]).
     sb: [u64; 64],
-    /// The next instruction's registers.
-    next: RegSet,
+    /// The next instruction.
+    next: Info,
     /// A load that missed waits to re-issue: its pc and destination.
     replay: Option<(u32, Option<RegId>)>,
     rep: ThreadReport,
@@ -605,6 +616,15 @@ struct Sim<'a> {
     cores: Vec<Core>,
     tpc: usize,
     trace: Option<&'a mut Vec<Issue>>,
+    /// Decoded instructions by pc: `(pc, word, info)`, checked against the word in
+    /// memory so that self-modifying code is seen.
+    info: Vec<(u32, u32, Info)>,
+    /// Threads running.
+    running: usize,
+    /// Per thread, the earliest cycle it can issue (the maximum of its constraints),
+    /// `u64::MAX` when it is not running. Kept apart from [`Th`] so that the
+    /// scheduler's scan touches one small array.
+    ready: Vec<u64>,
 }
 
 impl<'a> Sim<'a> {
@@ -616,6 +636,7 @@ impl<'a> Sim<'a> {
         let cores = m.config().cores as usize;
         let tpc = m.config().threads_per_core as usize;
         let mem = MemorySystem::new(cfg.mem_config(cores)).map_err(TimingError::Config)?;
+        let m_threads = m.hw_threads();
         let th = (0..m.hw_threads())
             .map(|t| Th {
                 core: t / tpc.max(1),
@@ -628,9 +649,8 @@ impl<'a> Sim<'a> {
                 store_free: 0,
                 store_until: 0,
                 dep_until: 0,
-                ready_at: 0,
                 sb: [0; 64],
-                next: RegSet::default(),
+                next: Info::default(),
                 replay: None,
                 rep: ThreadReport::default(),
             })
@@ -643,6 +663,9 @@ impl<'a> Sim<'a> {
             cores: vec![Core::default(); cores],
             tpc,
             trace,
+            info: vec![(u32::MAX, 0, Info::default()); INFO_CACHE],
+            running: 0,
+            ready: vec![u64::MAX; m_threads],
         };
         sim.sync_running(0);
         Ok(sim)
@@ -650,7 +673,7 @@ impl<'a> Sim<'a> {
 
     fn run(mut self) -> Result<TimingReport, TimingError> {
         let mut now = 0u64;
-        while self.th.iter().any(|t| t.running) {
+        while self.running > 0 {
             if now >= self.cfg.max_cycles {
                 return Err(TimingError::CycleLimit {
                     limit: self.cfg.max_cycles,
@@ -687,16 +710,17 @@ impl<'a> Sim<'a> {
     fn pick(&self, c: usize, now: u64) -> Result<usize, u64> {
         let mut wake = u64::MAX;
         let base = c * self.tpc;
-        for k in 1..=self.tpc {
-            let lt = (self.cores[c].last + k) % self.tpc;
-            let th = &self.th[base + lt];
-            if !th.running {
-                continue;
+        let mut lt = self.cores[c].last;
+        for _ in 0..self.tpc {
+            lt += 1;
+            if lt == self.tpc {
+                lt = 0;
             }
-            if th.ready_at <= now {
+            let ready = self.ready[base + lt];
+            if ready <= now {
                 return Ok(base + lt);
             }
-            wake = wake.min(th.ready_at);
+            wake = wake.min(ready);
         }
         Err(wake)
     }
@@ -747,6 +771,12 @@ impl<'a> Sim<'a> {
             self.account(t, upto);
             self.th[t].running = on;
             if on {
+                self.running += 1;
+            } else {
+                self.running -= 1;
+                self.ready[t] = u64::MAX;
+            }
+            if on {
                 self.prepare(t, upto, true);
             }
         }
@@ -768,37 +798,56 @@ impl<'a> Sim<'a> {
             } else {
                 o.ready
             };
-            // A fetch fault surfaces when the instruction is stepped.
-            let (next, store) = match self.m.fetch(t) {
-                Ok(i) => (regs(&i), waits_for_store(&i)),
-                Err(_) => (RegSet::default(), false),
-            };
+            let next = self.info_at(pc);
             let th = &mut self.th[t];
             th.next = next;
-            th.store_until = if store { th.store_free } else { 0 };
+            th.store_until = if next.waits_store { th.store_free } else { 0 };
         }
         let th = &mut self.th[t];
         if th.replay.is_some() {
             // The missed load re-issues first; its operands were read already.
             th.dep_until = 0;
-            th.ready_at = at.max(th.dcache_until);
+            self.ready[t] = at.max(th.dcache_until);
             return;
         }
         let mut dep = 0;
-        for &r in th.next.srcs() {
+        for &r in th.next.regs.srcs() {
             dep = dep.max(th.sb[r as usize]);
         }
-        if let Some(d) = th.next.dest {
+        if let Some(d) = th.next.regs.dest {
             dep = dep.max(th.sb[d as usize]);
         }
         th.dep_until = dep;
-        th.ready_at = at
+        self.ready[t] = at
             .max(th.dcache_until)
             .max(th.branch_until)
             .max(th.icache_until)
             .max(th.pipe_until)
             .max(th.store_until)
             .max(dep);
+    }
+
+    /// The scheduling facts of the instruction at `pc` (empty if it cannot be
+    /// fetched: the fault surfaces when the instruction is stepped).
+    fn info_at(&mut self, pc: u32) -> Info {
+        let Ok(bytes) = self.m.read_bytes(pc, 4) else {
+            return Info::default();
+        };
+        let word = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        let slot = &mut self.info[(pc >> 2) as usize & (INFO_CACHE - 1)];
+        if slot.0 == pc && slot.1 == word {
+            return slot.2;
+        }
+        let info = match decode(word) {
+            Ok(i) => Info {
+                regs: regs(&i),
+                latency: self.cfg.result_latency(&i),
+                waits_store: waits_for_store(&i),
+            },
+            Err(_) => Info::default(),
+        };
+        *slot = (pc, word, info);
+        info
     }
 
     fn issue(&mut self, t: usize, now: u64) -> Result<(), TimingError> {
@@ -823,13 +872,13 @@ impl<'a> Sim<'a> {
         let step = self.m.step(t)?;
         self.trace_issue(now, t, step.pc, false);
         self.th[t].rep.retired += 1;
-        let rs = regs(&step.inst);
-        let lat = u64::from(self.cfg.result_latency(&step.inst));
-        if let Some(d) = rs.dest {
-            self.th[t].sb[d as usize] = now + lat;
+        // `next` was prepared from the word at this pc, which `step` just executed.
+        let info = self.th[t].next;
+        if let Some(d) = info.regs.dest {
+            self.th[t].sb[d as usize] = now + u64::from(info.latency);
         }
         if let Some(acc) = step.mem {
-            self.memory(t, now, &step, acc, rs.dest);
+            self.memory(t, now, &step, acc, info.regs.dest);
         }
         if step.branch_taken {
             self.th[t].branch_until = now + 1 + u64::from(self.cfg.branch_penalty);
