@@ -138,6 +138,11 @@ impl ImageLaunch {
     }
 }
 
+/// The word repeated over the lowest [`STACK_CANARY_BYTES`] of every gang stack. A
+/// run that changed it overflowed the stack (into the context records below it).
+pub const STACK_CANARY: u32 = 0x5350_4d44;
+pub const STACK_CANARY_BYTES: u32 = 64;
+
 /// A built image: memory from address 0 to [`Layout::image_end`], word by word.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Image {
@@ -155,6 +160,15 @@ impl Image {
             .map(|(i, &w)| (i as u32, w))
             .collect();
         sim::nyuzi::hex::write(&pairs)
+    }
+
+    /// The lowest address of each gang stack, as (hardware thread, gang, address).
+    pub fn stack_bottoms(&self) -> impl Iterator<Item = (u32, u32, u32)> + '_ {
+        let l = &self.layout;
+        (0..l.threads_used).flat_map(move |t| {
+            let base = l.stacks.start + t * l.thread_area_bytes;
+            (0..l.gangs_per_block).map(move |g| (t, g, base + g * l.gang_stack_bytes))
+        })
     }
 
     /// The bytes of `[addr, addr+len)` as the image initializes them.
@@ -635,6 +649,10 @@ fn write_thread_areas(mem: &mut Memory, launch: &ImageLaunch, p: &Plan, opts: &I
             mem.word(s + off as u32, v);
         }
         for g in 0..p.gangs {
+            let bottom = stack_base(p, t) + g * opts.gang_stack;
+            for i in 0..STACK_CANARY_BYTES / 4 {
+                mem.word(bottom + 4 * i, STACK_CANARY);
+            }
             let c = ctx_base(p, t) + g * ctx::SIZE;
             let mut exists = 0u32;
             for l in 0..lanes {

@@ -16,7 +16,10 @@ use sim::nyuzi::timing::{self, StallCause, TimingConfig, TimingError, TimingRepo
 use sim::nyuzi::{Config, Fault, FaultKind, Machine};
 use sim::Dim3;
 
-use super::image::{build_image, Image, ImageError, ImageLaunch, ImageOptions, MachineShape};
+use super::image::{
+    build_image, Image, ImageError, ImageLaunch, ImageOptions, MachineShape, STACK_CANARY,
+    STACK_CANARY_BYTES,
+};
 use super::object::Object;
 use super::runtime::sched;
 use crate::diag::{codes, Diagnostic};
@@ -161,7 +164,9 @@ pub fn run_built(
         };
         match timing::run_timing(&mut m, &cfg) {
             Ok(r) => Some(r),
-            Err(TimingError::Fault(f)) => return Err(RunError::Trap(fault_error(built, &m, f, max_steps))),
+            Err(TimingError::Fault(f)) => {
+                return Err(RunError::Trap(fault_error(built, &m, f, max_steps)))
+            }
             Err(TimingError::CycleLimit { limit, instructions }) => {
                 return Err(RunError::Trap(RuntimeError::new(format!(
                     "the kernel did not finish within {limit} cycles ({instructions} instructions executed); \
@@ -179,6 +184,9 @@ pub fn run_built(
             .map_err(|f| RunError::Trap(fault_error(built, &m, f, max_steps)))?;
         None
     };
+    if let Some(e) = stack_overflow(built, &m) {
+        return Err(RunError::Trap(e));
+    }
     let layout = &built.image.layout;
     for (arg, b) in built
         .launch
@@ -275,8 +283,32 @@ fn statistics(m: &Machine, built: &BuiltLaunch, report: Option<&TimingReport>) -
     stats
 }
 
+/// The first gang (hardware thread, gang) whose stack canary changed: its stack
+/// overflowed.
+pub fn overflowed_stack(image: &Image, m: &Machine) -> Option<(u32, u32)> {
+    image
+        .stack_bottoms()
+        .find(|&(_, _, bottom)| {
+            (0..STACK_CANARY_BYTES / 4).any(|i| word(m, bottom + 4 * i) != STACK_CANARY)
+        })
+        .map(|(t, g, _)| (t, g))
+}
+
+/// A stack overflow as an error.
+fn stack_overflow(built: &BuiltLaunch, m: &Machine) -> Option<RuntimeError> {
+    let (t, g) = overflowed_stack(&built.image, m)?;
+    Some(RuntimeError::new(format!(
+        "stack overflow: a gang used more than its {} bytes of stack (hardware thread {t}, gang {g}); \
+         deep recursion or large local arrays",
+        built.image.layout.gang_stack_bytes
+    )))
+}
+
 /// A fault as a runtime error: what, where in the machine, where in the source.
 fn fault_error(built: &BuiltLaunch, m: &Machine, f: Fault, max_steps: u64) -> RuntimeError {
+    if let Some(e) = stack_overflow(built, m) {
+        return e;
+    }
     let layout = &built.image.layout;
     let rec = (f.thread < layout.threads_used).then(|| layout.scheduler(f.thread));
     let field = |off: i32| rec.map(|r| word(m, r + off as u32)).unwrap_or(0);

@@ -552,3 +552,39 @@ fn image_round_trips_through_hex() {
     assert_eq!(layout.buffers[0].elem, "int");
     assert_eq!(layout.buffers[0].length, 48);
 }
+
+#[test]
+fn stack_overflows_change_the_canary() {
+    // Gang 1 of 2 writes 16 KiB below its stack top: its stack's lowest word.
+    let code = vec![
+        mem(MemOp::W32, true, 2, GP, ctx::GANG_INDEX),
+        Inst::Branch {
+            op: BranchOp::Bz,
+            reg: 2,
+            offset: 5,
+        },
+        Inst::MoveHi { dest: 3, imm: 2 },
+        rr(RFmt::Sss, AluOp::SubI, 4, SP, 3),
+        mem(MemOp::W32, false, 2, 4, 0),
+        Inst::Branch {
+            op: BranchOp::Jump,
+            reg: 0,
+            offset: 1,
+        },
+        RET,
+    ];
+    let obj = object("deep", code, vec![], 0);
+    let launch = launch_of(1, 32, vec![], false);
+    let image = build_image(&obj, "deep", &launch, shape(1, 4), &ImageOptions::default()).unwrap();
+    let (m, r) = run(&image, shape(1, 4));
+    r.unwrap();
+    assert_eq!(
+        crate::back::nyuzi::run::overflowed_stack(&image, &m),
+        Some((0, 1))
+    );
+    let launch = launch_of(1, 16, vec![], false);
+    let image = build_image(&obj, "deep", &launch, shape(1, 4), &ImageOptions::default()).unwrap();
+    let (m, r) = run(&image, shape(1, 4));
+    r.unwrap();
+    assert_eq!(crate::back::nyuzi::run::overflowed_stack(&image, &m), None);
+}
