@@ -1241,7 +1241,11 @@ fn close(open: Open, errs: &mut Vec<AsmError>) -> Kernel {
     for (i, name, line, col) in ctx.fixups {
         match labels.get(&name) {
             Some(&at) => {
-                if let Op::Bra { target, .. } = &mut kernel.insts[i].op {
+                if let Some(Inst {
+                    op: Op::Bra { target, .. },
+                    ..
+                }) = kernel.insts.get_mut(i)
+                {
                     *target = at;
                 }
             }
@@ -1357,6 +1361,17 @@ fn statement<'a>(
                 at,
             });
             Ok(())
+        }
+        (Tok::Word(w), Some(o)) if w == ".entry" || w == ".func" => {
+            // A missing `}`: report it, close the open kernel and start the new one.
+            errs.push(err_at(
+                first,
+                format!("`{}` is not closed before this `{w}`", o.kernel.name),
+            ));
+            if let Some(o) = open.take() {
+                prog.kernels.push(close(o, errs));
+            }
+            statement(st, open, funcs, prog, errs)
         }
         (Tok::Word(w), Some(o)) if w.starts_with('.') => parse_directive(st, o),
         (_, Some(o)) => {

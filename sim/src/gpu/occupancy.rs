@@ -28,6 +28,17 @@ pub struct BlockResources {
     pub shared_per_block: u32,
 }
 
+impl BlockResources {
+    /// The resources of `threads_per_block` threads of `kernel`.
+    pub fn of(kernel: &super::Kernel, threads_per_block: u32) -> BlockResources {
+        BlockResources {
+            threads_per_block,
+            regs_per_thread: kernel.num_regs,
+            shared_per_block: kernel.shared_bytes,
+        }
+    }
+}
+
 /// The resource that bounds the number of resident blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Limiter {

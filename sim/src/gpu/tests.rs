@@ -171,6 +171,12 @@ fn gtx480_limited_by_registers() {
     // 40 warps, 40/48 = 83.3%. (Without the allocation unit, 672: 48 warps, 6 blocks.)
     let o = occ(&GpuConfig::gtx480(), 256, 21, 0);
     assert_occ(&o, 5, 40, Limiter::Registers);
+    let mut k = Kernel::new("k", KernelKind::Entry);
+    k.num_regs = 21;
+    assert_eq!(
+        occupancy(&GpuConfig::gtx480(), BlockResources::of(&k, 256)),
+        Ok(o.clone())
+    );
     assert!((o.occupancy - 40.0 / 48.0).abs() < 1e-12);
 }
 
@@ -559,6 +565,13 @@ fn structural_errors_are_reported() {
     assert_eq!(
         errors_of(".entry k()\n{\n}\n.func k\n{\n}\n"),
         vec![(4, 7, "`k` is defined twice".into())]
+    );
+    assert_eq!(
+        errors_of(".entry a()\n{\n    exit;\n.entry b()\n{\n    bra X;\n}\n"),
+        vec![
+            (4, 1, "`a` is not closed before this `.entry`".into()),
+            (6, 9, "no label `X` in `b`".into())
+        ]
     );
     // Several errors are all reported, in order.
     let errs = errors_of(&kernel_with("    add.s32 %r1;\n    bogus;\n    exit;"));
