@@ -790,6 +790,227 @@ impl Inst {
     }
 }
 
+/// A register an instruction reads or writes, with its width: what a scoreboard, a
+/// register allocator or a liveness analysis needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RegAccess {
+    pub reg: Reg,
+    /// A 64-bit pair (`reg.idx` and `reg.idx + 1`).
+    pub wide: bool,
+    /// Written (true) or read (false).
+    pub def: bool,
+}
+
+/// The functional unit class of an instruction, which decides its latency and issue
+/// cost in the timing model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Unit {
+    /// Integer and single-precision add, logic, shifts, moves, compares, conversions.
+    Alu,
+    /// Integer multiply and multiply-add.
+    Mul,
+    /// Double-precision arithmetic.
+    F64,
+    /// Divide, remainder and square root.
+    Div,
+    /// Loads, stores and atomics to a memory space (and the DAC accesses).
+    Mem(Space),
+    /// Branches, calls, exit, barriers and fences.
+    Ctrl,
+    /// Votes and shuffles.
+    Warp,
+    /// DAC queue operations.
+    Queue,
+}
+
+impl Inst {
+    /// Calls `f` for every register the instruction reads (guard included) and writes,
+    /// reads first.
+    pub fn for_each_reg(&self, mut f: impl FnMut(RegAccess)) {
+        if let Some(g) = self.guard {
+            f(RegAccess {
+                reg: Reg::p(g.pred),
+                wide: false,
+                def: false,
+            });
+        }
+        let use_src = |s: Src, ty: Type, f: &mut dyn FnMut(RegAccess)| {
+            if let Src::Reg(reg) = s {
+                f(RegAccess {
+                    reg,
+                    wide: ty.is_wide(),
+                    def: false,
+                });
+            }
+        };
+        let addr_use = |a: Address, f: &mut dyn FnMut(RegAccess)| match a.base {
+            AddrBase::Reg(reg) => f(RegAccess {
+                reg,
+                wide: false,
+                def: false,
+            }),
+            AddrBase::RegPair(reg) => f(RegAccess {
+                reg,
+                wide: true,
+                def: false,
+            }),
+            _ => {}
+        };
+        let def = |reg: Reg, ty: Type| RegAccess {
+            reg,
+            wide: ty.is_wide(),
+            def: true,
+        };
+        let wide_ty = |w: bool| if w { Type::U64 } else { Type::U32 };
+        match self.op {
+            Op::Bin { op, ty, dst, a, b } => {
+                use_src(a, ty, &mut f);
+                use_src(b, if op.is_shift() { Type::U32 } else { ty }, &mut f);
+                f(def(dst, ty));
+            }
+            Op::Un { ty, dst, a, .. } => {
+                use_src(a, ty, &mut f);
+                f(def(dst, ty));
+            }
+            Op::Mad { ty, dst, a, b, c } => {
+                for s in [a, b, c] {
+                    use_src(s, ty, &mut f);
+                }
+                f(def(dst, ty));
+            }
+            Op::Cvt {
+                dty, sty, dst, a, ..
+            } => {
+                use_src(a, sty, &mut f);
+                f(def(dst, dty));
+            }
+            Op::Setp { ty, dst, a, b, .. } => {
+                use_src(a, ty, &mut f);
+                use_src(b, ty, &mut f);
+                f(def(dst, Type::Pred));
+            }
+            Op::Selp { ty, dst, a, b, p } => {
+                use_src(a, ty, &mut f);
+                use_src(b, ty, &mut f);
+                f(RegAccess {
+                    reg: p,
+                    wide: false,
+                    def: false,
+                });
+                f(def(dst, ty));
+            }
+            Op::Ld { ty, dst, addr, .. } => {
+                addr_use(addr, &mut f);
+                f(def(dst, ty));
+            }
+            Op::St { ty, addr, a, .. } => {
+                addr_use(addr, &mut f);
+                use_src(a, ty, &mut f);
+            }
+            Op::Atom {
+                ty,
+                dst,
+                addr,
+                a,
+                b,
+                ..
+            } => {
+                addr_use(addr, &mut f);
+                use_src(a, ty, &mut f);
+                if let Some(b) = b {
+                    use_src(b, ty, &mut f);
+                }
+                f(def(dst, ty));
+            }
+            Op::Vote { mode, dst, p } => {
+                f(RegAccess {
+                    reg: p,
+                    wide: false,
+                    def: false,
+                });
+                f(def(
+                    dst,
+                    if mode == VoteMode::Ballot {
+                        Type::B32
+                    } else {
+                        Type::Pred
+                    },
+                ));
+            }
+            Op::Shfl {
+                dst,
+                dst_pred,
+                a,
+                lane,
+                clamp,
+                ..
+            } => {
+                use_src(a, Type::B32, &mut f);
+                use_src(lane, Type::U32, &mut f);
+                use_src(clamp, Type::U32, &mut f);
+                f(def(dst, Type::B32));
+                if let Some(p) = dst_pred {
+                    f(def(p, Type::Pred));
+                }
+            }
+            Op::EnqData { addr, wide, .. } | Op::EnqAddr { addr, wide, .. } => {
+                use_src(Src::Reg(addr), wide_ty(wide), &mut f);
+            }
+            Op::EnqPred { ty, a, b, .. } => {
+                use_src(a, ty, &mut f);
+                use_src(b, ty, &mut f);
+            }
+            Op::DeqPred { dst } => f(def(dst, Type::Pred)),
+            Op::Bra { .. } | Op::Call { .. } | Op::Ret | Op::Exit | Op::Bar { .. } => {}
+            Op::Fence { .. } | Op::Nop => {}
+        }
+    }
+
+    /// The functional unit that executes the instruction.
+    pub fn unit(&self) -> Unit {
+        match self.op {
+            Op::Bin {
+                op: BinOp::Div | BinOp::Rem,
+                ..
+            }
+            | Op::Un { op: UnOp::Sqrt, .. } => Unit::Div,
+            Op::Bin { ty: Type::F64, .. }
+            | Op::Un { ty: Type::F64, .. }
+            | Op::Mad { ty: Type::F64, .. }
+            | Op::Setp { ty: Type::F64, .. } => Unit::F64,
+            Op::Cvt { dty, sty, .. } if dty == Type::F64 || sty == Type::F64 => Unit::F64,
+            Op::Bin {
+                op: BinOp::Mul | BinOp::MulHi,
+                ty,
+                ..
+            } if ty.is_int() => Unit::Mul,
+            Op::Mad { ty, .. } if ty.is_int() => Unit::Mul,
+            Op::Ld { space, .. } | Op::St { space, .. } | Op::Atom { space, .. } => {
+                Unit::Mem(space)
+            }
+            Op::Bra { .. }
+            | Op::Call { .. }
+            | Op::Ret
+            | Op::Exit
+            | Op::Bar { .. }
+            | Op::Fence { .. } => Unit::Ctrl,
+            Op::Vote { .. } | Op::Shfl { .. } => Unit::Warp,
+            Op::EnqData { .. } | Op::EnqAddr { .. } | Op::EnqPred { .. } | Op::DeqPred { .. } => {
+                Unit::Queue
+            }
+            _ => Unit::Alu,
+        }
+    }
+
+    /// True when the destination is a uniform register: an instruction of the uniform
+    /// datapath.
+    pub fn is_uniform(&self) -> bool {
+        let mut uniform = false;
+        self.for_each_reg(|a| uniform |= a.def && a.reg.file == RegFile::Ur);
+        uniform
+    }
+}
+
 /// A kernel parameter: name, type and byte offset in the parameter block.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Param {

@@ -1169,3 +1169,112 @@ fn doc_samples_assemble() {
     let saxpy = parse(first).unwrap();
     assert_eq!(saxpy.kernel("saxpy").map(|k| k.num_regs), Some(9));
 }
+
+// ---------------------------------------------------------------------------------
+// Instruction metadata
+// ---------------------------------------------------------------------------------
+
+/// Register counts per file (r, p, ur, a) needed by the accesses `for_each_reg` reports.
+fn counts_from_accesses(k: &Kernel) -> [u32; 4] {
+    let mut n = [0u32; 4];
+    for inst in &k.insts {
+        inst.for_each_reg(|a| {
+            let i = match a.reg.file {
+                RegFile::R => 0,
+                RegFile::P => 1,
+                RegFile::Ur => 2,
+                RegFile::A => 3,
+            };
+            n[i] = n[i].max(u32::from(a.reg.idx) + if a.wide { 2 } else { 1 });
+        });
+    }
+    n
+}
+
+#[test]
+fn register_accesses_agree_with_the_assembler() {
+    // Without declarations the assembler sizes each file from the registers it saw;
+    // for_each_reg must report exactly those registers with the same widths.
+    let undeclared: String = EVERY_FORM
+        .lines()
+        .filter(|l| {
+            !matches!(
+                l.trim().split(' ').next(),
+                Some(".reg" | ".pred" | ".ureg" | ".areg")
+            )
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let p = must_parse(&undeclared);
+    for k in &p.kernels {
+        assert_eq!(
+            counts_from_accesses(k),
+            [k.num_regs, k.num_preds, k.num_uregs, k.num_aregs],
+            "{}",
+            k.name
+        );
+    }
+    for seed in 0..100 {
+        for k in &rand_program(seed).kernels {
+            let n = counts_from_accesses(k);
+            assert!(
+                n[0] <= k.num_regs
+                    && n[1] <= k.num_preds
+                    && n[2] <= k.num_uregs
+                    && n[3] <= k.num_aregs
+            );
+        }
+    }
+}
+
+#[test]
+fn instructions_know_their_unit_and_accesses() {
+    let p = must_parse(&kernel_with(
+        "    div.f32 %r1, %r2, %r3;\n    mad.s32 %r1, %r2, %r3, %r4;\n    add.f64 %rd2, %rd4, %rd6;\n    @%p1 st.shared.u8 [%r1+1], %r2;\n    add.u32 %ur1, %ur2, %ctaid.x;\n    vote.any.pred %p0, %p1;",
+    ));
+    let k = &p.kernels[0];
+    let units: Vec<Unit> = k.insts.iter().map(Inst::unit).collect();
+    assert_eq!(
+        units,
+        vec![
+            Unit::Div,
+            Unit::Mul,
+            Unit::F64,
+            Unit::Mem(Space::Shared),
+            Unit::Alu,
+            Unit::Warp
+        ]
+    );
+    let mut acc = Vec::new();
+    k.insts[3].for_each_reg(|a| acc.push(a));
+    assert_eq!(
+        acc,
+        vec![
+            RegAccess {
+                reg: Reg::p(1),
+                wide: false,
+                def: false
+            },
+            RegAccess {
+                reg: Reg::r(1),
+                wide: false,
+                def: false
+            },
+            RegAccess {
+                reg: Reg::r(2),
+                wide: false,
+                def: false
+            },
+        ]
+    );
+    let mut acc = Vec::new();
+    k.insts[2].for_each_reg(|a| acc.push((a.reg.idx, a.wide, a.def)));
+    assert_eq!(
+        acc,
+        vec![(4, true, false), (6, true, false), (2, true, true)]
+    );
+    assert_eq!(
+        k.insts.iter().map(Inst::is_uniform).collect::<Vec<_>>(),
+        vec![false, false, false, false, true, false]
+    );
+}
