@@ -9,7 +9,7 @@
 
 use cranelift_entity::EntityRef;
 
-use super::emit::{emit_function, frame_layout};
+use super::emit::{emit_function, frame_layout, uses_fp};
 use super::isel;
 use super::minst::NyuziTarget;
 use super::object::{DataObject, Object};
@@ -55,7 +55,22 @@ pub fn compile_module(module: &Module) -> Result<Object, Vec<Diagnostic>> {
                 continue;
             }
         };
-        let frame = frame_layout(f, &mf, &alloc.used, sel.has_calls, sel.out_args);
+        let layout = |save_fp| {
+            frame_layout(
+                f,
+                &mf,
+                &alloc.used,
+                sel.has_calls,
+                sel.out_args,
+                sel.needs_scratch,
+                save_fp,
+                &sel.used_slots,
+            )
+        };
+        let mut frame = layout(false);
+        if uses_fp(f, &mf, &frame) {
+            frame = layout(true);
+        }
         if let Err(e) = emit_function(&mut obj, f, &mf, &frame) {
             diags.push(Diagnostic::error(
                 codes::INTERNAL_ERROR,

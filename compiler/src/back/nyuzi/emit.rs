@@ -9,12 +9,14 @@
 //! 1. saved callee-saved vector registers and vector spill slots (64 bytes each);
 //! 2. the IR stack slots, each at its alignment, the area rounded to 64 bytes and
 //!    zeroed by the prologue (the interpreter zeroes a frame's slots when it is pushed);
-//! 3. the scratch word of per-lane narrow scatters, scalar spill slots, saved
-//!    callee-saved scalar registers and `ra` (4 bytes each).
+//! 3. the scratch word of per-lane narrow scatters (when used), scalar spill slots,
+//!    saved callee-saved scalar registers, `ra` and `fp` (4 bytes each).
 //!
 //! The prologue subtracts the frame size from `sp` and saves; every `ret` is preceded
 //! by the restoring epilogue. Offsets beyond an instruction's immediate go through
-//! `fp` (`s29`), which the allocator never assigns: the emitter's scratch register.
+//! `fp` (`s29`) in the body, which the allocator never assigns: the emitter's scratch
+//! register, saved by the prologue when used (it is callee-saved); the prologue and
+//! epilogue themselves use `s9`.
 //! The zeroing loop of the prologue uses `s8`–`s10` and `v8`, which hold nothing at
 //! function entry (arguments are in `s0`–`s7`/`v0`–`v7`).
 
@@ -52,6 +54,9 @@ pub fn frame_layout(
     used: &[PReg],
     has_calls: bool,
     out_args: u32,
+    needs_scratch: bool,
+    save_fp: bool,
+    used_slots: &[bool],
 ) -> Frame {
     let mut fr = Frame::default();
     let mut off = out_args.div_ceil(64) * 64;
@@ -67,7 +72,11 @@ pub fn frame_layout(
         }
     }
     let start = off;
-    for (_, ss) in f.stack_slots.iter() {
+    for (slot, ss) in f.stack_slots.iter() {
+        if !used_slots.get(slot.index()).copied().unwrap_or(true) {
+            fr.slots.push(0);
+            continue;
+        }
         off = align_up(off, ss.align.min(64));
         fr.slots.push(off);
         off += ss.size;
@@ -75,7 +84,9 @@ pub fn frame_layout(
     off = align_up(off, 64);
     fr.zero = (start, off - start);
     fr.scratch = off;
-    off += 4;
+    if needs_scratch {
+        off += 4;
+    }
     for (slot, class) in mf.spill_slots.iter() {
         if *class != VECTOR {
             spills[slot.index()] = off;
@@ -90,10 +101,18 @@ pub fn frame_layout(
         fr.saves.push((RA, off));
         off += 4;
     }
+    if save_fp {
+        fr.saves.push((FP, off));
+        off += 4;
+    }
     fr.spills = spills;
     fr.size = align_up(off, 64);
     fr
 }
+
+/// The prologue's and epilogue's scratch register for large frame offsets: caller-saved
+/// and neither an argument nor a result register, so free at entry and at return.
+const EDGE_TMP: u8 = 9;
 
 fn fits(x: i64, bits: u32) -> bool {
     let lim = 1i64 << (bits - 1);
@@ -124,8 +143,9 @@ fn li(out: &mut Vec<Inst>, dest: u8, x: u32) {
     }
 }
 
-/// `dest = base + off` (through `dest` itself for large offsets).
-fn add_const(out: &mut Vec<Inst>, dest: u8, base: u8, off: i64) {
+/// `dest = base + off` (through `dest` itself for large offsets, or `tmp` when
+/// `dest` is `base`).
+fn add_const(out: &mut Vec<Inst>, dest: u8, base: u8, off: i64, tmp: u8) {
     if fits(off, 14) {
         out.push(Inst::Imm {
             fmt: IFmt::S,
@@ -135,7 +155,7 @@ fn add_const(out: &mut Vec<Inst>, dest: u8, base: u8, off: i64) {
             imm: off as i32,
         });
     } else {
-        let tmp = if dest == base { FP.index } else { dest };
+        let tmp = if dest == base { tmp } else { dest };
         li(out, tmp, off as u32);
         out.push(Inst::Reg {
             fmt: RFmt::Sss,
@@ -148,13 +168,13 @@ fn add_const(out: &mut Vec<Inst>, dest: u8, base: u8, off: i64) {
     }
 }
 
-/// A memory access at `sp + off`, through `fp` when `off` does not fit.
-fn sp_access(out: &mut Vec<Inst>, op: MemOp, load: bool, reg: u8, off: u32) {
+/// A memory access at `sp + off`, through `tmp` when `off` does not fit.
+fn sp_access(out: &mut Vec<Inst>, op: MemOp, load: bool, reg: u8, off: u32, tmp: u8) {
     let (ptr, offset) = if fits(i64::from(off), 15) {
         (SP.index, off as i32)
     } else {
-        add_const(out, FP.index, SP.index, i64::from(off));
-        (FP.index, 0)
+        add_const(out, tmp, SP.index, i64::from(off), tmp);
+        (tmp, 0)
     };
     out.push(Inst::Mem {
         op,
@@ -168,7 +188,7 @@ fn sp_access(out: &mut Vec<Inst>, op: MemOp, load: bool, reg: u8, off: u32) {
 
 fn prologue(out: &mut Vec<Inst>, fr: &Frame) {
     if fr.size > 0 {
-        add_const(out, SP.index, SP.index, -i64::from(fr.size));
+        add_const(out, SP.index, SP.index, -i64::from(fr.size), EDGE_TMP);
     }
     for &(p, off) in &fr.saves {
         let op = if p.class == VECTOR {
@@ -176,7 +196,7 @@ fn prologue(out: &mut Vec<Inst>, fr: &Frame) {
         } else {
             MemOp::W32
         };
-        sp_access(out, op, false, p.index, off);
+        sp_access(out, op, false, p.index, off, EDGE_TMP);
     }
     let (start, len) = fr.zero;
     if len == 0 {
@@ -191,12 +211,12 @@ fn prologue(out: &mut Vec<Inst>, fr: &Frame) {
     });
     if len <= 4 * 64 {
         for k in 0..len / 64 {
-            sp_access(out, MemOp::Block, false, 8, start + 64 * k);
+            sp_access(out, MemOp::Block, false, 8, start + 64 * k, EDGE_TMP);
         }
         return;
     }
-    add_const(out, 8, SP.index, i64::from(start));
-    add_const(out, 9, SP.index, i64::from(start + len));
+    add_const(out, 8, SP.index, i64::from(start), 8);
+    add_const(out, 9, SP.index, i64::from(start + len), 9);
     // loop: store_v v8, (s8); s8 += 64; s10 = s8 < s9; bnz s10, loop
     out.push(Inst::Mem {
         op: MemOp::Block,
@@ -235,10 +255,10 @@ fn epilogue(out: &mut Vec<Inst>, fr: &Frame) {
         } else {
             MemOp::W32
         };
-        sp_access(out, op, true, p.index, off);
+        sp_access(out, op, true, p.index, off, EDGE_TMP);
     }
     if fr.size > 0 {
-        add_const(out, SP.index, SP.index, i64::from(fr.size));
+        add_const(out, SP.index, SP.index, i64::from(fr.size), EDGE_TMP);
     }
     out.push(Inst::Branch {
         op: BranchOp::Reg,
@@ -252,6 +272,21 @@ fn phys(r: Reg) -> Result<u8, String> {
         Reg::Phys(p) => Ok(p.index),
         Reg::Virt(v) => Err(format!("virtual register {v:?} left after allocation")),
     }
+}
+
+/// Whether the body of `mf` needs `fp` as a scratch register with frame `fr` (then
+/// the frame must save it: `fp` is callee-saved).
+pub fn uses_fp(f: &Function, mf: &MachFunction<MInst>, fr: &Frame) -> bool {
+    let mut scratch = Object::default();
+    if emit_function(&mut scratch, f, mf, fr).is_err() {
+        return false;
+    }
+    scratch.code.iter().any(|i| match *i {
+        Inst::Reg { fmt, dest, .. } => fmt == RFmt::Sss && dest == FP.index,
+        Inst::Imm { fmt, dest, .. } => fmt == IFmt::S && dest == FP.index,
+        Inst::MoveHi { dest, .. } => dest == FP.index,
+        _ => false,
+    })
 }
 
 /// Appends one allocated function to `obj`. `f` is its IR (stack slots).
@@ -271,9 +306,31 @@ pub fn emit_function(
     for (i, &b) in order.iter().enumerate() {
         block_pos[b.index()] = out.len() as u32;
         let next = order.get(i + 1).copied();
-        for line in &mf.blocks[b].insts {
+        let insts = &mf.blocks[b].insts;
+        let mut k = 0;
+        while k < insts.len() {
+            let line = &insts[k];
             let at = out.len();
-            emit_inst(&mut out, obj, base, &line.inst, fr, next, &mut fixups)?;
+            // `bnz c, next ; b other` becomes `bz c, other`.
+            let inverted = match (&line.inst, insts.get(k + 1).map(|l| &l.inst)) {
+                (MInst::CondBr { nz, cond, target }, Some(MInst::Jump { target: other }))
+                    if Some(*target) == next =>
+                {
+                    Some(MInst::CondBr {
+                        nz: !nz,
+                        cond: *cond,
+                        target: *other,
+                    })
+                }
+                _ => None,
+            };
+            if let Some(inv) = &inverted {
+                emit_inst(&mut out, obj, base, inv, fr, next, &mut fixups)?;
+                k += 1;
+            } else {
+                emit_inst(&mut out, obj, base, &line.inst, fr, next, &mut fixups)?;
+            }
+            k += 1;
             if let Some(span) = line.span {
                 if out.len() > at && last_span != Some(span) {
                     obj.lines.push(LineEntry {
@@ -424,12 +481,20 @@ fn emit_inst(
                 phys(*dest)?,
                 SP.index,
                 i64::from(at) + i64::from(*offset),
+                FP.index,
             );
         }
-        MInst::LoadArg { dest, offset } => {
-            sp_access(out, MemOp::W32, true, phys(*dest)?, fr.size + offset)
+        MInst::LoadArg { dest, offset } => sp_access(
+            out,
+            MemOp::W32,
+            true,
+            phys(*dest)?,
+            fr.size + offset,
+            FP.index,
+        ),
+        MInst::StoreArg { src, offset } => {
+            sp_access(out, MemOp::W32, false, phys(*src)?, *offset, FP.index)
         }
-        MInst::StoreArg { src, offset } => sp_access(out, MemOp::W32, false, phys(*src)?, *offset),
         MInst::Spill { slot, src } => {
             let r = *src;
             let op = if matches!(r, Reg::Phys(p) if p.class == VECTOR) {
@@ -437,7 +502,7 @@ fn emit_inst(
             } else {
                 MemOp::W32
             };
-            sp_access(out, op, false, phys(r)?, fr.spills[slot.index()]);
+            sp_access(out, op, false, phys(r)?, fr.spills[slot.index()], FP.index);
         }
         MInst::Reload { slot, dest } => {
             let r = *dest;
@@ -446,7 +511,7 @@ fn emit_inst(
             } else {
                 MemOp::W32
             };
-            sp_access(out, op, true, phys(r)?, fr.spills[slot.index()]);
+            sp_access(out, op, true, phys(r)?, fr.spills[slot.index()], FP.index);
         }
         MInst::AddrOf {
             dest,
@@ -528,7 +593,7 @@ fn mem(
     let (ptr, offset) = if fits(i64::from(offset), bits) || op.vector_ptr() {
         (ptr, offset)
     } else {
-        add_const(out, FP.index, ptr, i64::from(offset));
+        add_const(out, FP.index, ptr, i64::from(offset), FP.index);
         (FP.index, 0)
     };
     out.push(Inst::Mem {

@@ -67,6 +67,8 @@ pub struct Selected {
     pub needs_scratch: bool,
     /// Bytes of outgoing stack arguments (at `sp`, 64-byte aligned).
     pub out_args: u32,
+    /// The IR stack slots whose address the code takes (the others get no space).
+    pub used_slots: Vec<bool>,
 }
 
 type Regs = SmallVec<[Reg; 2]>;
@@ -164,6 +166,48 @@ pub fn result_regs(ty: Type) -> SmallVec<[PReg; 2]> {
     bank[..n].iter().copied().collect()
 }
 
+fn shift_op(op: BinaryOp) -> Option<AluOp> {
+    match op {
+        BinaryOp::Ishl => Some(AluOp::Shl),
+        BinaryOp::Ushr => Some(AluOp::Shr),
+        BinaryOp::Sshr => Some(AluOp::Ashr),
+        _ => None,
+    }
+}
+
+/// Instructions without effects whose results nothing live uses (the lowering leaves
+/// unused constants and masks behind), found by a worklist over use counts.
+fn dead_insts(f: &Function) -> std::collections::HashSet<crate::ir::Inst> {
+    let mut uses: SecondaryMap<Value, u32> = SecondaryMap::new();
+    for (_, data) in f.insts.iter() {
+        for v in data.operands() {
+            uses[v] += 1;
+        }
+    }
+    let mut dead = std::collections::HashSet::new();
+    let mut work: Vec<crate::ir::Inst> = f.insts.keys().collect();
+    while let Some(i) = work.pop() {
+        let data = &f.insts[i];
+        if dead.contains(&i) || data.has_side_effects() {
+            continue;
+        }
+        let Some(r) = f.inst_result(i) else { continue };
+        if uses[r] != 0 {
+            continue;
+        }
+        dead.insert(i);
+        for v in data.operands() {
+            uses[v] -= 1;
+            if uses[v] == 0 {
+                if let ValueDef::Result(d) = f.values[v].def {
+                    work.push(d);
+                }
+            }
+        }
+    }
+    dead
+}
+
 fn fits(x: i64, bits: u32) -> bool {
     let lim = 1i64 << (bits - 1);
     (-lim..lim).contains(&x)
@@ -203,6 +247,7 @@ struct Isel<'a> {
     has_calls: bool,
     needs_scratch: bool,
     out_args: u32,
+    used_slots: Vec<bool>,
 }
 
 /// Selects one function. `fidx` is its index in the module (barrier identifiers).
@@ -223,6 +268,7 @@ pub fn select(m: &Module, f: &Function, fidx: u32) -> Result<Selected, Vec<Diagn
         has_calls: false,
         needs_scratch: false,
         out_args: 0,
+        used_slots: vec![false; f.stack_slots.len()],
     };
     s.run();
     if !s.diags.is_empty() {
@@ -234,6 +280,7 @@ pub fn select(m: &Module, f: &Function, fidx: u32) -> Result<Selected, Vec<Diagn
         has_calls: s.has_calls,
         needs_scratch: s.needs_scratch,
         out_args: s.out_args,
+        used_slots: s.used_slots,
     })
 }
 
@@ -281,12 +328,37 @@ impl<'a> Isel<'a> {
             return;
         };
         self.entry_params(entry);
+        let dead = dead_insts(f);
         for &b in &f.layout {
             self.cur = self.blocks[&b];
             for &inst in &f.blocks[b].insts {
+                if dead.contains(&inst) {
+                    continue;
+                }
                 self.span = Some(f.spans[inst]);
                 self.inst(inst);
             }
+        }
+    }
+
+    /// The value of a 32-bit-or-narrower constant operand (uniform, or a splat of
+    /// one), as the register holds it.
+    fn const_val(&self, v: Value) -> Option<i32> {
+        let ty = self.ty(v);
+        if width(ty.scalar) > 32 || ty.scalar == Scalar::Bool || ty.scalar.is_float() {
+            return None;
+        }
+        let f = self.f;
+        match f.values[v].def {
+            ValueDef::Result(i) => match &f.insts[i] {
+                InstData::Iconst { bits, .. } => {
+                    let w = width(ty.scalar);
+                    Some((*bits & ((1u64 << w) - 1)) as u32 as i32)
+                }
+                InstData::Splat { arg } => self.const_val(*arg),
+                _ => None,
+            },
+            ValueDef::Param(..) => None,
         }
     }
 
@@ -325,8 +397,14 @@ impl<'a> Isel<'a> {
         self.diags.push(d);
     }
 
-    /// The registers of an IR value (created on first mention).
+    /// The registers of an IR value (created on first mention); a constant is
+    /// materialized afresh at each use, so immediates and dead constants cost nothing
+    /// and no definition has to dominate its uses.
     fn regs(&mut self, v: Value) -> Regs {
+        if let Some(bits) = self.const_bits(v) {
+            let ty = self.ty(v);
+            return self.const_regs(ty, bits);
+        }
         if self.vals[v].is_empty() {
             let (class, n) = layout(self.f.value_type(v));
             let regs: Regs = (0..n).map(|_| Reg::Virt(self.mf.new_vreg(class))).collect();
@@ -695,21 +773,15 @@ impl<'a> Isel<'a> {
         let f = self.f;
         let res = f.inst_result(inst);
         match &f.insts[inst] {
-            InstData::Iconst { ty, bits } => self.iconst(res, *ty, *bits),
-            InstData::Fconst { ty, bits } => {
-                let bits = if ty.scalar == Scalar::F32 {
-                    u64::from((f64::from_bits(*bits) as f32).to_bits())
-                } else {
-                    *bits
-                };
-                self.iconst(res, *ty, bits)
-            }
+            // Constants are materialized at each use (see `regs`).
+            InstData::Iconst { .. } | InstData::Fconst { .. } => {}
             InstData::Unary { op, arg } => self.unary_inst(res, *op, *arg),
             InstData::Binary { op, args } => self.binary_inst(res, *op, args[0], args[1]),
             InstData::Icmp { cond, args } => self.icmp(res, *cond, args[0], args[1]),
             InstData::Fcmp { cond, args } => self.fcmp(res, *cond, args[0], args[1]),
             InstData::Select { args } => self.select(res, args[0], args[1], args[2]),
             InstData::Convert { op, arg, to } => self.convert(res, *op, *arg, *to),
+            InstData::Splat { .. } if res.is_some_and(|r| self.const_bits(r).is_some()) => {}
             InstData::Splat { arg } => {
                 let regs = self.vec_regs(*arg);
                 self.define(res, &regs);
@@ -717,6 +789,7 @@ impl<'a> Isel<'a> {
             InstData::Special { reg } => self.special(res, *reg),
             InstData::Lane { op, args } => self.lane(res, *op, args),
             InstData::StackAddr { slot } => {
+                self.used_slots[slot.index()] = true;
                 let d = self.ns();
                 self.push(MInst::FrameAddr {
                     dest: d,
@@ -864,13 +937,11 @@ impl<'a> Isel<'a> {
         b
     }
 
-    fn iconst(&mut self, res: Option<Value>, ty: Type, bits: u64) {
+    /// Registers holding the constant `bits` of type `ty` (fresh at each use).
+    fn const_regs(&mut self, ty: Type, bits: u64) -> Regs {
         let (class, n) = layout(ty);
-        let mut regs: Regs = SmallVec::new();
         if ty.scalar == Scalar::Bool {
-            let r = self.li(if bits & 1 != 0 { 0xffff } else { 0 });
-            self.define(res, &[r]);
-            return;
+            return smallvec![self.li(if bits & 1 != 0 { 0xffff } else { 0 })];
         }
         let w = width(ty.scalar).min(64);
         let bits = if w < 64 {
@@ -878,16 +949,35 @@ impl<'a> Isel<'a> {
         } else {
             bits
         };
-        for i in 0..n {
-            let word = (bits >> (32 * i)) as u32;
-            let r = if class == VECTOR {
-                self.vconst(word)
-            } else {
-                self.li(word)
-            };
-            regs.push(r);
+        (0..n)
+            .map(|i| {
+                let word = (bits >> (32 * i)) as u32;
+                if class == VECTOR {
+                    self.vconst(word)
+                } else {
+                    self.li(word)
+                }
+            })
+            .collect()
+    }
+
+    /// The bits of a constant value: an `iconst`/`fconst` (f32 bits for f32), or a
+    /// splat of one.
+    fn const_bits(&self, v: Value) -> Option<u64> {
+        let f = self.f;
+        match f.values[v].def {
+            ValueDef::Result(i) => match &f.insts[i] {
+                InstData::Iconst { bits, .. } => Some(*bits),
+                InstData::Fconst { ty, bits } => Some(if ty.scalar == Scalar::F32 {
+                    u64::from((f64::from_bits(*bits) as f32).to_bits())
+                } else {
+                    *bits
+                }),
+                InstData::Splat { arg } => self.const_bits(*arg),
+                _ => None,
+            },
+            ValueDef::Param(..) => None,
         }
-        self.define(res, &regs);
     }
 
     fn unary_inst(&mut self, res: Option<Value>, op: UnaryOp, arg: Value) {
@@ -997,13 +1087,25 @@ impl<'a> Isel<'a> {
         let rty = self.ty(rv);
         let s = rty.scalar;
         let vector = rty.varying && s != Scalar::Bool;
+        use BinaryOp::*;
+        let imm = self.const_val(y).filter(|&c| fits(i64::from(c), 14));
+        let imm_form = imm.is_some()
+            && matches!(
+                op,
+                Iadd | Isub | Imul | Band | Bor | Bxor | Ishl | Ushr | Sshr
+            );
         let (a, b) = if vector {
-            (self.vec_regs(x), self.vec_regs(y))
+            let b = if imm_form {
+                smallvec![]
+            } else {
+                self.vec_regs(y)
+            };
+            (self.vec_regs(x), b)
         } else {
-            (self.regs(x), self.regs(y))
+            let b = if imm_form { smallvec![] } else { self.regs(y) };
+            (self.regs(x), b)
         };
         let w = width(s);
-        use BinaryOp::*;
         let out: Regs = match s {
             Scalar::Bool => {
                 let opc = match op {
@@ -1026,7 +1128,8 @@ impl<'a> Isel<'a> {
             Scalar::F64 => return self.unsupported(format!("`{}` on f64", op.name())),
             Scalar::I64 => return self.binary64(res, vector, op, &a, &b, y),
             _ => {
-                let (a, b) = (a[0], b[0]);
+                let a = a[0];
+                let b = b.first().copied().unwrap_or(a);
                 let simple = |op| match op {
                     Iadd => Some(AluOp::AddI),
                     Isub => Some(AluOp::SubI),
@@ -1036,7 +1139,19 @@ impl<'a> Isel<'a> {
                     Bxor => Some(AluOp::Xor),
                     _ => None,
                 };
-                if let Some(opc) = simple(op) {
+                if let (Some(opc), Some(c)) = (simple(op), imm) {
+                    let d = self.bin_imm(vector, opc, a, c);
+                    smallvec![self.wrap(vector, d, w)]
+                } else if let (Some(opc), Ishl | Ushr | Sshr, Some(c)) = (shift_op(op), op, imm) {
+                    let c = c & (w as i32 - 1);
+                    let src = if op == Sshr {
+                        self.sext_w(vector, a, w)
+                    } else {
+                        a
+                    };
+                    let d = self.bin_imm(vector, opc, src, c);
+                    smallvec![self.wrap(vector, d, w)]
+                } else if let Some(opc) = simple(op) {
                     let d = self.bin(vector, opc, a, b);
                     smallvec![self.wrap(vector, d, w)]
                 } else {
@@ -1756,7 +1871,11 @@ impl<'a> Isel<'a> {
     /// lanes are 0 either way.
     fn block_or_gather_load(&mut self, base: Value, off: i64, va: Reg, act: Reg) -> Reg {
         let b = self.reg(base);
-        let addr = self.bin_imm(false, AluOp::AddI, b, off as i32);
+        let addr = if off == 0 {
+            b
+        } else {
+            self.bin_imm(false, AluOp::AddI, b, off as i32)
+        };
         let low = self.bin_imm(false, AluOp::And, addr, 63);
         let d = self.vconst(0);
         let from = self.cur;
@@ -1860,7 +1979,11 @@ impl<'a> Isel<'a> {
 
     fn block_or_scatter_store(&mut self, base: Value, off: i64, va: Reg, val: Reg, act: Reg) {
         let b = self.reg(base);
-        let addr = self.bin_imm(false, AluOp::AddI, b, off as i32);
+        let addr = if off == 0 {
+            b
+        } else {
+            self.bin_imm(false, AluOp::AddI, b, off as i32)
+        };
         let low = self.bin_imm(false, AluOp::And, addr, 63);
         let from = self.cur;
         let blk = self.new_block_after(from);

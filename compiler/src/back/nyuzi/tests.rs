@@ -471,3 +471,122 @@ fn uniform_atomics_match_the_interpreter() {
     }";
     diff(src, "k", &[Arg::Buf(words_i32([1, 20, 3, 4, 0x0f]))]);
 }
+
+/// The listing of a module given as IR text (snapshots of selected code).
+fn ir_listing(text: &str) -> String {
+    let m = crate::ir::parse_module(text).expect("IR parses");
+    listing(&compile(&m), None)
+}
+
+#[test]
+fn snapshot_uniform_arith() {
+    insta::assert_snapshot!(ir_listing(
+        "module lanes 16 ptr 4
+function export @f(i32, i32) -> i32 {
+block0(v0: i32, v1: i32):
+    v2 = iadd v0, v1
+    v3 = imul v2, v1
+    v4 = iconst.i32 100000
+    v5 = sshr v3, v4
+    return v5
+}
+"
+    ));
+}
+
+#[test]
+fn snapshot_varying_select_and_masked_scatter() {
+    insta::assert_snapshot!(ir_listing(
+        "module lanes 16 ptr 4
+function export @f(ptr, f32) masked {
+block0(v0: ptr, v1: f32, v2: [bool]):
+    v3 = special lane_index
+    v4 = iconst.i32 8
+    v5 = splat v4
+    v6 = imul v3, v5
+    v7 = bitcast.ptr v6
+    v8 = splat v0
+    v9 = iadd v8, v7
+    v10 = fcvt_from_sint.f32 v3
+    v11 = splat v1
+    v12 = fcmp lt v10, v11
+    v13 = select v12, v10, v11
+    store global v9, v13 mask v2
+    return
+}
+"
+    ));
+}
+
+#[test]
+fn snapshot_block_load_store() {
+    insta::assert_snapshot!(ir_listing(
+        "module lanes 16 ptr 4
+function export @f(ptr) masked {
+block0(v0: ptr, v1: [bool]):
+    v2 = special lane_index
+    v3 = iconst.i32 4
+    v4 = splat v3
+    v5 = imul v2, v4
+    v6 = bitcast.ptr v5
+    v7 = splat v0
+    v8 = iadd v7, v6
+    v9 = load.i32 global v8 mask v1
+    v10 = iadd v9, v2
+    store global v8, v10 mask v1
+    return
+}
+"
+    ));
+}
+
+#[test]
+fn snapshot_i64_and_lane_ops() {
+    insta::assert_snapshot!(ir_listing(
+        "module lanes 16 ptr 4
+function export @f(i64, i64, [bool]) -> i64 {
+block0(v0: i64, v1: i64, v2: [bool]):
+    v3 = iadd v0, v1
+    v4 = ballot v2
+    v5 = bxor v3, v4
+    v6 = any v2
+    brif v6, block1, block2
+block1:
+    return v5
+block2:
+    return v0
+}
+"
+    ));
+}
+
+#[test]
+fn snapshot_loop_and_call() {
+    insta::assert_snapshot!(ir_listing(
+        "module lanes 16 ptr 4
+function internal @g(i32) -> i32 {
+block0(v0: i32):
+    v1 = iconst.i32 3
+    v2 = ishl v0, v1
+    return v2
+}
+
+function export @f(i32) -> i32 {
+block0(v0: i32):
+    v1 = iconst.i32 0
+    jump block1(v1, v1)
+block1(v2: i32, v3: i32):
+    v4 = icmp slt v2, v0
+    brif v4, block2, block3
+block2:
+    v5 = call @g(v2)
+    v6 = iadd v3, v5
+    v7 = iconst.i32 1
+    v8 = iadd v2, v7
+    jump block1(v8, v6)
+block3:
+    return v3
+}
+"
+    ));
+}
