@@ -1,6 +1,6 @@
 //! The `dac-gpu` text assembler and printer (disassembler). [`parse`] turns assembly
 //! text into a [`Program`] or a list of errors with line and column (it never panics on
-//! bad input); [`print`] writes a program back in the canonical form, so that
+//! bad input); [`print()`] writes a program back in the canonical form, so that
 //! `parse(&print(p)) == Ok(p)` for every valid program and printing is a fixed point.
 //! The syntax is documented in `lang-spec/dac-gpu-isa.md`.
 
