@@ -1278,3 +1278,46 @@ fn instructions_know_their_unit_and_accesses() {
         vec![false, false, false, false, true, false]
     );
 }
+
+#[test]
+fn occupancy_is_monotone_and_within_the_sm() {
+    for cfg in [GpuConfig::gtx480(), GpuConfig::maxwell()] {
+        for threads in (32..=1024).step_by(32) {
+            let mut prev = u32::MAX;
+            for regs in 1..=cfg.max_registers_per_thread {
+                let res = BlockResources {
+                    threads_per_block: threads,
+                    regs_per_thread: regs,
+                    shared_per_block: 0,
+                };
+                let Ok(o) = occupancy(&cfg, res) else {
+                    // Once a block no longer fits, more registers never fit either.
+                    prev = 0;
+                    continue;
+                };
+                assert!(
+                    o.blocks_per_sm <= prev,
+                    "{} {threads} threads: more registers, more blocks",
+                    cfg.name
+                );
+                assert!(
+                    o.active_warps <= cfg.max_warps_per_sm
+                        && o.blocks_per_sm <= cfg.max_blocks_per_sm
+                );
+                assert!(o.blocks_per_sm >= 1 && !o.limiters.is_empty());
+                prev = o.blocks_per_sm;
+            }
+            let mut prev = u32::MAX;
+            for shared in (0..=cfg.max_shared_mem_per_block).step_by(1000) {
+                let res = BlockResources {
+                    threads_per_block: threads,
+                    regs_per_thread: 16,
+                    shared_per_block: shared,
+                };
+                let o = occupancy(&cfg, res).expect("16 registers always fit");
+                assert!(o.blocks_per_sm <= prev && o.blocks_per_sm >= 1);
+                prev = o.blocks_per_sm;
+            }
+        }
+    }
+}
