@@ -249,3 +249,275 @@ fn bit_counts() {
     check_unary(64, true, "int64", 8, "count_leading_zeros(x)");
     check_unary(64, false, "uint64", 8, "count_trailing_zeros(x)");
 }
+
+// ---- IR-level differential tests: operations the language does not write directly
+// (narrow popcnt, reduce_and/or, lane movement of bool, ...), in a hand-written
+// kernel with the runtime routines appended.
+
+/// The runtime routines, lowered and optimized for Nyuzi (once per test binary).
+fn runtime_module() -> &'static Module {
+    static RT: std::sync::OnceLock<Module> = std::sync::OnceLock::new();
+    RT.get_or_init(|| {
+        let opts = FrontOptions {
+            target: sema::Target {
+                program_count: LANES,
+                pointer_size: 4,
+            },
+            ..FrontOptions::default()
+        };
+        let src = "export void unused_entry() {}".to_string();
+        let front = driver::run_front("rt.spmd", None, src, &opts, Stage::Check);
+        assert!(!front.diags.has_errors(), "the runtime does not compile");
+        let checked = front.checked.as_ref().expect("checked");
+        let mut m = crate::lower::lower_with_runtime(
+            &front.unit,
+            checked,
+            &front.interner,
+            &front.sources,
+            true,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        crate::passes::optimize(&mut m).expect("optimizes");
+        m
+    })
+}
+
+/// `module` with the runtime routines appended (their calls renumbered).
+fn with_runtime(mut module: Module) -> Module {
+    use cranelift_entity::EntityRef;
+    let rt = runtime_module();
+    let base = module.functions.len();
+    let mut map = rustc_hash::FxHashMap::default();
+    let mut kept = Vec::new();
+    for (r, f) in rt.functions.iter() {
+        if super::is_runtime(&f.name) {
+            map.insert(r, crate::ir::FuncRef::new(base + kept.len()));
+            kept.push(f.clone());
+        }
+    }
+    for mut f in kept {
+        for data in f.insts.values_mut() {
+            if let crate::ir::InstData::Call { func, .. } = data {
+                *func = map[func];
+            }
+        }
+        module.functions.push(f);
+    }
+    module
+}
+
+/// A one-gang-per-16-threads kernel `@k(a, b, c, d)` over `threads` threads: lane `i`
+/// reads `x = a[i]`, `y = b[i]` (element type `t`, `size` bytes), the mask
+/// `m = c[i] != 0` (i32), and the uniform `k = d[0]` (i32) and `xu = a[0]`; `body`
+/// computes `v100` from them (`v12` = x, `v17` = y, `v22` = m, `v24` = k, `v25` = xu),
+/// stored to `a[i]`'s slot of an 8-byte-per-lane output... into `d[1 + i]` (8 bytes
+/// per lane).
+fn ir_kernel(t: &str, size: u32, body: &str) -> String {
+    format!(
+        "module lanes 16 ptr 4
+
+function export @k(ptr, ptr, ptr, ptr) masked {{
+block0(v0: ptr, v1: ptr, v2: ptr, v3: ptr, v4: [bool]):
+    v5 = special thread_idx.x
+    v6 = iconst.i32 {size}
+    v7 = splat v6
+    v8 = imul v5, v7
+    v9 = bitcast.ptr v8
+    v10 = splat v0
+    v11 = iadd v10, v9
+    v12 = load.{t} generic v11 mask v4
+    v13 = splat v1
+    v14 = iadd v13, v9
+    v15 = iconst.i32 0
+    v16 = splat v15
+    v17 = load.{t} generic v14 mask v4
+    v18 = iconst.i32 4
+    v19 = splat v18
+    v20 = imul v5, v19
+    v21 = bitcast.ptr v20
+    v26 = splat v2
+    v27 = iadd v26, v21
+    v28 = load.i32 generic v27 mask v4
+    v22 = icmp ne v28, v16
+    v24 = load.i32 generic v3
+    v25 = load.{t} generic v0
+    v29 = iconst.i32 8
+    v30 = splat v29
+    v31 = imul v5, v30
+    v32 = bitcast.ptr v31
+    v33 = iadd v3, v29_p
+{body}
+    store generic v35, v100 mask v4
+    return
+}}
+"
+    )
+    .replace(
+        "    v33 = iadd v3, v29_p\n",
+        "    v34 = bitcast.ptr v29\n    v33 = iadd v3, v34\n    v36 = splat v33\n    v35 = iadd v36, v32\n",
+    )
+}
+
+/// Runs `body` (see [`ir_kernel`]) plain and legalized over `threads` threads.
+fn check_ir(t: &str, size: u32, body: &str, x: &[u64], y: &[u64], m: &[u64], k: i32, threads: u32) {
+    let text = ir_kernel(t, size, body);
+    let plain = crate::ir::parse_module(&text).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
+    crate::ir::verify_module(&plain).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
+    assert!(
+        !super::remaining_illegal(&plain).is_empty(),
+        "nothing to legalize\n{body}"
+    );
+    let mut legal = with_runtime(plain.clone());
+    super::legalize(&mut legal, LegalTarget::Nyuzi).unwrap_or_else(|e| panic!("{e}"));
+    crate::ir::verify_module(&legal).unwrap_or_else(|e| panic!("{e:?}\n{body}"));
+    let remaining = super::remaining_illegal(&legal);
+    assert!(
+        remaining.iter().all(|r| allowed_remaining(r)),
+        "left illegal: {remaining:?}\n{body}"
+    );
+    let n = threads as usize;
+    let sz = size as usize;
+    let mut d = vec![0u8; 8 + 8 * n];
+    d[..4].copy_from_slice(&k.to_le_bytes());
+    let bufs = [
+        bytes_of(&x[..n], sz),
+        bytes_of(&y[..n], sz),
+        bytes_of(&m[..n], 4),
+        d,
+    ];
+    let go = |module: &Module| -> Result<Vec<u8>, String> {
+        let func = module.function_by_name("k").ok_or("no k")?;
+        let mut mem = Memory::new();
+        let addrs: Vec<u64> = bufs
+            .iter()
+            .enumerate()
+            .map(|(i, b)| mem.add_buffer(b.clone(), &format!("b{i}")))
+            .collect();
+        let launch = Launch::new(sim::Dim3::ONE, sim::Dim3::new(threads, 1, 1), addrs.clone());
+        interp::run(module, func, &launch, &mut mem, Limits::default())
+            .map_err(|e| e.to_string())?;
+        Ok(mem.buffer(addrs[3]).unwrap_or_default().to_vec())
+    };
+    let want = go(&plain).unwrap_or_else(|e| panic!("plain: {e}\n{body}"));
+    let got = go(&legal).unwrap_or_else(|e| panic!("legal: {e}\n{body}"));
+    assert!(
+        want == got,
+        "legalized results differ for {t}\n{body}\nwant {want:?}\ngot  {got:?}"
+    );
+}
+
+/// Lane inputs for element width `bits`: edge values and random ones, with a few
+/// lanes equal (for reduce_equal) when `equal_runs`.
+fn lane_values(bits: u32, n: usize, seed: u64) -> Vec<u64> {
+    let mut v = values(bits, n, seed);
+    v.truncate(n);
+    v
+}
+
+/// Element types of the lane tests: IR name, size, value width.
+const LANE_TYPES: [(&str, u32, u32); 7] = [
+    ("bool", 1, 1),
+    ("i8", 1, 8),
+    ("i16", 2, 16),
+    ("i32", 4, 32),
+    ("i64", 8, 64),
+    ("f32", 4, 32),
+    ("f64", 8, 64),
+];
+
+/// Masks: random lanes, all on, none, and a partial last gang (40 threads).
+fn lane_masks() -> Vec<Vec<u64>> {
+    let mut rng = Rng(77);
+    let random: Vec<u64> = (0..48).map(|_| rng.next() >> 63).collect();
+    let mut mixed = random.clone();
+    mixed[16..32].fill(1);
+    vec![mixed, vec![0; 48], vec![1; 48]]
+}
+
+/// Lane inputs: edge and random values, and a mostly constant vector (for
+/// `reduce_equal`).
+fn lane_inputs(bits: u32) -> Vec<Vec<u64>> {
+    let mut x = lane_values(bits, 48, 5 + u64::from(bits));
+    while x.len() < 48 {
+        x.extend_from_within(..);
+    }
+    x.truncate(48);
+    if bits == 1 {
+        x.iter_mut().for_each(|v| *v &= 1);
+    }
+    let mut same = vec![x[3]; 48];
+    same[20] = x[4];
+    same[33] = x[5];
+    vec![x, same]
+}
+
+fn for_lane_cases(types: &[&str], body: &str, ks: &[i32]) {
+    for &(t, size, bits) in LANE_TYPES.iter().filter(|(t, ..)| types.contains(t)) {
+        for x in lane_inputs(bits) {
+            let y: Vec<u64> = x.iter().rev().copied().collect();
+            for m in lane_masks() {
+                for &k in ks {
+                    check_ir(t, size, body, &x, &y, &m, k, 40);
+                }
+            }
+        }
+    }
+}
+
+const ALL_TYPES: &[&str] = &["bool", "i8", "i16", "i32", "i64", "f32", "f64"];
+const INTS: &[&str] = &["i8", "i16", "i32", "i64"];
+
+#[test]
+fn lane_movement() {
+    let ks = [0, 1, -1, 5, 17, -33, i32::MAX, i32::MIN];
+    for_lane_cases(ALL_TYPES, "    v100 = rotate v12, v24", &ks);
+    for_lane_cases(ALL_TYPES, "    v100 = shift v12, v24", &ks);
+    // Shuffle2 indices: the mask input read as i32, any value.
+    let body = "    v101 = special lane_index\n    v102 = iadd v28, v101\n    v103 = imul v102, v102\n    v100 = shuffle2 v12, v17, v103";
+    for_lane_cases(ALL_TYPES, body, &[0]);
+}
+
+#[test]
+fn reductions() {
+    for op in ["reduce_add", "reduce_min", "reduce_max"] {
+        let body = format!("    v101 = {op} v12, v22\n    v100 = splat v101");
+        for_lane_cases(&["i8", "i16", "i32", "i64", "f32", "f64"], &body, &[0]);
+    }
+    for op in ["reduce_and", "reduce_or"] {
+        let body = format!("    v101 = {op} v12, v22\n    v100 = splat v101");
+        for_lane_cases(&["bool", "i8", "i16", "i32", "i64"], &body, &[0]);
+    }
+    let body = "    v101 = reduce_equal v12, v22\n    v100 = splat v101";
+    for_lane_cases(ALL_TYPES, body, &[0]);
+}
+
+#[test]
+fn scans() {
+    for op in ["scan_add"] {
+        let body = format!("    v100 = {op} v12, v22");
+        for_lane_cases(&["i8", "i16", "i32", "i64", "f32", "f64"], &body, &[0]);
+    }
+    for op in ["scan_and", "scan_or"] {
+        let body = format!("    v100 = {op} v12, v22");
+        for_lane_cases(&["bool", "i8", "i16", "i32", "i64"], &body, &[0]);
+    }
+}
+
+#[test]
+fn narrow_integer_operations() {
+    for t in INTS {
+        let (_, size, bits) = LANE_TYPES.iter().find(|(n, ..)| n == t).copied().unwrap();
+        let x = lane_values(bits, 48, 99);
+        let y: Vec<u64> = x.iter().map(|v| v | 1).rev().collect();
+        let m = vec![1; 48];
+        check_ir(t, size, "    v100 = popcnt v12", &x, &y, &m, 0, 40);
+        for op in ["sdiv", "udiv", "srem", "urem"] {
+            let body = format!("    v100 = {op} v12, v17");
+            check_ir(t, size, &body, &x, &y, &m, 0, 40);
+            let body = format!(
+                "    v101 = extract v17, v15\n    v102 = {op} v25, v101\n    v100 = splat v102"
+            );
+            check_ir(t, size, &body, &x, &y, &m, 0, 40);
+        }
+    }
+}
