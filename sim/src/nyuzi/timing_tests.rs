@@ -584,3 +584,32 @@ fn streaming_bandwidth_matches_the_notes_measurements() {
     assert!((26.0..=29.0).contains(&per_line_4), "{per_line_4}");
     assert_eq!(four.dram.reads, 4 * 128 + 1);
 }
+
+#[test]
+fn device_stores_bypass_the_caches_and_membar_waits_for_stores() {
+    let serial = 0xffff_0048u32;
+    let mut p = vec![
+        Inst::MoveHi {
+            dest: 2,
+            imm: serial >> 13,
+        },
+        si(AluOp::Or, 2, 2, (serial & 0x1fff) as i32),
+        li(1, i32::from(b'A')),
+        mem(MemOp::W32, false, 1, 2, 0), // pc 12: console
+        Inst::Cache {
+            op: CacheOp::Membar,
+            ptr: 0,
+            phys: 0,
+            offset: 0,
+            low: 0,
+        }, // pc 16
+    ];
+    p.extend(halt_self());
+    let (rep, tr, m) = run(&p, 1);
+    assert_eq!(m.console(), b"A");
+    assert_eq!(rep.l1d.accesses(), 0);
+    // The membar waits for the device store's io_latency (5 cycles).
+    assert_eq!(at(&tr, 16), at(&tr, 12) + 5);
+    assert_eq!(rep.threads[0].stall(StallCause::StoreQueue), 4);
+    check_accounting(&rep);
+}
