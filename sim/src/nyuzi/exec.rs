@@ -287,7 +287,12 @@ pub(crate) struct Sys {
     pub ll: Vec<u32>,
     pub ll_any: bool,
     pub console: Vec<u8>,
+    /// Statistics as of the last [`Sys::sync_stats`].
     pub stats: Stats,
+    /// Retired instructions per micro-op class: the hot loop's only counter.
+    pub counts: [u64; 64],
+    /// Active lanes summed over masked vector instructions.
+    pub masked_active: u64,
     /// Extra instructions upstream would count: 15 per gather/scatter (16 subcycles).
     pub extra_subcycles: u64,
 }
@@ -396,7 +401,36 @@ impl Sys {
 
     fn cycle_count(&self) -> u32 {
         // Upstream counts the current instruction at fetch, and gathers 16 times.
-        (self.stats.retired + self.extra_subcycles + 1) as u32
+        (self.retired() + self.extra_subcycles + 1) as u32
+    }
+
+    /// Instructions retired so far (the sum of the per-class counts).
+    pub fn retired(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+
+    /// Recomputes [`Sys::stats`] from the per-class counts.
+    pub fn sync_stats(&mut self) {
+        use class::*;
+        let c = &self.counts;
+        let sum = |r: std::ops::RangeInclusive<u8>| -> u64 { r.map(|k| c[usize::from(k)]).sum() };
+        let vector = sum(ALU_VS..=SHUF_M) + sum(LOADV..=SCATTER_M);
+        let masked: u64 = [
+            ALU_VS_M, ALU_VV_M, ALU_VI_M, SHUF_M, LOADV_M, STOREV_M, GATHER_M, SCATTER_M,
+        ]
+        .iter()
+        .map(|&k| c[usize::from(k)])
+        .sum();
+        self.stats = Stats {
+            retired: self.retired(),
+            scalar: sum(NOP..=CMP_SI),
+            vector,
+            masked,
+            memory: sum(LOAD..=STORE_SYNC) + sum(LOADV..=SCATTER_M),
+            branch: sum(B_REG..=ERET),
+            vector_lane_slots: 16 * vector,
+            active_lanes: 16 * (vector - masked) + self.masked_active,
+        };
     }
 }
 
@@ -572,22 +606,18 @@ pub(crate) fn exec<const TRACE: bool>(
     let pc = th.pc;
     let mut next = pc.wrapping_add(4);
     match uop_class(u) {
-        NOP => sys.stats.scalar += 1,
+        NOP => {}
         ALU_SS => {
             th.s[d] = alu(op, th.s[a], th.s[b]);
-            sys.stats.scalar += 1;
         }
         ALU_SI => {
             th.s[d] = alu(op, th.s[a], imm);
-            sys.stats.scalar += 1;
         }
         CMP_SS => {
             th.s[d] = if cmp(op, th.s[a], th.s[b]) { 0xffff } else { 0 };
-            sys.stats.scalar += 1;
         }
         CMP_SI => {
             th.s[d] = if cmp(op, th.s[a], imm) { 0xffff } else { 0 };
-            sys.stats.scalar += 1;
         }
         // The common unmasked vector-vector form, without copying its operands.
         ALU_VV => {
@@ -677,10 +707,9 @@ pub(crate) fn exec<const TRACE: bool>(
         }
         B_REG => {
             next = th.s[a];
-            branch(sys, eff);
+            branch(eff);
         }
         BZ | BNZ => {
-            sys.stats.branch += 1;
             if (th.s[a] == 0) == (uop_class(u) == BZ) {
                 next = pc.wrapping_add(imm);
                 eff.branch_taken = true;
@@ -688,18 +717,18 @@ pub(crate) fn exec<const TRACE: bool>(
         }
         JUMP => {
             next = pc.wrapping_add(imm);
-            branch(sys, eff);
+            branch(eff);
         }
         CALL => {
             th.s[31] = pc.wrapping_add(4);
             next = pc.wrapping_add(imm);
-            branch(sys, eff);
+            branch(eff);
         }
         CALL_REG => {
             // Upstream writes the link register before reading the target.
             th.s[31] = pc.wrapping_add(4);
             next = th.s[a];
-            branch(sys, eff);
+            branch(eff);
         }
         ERET => {
             if th.flags & 4 == 0 {
@@ -707,7 +736,7 @@ pub(crate) fn exec<const TRACE: bool>(
             }
             next = th.cr[2];
             th.flags = th.cr[8] & 7;
-            branch(sys, eff);
+            branch(eff);
         }
         _ => return Err((FaultKind::IllegalInstruction(sys.word_at(pc)), None)),
     }
@@ -716,19 +745,18 @@ pub(crate) fn exec<const TRACE: bool>(
 }
 
 #[inline(always)]
-fn branch(sys: &mut Sys, eff: &mut Effects) {
-    sys.stats.branch += 1;
+fn branch(eff: &mut Effects) {
     eff.branch_taken = true;
 }
 
-/// Counts a vector instruction: lane slots, active lanes, masked.
+/// Notes a vector instruction's active lanes. Only masked forms need counting here:
+/// everything else in [`Stats`] follows from the per-class counts.
 #[inline(always)]
 fn note_vector(sys: &mut Sys, eff: &mut Effects, masked: bool, mask: u32) {
     let lanes = (mask & 0xffff).count_ones();
-    sys.stats.vector += 1;
-    sys.stats.vector_lane_slots += 16;
-    sys.stats.active_lanes += u64::from(lanes);
-    sys.stats.masked += u64::from(masked);
+    if masked {
+        sys.masked_active += u64::from(lanes);
+    }
     eff.masked = masked;
     eff.lanes = lanes as u8;
 }
@@ -841,8 +869,25 @@ fn scalar_mem<const TRACE: bool>(
             }
         }
     }
-    sys.stats.memory += 1;
     Ok(())
+}
+
+/// 16 little-endian words from a 64-byte slice.
+#[inline(always)]
+fn load_line(r: &mut [u32; 16], line: &[u8]) {
+    for (x, c) in r.iter_mut().zip(line.chunks_exact(4)) {
+        *x = u32::from_le_bytes(c.try_into().unwrap_or([0; 4]));
+    }
+}
+
+/// Stores 16 words little-endian into a 64-byte slice.
+#[inline(always)]
+fn store_line(line: &mut [u8], src: &[u32; 16]) {
+    let mut bytes = [0u8; 64];
+    for (c, v) in bytes.chunks_exact_mut(4).zip(src) {
+        c.copy_from_slice(&v.to_le_bytes());
+    }
+    line.copy_from_slice(&bytes);
 }
 
 /// A device register access (notes §6): only plain 32-bit accesses are allowed;
@@ -866,7 +911,6 @@ fn mmio(
     } else {
         th.s[d] = 0;
     }
-    sys.stats.memory += 1;
     Ok(())
 }
 
@@ -894,7 +938,6 @@ fn block_mem<const TRACE: bool>(
         return Err((FaultKind::OutOfRange, Some(addr)));
     }
     let store = matches!(cls, STOREV | STOREV_M);
-    sys.stats.memory += 1;
     note_vector(sys, eff, masked, mask);
     if TRACE {
         eff.mem = Some(MemAccess::Block { addr, store });
@@ -912,9 +955,7 @@ fn block_mem<const TRACE: bool>(
         let line: &mut [u8] = &mut sys.mem[a..a + 64];
         let src = &th.v[d];
         if mask == 0xffff {
-            for (chunk, v) in line.chunks_exact_mut(4).zip(src) {
-                chunk.copy_from_slice(&v.to_le_bytes());
-            }
+            store_line(line, src);
         } else {
             for (i, (chunk, v)) in line.chunks_exact_mut(4).zip(src).enumerate() {
                 if mask >> i & 1 != 0 {
@@ -924,19 +965,13 @@ fn block_mem<const TRACE: bool>(
         }
         sys.stored(addr, 64);
     } else {
-        let line: &[u8; 64] = sys.mem[a..a + 64].try_into().unwrap_or(&[0; 64]);
-        let r: [u32; 16] = std::array::from_fn(|i| {
-            u32::from_le_bytes([
-                line[4 * i],
-                line[4 * i + 1],
-                line[4 * i + 2],
-                line[4 * i + 3],
-            ])
-        });
+        let line = &sys.mem[a..a + 64];
         if masked {
+            let mut r = [0u32; 16];
+            load_line(&mut r, line);
             merge(&mut th.v[d], &r, mask);
         } else {
-            th.v[d] = r;
+            load_line(&mut th.v[d], line);
         }
     }
     Ok(())
@@ -979,7 +1014,6 @@ fn lanes_mem<const TRACE: bool>(
             th.v[d][lane] = sys.read32(addr);
         }
     }
-    sys.stats.memory += 1;
     sys.extra_subcycles += 15;
     note_vector(sys, eff, masked, mask);
     if TRACE {

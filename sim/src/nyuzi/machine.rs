@@ -222,6 +222,8 @@ impl Machine {
                 ll_any: false,
                 console: Vec::new(),
                 stats: Stats::default(),
+                counts: [0; 64],
+                masked_active: 0,
                 extra_subcycles: 0,
             },
             config,
@@ -359,7 +361,7 @@ impl Machine {
 
     /// Instructions as upstream counts them (gather/scatter = 16).
     pub fn emulator_instructions(&self) -> u64 {
-        self.sys.stats.retired + self.sys.extra_subcycles
+        self.sys.retired() + self.sys.extra_subcycles
     }
 
     fn fault(&self, t: usize, (kind, address): exec::Trap) -> Fault {
@@ -388,7 +390,7 @@ impl Machine {
         if !self.is_running(t) {
             return Err(self.fault(t, (FaultKind::NotRunning, None)));
         }
-        if self.sys.stats.retired >= self.config.max_instructions {
+        if self.sys.retired() >= self.config.max_instructions {
             return Err(self.fault(t, (FaultKind::InstructionLimit, None)));
         }
         let pc = self.threads[t].pc;
@@ -397,7 +399,8 @@ impl Machine {
         let mut eff = Effects::default();
         exec::exec::<true>(&mut self.threads[t], t, &mut self.sys, u, &mut eff)
             .map_err(|e| self.fault(t, e))?;
-        self.sys.stats.retired += 1;
+        self.sys.counts[usize::from(exec::uop_class(u))] += 1;
+        self.sys.sync_stats();
         let inst = decode(word).unwrap_or(super::isa::NOP);
         Ok(Step {
             pc,
@@ -419,7 +422,7 @@ impl Machine {
                     continue;
                 }
                 let left = self.config.max_instructions
-                    - self.sys.stats.retired.min(self.config.max_instructions);
+                    - self.sys.retired().min(self.config.max_instructions);
                 if left == 0 {
                     return Err(self.fault(t, (FaultKind::InstructionLimit, None)));
                 }
@@ -428,7 +431,7 @@ impl Machine {
             }
         }
         Ok(Summary {
-            instructions: self.sys.stats.retired,
+            instructions: self.sys.retired(),
             emulator_instructions: self.emulator_instructions(),
         })
     }
@@ -439,19 +442,29 @@ impl Machine {
         let th = &mut self.threads[t];
         let sys = &mut self.sys;
         let mut eff = Effects::default();
+        let mut result = Ok(());
         for _ in 0..n {
-            let step = sys
-                .uop_at(th.pc)
-                .and_then(|u| exec::exec::<false>(th, t, sys, u, &mut eff));
-            match step {
-                Ok(false) => sys.stats.retired += 1,
-                Ok(true) => {
-                    sys.stats.retired += 1;
+            let u = match sys.uop_at(th.pc) {
+                Ok(u) => u,
+                Err(e) => {
+                    result = Err(e);
                     break;
                 }
-                Err(e) => return Err(self.fault(t, e)),
+            };
+            match exec::exec::<false>(th, t, sys, u, &mut eff) {
+                Ok(yielded) => {
+                    sys.counts[usize::from(exec::uop_class(u))] += 1;
+                    if yielded {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
             }
         }
-        Ok(())
+        self.sys.sync_stats();
+        result.map_err(|e| self.fault(t, e))
     }
 }
