@@ -590,3 +590,24 @@ block3:
 "
     ));
 }
+
+#[test]
+fn foreach_and_reductions_match_the_interpreter() {
+    let src = "
+    export void f_f(uniform float RET[], uniform float aFOO[]) {
+        float sum = 0;
+        foreach (i = 0 ... programCount) {
+            sum += aFOO[i];
+        }
+        uniform int bits = packmask(aFOO[programIndex] > 3);
+        RET[programIndex] = reduce_add(sum) + bits;
+    }";
+    diff(
+        src,
+        "f_f",
+        &[
+            Arg::Buf(words_f32((0..64).map(|_| 0.0))),
+            Arg::Buf(words_f32((1..65).map(|i| i as f32))),
+        ],
+    );
+}
