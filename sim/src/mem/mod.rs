@@ -13,7 +13,10 @@
 //! memory pipeline on a hit). An L1 miss goes to its L2 bank, which accepts one
 //! request every `l2_port_cycles` (arbitration: later requests queue); an L2 hit is
 //! back `l2_hit_latency` cycles after acceptance; an L2 miss asks DRAM after the L2
-//! tag check and is back when the DRAM transfer ends ([`dram`]). Dirty L2 victims are
+//! tag check and is back when the DRAM transfer ends ([`dram`]). Optional miss-status
+//! registers (`l1_mshrs`, `l2_mshrs`) bound the line misses a cache has outstanding:
+//! a miss that finds them all busy starts when the earliest frees (hits on a line
+//! already in flight merge and need none). Dirty L2 victims are
 //! written to DRAM and use its bandwidth. Requests are expected in roughly increasing
 //! `now` order (a global cycle loop); a request that arrives earlier than one already
 //! queued simply queues behind it.
@@ -70,6 +73,10 @@ pub struct MemConfig {
     /// Cycles one request occupies its bank's input (1 = one request per cycle per
     /// bank, 0 = unlimited).
     pub l2_port_cycles: u32,
+    /// Outstanding line misses per L1 (0 = unlimited).
+    pub l1_mshrs: u32,
+    /// Outstanding line misses of the L2 (0 = unlimited).
+    pub l2_mshrs: u32,
     pub dram: DramConfig,
 }
 
@@ -90,6 +97,41 @@ impl MemConfig {
     }
 }
 
+/// Miss-status holding registers: when each frees. Empty means unlimited.
+#[derive(Clone, Debug, Default)]
+struct Mshrs {
+    free: Vec<u64>,
+    /// Cycles misses waited for a free register (summed).
+    wait: u64,
+}
+
+impl Mshrs {
+    fn new(n: u32) -> Mshrs {
+        Mshrs {
+            free: vec![0; n as usize],
+            wait: 0,
+        }
+    }
+
+    /// A register for a miss arriving at `now`: its index and the cycle the miss can
+    /// start (`None` index when unlimited).
+    fn acquire(&mut self, now: u64) -> (Option<usize>, u64) {
+        let Some((i, &f)) = self.free.iter().enumerate().min_by_key(|&(_, f)| *f) else {
+            return (None, now);
+        };
+        let start = now.max(f);
+        self.wait += start - now;
+        (Some(i), start)
+    }
+
+    /// Holds register `slot` until the miss's fill arrives.
+    fn hold(&mut self, slot: Option<usize>, until: u64) {
+        if let Some(i) = slot {
+            self.free[i] = until;
+        }
+    }
+}
+
 /// Private L1s, a shared L2 and DRAM, with their statistics.
 #[derive(Clone, Debug)]
 pub struct MemorySystem {
@@ -101,6 +143,8 @@ pub struct MemorySystem {
     bank_free: Vec<u64>,
     /// Cycles requests waited for a busy L2 bank (summed).
     l2_queue_cycles: u64,
+    l1_mshrs: Vec<Mshrs>,
+    l2_mshrs: Mshrs,
 }
 
 impl MemorySystem {
@@ -117,6 +161,8 @@ impl MemorySystem {
             dram: Dram::new(cfg.dram)?,
             bank_free: vec![0; cfg.l2_banks as usize],
             l2_queue_cycles: 0,
+            l1_mshrs: vec![Mshrs::new(cfg.l1_mshrs); cfg.l1.len()],
+            l2_mshrs: Mshrs::new(cfg.l2_mshrs),
             cfg,
         })
     }
@@ -145,6 +191,16 @@ impl MemorySystem {
     /// Cycles requests spent waiting for a busy L2 bank, summed.
     pub fn l2_queue_cycles(&self) -> u64 {
         self.l2_queue_cycles
+    }
+
+    /// Cycles misses of L1 number `i` waited for a free miss register, summed.
+    pub fn l1_mshr_wait_cycles(&self, i: usize) -> u64 {
+        self.l1_mshrs.get(i).map_or(0, |m| m.wait)
+    }
+
+    /// Cycles L2 misses waited for a free miss register, summed.
+    pub fn l2_mshr_wait_cycles(&self) -> u64 {
+        self.l2_mshrs.wait
     }
 
     /// An access of `size` bytes (at least 1 is assumed) at `addr` through L1 `l1` at
@@ -226,7 +282,10 @@ impl MemorySystem {
                         level: Level::L1,
                     }
                 } else {
-                    self.l2_read(addr, now)
+                    let (slot, start) = self.l1_mshrs[l1].acquire(now);
+                    let o = self.l2_read(addr, start);
+                    self.l1_mshrs[l1].hold(slot, o.ready);
+                    o
                 };
                 let victim = self.l1[l1].fill(addr, fetched.ready, write);
                 if let Some(v) = victim.filter(|v| v.dirty) {
@@ -305,10 +364,12 @@ impl MemorySystem {
     /// returns the cycle the data arrives.
     fn l2_fill(&mut self, addr: u64, ask: u64, dirty: bool) -> u64 {
         let line = self.l2.line_of(addr);
+        let (slot, start) = self.l2_mshrs.acquire(ask);
         let ready = self
             .dram
-            .access(line, self.l2.config().line_bytes, false, ask);
-        self.l2_install(addr, ready, dirty, ask);
+            .access(line, self.l2.config().line_bytes, false, start);
+        self.l2_mshrs.hold(slot, ready);
+        self.l2_install(addr, ready, dirty, start);
         ready
     }
 

@@ -23,6 +23,8 @@ fn system(l1: Vec<CacheConfig>, l2: CacheConfig) -> MemorySystem {
         l2_hit_latency: 5,
         l2_banks: 1,
         l2_port_cycles: 1,
+        l1_mshrs: 0,
+        l2_mshrs: 0,
         dram: DramConfig {
             latency: 10,
             bytes_per_cycle: 4.0,
@@ -165,6 +167,8 @@ fn config_errors() {
         l2_hit_latency: 1,
         l2_banks: 1,
         l2_port_cycles: 1,
+        l1_mshrs: 0,
+        l2_mshrs: 0,
         dram: DramConfig {
             bytes_per_cycle: 1.0,
             ..dram
@@ -397,4 +401,42 @@ fn accesses_spanning_lines_and_bypassing_l1() {
         }
     );
     assert_eq!(m.l1_stats(0).unwrap().accesses(), 2);
+}
+
+#[test]
+fn miss_registers_bound_outstanding_misses() {
+    let mut cfg = MemConfig {
+        l1: vec![tiny(WT)],
+        l2: CacheConfig::NYUZI_L2,
+        l2_hit_latency: 5,
+        l2_banks: 1,
+        l2_port_cycles: 0,
+        l1_mshrs: 2,
+        l2_mshrs: 0,
+        dram: DramConfig {
+            latency: 10,
+            bytes_per_cycle: 256.0, // one cycle per line on each channel
+            channels: 4,
+        },
+    };
+    // Three L1 misses at once with two registers: the third starts when the first
+    // fill (5 + 10 + 1 = 16) frees its register.
+    let mut m = MemorySystem::new(cfg.clone()).unwrap();
+    let r: Vec<u64> = [0x000, 0x040, 0x0c0]
+        .iter()
+        .map(|&a| m.access(0, a, 4, AccessKind::Read, 0).ready)
+        .collect();
+    assert_eq!(r, vec![16, 16, 32]);
+    assert_eq!(m.l1_mshr_wait_cycles(0), 16);
+    // A hit on a line in flight needs no register.
+    assert_eq!(m.access(0, 0x004, 4, AccessKind::Read, 1).ready, 16);
+    // The same bound at the L2: misses that hit neither cache.
+    cfg.l1_mshrs = 0;
+    cfg.l2_mshrs = 1;
+    let mut m = MemorySystem::new(cfg).unwrap();
+    let a = m.access(0, 0x000, 4, AccessKind::Read, 0).ready;
+    let b = m.access(0, 0x040, 4, AccessKind::Read, 0).ready;
+    assert_eq!((a, b), (16, 27));
+    assert_eq!(m.l2_mshr_wait_cycles(), 11);
+    assert_eq!(m.l1_mshr_wait_cycles(9), 0);
 }

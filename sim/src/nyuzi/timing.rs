@@ -331,6 +331,10 @@ impl TimingConfig {
             l2_hit_latency: self.l2_hit_latency,
             l2_banks: 1,
             l2_port_cycles: self.l2_port_cycles,
+            // A thread has at most one miss outstanding (it is suspended), so the
+            // L1 needs no bound; the L2's pending-miss CAM has 16 entries.
+            l1_mshrs: 0,
+            l2_mshrs: 16,
             dram: DramConfig {
                 latency: self.dram_latency,
                 bytes_per_cycle: self.dram_bytes_per_cycle,
@@ -441,6 +445,8 @@ pub struct TimingReport {
     pub l2: CacheStats,
     /// Cycles requests waited for the L2 to accept them.
     pub l2_queue_cycles: u64,
+    /// Cycles L2 misses waited for a free pending-miss entry.
+    pub l2_mshr_wait_cycles: u64,
     pub dram: DramStats,
     /// Per hardware thread (core-major, as thread ids are).
     pub threads: Vec<ThreadReport>,
@@ -476,6 +482,7 @@ impl TimingReport {
             }
         }
         v.push(("l2.queue_cycles".into(), self.l2_queue_cycles));
+        v.push(("l2.mshr_wait_cycles".into(), self.l2_mshr_wait_cycles));
         let d = &self.dram;
         for (k, x) in [
             ("reads", d.reads),
@@ -1059,6 +1066,7 @@ impl<'a> Sim<'a> {
             l1d,
             l2: *self.mem.l2_stats(),
             l2_queue_cycles: self.mem.l2_queue_cycles(),
+            l2_mshr_wait_cycles: self.mem.l2_mshr_wait_cycles(),
             dram: self.mem.dram_stats(),
             threads,
         }
