@@ -22,7 +22,14 @@
 //! if even they do not fit, the instruction needs more registers than exist and
 //! allocation fails with an [`AllocError`].
 //!
-//! Since no register is split, no code is needed on CFG edges. A copy's destination
+//! A value live across an instruction that clobbers every register of its class (a
+//! barrier) could never keep a register there; rather than spilling it everywhere,
+//! it is stored to its slot just before such instructions and reloaded just after,
+//! and keeps a register elsewhere.
+//!
+//! Since no register is split between registers, no code is needed on CFG edges.
+//! Spill code goes right after the instruction writing a value, so the instruction
+//! ending a block (a branch) must not write virtual registers. A copy's destination
 //! prefers its source's register (and the physical register it is copied from or
 //! to), so most copies that instruction selection makes for block parameters and
 //! calls become copies of a register to itself, which are deleted.
@@ -125,8 +132,10 @@ struct Work<I> {
     slots: PrimaryMap<SpillSlot, RegClass>,
     /// Per virtual register: made by spilling, so never spilled itself.
     unspillable: Vec<bool>,
-    /// Per virtual register: its spill slot once spilled.
+    /// Per virtual register: its spill slot, once it needs one.
     slot_of: Vec<Option<SpillSlot>>,
+    /// Per virtual register: spilled everywhere (it no longer occurs in the code).
+    spilled: Vec<bool>,
     spilled_vregs: u32,
 }
 
@@ -155,8 +164,10 @@ pub fn allocate<T: RegTarget>(
         slots: func.spill_slots.clone(),
         unspillable: vec![false; func.vregs.len()],
         slot_of: vec![None; func.vregs.len()],
+        spilled: vec![false; func.vregs.len()],
         spilled_vregs: 0,
     };
+    split_around_full_clobbers(&mut work, &phys);
     // Each round that spills removes a spillable register for good.
     for _round in 0..=func.vregs.len() + 1 {
         match scan_round(&work, &phys) {
@@ -273,17 +284,103 @@ fn move_hints<I: MachInst>(work: &Work<I>) -> Vec<SmallVec<[Reg; 2]>> {
     hints
 }
 
-/// Computes liveness and runs the linear scan once.
-fn scan_round<I: MachInst>(work: &Work<I>, phys: &PhysTable) -> Round {
-    let blocks: Vec<BlockAccess> = work
-        .blocks
+fn block_accesses<I: MachInst>(work: &Work<I>, phys: &PhysTable) -> Vec<BlockAccess> {
+    work.blocks
         .iter()
         .zip(&work.succs)
         .map(|(lines, succs)| BlockAccess {
             insts: lines.iter().map(|l| access(l, phys)).collect(),
             succs: succs.clone(),
         })
-        .collect();
+        .collect()
+}
+
+/// The register classes all of whose allocatable registers `inst` clobbers.
+fn fully_clobbered<I: MachInst>(inst: &I, phys: &PhysTable) -> SmallVec<[RegClass; 2]> {
+    let clobbers = inst.clobbers();
+    if clobbers.is_empty() {
+        return SmallVec::new();
+    }
+    phys.by_class
+        .iter()
+        .filter(|(_, regs)| {
+            !regs.is_empty() && regs.iter().all(|&r| clobbers.contains(&phys.phys[r]))
+        })
+        .map(|(&class, _)| class)
+        .collect()
+}
+
+/// Stores each virtual register live across an instruction that clobbers every
+/// register of its class (a barrier) to its spill slot just before, and reloads it
+/// just after. Such a register could never keep a register across the instruction;
+/// split this way it still can everywhere else, instead of being spilled everywhere.
+fn split_around_full_clobbers<I: MachInst>(work: &mut Work<I>, phys: &PhysTable) {
+    let blocks = block_accesses(work, phys);
+    let nphys = phys.phys.len() as u32;
+    let live = liveness::solve(&blocks, nphys as usize + work.vregs.len());
+    for (b, block) in blocks.iter().enumerate() {
+        // (line, registers live across it), found walking backward.
+        let mut crossing: Vec<(usize, Vec<VReg>)> = Vec::new();
+        let mut live_now = live.live_out[b].clone();
+        for (i, acc) in block.insts.iter().enumerate().rev() {
+            if let Line::Inst(ml) = &work.blocks[b][i] {
+                let classes = fully_clobbered(&ml.inst, phys);
+                let across: Vec<VReg> = live_now
+                    .iter()
+                    .filter(|&var| var >= nphys && !acc.defs.contains(&var))
+                    .map(|var| VReg::new((var - nphys) as usize))
+                    .filter(|&v| classes.contains(&work.vregs[v]))
+                    .collect();
+                if !across.is_empty() {
+                    crossing.push((i, across));
+                }
+            }
+            for &d in acc.defs.iter().chain(&acc.clobbers) {
+                live_now.remove(d);
+            }
+            for &u in &acc.uses {
+                live_now.insert(u);
+            }
+        }
+        if crossing.is_empty() {
+            continue;
+        }
+        let lines = std::mem::take(&mut work.blocks[b]);
+        let mut out = Vec::with_capacity(lines.len() + 2 * crossing.len());
+        for (i, line) in lines.into_iter().enumerate() {
+            let across = match crossing.last() {
+                Some((at, _)) if *at == i => crossing.pop().map(|c| c.1).unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            let span = match &line {
+                Line::Inst(ml) => ml.span,
+                _ => None,
+            };
+            for &v in &across {
+                let slot = slot_for(work, v);
+                out.push(Line::Spill {
+                    slot,
+                    vreg: v,
+                    span,
+                });
+            }
+            out.push(line);
+            for &v in &across {
+                let slot = slot_for(work, v);
+                out.push(Line::Reload {
+                    slot,
+                    vreg: v,
+                    span,
+                });
+            }
+        }
+        work.blocks[b] = out;
+    }
+}
+
+/// Computes liveness and runs the linear scan once.
+fn scan_round<I: MachInst>(work: &Work<I>, phys: &PhysTable) -> Round {
+    let blocks = block_accesses(work, phys);
     let nvars = phys.phys.len() + work.vregs.len();
     let live = liveness::solve(&blocks, nvars);
     let layout = liveness::layout(&blocks);
@@ -500,15 +597,23 @@ fn stuck_error<I: MachInst>(
     ))
 }
 
+/// The spill slot of `v`, made on first use.
+fn slot_for<I>(work: &mut Work<I>, v: VReg) -> SpillSlot {
+    if let Some(slot) = work.slot_of[v.index()] {
+        return slot;
+    }
+    let slot = work.slots.push(work.vregs[v]);
+    work.slot_of[v.index()] = Some(slot);
+    work.spilled_vregs += 1;
+    slot
+}
+
 /// Gives each victim a spill slot and rewrites every line that touches it to go
 /// through a fresh unspillable register, reloaded before and stored after.
 fn spill_everywhere<I: MachInst>(work: &mut Work<I>, victims: &[VReg]) {
     for &v in victims {
-        if work.slot_of[v.index()].is_none() {
-            let slot = work.slots.push(work.vregs[v]);
-            work.slot_of[v.index()] = Some(slot);
-            work.spilled_vregs += 1;
-        }
+        slot_for(work, v);
+        work.spilled[v.index()] = true;
     }
     let blocks = std::mem::take(&mut work.blocks);
     work.blocks = blocks
@@ -518,6 +623,11 @@ fn spill_everywhere<I: MachInst>(work: &mut Work<I>, victims: &[VReg]) {
             for line in lines {
                 match line {
                     Line::Inst(ml) => rewrite_inst(work, ml, &mut out),
+                    // Stores and reloads of a register around a call (see
+                    // `split_around_full_clobbers`) are redundant once it lives in
+                    // its slot.
+                    Line::Reload { vreg, .. } | Line::Spill { vreg, .. }
+                        if work.spilled[vreg.index()] => {}
                     other => out.push(other),
                 }
             }
@@ -536,7 +646,7 @@ fn rewrite_inst<I: MachInst>(work: &mut Work<I>, mut ml: MachLine<I>, out: &mut 
     let mut temps: SmallVec<[(VReg, VReg, bool, bool); 4]> = SmallVec::new();
     for op in &ops {
         let Reg::Virt(v) = op.reg else { continue };
-        if work.slot_of[v.index()].is_none() {
+        if !work.spilled[v.index()] {
             continue;
         }
         let i = match temps.iter().position(|t| t.0 == v) {
@@ -545,6 +655,7 @@ fn rewrite_inst<I: MachInst>(work: &mut Work<I>, mut ml: MachLine<I>, out: &mut 
                 let t = work.vregs.push(work.vregs[v]);
                 work.unspillable.push(true);
                 work.slot_of.push(None);
+                work.spilled.push(false);
                 temps.push((v, t, false, false));
                 temps.len() - 1
             }
@@ -562,7 +673,7 @@ fn rewrite_inst<I: MachInst>(work: &mut Work<I>, mut ml: MachLine<I>, out: &mut 
             out.push(Line::Reload {
                 slot: slot(v),
                 vreg: t,
-                span: ml.span.clone(),
+                span: ml.span,
             });
         }
     }
@@ -573,14 +684,14 @@ fn rewrite_inst<I: MachInst>(work: &mut Work<I>, mut ml: MachLine<I>, out: &mut 
             .map_or(r, |t| Reg::Virt(t.1)),
         Reg::Phys(_) => r,
     });
-    let span = ml.span.clone();
+    let span = ml.span;
     out.push(Line::Inst(ml));
     for &(v, t, _, written) in &temps {
         if written {
             out.push(Line::Spill {
                 slot: slot(v),
                 vreg: t,
-                span: span.clone(),
+                span,
             });
         }
     }
@@ -613,19 +724,13 @@ fn finish<T: RegTarget>(
                 Line::Reload { slot, vreg, span } => {
                     if let Some(p) = reg_of(vreg) {
                         let code = target.reload(slot, p);
-                        insts.extend(code.into_iter().map(|inst| MachLine {
-                            inst,
-                            span: span.clone(),
-                        }));
+                        insts.extend(code.into_iter().map(|inst| MachLine { inst, span }));
                     }
                 }
                 Line::Spill { slot, vreg, span } => {
                     if let Some(p) = reg_of(vreg) {
                         let code = target.spill(slot, p);
-                        insts.extend(code.into_iter().map(|inst| MachLine {
-                            inst,
-                            span: span.clone(),
-                        }));
+                        insts.extend(code.into_iter().map(|inst| MachLine { inst, span }));
                     }
                 }
             }

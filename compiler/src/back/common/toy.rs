@@ -2,7 +2,8 @@
 //!
 //! Two register classes: `A` with registers `a0`–`a3` (`a3` reserved, so three are
 //! allocatable) and `B` with `b0`–`b1`. A call reads its argument in `a0`, writes its
-//! result there and destroys `a1` and `b0`. The interpreter runs a function before
+//! result there and destroys `a1` and `b0`; a barrier destroys every allocatable
+//! register. The interpreter runs a function before
 //! allocation (on virtual registers) and after (on physical ones); reading a
 //! register that holds no value (never written, or destroyed by a call) is an error,
 //! so a value the allocator lets a call or another value overwrite is caught.
@@ -30,6 +31,8 @@ pub const fn b(index: u8) -> PReg {
 
 /// Registers a call destroys besides its result register `a0`.
 pub const CALL_CLOBBERS: [PReg; 3] = [a(0), a(1), b(0)];
+/// A barrier destroys every register but the reserved `a3`.
+pub const BARRIER_CLOBBERS: [PReg; 5] = [a(0), a(1), a(2), b(0), b(1)];
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Toy {
@@ -64,6 +67,8 @@ pub enum Toy {
     },
     /// `a0 = a0 * 3 + 1`, destroying [`CALL_CLOBBERS`].
     Call,
+    /// Destroys [`BARRIER_CLOBBERS`].
+    Barrier,
     /// Appends a value to the output.
     Out {
         src: Reg,
@@ -107,7 +112,7 @@ impl MachInst for Toy {
             Toy::Call => out.extend([op(Reg::Phys(a(0)), Use), op(Reg::Phys(a(0)), Def)]),
             Toy::Out { src } => out.push(op(*src, Use)),
             Toy::BrNz { cond } => out.push(op(*cond, Use)),
-            Toy::Jump | Toy::Ret => {}
+            Toy::Jump | Toy::Ret | Toy::Barrier => {}
             Toy::Spill { src, .. } => out.push(op(Reg::Phys(*src), Use)),
             Toy::Reload { dst, .. } => out.push(op(Reg::Phys(*dst), Def)),
         }
@@ -138,7 +143,12 @@ impl MachInst for Toy {
             Toy::Out { src } => map(src),
             Toy::BrNz { cond } => map(cond),
             // Physical operands only; mapping them is the identity.
-            Toy::Call | Toy::Jump | Toy::Ret | Toy::Spill { .. } | Toy::Reload { .. } => {}
+            Toy::Call
+            | Toy::Barrier
+            | Toy::Jump
+            | Toy::Ret
+            | Toy::Spill { .. }
+            | Toy::Reload { .. } => {}
         }
     }
 
@@ -152,6 +162,7 @@ impl MachInst for Toy {
     fn clobbers(&self) -> &'static [PReg] {
         match self {
             Toy::Call => &CALL_CLOBBERS,
+            Toy::Barrier => &BARRIER_CLOBBERS,
             _ => &[],
         }
     }
@@ -285,6 +296,11 @@ impl Machine {
                 }
                 self.regs
                     .insert(Reg::Phys(a(0)), arg.wrapping_mul(3).wrapping_add(1));
+            }
+            Toy::Barrier => {
+                for p in BARRIER_CLOBBERS {
+                    self.regs.remove(&Reg::Phys(p));
+                }
             }
             Toy::Out { src } => {
                 let v = self.get(*src)?;

@@ -264,6 +264,61 @@ fn tied_operands_stay_in_one_register_even_when_spilled() {
     }
 }
 
+/// An outer loop with a barrier and an inner loop without one: the values live
+/// across the barrier are stored before it and reloaded after, and keep registers
+/// in the inner loop.
+#[test]
+fn values_live_across_a_barrier_keep_registers_elsewhere() {
+    let run_with = |inner: i64| {
+        let mut bd = Builder::new();
+        let acc = bd.konst(A, 0);
+        let n = bd.konst(B, 3);
+        let step = bd.konst(B, 2);
+        let (outer, inner_b, latch, exit) = (
+            bd.new_block(),
+            bd.new_block(),
+            bd.new_block(),
+            bd.new_block(),
+        );
+        bd.end(Toy::Jump, &[outer]);
+        bd.cur = outer;
+        bd.push(Toy::Barrier);
+        let j = bd.konst(A, inner);
+        bd.end(Toy::Jump, &[inner_b]);
+        bd.cur = inner_b;
+        let one = bd.konst(A, 1);
+        bd.push(Toy::MaskedAdd {
+            dst: acc,
+            x: one,
+            mask: step,
+        });
+        bd.push(Toy::AddImm {
+            dst: j,
+            src: j,
+            imm: -1,
+        });
+        bd.end(Toy::BrNz { cond: j }, &[inner_b, latch]);
+        bd.cur = latch;
+        bd.push(Toy::AddImm {
+            dst: n,
+            src: n,
+            imm: -1,
+        });
+        bd.end(Toy::BrNz { cond: n }, &[outer, exit]);
+        bd.cur = exit;
+        bd.out(acc);
+        bd.out(step);
+        bd.end(Toy::Ret, &[]);
+        let (alloc, out) = check(&bd.func);
+        assert_eq!(toy::run(&out, FUEL), Ok(vec![3 * inner, 2]));
+        assert_eq!(alloc.spill_slots, 3, "acc, n and step cross the barrier");
+        toy::run_counting(&out, FUEL).unwrap().1
+    };
+    // Three stores and three reloads per barrier, none in the inner loop.
+    assert_eq!(run_with(2), 3 * 6);
+    assert_eq!(run_with(20), 3 * 6);
+}
+
 #[test]
 fn fixed_physical_operands_are_respected() {
     let mut bd = Builder::new();
@@ -433,7 +488,7 @@ impl Gen {
             .copied()
             .filter(|&r| self.class(r) == class && !self.counters.contains(&r))
             .collect();
-        if pick % 3 == 0 && !reusable.is_empty() {
+        if pick.is_multiple_of(3) && !reusable.is_empty() {
             reusable[pick as usize / 3 % reusable.len()]
         } else {
             let r = self.bd.vreg(class);
@@ -470,6 +525,7 @@ impl Gen {
                     self.bd.push(Toy::MaskedAdd { dst, x: s, mask });
                 }
             }
+            5 if z.is_multiple_of(4) => self.bd.push(Toy::Barrier),
             5 => {
                 let arg = self.source(A, y);
                 let r = call(&mut self.bd, arg);
@@ -627,18 +683,21 @@ fn random_programs_cover_loops_calls_and_spills() {
         seed
     };
     let (mut loops, mut calls, mut spilled_a, mut spilled_b) = (0, 0, 0, 0);
+    let mut barriers = 0;
     let mut memory_ops = 0;
     for _ in 0..100 {
         let steps = (0..40).map(|_| next().to_le_bytes()[..4].try_into().unwrap());
         let func = build(&Recipe(steps.collect()), 6);
         loops += usize::from(count(&func, |i| matches!(i, Toy::AddImm { imm: -1, .. })) > 0);
         calls += usize::from(count(&func, |i| matches!(i, Toy::Call)) > 0);
+        barriers += usize::from(count(&func, |i| matches!(i, Toy::Barrier)) > 0);
         let (_, out) = check(&func);
         memory_ops += toy::run_counting(&out, FUEL).unwrap().1;
         spilled_a += usize::from(out.spill_slots.values().any(|&c| c == A));
         spilled_b += usize::from(out.spill_slots.values().any(|&c| c == B));
     }
     assert!(loops > 20 && calls > 20, "loops {loops}, calls {calls}");
+    assert!(barriers > 10, "barriers {barriers}");
     assert!(
         spilled_a > 20 && spilled_b > 20,
         "spills {spilled_a}, {spilled_b}"
