@@ -13,9 +13,8 @@
 //!
 //! When no register is free, the cheapest to spill of the current interval and the
 //! holders of a register it could take is spilled, by spill weight (accesses, ten
-//! times more per enclosing loop, per position of lifetime); spilling everywhere, it
-//! gets a
-//! [`SpillSlot`], every instruction reading it reloads it into a fresh short-lived
+//! times more per enclosing loop, per position of lifetime). Spilled everywhere, it
+//! gets a [`SpillSlot`], every instruction reading it reloads it into a fresh short-lived
 //! virtual register just before, every instruction writing it stores a fresh one
 //! just after, and allocation starts over. The fresh registers are never spilled, so
 //! each round removes at least one spillable register and the process terminates;
@@ -27,12 +26,22 @@
 //! it is stored to its slot just before such instructions and reloaded just after,
 //! and keeps a register elsewhere.
 //!
-//! Since no register is split between registers, no code is needed on CFG edges.
-//! Spill code goes right after the instruction writing a value, so the instruction
-//! ending a block (a branch) must not write virtual registers. A copy's destination
+//! Since no value moves between registers, no code is needed on CFG edges. A copy's destination
 //! prefers its source's register (and the physical register it is copied from or
 //! to), so most copies that instruction selection makes for block parameters and
 //! calls become copies of a register to itself, which are deleted.
+//!
+//! What the allocator assumes of a target:
+//! * an instruction reads all its operands before writing any, so a result may
+//!   share a register with an operand read for the last time (tied operands are
+//!   [`OperandKind::UseDef`]);
+//! * the instruction ending a block (a branch) writes no virtual register, since
+//!   spill code goes right after the instruction writing a value;
+//! * [`RegTarget::spill`] and [`RegTarget::reload`] use only the register given and
+//!   registers that are not allocatable (the stack pointer);
+//! * physical registers in the input are live from each write to the reads it
+//!   reaches, like virtual ones; a physical register read but never written is
+//!   live from the function's entry (an argument).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -273,15 +282,23 @@ fn move_hints<I: MachInst>(work: &Work<I>) -> Vec<SmallVec<[Reg; 2]>> {
     for line in work.blocks.iter().flatten() {
         let Line::Inst(ml) = line else { continue };
         if let Some((dest, src)) = ml.inst.as_move() {
-            if let Reg::Virt(d) = dest {
-                hints[d.index()].push(src);
+            // `get_mut`: a move the operands do not list was never validated.
+            if let Some(h) = virt(dest).and_then(|d| hints.get_mut(d.index())) {
+                h.push(src);
             }
-            if let Reg::Virt(s) = src {
-                hints[s.index()].push(dest);
+            if let Some(h) = virt(src).and_then(|s| hints.get_mut(s.index())) {
+                h.push(dest);
             }
         }
     }
     hints
+}
+
+fn virt(r: Reg) -> Option<VReg> {
+    match r {
+        Reg::Virt(v) => Some(v),
+        Reg::Phys(_) => None,
+    }
 }
 
 fn block_accesses<I: MachInst>(work: &Work<I>, phys: &PhysTable) -> Vec<BlockAccess> {

@@ -407,6 +407,10 @@ fn malformed_input_is_an_error() {
     let err = allocate(&mut bd.func, &ToyTarget::default()).unwrap_err();
     assert!(err.0.contains("undeclared"), "{err}");
 
+    let mut empty = MachFunction::<Toy>::new("empty");
+    let alloc = allocate(&mut empty, &ToyTarget::default()).unwrap();
+    assert_eq!((alloc.used.len(), alloc.spill_slots), (0, 0));
+
     let mut bd = Builder::new();
     let missing = MBlock::new(5);
     bd.end(Toy::Jump, &[missing]);
