@@ -38,9 +38,13 @@
 //! * **MMIO** (addresses from 0xffff0000) bypasses the caches and takes
 //!   `io_latency` cycles.
 //!
-//! Not modelled: TLBs, the per-thread instruction FIFO depth, L2 miss-queue limits,
-//! L1 coherence traffic (Nyuzi's L2 updates other L1s on a store; no data is modelled,
-//! so other cores simply keep their lines), interrupts.
+//! Not modelled: TLBs, the per-thread instruction FIFO depth, L1 coherence traffic
+//! (Nyuzi's L2 updates other L1s on a store; no data is modelled, so other cores simply
+//! keep their lines), interrupts, the issue slot a scatter/gather lane re-issue or a
+//! replay would give up to other threads in the RTL. Approximations: the L2 port and
+//! DRAM queues keep one next-free time each, so a gather lane's request (made for its
+//! own later cycle) can delay another core's earlier request by up to the gather's
+//! length; the cores of one cycle access memory in core order.
 //!
 //! Defaults ([`TimingConfig::default`]): Nyuzi's config.svh caches (L1I, L1D 16 KiB
 //! 4-way, L2 128 KiB 8-way, 64-byte lines); an L2 hit 5 cycles after it is accepted
@@ -808,12 +812,14 @@ impl<'a> Sim<'a> {
         if fetch {
             let pc = self.m.pc(t);
             let core = self.th[t].core;
-            let from = at.max(self.th[t].branch_until);
+            // The fetch starts at once (after a taken branch, when it resolves; the
+            // rollback penalty is charged separately). Requests are kept in cycle
+            // order, which the L2 port and DRAM queues rely on.
             let o = self
                 .mem
-                .access(2 * core, u64::from(pc), 4, AccessKind::Read, from);
+                .access(2 * core, u64::from(pc), 4, AccessKind::Read, at);
             // A hit is hidden by the fetch pipeline; a miss waits for the line.
-            self.th[t].icache_until = if o.level == Level::L1 && o.ready <= from {
+            self.th[t].icache_until = if o.level == Level::L1 && o.ready <= at {
                 0
             } else {
                 o.ready
