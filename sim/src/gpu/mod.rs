@@ -1,16 +1,29 @@
 //! The `dac-gpu` SIMT machine: its instruction set ([`isa`]), text assembler and
 //! printer ([`asm`]), machine configuration ([`config`]) and the CUDA-style occupancy
-//! calculation ([`mod@occupancy`]). The timing simulator arrives with a later issue.
+//! calculation ([`mod@occupancy`]), and the simulator: functional semantics ([`exec`]),
+//! launches and global memory ([`machine`], [`run_functional`]), the timing model
+//! ([`timing`], [`run_timing`]) and statistics ([`stats`]).
 
 pub mod asm;
 pub mod config;
+pub mod exec;
 pub mod isa;
+pub mod machine;
 pub mod occupancy;
+pub mod stats;
 
 pub use asm::{check, parse, print, AsmError};
 pub use config::GpuConfig;
 pub use isa::*;
+pub use machine::{
+    pack_params, run_functional, FaultKind, FunctionalReport, GlobalMemory, GpuFault, Launch,
+    Limits,
+};
 pub use occupancy::{occupancy, BlockResources, Limiter, Occupancy, OccupancyError};
 
+pub use stats::{StatValue, Stats};
+
+#[cfg(test)]
+mod sim_tests;
 #[cfg(test)]
 mod tests;

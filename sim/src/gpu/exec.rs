@@ -1,0 +1,1457 @@
+//! Functional semantics of the dac-gpu instructions over the 32 lanes of a warp.
+//!
+//! A warp executes one instruction for all its active lanes: operands are read for
+//! all 32 lanes into small arrays, the operation runs lane by lane (one `match` per
+//! instruction, not per lane, so the lane loops stay tight), and results are written
+//! back only in the lanes that execute (active and guard true).
+//!
+//! Divergence follows the ISA page: each warp has a SIMT reconvergence stack (as in
+//! GPGPU-Sim). A divergent `bra` sets the current entry's pc to the branch's immediate
+//! post-dominator (computed here from each kernel's control-flow graph) and pushes the
+//! two paths; an entry is popped when its pc reaches its reconvergence pc or its mask
+//! empties. `call` pushes an entry for the function that reconverges at the function's
+//! end (`ret`); `exit` removes lanes from every entry.
+//!
+//! The executor records what the timing model needs (the lane addresses of memory
+//! accesses) in a [`MemTrace`], and reports barriers and warp completion as [`Flow`].
+
+use super::isa::*;
+use super::machine::{FaultKind, GlobalMemory, GpuFault};
+
+/// Lanes per warp: the machine's warp size (both presets use 32).
+pub const WARP: usize = 32;
+
+/// Reconvergence pc meaning "the end of the current function or kernel".
+const END: u32 = u32::MAX;
+/// Reconvergence pc of the bottom entry: never reached.
+const NEVER: u32 = u32::MAX - 1;
+/// Deepest call nesting before a fault (runaway recursion).
+const MAX_CALL_DEPTH: usize = 256;
+
+/// Per-kernel (or function) facts computed once: the immediate post-dominator of
+/// every instruction, the reconvergence point of a divergent branch there.
+#[derive(Clone, Debug)]
+pub struct Code {
+    /// `ipdom[i]`: instruction index, or [`END`] when only the end post-dominates.
+    pub ipdom: Vec<u32>,
+    pub is_func: bool,
+}
+
+impl Code {
+    pub fn new(k: &Kernel) -> Code {
+        Code {
+            ipdom: post_dominators(k),
+            is_func: k.kind == KernelKind::Func,
+        }
+    }
+}
+
+/// Successors of instruction `i` in a kernel of `n` instructions (`n` = the end).
+fn successors(k: &Kernel, i: usize) -> ([usize; 2], usize) {
+    let n = k.insts.len();
+    let inst = &k.insts[i];
+    match inst.op {
+        Op::Bra { target, .. } if inst.guard.is_none() => ([target as usize, 0], 1),
+        Op::Bra { target, .. } => ([target as usize, i + 1], 2),
+        Op::Exit | Op::Ret => ([n, 0], 1),
+        _ => ([i + 1, 0], 1),
+    }
+}
+
+/// Immediate post-dominators by the Cooper-Harvey-Kennedy algorithm on the reversed
+/// control-flow graph, rooted at a virtual end node. Instructions that cannot reach
+/// the end (infinite loops) get [`END`].
+fn post_dominators(k: &Kernel) -> Vec<u32> {
+    let n = k.insts.len();
+    let mut preds_rev: Vec<Vec<usize>> = vec![Vec::new(); n + 1]; // forward preds
+    for i in 0..n {
+        let (s, c) = successors(k, i);
+        for &t in &s[..c] {
+            preds_rev[t.min(n)].push(i);
+        }
+    }
+    // Postorder of the reverse graph from the end node.
+    let mut order = Vec::with_capacity(n + 1);
+    let mut seen = vec![false; n + 1];
+    let mut stack = vec![(n, 0usize)];
+    seen[n] = true;
+    while let Some((v, idx)) = stack.pop() {
+        if idx < preds_rev[v].len() {
+            stack.push((v, idx + 1));
+            let w = preds_rev[v][idx];
+            if !seen[w] {
+                seen[w] = true;
+                stack.push((w, 0));
+            }
+        } else {
+            order.push(v);
+        }
+    }
+    let mut po_num = vec![usize::MAX; n + 1];
+    for (i, &v) in order.iter().enumerate() {
+        po_num[v] = i;
+    }
+    let mut idom = vec![usize::MAX; n + 1];
+    idom[n] = n;
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &v in order.iter().rev().skip(1) {
+            let (s, c) = successors(k, v);
+            let mut new = usize::MAX;
+            for &t in &s[..c] {
+                let t = t.min(n);
+                if idom[t] == usize::MAX {
+                    continue;
+                }
+                new = if new == usize::MAX {
+                    t
+                } else {
+                    intersect(&idom, &po_num, new, t)
+                };
+            }
+            if new != usize::MAX && idom[v] != new {
+                idom[v] = new;
+                changed = true;
+            }
+        }
+    }
+    (0..n)
+        .map(|i| match idom[i] {
+            d if d == usize::MAX || d == n => END,
+            d => d as u32,
+        })
+        .collect()
+}
+
+fn intersect(idom: &[usize], po: &[usize], mut a: usize, mut b: usize) -> usize {
+    while a != b {
+        while po[a] < po[b] {
+            a = idom[a];
+        }
+        while po[b] < po[a] {
+            b = idom[b];
+        }
+    }
+    a
+}
+
+/// One SIMT stack entry: run `mask` from `pc` of code `code` until `rpc`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub code: u32,
+    pub pc: u32,
+    pub rpc: u32,
+    pub mask: u32,
+}
+
+/// What a step did to the warp's flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    /// The warp arrived at `bar.sync id` (its pc is past the barrier).
+    Barrier(u32),
+    /// Every lane of the warp has exited.
+    Done,
+}
+
+/// The lane addresses of the last memory instruction, for the timing model.
+#[derive(Clone, Debug)]
+pub struct MemTrace {
+    /// True when the last step accessed memory.
+    pub valid: bool,
+    pub space: Space,
+    pub write: bool,
+    pub atomic: bool,
+    pub bytes: u32,
+    /// Lanes that accessed memory.
+    pub mask: u32,
+    pub addrs: [u64; WARP],
+}
+
+impl Default for MemTrace {
+    fn default() -> Self {
+        MemTrace {
+            valid: false,
+            space: Space::Global,
+            write: false,
+            atomic: false,
+            bytes: 0,
+            mask: 0,
+            addrs: [0; WARP],
+        }
+    }
+}
+
+/// The state of one warp: registers of its 32 lanes (register-major: register `r` of
+/// lane `l` at `r * 32 + l`), predicates as lane bit masks, uniform registers, local
+/// memory and the reconvergence stack.
+#[derive(Clone, Debug)]
+pub struct WarpState {
+    pub regs: Vec<u32>,
+    pub preds: Vec<u32>,
+    pub uregs: Vec<u32>,
+    /// `local_bytes` per lane, lane-major.
+    pub local: Vec<u8>,
+    pub local_bytes: u32,
+    pub stack: Vec<Entry>,
+    /// Warp index within its block.
+    pub warp_id: u32,
+    /// Thread indices of the lanes (x, y, z).
+    pub tid: [[u32; WARP]; 3],
+    /// Lanes that hold a thread of the block.
+    pub valid: u32,
+}
+
+/// A block's shared state during execution.
+#[derive(Clone, Debug)]
+pub struct CtaInfo {
+    pub ctaid: [u32; 3],
+    pub ntid: [u32; 3],
+    pub nctaid: [u32; 3],
+    pub shared: Vec<u8>,
+}
+
+/// Everything a step reads besides the warp and its block.
+pub struct Env<'a> {
+    pub program: &'a Program,
+    pub codes: &'a [Code],
+    /// Index of the launched kernel in `program.kernels`.
+    pub entry: u32,
+    pub params: &'a [u8],
+    pub global: &'a mut GlobalMemory,
+}
+
+impl WarpState {
+    /// Warp `warp_id` of a block of `ntid` threads running `k`.
+    pub fn new(k: &Kernel, entry: u32, warp_id: u32, ntid: [u32; 3]) -> WarpState {
+        let nthreads = ntid[0] * ntid[1] * ntid[2];
+        let mut tid = [[0u32; WARP]; 3];
+        let mut valid = 0u32;
+        for l in 0..WARP as u32 {
+            let t = warp_id * WARP as u32 + l;
+            if t < nthreads {
+                valid |= 1 << l;
+            }
+            tid[0][l as usize] = t % ntid[0];
+            tid[1][l as usize] = (t / ntid[0]) % ntid[1];
+            tid[2][l as usize] = t / (ntid[0] * ntid[1]);
+        }
+        WarpState {
+            regs: vec![0; k.num_regs as usize * WARP],
+            preds: vec![0; k.num_preds as usize],
+            uregs: vec![0; k.num_uregs as usize],
+            local: vec![0; k.local_bytes as usize * WARP],
+            local_bytes: k.local_bytes,
+            stack: vec![Entry {
+                code: entry,
+                pc: 0,
+                rpc: NEVER,
+                mask: valid,
+            }],
+            warp_id,
+            tid,
+            valid,
+        }
+    }
+
+    pub fn done(&self) -> bool {
+        self.stack.is_empty()
+    }
+
+    /// The code index and pc of the next instruction (`None` when done).
+    pub fn next_pc(&self) -> Option<(u32, u32)> {
+        self.stack.last().map(|e| (e.code, e.pc))
+    }
+
+    pub fn active_mask(&self) -> u32 {
+        self.stack.last().map_or(0, |e| e.mask)
+    }
+
+    /// Pops finished entries: reached their reconvergence pc or lost every lane.
+    fn settle(&mut self) {
+        while let Some(top) = self.stack.last() {
+            if top.mask == 0 || top.pc == top.rpc {
+                self.stack.pop();
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn guard_mask(&self, g: Option<Guard>) -> u32 {
+        match g {
+            None => u32::MAX,
+            Some(g) => {
+                let p = self.preds.get(g.pred as usize).copied().unwrap_or(0);
+                if g.negate {
+                    !p
+                } else {
+                    p
+                }
+            }
+        }
+    }
+
+    fn special(&self, s: Special, cta: &CtaInfo, out: &mut [u64; WARP]) {
+        let d = |d: Dim| d as usize;
+        match s {
+            Special::Tid(dim) => {
+                for (o, &v) in out.iter_mut().zip(self.tid[d(dim)].iter()) {
+                    *o = u64::from(v);
+                }
+            }
+            Special::Ntid(dim) => *out = [u64::from(cta.ntid[d(dim)]); WARP],
+            Special::Ctaid(dim) => *out = [u64::from(cta.ctaid[d(dim)]); WARP],
+            Special::Nctaid(dim) => *out = [u64::from(cta.nctaid[d(dim)]); WARP],
+            Special::LaneId => {
+                for (l, o) in out.iter_mut().enumerate() {
+                    *o = l as u64;
+                }
+            }
+            Special::WarpId => *out = [u64::from(self.warp_id); WARP],
+        }
+    }
+
+    /// Reads a register (pair when `wide`) of every lane.
+    #[inline]
+    fn read_reg(&self, r: Reg, wide: bool, out: &mut [u64; WARP]) -> Result<(), String> {
+        match r.file {
+            RegFile::R => {
+                let b = r.idx as usize * WARP;
+                let lo = self
+                    .regs
+                    .get(b..b + WARP)
+                    .ok_or_else(|| format!("register %r{} is not declared", r.idx))?;
+                if wide {
+                    let hi = self
+                        .regs
+                        .get(b + WARP..b + 2 * WARP)
+                        .ok_or_else(|| format!("register %r{} is not declared", r.idx + 1))?;
+                    for l in 0..WARP {
+                        out[l] = u64::from(lo[l]) | (u64::from(hi[l]) << 32);
+                    }
+                } else {
+                    for l in 0..WARP {
+                        out[l] = u64::from(lo[l]);
+                    }
+                }
+            }
+            RegFile::P => {
+                let p = self.preds.get(r.idx as usize).copied().unwrap_or(0);
+                for (l, o) in out.iter_mut().enumerate() {
+                    *o = u64::from((p >> l) & 1);
+                }
+            }
+            RegFile::Ur => {
+                let i = r.idx as usize;
+                let lo = *self.uregs.get(i).ok_or("uniform register not declared")?;
+                let v = if wide {
+                    u64::from(lo) | u64::from(*self.uregs.get(i + 1).unwrap_or(&0)) << 32
+                } else {
+                    u64::from(lo)
+                };
+                *out = [v; WARP];
+            }
+            RegFile::A => return Err("affine registers run only on the DAC simulator".into()),
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn read_src(
+        &self,
+        s: Src,
+        wide: bool,
+        cta: &CtaInfo,
+        out: &mut [u64; WARP],
+    ) -> Result<(), String> {
+        match s {
+            Src::Reg(r) => self.read_reg(r, wide, out)?,
+            Src::Imm(v) => *out = [v; WARP],
+            Src::Special(sp) => self.special(sp, cta, out),
+        }
+        Ok(())
+    }
+
+    /// Writes `vals` of type `ty` into `dst` in the lanes of `mask`.
+    #[inline]
+    fn write(&mut self, dst: Reg, ty: Type, mask: u32, vals: &[u64; WARP]) -> Result<(), String> {
+        match dst.file {
+            RegFile::R => {
+                let b = dst.idx as usize * WARP;
+                let n = if ty.is_wide() { 2 * WARP } else { WARP };
+                let regs = self
+                    .regs
+                    .get_mut(b..b + n)
+                    .ok_or_else(|| format!("register %r{} is not declared", dst.idx))?;
+                let (lo, hi) = regs.split_at_mut(WARP);
+                if mask == u32::MAX {
+                    for l in 0..WARP {
+                        lo[l] = vals[l] as u32;
+                    }
+                    for (l, h) in hi.iter_mut().enumerate() {
+                        *h = (vals[l] >> 32) as u32;
+                    }
+                } else {
+                    for l in 0..WARP {
+                        if mask >> l & 1 != 0 {
+                            lo[l] = vals[l] as u32;
+                            if let Some(h) = hi.get_mut(l) {
+                                *h = (vals[l] >> 32) as u32;
+                            }
+                        }
+                    }
+                }
+            }
+            RegFile::P => {
+                let mut bits = 0u32;
+                for (l, &v) in vals.iter().enumerate() {
+                    bits |= ((v & 1) as u32) << l;
+                }
+                let p = self
+                    .preds
+                    .get_mut(dst.idx as usize)
+                    .ok_or_else(|| format!("predicate %p{} is not declared", dst.idx))?;
+                *p = (*p & !mask) | (bits & mask);
+            }
+            RegFile::Ur => {
+                // One value per warp: the first executing lane's.
+                if mask != 0 {
+                    let v = vals[mask.trailing_zeros() as usize];
+                    let i = dst.idx as usize;
+                    let n = if ty.is_wide() { 2 } else { 1 };
+                    let u = self
+                        .uregs
+                        .get_mut(i..i + n)
+                        .ok_or("uniform register not declared")?;
+                    u[0] = v as u32;
+                    if n == 2 {
+                        u[1] = (v >> 32) as u32;
+                    }
+                }
+            }
+            RegFile::A => return Err("affine registers run only on the DAC simulator".into()),
+        }
+        Ok(())
+    }
+
+    fn write_pred_bits(&mut self, dst: Reg, mask: u32, bits: u32) -> Result<(), String> {
+        let p = self
+            .preds
+            .get_mut(dst.idx as usize)
+            .filter(|_| dst.file == RegFile::P)
+            .ok_or_else(|| format!("predicate %p{} is not declared", dst.idx))?;
+        *p = (*p & !mask) | (bits & mask);
+        Ok(())
+    }
+
+    /// Lane addresses of `a` for a `space` access.
+    fn addresses(&self, a: Address, kernel: &Kernel, out: &mut [u64; WARP]) -> Result<(), String> {
+        match a.base {
+            AddrBase::None => *out = [0; WARP],
+            AddrBase::Reg(r) => self.read_reg(r, false, out)?,
+            AddrBase::RegPair(r) => self.read_reg(r, true, out)?,
+            AddrBase::Param(i) => {
+                let p = kernel.params.get(i as usize).ok_or("no such parameter")?;
+                *out = [u64::from(p.offset); WARP];
+            }
+            AddrBase::DeqAddr | AddrBase::DeqData => {
+                return Err("DAC queues run only on the DAC simulator".into())
+            }
+        }
+        let off = a.offset as i64 as u64;
+        for v in out.iter_mut() {
+            *v = v.wrapping_add(off);
+        }
+        Ok(())
+    }
+}
+
+/// Where a fault happened, to build a [`GpuFault`].
+struct At<'a> {
+    kernel: &'a str,
+    pc: u32,
+    cta: [u32; 3],
+    warp: u32,
+}
+
+impl At<'_> {
+    fn fault(
+        &self,
+        kind: FaultKind,
+        lane: Option<u32>,
+        address: Option<u64>,
+        msg: String,
+    ) -> GpuFault {
+        GpuFault {
+            kind,
+            kernel: self.kernel.to_string(),
+            pc: self.pc as usize,
+            cta: (self.cta[0], self.cta[1], self.cta[2]),
+            warp: self.warp,
+            lane,
+            address,
+            message: msg,
+        }
+    }
+}
+
+macro_rules! lanes2 {
+    ($o:ident, $a:ident, $b:ident, |$x:ident, $y:ident| $e:expr) => {
+        for l in 0..WARP {
+            let $x = $a[l];
+            let $y = $b[l];
+            $o[l] = $e;
+        }
+    };
+}
+macro_rules! lanes1 {
+    ($o:ident, $a:ident, |$x:ident| $e:expr) => {
+        for l in 0..WARP {
+            let $x = $a[l];
+            $o[l] = $e;
+        }
+    };
+}
+
+#[inline]
+fn f32v(x: u64) -> f32 {
+    f32::from_bits(x as u32)
+}
+#[inline]
+fn f64v(x: u64) -> f64 {
+    f64::from_bits(x)
+}
+#[inline]
+fn of32(x: f32) -> u64 {
+    u64::from(x.to_bits())
+}
+#[inline]
+fn of64(x: f64) -> u64 {
+    x.to_bits()
+}
+#[inline]
+fn s32(x: u64) -> i32 {
+    x as u32 as i32
+}
+
+/// The lane-wise binary operation; `Err` for a combination the ISA does not define.
+fn bin(
+    op: BinOp,
+    ty: Type,
+    a: &[u64; WARP],
+    b: &[u64; WARP],
+    o: &mut [u64; WARP],
+) -> Result<(), ()> {
+    use Type::*;
+    match (op, ty) {
+        (BinOp::Add, U32 | S32) => {
+            lanes2!(o, a, b, |x, y| u64::from((x as u32).wrapping_add(y as u32)))
+        }
+        (BinOp::Add, U64 | S64) => lanes2!(o, a, b, |x, y| x.wrapping_add(y)),
+        (BinOp::Add, F32) => lanes2!(o, a, b, |x, y| of32(f32v(x) + f32v(y))),
+        (BinOp::Add, F64) => lanes2!(o, a, b, |x, y| of64(f64v(x) + f64v(y))),
+        (BinOp::Sub, U32 | S32) => {
+            lanes2!(o, a, b, |x, y| u64::from((x as u32).wrapping_sub(y as u32)))
+        }
+        (BinOp::Sub, U64 | S64) => lanes2!(o, a, b, |x, y| x.wrapping_sub(y)),
+        (BinOp::Sub, F32) => lanes2!(o, a, b, |x, y| of32(f32v(x) - f32v(y))),
+        (BinOp::Sub, F64) => lanes2!(o, a, b, |x, y| of64(f64v(x) - f64v(y))),
+        (BinOp::Mul, U32 | S32) => {
+            lanes2!(o, a, b, |x, y| u64::from((x as u32).wrapping_mul(y as u32)))
+        }
+        (BinOp::Mul, U64 | S64) => lanes2!(o, a, b, |x, y| x.wrapping_mul(y)),
+        (BinOp::Mul, F32) => lanes2!(o, a, b, |x, y| of32(f32v(x) * f32v(y))),
+        (BinOp::Mul, F64) => lanes2!(o, a, b, |x, y| of64(f64v(x) * f64v(y))),
+        (BinOp::MulHi, U32) => lanes2!(o, a, b, |x, y| ((x & 0xffff_ffff) * (y & 0xffff_ffff))
+            >> 32),
+        (BinOp::MulHi, S32) => lanes2!(o, a, b, |x, y| u64::from(
+            ((i64::from(s32(x)) * i64::from(s32(y))) >> 32) as u32
+        )),
+        (BinOp::MulHi, U64) => lanes2!(o, a, b, |x, y| ((u128::from(x) * u128::from(y)) >> 64)
+            as u64),
+        (BinOp::MulHi, S64) => lanes2!(o, a, b, |x, y| ((i128::from(x as i64)
+            * i128::from(y as i64))
+            >> 64) as u64),
+        (BinOp::Div, U32) => lanes2!(o, a, b, |x, y| u64::from(
+            (x as u32).checked_div(y as u32).unwrap_or(u32::MAX)
+        )),
+        (BinOp::Div, S32) => lanes2!(o, a, b, |x, y| u64::from(match s32(y) {
+            0 => u32::MAX,
+            d => s32(x).wrapping_div(d) as u32,
+        })),
+        (BinOp::Div, U64) => lanes2!(o, a, b, |x, y| x.checked_div(y).unwrap_or(u64::MAX)),
+        (BinOp::Div, S64) => lanes2!(o, a, b, |x, y| match y as i64 {
+            0 => u64::MAX,
+            d => (x as i64).wrapping_div(d) as u64,
+        }),
+        (BinOp::Div, F32) => lanes2!(o, a, b, |x, y| of32(f32v(x) / f32v(y))),
+        (BinOp::Div, F64) => lanes2!(o, a, b, |x, y| of64(f64v(x) / f64v(y))),
+        (BinOp::Rem, U32) => lanes2!(o, a, b, |x, y| u64::from(
+            (x as u32).checked_rem(y as u32).unwrap_or(x as u32)
+        )),
+        (BinOp::Rem, S32) => lanes2!(o, a, b, |x, y| u64::from(match s32(y) {
+            0 => x as u32,
+            d => s32(x).wrapping_rem(d) as u32,
+        })),
+        (BinOp::Rem, U64) => lanes2!(o, a, b, |x, y| x.checked_rem(y).unwrap_or(x)),
+        (BinOp::Rem, S64) => lanes2!(o, a, b, |x, y| match y as i64 {
+            0 => x,
+            d => (x as i64).wrapping_rem(d) as u64,
+        }),
+        (BinOp::Min, U32) => lanes2!(o, a, b, |x, y| (x as u32).min(y as u32).into()),
+        (BinOp::Min, S32) => lanes2!(o, a, b, |x, y| u64::from(s32(x).min(s32(y)) as u32)),
+        (BinOp::Min, U64) => lanes2!(o, a, b, |x, y| x.min(y)),
+        (BinOp::Min, S64) => lanes2!(o, a, b, |x, y| (x as i64).min(y as i64) as u64),
+        (BinOp::Min, F32) => lanes2!(o, a, b, |x, y| of32(f32v(x).min(f32v(y)))),
+        (BinOp::Min, F64) => lanes2!(o, a, b, |x, y| of64(f64v(x).min(f64v(y)))),
+        (BinOp::Max, U32) => lanes2!(o, a, b, |x, y| (x as u32).max(y as u32).into()),
+        (BinOp::Max, S32) => lanes2!(o, a, b, |x, y| u64::from(s32(x).max(s32(y)) as u32)),
+        (BinOp::Max, U64) => lanes2!(o, a, b, |x, y| x.max(y)),
+        (BinOp::Max, S64) => lanes2!(o, a, b, |x, y| (x as i64).max(y as i64) as u64),
+        (BinOp::Max, F32) => lanes2!(o, a, b, |x, y| of32(f32v(x).max(f32v(y)))),
+        (BinOp::Max, F64) => lanes2!(o, a, b, |x, y| of64(f64v(x).max(f64v(y)))),
+        (BinOp::And, Pred | B32 | B64) => lanes2!(o, a, b, |x, y| x & y),
+        (BinOp::Or, Pred | B32 | B64) => lanes2!(o, a, b, |x, y| x | y),
+        (BinOp::Xor, Pred | B32 | B64) => lanes2!(o, a, b, |x, y| x ^ y),
+        (BinOp::Shl, B32) => lanes2!(o, a, b, |x, y| if (y as u32) >= 32 {
+            0
+        } else {
+            u64::from((x as u32) << (y as u32))
+        }),
+        (BinOp::Shl, B64) => lanes2!(o, a, b, |x, y| if (y as u32) >= 64 {
+            0
+        } else {
+            x << (y as u32)
+        }),
+        (BinOp::Shr, B32 | U32) => lanes2!(o, a, b, |x, y| if (y as u32) >= 32 {
+            0
+        } else {
+            u64::from((x as u32) >> (y as u32))
+        }),
+        (BinOp::Shr, S32) => lanes2!(o, a, b, |x, y| u64::from(
+            (s32(x) >> (y as u32).min(31)) as u32
+        )),
+        (BinOp::Shr, B64 | U64) => lanes2!(o, a, b, |x, y| if (y as u32) >= 64 {
+            0
+        } else {
+            x >> (y as u32)
+        }),
+        (BinOp::Shr, S64) => lanes2!(o, a, b, |x, y| ((x as i64) >> (y as u32).min(63)) as u64),
+        _ => return Err(()),
+    }
+    Ok(())
+}
+
+fn unary(op: UnOp, ty: Type, a: &[u64; WARP], o: &mut [u64; WARP]) -> Result<(), ()> {
+    use Type::*;
+    match (op, ty) {
+        (UnOp::Mov, _) => *o = *a,
+        (UnOp::Neg, S32) => lanes1!(o, a, |x| u64::from((x as u32).wrapping_neg())),
+        (UnOp::Neg, S64) => lanes1!(o, a, |x| x.wrapping_neg()),
+        (UnOp::Neg, F32) => lanes1!(o, a, |x| (x ^ 0x8000_0000) & 0xffff_ffff),
+        (UnOp::Neg, F64) => lanes1!(o, a, |x| x ^ (1 << 63)),
+        (UnOp::Not, Pred) => lanes1!(o, a, |x| (x & 1) ^ 1),
+        (UnOp::Not, B32) => lanes1!(o, a, |x| !x & 0xffff_ffff),
+        (UnOp::Not, B64) => lanes1!(o, a, |x| !x),
+        (UnOp::Abs, S32) => lanes1!(o, a, |x| u64::from(s32(x).wrapping_abs() as u32)),
+        (UnOp::Abs, S64) => lanes1!(o, a, |x| (x as i64).wrapping_abs() as u64),
+        (UnOp::Abs, F32) => lanes1!(o, a, |x| x & 0x7fff_ffff),
+        (UnOp::Abs, F64) => lanes1!(o, a, |x| x & !(1 << 63)),
+        (UnOp::Sqrt, F32) => lanes1!(o, a, |x| of32(f32v(x).sqrt())),
+        (UnOp::Sqrt, F64) => lanes1!(o, a, |x| of64(f64v(x).sqrt())),
+        (UnOp::Popc, B32) => lanes1!(o, a, |x| u64::from((x as u32).count_ones())),
+        (UnOp::Popc, B64) => lanes1!(o, a, |x| u64::from(x.count_ones())),
+        (UnOp::Clz, B32) => lanes1!(o, a, |x| u64::from((x as u32).leading_zeros())),
+        (UnOp::Clz, B64) => lanes1!(o, a, |x| u64::from(x.leading_zeros())),
+        _ => return Err(()),
+    }
+    Ok(())
+}
+
+/// The register value of the low `ty` bits of `x`, extended by `ty`'s signedness to 64
+/// bits (the canonical integer value of a narrow or 32-bit type).
+#[inline]
+fn int_value(x: u64, ty: Type) -> u64 {
+    let bits = ty.bits();
+    if bits >= 64 {
+        return x;
+    }
+    let sh = 64 - bits;
+    if ty.is_signed() {
+        (((x << sh) as i64) >> sh) as u64
+    } else {
+        (x << sh) >> sh
+    }
+}
+
+/// A narrow or 32-bit integer result as held in registers (extended to 32 bits).
+#[inline]
+fn hold(x: u64, ty: Type) -> u64 {
+    if ty.is_wide() {
+        x
+    } else {
+        int_value(x, ty) & 0xffff_ffff
+    }
+}
+
+fn round_integral_f64(x: f64, r: Round) -> f64 {
+    match r {
+        Round::Rni | Round::Rn => x.round_ties_even(),
+        Round::Rzi | Round::Rz => x.trunc(),
+        Round::Rmi | Round::Rm => x.floor(),
+        Round::Rpi | Round::Rp => x.ceil(),
+    }
+}
+
+fn round_integral_f32(x: f32, r: Round) -> f32 {
+    match r {
+        Round::Rni | Round::Rn => x.round_ties_even(),
+        Round::Rzi | Round::Rz => x.trunc(),
+        Round::Rmi | Round::Rm => x.floor(),
+        Round::Rpi | Round::Rp => x.ceil(),
+    }
+}
+
+/// Float to integer: rounded by `r` (toward zero by default), saturated to `dty`,
+/// NaN to 0.
+fn f_to_int(v: f64, r: Round, dty: Type) -> u64 {
+    if v.is_nan() {
+        return 0;
+    }
+    let v = round_integral_f64(v, r);
+    let bits = dty.bits();
+    let out = if dty.is_signed() {
+        let lo = -(2f64.powi(bits as i32 - 1));
+        let hi = 2f64.powi(bits as i32 - 1) - 1.0;
+        (v.clamp(lo, hi) as i64) as u64
+    } else {
+        let hi = if bits == 64 {
+            u64::MAX as f64
+        } else {
+            2f64.powi(bits as i32) - 1.0
+        };
+        v.clamp(0.0, hi) as u64
+    };
+    hold(out, dty)
+}
+
+/// Rounds `n` (exact integer) to f32 or f64 in direction `r`.
+fn int_to_float(n: i128, r: Round, dty: Type) -> u64 {
+    let dir = |cmp: std::cmp::Ordering, up: bool| -> bool {
+        // true when the rounded value must move one step in the `up` direction
+        use std::cmp::Ordering::*;
+        match (cmp, up) {
+            (Less, true) | (Greater, false) => true,
+            _ => false,
+        }
+    };
+    if dty == Type::F32 {
+        let mut f = n as f32;
+        let cmp = (f as i128).cmp(&n);
+        match r {
+            Round::Rp | Round::Rpi if dir(cmp, true) => f = f.next_up(),
+            Round::Rm | Round::Rmi if dir(cmp, false) => f = f.next_down(),
+            Round::Rz | Round::Rzi if (n >= 0 && cmp.is_gt()) || (n < 0 && cmp.is_lt()) => {
+                f = if n >= 0 { f.next_down() } else { f.next_up() }
+            }
+            _ => {}
+        }
+        of32(f)
+    } else {
+        let mut f = n as f64;
+        let cmp = (f as i128).cmp(&n);
+        match r {
+            Round::Rp | Round::Rpi if dir(cmp, true) => f = f.next_up(),
+            Round::Rm | Round::Rmi if dir(cmp, false) => f = f.next_down(),
+            Round::Rz | Round::Rzi if (n >= 0 && cmp.is_gt()) || (n < 0 && cmp.is_lt()) => {
+                f = if n >= 0 { f.next_down() } else { f.next_up() }
+            }
+            _ => {}
+        }
+        of64(f)
+    }
+}
+
+/// `cvt` of one value.
+fn cvt(dty: Type, sty: Type, rnd: Option<Round>, x: u64) -> u64 {
+    match (sty.is_float(), dty.is_float()) {
+        (false, false) => hold(int_value(x, sty), dty),
+        (false, true) => {
+            let n = if sty.is_signed() {
+                i128::from(int_value(x, sty) as i64)
+            } else {
+                i128::from(int_value(x, sty))
+            };
+            int_to_float(n, rnd.unwrap_or(Round::Rn), dty)
+        }
+        (true, false) => {
+            let v = if sty == Type::F32 {
+                f64::from(f32v(x))
+            } else {
+                f64v(x)
+            };
+            f_to_int(v, rnd.unwrap_or(Round::Rzi), dty)
+        }
+        (true, true) => match (sty, dty) {
+            (Type::F32, Type::F32) => match rnd {
+                Some(r @ (Round::Rni | Round::Rzi | Round::Rmi | Round::Rpi)) => {
+                    of32(round_integral_f32(f32v(x), r))
+                }
+                _ => x & 0xffff_ffff,
+            },
+            (Type::F64, Type::F64) => match rnd {
+                Some(r @ (Round::Rni | Round::Rzi | Round::Rmi | Round::Rpi)) => {
+                    of64(round_integral_f64(f64v(x), r))
+                }
+                _ => x,
+            },
+            (Type::F32, _) => {
+                let v = f64::from(f32v(x));
+                match rnd {
+                    Some(r @ (Round::Rni | Round::Rzi | Round::Rmi | Round::Rpi)) => {
+                        of64(round_integral_f64(v, r))
+                    }
+                    _ => of64(v),
+                }
+            }
+            _ => {
+                let v = f64v(x);
+                let r = rnd.unwrap_or(Round::Rn);
+                if matches!(r, Round::Rni | Round::Rzi | Round::Rmi | Round::Rpi) {
+                    return of32(round_integral_f64(v, r) as f32);
+                }
+                let mut f = v as f32;
+                if f.is_finite() && !v.is_nan() {
+                    let fd = f64::from(f);
+                    match r {
+                        Round::Rp if fd < v => f = f.next_up(),
+                        Round::Rm if fd > v => f = f.next_down(),
+                        Round::Rz if fd.abs() > v.abs() => {
+                            f = if v > 0.0 { f.next_down() } else { f.next_up() }
+                        }
+                        _ => {}
+                    }
+                } else if f.is_infinite() && v.is_finite() {
+                    // Overflow: toward zero (or away from the infinity) gives MAX.
+                    let to_max = match r {
+                        Round::Rz => true,
+                        Round::Rp => v < 0.0,
+                        Round::Rm => v > 0.0,
+                        _ => false,
+                    };
+                    if to_max {
+                        f = f32::MAX.copysign(f);
+                    }
+                }
+                of32(f)
+            }
+        },
+    }
+}
+
+fn compare(cmp: Cmp, ty: Type, x: u64, y: u64) -> bool {
+    use std::cmp::Ordering;
+    let ord: Option<Ordering> = match ty {
+        Type::F32 => f32v(x).partial_cmp(&f32v(y)),
+        Type::F64 => f64v(x).partial_cmp(&f64v(y)),
+        t if t.is_signed() => Some((int_value(x, t) as i64).cmp(&(int_value(y, t) as i64))),
+        t => Some(int_value(x, t).cmp(&int_value(y, t))),
+    };
+    match (cmp, ord) {
+        (Cmp::Num, o) => o.is_some(),
+        (Cmp::Nan, o) => o.is_none(),
+        (Cmp::Eq, Some(o)) | (Cmp::Equ, Some(o)) => o.is_eq(),
+        (Cmp::Ne, Some(o)) | (Cmp::Neu, Some(o)) => o.is_ne(),
+        (Cmp::Lt, Some(o)) | (Cmp::Ltu, Some(o)) => o.is_lt(),
+        (Cmp::Le, Some(o)) | (Cmp::Leu, Some(o)) => o.is_le(),
+        (Cmp::Gt, Some(o)) | (Cmp::Gtu, Some(o)) => o.is_gt(),
+        (Cmp::Ge, Some(o)) | (Cmp::Geu, Some(o)) => o.is_ge(),
+        (Cmp::Equ | Cmp::Neu | Cmp::Ltu | Cmp::Leu | Cmp::Gtu | Cmp::Geu, None) => true,
+        (_, None) => false,
+    }
+}
+
+/// The new memory value of an atomic `op` on `old` with operands `a`, `b`.
+fn atom_value(op: AtomOp, ty: Type, old: u64, a: u64, b: u64) -> u64 {
+    let w = |v: u64| if ty.is_wide() { v } else { v & 0xffff_ffff };
+    match op {
+        AtomOp::Add => match ty {
+            Type::F32 => of32(f32v(old) + f32v(a)),
+            Type::F64 => of64(f64v(old) + f64v(a)),
+            _ => w(old.wrapping_add(a)),
+        },
+        AtomOp::Min | AtomOp::Max => {
+            let take_a = match ty {
+                Type::F32 => {
+                    let m = if op == AtomOp::Min {
+                        f32v(old).min(f32v(a))
+                    } else {
+                        f32v(old).max(f32v(a))
+                    };
+                    return of32(m);
+                }
+                Type::F64 => {
+                    let m = if op == AtomOp::Min {
+                        f64v(old).min(f64v(a))
+                    } else {
+                        f64v(old).max(f64v(a))
+                    };
+                    return of64(m);
+                }
+                t => {
+                    let lt = if t.is_signed() {
+                        (int_value(a, t) as i64) < (int_value(old, t) as i64)
+                    } else {
+                        int_value(a, t) < int_value(old, t)
+                    };
+                    (op == AtomOp::Min) == lt && int_value(a, t) != int_value(old, t)
+                }
+            };
+            if take_a {
+                w(a)
+            } else {
+                old
+            }
+        }
+        AtomOp::And => old & a,
+        AtomOp::Or => old | a,
+        AtomOp::Xor => old ^ a,
+        AtomOp::Exch => w(a),
+        AtomOp::Cas => {
+            if w(old) == w(a) {
+                w(b)
+            } else {
+                old
+            }
+        }
+    }
+}
+
+fn load_le(bytes: &[u8]) -> u64 {
+    let mut v = 0u64;
+    for (i, &b) in bytes.iter().enumerate() {
+        v |= u64::from(b) << (8 * i);
+    }
+    v
+}
+
+fn store_le(bytes: &mut [u8], v: u64) {
+    for (i, b) in bytes.iter_mut().enumerate() {
+        *b = (v >> (8 * i)) as u8;
+    }
+}
+
+/// Executes the next instruction of warp `w` of a block. Fills `trace` for memory
+/// instructions (its `valid` says whether it did).
+pub fn step(
+    env: &mut Env<'_>,
+    warp: &mut WarpState,
+    cta: &mut CtaInfo,
+    trace: &mut MemTrace,
+) -> Result<Flow, GpuFault> {
+    trace.valid = false;
+    let Some(&top) = warp.stack.last() else {
+        return Ok(Flow::Done);
+    };
+    let program = env.program;
+    let kernel = &program.kernels[top.code as usize];
+    let at = At {
+        kernel: &kernel.name,
+        pc: top.pc,
+        cta: cta.ctaid,
+        warp: warp.warp_id,
+    };
+    let code = &env.codes[top.code as usize];
+    let implicit_end = if code.is_func { Op::Ret } else { Op::Exit };
+    let inst = kernel
+        .insts
+        .get(top.pc as usize)
+        .copied()
+        .unwrap_or(Inst::new(implicit_end));
+    let active = top.mask;
+    let exec = active & warp.guard_mask(inst.guard);
+    let err = |m: String| at.fault(FaultKind::Invalid, None, None, m);
+    let mut next_pc = top.pc + 1;
+    let mut a = [0u64; WARP];
+    let mut b = [0u64; WARP];
+    let mut c = [0u64; WARP];
+    let mut o = [0u64; WARP];
+    match inst.op {
+        Op::Bin {
+            op,
+            ty,
+            dst,
+            a: sa,
+            b: sb,
+        } => {
+            warp.read_src(sa, ty.is_wide(), cta, &mut a).map_err(err)?;
+            let bw = ty.is_wide() && !op.is_shift();
+            warp.read_src(sb, bw, cta, &mut b).map_err(err)?;
+            bin(op, ty, &a, &b, &mut o)
+                .map_err(|_| err(format!("{}.{} is not defined", op.name(), ty.name())))?;
+            warp.write(dst, ty, exec, &o).map_err(err)?;
+        }
+        Op::Un { op, ty, dst, a: sa } => {
+            warp.read_src(sa, ty.is_wide(), cta, &mut a).map_err(err)?;
+            unary(op, ty, &a, &mut o)
+                .map_err(|_| err(format!("{}.{} is not defined", op.name(), ty.name())))?;
+            warp.write(dst, ty, exec, &o).map_err(err)?;
+        }
+        Op::Mad {
+            ty,
+            dst,
+            a: sa,
+            b: sb,
+            c: sc,
+        } => {
+            let wide = ty.is_wide();
+            warp.read_src(sa, wide, cta, &mut a).map_err(err)?;
+            warp.read_src(sb, wide, cta, &mut b).map_err(err)?;
+            warp.read_src(sc, wide, cta, &mut c).map_err(err)?;
+            match ty {
+                Type::F32 => {
+                    for l in 0..WARP {
+                        o[l] = of32(f32v(a[l]).mul_add(f32v(b[l]), f32v(c[l])));
+                    }
+                }
+                Type::F64 => {
+                    for l in 0..WARP {
+                        o[l] = of64(f64v(a[l]).mul_add(f64v(b[l]), f64v(c[l])));
+                    }
+                }
+                t if t.is_wide() => {
+                    for l in 0..WARP {
+                        o[l] = a[l].wrapping_mul(b[l]).wrapping_add(c[l]);
+                    }
+                }
+                _ => {
+                    for l in 0..WARP {
+                        o[l] = u64::from(
+                            (a[l] as u32)
+                                .wrapping_mul(b[l] as u32)
+                                .wrapping_add(c[l] as u32),
+                        );
+                    }
+                }
+            }
+            warp.write(dst, ty, exec, &o).map_err(err)?;
+        }
+        Op::Cvt {
+            rnd,
+            dty,
+            sty,
+            dst,
+            a: sa,
+        } => {
+            warp.read_src(sa, sty.is_wide(), cta, &mut a).map_err(err)?;
+            for l in 0..WARP {
+                o[l] = cvt(dty, sty, rnd, a[l]);
+            }
+            warp.write(dst, dty, exec, &o).map_err(err)?;
+        }
+        Op::Setp {
+            cmp,
+            ty,
+            dst,
+            a: sa,
+            b: sb,
+        } => {
+            warp.read_src(sa, ty.is_wide(), cta, &mut a).map_err(err)?;
+            warp.read_src(sb, ty.is_wide(), cta, &mut b).map_err(err)?;
+            let mut bits = 0u32;
+            for l in 0..WARP {
+                bits |= u32::from(compare(cmp, ty, a[l], b[l])) << l;
+            }
+            warp.write_pred_bits(dst, exec, bits).map_err(err)?;
+        }
+        Op::Selp {
+            ty,
+            dst,
+            a: sa,
+            b: sb,
+            p,
+        } => {
+            warp.read_src(sa, ty.is_wide(), cta, &mut a).map_err(err)?;
+            warp.read_src(sb, ty.is_wide(), cta, &mut b).map_err(err)?;
+            let pm = warp.preds.get(p.idx as usize).copied().unwrap_or(0);
+            for l in 0..WARP {
+                o[l] = if pm >> l & 1 != 0 { a[l] } else { b[l] };
+            }
+            warp.write(dst, ty, exec, &o).map_err(err)?;
+        }
+        Op::Ld {
+            space,
+            ty,
+            dst,
+            addr,
+        } => {
+            warp.addresses(addr, kernel, &mut a).map_err(err)?;
+            mem_access(
+                env,
+                warp,
+                cta,
+                &at,
+                space,
+                ty,
+                exec,
+                &a,
+                |m, _| {
+                    let v = load_le(m);
+                    Ok((None, v))
+                },
+                &mut o,
+            )?;
+            for v in o.iter_mut() {
+                *v = if ty.is_float() { *v } else { hold(*v, ty) };
+            }
+            warp.write(dst, ty, exec, &o).map_err(err)?;
+            record(trace, space, false, false, ty.bytes(), exec, &a);
+        }
+        Op::St {
+            space,
+            ty,
+            addr,
+            a: sa,
+        } => {
+            if space == Space::Param {
+                return Err(err("the parameter space is read-only".into()));
+            }
+            warp.addresses(addr, kernel, &mut a).map_err(err)?;
+            warp.read_src(sa, ty.is_wide(), cta, &mut b).map_err(err)?;
+            mem_access(
+                env,
+                warp,
+                cta,
+                &at,
+                space,
+                ty,
+                exec,
+                &a,
+                |_, l| Ok((Some(b[l]), 0)),
+                &mut o,
+            )?;
+            record(trace, space, true, false, ty.bytes(), exec, &a);
+        }
+        Op::Atom {
+            space,
+            op,
+            ty,
+            dst,
+            addr,
+            a: sa,
+            b: sb,
+        } => {
+            if !matches!(space, Space::Global | Space::Shared) {
+                return Err(err("atomics act on .global and .shared only".into()));
+            }
+            warp.addresses(addr, kernel, &mut a).map_err(err)?;
+            warp.read_src(sa, ty.is_wide(), cta, &mut b).map_err(err)?;
+            if let Some(sb) = sb {
+                warp.read_src(sb, ty.is_wide(), cta, &mut c).map_err(err)?;
+            }
+            mem_access(
+                env,
+                warp,
+                cta,
+                &at,
+                space,
+                ty,
+                exec,
+                &a,
+                |m, l| {
+                    let old = load_le(m);
+                    Ok((Some(atom_value(op, ty, old, b[l], c[l])), old))
+                },
+                &mut o,
+            )?;
+            warp.write(dst, ty, exec, &o).map_err(err)?;
+            record(trace, space, true, true, ty.bytes(), exec, &a);
+        }
+        Op::Bra { uni, target } => {
+            let taken = exec;
+            if taken == active || inst.guard.is_none() {
+                next_pc = target;
+            } else if taken != 0 {
+                if uni {
+                    return Err(at.fault(
+                        FaultKind::DivergentUniformBranch,
+                        Some((taken ^ active).trailing_zeros()),
+                        None,
+                        format!("bra.uni with disagreeing lanes (taken {taken:#010x} of {active:#010x})"),
+                    ));
+                }
+                let rpc = code.ipdom[top.pc as usize];
+                if top.rpc == rpc {
+                    // Same reconvergence point as the current entry (a loop's
+                    // divergent exit): the paths replace it, so the stack does
+                    // not grow with the trip count.
+                    warp.stack.pop();
+                } else {
+                    warp.stack.last_mut().expect("stack top").pc = rpc;
+                }
+                for (pc, mask) in [(top.pc + 1, active & !taken), (target, taken)] {
+                    if pc != rpc {
+                        warp.stack.push(Entry {
+                            code: top.code,
+                            pc,
+                            rpc,
+                            mask,
+                        });
+                    }
+                }
+                warp.settle();
+                return Ok(Flow::Continue);
+            }
+        }
+        Op::Call { func } => {
+            if exec != 0 {
+                if program
+                    .kernels
+                    .get(func as usize)
+                    .is_none_or(|k| k.kind != KernelKind::Func)
+                {
+                    return Err(err(format!(
+                        "call of function {func}, which does not exist"
+                    )));
+                }
+                if warp.stack.len() >= MAX_CALL_DEPTH {
+                    return Err(at.fault(
+                        FaultKind::Runaway,
+                        None,
+                        None,
+                        "call stack overflow".into(),
+                    ));
+                }
+                // The caller's entry (all its lanes) waits after the call; only the
+                // guarded lanes run the function.
+                warp.stack.last_mut().expect("stack top").pc = top.pc + 1;
+                warp.stack.push(Entry {
+                    code: func,
+                    pc: 0,
+                    rpc: END,
+                    mask: exec,
+                });
+                warp.settle();
+                return Ok(Flow::Continue);
+            }
+        }
+        Op::Ret => {
+            if exec == active {
+                if code.is_func {
+                    next_pc = END;
+                } else {
+                    return Ok(exit_lanes(warp, exec));
+                }
+            } else if exec != 0 {
+                return Err(err(
+                    "a guarded ret with disagreeing lanes is not supported".into()
+                ));
+            }
+        }
+        Op::Exit => {
+            if exec != 0 {
+                return Ok(exit_lanes(warp, exec));
+            }
+        }
+        Op::Bar { id } => {
+            if id > 15 {
+                return Err(err(format!("barrier {id} is not in 0..15")));
+            }
+            if exec != 0 {
+                advance(warp, next_pc);
+                return Ok(Flow::Barrier(id));
+            }
+        }
+        Op::Fence { .. } | Op::Nop => {}
+        Op::Vote { mode, dst, p } => {
+            let pm = warp.preds.get(p.idx as usize).copied().unwrap_or(0) & exec;
+            match mode {
+                VoteMode::Any => {
+                    warp.write_pred_bits(dst, exec, if pm != 0 { u32::MAX } else { 0 })
+                }
+                VoteMode::All => {
+                    warp.write_pred_bits(dst, exec, if pm == exec { u32::MAX } else { 0 })
+                }
+                VoteMode::Ballot => {
+                    o = [u64::from(pm); WARP];
+                    warp.write(dst, Type::B32, exec, &o)
+                }
+            }
+            .map_err(err)?;
+        }
+        Op::Shfl {
+            mode,
+            dst,
+            dst_pred,
+            a: sa,
+            lane,
+            clamp,
+        } => {
+            warp.read_src(sa, false, cta, &mut a).map_err(err)?;
+            warp.read_src(lane, false, cta, &mut b).map_err(err)?;
+            warp.read_src(clamp, false, cta, &mut c).map_err(err)?;
+            let mut valid = 0u32;
+            let wmask = (WARP - 1) as u64;
+            for l in 0..WARP {
+                let lane_i = l as i64;
+                let bval = (b[l] & wmask) as i64;
+                let cval = (c[l] & wmask) as i64;
+                let seg = ((c[l] >> 8) & wmask) as i64;
+                let max = (lane_i & seg) | (cval & !seg);
+                let min = lane_i & seg;
+                let (j, ok) = match mode {
+                    ShflMode::Up => (lane_i - bval, lane_i - bval >= max),
+                    ShflMode::Down => (lane_i + bval, lane_i + bval <= max),
+                    ShflMode::Bfly => (lane_i ^ bval, (lane_i ^ bval) <= max),
+                    ShflMode::Idx => {
+                        let j = min | (bval & !seg);
+                        (j, j <= max)
+                    }
+                };
+                if ok && (0..WARP as i64).contains(&j) {
+                    o[l] = a[j as usize];
+                    valid |= 1 << l;
+                } else {
+                    o[l] = a[l];
+                }
+            }
+            warp.write(dst, Type::B32, exec, &o).map_err(err)?;
+            if let Some(p) = dst_pred {
+                warp.write_pred_bits(p, exec, valid).map_err(err)?;
+            }
+        }
+        Op::EnqData { .. } | Op::EnqAddr { .. } | Op::EnqPred { .. } | Op::DeqPred { .. } => {
+            return Err(at.fault(
+                FaultKind::Unsupported,
+                None,
+                None,
+                "DAC queue instructions run only on the DAC simulator".into(),
+            ));
+        }
+    }
+    advance(warp, next_pc);
+    Ok(if warp.done() {
+        Flow::Done
+    } else {
+        Flow::Continue
+    })
+}
+
+fn advance(warp: &mut WarpState, pc: u32) {
+    if let Some(e) = warp.stack.last_mut() {
+        e.pc = pc;
+    }
+    warp.settle();
+}
+
+/// Retires `lanes` from every stack entry.
+fn exit_lanes(warp: &mut WarpState, lanes: u32) -> Flow {
+    for e in warp.stack.iter_mut() {
+        e.mask &= !lanes;
+    }
+    let top = warp.stack.len() - 1;
+    warp.stack[top].pc += 1;
+    warp.settle();
+    if warp.done() {
+        Flow::Done
+    } else {
+        Flow::Continue
+    }
+}
+
+fn record(
+    trace: &mut MemTrace,
+    space: Space,
+    write: bool,
+    atomic: bool,
+    bytes: u32,
+    mask: u32,
+    addrs: &[u64; WARP],
+) {
+    trace.valid = true;
+    trace.space = space;
+    trace.write = write;
+    trace.atomic = atomic;
+    trace.bytes = bytes;
+    trace.mask = mask;
+    trace.addrs = *addrs;
+}
+
+/// Performs a memory access in every lane of `mask`, in lane order: `f` gets the
+/// bytes and the lane and returns the bytes to store (if any) and the value loaded.
+#[allow(clippy::too_many_arguments)]
+fn mem_access(
+    env: &mut Env<'_>,
+    warp: &mut WarpState,
+    cta: &mut CtaInfo,
+    at: &At<'_>,
+    space: Space,
+    ty: Type,
+    mask: u32,
+    addrs: &[u64; WARP],
+    mut f: impl FnMut(&[u8], usize) -> Result<(Option<u64>, u64), String>,
+    out: &mut [u64; WARP],
+) -> Result<(), GpuFault> {
+    let size = ty.bytes().max(1);
+    let mut m = mask;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let addr = addrs[l];
+        if addr % u64::from(size) != 0 {
+            return Err(at.fault(
+                FaultKind::Misaligned,
+                Some(l as u32),
+                Some(addr),
+                format!("misaligned {}-byte .{} access", size, space.name()),
+            ));
+        }
+        let oob = |what: &str| {
+            at.fault(
+                FaultKind::OutOfBounds,
+                Some(l as u32),
+                Some(addr),
+                format!("{}-byte .{} access out of bounds{what}", size, space.name()),
+            )
+        };
+        let n = size as usize;
+        let bytes: &mut [u8] = match space {
+            Space::Global => env.global.slice_mut(addr, n).ok_or_else(|| oob(""))?,
+            Space::Shared => {
+                let len = cta.shared.len();
+                slice_in(&mut cta.shared, addr, n)
+                    .ok_or_else(|| oob(&format!(" (shared size {len})")))?
+            }
+            Space::Local => {
+                let lb = warp.local_bytes as usize;
+                let lane_mem = &mut warp.local[l * lb..(l + 1) * lb];
+                slice_in(lane_mem, addr, n).ok_or_else(|| oob(&format!(" (local size {lb})")))?
+            }
+            Space::Param => {
+                let p = env.params;
+                if addr
+                    .checked_add(n as u64)
+                    .is_none_or(|e| e > p.len() as u64)
+                {
+                    return Err(oob(&format!(" (parameter block of {} bytes)", p.len())));
+                }
+                out[l] = load_le(&p[addr as usize..addr as usize + n]);
+                continue;
+            }
+        };
+        let (store, load) =
+            f(bytes, l).map_err(|m| at.fault(FaultKind::Invalid, Some(l as u32), Some(addr), m))?;
+        if let Some(v) = store {
+            store_le(bytes, v);
+        }
+        out[l] = load;
+    }
+    Ok(())
+}
+
+fn slice_in(mem: &mut [u8], addr: u64, n: usize) -> Option<&mut [u8]> {
+    let start = usize::try_from(addr).ok()?;
+    mem.get_mut(start..start.checked_add(n)?)
+}

@@ -1,0 +1,463 @@
+//! The functional dac-gpu machine: global memory as named buffers with bounds checks,
+//! the launch of a grid of blocks, faults, and [`run_functional`], which runs every
+//! block to completion without timing.
+//!
+//! Blocks run one after the other in linear block order (x fastest), and the warps of
+//! a block run round robin, each until it reaches a barrier or finishes, so a run is
+//! deterministic. Block-level parallelism on the host is deliberately not used: a
+//! kernel's blocks may race on global memory (plain stores or atomics), and running
+//! them in a fixed order is what makes results reproducible.
+
+use super::exec::{step, Code, CtaInfo, Env, Flow, MemTrace, WarpState, WARP};
+use super::isa::{KernelKind, Program};
+use super::stats::{StatValue, Stats};
+use std::fmt;
+
+/// First address handed out to a buffer: below 4 GiB so that 32-bit address registers
+/// (zero-extended) can reach buffers too.
+const GLOBAL_BASE: u64 = 0x1000_0000;
+/// Buffers start at this alignment and are separated by at least this gap, so an
+/// access just past one buffer faults instead of reading the next.
+const BUFFER_ALIGN: u64 = 256;
+
+/// One named device buffer.
+#[derive(Clone, Debug)]
+struct Buffer {
+    base: u64,
+    name: String,
+    data: Vec<u8>,
+}
+
+/// Device memory: the launch's buffers at fixed addresses; any address outside them
+/// is out of bounds.
+#[derive(Clone, Debug, Default)]
+pub struct GlobalMemory {
+    buffers: Vec<Buffer>,
+    /// Index of the buffer the last access hit (accesses of a warp cluster).
+    last: usize,
+}
+
+impl GlobalMemory {
+    pub fn new() -> GlobalMemory {
+        GlobalMemory::default()
+    }
+
+    /// Adds a buffer holding `bytes`; returns its device address.
+    pub fn add_buffer(&mut self, bytes: Vec<u8>, name: &str) -> u64 {
+        let base = match self.buffers.last() {
+            None => GLOBAL_BASE,
+            Some(b) => {
+                (b.base + b.data.len() as u64 + BUFFER_ALIGN).div_ceil(BUFFER_ALIGN) * BUFFER_ALIGN
+            }
+        };
+        self.buffers.push(Buffer {
+            base,
+            name: name.to_string(),
+            data: bytes,
+        });
+        base
+    }
+
+    /// Adds a buffer of `len` zero bytes.
+    pub fn add_zeroed(&mut self, len: usize, name: &str) -> u64 {
+        self.add_buffer(vec![0; len], name)
+    }
+
+    fn find(&self, addr: u64) -> Option<usize> {
+        if let Some(b) = self.buffers.get(self.last) {
+            if addr >= b.base && addr < b.base + b.data.len() as u64 {
+                return Some(self.last);
+            }
+        }
+        let i = self
+            .buffers
+            .partition_point(|b| b.base <= addr)
+            .checked_sub(1)?;
+        let b = &self.buffers[i];
+        (addr < b.base + b.data.len() as u64).then_some(i)
+    }
+
+    /// The contents of the buffer that starts at `addr`.
+    pub fn buffer(&self, addr: u64) -> Option<&[u8]> {
+        self.buffers
+            .iter()
+            .find(|b| b.base == addr)
+            .map(|b| &b.data[..])
+    }
+
+    pub fn buffer_mut(&mut self, addr: u64) -> Option<&mut [u8]> {
+        self.buffers
+            .iter_mut()
+            .find(|b| b.base == addr)
+            .map(|b| &mut b.data[..])
+    }
+
+    /// The name of the buffer containing `addr`.
+    pub fn name_at(&self, addr: u64) -> Option<&str> {
+        self.find(addr).map(|i| &self.buffers[i].name[..])
+    }
+
+    /// `n` bytes at `addr`, when they lie within one buffer.
+    pub fn slice_mut(&mut self, addr: u64, n: usize) -> Option<&mut [u8]> {
+        let i = self.find(addr)?;
+        self.last = i;
+        let b = &mut self.buffers[i];
+        let off = (addr - b.base) as usize;
+        b.data.get_mut(off..off.checked_add(n)?)
+    }
+}
+
+/// A kernel launch: the kernel's name, the grid and block extents and the parameter
+/// block (bytes laid out as [`super::Kernel::params`] says; see `Kernel::add_param`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Launch {
+    pub kernel: String,
+    pub grid: (u32, u32, u32),
+    pub block: (u32, u32, u32),
+    pub params: Vec<u8>,
+}
+
+/// Stops a run that does not end: `max_warp_insts` warp instructions in all, or (timing
+/// model only) `max_cycles` cycles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    pub max_warp_insts: u64,
+    pub max_cycles: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_warp_insts: 10_000_000_000,
+            max_cycles: 10_000_000_000,
+        }
+    }
+}
+
+/// Why a run stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FaultKind {
+    /// An access outside its space (no buffer there, past `.shared`/`.local`/params).
+    OutOfBounds,
+    /// An access not aligned to its size.
+    Misaligned,
+    /// Every unfinished warp of a block waits at a barrier, not all at the same one.
+    BarrierDeadlock,
+    /// The instruction or cycle limit was reached, or calls nested too deep.
+    Runaway,
+    /// A `bra.uni` whose active lanes disagree.
+    DivergentUniformBranch,
+    /// An instruction this simulator does not run (the DAC queues, affine registers).
+    Unsupported,
+    /// An instruction that is not well formed (an undefined type combination, a
+    /// register past the declared count); `asm::check` rejects these up front.
+    Invalid,
+    /// The launch itself is wrong: no such kernel, an empty grid, short parameters, a
+    /// block the machine cannot hold.
+    BadLaunch,
+}
+
+impl fmt::Display for FaultKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FaultKind::OutOfBounds => "out-of-bounds access",
+            FaultKind::Misaligned => "misaligned access",
+            FaultKind::BarrierDeadlock => "barrier deadlock",
+            FaultKind::Runaway => "runaway",
+            FaultKind::DivergentUniformBranch => "divergent uniform branch",
+            FaultKind::Unsupported => "unsupported instruction",
+            FaultKind::Invalid => "invalid instruction",
+            FaultKind::BadLaunch => "bad launch",
+        })
+    }
+}
+
+/// A fault with where it happened. `kernel` names the kernel or `.func` whose
+/// instruction `pc` (an index into its `insts`) faulted; the compiler maps that to a
+/// source line with its own line table. `lane` and `address` are given when one lane's
+/// access faulted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GpuFault {
+    pub kind: FaultKind,
+    pub kernel: String,
+    pub pc: usize,
+    pub cta: (u32, u32, u32),
+    pub warp: u32,
+    pub lane: Option<u32>,
+    pub address: Option<u64>,
+    pub message: String,
+}
+
+impl GpuFault {
+    pub(crate) fn launch(kernel: &str, message: String) -> GpuFault {
+        GpuFault {
+            kind: FaultKind::BadLaunch,
+            kernel: kernel.to_string(),
+            pc: 0,
+            cta: (0, 0, 0),
+            warp: 0,
+            lane: None,
+            address: None,
+            message,
+        }
+    }
+}
+
+impl fmt::Display for GpuFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (x, y, z) = self.cta;
+        write!(
+            f,
+            "{} in `{}` at pc {}, block ({x},{y},{z}), warp {}",
+            self.kind, self.kernel, self.pc, self.warp
+        )?;
+        if let Some(l) = self.lane {
+            write!(f, ", lane {l}")?;
+        }
+        if let Some(a) = self.address {
+            write!(f, ", address {a:#x}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for GpuFault {}
+
+/// The result of a functional run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FunctionalReport {
+    /// Warp instructions issued.
+    pub warp_insts: u64,
+    /// Sum over warp instructions of their active lanes.
+    pub thread_insts: u64,
+    pub blocks: u64,
+    /// Every statistic as (name, value), for JSON.
+    pub stats: Vec<(String, StatValue)>,
+}
+
+/// A checked launch: the kernel index, per-kernel control-flow facts and geometry.
+pub(crate) struct Prepared {
+    pub entry: u32,
+    pub codes: Vec<Code>,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub threads_per_block: u32,
+    pub warps_per_block: u32,
+    pub num_ctas: u64,
+}
+
+/// Checks a launch against the program.
+pub(crate) fn prepare(program: &Program, launch: &Launch) -> Result<Prepared, GpuFault> {
+    let name = &launch.kernel;
+    let bad = |m: String| Err(GpuFault::launch(name, m));
+    let Some(entry) = program
+        .kernels
+        .iter()
+        .position(|k| k.name == *name && k.kind == KernelKind::Entry)
+    else {
+        return bad(format!("no kernel `{name}` (.entry) in the program"));
+    };
+    let k = &program.kernels[entry];
+    let grid = [launch.grid.0, launch.grid.1, launch.grid.2];
+    let block = [launch.block.0, launch.block.1, launch.block.2];
+    if grid.contains(&0) || block.contains(&0) {
+        return bad("grid and block extents must be at least 1".into());
+    }
+    let threads = u64::from(block[0]) * u64::from(block[1]) * u64::from(block[2]);
+    if threads > 1024 {
+        return bad(format!("{threads} threads per block (at most 1024)"));
+    }
+    if (launch.params.len() as u64) < u64::from(k.param_bytes()) {
+        return bad(format!(
+            "the parameter block has {} bytes, `{name}` needs {}",
+            launch.params.len(),
+            k.param_bytes()
+        ));
+    }
+    let threads = threads as u32;
+    Ok(Prepared {
+        entry: entry as u32,
+        codes: program.kernels.iter().map(Code::new).collect(),
+        grid,
+        block,
+        threads_per_block: threads,
+        warps_per_block: threads.div_ceil(WARP as u32),
+        num_ctas: u64::from(grid[0]) * u64::from(grid[1]) * u64::from(grid[2]),
+    })
+}
+
+impl Prepared {
+    /// The block index of linear block `i` (x fastest).
+    pub fn ctaid(&self, i: u64) -> [u32; 3] {
+        let gx = u64::from(self.grid[0]);
+        let gy = u64::from(self.grid[1]);
+        [
+            (i % gx) as u32,
+            ((i / gx) % gy) as u32,
+            (i / (gx * gy)) as u32,
+        ]
+    }
+
+    /// A fresh block `i` of the launch and its warps.
+    pub fn new_cta(&self, program: &Program, i: u64) -> (CtaInfo, Vec<WarpState>) {
+        let k = &program.kernels[self.entry as usize];
+        let cta = CtaInfo {
+            ctaid: self.ctaid(i),
+            ntid: self.block,
+            nctaid: self.grid,
+            shared: vec![0; k.shared_bytes as usize],
+        };
+        let warps = (0..self.warps_per_block)
+            .map(|w| WarpState::new(k, self.entry, w, self.block))
+            .collect();
+        (cta, warps)
+    }
+}
+
+/// The fault of a block whose unfinished warps all wait at barriers, not the same.
+pub(crate) fn deadlock(
+    program: &Program,
+    cta: &CtaInfo,
+    warp: &WarpState,
+    ids: (u32, u32),
+) -> GpuFault {
+    let (code, pc) = warp.next_pc().unwrap_or((0, 1));
+    GpuFault {
+        kind: FaultKind::BarrierDeadlock,
+        kernel: program.kernels[code as usize].name.clone(),
+        pc: pc.saturating_sub(1) as usize,
+        cta: (cta.ctaid[0], cta.ctaid[1], cta.ctaid[2]),
+        warp: warp.warp_id,
+        lane: None,
+        address: None,
+        message: format!(
+            "every unfinished warp waits at a barrier, but at different ones (bar.sync {} and bar.sync {})",
+            ids.0, ids.1
+        ),
+    }
+}
+
+pub(crate) fn runaway(
+    program: &Program,
+    cta: &CtaInfo,
+    warp: &WarpState,
+    what: String,
+) -> GpuFault {
+    let (code, pc) = warp.next_pc().unwrap_or((0, 0));
+    GpuFault {
+        kind: FaultKind::Runaway,
+        kernel: program.kernels[code as usize].name.clone(),
+        pc: pc as usize,
+        cta: (cta.ctaid[0], cta.ctaid[1], cta.ctaid[2]),
+        warp: warp.warp_id,
+        lane: None,
+        address: None,
+        message: what,
+    }
+}
+
+/// Runs the launch functionally: every block in order, every warp until it waits at a
+/// barrier or finishes. Global memory holds the results afterwards.
+pub fn run_functional(
+    program: &Program,
+    launch: &Launch,
+    mem: &mut GlobalMemory,
+    limits: Limits,
+) -> Result<FunctionalReport, GpuFault> {
+    let prep = prepare(program, launch)?;
+    let mut env = Env {
+        program,
+        codes: &prep.codes,
+        entry: prep.entry,
+        params: &launch.params,
+        global: mem,
+    };
+    let mut trace = MemTrace::default();
+    let (mut warp_insts, mut thread_insts) = (0u64, 0u64);
+    for i in 0..prep.num_ctas {
+        let (mut cta, mut warps) = prep.new_cta(program, i);
+        let mut waiting: Vec<Option<u32>> = vec![None; warps.len()];
+        loop {
+            for (w, warp) in warps.iter_mut().enumerate() {
+                if waiting[w].is_some() {
+                    continue;
+                }
+                while !warp.done() {
+                    if warp_insts >= limits.max_warp_insts {
+                        return Err(runaway(
+                            program,
+                            &cta,
+                            warp,
+                            format!("more than {} warp instructions", limits.max_warp_insts),
+                        ));
+                    }
+                    warp_insts += 1;
+                    thread_insts += u64::from(warp.active_mask().count_ones());
+                    match step(&mut env, warp, &mut cta, &mut trace)? {
+                        Flow::Continue => {}
+                        Flow::Barrier(id) => {
+                            waiting[w] = Some(id);
+                            break;
+                        }
+                        Flow::Done => break,
+                    }
+                }
+            }
+            if !release_barrier(program, &cta, &warps, &mut waiting)? {
+                break;
+            }
+        }
+    }
+    let mut stats = Stats::default();
+    stats.warp_insts = warp_insts;
+    stats.thread_insts = thread_insts;
+    stats.blocks = prep.num_ctas;
+    Ok(FunctionalReport {
+        warp_insts,
+        thread_insts,
+        blocks: prep.num_ctas,
+        stats: stats.functional_pairs(),
+    })
+}
+
+/// After every warp of a block ran as far as it can: opens the barrier when every
+/// unfinished warp waits at the same one (`Ok(true)`: run again), reports the block
+/// finished (`Ok(false)`), or a deadlock.
+pub(crate) fn release_barrier(
+    program: &Program,
+    cta: &CtaInfo,
+    warps: &[WarpState],
+    waiting: &mut [Option<u32>],
+) -> Result<bool, GpuFault> {
+    let mut id: Option<(u32, usize)> = None;
+    for (w, warp) in warps.iter().enumerate() {
+        if warp.done() {
+            continue;
+        }
+        match (waiting[w], id) {
+            (None, _) => return Ok(true),
+            (Some(b), None) => id = Some((b, w)),
+            (Some(b), Some((a, _))) if a != b => {
+                return Err(deadlock(program, cta, warp, (a, b)));
+            }
+            _ => {}
+        }
+    }
+    if id.is_none() {
+        return Ok(false);
+    }
+    waiting.iter_mut().for_each(|x| *x = None);
+    Ok(true)
+}
+
+/// Packs a parameter block for `kernel`: `values[i]` (the bit pattern, e.g.
+/// `f32::to_bits`, a buffer address) goes at parameter `i`'s offset with its size.
+pub fn pack_params(kernel: &super::Kernel, values: &[u64]) -> Vec<u8> {
+    let mut out = vec![0u8; kernel.param_bytes() as usize];
+    for (p, &v) in kernel.params.iter().zip(values) {
+        let n = p.ty.bytes() as usize;
+        let o = p.offset as usize;
+        out[o..o + n].copy_from_slice(&v.to_le_bytes()[..n]);
+    }
+    out
+}

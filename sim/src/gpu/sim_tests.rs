@@ -1,0 +1,774 @@
+//! Tests of the dac-gpu simulator: instruction semantics on small hand-written
+//! kernels (functional), faults, and the timing model's coalescing, bank conflicts,
+//! scoreboard, schedulers, occupancy-limited dispatch and whole-kernel statistics.
+
+use super::*;
+
+fn asm(text: &str) -> Program {
+    match parse(text) {
+        Ok(p) => p,
+        Err(e) => panic!("assembly failed: {e:?}\n{text}"),
+    }
+}
+
+fn f32s(mem: &GlobalMemory, addr: u64) -> Vec<f32> {
+    mem.buffer(addr)
+        .expect("buffer")
+        .chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+fn u32s(mem: &GlobalMemory, addr: u64) -> Vec<u32> {
+    mem.buffer(addr)
+        .expect("buffer")
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+fn u64s(mem: &GlobalMemory, addr: u64) -> Vec<u64> {
+    mem.buffer(addr)
+        .expect("buffer")
+        .chunks(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+fn bytes_of_u32(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn bytes_of_f32(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn launch(p: &Program, name: &str, grid: u32, block: u32, params: &[u64]) -> Launch {
+    let k = p.kernel(name).expect("kernel");
+    Launch {
+        kernel: name.into(),
+        grid: (grid, 1, 1),
+        block: (block, 1, 1),
+        params: pack_params(k, params),
+    }
+}
+
+fn run(p: &Program, l: &Launch, mem: &mut GlobalMemory) -> Result<FunctionalReport, GpuFault> {
+    run_functional(p, l, mem, Limits::default())
+}
+
+pub(super) const SAXPY: &str = r#"
+.entry saxpy(.param .u32 n, .param .f32 a, .param .u64 x, .param .u64 y)
+{
+    .reg 9;
+    .pred 1;
+    mov.u32 %r0, %ctaid.x;
+    mov.u32 %r1, %ntid.x;
+    mad.u32 %r0, %r0, %r1, %tid.x;
+    ld.param.u32 %r1, [n];
+    setp.ge.u32 %p0, %r0, %r1;
+    @%p0 bra DONE;
+    cvt.u64.u32 %rd2, %r0;
+    shl.b64 %rd2, %rd2, 2;
+    ld.param.u64 %rd4, [x];
+    add.u64 %rd4, %rd4, %rd2;
+    ld.global.f32 %r6, [%rd4];
+    ld.param.u64 %rd4, [y];
+    add.u64 %rd4, %rd4, %rd2;
+    ld.global.f32 %r7, [%rd4];
+    ld.param.f32 %r8, [a];
+    mad.f32 %r7, %r8, %r6, %r7;
+    st.global.f32 [%rd4], %r7;
+DONE:
+    exit;
+}
+"#;
+
+/// Sets up saxpy on `n` elements; returns (launch, y address, expected y).
+pub(super) fn saxpy_setup(
+    p: &Program,
+    mem: &mut GlobalMemory,
+    n: u32,
+    block: u32,
+) -> (Launch, u64, Vec<f32>) {
+    let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+    let y: Vec<f32> = (0..n).map(|i| 1.0 + (i % 7) as f32).collect();
+    let xa = mem.add_buffer(bytes_of_f32(&x), "x");
+    let ya = mem.add_buffer(bytes_of_f32(&y), "y");
+    let a = 2.5f32;
+    let want = x.iter().zip(&y).map(|(x, y)| a.mul_add(*x, *y)).collect();
+    let l = launch(
+        p,
+        "saxpy",
+        n.div_ceil(block),
+        block,
+        &[u64::from(n), u64::from(a.to_bits()), xa, ya],
+    );
+    (l, ya, want)
+}
+
+#[test]
+fn saxpy_functional() {
+    let p = asm(SAXPY);
+    let mut mem = GlobalMemory::new();
+    let (l, ya, want) = saxpy_setup(&p, &mut mem, 1000, 128);
+    let r = run(&p, &l, &mut mem).unwrap();
+    assert_eq!(f32s(&mem, ya), want);
+    assert_eq!(r.blocks, 8);
+    // 1024 threads: 18 instructions for the 1000 in range, 7 for the 24 past the end.
+    assert_eq!(r.thread_insts, 1000 * 18 + 24 * 7);
+    // The last warp diverges: 6 together, then 11 for the 8 lanes in range while the
+    // other 24 wait at the branch's post-dominator (the exit), then one exit for all.
+    assert_eq!(r.warp_insts, 31 * 18 + 6 + 11 + 1);
+}
+
+/// One thread per lane computes integer and float results into `out[lane * 16 ..]`.
+const ARITH: &str = r#"
+.entry arith(.param .u64 out)
+{
+    .reg 16;
+    .pred 2;
+    mov.u32 %r0, %tid.x;
+    cvt.u64.u32 %rd2, %r0;
+    shl.b64 %rd2, %rd2, 6;
+    ld.param.u64 %rd4, [out];
+    add.u64 %rd4, %rd4, %rd2;              // &out[tid * 16]
+    sub.s32 %r6, %r0, 5;                   // tid - 5
+    div.s32 %r7, %r6, 3;
+    st.global.s32 [%rd4], %r7;
+    rem.s32 %r7, %r6, 3;
+    st.global.s32 [%rd4+4], %r7;
+    div.u32 %r7, %r0, 0;                   // all ones
+    st.global.u32 [%rd4+8], %r7;
+    mulhi.s32 %r7, %r6, 0x40000000;
+    st.global.s32 [%rd4+12], %r7;
+    shr.s32 %r7, %r6, 1;
+    st.global.s32 [%rd4+16], %r7;
+    shl.b32 %r7, %r0, 33;                  // 0
+    st.global.u32 [%rd4+20], %r7;
+    popc.b32 %r7, %r0;
+    st.global.u32 [%rd4+24], %r7;
+    clz.b32 %r7, %r0;
+    st.global.u32 [%rd4+28], %r7;
+    cvt.rn.f64.s32 %rd8, %r6;              // (double)(tid - 5)
+    sqrt.f64 %rd10, %rd8;                  // NaN for negatives
+    mul.f64 %rd8, %rd8, 0d3FF8000000000000; // * 1.5
+    add.f64 %rd8, %rd8, %rd10;
+    st.global.f64 [%rd4+32], %rd8;
+    cvt.rn.f32.f64 %r12, %rd8;
+    cvt.rzi.s32.f32 %r13, %r12;
+    st.global.s32 [%rd4+40], %r13;
+    min.f32 %r12, %r12, 0f7FC00000;        // min with NaN is the number
+    st.global.f32 [%rd4+44], %r12;
+    setp.ltu.f64 %p0, %rd8, 0d0000000000000000;
+    selp.s32 %r14, 1, 0, %p0;
+    st.global.s32 [%rd4+48], %r14;
+    cvt.s8.s32 %r14, %r6;
+    mul.u32 %r14, %r14, 200;
+    cvt.u16.u32 %r15, %r14;
+    st.global.u32 [%rd4+52], %r15;
+    cvt.rmi.s32.f32 %r15, 0fBFC00000;      // floor(-1.5) = -2
+    st.global.s32 [%rd4+56], %r15;
+    cvt.rni.s32.f64 %r15, 0d4004000000000000; // 2.5 to even = 2
+    st.global.s32 [%rd4+60], %r15;
+    exit;
+}
+"#;
+
+#[test]
+fn arithmetic_integer_and_float() {
+    let p = asm(ARITH);
+    let mut mem = GlobalMemory::new();
+    let out = mem.add_zeroed(32 * 64, "out");
+    run(&p, &launch(&p, "arith", 1, 32, &[out]), &mut mem).unwrap();
+    let buf = mem.buffer(out).unwrap().to_vec();
+    let w = |l: usize, o: usize| {
+        u32::from_le_bytes(buf[l * 64 + o..l * 64 + o + 4].try_into().unwrap())
+    };
+    for lane in 0..32usize {
+        let t = lane as i32 - 5;
+        assert_eq!(w(lane, 0) as i32, t / 3, "div lane {lane}");
+        assert_eq!(w(lane, 4) as i32, t % 3, "rem lane {lane}");
+        assert_eq!(w(lane, 8), u32::MAX);
+        assert_eq!(
+            w(lane, 12) as i32,
+            ((i64::from(t) * 0x4000_0000) >> 32) as i32
+        );
+        assert_eq!(w(lane, 16) as i32, t >> 1);
+        assert_eq!(w(lane, 20), 0);
+        assert_eq!(w(lane, 24), (lane as u32).count_ones());
+        assert_eq!(w(lane, 28), (lane as u32).leading_zeros());
+        let d = f64::from(t) * 1.5 + f64::from(t).sqrt();
+        let got = f64::from_le_bytes(buf[lane * 64 + 32..lane * 64 + 40].try_into().unwrap());
+        assert_eq!(got.to_bits(), d.to_bits(), "f64 lane {lane}");
+        let f = d as f32;
+        assert_eq!(w(lane, 40) as i32, if f.is_nan() { 0 } else { f as i32 });
+        let m = f32::from_bits(w(lane, 44));
+        if f.is_nan() {
+            assert!(m.is_nan());
+        } else {
+            assert_eq!(m, f);
+        }
+        assert_eq!(w(lane, 48), u32::from(d.is_nan() || d < 0.0));
+        assert_eq!(
+            w(lane, 52),
+            u32::from((i32::from(t as i8) as u32).wrapping_mul(200) as u16)
+        );
+        assert_eq!(w(lane, 56) as i32, -2);
+        assert_eq!(w(lane, 60) as i32, 2);
+    }
+}
+
+#[test]
+fn predication_guards_lanes() {
+    let p = asm(r#"
+.entry clamp(.param .u64 v)
+{
+    .reg 5;
+    .pred 1;
+    ld.param.u64 %rd0, [v];
+    mov.u32 %r4, %tid.x;
+    cvt.u64.u32 %rd2, %r4;
+    shl.b64 %rd2, %rd2, 2;
+    add.u64 %rd0, %rd0, %rd2;
+    ld.global.s32 %r4, [%rd0];
+    setp.lt.s32 %p0, %r4, 0;
+    @%p0 mov.s32 %r4, 0;
+    @!%p0 add.s32 %r4, %r4, 1;
+    st.global.s32 [%rd0], %r4;
+    exit;
+}
+"#);
+    let mut mem = GlobalMemory::new();
+    let v: Vec<u32> = (0..40).map(|i| (i as i32 - 20) as u32).collect();
+    let a = mem.add_buffer(bytes_of_u32(&v), "v");
+    run(&p, &launch(&p, "clamp", 1, 40, &[a]), &mut mem).unwrap();
+    let want: Vec<u32> = (0..40)
+        .map(|i: i32| if i < 20 { 0 } else { (i - 19) as u32 })
+        .collect();
+    assert_eq!(u32s(&mem, a), want);
+}
+
+/// Nested if/else by lane bits, a loop whose trip count differs per lane, and a ballot
+/// after each region showing that the warp has reconverged.
+const DIVERGE: &str = r#"
+.entry diverge(.param .u64 out)
+{
+    .reg 12;
+    .pred 3;
+    mov.u32 %r0, %tid.x;
+    and.b32 %r1, %r0, 1;
+    setp.eq.u32 %p0, %r1, 0;
+    @%p0 bra EVEN;
+    and.b32 %r1, %r0, 2;
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 bra ODD_A;
+    mov.u32 %r2, 30;                   // odd, bit 1 set
+    bra ODD_END;
+ODD_A:
+    mov.u32 %r2, 20;                   // odd, bit 1 clear
+ODD_END:
+    add.u32 %r2, %r2, 1;
+    bra JOIN;
+EVEN:
+    mov.u32 %r2, 10;
+JOIN:
+    setp.eq.u32 %p2, %r0, %r0;
+    vote.ballot.b32 %r3, %p2;          // all lanes back together
+    mov.u32 %r4, 0;                    // i
+    mov.u32 %r5, 0;                    // sum
+LOOP:
+    setp.ge.u32 %p0, %r4, %r0;
+    @%p0 bra AFTER;                    // divergent exit: lane l leaves after l trips
+    add.u32 %r5, %r5, %r4;
+    add.u32 %r4, %r4, 1;
+    bra LOOP;
+AFTER:
+    vote.ballot.b32 %r6, %p2;
+    ld.param.u64 %rd8, [out];
+    cvt.u64.u32 %rd10, %r0;
+    shl.b64 %rd10, %rd10, 4;
+    add.u64 %rd8, %rd8, %rd10;
+    st.global.u32 [%rd8], %r2;
+    st.global.u32 [%rd8+4], %r3;
+    st.global.u32 [%rd8+8], %r5;
+    st.global.u32 [%rd8+12], %r6;
+    exit;
+}
+"#;
+
+#[test]
+fn divergence_reconverges_at_post_dominators() {
+    let p = asm(DIVERGE);
+    let mut mem = GlobalMemory::new();
+    let out = mem.add_zeroed(32 * 16, "out");
+    run(&p, &launch(&p, "diverge", 1, 32, &[out]), &mut mem).unwrap();
+    let v = u32s(&mem, out);
+    for l in 0..32u32 {
+        let want = if l % 2 == 0 {
+            10
+        } else if l & 2 != 0 {
+            31
+        } else {
+            21
+        };
+        assert_eq!(v[l as usize * 4], want, "lane {l}");
+        assert_eq!(v[l as usize * 4 + 1], u32::MAX, "reconverged after if/else");
+        assert_eq!(
+            v[l as usize * 4 + 2],
+            l * l.saturating_sub(1) / 2,
+            "loop sum lane {l}"
+        );
+        assert_eq!(v[l as usize * 4 + 3], u32::MAX, "reconverged after loop");
+    }
+}
+
+#[test]
+fn call_and_ret_with_divergence_inside() {
+    let p = asm(r#"
+.entry caller(.param .u64 out)
+{
+    .reg 6;
+    .pred 2;
+    mov.u32 %r0, %tid.x;
+    setp.lt.u32 %p1, %r0, 8;
+    @%p1 call twice;                  // only lanes 0..7 call
+    ld.param.u64 %rd2, [out];
+    mov.u32 %r1, %tid.x;
+    cvt.u64.u32 %rd4, %r1;
+    shl.b64 %rd4, %rd4, 2;
+    add.u64 %rd2, %rd2, %rd4;
+    st.global.u32 [%rd2], %r0;
+    exit;
+}
+.func twice
+{
+    .reg 6;
+    .pred 2;
+    setp.lt.u32 %p0, %r0, 4;
+    @%p0 bra SMALL;
+    add.u32 %r0, %r0, 100;
+    ret;
+SMALL:
+    add.u32 %r0, %r0, %r0;
+    ret;
+}
+"#);
+    let mut mem = GlobalMemory::new();
+    let out = mem.add_zeroed(32 * 4, "out");
+    run(&p, &launch(&p, "caller", 1, 32, &[out]), &mut mem).unwrap();
+    let want: Vec<u32> = (0..32)
+        .map(|l| {
+            if l < 4 {
+                2 * l
+            } else if l < 8 {
+                l + 100
+            } else {
+                l
+            }
+        })
+        .collect();
+    assert_eq!(u32s(&mem, out), want);
+}
+
+/// Reverses each block's slice through shared memory across a barrier.
+pub(super) const REVERSE: &str = r#"
+.entry reverse(.param .u64 v)
+{
+    .reg 8;
+    .pred 1;
+    .shared 1024;
+    mov.u32 %r0, %tid.x;
+    mov.u32 %r1, %ctaid.x;
+    mov.u32 %r2, %ntid.x;
+    mad.u32 %r1, %r1, %r2, %r0;        // global index
+    cvt.u64.u32 %rd4, %r1;
+    shl.b64 %rd4, %rd4, 2;
+    ld.param.u64 %rd6, [v];
+    add.u64 %rd6, %rd6, %rd4;
+    ld.global.u32 %r3, [%rd6];
+    shl.b32 %r1, %r0, 2;
+    st.shared.u32 [%r1], %r3;
+    bar.sync 0;
+    sub.u32 %r1, %r2, %r0;
+    sub.u32 %r1, %r1, 1;
+    shl.b32 %r1, %r1, 2;
+    ld.shared.u32 %r3, [%r1];
+    st.global.u32 [%rd6], %r3;
+    exit;
+}
+"#;
+
+#[test]
+fn shared_memory_and_barrier() {
+    let p = asm(REVERSE);
+    let mut mem = GlobalMemory::new();
+    let v: Vec<u32> = (0..512).collect();
+    let a = mem.add_buffer(bytes_of_u32(&v), "v");
+    run(&p, &launch(&p, "reverse", 2, 256, &[a]), &mut mem).unwrap();
+    let want: Vec<u32> = (0..512).map(|i| (i / 256) * 256 + 255 - i % 256).collect();
+    assert_eq!(u32s(&mem, a), want);
+}
+
+#[test]
+fn atomics_in_lane_order() {
+    let p = asm(r#"
+.entry atoms(.param .u64 c)
+{
+    .reg 8;
+    .pred 1;
+    .shared 8;
+    ld.param.u64 %rd0, [c];
+    mov.u32 %r2, %tid.x;
+    atom.global.add.u32 %r3, [%rd0], 1;          // ticket
+    atom.global.max.s32 %r4, [%rd0+4], %r2;
+    atom.shared.add.u32 %r5, [0], %r2;
+    bar.sync 0;
+    ld.shared.u32 %r5, [0];
+    setp.eq.u32 %p0, %r2, 0;
+    @%p0 st.global.u32 [%rd0+8], %r5;
+    atom.global.cas.b32 %r6, [%rd0+12], %r2, 99;  // only lane 0 sees 0 and swaps
+    atom.global.add.f32 %r7, [%rd0+16], 0f3F000000;
+    mov.u32 %r1, 0;
+    cvt.u64.u32 %rd6, %r2;
+    shl.b64 %rd6, %rd6, 2;
+    add.u64 %rd6, %rd6, %rd0;
+    st.global.u32 [%rd6+32], %r3;
+    exit;
+}
+"#);
+    let mut mem = GlobalMemory::new();
+    let c = mem.add_zeroed(32 + 64 * 4, "c");
+    run(&p, &launch(&p, "atoms", 1, 64, &[c]), &mut mem).unwrap();
+    let v = u32s(&mem, c);
+    assert_eq!(v[0], 64);
+    assert_eq!(v[1], 63);
+    assert_eq!(v[2], (0..64).sum::<u32>());
+    assert_eq!(v[3], 99);
+    assert_eq!(f32::from_bits(v[4]), 32.0);
+    // Tickets are handed out in lane order within warps, warp 0 first.
+    assert_eq!(&v[8..72], &(0..64).collect::<Vec<u32>>()[..]);
+}
+
+#[test]
+fn vote_ballot_and_shuffles() {
+    let p = asm(r#"
+.entry warp(.param .u64 out)
+{
+    .reg 16;
+    .pred 3;
+    mov.u32 %r0, %laneid;
+    shfl.bfly.b32 %r1, %r0, 16, 31;
+    add.u32 %r1, %r0, %r1;               // lane + (lane ^ 16)
+    shfl.up.b32 %r2|%p1, %r0, 3, 0;      // lane - 3, own value below 3
+    shfl.down.b32 %r3, %r0, 5, 31;       // lane + 5, own value above 26
+    shfl.idx.b32 %r4, %r0, 7, 31;        // lane 7
+    shfl.idx.b32 %r5, %r0, 1, 0x181f;    // segments of 8 (mask 24): lane (l & 24) | 1
+    setp.lt.u32 %p0, %r0, 10;
+    vote.ballot.b32 %r6, %p0;
+    vote.any.pred %p2, %p0;
+    selp.u32 %r7, 1, 0, %p2;
+    vote.all.pred %p2, %p0;
+    selp.u32 %r8, 1, 0, %p2;
+    @%p0 vote.all.pred %p2, %p0;         // among lanes 0..9 it holds everywhere
+    selp.u32 %r9, 1, 0, %p2;
+    selp.u32 %r10, 1, 0, %p1;
+    ld.param.u64 %rd12, [out];
+    cvt.u64.u32 %rd14, %r0;
+    shl.b64 %rd14, %rd14, 5;
+    add.u64 %rd12, %rd12, %rd14;
+    st.global.u32 [%rd12], %r1;
+    st.global.u32 [%rd12+4], %r2;
+    st.global.u32 [%rd12+8], %r3;
+    st.global.u32 [%rd12+12], %r4;
+    st.global.u32 [%rd12+16], %r5;
+    st.global.u32 [%rd12+20], %r6;
+    st.global.u32 [%rd12+24], %r9;
+    add.u32 %r7, %r7, %r8;
+    add.u32 %r7, %r7, %r10;
+    st.global.u32 [%rd12+28], %r7;
+    exit;
+}
+"#);
+    let mut mem = GlobalMemory::new();
+    let out = mem.add_zeroed(32 * 32, "out");
+    run(&p, &launch(&p, "warp", 1, 32, &[out]), &mut mem).unwrap();
+    let v = u32s(&mem, out);
+    for l in 0..32u32 {
+        let r = &v[l as usize * 8..l as usize * 8 + 8];
+        assert_eq!(r[0], l + (l ^ 16), "bfly {l}");
+        assert_eq!(r[1], if l >= 3 { l - 3 } else { l }, "up {l}");
+        assert_eq!(r[2], if l + 5 <= 31 { l + 5 } else { l }, "down {l}");
+        assert_eq!(r[3], 7);
+        assert_eq!(r[4], (l & 24) | 1, "segmented idx {l}");
+        assert_eq!(r[5], 0x3ff);
+        if l < 10 {
+            assert_eq!(r[6], 1, "vote.all among the guarded lanes");
+        }
+        // any = 1, all = 0, up-validity = l >= 3
+        assert_eq!(r[7], 1 + u32::from(l >= 3));
+    }
+}
+
+#[test]
+fn local_memory_is_per_thread() {
+    let p = asm(r#"
+.entry loc(.param .u64 out)
+{
+    .reg 6;
+    .local 16;
+    mov.u32 %r0, %tid.x;
+    st.local.u32 [0], %r0;
+    mul.u32 %r1, %r0, 3;
+    st.local.u32 [12], %r1;
+    ld.local.u32 %r2, [0];
+    ld.local.u32 %r3, [12];
+    add.u32 %r2, %r2, %r3;
+    ld.param.u64 %rd4, [out];
+    cvt.u64.u32 %rd0, %r0;
+    shl.b64 %rd0, %rd0, 2;
+    add.u64 %rd4, %rd4, %rd0;
+    st.global.u32 [%rd4], %r2;
+    exit;
+}
+"#);
+    let mut mem = GlobalMemory::new();
+    let out = mem.add_zeroed(64 * 4, "out");
+    run(&p, &launch(&p, "loc", 1, 64, &[out]), &mut mem).unwrap();
+    assert_eq!(
+        u32s(&mem, out),
+        (0..64).map(|t| 4 * t).collect::<Vec<u32>>()
+    );
+}
+
+#[test]
+fn u64_values_and_64bit_atomics() {
+    let p = asm(r#"
+.entry wide(.param .u64 out)
+{
+    .reg 8;
+    ld.param.u64 %rd0, [out];
+    mov.u32 %r2, %tid.x;
+    cvt.u64.u32 %rd4, %r2;
+    mul.u64 %rd4, %rd4, 0x100000001;
+    atom.global.add.u64 %rd6, [%rd0], %rd4;
+    exit;
+}
+"#);
+    let mut mem = GlobalMemory::new();
+    let out = mem.add_zeroed(8, "out");
+    run(&p, &launch(&p, "wide", 1, 32, &[out]), &mut mem).unwrap();
+    assert_eq!(
+        u64s(&mem, out)[0],
+        (0..32u64).map(|t| t * 0x1_0000_0001).sum::<u64>()
+    );
+}
+
+fn fault_of(
+    text: &str,
+    name: &str,
+    block: u32,
+    mem: &mut GlobalMemory,
+    params: &[u64],
+    limits: Limits,
+) -> GpuFault {
+    let p = asm(text);
+    run_functional(&p, &launch(&p, name, 1, block, params), mem, limits).expect_err("a fault")
+}
+
+#[test]
+fn out_of_bounds_global_names_lane_and_address() {
+    let mut mem = GlobalMemory::new();
+    let a = mem.add_zeroed(64, "a");
+    let f = fault_of(
+        r#"
+.entry oob(.param .u64 a)
+{
+    .reg 4;
+    ld.param.u64 %rd0, [a];
+    mov.u32 %r2, %tid.x;
+    shl.b32 %r2, %r2, 2;
+    cvt.u64.u32 %rd2, %r2;
+    add.u64 %rd0, %rd0, %rd2;
+    st.global.u32 [%rd0], %r2;
+    exit;
+}
+"#,
+        "oob",
+        32,
+        &mut mem,
+        &[a],
+        Limits::default(),
+    );
+    assert_eq!(f.kind, FaultKind::OutOfBounds);
+    assert_eq!((f.pc, f.lane, f.address), (5, Some(16), Some(a + 64)));
+    let text = f.to_string();
+    assert!(
+        text.contains("pc 5") && text.contains("lane 16") && text.contains("oob"),
+        "{text}"
+    );
+}
+
+#[test]
+fn out_of_bounds_shared_and_misaligned() {
+    let mut mem = GlobalMemory::new();
+    let f = fault_of(
+        r#"
+.entry sh()
+{
+    .reg 2;
+    .shared 64;
+    mov.u32 %r0, %tid.x;
+    shl.b32 %r0, %r0, 2;
+    st.shared.u32 [%r0], %r0;
+    exit;
+}
+"#,
+        "sh",
+        32,
+        &mut mem,
+        &[],
+        Limits::default(),
+    );
+    assert_eq!(
+        (f.kind, f.pc, f.lane),
+        (FaultKind::OutOfBounds, 2, Some(16))
+    );
+    let f = fault_of(
+        r#"
+.entry mis()
+{
+    .reg 2;
+    .shared 256;
+    mov.u32 %r0, %tid.x;
+    shl.b32 %r0, %r0, 1;
+    ld.shared.u32 %r1, [%r0];
+    exit;
+}
+"#,
+        "mis",
+        32,
+        &mut mem,
+        &[],
+        Limits::default(),
+    );
+    assert_eq!(
+        (f.kind, f.pc, f.lane, f.address),
+        (FaultKind::Misaligned, 2, Some(1), Some(2))
+    );
+}
+
+#[test]
+fn barrier_deadlock_and_runaway() {
+    let mut mem = GlobalMemory::new();
+    let f = fault_of(
+        r#"
+.entry dead()
+{
+    .reg 2;
+    .pred 1;
+    mov.u32 %r0, %warpid;
+    setp.eq.u32 %p0, %r0, 0;
+    @%p0 bra OTHER;
+    bar.sync 1;
+    exit;
+OTHER:
+    bar.sync 0;
+    exit;
+}
+"#,
+        "dead",
+        64,
+        &mut mem,
+        &[],
+        Limits::default(),
+    );
+    assert_eq!(f.kind, FaultKind::BarrierDeadlock);
+    assert!(f.to_string().contains("bar.sync"), "{f}");
+    let f = fault_of(
+        r#"
+.entry spin()
+{
+    .reg 1;
+L:
+    add.u32 %r0, %r0, 1;
+    bra L;
+}
+"#,
+        "spin",
+        32,
+        &mut mem,
+        &[],
+        Limits {
+            max_warp_insts: 1000,
+            max_cycles: 1000,
+        },
+    );
+    assert_eq!(f.kind, FaultKind::Runaway);
+    let f = fault_of(
+        r#"
+.entry uni()
+{
+    .reg 1;
+    .pred 1;
+    mov.u32 %r0, %tid.x;
+    setp.lt.u32 %p0, %r0, 3;
+    @%p0 bra.uni L;
+L:
+    exit;
+}
+"#,
+        "uni",
+        32,
+        &mut mem,
+        &[],
+        Limits::default(),
+    );
+    assert_eq!(
+        (f.kind, f.pc, f.lane),
+        (FaultKind::DivergentUniformBranch, 2, Some(3))
+    );
+}
+
+#[test]
+fn exited_warps_do_not_hold_a_barrier() {
+    let p = asm(r#"
+.entry part(.param .u64 out)
+{
+    .reg 4;
+    .pred 1;
+    .shared 4;
+    mov.u32 %r0, %warpid;
+    setp.eq.u32 %p0, %r0, 1;
+    @%p0 exit;
+    bar.sync 0;
+    atom.shared.add.u32 %r1, [0], 1;
+    bar.sync 0;
+    ld.shared.u32 %r1, [0];
+    ld.param.u64 %rd2, [out];
+    st.global.u32 [%rd2], %r1;
+    exit;
+}
+"#);
+    let mut mem = GlobalMemory::new();
+    let out = mem.add_zeroed(4, "out");
+    run(&p, &launch(&p, "part", 1, 96, &[out]), &mut mem).unwrap();
+    assert_eq!(u32s(&mem, out)[0], 64);
+}
+
+#[test]
+fn bad_launches_are_faults() {
+    let p = asm(SAXPY);
+    let mut mem = GlobalMemory::new();
+    let mut l = launch(&p, "saxpy", 1, 32, &[0, 0, 0, 0]);
+    l.params.truncate(8);
+    assert_eq!(
+        run(&p, &l, &mut mem).unwrap_err().kind,
+        FaultKind::BadLaunch
+    );
+    l.kernel = "nope".into();
+    assert_eq!(
+        run(&p, &l, &mut mem).unwrap_err().kind,
+        FaultKind::BadLaunch
+    );
+}

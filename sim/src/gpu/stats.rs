@@ -1,0 +1,163 @@
+//! Statistics of a dac-gpu run and their (name, value) listing for JSON reports.
+//!
+//! Counters are summed over the whole machine. Stall cycles are counted per warp
+//! scheduler and cycle in which it issued nothing, by the most telling reason among
+//! its warps: a warp waiting for a load (memory), for an arithmetic result or a busy
+//! unit (dependency), at a barrier (barrier), or no warp at all (idle).
+
+use std::fmt;
+
+/// A statistic's value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum StatValue {
+    U64(u64),
+    F64(f64),
+}
+
+impl fmt::Display for StatValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StatValue::U64(v) => write!(f, "{v}"),
+            StatValue::F64(v) => write!(f, "{v:.4}"),
+        }
+    }
+}
+
+/// Why a scheduler issued nothing in a cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stall {
+    Memory,
+    Dependency,
+    Barrier,
+    Idle,
+}
+
+/// Every counter of a run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stats {
+    pub warp_insts: u64,
+    pub thread_insts: u64,
+    pub blocks: u64,
+    pub cycles: u64,
+    /// Warp instructions issued by the uniform datapath (none until it exists).
+    pub uniform_insts: u64,
+    pub theoretical_occupancy: f64,
+    pub achieved_occupancy: f64,
+    /// Resident warps summed over cycles and SMs (for achieved occupancy).
+    pub warp_cycles: u64,
+    pub global_load_insts: u64,
+    pub global_store_insts: u64,
+    pub global_atomic_insts: u64,
+    /// 128-byte transactions after coalescing.
+    pub global_load_transactions: u64,
+    pub global_store_transactions: u64,
+    pub global_atomic_transactions: u64,
+    pub local_transactions: u64,
+    pub shared_insts: u64,
+    /// Extra shared-memory cycles from bank conflicts (a k-way conflict adds k - 1).
+    pub shared_bank_conflicts: u64,
+    pub l1_accesses: u64,
+    pub l1_hits: u64,
+    pub l2_accesses: u64,
+    pub l2_hits: u64,
+    pub dram_reads: u64,
+    pub dram_writes: u64,
+    pub dram_bytes: u64,
+    pub stall_memory: u64,
+    pub stall_dependency: u64,
+    pub stall_barrier: u64,
+    pub stall_idle: u64,
+    /// Scheduler cycles spent issuing (a warp instruction occupies its scheduler for
+    /// warp_size / lanes cycles).
+    pub issue_cycles: u64,
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+impl Stats {
+    pub fn add_stall(&mut self, s: Stall, n: u64) {
+        match s {
+            Stall::Memory => self.stall_memory += n,
+            Stall::Dependency => self.stall_dependency += n,
+            Stall::Barrier => self.stall_barrier += n,
+            Stall::Idle => self.stall_idle += n,
+        }
+    }
+
+    /// Thread instructions per cycle (GPGPU-Sim's IPC).
+    pub fn ipc(&self) -> f64 {
+        ratio(self.thread_insts, self.cycles)
+    }
+
+    pub fn l1_hit_rate(&self) -> f64 {
+        ratio(self.l1_hits, self.l1_accesses)
+    }
+
+    pub fn l2_hit_rate(&self) -> f64 {
+        ratio(self.l2_hits, self.l2_accesses)
+    }
+
+    /// The statistics of a functional run.
+    pub fn functional_pairs(&self) -> Vec<(String, StatValue)> {
+        use StatValue::U64;
+        vec![
+            ("warp_instructions".into(), U64(self.warp_insts)),
+            ("thread_instructions".into(), U64(self.thread_insts)),
+            ("blocks".into(), U64(self.blocks)),
+        ]
+    }
+
+    /// Every statistic of a timing run.
+    pub fn pairs(&self) -> Vec<(String, StatValue)> {
+        use StatValue::{F64, U64};
+        let mut v = self.functional_pairs();
+        let more: Vec<(&str, StatValue)> = vec![
+            ("cycles", U64(self.cycles)),
+            ("ipc", F64(self.ipc())),
+            ("warp_ipc", F64(ratio(self.warp_insts, self.cycles))),
+            ("uniform_instructions", U64(self.uniform_insts)),
+            ("theoretical_occupancy", F64(self.theoretical_occupancy)),
+            ("achieved_occupancy", F64(self.achieved_occupancy)),
+            ("global_load_instructions", U64(self.global_load_insts)),
+            ("global_store_instructions", U64(self.global_store_insts)),
+            ("global_atomic_instructions", U64(self.global_atomic_insts)),
+            (
+                "global_load_transactions",
+                U64(self.global_load_transactions),
+            ),
+            (
+                "global_store_transactions",
+                U64(self.global_store_transactions),
+            ),
+            (
+                "global_atomic_transactions",
+                U64(self.global_atomic_transactions),
+            ),
+            ("local_transactions", U64(self.local_transactions)),
+            ("shared_instructions", U64(self.shared_insts)),
+            ("shared_bank_conflicts", U64(self.shared_bank_conflicts)),
+            ("l1_accesses", U64(self.l1_accesses)),
+            ("l1_hits", U64(self.l1_hits)),
+            ("l1_hit_rate", F64(self.l1_hit_rate())),
+            ("l2_accesses", U64(self.l2_accesses)),
+            ("l2_hits", U64(self.l2_hits)),
+            ("l2_hit_rate", F64(self.l2_hit_rate())),
+            ("dram_reads", U64(self.dram_reads)),
+            ("dram_writes", U64(self.dram_writes)),
+            ("dram_bytes", U64(self.dram_bytes)),
+            ("issue_cycles", U64(self.issue_cycles)),
+            ("stall_memory", U64(self.stall_memory)),
+            ("stall_dependency", U64(self.stall_dependency)),
+            ("stall_barrier", U64(self.stall_barrier)),
+            ("stall_idle", U64(self.stall_idle)),
+        ];
+        v.extend(more.into_iter().map(|(n, x)| (n.to_string(), x)));
+        v
+    }
+}
