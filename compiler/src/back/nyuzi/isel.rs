@@ -33,6 +33,15 @@
 //! `a[programIndex + k]` and private per-lane slots) becomes a block `load_v`/`store_v`
 //! when `base` is 64-byte aligned at run time, gather/scatter otherwise.
 //!
+//! # Lane operations
+//!
+//! `extract`/`insert` use `getlane`/a one-bit `move_mask` and stop with `break` on a
+//! lane index outside `0..16` (the interpreter's runtime error); `shuffle` is the
+//! native `shuffle` (indices modulo 16, as the interpreter's Euclidean rule gives for
+//! 16 lanes); a mask shuffles as a 0/1 vector. `any`/`all`/`ballot`/`first_lane`
+//! work on the mask ANDed with the existing lanes. The other cross-lane operations
+//! arrive as runtime calls (legalization).
+//!
 //! # Control flow and calls
 //!
 //! Block parameters become copies in the predecessors (through fresh temporaries, so
@@ -1522,7 +1531,12 @@ impl<'a> Isel<'a> {
                     let z = self.zero(varying);
                     smallvec![self.bin(varying, AluOp::CmpNeF, a[0], z)]
                 }
-                Scalar::F64 => return self.unsupported("to_bool on f64"),
+                Scalar::F64 => {
+                    // Nonzero unless +-0.0 (NaN is true), from the bits.
+                    let mag = self.bin_imm(varying, AluOp::And, a[1], 0x7fff_ffff);
+                    let t = self.bin(varying, AluOp::Or, a[0], mag);
+                    smallvec![self.bin_imm(varying, AluOp::CmpNeI, t, 0)]
+                }
                 Scalar::I64 => {
                     let t = self.bin(varying, AluOp::Or, a[0], a[1]);
                     smallvec![self.bin_imm(varying, AluOp::CmpNeI, t, 0)]
@@ -1633,6 +1647,7 @@ impl<'a> Isel<'a> {
             }
             LaneOp::Extract => {
                 let idx = self.reg(args[1]);
+                self.check_lane(idx);
                 if is_mask {
                     let m = self.reg(first);
                     let t = self.bin(false, AluOp::Shr, m, idx);
@@ -1658,6 +1673,7 @@ impl<'a> Isel<'a> {
             }
             LaneOp::Insert => {
                 let idx = self.reg(args[1]);
+                self.check_lane(idx);
                 let one = self.li(1);
                 let bit = self.bin(false, AluOp::Shl, one, idx);
                 if is_mask {
@@ -1705,6 +1721,19 @@ impl<'a> Isel<'a> {
             _ => return self.unsupported(format!("lane operation `{}`", op.name())),
         };
         self.define(res, &out);
+    }
+
+    /// Stops with `break` when a lane index is outside the gang (the interpreter's
+    /// runtime error for `extract`/`insert`).
+    fn check_lane(&mut self, idx: Reg) {
+        let bad = self.bin_imm(false, AluOp::CmpGeU, idx, LANES as i32);
+        let trap = self.new_block_after(self.cur);
+        let cont = self.new_block_after(trap);
+        self.cond_br(false, bad, cont, trap);
+        self.cur = trap;
+        self.push(MInst::Break);
+        self.mf.blocks[self.cur].succs = SmallVec::new();
+        self.cur = cont;
     }
 
     // ----------------------------------------------------------------- memory
