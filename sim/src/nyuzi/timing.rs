@@ -634,6 +634,8 @@ struct Sim<'a> {
     info: Vec<(u32, u32, Info)>,
     /// Threads running.
     running: usize,
+    /// A thread started during the current cycle.
+    woke: bool,
     /// Per thread, the earliest cycle it can issue (the maximum of its constraints),
     /// `u64::MAX` when it is not running. Kept apart from [`Th`] so that the
     /// scheduler's scan touches one small array.
@@ -678,6 +680,7 @@ impl<'a> Sim<'a> {
             trace,
             info: vec![(u32::MAX, 0, Info::default()); INFO_CACHE],
             running: 0,
+            woke: false,
             ready: vec![u64::MAX; m_threads],
         };
         sim.sync_running(0);
@@ -693,7 +696,7 @@ impl<'a> Sim<'a> {
                     instructions: self.th.iter().map(|t| t.rep.retired).sum(),
                 });
             }
-            let mut issued = false;
+            self.woke = false;
             let mut next = u64::MAX;
             for c in 0..self.cores.len() {
                 if self.cores[c].busy_until > now {
@@ -703,19 +706,29 @@ impl<'a> Sim<'a> {
                 match self.pick(c, now) {
                     Ok(t) => {
                         self.issue(t, now)?;
-                        issued = true;
+                        next = next.min(self.core_wake(c));
                     }
                     Err(wake) => next = next.min(wake),
                 }
             }
-            // With nothing issued anywhere, skip to the first cycle something can.
-            now = if issued || next == u64::MAX {
+            // Skip to the first cycle at which some thread can issue; a thread started
+            // in this cycle (on a core already scanned) may issue in the next.
+            now = if self.woke || next == u64::MAX {
                 now + 1
             } else {
                 next.max(now + 1)
             };
         }
         Ok(self.report(now))
+    }
+
+    /// The first cycle a thread of core `c` can issue (after its issue slot frees).
+    fn core_wake(&self, c: usize) -> u64 {
+        let base = c * self.tpc;
+        let first = self.ready[base..base + self.tpc]
+            .iter()
+            .fold(u64::MAX, |a, &b| a.min(b));
+        first.max(self.cores[c].busy_until)
     }
 
     /// The next ready thread of core `c` after the last one that issued, or the
@@ -796,6 +809,7 @@ impl<'a> Sim<'a> {
             self.th[t].running = on;
             if on {
                 self.running += 1;
+                self.woke = true;
             } else {
                 self.running -= 1;
                 self.ready[t] = u64::MAX;
