@@ -54,7 +54,8 @@
 //! (50 MHz SDRAM) come out: a single thread streaming block loads (load, pointer
 //! increment, count, branch) gets one line per ~48 cycles (5 + 6 + 64/2.4 ≈ 38 cycles
 //! of miss, then the re-issue, the loop and the branch rollback), and several streams
-//! saturate DRAM at one line per ~27 cycles (a test checks both).
+//! saturate DRAM at one line per ~27 cycles (a test checks both). At most 16 L2 misses
+//! are outstanding (the L2's pending-miss CAM).
 //!
 //! Stall accounting: every cycle of every thread is either an issue or exactly one
 //! [`StallCause`]; when several hold, the first in this order is charged: halted,
