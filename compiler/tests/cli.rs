@@ -139,9 +139,16 @@ fn emit_tokens_and_ast() {
 
 #[test]
 fn emit_of_later_stages_is_a_clear_error() {
+    // dac-gpu has no back end yet; run on it neither.
     for stage in ["asm", "hex"] {
         let out = spmdc(
-            &["examples/saxpy.spmd", "--emit", stage, "--target", "nyuzi"],
+            &[
+                "examples/saxpy.spmd",
+                "--emit",
+                stage,
+                "--target",
+                "dac-gpu",
+            ],
             None,
         );
         assert_eq!(out.status.code(), Some(2), "{stage}: {}", stderr(&out));
@@ -152,6 +159,103 @@ fn emit_of_later_stages_is_a_clear_error() {
         );
         assert!(!err.contains("panicked"));
     }
+    let out = spmdc(
+        &[
+            "run",
+            "examples/saxpy.spmd",
+            "--target",
+            "dac-gpu",
+            "--entry",
+            "saxpy",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("E0901"), "{}", stderr(&out));
+}
+
+#[test]
+fn nyuzi_asm_and_hex() {
+    let out = spmdc(
+        &[
+            "examples/saxpy.spmd",
+            "--emit",
+            "asm",
+            "--target",
+            "nyuzi",
+            "--source-lines",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let asm = stdout(&out);
+    assert!(asm.contains("saxpy:"), "{asm}");
+    assert!(asm.contains("y[i] = a * x[i] + y[i];"), "{asm}");
+    // An image is one launch: --emit hex needs the entry and its arguments.
+    let out = spmdc(
+        &["examples/saxpy.spmd", "--emit", "hex", "--target", "nyuzi"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--entry"), "{}", stderr(&out));
+    let dir = std::env::temp_dir().join(format!("spmdc-cli-hex-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let hex = dir.join("saxpy.hex");
+    let hex_arg = hex.to_string_lossy().into_owned();
+    let out = spmdc(
+        &[
+            "examples/saxpy.spmd",
+            "--emit",
+            "hex",
+            "--target",
+            "nyuzi",
+            "--entry",
+            "saxpy",
+            "--arg",
+            "n=10",
+            "--arg",
+            "a=2",
+            "--arg",
+            "x=range(10)",
+            "--arg",
+            "y=zeros(10)",
+            "-o",
+            &hex_arg,
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let layout: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("saxpy.hex.json")).unwrap())
+            .unwrap();
+    assert_eq!(layout["buffers"][1]["name"], "y");
+    assert_eq!(layout["buffers"][1]["elem"], "float");
+    assert_eq!(layout["buffers"][1]["length"], 10);
+    assert_eq!(
+        (
+            layout["cores"].as_u64(),
+            layout["threads_per_core"].as_u64()
+        ),
+        (Some(1), Some(4))
+    );
+    assert!(std::fs::read_to_string(&hex).unwrap().lines().count() > 100);
+    let _ = std::fs::remove_dir_all(&dir);
+    // A launch error (a missing argument) is a usage error.
+    let out = spmdc(
+        &[
+            "examples/saxpy.spmd",
+            "--emit",
+            "hex",
+            "--target",
+            "nyuzi",
+            "--entry",
+            "saxpy",
+            "--arg",
+            "n=1",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
 
 #[test]

@@ -74,6 +74,13 @@ pub fn build_launch(
     machine: MachineShape,
     image: &ImageOptions,
 ) -> Result<BuiltLaunch, RunError> {
+    let prepared = prepare(front, req)?;
+    let (module, object) = compile(front, req.optimize)?;
+    place(prepared, module, object, machine, image)
+}
+
+/// The launch of `req` (its entry, arguments and shape) for Nyuzi's 16 lanes.
+pub fn prepare(front: &FrontResult, req: &RunRequest<'_>) -> Result<launch::Launch, RunError> {
     let checked = front.checked.as_ref().ok_or_else(|| {
         RunError::Compile(
             front
@@ -101,9 +108,18 @@ pub fn build_launch(
         block: req.block,
         program_count: super::abi::LANES,
     };
-    // Launch errors first: they are the user's to fix whatever the back end says.
-    let prepared = launch::prepare(checked, &front.interner, &request).map_err(RunError::Launch)?;
-    let (module, object) = compile(front, req.optimize)?;
+    launch::prepare(checked, &front.interner, &request).map_err(RunError::Launch)
+}
+
+/// Builds the image of a prepared launch of a compiled module (so one compilation can
+/// serve several launches).
+pub fn place(
+    prepared: launch::Launch,
+    module: Module,
+    object: Object,
+    machine: MachineShape,
+    image: &ImageOptions,
+) -> Result<BuiltLaunch, RunError> {
     let entry = module
         .function_by_name(&prepared.signature.name)
         .map(|f| &module.functions[f])

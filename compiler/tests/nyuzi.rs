@@ -1,0 +1,763 @@
+//! Differential tests of the Nyuzi target against the reference interpreter.
+//!
+//! Every launch runs twice from one front end (checked for Nyuzi: 16 lanes, 4-byte
+//! pointers): on the interpreter (`driver::run_on_interp`) and compiled, placed in a
+//! launch image and run on the functional simulator (`back::nyuzi::run`). Every buffer
+//! must come back byte for byte identical (floats bit for bit) and the returned values
+//! must agree.
+//!
+//! The launches: the command each example's header suggests (an `@file` input replaced
+//! by random data of the same length) plus a few more shapes, and every ISPC-style
+//! program of `tests/ispc` and `tests/conformance` (the test entry and `result`, as
+//! `tests/lower.rs` runs them). A launch that fails because of a known compiler or
+//! runtime limitation is listed in [`KNOWN_FAILURES`] with the reason; the list is
+//! checked exactly, so regressions and fixes both show.
+//!
+//! Also: an image written by `spmdc --emit hex` parses back, runs on a fresh machine
+//! and leaves the same buffer bytes at the layout's addresses; machines of 1×1, 1×4
+//! and 2×4 threads agree; blocks of 256 instances with barriers run on 1×4; faults
+//! and runaway kernels are reported with their place.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use spmdc::back::nyuzi::image::MachineShape;
+use spmdc::back::nyuzi::run::{self as nyuzi, NyuziRunOptions};
+use spmdc::driver::{self, FrontOptions, FrontResult, RunError, RunRequest, Stage};
+use spmdc::front::sema;
+use spmdc::interp::Limits;
+use spmdc::launch::RunResult;
+
+/// Instructions per launch before a run is stopped.
+const MAX_STEPS: u64 = 100_000_000;
+
+/// A launch known not to match, by its label (`FILE` or `FILE#entry`): a part of the
+/// message it must fail with, and the reason.
+const KNOWN_FAILURES: &[(&str, &str, &str)] = &[];
+
+// ---------------------------------------------------------------------------------
+
+fn nyuzi_target() -> sema::Target {
+    sema::Target {
+        program_count: 16,
+        pointer_size: 4,
+    }
+}
+
+fn front_of(path: &Path) -> FrontResult {
+    let text = std::fs::read_to_string(path).expect("readable example");
+    let options = FrontOptions {
+        target: nyuzi_target(),
+        ..FrontOptions::default()
+    };
+    let name = common::display_name(path);
+    driver::run_front(
+        &name,
+        Some(path.to_path_buf()),
+        text,
+        &options,
+        Stage::Check,
+    )
+}
+
+/// One launch: entry, arguments and shape.
+#[derive(Clone, Debug)]
+struct LaunchSpec {
+    entry: String,
+    args: Vec<String>,
+    grid: Option<String>,
+    block: Option<String>,
+}
+
+impl LaunchSpec {
+    fn request(&self) -> RunRequest<'_> {
+        RunRequest {
+            optimize: driver::OPTIMIZE_BY_DEFAULT,
+            entry: &self.entry,
+            args: &self.args,
+            grid: self.grid.as_deref(),
+            block: self.block.as_deref(),
+            limits: Limits {
+                max_steps: MAX_STEPS,
+                ..Limits::default()
+            },
+        }
+    }
+}
+
+fn run_error(e: RunError, front: &FrontResult) -> String {
+    match e {
+        RunError::Compile(d) => format!(
+            "compile: {}",
+            d.iter()
+                .map(|d| d.message.clone())
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        RunError::Launch(e) => format!(
+            "launch: {}",
+            e.iter()
+                .map(|e| e.message.clone())
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        RunError::Trap(t) => format!("trap: {}", t.render(&front.sources)),
+    }
+}
+
+/// A program compiled for Nyuzi once, for several launches.
+type Compiled = (spmdc::ir::Module, spmdc::back::nyuzi::object::Object);
+
+fn compile(front: &FrontResult) -> Result<Compiled, String> {
+    nyuzi::compile(front, driver::OPTIMIZE_BY_DEFAULT).map_err(|e| run_error(e, front))
+}
+
+fn run_compiled(
+    front: &FrontResult,
+    compiled: &Compiled,
+    spec: &LaunchSpec,
+    shape: MachineShape,
+) -> Result<RunResult, String> {
+    let opts = NyuziRunOptions {
+        machine: shape,
+        ..NyuziRunOptions::default()
+    };
+    let req = spec.request();
+    let mut built = nyuzi::prepare(front, &req)
+        .and_then(|l| {
+            nyuzi::place(
+                l,
+                compiled.0.clone(),
+                compiled.1.clone(),
+                shape,
+                &opts.image,
+            )
+        })
+        .map_err(|e| run_error(e, front))?;
+    nyuzi::run_built(&mut built, req.limits.max_steps, &opts).map_err(|e| run_error(e, front))
+}
+
+fn run_nyuzi(
+    front: &FrontResult,
+    spec: &LaunchSpec,
+    shape: MachineShape,
+) -> Result<RunResult, String> {
+    run_compiled(front, &compile(front)?, spec, shape)
+}
+
+/// The first difference between two results' buffers and return values.
+fn compare(want: &RunResult, got: &RunResult) -> Result<(), String> {
+    for ((name, w), (_, g)) in want.buffers.iter().zip(&got.buffers) {
+        if w.bytes() != g.bytes() {
+            let size = w.elem().size();
+            let i = w
+                .bytes()
+                .chunks(size)
+                .zip(g.bytes().chunks(size))
+                .position(|(a, b)| a != b)
+                .unwrap_or(0);
+            return Err(format!(
+                "buffer `{name}`[{i}]: interp {:?}, nyuzi {:?}",
+                w.get(i),
+                g.get(i)
+            ));
+        }
+    }
+    let bits = |r: &RunResult| r.ret.map(|v| v.to_bits());
+    if bits(want) != bits(got) {
+        return Err(format!(
+            "return: interp {:?}, nyuzi {:?}",
+            want.ret, got.ret
+        ));
+    }
+    Ok(())
+}
+
+/// Runs one launch on both targets; `Err` says how they differ.
+fn differential(
+    front: &FrontResult,
+    compiled: &Result<Compiled, String>,
+    spec: &LaunchSpec,
+) -> Result<RunResult, String> {
+    let want = driver::run_on_interp(front, &spec.request())
+        .map_err(|e| format!("interp failed: {}", run_error(e, front)))?;
+    let got = run_compiled(front, compiled.as_ref()?, spec, MachineShape::default())?;
+    compare(&want, &got)?;
+    Ok(got)
+}
+
+/// Checks the failures (label, message) against [`KNOWN_FAILURES`] for the labels in
+/// `scope`: exactly the listed ones fail, each with its message.
+fn check_known(mut failures: Vec<(String, String)>, scope: impl Fn(&str) -> bool) {
+    failures.sort();
+    let report: Vec<String> = failures.iter().map(|(l, m)| format!("{l}: {m}")).collect();
+    let got: Vec<&str> = failures.iter().map(|(l, _)| l.as_str()).collect();
+    let mut want: Vec<&str> = KNOWN_FAILURES
+        .iter()
+        .map(|k| k.0)
+        .filter(|l| scope(l))
+        .collect();
+    want.sort();
+    assert_eq!(
+        got,
+        want,
+        "Nyuzi differential results changed; failures now:\n{}",
+        report.join("\n")
+    );
+    for (label, message) in &failures {
+        let known = KNOWN_FAILURES.iter().find(|k| k.0 == label).map(|k| k.1);
+        assert!(
+            known.is_some_and(|m| message.contains(m)),
+            "{label} fails differently now: {message}"
+        );
+    }
+}
+
+fn is_known(label: &str) -> bool {
+    KNOWN_FAILURES.iter().any(|k| k.0 == label)
+}
+
+// ---------------------------------------------------------------------------------
+// Example launches
+
+/// Splits a shell command line (single and double quotes, no escapes inside quotes).
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut any = false;
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => cur.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                any = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if any || !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur));
+                    any = false;
+                }
+            }
+            (None, c) => cur.push(c),
+        }
+    }
+    if any || !cur.is_empty() {
+        words.push(cur);
+    }
+    words
+}
+
+/// The `spmdc run` commands in a file's header comment, as launches.
+fn header_launches(text: &str) -> Vec<LaunchSpec> {
+    let mut commands = Vec::new();
+    let mut cur: Option<String> = None;
+    for line in text.lines() {
+        let Some(body) = line.trim_start().strip_prefix("//") else {
+            continue;
+        };
+        let body = body.trim();
+        if let Some(c) = cur.as_mut() {
+            c.push(' ');
+            c.push_str(body.trim_end_matches('\\'));
+            if !body.ends_with('\\') {
+                commands.push(cur.take().unwrap_or_default());
+            }
+        } else if body.starts_with("spmdc run") {
+            if body.ends_with('\\') {
+                cur = Some(body.trim_end_matches('\\').to_string());
+            } else {
+                commands.push(body.to_string());
+            }
+        }
+    }
+    commands.iter().map(|c| parse_command(c)).collect()
+}
+
+fn parse_command(cmd: &str) -> LaunchSpec {
+    let words = shell_words(cmd);
+    let mut spec = LaunchSpec {
+        entry: String::new(),
+        args: Vec::new(),
+        grid: None,
+        block: None,
+    };
+    let mut it = words.iter();
+    while let Some(w) = it.next() {
+        let mut value = || it.next().cloned().unwrap_or_default();
+        match w.as_str() {
+            "--entry" => spec.entry = value(),
+            "--grid" => spec.grid = Some(value()),
+            "--block" => spec.block = Some(value()),
+            "--arg" => spec.args.push(value()),
+            _ => {}
+        }
+    }
+    // An `@file` input (the game of life board): random cells of the same length.
+    for a in &mut spec.args {
+        if let Some((name, v)) = a.split_once('=') {
+            if v.starts_with('@') {
+                *a = format!("{name}=random(4096,7,0,2)");
+            }
+        }
+    }
+    spec
+}
+
+/// Extra launches beyond the headers: other shapes and partial gangs/blocks.
+fn extra_launches() -> Vec<(&'static str, LaunchSpec)> {
+    let spec = |entry: &str, args: &[&str], grid: Option<&str>, block: Option<&str>| LaunchSpec {
+        entry: entry.into(),
+        args: args.iter().map(|s| s.to_string()).collect(),
+        grid: grid.map(Into::into),
+        block: block.map(Into::into),
+    };
+    vec![
+        (
+            "examples/saxpy.spmd",
+            spec(
+                "saxpy",
+                &["n=37", "a=-1.5", "x=random(40,3)", "y=random(40,4)"],
+                None,
+                None,
+            ),
+        ),
+        (
+            "examples/block_reduce.spmd",
+            spec(
+                "block_reduce",
+                &["n=700", "x=random(700,5)", "partial=zeros(3)"],
+                Some("3"),
+                Some("256"),
+            ),
+        ),
+        (
+            "examples/stencil1d.spmd",
+            spec(
+                "stencil1d",
+                &["n=600", "src=random(600,9)", "dst=zeros(600)"],
+                Some("3"),
+                Some("256"),
+            ),
+        ),
+        (
+            "examples/histogram.spmd",
+            spec(
+                "histogram",
+                &[
+                    "n=333",
+                    "x=random(333,2,0,100)",
+                    "lo=0",
+                    "hi=100",
+                    "bins=zeros(64)",
+                ],
+                Some("3"),
+                Some("50"),
+            ),
+        ),
+    ]
+}
+
+fn example_launches() -> Vec<(String, LaunchSpec)> {
+    let mut out = Vec::new();
+    for path in common::spmd_files("examples") {
+        let name = common::display_name(&path);
+        let text = std::fs::read_to_string(&path).expect("readable");
+        for spec in header_launches(&text) {
+            out.push((name.clone(), spec));
+        }
+    }
+    for (file, spec) in extra_launches() {
+        out.push((file.to_string(), spec));
+    }
+    // Grouped by file (stable), so each file compiles once.
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+fn label(file: &str, spec: &LaunchSpec) -> String {
+    format!("{file}#{}", spec.entry)
+}
+
+#[test]
+fn examples_match_the_interpreter() {
+    let root = common::repo_root();
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    let mut seen = std::collections::BTreeSet::new();
+    let mut current: Option<(String, FrontResult, Result<Compiled, String>)> = None;
+    for (file, spec) in example_launches() {
+        if current.as_ref().map(|c| &c.0) != Some(&file) {
+            let front = front_of(&root.join(&file));
+            let compiled = compile(&front);
+            current = Some((file.clone(), front, compiled));
+        }
+        let Some((_, front, compiled)) = current.as_ref() else {
+            continue;
+        };
+        let l = label(&file, &spec);
+        ran += 1;
+        if let Err(e) = differential(front, compiled, &spec) {
+            if seen.insert(l.clone()) {
+                failures.push((l, e));
+            }
+        }
+    }
+    assert!(ran >= 20, "only {ran} example launches found");
+    check_known(failures, |l| l.starts_with("examples/"));
+}
+
+// ---------------------------------------------------------------------------------
+// ISPC-style programs
+
+/// The test entry and `result` of an ISPC-style program, each on a zeroed 64-element
+/// `RET`, `aFOO[i] = i + 1` and `b = 5` (by position).
+fn ispc_launches(front: &FrontResult) -> Result<Vec<LaunchSpec>, String> {
+    let checked = front.checked.as_ref().ok_or("not checked")?;
+    if front.diags.has_errors() {
+        return Err("does not compile".into());
+    }
+    let mut out = Vec::new();
+    let entry = ["f_v", "f_f", "f_fu"]
+        .into_iter()
+        .find(|n| spmdc::launch::find_entry(checked, &front.interner, n).is_ok())
+        .ok_or("no test entry")?;
+    for name in [entry, "result"] {
+        let func =
+            spmdc::launch::find_entry(checked, &front.interner, name).map_err(|e| e.message)?;
+        let sig =
+            spmdc::launch::signature_of(checked, func, &front.interner).map_err(|e| e.message)?;
+        let values = ["zeros(64)", "range(64,1)", "5"];
+        let args = sig
+            .params
+            .iter()
+            .zip(values)
+            .map(|(p, v)| format!("{}={v}", p.name))
+            .collect();
+        out.push(LaunchSpec {
+            entry: name.to_string(),
+            args,
+            grid: None,
+            block: None,
+        });
+    }
+    Ok(out)
+}
+
+/// The failures among the programs of `dir` (those whose index modulo `parts.1` is
+/// `parts.0`, so a large directory can be split over tests that run in parallel).
+fn ispc_failures(dir: &str, parts: (usize, usize)) -> Vec<(String, String)> {
+    let mut failures = Vec::new();
+    let files = common::spmd_files(dir);
+    for path in files.iter().skip(parts.0).step_by(parts.1) {
+        let name = common::display_name(&path);
+        let front = front_of(&path);
+        let launches = match ispc_launches(&front) {
+            Ok(l) => l,
+            Err(e) => {
+                failures.push((name, e));
+                continue;
+            }
+        };
+        let compiled = compile(&front);
+        for spec in launches {
+            if let Err(e) = differential(&front, &compiled, &spec) {
+                failures.push((name.clone(), format!("{}: {e}", spec.entry)));
+                break;
+            }
+        }
+    }
+    failures
+}
+
+#[test]
+fn ispc_programs_match_the_interpreter() {
+    check_known(ispc_failures("tests/ispc", (0, 1)), |l| {
+        l.starts_with("tests/ispc/")
+    });
+}
+
+/// The conformance programs in two halves (even and odd positions), run in parallel.
+fn conformance_half(half: usize) {
+    let files = common::spmd_files("tests/conformance");
+    let mine: Vec<String> = files
+        .iter()
+        .skip(half)
+        .step_by(2)
+        .map(|p| common::display_name(p))
+        .collect();
+    check_known(ispc_failures("tests/conformance", (half, 2)), |l| {
+        mine.iter().any(|m| m == l)
+    });
+}
+
+#[test]
+fn conformance_programs_match_the_interpreter_0() {
+    conformance_half(0);
+}
+
+#[test]
+fn conformance_programs_match_the_interpreter_1() {
+    conformance_half(1);
+}
+
+// ---------------------------------------------------------------------------------
+// Images, machine shapes, barriers, faults
+
+fn header_launch(file: &str) -> (FrontResult, LaunchSpec) {
+    let path = common::repo_root().join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let spec = header_launches(&text).remove(0);
+    (front_of(&path), spec)
+}
+
+#[test]
+fn machine_shapes_agree() {
+    // Grids of several blocks: each thread count splits them differently.
+    for file in [
+        "examples/block_reduce.spmd",
+        "examples/matmul_tiled.spmd",
+        "examples/gameoflife.spmd",
+    ] {
+        let (front, spec) = header_launch(file);
+        let want = driver::run_on_interp(&front, &spec.request()).unwrap();
+        for (cores, threads) in [(1, 1), (1, 4), (2, 4)] {
+            let shape = MachineShape {
+                cores,
+                threads_per_core: threads,
+            };
+            match run_nyuzi(&front, &spec, shape) {
+                Ok(got) => {
+                    assert_eq!(
+                        got.stats.get("hardware_threads").map(|v| v.to_string()),
+                        Some((cores * threads).min(want.config.block_count()).to_string())
+                    );
+                    if let Err(e) = compare(&want, &got) {
+                        panic!("{file} on {cores}x{threads}: {e}");
+                    }
+                }
+                Err(e) => {
+                    let l = label(file, &spec);
+                    assert!(is_known(&l), "{file} on {cores}x{threads}: {e}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn blocks_of_256_with_barriers_on_the_default_machine() {
+    // 16 gangs per block on 1 core x 4 threads: barrier() switches gangs.
+    for file in ["examples/stencil1d.spmd", "examples/matmul_tiled.spmd"] {
+        let (front, spec) = header_launch(file);
+        assert_eq!(
+            spec.block.as_deref().map(|b| b
+                .split(',')
+                .map(|x| x.parse::<u32>().unwrap())
+                .product::<u32>()),
+            Some(256)
+        );
+        let l = label(file, &spec);
+        match differential(&front, &compile(&front), &spec) {
+            Ok(got) => {
+                assert_eq!(got.stats.get("gangs_per_block").unwrap().to_string(), "16");
+                assert!(
+                    got.stats.get("barriers").unwrap().to_string() != "0",
+                    "{file}"
+                );
+            }
+            Err(e) => assert!(is_known(&l), "{file}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn emitted_hex_images_run_on_a_fresh_machine() {
+    let file = "examples/block_reduce.spmd";
+    let (front, spec) = header_launch(file);
+    let expected = match run_nyuzi(&front, &spec, MachineShape::default()) {
+        Ok(r) => r,
+        Err(e) => {
+            assert!(is_known(&label(file, &spec)), "{e}");
+            return;
+        }
+    };
+    let dir = std::env::temp_dir().join(format!("spmdc-nyuzi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let hex = dir.join("image.hex");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_spmdc"));
+    cmd.current_dir(common::repo_root())
+        .args([
+            file,
+            "--target",
+            "nyuzi",
+            "--emit",
+            "hex",
+            "--entry",
+            &spec.entry,
+        ])
+        .args(spec.grid.iter().flat_map(|g| ["--grid", g.as_str()]))
+        .args(spec.block.iter().flat_map(|b| ["--block", b.as_str()]))
+        .args(spec.args.iter().flat_map(|a| ["--arg", a.as_str()]))
+        .arg("-o")
+        .arg(&hex);
+    let out = cmd.output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&hex).unwrap();
+    let layout = spmdc::back::nyuzi::layout::Layout::from_json(
+        &std::fs::read_to_string(dir.join("image.hex.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!((layout.cores, layout.threads_per_core), (1, 4));
+    assert!(layout.image_end <= 16 << 20);
+    let words = sim::nyuzi::hex::parse(&text).unwrap();
+    assert_eq!(
+        words.len() as u32 * 4,
+        layout.image_end,
+        "every word up to the end is explicit"
+    );
+    let mut m = sim::nyuzi::Machine::new(sim::nyuzi::Config::default());
+    for (i, w) in words {
+        m.load_words(i * 4, &[w]).unwrap();
+    }
+    m.run().unwrap();
+    assert!(m.all_halted());
+    for (name, b) in &expected.buffers {
+        let l = layout.buffer(name).unwrap();
+        assert_eq!(l.bytes as usize, b.bytes().len());
+        assert_eq!(l.elem, b.elem().name());
+        assert_eq!(
+            m.read_bytes(l.address, l.bytes).unwrap(),
+            b.bytes(),
+            "{name}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn spmdc(args: &[&str], stdin: &str) -> std::process::Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spmdc"))
+        .args(args)
+        .current_dir(common::repo_root())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn faults_name_pc_thread_address_and_source_line() {
+    let src = "export void f(uniform float x[], uniform int k) {\n    x[programIndex] = 1;\n    x[k] = 2;\n}\n";
+    let out = spmdc(
+        &[
+            "run",
+            "-",
+            "--target",
+            "nyuzi",
+            "--entry",
+            "f",
+            "--arg",
+            "x=zeros(16)",
+            "--arg",
+            "k=8000000",
+        ],
+        src,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("<stdin>:3:"), "{err}");
+    assert!(err.contains("at pc 0x"), "{err}");
+    assert!(err.contains("hardware thread 0"), "{err}");
+    assert!(err.contains("address 0x"), "{err}");
+}
+
+#[test]
+fn runaway_kernels_stop_at_the_step_limit() {
+    let src = "export void f(uniform int x[]) {\n    uniform int i = 0;\n    while (x[0] == 0) { i++; }\n    x[1] = i;\n}\n";
+    let out = spmdc(
+        &[
+            "run",
+            "-",
+            "--target",
+            "nyuzi",
+            "--entry",
+            "f",
+            "--arg",
+            "x=zeros(4)",
+            "--max-steps",
+            "100000",
+        ],
+        src,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("--max-steps"), "{err}");
+}
+
+#[test]
+fn timing_runs_report_cycles_and_caches() {
+    let out = spmdc(
+        &[
+            "run",
+            "examples/saxpy.spmd",
+            "--target",
+            "nyuzi",
+            "--timing",
+            "--json",
+            "--entry",
+            "saxpy",
+            "--arg",
+            "n=100",
+            "--arg",
+            "a=2",
+            "--arg",
+            "x=range(100)",
+            "--arg",
+            "y=fill(100,1)",
+        ],
+        "",
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["target"], "nyuzi");
+    assert_eq!(v["buffers"]["y"][99], serde_json::json!(199.0));
+    for key in [
+        "cycles",
+        "ipc",
+        "dynamic_instructions",
+        "l1d_read_misses",
+        "l2_read_hits",
+        "stall_dcache",
+        "lane_utilization",
+    ] {
+        assert!(v["stats"].get(key).is_some(), "no {key} in {}", v["stats"]);
+    }
+    let mut stats = spmdc::launch::Stats::new();
+    for (k, val) in v["stats"].as_object().unwrap() {
+        stats.set(k, val.as_u64().unwrap_or(0));
+    }
+    stats.check_convention(true).unwrap();
+}
