@@ -275,7 +275,12 @@ fn run_interp(m: &Module, entry: &str, args: &[Arg]) -> Result {
 /// Runs `entry` of `src` on the interpreter and on the simulator (buffers aligned and
 /// misaligned) and requires identical results.
 fn diff(src: &str, entry: &str, args: &[Arg]) {
-    let m = module_of(src);
+    diff_module(&module_of(src), entry, args);
+}
+
+/// [`diff`] for a module (e.g. parsed IR).
+fn diff_module(m: &Module, entry: &str, args: &[Arg]) {
+    let m = m.clone();
     let want = run_interp(&m, entry, args);
     for misalign in [false, true] {
         let got = run_nyuzi(&m, entry, args, misalign);
@@ -610,4 +615,119 @@ fn foreach_and_reductions_match_the_interpreter() {
             Arg::Buf(words_f32((1..65).map(|i| i as f32))),
         ],
     );
+}
+
+#[test]
+fn misc_conversions_64bit_lanes_and_pressure_match_the_interpreter() {
+    let src = "
+    static double twice(double d, int k) { return d * 2.0d + (double)k; }
+    static float many(float a, float b) {
+        float t0 = a * 1.5, t1 = b * 2.5, t2 = a + b, t3 = a - b, t4 = a * b, t5 = t0 * t1;
+        float t6 = t2 * t3, t7 = t4 - t5, t8 = t6 + t7, t9 = t0 - t9;
+        return t0 + t1 + t2 + t3 + t4 + t5 + t6 + t7 + t8 + t9;
+    }
+    export void k(uniform int x[], uniform double d[], uniform int out[], uniform double dout[]) {
+        int v = x[programIndex];
+        int8 c = (int8)v;
+        int16 h = (int16)(v * 300);
+        bool b = v > 5;
+        int r = count_leading_zeros(v) + count_trailing_zeros(v) * 3
+              + (int)count_leading_zeros((unsigned int)c) * 5 + (int)count_trailing_zeros((unsigned int)h) * 7;
+        r += (int)(float)c + (int)(float)h + (b ? 100 : 0) + (int)b * 1000;
+        double dd = d[programIndex];
+        double e = -dd;
+        double f = abs(e);
+        int64 i = (int64)v * 0x100000001;
+        int64 j = -i;
+        int64 s = shuffle(j, (programIndex + 3) & 15);
+        uniform int64 ex = extract(s, 5);
+        int64 ins = insert(i, 7, ex);
+        double sel = b ? e : f;
+        if (v % 3 == 0) {
+            uniform double u = d[2];
+            sel = u;
+        }
+        dout[programIndex] = sel + 0.0d;
+        out[programIndex] = r + (int)(ins >> 32) + (int)many((float)v, (float)r);
+        dout[16 + programIndex] = doublebits(intbits(dd) ^ (uint64)(ins ^ s));
+    }";
+    let ds: Vec<u8> = (0..32)
+        .flat_map(|i| (i as f64 * 1.25 - 7.0).to_bits().to_le_bytes())
+        .collect();
+    diff(
+        src,
+        "k",
+        &[
+            Arg::Buf(words_i32((0..16).map(|i| i * 7919 - 40000))),
+            Arg::Buf(ds.clone()),
+            Arg::Buf(words_i32(0..16)),
+            Arg::Buf(vec![0; 256]),
+        ],
+    );
+}
+
+#[test]
+fn narrow_bit_counts_and_bool_orders_match_the_interpreter() {
+    // clz/ctz on i8/i16 and ordered compares of bools exist only in the IR.
+    let m = crate::ir::parse_module(
+        "module lanes 16 ptr 4
+function export @k(ptr) {
+block0(v0: ptr):
+    v1 = special lane_index
+    v2 = iconst.i32 37
+    v3 = splat v2
+    v4 = imul v1, v3
+    v5 = ireduce.i8 v4
+    v6 = clz v5
+    v7 = ctz v5
+    v8 = ishl v4, v2
+    v9 = ireduce.i16 v8
+    v10 = clz v9
+    v11 = ctz v9
+    v12 = zext.i32 v6
+    v13 = zext.i32 v7
+    v14 = zext.i32 v10
+    v15 = zext.i32 v11
+    v16 = iconst.i32 5
+    v17 = splat v16
+    v18 = icmp slt v1, v17
+    v19 = iconst.i32 1
+    v20 = splat v19
+    v21 = band v1, v20
+    v22 = icmp eq v21, v20
+    v23 = icmp slt v18, v22
+    v24 = icmp ule v18, v22
+    v25 = icmp sge v18, v22
+    v26 = zext.i32 v23
+    v27 = zext.i32 v24
+    v28 = sext.i32 v25
+    v29 = iconst.i32 8
+    v30 = splat v29
+    v31 = ishl v13, v30
+    v32 = iadd v12, v31
+    v33 = iconst.i32 16
+    v34 = splat v33
+    v35 = ishl v14, v34
+    v36 = iadd v32, v35
+    v37 = iconst.i32 24
+    v38 = splat v37
+    v39 = ishl v15, v38
+    v40 = iadd v36, v39
+    v41 = iadd v40, v26
+    v42 = ishl v27, v20
+    v43 = iadd v41, v42
+    v44 = bxor v43, v28
+    v45 = iconst.i32 4
+    v46 = splat v45
+    v47 = imul v1, v46
+    v48 = bitcast.ptr v47
+    v49 = splat v0
+    v50 = iadd v49, v48
+    store global v50, v44
+    return
+}
+",
+    )
+    .expect("IR parses");
+    diff_module(&m, "k", &[Arg::Buf(words_i32(0..16))]);
 }
