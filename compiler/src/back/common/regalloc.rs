@@ -637,9 +637,10 @@ fn spill_everywhere<I: MachInst>(work: &mut Work<I>, victims: &[VReg]) {
         .into_iter()
         .map(|lines| {
             let mut out = Vec::with_capacity(lines.len());
+            let mut prev_writes = SmallVec::new();
             for line in lines {
                 match line {
-                    Line::Inst(ml) => rewrite_inst(work, ml, &mut out),
+                    Line::Inst(ml) => prev_writes = rewrite_inst(work, ml, &prev_writes, &mut out),
                     // Stores and reloads of a register around a call (see
                     // `split_around_full_clobbers`) are redundant once it lives in
                     // its slot.
@@ -655,34 +656,49 @@ fn spill_everywhere<I: MachInst>(work: &mut Work<I>, victims: &[VReg]) {
 
 /// Appends `ml` to `out` with each spilled register replaced by a fresh one (one per
 /// spilled register and instruction), reloaded before if read and stored after if
-/// written; tied operands are both.
-fn rewrite_inst<I: MachInst>(work: &mut Work<I>, mut ml: MachLine<I>, out: &mut Vec<Line<I>>) {
+/// written; tied operands are both. A value the previous instruction of the block
+/// wrote (`prev_writes`: spilled register and the fresh one that held it) is read
+/// from that register instead of reloaded. Returns what this instruction writes.
+fn rewrite_inst<I: MachInst>(
+    work: &mut Work<I>,
+    mut ml: MachLine<I>,
+    prev_writes: &[(VReg, VReg)],
+    out: &mut Vec<Line<I>>,
+) -> SmallVec<[(VReg, VReg); 2]> {
     let mut ops: SmallVec<[Operand; 8]> = SmallVec::new();
     ml.inst.operands(&mut ops);
-    // (spilled, temporary, read, written)
-    let mut temps: SmallVec<[(VReg, VReg, bool, bool); 4]> = SmallVec::new();
+    // (spilled, read, written)
+    let mut accessed: SmallVec<[(VReg, bool, bool); 4]> = SmallVec::new();
     for op in &ops {
         let Reg::Virt(v) = op.reg else { continue };
         if !work.spilled[v.index()] {
             continue;
         }
-        let i = match temps.iter().position(|t| t.0 == v) {
-            Some(i) => i,
+        let i = accessed.iter().position(|a| a.0 == v).unwrap_or_else(|| {
+            accessed.push((v, false, false));
+            accessed.len() - 1
+        });
+        accessed[i].1 |= matches!(op.kind, OperandKind::Use | OperandKind::UseDef);
+        accessed[i].2 |= matches!(op.kind, OperandKind::Def | OperandKind::UseDef);
+    }
+    if accessed.is_empty() {
+        out.push(Line::Inst(ml));
+        return SmallVec::new();
+    }
+    // (spilled, temporary, needs a reload, written)
+    let mut temps: SmallVec<[(VReg, VReg, bool, bool); 4]> = SmallVec::new();
+    for &(v, read, written) in &accessed {
+        let forwarded = prev_writes.iter().find(|w| w.0 == v && read);
+        let t = match forwarded {
+            Some(&(_, t)) => t,
             None => {
-                let t = work.vregs.push(work.vregs[v]);
                 work.unspillable.push(true);
                 work.slot_of.push(None);
                 work.spilled.push(false);
-                temps.push((v, t, false, false));
-                temps.len() - 1
+                work.vregs.push(work.vregs[v])
             }
         };
-        temps[i].2 |= matches!(op.kind, OperandKind::Use | OperandKind::UseDef);
-        temps[i].3 |= matches!(op.kind, OperandKind::Def | OperandKind::UseDef);
-    }
-    if temps.is_empty() {
-        out.push(Line::Inst(ml));
-        return;
+        temps.push((v, t, read && forwarded.is_none(), written));
     }
     let slot = |v: VReg| work.slot_of[v.index()].unwrap_or(SpillSlot::new(0));
     for &(v, t, read, _) in &temps {
@@ -712,6 +728,11 @@ fn rewrite_inst<I: MachInst>(work: &mut Work<I>, mut ml: MachLine<I>, out: &mut 
             });
         }
     }
+    temps
+        .iter()
+        .filter(|t| t.3)
+        .map(|&(v, t, _, _)| (v, t))
+        .collect()
 }
 
 /// Writes the allocated code back into `func`: physical registers in every operand,
