@@ -761,3 +761,36 @@ fn timing_runs_report_cycles_and_caches() {
     }
     stats.check_convention(true).unwrap();
 }
+
+#[test]
+fn gangs_at_different_barriers_are_a_deadlock_on_both_targets() {
+    // A uniform condition that differs between the gangs of a block.
+    let src = "export void f(uniform int x[]) {\n    if (extract(threadIdx.x, 0) == 0) {\n        barrier();\n    } else {\n        barrier();\n    }\n    x[threadIdx.x] = 1;\n}\n";
+    for target in ["interp", "nyuzi"] {
+        let out = spmdc(
+            &[
+                "run",
+                "-",
+                "--target",
+                target,
+                "--entry",
+                "f",
+                "--block",
+                "48",
+                "--arg",
+                "x=zeros(48)",
+            ],
+            src,
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{target}: {err}");
+        assert!(
+            err.contains("<stdin>:3:9: runtime error: barrier deadlock: gang 0"),
+            "{target}: {err}"
+        );
+        assert!(
+            err.contains("gang 1 waits at another one (in @f inst"),
+            "{target}: {err}"
+        );
+    }
+}

@@ -354,6 +354,7 @@ fn fault_error(built: &BuiltLaunch, m: &Machine, f: Fault, max_steps: u64) -> Ru
             place(field(sched::DEADLOCK_ID_B)),
         );
         e.gang = e.gang.map(|(b, _)| (b, field(sched::DEADLOCK_GANG_A)));
+        e.span = barrier_span(&built.module, field(sched::DEADLOCK_ID_A));
         return e;
     }
     let what = match f.kind {
@@ -394,6 +395,14 @@ fn fault_error(built: &BuiltLaunch, m: &Machine, f: Fault, max_steps: u64) -> Ru
     );
     e.address = f.address.map(u64::from);
     e
+}
+
+/// The source span of the barrier with this id, if the IR has one.
+fn barrier_span(module: &Module, id: u32) -> Option<crate::source::Span> {
+    let f = module.functions.get(FuncRef::new((id >> 16) as usize))?;
+    let inst = crate::ir::Inst::new((id & 0xffff) as usize);
+    let span = *f.spans.get(inst)?;
+    (span != crate::source::Span::default()).then_some(span)
 }
 
 /// `@f inst7` for a barrier id (the IR instruction's index plus the function's index ×
