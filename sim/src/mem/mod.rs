@@ -225,15 +225,16 @@ impl MemorySystem {
             // The common case: within one line.
             return self.access_line(l1, addr, size, kind, now);
         }
-        let end = addr + u64::from(size);
+        // Saturating: an access at the top of the address space stops there.
+        let end = addr.saturating_add(u64::from(size));
         let mut line = addr & !(line_bytes - 1);
         let mut out: Option<Outcome> = None;
         while line < end {
             let lo = line.max(addr);
-            let hi = (line + line_bytes).min(end);
+            let hi = line.saturating_add(line_bytes).min(end);
             let o = self.access_line(l1, lo, (hi - lo) as u32, kind, now);
             out = Some(out.map_or(o, |p| p.merge(o)));
-            line += line_bytes;
+            line = line.saturating_add(line_bytes);
         }
         out.unwrap_or(Outcome {
             ready: now,

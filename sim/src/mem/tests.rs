@@ -440,3 +440,11 @@ fn miss_registers_bound_outstanding_misses() {
     assert_eq!(m.l2_mshr_wait_cycles(), 11);
     assert_eq!(m.l1_mshr_wait_cycles(9), 0);
 }
+
+#[test]
+fn accesses_at_the_top_of_the_address_space_do_not_overflow() {
+    let mut m = system(vec![tiny(WT)], CacheConfig::NYUZI_L2);
+    let o = m.access(0, u64::MAX - 2, 8, AccessKind::Read, 0);
+    assert_eq!(o.level, Level::Dram);
+    assert_eq!(m.l1_stats(0).unwrap().read_misses, 1);
+}
