@@ -11,6 +11,7 @@ pub mod isa;
 pub mod machine;
 pub mod occupancy;
 pub mod stats;
+pub mod timing;
 
 pub use asm::{check, parse, print, AsmError};
 pub use config::GpuConfig;
@@ -22,6 +23,7 @@ pub use machine::{
 pub use occupancy::{occupancy, BlockResources, Limiter, Occupancy, OccupancyError};
 
 pub use stats::{StatValue, Stats};
+pub use timing::{run_timing, SchedulerKind, TimingReport};
 
 #[cfg(test)]
 mod sim_tests;

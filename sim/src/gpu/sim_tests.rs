@@ -772,3 +772,383 @@ fn bad_launches_are_faults() {
         FaultKind::BadLaunch
     );
 }
+
+// ---------------------------------------------------------------- timing model
+
+fn small_config(sms: u32, scheds: u32) -> GpuConfig {
+    let mut c = GpuConfig::gtx480();
+    c.num_sms = sms;
+    c.schedulers_per_sm = scheds;
+    c
+}
+
+fn timed(
+    p: &Program,
+    l: &Launch,
+    mem: &mut GlobalMemory,
+    cfg: &GpuConfig,
+    k: SchedulerKind,
+) -> TimingReport {
+    run_timing(p, l, mem, cfg, Limits::default(), k).unwrap_or_else(|f| panic!("{f}"))
+}
+
+fn stat(r: &TimingReport, name: &str) -> StatValue {
+    r.pairs
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| *v)
+        .unwrap_or_else(|| panic!("no stat {name}"))
+}
+
+#[test]
+fn saxpy_timing_multi_block_statistics() {
+    let p = asm(SAXPY);
+    let mut mem = GlobalMemory::new();
+    let (l, ya, want) = saxpy_setup(&p, &mut mem, 8192, 256);
+    let mut fmem = mem.clone();
+    let f = run(&p, &l, &mut fmem).unwrap();
+    let cfg = GpuConfig::gtx480();
+    let r = timed(&p, &l, &mut mem, &cfg, SchedulerKind::Gto);
+    assert_eq!(f32s(&mem, ya), want);
+    assert_eq!(
+        (r.warp_insts, r.thread_insts),
+        (f.warp_insts, f.thread_insts)
+    );
+    let s = &r.stats;
+    // 256 warps: two fully coalesced 128-byte loads and one store each.
+    assert_eq!(s.global_load_transactions, 512);
+    assert_eq!(s.global_store_transactions, 256);
+    assert_eq!((s.global_load_insts, s.global_store_insts), (512, 256));
+    // Loads miss in L1 (each line is read once); stores pass through the L1 (write
+    // through) and find the y lines their loads brought in.
+    assert_eq!(s.l1_accesses, 768);
+    assert_eq!(s.l1_hits, 256);
+    assert!(s.dram_reads >= 512, "{s:?}");
+    assert!(
+        r.cycles > u64::from(cfg.dram_latency) && r.cycles < 20_000,
+        "cycles {}",
+        r.cycles
+    );
+    let ipc = s.ipc();
+    assert!(ipc > 1.0 && ipc < 15.0 * 32.0, "ipc {ipc}");
+    assert!((s.theoretical_occupancy - 1.0).abs() < 1e-9);
+    assert!(s.achieved_occupancy > 0.0 && s.achieved_occupancy <= 1.0);
+    assert!(s.stall_memory > 0);
+    // Every scheduler cycle is either issuing or a stall of some reason.
+    let sched_cycles = r.cycles * u64::from(cfg.num_sms * cfg.schedulers_per_sm);
+    assert_eq!(
+        s.issue_cycles + s.stall_memory + s.stall_dependency + s.stall_barrier + s.stall_idle,
+        sched_cycles
+    );
+    assert!(matches!(stat(&r, "ipc"), StatValue::F64(_)));
+}
+
+/// One warp loads `v[tid * stride]`, stores it to shared word `tid * sstride`, and
+/// reads it back.
+const STRIDED: &str = r#"
+.entry strided(.param .u64 v, .param .u32 stride, .param .u32 sstride)
+{
+    .reg 8;
+    .shared 8192;
+    mov.u32 %r0, %tid.x;
+    ld.param.u32 %r1, [stride];
+    mul.u32 %r1, %r1, %r0;
+    cvt.u64.u32 %rd2, %r1;
+    shl.b64 %rd2, %rd2, 2;
+    ld.param.u64 %rd4, [v];
+    add.u64 %rd4, %rd4, %rd2;
+    ld.global.f32 %r6, [%rd4];
+    ld.param.u32 %r1, [sstride];
+    mul.u32 %r1, %r1, %r0;
+    shl.b32 %r1, %r1, 2;
+    st.shared.f32 [%r1], %r6;
+    ld.shared.f32 %r7, [%r1];
+    exit;
+}
+"#;
+
+fn strided(stride: u32, sstride: u32) -> Stats {
+    let p = asm(STRIDED);
+    let mut mem = GlobalMemory::new();
+    let v = mem.add_zeroed(32 * 33 * 4, "v");
+    let l = launch(
+        &p,
+        "strided",
+        1,
+        32,
+        &[v, u64::from(stride), u64::from(sstride)],
+    );
+    timed(&p, &l, &mut mem, &small_config(1, 1), SchedulerKind::Gto).stats
+}
+
+#[test]
+fn coalescing_into_128_byte_transactions() {
+    assert_eq!(strided(1, 1).global_load_transactions, 1);
+    assert_eq!(strided(2, 1).global_load_transactions, 2);
+    assert_eq!(strided(32, 1).global_load_transactions, 32);
+    assert_eq!(strided(0, 1).global_load_transactions, 1);
+    // Scattered addresses: one transaction per distinct line, at most 32.
+    let mut addrs = [0u64; 32];
+    let mut x = 12345u64;
+    for a in addrs.iter_mut() {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        *a = 0x1000_0000 + ((x >> 33) % 4096) * 4;
+    }
+    let mut segs = [(0u64, 0u32); 32];
+    let n = timing::coalesce(&addrs, u32::MAX, 4, 128, &mut segs);
+    let mut lines: Vec<u64> = addrs.iter().map(|a| a / 128).collect();
+    lines.sort();
+    lines.dedup();
+    assert_eq!(n, lines.len());
+    assert!(n > 16 && n <= 32);
+    // Only active lanes count; byte spans are what the lanes touch.
+    let n = timing::coalesce(&[0x1000; 32], 0b101, 8, 128, &mut segs);
+    assert_eq!((n, segs[0]), (1, (0x1000, 8)));
+}
+
+#[test]
+fn shared_memory_bank_conflicts() {
+    assert_eq!(strided(1, 1).shared_bank_conflicts, 0);
+    assert_eq!(strided(1, 2).shared_bank_conflicts, 2); // 2-way, store and load
+    assert_eq!(strided(1, 32).shared_bank_conflicts, 2 * 31);
+    assert_eq!(strided(1, 0).shared_bank_conflicts, 0); // broadcast
+    assert_eq!(strided(1, 3).shared_bank_conflicts, 0); // odd strides are free
+    let addrs: [u64; 32] = std::array::from_fn(|l| l as u64 * 8);
+    assert_eq!(timing::bank_conflict_degree(&addrs, u32::MAX, 4), 2);
+    assert_eq!(timing::bank_conflict_degree(&addrs, 0xffff, 4), 1);
+    assert_eq!(timing::bank_conflict_degree(&addrs, 0, 4), 0);
+}
+
+#[test]
+fn scoreboard_makes_dependent_chains_slower() {
+    let chain = r#"
+.entry k()
+{
+    .reg 4;
+    mov.u32 %r0, 1;
+    add.u32 %r0, %r0, 1;
+    add.u32 %r0, %r0, 1;
+    add.u32 %r0, %r0, 1;
+    add.u32 %r0, %r0, 1;
+    add.u32 %r0, %r0, 1;
+    add.u32 %r0, %r0, 1;
+    exit;
+}
+"#;
+    let indep = chain.replace(
+        "add.u32 %r0, %r0, 1;\n    add.u32 %r0",
+        "add.u32 %r1, %r2, 1;\n    add.u32 %r3",
+    );
+    let cfg = small_config(1, 1);
+    let go = |text: &str| {
+        let p = asm(text);
+        let l = launch(&p, "k", 1, 32, &[]);
+        timed(&p, &l, &mut GlobalMemory::new(), &cfg, SchedulerKind::Gto)
+    };
+    let (a, b) = (go(chain), go(&indep));
+    assert_eq!(a.warp_insts, b.warp_insts);
+    assert!(a.stats.stall_dependency > b.stats.stall_dependency);
+    // Six dependent adds wait the ALU latency each instead of the issue interval.
+    let extra = 6 * (u64::from(cfg.alu_latency) - 2);
+    assert!(
+        a.cycles >= b.cycles + extra / 2,
+        "chain {} vs independent {}",
+        a.cycles,
+        b.cycles
+    );
+}
+
+#[test]
+fn gto_and_lrr_issue_in_different_orders() {
+    // Each warp takes a ticket, does some arithmetic and takes another; lane 0 writes
+    // both tickets. GTO keeps issuing warp 0 until it has both tickets, LRR alternates.
+    let p = asm(r#"
+.entry tickets(.param .u64 t)
+{
+    .reg 10;
+    .pred 1;
+    ld.param.u64 %rd0, [t];
+    atom.global.add.u32 %r2, [%rd0], 1;
+    add.u32 %r4, %r4, 1;
+    add.u32 %r5, %r5, 1;
+    atom.global.add.u32 %r3, [%rd0], 1;
+    mov.u32 %r6, %warpid;
+    cvt.u64.u32 %rd8, %r6;
+    shl.b64 %rd8, %rd8, 3;
+    add.u64 %rd0, %rd0, %rd8;
+    mov.u32 %r7, %laneid;
+    setp.eq.u32 %p0, %r7, 0;
+    @%p0 st.global.u32 [%rd0+8], %r2;
+    @%p0 st.global.u32 [%rd0+12], %r3;
+    exit;
+}
+"#);
+    let cfg = small_config(1, 1);
+    let go = |k: SchedulerKind| {
+        let mut mem = GlobalMemory::new();
+        let t = mem.add_zeroed(8 + 2 * 8, "t");
+        let l = launch(&p, "tickets", 1, 64, &[t]);
+        timed(&p, &l, &mut mem, &cfg, k);
+        u32s(&mem, t)[2..6].to_vec()
+    };
+    // Tickets count lanes: a warp's atomic adds 32.
+    assert_eq!(go(SchedulerKind::Gto), vec![0, 32, 64, 96]);
+    assert_eq!(go(SchedulerKind::Lrr), vec![0, 64, 32, 96]);
+}
+
+#[test]
+fn occupancy_limits_block_dispatch() {
+    // 20 KiB of shared memory per block: 2 resident blocks on a 48 KiB SM.
+    let text = r#"
+.entry slow()
+{
+    .reg 4;
+    .pred 1;
+    .shared 20480;
+    mov.u32 %r0, 0;
+L:
+    add.u32 %r0, %r0, 1;
+    setp.lt.u32 %p0, %r0, 200;
+    @%p0 bra.uni L;
+    exit;
+}
+"#;
+    let p = asm(text);
+    let cfg = small_config(1, 2);
+    let go = |blocks: u32| {
+        let l = launch(&p, "slow", blocks, 64, &[]);
+        timed(&p, &l, &mut GlobalMemory::new(), &cfg, SchedulerKind::Gto)
+    };
+    let (two, six) = (go(2), go(6));
+    let ratio = six.cycles as f64 / two.cycles as f64;
+    assert!(
+        (2.7..3.3).contains(&ratio),
+        "6 blocks in 3 waves of 2: ratio {ratio}"
+    );
+    let theo = 4.0 / 48.0;
+    assert!((six.stats.theoretical_occupancy - theo).abs() < 1e-9);
+    assert!(
+        six.stats.achieved_occupancy <= theo + 1e-9 && six.stats.achieved_occupancy > theo * 0.8
+    );
+}
+
+/// Per-block sum of 256 values by a shared-memory tree with bar.sync.
+const BLOCK_SUM: &str = r#"
+.entry block_sum(.param .u64 v, .param .u64 out)
+{
+    .reg 12;
+    .pred 2;
+    .shared 1024;
+    mov.u32 %r0, %tid.x;
+    mov.u32 %r1, %ctaid.x;
+    mov.u32 %r2, %ntid.x;
+    mad.u32 %r3, %r1, %r2, %r0;
+    cvt.u64.u32 %rd4, %r3;
+    shl.b64 %rd4, %rd4, 2;
+    ld.param.u64 %rd6, [v];
+    add.u64 %rd6, %rd6, %rd4;
+    ld.global.u32 %r8, [%rd6];
+    shl.b32 %r9, %r0, 2;
+    st.shared.u32 [%r9], %r8;
+    bar.sync 0;
+    shr.u32 %r10, %r2, 1;              // s = ntid / 2
+LOOP:
+    setp.lt.u32 %p0, %r0, %r10;
+    @!%p0 bra SKIP;
+    shl.b32 %r11, %r10, 2;
+    add.u32 %r11, %r11, %r9;
+    ld.shared.u32 %r11, [%r11];
+    ld.shared.u32 %r8, [%r9];
+    add.u32 %r8, %r8, %r11;
+    st.shared.u32 [%r9], %r8;
+SKIP:
+    bar.sync 0;
+    shr.u32 %r10, %r10, 1;
+    setp.ne.u32 %p1, %r10, 0;
+    @%p1 bra.uni LOOP;
+    setp.eq.u32 %p0, %r0, 0;
+    @!%p0 bra DONE;
+    ld.shared.u32 %r8, [0];
+    cvt.u64.u32 %rd4, %r1;
+    shl.b64 %rd4, %rd4, 2;
+    ld.param.u64 %rd6, [out];
+    add.u64 %rd6, %rd6, %rd4;
+    st.global.u32 [%rd6], %r8;
+DONE:
+    exit;
+}
+"#;
+
+#[test]
+fn block_reduction_with_barriers_under_timing() {
+    let p = asm(BLOCK_SUM);
+    let blocks = 40u32;
+    let v: Vec<u32> = (0..blocks * 256).map(|i| i % 1000).collect();
+    let mut mem = GlobalMemory::new();
+    let va = mem.add_buffer(bytes_of_u32(&v), "v");
+    let out = mem.add_zeroed(blocks as usize * 4, "out");
+    let l = launch(&p, "block_sum", blocks, 256, &[va, out]);
+    let mut fmem = mem.clone();
+    run(&p, &l, &mut fmem).unwrap();
+    let r = timed(&p, &l, &mut mem, &GpuConfig::gtx480(), SchedulerKind::Lrr);
+    let want: Vec<u32> = v.chunks(256).map(|c| c.iter().sum()).collect();
+    assert_eq!(u32s(&mem, out), want);
+    assert_eq!(u32s(&fmem, out), want);
+    let s = &r.stats;
+    assert!(s.stall_barrier > 0, "{s:?}");
+    assert_eq!(s.shared_bank_conflicts, 0);
+    // 8 warps store once, then 8 levels with 2 loads and a store in the active warps.
+    assert!(s.shared_insts > 40 * 8);
+    assert_eq!(s.global_store_transactions, 40);
+}
+
+#[test]
+fn timing_faults_match_functional() {
+    let p = asm(r#"
+.entry oob(.param .u64 a)
+{
+    .reg 4;
+    ld.param.u64 %rd0, [a];
+    mov.u32 %r2, %tid.x;
+    shl.b32 %r2, %r2, 2;
+    cvt.u64.u32 %rd2, %r2;
+    add.u64 %rd0, %rd0, %rd2;
+    st.global.u32 [%rd0], %r2;
+    exit;
+}
+"#);
+    let mut mem = GlobalMemory::new();
+    let a = mem.add_zeroed(64, "a");
+    let l = launch(&p, "oob", 1, 32, &[a]);
+    let f = run_timing(
+        &p,
+        &l,
+        &mut mem,
+        &GpuConfig::gtx480(),
+        Limits::default(),
+        SchedulerKind::Gto,
+    )
+    .unwrap_err();
+    assert_eq!(
+        (f.kind, f.pc, f.lane, f.address),
+        (FaultKind::OutOfBounds, 5, Some(16), Some(a + 64))
+    );
+    let spin = asm(".entry spin()\n{\n    .reg 1;\nL:\n    add.u32 %r0, %r0, 1;\n    bra L;\n}\n");
+    let l = launch(&spin, "spin", 1, 32, &[]);
+    let lim = Limits {
+        max_warp_insts: u64::MAX,
+        max_cycles: 5000,
+    };
+    let f = run_timing(
+        &spin,
+        &l,
+        &mut mem,
+        &GpuConfig::gtx480(),
+        lim,
+        SchedulerKind::Gto,
+    )
+    .unwrap_err();
+    assert_eq!(f.kind, FaultKind::Runaway);
+}

@@ -1,0 +1,903 @@
+//! The timing model of a Fermi-class GPU (the DAC paper's GTX 480 baseline, or any
+//! [`GpuConfig`]): SMs with warp schedulers (loose round robin or greedy-then-oldest),
+//! a per-warp scoreboard, functional-unit latencies and issue intervals from the
+//! configuration, coalescing of global and local accesses into line-sized
+//! transactions through the shared [`crate::mem`] hierarchy (a private L1 per SM, a
+//! banked L2, DRAM with latency and bandwidth), shared-memory bank conflicts over 32
+//! banks, barriers, and block dispatch limited by the occupancy calculation.
+//!
+//! Execution is at issue: when a warp issues, [`super::exec::step`] runs the
+//! instruction at once, and the model computes when its results are ready (the
+//! scoreboard) and how long the units it used stay busy. Issue order, and therefore
+//! the result of racy kernels, is a deterministic function of the program, the launch
+//! and the configuration. The model runs on one host thread: SMs share the L2, DRAM
+//! and global memory cycle by cycle, so splitting them over threads would make the
+//! results depend on the host's scheduling.
+//!
+//! Cycles in which nothing can change are skipped: an SM whose warps all wait sleeps
+//! until the earliest cycle one of them can issue, and the stall reason of that wait
+//! is charged for every skipped cycle, so the statistics equal a cycle-by-cycle run's.
+//!
+//! Structure for later issues: every instruction's unit class comes from
+//! [`Inst::unit`] and its issue cost from [`Inst::is_uniform`] (the uniform datapath
+//! charges `uniform_issue_cycles`); the per-SM units are the `UNIT_*` slots of
+//! [`Sm::unit_free`], where DAC hardware (affine warp, queues, expansion units) plugs
+//! in as more units and warp kinds.
+
+use super::config::{GpuConfig, SchedPolicy};
+use super::exec::{step, CtaInfo, Env, Flow, MemTrace, WarpState, WARP};
+use super::isa::{Inst, Op, Program, RegFile, Space, Unit};
+use super::machine::{
+    deadlock, prepare, runaway, GlobalMemory, GpuFault, Launch, Limits, Prepared,
+};
+use super::occupancy::{occupancy, BlockResources};
+use super::stats::{Stall, StatValue, Stats};
+use crate::mem::{AccessKind, CacheConfig, DramConfig, MemConfig, MemorySystem, WritePolicy};
+
+/// The warp scheduling policy of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SchedulerKind {
+    /// Loose round robin: the next ready warp after the last one issued.
+    Lrr,
+    /// Greedy then oldest: the last warp issued while it can issue, else the oldest.
+    Gto,
+}
+
+impl From<SchedPolicy> for SchedulerKind {
+    fn from(p: SchedPolicy) -> Self {
+        match p {
+            SchedPolicy::Gto => SchedulerKind::Gto,
+            SchedPolicy::Lrr => SchedulerKind::Lrr,
+        }
+    }
+}
+
+/// The result of a timing run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimingReport {
+    pub cycles: u64,
+    pub warp_insts: u64,
+    pub thread_insts: u64,
+    pub stats: Stats,
+    /// Every statistic as (name, value), for JSON.
+    pub pairs: Vec<(String, StatValue)>,
+}
+
+/// Shared-memory banks (4-byte words).
+pub const SHARED_BANKS: u64 = 32;
+/// Cycles the SFU (divide, square root) is busy per warp instruction: 4 SFUs per SM.
+const SFU_INTERVAL: u64 = 8;
+/// Cycles the double-precision unit is busy per warp instruction (GeForce Fermi runs
+/// f64 at a quarter of the f32 issue rate).
+const F64_INTERVAL: u64 = 8;
+/// Base of the synthetic addresses of local memory in the cache hierarchy.
+const LOCAL_BASE: u64 = 0xF000_0000_0000;
+
+const UNIT_MEM: usize = 0;
+const UNIT_SFU: usize = 1;
+const UNIT_F64: usize = 2;
+const NUM_UNITS: usize = 3;
+
+/// Scoreboard facts of one instruction, computed once per kernel.
+#[derive(Clone, Copy, Debug, Default)]
+struct InstInfo {
+    /// Scoreboard slots read or written (RAW and WAW): registers, then predicates, then
+    /// uniform registers.
+    slots: [u16; 12],
+    nslots: u8,
+    /// Slots written.
+    dsts: [u16; 3],
+    ndst: u8,
+    uniform: bool,
+}
+
+/// Scoreboard slot layout over every kernel of the program (functions share the
+/// caller's registers).
+#[derive(Clone, Copy, Debug)]
+struct SlotMap {
+    preds: u16,
+    uregs: u16,
+    total: usize,
+}
+
+impl SlotMap {
+    fn new(p: &Program) -> SlotMap {
+        let max =
+            |f: fn(&super::Kernel) -> u32| p.kernels.iter().map(f).max().unwrap_or(0) as u16 + 2;
+        let r = max(|k| k.num_regs);
+        let pr = max(|k| k.num_preds);
+        let u = max(|k| k.num_uregs);
+        SlotMap {
+            preds: r,
+            uregs: r + pr,
+            total: usize::from(r + pr + u),
+        }
+    }
+
+    fn slot(&self, file: RegFile, idx: u16) -> Option<u16> {
+        match file {
+            RegFile::R => Some(idx),
+            RegFile::P => Some(self.preds + idx),
+            RegFile::Ur => Some(self.uregs + idx),
+            RegFile::A => None,
+        }
+    }
+
+    fn info(&self, inst: &Inst) -> InstInfo {
+        let mut i = InstInfo {
+            uniform: inst.is_uniform(),
+            ..InstInfo::default()
+        };
+        inst.for_each_reg(|a| {
+            let Some(s) = self.slot(a.reg.file, a.reg.idx) else {
+                return;
+            };
+            let n = if a.wide { 2 } else { 1 };
+            for k in 0..n {
+                if usize::from(i.nslots) < i.slots.len() {
+                    i.slots[usize::from(i.nslots)] = s + k;
+                    i.nslots += 1;
+                }
+                if a.def && usize::from(i.ndst) < i.dsts.len() {
+                    i.dsts[usize::from(i.ndst)] = s + k;
+                    i.ndst += 1;
+                }
+            }
+        });
+        i
+    }
+}
+
+/// A warp resident on an SM.
+struct Warp {
+    state: WarpState,
+    cta: usize,
+    /// Dispatch order, for greedy-then-oldest.
+    age: u64,
+    /// Per scoreboard slot: the cycle its pending write completes.
+    ready: Vec<u64>,
+    /// Per slot: the pending write comes from memory.
+    from_mem: Vec<bool>,
+    barrier: Option<u32>,
+    done: bool,
+}
+
+struct Cta {
+    info: CtaInfo,
+    /// Linear block index (for local memory addresses).
+    linear: u64,
+    warps: Vec<usize>,
+    live: u32,
+}
+
+#[derive(Clone, Copy)]
+struct Sched {
+    busy_until: u64,
+    /// Index (into the scheduler's warp list) of the last warp issued.
+    last: usize,
+    reason: Stall,
+    /// First cycle whose use is not yet counted.
+    counted_to: u64,
+}
+
+struct Sm {
+    warps: Vec<Option<Warp>>,
+    ctas: Vec<Option<Cta>>,
+    sched: Vec<Sched>,
+    /// Per shared unit: the cycle it accepts the next warp instruction.
+    unit_free: [u64; NUM_UNITS],
+    /// The next cycle this SM has anything to do.
+    wake: u64,
+    resident_warps: u64,
+    occ_since: u64,
+}
+
+/// Everything fixed during a run.
+struct Ctx<'a> {
+    program: &'a Program,
+    prep: &'a Prepared,
+    cfg: &'a GpuConfig,
+    infos: Vec<Vec<InstInfo>>,
+    end_info: InstInfo,
+    slots: SlotMap,
+    policy: SchedulerKind,
+    issue_cycles: u64,
+    line: u64,
+}
+
+/// The line-sized segments a warp's access touches, in first-lane order, with the
+/// bytes touched in each (span from the lowest to the highest byte). `addrs` of the
+/// lanes in `mask`, each access `bytes` long and aligned. Returns the count.
+pub fn coalesce(
+    addrs: &[u64; WARP],
+    mask: u32,
+    bytes: u32,
+    line: u64,
+    out: &mut [(u64, u32); WARP],
+) -> usize {
+    let mut n = 0;
+    let mut lo = [0u64; WARP];
+    let mut hi = [0u64; WARP];
+    let mut m = mask;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let a = addrs[l];
+        let seg = a & !(line - 1);
+        let end = a + u64::from(bytes);
+        match out[..n].iter().position(|s| s.0 == seg) {
+            Some(i) => {
+                lo[i] = lo[i].min(a);
+                hi[i] = hi[i].max(end);
+            }
+            None => {
+                out[n] = (seg, 0);
+                lo[n] = a;
+                hi[n] = end;
+                n += 1;
+            }
+        }
+    }
+    for i in 0..n {
+        out[i].1 = (hi[i] - lo[i]).min(line) as u32;
+    }
+    n
+}
+
+/// The degree of a shared-memory access's bank conflict: the most distinct 4-byte
+/// words any one of the 32 banks must deliver (1 = conflict free; lanes reading the
+/// same word share it, a broadcast). 0 when no lane accesses.
+pub fn bank_conflict_degree(addrs: &[u64; WARP], mask: u32, bytes: u32) -> u32 {
+    let mut words = [0u64; 2 * WARP];
+    let mut n = 0;
+    let mut m = mask;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let first = addrs[l] / 4;
+        let last = (addrs[l] + u64::from(bytes.max(1)) - 1) / 4;
+        for w in first..=last.min(first + 1) {
+            words[n] = w;
+            n += 1;
+        }
+    }
+    let words = &mut words[..n];
+    words.sort_unstable();
+    let mut per_bank = [0u32; SHARED_BANKS as usize];
+    let mut prev = None;
+    for &w in words.iter() {
+        if prev != Some(w) {
+            per_bank[(w % SHARED_BANKS) as usize] += 1;
+            prev = Some(w);
+        }
+    }
+    per_bank.iter().copied().max().unwrap_or(0)
+}
+
+fn mem_config(cfg: &GpuConfig) -> MemConfig {
+    let l1 = CacheConfig {
+        size_bytes: cfg.l1_size,
+        ways: cfg.l1_assoc,
+        line_bytes: cfg.line_size,
+        // Fermi's L1 does not keep global stores: they go on to the L2.
+        write_policy: WritePolicy::WriteThroughNoAllocate,
+    };
+    MemConfig {
+        l1: vec![l1; cfg.num_sms as usize],
+        l2: CacheConfig {
+            size_bytes: cfg.l2_size,
+            ways: cfg.l2_assoc,
+            line_bytes: cfg.line_size,
+            write_policy: WritePolicy::WriteBackAllocate,
+        },
+        l2_hit_latency: cfg.l2_latency,
+        l2_banks: cfg.l2_partitions.max(1),
+        l2_port_cycles: 1,
+        l1_mshrs: cfg.l1_mshrs,
+        l2_mshrs: 0,
+        dram: DramConfig {
+            latency: cfg.dram_latency,
+            bytes_per_cycle: f64::from(cfg.dram_bytes_per_cycle),
+            channels: cfg.l2_partitions.max(1),
+        },
+    }
+}
+
+/// Runs the launch on the timing model. Global memory holds the results afterwards,
+/// as after [`super::run_functional`].
+pub fn run_timing(
+    program: &Program,
+    launch: &Launch,
+    mem: &mut GlobalMemory,
+    config: &GpuConfig,
+    limits: Limits,
+    scheduler: SchedulerKind,
+) -> Result<TimingReport, GpuFault> {
+    let prep = prepare(program, launch)?;
+    let kernel = &program.kernels[prep.entry as usize];
+    let bad = |m: String| GpuFault::launch(&launch.kernel, m);
+    config
+        .validate()
+        .map_err(|e| bad(format!("configuration: {e}")))?;
+    if config.warp_size as usize != WARP {
+        return Err(bad(format!(
+            "warp size {} (the simulator runs 32-lane warps)",
+            config.warp_size
+        )));
+    }
+    let occ = occupancy(config, BlockResources::of(kernel, prep.threads_per_block))
+        .map_err(|e| bad(e.to_string()))?;
+    let mut memsys = MemorySystem::new(mem_config(config)).map_err(|e| bad(e.to_string()))?;
+    let slots = SlotMap::new(program);
+    let ctx = Ctx {
+        program,
+        prep: &prep,
+        cfg: config,
+        infos: program
+            .kernels
+            .iter()
+            .map(|k| k.insts.iter().map(|i| slots.info(i)).collect())
+            .collect(),
+        end_info: InstInfo::default(),
+        slots,
+        policy: scheduler,
+        issue_cycles: u64::from((config.warp_size / config.simt_lanes_per_scheduler.max(1)).max(1)),
+        line: u64::from(config.line_size),
+    };
+    let nsched = config.schedulers_per_sm.max(1) as usize;
+    let blocks_per_sm = occ.blocks_per_sm as usize;
+    let warp_slots = blocks_per_sm * prep.warps_per_block as usize;
+    let mut sms: Vec<Sm> = (0..config.num_sms)
+        .map(|_| Sm {
+            warps: (0..warp_slots).map(|_| None).collect(),
+            ctas: (0..blocks_per_sm).map(|_| None).collect(),
+            sched: vec![
+                Sched {
+                    busy_until: 0,
+                    // LRR starts at warp 0 (last + 1 wraps to 0); GTO sees no last warp.
+                    last: usize::MAX,
+                    reason: Stall::Idle,
+                    counted_to: 0,
+                };
+                nsched
+            ],
+            unit_free: [0; NUM_UNITS],
+            wake: 0,
+            resident_warps: 0,
+            occ_since: 0,
+        })
+        .collect();
+    let mut stats = Stats {
+        theoretical_occupancy: occ.occupancy,
+        blocks: prep.num_ctas,
+        ..Stats::default()
+    };
+    let mut env = Env {
+        program,
+        codes: &prep.codes,
+        entry: prep.entry,
+        params: &launch.params,
+        global: mem,
+    };
+    let mut run = Run {
+        ctx: &ctx,
+        memsys: &mut memsys,
+        stats: &mut stats,
+        trace: MemTrace::default(),
+        next_cta: 0,
+        next_age: 0,
+    };
+    // Initial dispatch: one block per SM in turn until the SMs are full.
+    loop {
+        let before = run.next_cta;
+        for (i, sm) in sms.iter_mut().enumerate() {
+            run.dispatch_one(sm, i, 0);
+        }
+        if run.next_cta == before {
+            break;
+        }
+    }
+    let mut now = 0u64;
+    loop {
+        let mut next = u64::MAX;
+        let mut busy = false;
+        for (i, sm) in sms.iter_mut().enumerate() {
+            if sm.wake <= now {
+                run.cycle(sm, i, now, &mut env, limits)?;
+                while run.dispatch_one(sm, i, now) {}
+            }
+            busy |= sm.resident_warps > 0;
+            next = next.min(sm.wake);
+        }
+        if !busy && run.next_cta >= prep.num_ctas {
+            break;
+        }
+        now = (now + 1).max(next);
+        if now > limits.max_cycles {
+            let (cta, warp) = sms
+                .iter()
+                .flat_map(|sm| sm.warps.iter().flatten().map(move |w| (sm, w)))
+                .find(|(_, w)| !w.done)
+                .map(|(sm, w)| {
+                    (
+                        sm.ctas[w.cta].as_ref().map(|c| c.info.clone()),
+                        w.state.clone(),
+                    )
+                })
+                .unwrap_or((None, WarpState::new(kernel, prep.entry, 0, prep.block)));
+            let info = cta.unwrap_or_else(|| prep.new_cta(program, 0).0);
+            return Err(runaway(
+                program,
+                &info,
+                &warp,
+                format!("more than {} cycles", limits.max_cycles),
+            ));
+        }
+    }
+    // The run ends when the last issue slot in use ends.
+    let cycles = sms
+        .iter()
+        .flat_map(|sm| sm.sched.iter().map(|s| s.counted_to))
+        .fold(now, u64::max);
+    for sm in sms.iter_mut() {
+        for s in sm.sched.iter_mut() {
+            if cycles > s.counted_to {
+                stats.add_stall(s.reason, cycles - s.counted_to);
+                s.counted_to = cycles;
+            }
+        }
+        stats.warp_cycles += sm.resident_warps * (cycles - sm.occ_since);
+    }
+    stats.cycles = cycles;
+    stats.achieved_occupancy = if cycles == 0 {
+        0.0
+    } else {
+        stats.warp_cycles as f64
+            / (cycles as f64 * f64::from(config.num_sms) * f64::from(config.max_warps_per_sm))
+    };
+    for i in 0..memsys.num_l1() {
+        if let Some(s) = memsys.l1_stats(i) {
+            stats.l1_accesses += s.accesses();
+            stats.l1_hits += s.hits();
+        }
+    }
+    let l2 = *memsys.l2_stats();
+    stats.l2_accesses = l2.accesses();
+    stats.l2_hits = l2.hits();
+    let d = memsys.dram_stats();
+    stats.dram_reads = d.reads;
+    stats.dram_writes = d.writes;
+    stats.dram_bytes = d.bytes;
+    Ok(TimingReport {
+        cycles,
+        warp_insts: stats.warp_insts,
+        thread_insts: stats.thread_insts,
+        pairs: stats.pairs(),
+        stats,
+    })
+}
+
+/// The mutable state of a run besides the SMs.
+struct Run<'a, 'c> {
+    ctx: &'c Ctx<'a>,
+    memsys: &'c mut MemorySystem,
+    stats: &'c mut Stats,
+    trace: MemTrace,
+    next_cta: u64,
+    next_age: u64,
+}
+
+/// What keeps a warp from issuing, and until when.
+enum Block {
+    Ready,
+    Wait(Stall, u64),
+    Done,
+}
+
+impl Run<'_, '_> {
+    /// Places the next block on `sm` if a block slot is free; true when it did.
+    fn dispatch_one(&mut self, sm: &mut Sm, _id: usize, now: u64) -> bool {
+        let prep = self.ctx.prep;
+        if self.next_cta >= prep.num_ctas {
+            return false;
+        }
+        let Some(slot) = sm.ctas.iter().position(Option::is_none) else {
+            return false;
+        };
+        let (info, states) = prep.new_cta(self.ctx.program, self.next_cta);
+        let wpb = prep.warps_per_block as usize;
+        let mut warps = Vec::with_capacity(wpb);
+        for (k, state) in states.into_iter().enumerate() {
+            let ws = slot * wpb + k;
+            sm.warps[ws] = Some(Warp {
+                state,
+                cta: slot,
+                age: self.next_age,
+                ready: vec![0; self.ctx.slots.total],
+                from_mem: vec![false; self.ctx.slots.total],
+                barrier: None,
+                done: false,
+            });
+            self.next_age += 1;
+            warps.push(ws);
+        }
+        sm.ctas[slot] = Some(Cta {
+            info,
+            linear: self.next_cta,
+            warps,
+            live: wpb as u32,
+        });
+        self.next_cta += 1;
+        self.occupancy_change(sm, now, wpb as i64);
+        sm.wake = sm.wake.min(now + 1);
+        true
+    }
+
+    fn occupancy_change(&mut self, sm: &mut Sm, now: u64, delta: i64) {
+        self.stats.warp_cycles += sm.resident_warps * now.saturating_sub(sm.occ_since);
+        sm.occ_since = now;
+        sm.resident_warps = (sm.resident_warps as i64 + delta).max(0) as u64;
+    }
+
+    fn info(&self, w: &Warp) -> InstInfo {
+        match w.state.next_pc() {
+            Some((code, pc)) => self.ctx.infos[code as usize]
+                .get(pc as usize)
+                .copied()
+                .unwrap_or(self.ctx.end_info),
+            None => self.ctx.end_info,
+        }
+    }
+
+    fn inst(&self, w: &Warp) -> Option<Inst> {
+        let (code, pc) = w.state.next_pc()?;
+        self.ctx.program.kernels[code as usize]
+            .insts
+            .get(pc as usize)
+            .copied()
+    }
+
+    /// Whether warp `w` can issue at `now`.
+    fn blocked(&self, sm: &Sm, w: &Warp, now: u64) -> Block {
+        if w.done {
+            return Block::Done;
+        }
+        if w.barrier.is_some() {
+            return Block::Wait(Stall::Barrier, u64::MAX);
+        }
+        let info = self.info(w);
+        let mut until = 0;
+        let mut mem = false;
+        for &s in &info.slots[..usize::from(info.nslots)] {
+            let r = w.ready[usize::from(s)];
+            if r > now {
+                until = until.max(r);
+                mem |= w.from_mem[usize::from(s)];
+            }
+        }
+        if until > now {
+            return Block::Wait(
+                if mem {
+                    Stall::Memory
+                } else {
+                    Stall::Dependency
+                },
+                until,
+            );
+        }
+        if let Some(inst) = self.inst(w) {
+            let (u, stall) = match inst.unit() {
+                Unit::Mem(Space::Param) => return Block::Ready,
+                Unit::Mem(_) => (UNIT_MEM, Stall::Memory),
+                Unit::Div => (UNIT_SFU, Stall::Dependency),
+                Unit::F64 => (UNIT_F64, Stall::Dependency),
+                _ => return Block::Ready,
+            };
+            if sm.unit_free[u] > now {
+                return Block::Wait(stall, sm.unit_free[u]);
+            }
+        }
+        Block::Ready
+    }
+
+    /// One cycle of an SM: each free scheduler issues one warp instruction.
+    fn cycle(
+        &mut self,
+        sm: &mut Sm,
+        id: usize,
+        now: u64,
+        env: &mut Env<'_>,
+        limits: Limits,
+    ) -> Result<(), GpuFault> {
+        let nsched = sm.sched.len();
+        let nslots = sm.warps.len();
+        let mut wake = u64::MAX;
+        for s in 0..nsched {
+            let mut sc = sm.sched[s];
+            if sc.busy_until > now {
+                wake = wake.min(sc.busy_until);
+                continue;
+            }
+            if now > sc.counted_to {
+                self.stats.add_stall(sc.reason, now - sc.counted_to);
+            }
+            // This scheduler's warp slots are s, s + nsched, s + 2 * nsched, ...
+            let count = (nslots + nsched - 1 - s) / nsched;
+            let slot_of = |k: usize| s + k * nsched;
+            let mut chosen = None;
+            let mut reason = Stall::Idle;
+            let mut earliest = u64::MAX;
+            let mut consider = |k: usize, sm: &Sm| -> bool {
+                let Some(w) = sm.warps[slot_of(k)].as_ref() else {
+                    return false;
+                };
+                match self.blocked(sm, w, now) {
+                    Block::Ready => true,
+                    Block::Done => false,
+                    Block::Wait(r, until) => {
+                        reason = worse(reason, r);
+                        earliest = earliest.min(until);
+                        false
+                    }
+                }
+            };
+            match self.ctx.policy {
+                SchedulerKind::Lrr => {
+                    for j in 1..=count {
+                        let k = sc.last.wrapping_add(j) % count;
+                        if consider(k, sm) {
+                            chosen = Some(k);
+                            break;
+                        }
+                    }
+                }
+                SchedulerKind::Gto => {
+                    if sc.last < count && consider(sc.last, sm) {
+                        chosen = Some(sc.last);
+                    } else {
+                        let mut best: Option<(u64, usize)> = None;
+                        for k in 0..count {
+                            if k != sc.last && consider(k, sm) {
+                                let age = sm.warps[slot_of(k)].as_ref().map_or(u64::MAX, |w| w.age);
+                                if best.is_none_or(|(a, _)| age < a) {
+                                    best = Some((age, k));
+                                }
+                            }
+                        }
+                        chosen = best.map(|(_, k)| k);
+                    }
+                }
+            }
+            match chosen {
+                Some(k) => {
+                    sc.last = k;
+                    let cost = self.issue(sm, id, slot_of(k), now, env, limits)?;
+                    sc.busy_until = now + cost;
+                    sc.counted_to = now + cost;
+                    self.stats.issue_cycles += cost;
+                    wake = wake.min(now + cost);
+                }
+                None => {
+                    sc.reason = reason;
+                    sc.counted_to = now + 1;
+                    self.stats.add_stall(reason, 1);
+                    wake = wake.min(earliest);
+                }
+            }
+            sm.sched[s] = sc;
+        }
+        sm.wake = wake.max(now + 1);
+        Ok(())
+    }
+
+    /// Issues the next instruction of warp slot `ws`; returns its issue cost.
+    fn issue(
+        &mut self,
+        sm: &mut Sm,
+        sm_id: usize,
+        ws: usize,
+        now: u64,
+        env: &mut Env<'_>,
+        limits: Limits,
+    ) -> Result<u64, GpuFault> {
+        let ctx = self.ctx;
+        let cfg = ctx.cfg;
+        let (info, inst, cta_slot) = {
+            let w = sm.warps[ws].as_ref().expect("issued warp exists");
+            (self.info(w), self.inst(w), w.cta)
+        };
+        let cta = sm.ctas[cta_slot].as_mut().expect("block of a warp");
+        let warp = sm.warps[ws].as_mut().expect("issued warp exists");
+        if self.stats.warp_insts >= limits.max_warp_insts {
+            return Err(runaway(
+                ctx.program,
+                &cta.info,
+                &warp.state,
+                format!("more than {} warp instructions", limits.max_warp_insts),
+            ));
+        }
+        let active = warp.state.active_mask();
+        let flow = step(env, &mut warp.state, &mut cta.info, &mut self.trace)?;
+        self.stats.warp_insts += 1;
+        self.stats.thread_insts += u64::from(active.count_ones());
+        let unit = inst.map_or(Unit::Ctrl, |i| i.unit());
+        let mut from_mem = false;
+        let latency = match unit {
+            Unit::Alu | Unit::Ctrl | Unit::Warp | Unit::Queue => u64::from(cfg.alu_latency),
+            Unit::Mul => u64::from(cfg.mul_latency),
+            Unit::F64 => {
+                sm.unit_free[UNIT_F64] = now + F64_INTERVAL;
+                u64::from(cfg.f64_latency)
+            }
+            Unit::Div => {
+                sm.unit_free[UNIT_SFU] = now + SFU_INTERVAL;
+                let sqrt = matches!(inst.map(|i| i.op), Some(Op::Un { .. }));
+                u64::from(if sqrt {
+                    cfg.sfu_latency
+                } else {
+                    cfg.div_latency
+                })
+            }
+            Unit::Mem(Space::Param) => u64::from(cfg.alu_latency),
+            Unit::Mem(_) if !self.trace.valid || self.trace.mask == 0 => u64::from(cfg.alu_latency),
+            Unit::Mem(space) => {
+                from_mem = true;
+                let linear = cta.linear;
+                self.memory(
+                    sm_id,
+                    &mut sm.unit_free[UNIT_MEM],
+                    space,
+                    linear,
+                    warp.state.warp_id,
+                    now,
+                )
+            }
+        };
+        let done_at = now + latency.max(1);
+        for &d in &info.dsts[..usize::from(info.ndst)] {
+            warp.ready[usize::from(d)] = done_at;
+            warp.from_mem[usize::from(d)] = from_mem;
+        }
+        let cost = if info.uniform {
+            self.stats.uniform_insts += 1;
+            u64::from(cfg.uniform_issue_cycles.max(1))
+        } else {
+            ctx.issue_cycles
+        };
+        match flow {
+            Flow::Continue => {}
+            Flow::Barrier(id) => {
+                warp.barrier = Some(id);
+                self.try_release(sm, cta_slot)?;
+            }
+            Flow::Done => {
+                warp.done = true;
+                let c = sm.ctas[cta_slot].as_mut().expect("block");
+                c.live -= 1;
+                if c.live == 0 {
+                    let c = sm.ctas[cta_slot].take().expect("block");
+                    for &w in &c.warps {
+                        sm.warps[w] = None;
+                    }
+                    self.occupancy_change(sm, now, -(c.warps.len() as i64));
+                } else {
+                    self.try_release(sm, cta_slot)?;
+                }
+            }
+        }
+        Ok(cost)
+    }
+
+    /// Opens the block's barrier when every unfinished warp waits at the same one.
+    fn try_release(&mut self, sm: &mut Sm, cta_slot: usize) -> Result<(), GpuFault> {
+        let cta = sm.ctas[cta_slot].as_ref().expect("block");
+        let mut id: Option<u32> = None;
+        for &w in &cta.warps {
+            let warp = sm.warps[w].as_ref().expect("warp of a live block");
+            if warp.done {
+                continue;
+            }
+            match (warp.barrier, id) {
+                (None, _) => return Ok(()),
+                (Some(b), None) => id = Some(b),
+                (Some(b), Some(a)) if a != b => {
+                    return Err(deadlock(self.ctx.program, &cta.info, &warp.state, (a, b)));
+                }
+                _ => {}
+            }
+        }
+        for &w in &cta.warps {
+            if let Some(warp) = sm.warps[w].as_mut() {
+                warp.barrier = None;
+            }
+        }
+        Ok(())
+    }
+
+    /// Times the memory access in `self.trace`; returns the latency of its result.
+    fn memory(
+        &mut self,
+        sm_id: usize,
+        ldst_free: &mut u64,
+        space: Space,
+        cta_linear: u64,
+        warp_id: u32,
+        now: u64,
+    ) -> u64 {
+        let cfg = self.ctx.cfg;
+        let t = &self.trace;
+        let start = now.max(*ldst_free);
+        if space == Space::Shared {
+            let degree = u64::from(bank_conflict_degree(&t.addrs, t.mask, t.bytes).max(1));
+            self.stats.shared_insts += 1;
+            self.stats.shared_bank_conflicts += degree - 1;
+            *ldst_free = start + degree;
+            return start - now + u64::from(cfg.shared_mem_latency) + degree - 1;
+        }
+        let mut addrs = t.addrs;
+        if space == Space::Local {
+            // Interleaved as CUDA lays out local memory: word k of consecutive threads
+            // is contiguous, so uniform local accesses coalesce.
+            let total = self.ctx.prep.num_ctas * u64::from(self.ctx.prep.threads_per_block);
+            for (l, a) in addrs.iter_mut().enumerate() {
+                let thread = cta_linear * u64::from(self.ctx.prep.threads_per_block)
+                    + u64::from(warp_id) * WARP as u64
+                    + l as u64;
+                *a = LOCAL_BASE + ((*a / 4) * total + thread) * 4 + *a % 4;
+            }
+        }
+        let mut segs = [(0u64, 0u32); WARP];
+        let n = coalesce(&addrs, t.mask, t.bytes, self.ctx.line, &mut segs);
+        let kind = if t.write && !t.atomic {
+            AccessKind::Write
+        } else {
+            AccessKind::Read
+        };
+        let (write, atomic) = (t.write, t.atomic);
+        let mut ready = start;
+        for (k, &(seg, bytes)) in segs[..n].iter().enumerate() {
+            let at = start + k as u64;
+            // Atomics are performed at the L2 (past the last L1: the uncached path).
+            let l1 = if atomic { usize::MAX } else { sm_id };
+            let o = self.memsys.access(l1, seg, bytes, kind, at);
+            if atomic {
+                self.memsys
+                    .access(l1, seg, bytes, AccessKind::Write, o.ready);
+            }
+            ready = ready.max(o.ready);
+        }
+        *ldst_free = start + n as u64;
+        let s = &mut *self.stats;
+        match (space, write, atomic) {
+            (Space::Local, ..) => s.local_transactions += n as u64,
+            (_, _, true) => {
+                s.global_atomic_insts += 1;
+                s.global_atomic_transactions += n as u64;
+            }
+            (_, true, _) => {
+                s.global_store_insts += 1;
+                s.global_store_transactions += n as u64;
+            }
+            _ => {
+                s.global_load_insts += 1;
+                s.global_load_transactions += n as u64;
+            }
+        }
+        ready - now + u64::from(cfg.l1_latency)
+    }
+}
+
+/// The more telling of two stall reasons: memory, then dependency, barrier, idle.
+fn worse(a: Stall, b: Stall) -> Stall {
+    let rank = |s: Stall| match s {
+        Stall::Memory => 3,
+        Stall::Dependency => 2,
+        Stall::Barrier => 1,
+        Stall::Idle => 0,
+    };
+    if rank(b) > rank(a) {
+        b
+    } else {
+        a
+    }
+}
