@@ -28,6 +28,7 @@ use super::minst::{FrameObj, MInst};
 use super::object::{LineEntry, Object, Reloc, RelocKind, RelocTarget, Symbol};
 use crate::back::common::mach::{MBlock, MachFunction, PReg, Reg};
 use crate::ir::Function;
+use crate::source::Span;
 
 /// Where everything lives in one function's frame (byte offsets from `sp`).
 #[derive(Clone, Debug, Default)]
@@ -331,7 +332,8 @@ pub fn emit_function(
                 emit_inst(&mut out, obj, base, &line.inst, fr, next, &mut fixups)?;
             }
             k += 1;
-            if let Some(span) = line.span {
+            // The default span marks code without a source position.
+            if let Some(span) = line.span.filter(|s| *s != Span::default()) {
                 if out.len() > at && last_span != Some(span) {
                     obj.lines.push(LineEntry {
                         offset: base + at as u32,

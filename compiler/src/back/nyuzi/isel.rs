@@ -49,7 +49,7 @@
 //! block. Arguments and results follow [`super::abi`]; a takes-mask callee gets the
 //! call's mask (limited to existing lanes) as its last scalar argument.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use cranelift_entity::{EntityRef, SecondaryMap};
 use smallvec::{smallvec, SmallVec};
@@ -184,37 +184,58 @@ fn shift_op(op: BinaryOp) -> Option<AluOp> {
     }
 }
 
-/// Instructions without effects whose results nothing live uses (the lowering leaves
-/// unused constants and masks behind), found by a worklist over use counts.
-fn dead_insts(f: &Function) -> std::collections::HashSet<crate::ir::Inst> {
-    let mut uses: SecondaryMap<Value, u32> = SecondaryMap::new();
-    for (_, data) in f.insts.iter() {
-        for v in data.operands() {
-            uses[v] += 1;
+/// The values the function's effects depend on: operands of instructions with
+/// effects, branch conditions and returned values, and transitively the operands of
+/// the instructions and the branch arguments that define live values. Pure
+/// instructions with a dead result are not selected and dead block parameters get no
+/// copies (the lowering leaves unused constants, masks and loop-carried copies
+/// behind).
+fn live_values(f: &Function) -> HashSet<Value> {
+    // Incoming branch arguments of each block.
+    let mut incoming: HashMap<Block, Vec<SmallVec<[Value; 4]>>> = HashMap::new();
+    let mut work: Vec<Value> = Vec::new();
+    for &b in &f.layout {
+        for &i in &f.blocks[b].insts {
+            let data = &f.insts[i];
+            match data {
+                InstData::Jump { dest } => {
+                    incoming
+                        .entry(dest.block)
+                        .or_default()
+                        .push(dest.args.clone());
+                }
+                InstData::Brif {
+                    cond,
+                    then_dest,
+                    else_dest,
+                } => {
+                    work.push(*cond);
+                    for d in [then_dest, else_dest] {
+                        incoming.entry(d.block).or_default().push(d.args.clone());
+                    }
+                }
+                _ if data.has_side_effects() => work.extend(data.operands()),
+                _ => {}
+            }
         }
     }
-    let mut dead = std::collections::HashSet::new();
-    let mut work: Vec<crate::ir::Inst> = f.insts.keys().collect();
-    while let Some(i) = work.pop() {
-        let data = &f.insts[i];
-        if dead.contains(&i) || data.has_side_effects() {
+    let mut live = HashSet::new();
+    while let Some(v) = work.pop() {
+        if !live.insert(v) {
             continue;
         }
-        let Some(r) = f.inst_result(i) else { continue };
-        if uses[r] != 0 {
-            continue;
-        }
-        dead.insert(i);
-        for v in data.operands() {
-            uses[v] -= 1;
-            if uses[v] == 0 {
-                if let ValueDef::Result(d) = f.values[v].def {
-                    work.push(d);
+        match f.values[v].def {
+            ValueDef::Result(i) => work.extend(f.insts[i].operands()),
+            ValueDef::Param(b, k) => {
+                for args in incoming.get(&b).into_iter().flatten() {
+                    if let Some(&a) = args.get(k as usize) {
+                        work.push(a);
+                    }
                 }
             }
         }
     }
-    dead
+    live
 }
 
 fn fits(x: i64, bits: u32) -> bool {
@@ -257,6 +278,7 @@ struct Isel<'a> {
     needs_scratch: bool,
     out_args: u32,
     used_slots: Vec<bool>,
+    live: HashSet<Value>,
 }
 
 /// Selects one function. `fidx` is its index in the module (barrier identifiers).
@@ -278,6 +300,7 @@ pub fn select(m: &Module, f: &Function, fidx: u32) -> Result<Selected, Vec<Diagn
         needs_scratch: false,
         out_args: 0,
         used_slots: vec![false; f.stack_slots.len()],
+        live: HashSet::new(),
     };
     s.run();
     if !s.diags.is_empty() {
@@ -336,12 +359,14 @@ impl<'a> Isel<'a> {
         let Some(entry) = f.entry_block() else {
             return;
         };
+        self.live = live_values(f);
         self.entry_params(entry);
-        let dead = dead_insts(f);
         for &b in &f.layout {
             self.cur = self.blocks[&b];
             for &inst in &f.blocks[b].insts {
-                if dead.contains(&inst) {
+                let dead = !f.insts[inst].has_side_effects()
+                    && f.inst_result(inst).is_some_and(|r| !self.live.contains(&r));
+                if dead {
                     continue;
                 }
                 self.span = Some(f.spans[inst]);
@@ -750,6 +775,9 @@ impl<'a> Isel<'a> {
             return;
         };
         for (&p, loc) in params.iter().zip(&assign) {
+            if !self.live.contains(&p) {
+                continue;
+            }
             let regs = self.regs(p);
             let ty = self.ty(p);
             let vector = layout(ty).0 == VECTOR;
@@ -910,6 +938,9 @@ impl<'a> Isel<'a> {
         let params = self.f.blocks[call.block].params.clone();
         let mut temps: Vec<(Reg, Reg, bool)> = Vec::new();
         for (&p, &a) in params.iter().zip(&call.args) {
+            if !self.live.contains(&p) {
+                continue;
+            }
             let pr = self.regs(p);
             let ar = self.regs(a);
             let vector = layout(self.ty(p)).0 == VECTOR;
@@ -936,7 +967,8 @@ impl<'a> Isel<'a> {
     /// The block a conditional branch goes to for `call`: the target itself without
     /// arguments, else a new block with the copies.
     fn edge_block(&mut self, from: MBlock, call: &BlockCall) -> MBlock {
-        if call.args.is_empty() {
+        let params = &self.f.blocks[call.block].params;
+        if params.iter().all(|p| !self.live.contains(p)) {
             return self.blocks[&call.block];
         }
         let b = self.new_block_after(from);
@@ -1830,81 +1862,120 @@ impl<'a> Isel<'a> {
         d
     }
 
-    /// `Some((base, offset))` when the varying address is `splat(base) + X` with `X`
-    /// provably `lane_index * 4 + offset` (`offset` a multiple of 64 is not required:
-    /// the run-time check looks at `base + offset`).
-    fn consecutive(&self, addr: Value) -> Option<(Value, i64)> {
+    fn def_of(&self, v: Value) -> Option<&'a InstData> {
         let f = self.f;
-        let def = |v: Value| match f.values[v].def {
+        match f.values[v].def {
             ValueDef::Result(i) => Some(&f.insts[i]),
             ValueDef::Param(..) => None,
-        };
+        }
+    }
+
+    /// `Some((base, index))` when the varying address is provably
+    /// `splat(base) + (lane_index [+ splat(index)]) * 4` (through bitcasts; `* 4` as
+    /// `imul` by a splatted 4 or `ishl` by 2): the lowering's form for `a[programIndex
+    /// + k]`, foreach indices and private per-lane slots.
+    fn consecutive(&self, addr: Value) -> Option<(Value, Option<Value>)> {
         let InstData::Binary {
             op: BinaryOp::Iadd,
             args,
-        } = def(addr)?
+        } = self.def_of(addr)?
         else {
             return None;
         };
         for (x, y) in [(args[0], args[1]), (args[1], args[0])] {
-            if let Some(InstData::Splat { arg }) = def(x) {
-                if self.is_lane_times4(y) {
-                    return Some((*arg, 0));
+            if let Some(InstData::Splat { arg }) = self.def_of(x) {
+                if let Some(index) = self.lane_times4(y) {
+                    return Some((*arg, index));
                 }
             }
         }
         None
     }
 
-    /// Whether `v` is `lane_index * 4` (through bitcasts and splatted constants).
-    fn is_lane_times4(&self, v: Value) -> bool {
-        let f = self.f;
-        let def = |v: Value| match f.values[v].def {
-            ValueDef::Result(i) => Some(&f.insts[i]),
-            ValueDef::Param(..) => None,
-        };
-        let splat_const = |v: Value| match def(v) {
-            Some(InstData::Splat { arg }) => self.iconst_of(*arg),
+    /// `Some(index)` when `v` is `(lane_index [+ splat(index)]) * 4`.
+    fn lane_times4(&self, v: Value) -> Option<Option<Value>> {
+        match self.def_of(v)? {
+            InstData::Convert {
+                op: ConvOp::Bitcast,
+                arg,
+                ..
+            } => self.lane_times4(*arg),
+            InstData::Binary {
+                op: BinaryOp::Imul,
+                args,
+            } => {
+                if self.const_val(args[1]) == Some(4) {
+                    self.lane_plus(args[0])
+                } else if self.const_val(args[0]) == Some(4) {
+                    self.lane_plus(args[1])
+                } else {
+                    None
+                }
+            }
+            InstData::Binary {
+                op: BinaryOp::Ishl,
+                args,
+            } if self.const_val(args[1]) == Some(2) => self.lane_plus(args[0]),
             _ => None,
-        };
+        }
+    }
+
+    /// `Some(index)` when `v` is `lane_index` or `lane_index + splat(index)` (32-bit).
+    fn lane_plus(&self, v: Value) -> Option<Option<Value>> {
         let is_lane = |v: Value| {
             matches!(
-                def(v),
+                self.def_of(v),
                 Some(InstData::Special {
                     reg: SpecialReg::LaneIndex
                 })
             )
         };
-        match def(v) {
-            Some(InstData::Convert {
-                op: ConvOp::Bitcast,
-                arg,
-                ..
-            }) => self.is_lane_times4(*arg),
-            Some(InstData::Binary {
-                op: BinaryOp::Imul,
-                args,
-            }) => {
-                (is_lane(args[0]) && splat_const(args[1]) == Some(4))
-                    || (is_lane(args[1]) && splat_const(args[0]) == Some(4))
+        if is_lane(v) {
+            return Some(None);
+        }
+        let InstData::Binary {
+            op: BinaryOp::Iadd,
+            args,
+        } = self.def_of(v)?
+        else {
+            return None;
+        };
+        if width(self.ty(v).scalar) != 32 {
+            return None;
+        }
+        for (x, y) in [(args[0], args[1]), (args[1], args[0])] {
+            if is_lane(x) {
+                if let Some(InstData::Splat { arg }) = self.def_of(y) {
+                    return Some(Some(*arg));
+                }
             }
-            Some(InstData::Binary {
-                op: BinaryOp::Ishl,
-                args,
-            }) => is_lane(args[0]) && splat_const(args[1]) == Some(2),
-            _ => false,
+        }
+        None
+    }
+
+    /// The uniform address of lane 0 of a [`Isel::consecutive`] access.
+    fn block_base(&mut self, base: Value, index: Option<Value>) -> Reg {
+        let b = self.reg(base);
+        match index {
+            None => b,
+            Some(i) => {
+                let i = self.reg(i);
+                let off = self.bin_imm(false, AluOp::Shl, i, 2);
+                self.bin(false, AluOp::AddI, b, off)
+            }
         }
     }
 
     /// A block load when `base + off` is 64-byte aligned, else a gather; masked-off
     /// lanes are 0 either way.
-    fn block_or_gather_load(&mut self, base: Value, off: i64, va: Reg, act: Reg) -> Reg {
-        let b = self.reg(base);
-        let addr = if off == 0 {
-            b
-        } else {
-            self.bin_imm(false, AluOp::AddI, b, off as i32)
-        };
+    fn block_or_gather_load(
+        &mut self,
+        base: Value,
+        index: Option<Value>,
+        va: Reg,
+        act: Reg,
+    ) -> Reg {
+        let addr = self.block_base(base, index);
         let low = self.bin_imm(false, AluOp::And, addr, 63);
         let d = self.vconst(0);
         let from = self.cur;
@@ -2006,13 +2077,15 @@ impl<'a> Isel<'a> {
         });
     }
 
-    fn block_or_scatter_store(&mut self, base: Value, off: i64, va: Reg, val: Reg, act: Reg) {
-        let b = self.reg(base);
-        let addr = if off == 0 {
-            b
-        } else {
-            self.bin_imm(false, AluOp::AddI, b, off as i32)
-        };
+    fn block_or_scatter_store(
+        &mut self,
+        base: Value,
+        index: Option<Value>,
+        va: Reg,
+        val: Reg,
+        act: Reg,
+    ) {
+        let addr = self.block_base(base, index);
         let low = self.bin_imm(false, AluOp::And, addr, 63);
         let from = self.cur;
         let blk = self.new_block_after(from);

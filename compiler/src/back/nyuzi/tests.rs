@@ -731,3 +731,26 @@ block0(v0: ptr):
     .expect("IR parses");
     diff_module(&m, "k", &[Arg::Buf(words_i32(0..16))]);
 }
+
+#[test]
+fn offset_consecutive_accesses_match_the_interpreter() {
+    // `a[k + programIndex]` takes the block path when `a + 4k` is 64-byte aligned
+    // (k = 0, 16) and the gather/scatter path otherwise (k = 3), for both buffer
+    // placements.
+    let src = "
+    export void k(uniform int a[], uniform int b[], uniform int n) {
+        for (uniform int k = 0; k < n; k += 1) {
+            int x = a[k * 3 + programIndex];
+            if (x % 2 == 0) b[k * 16 + programIndex] = x * 10 + k;
+        }
+    }";
+    diff(
+        src,
+        "k",
+        &[
+            Arg::Buf(words_i32((0..64).map(|i| i * 7 + 1))),
+            Arg::Buf(words_i32(vec![-1; 96])),
+            Arg::Val(5),
+        ],
+    );
+}
