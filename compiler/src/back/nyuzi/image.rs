@@ -393,7 +393,7 @@ pub fn build_image(
             ),
         )));
     }
-    if opts.gang_stack % 64 != 0 || opts.gang_stack == 0 {
+    if !opts.gang_stack.is_multiple_of(64) || opts.gang_stack == 0 {
         return Err(link_error(format!(
             "gang stack size {} is not a positive multiple of 64",
             opts.gang_stack
