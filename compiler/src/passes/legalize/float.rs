@@ -11,7 +11,8 @@
 //! Narrow integers are widened at the boundary: a conversion to an 8- or 16-bit
 //! integer calls the routine that returns the saturated value as an `i32` and reduces
 //! it (exact, since the value is already in range); a conversion from `bool`, `i8` or
-//! `i16` extends the operand to `i32` first, as the interpreter reads it. `to_bool` of
+//! `i16` extends the operand to `i32` first, as the interpreter reads it, and to f32
+//! then needs no routine: the native `i32` conversion is exact below 2^24. `to_bool` of
 //! an f64 needs no routine: it is a native test of the bits without the sign.
 
 use super::{variant, Cursor, Rewritten};
@@ -42,7 +43,9 @@ pub fn is_illegal(func: &Function, data: &InstData) -> bool {
                     true
                 }
                 ConvOp::FcvtFromUint => true,
-                ConvOp::FcvtFromSint => from == Scalar::I64 || to == Scalar::F64,
+                ConvOp::FcvtFromSint => {
+                    from == Scalar::I64 || from == Scalar::Bool || to == Scalar::F64
+                }
                 ConvOp::ToBool => from == Scalar::F64,
                 _ => false,
             }
@@ -137,6 +140,11 @@ fn convert(cur: &mut Cursor, op: ConvOp, arg: Value, to: Scalar) -> Result<Rewri
                 _ => return Ok(Rewritten::Unchanged),
             };
             let a = cur.conv(ext, arg, wide)?;
+            if to == Scalar::F32 && wide == Scalar::I32 && from != Scalar::I32 {
+                // Below 2^16 in magnitude: the native signed conversion is exact.
+                let r = cur.conv(ConvOp::FcvtFromSint, a, Scalar::F32)?;
+                return Ok(Rewritten::Value(r));
+            }
             let name = format!("{}_{}_{}_{v}", op.name(), fname(wide)?, fname(to)?);
             call(cur, &name, &[a])
         }
