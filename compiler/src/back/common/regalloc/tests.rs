@@ -535,6 +535,7 @@ impl Gen {
                 let r = call(&mut self.bd, arg);
                 self.defined.push(r);
             }
+            6 if z.is_multiple_of(3) => self.fixed_window(class, y),
             6 => {
                 let src = self.source(class, y);
                 self.bd.out(src);
@@ -544,6 +545,30 @@ impl Gen {
             9 | 10 => self.close(),
             _ => {}
         }
+    }
+
+    /// A physical register (`a1` or `b1`) holding a value across an operation on
+    /// the other registers of its class.
+    fn fixed_window(&mut self, class: RegClass, y: u8) {
+        let pinned = Reg::Phys(if class == A { a(1) } else { b(1) });
+        self.bd.push(Toy::Const {
+            dst: pinned,
+            value: y as i64,
+        });
+        let s1 = self.source(class, y);
+        let s2 = self.source(class, y / 3);
+        let dst = self.dest(class, y / 2);
+        if class == A {
+            self.bd.push(Toy::Add { dst, x: s1, y: s2 });
+        } else {
+            // One B register is left: one source.
+            self.bd.push(Toy::AddImm {
+                dst,
+                src: s1,
+                imm: 5,
+            });
+        }
+        self.bd.out(pinned);
     }
 
     fn open_if(&mut self, x: u8, y: u8) {
@@ -687,7 +712,7 @@ fn random_programs_cover_loops_calls_and_spills() {
         seed
     };
     let (mut loops, mut calls, mut spilled_a, mut spilled_b) = (0, 0, 0, 0);
-    let mut barriers = 0;
+    let (mut barriers, mut pinned) = (0, 0);
     let mut memory_ops = 0;
     for _ in 0..100 {
         let steps = (0..40).map(|_| next().to_le_bytes()[..4].try_into().unwrap());
@@ -695,13 +720,17 @@ fn random_programs_cover_loops_calls_and_spills() {
         loops += usize::from(count(&func, |i| matches!(i, Toy::AddImm { imm: -1, .. })) > 0);
         calls += usize::from(count(&func, |i| matches!(i, Toy::Call)) > 0);
         barriers += usize::from(count(&func, |i| matches!(i, Toy::Barrier)) > 0);
+        pinned += usize::from(input_phys(&func).contains(&b(1)));
         let (_, out) = check(&func);
         memory_ops += toy::run_counting(&out, FUEL).unwrap().1;
         spilled_a += usize::from(out.spill_slots.values().any(|&c| c == A));
         spilled_b += usize::from(out.spill_slots.values().any(|&c| c == B));
     }
     assert!(loops > 20 && calls > 20, "loops {loops}, calls {calls}");
-    assert!(barriers > 10, "barriers {barriers}");
+    assert!(
+        barriers > 10 && pinned > 10,
+        "barriers {barriers}, pinned {pinned}"
+    );
     assert!(
         spilled_a > 20 && spilled_b > 20,
         "spills {spilled_a}, {spilled_b}"
