@@ -119,7 +119,15 @@ fn bench_kernel(c: &mut Criterion, text: &str, name: &str) {
     let (l, mem) = setup(&p, name);
     let cfg = GpuConfig::gtx480();
     let f = run_functional(&p, &l, &mut mem.clone(), Limits::default()).expect("runs");
-    let t = run_timing(&p, &l, &mut mem.clone(), &cfg, Limits::default(), SchedulerKind::Gto).expect("runs");
+    let t = run_timing(
+        &p,
+        &l,
+        &mut mem.clone(),
+        &cfg,
+        Limits::default(),
+        SchedulerKind::Gto,
+    )
+    .expect("runs");
     eprintln!(
         "{name}: {} thread instructions, {} warp instructions, {} cycles, ipc {:.1}, l2 hit rate {:.2}, bank conflicts {}",
         t.thread_insts,
@@ -135,7 +143,11 @@ fn bench_kernel(c: &mut Criterion, text: &str, name: &str) {
     g.bench_function(format!("{name}_functional"), |b| {
         b.iter_batched(
             || mem.clone(),
-            |mut m| run_functional(&p, &l, &mut m, Limits::default()).expect("runs").warp_insts,
+            |mut m| {
+                run_functional(&p, &l, &mut m, Limits::default())
+                    .expect("runs")
+                    .warp_insts
+            },
             BatchSize::LargeInput,
         )
     });

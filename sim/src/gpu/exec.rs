@@ -929,17 +929,25 @@ fn atom_value(op: AtomOp, ty: Type, old: u64, a: u64, b: u64) -> u64 {
     }
 }
 
+#[inline]
 fn load_le(bytes: &[u8]) -> u64 {
-    let mut v = 0u64;
-    for (i, &b) in bytes.iter().enumerate() {
-        v |= u64::from(b) << (8 * i);
+    match bytes.len() {
+        4 => u64::from(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])),
+        8 => u64::from_le_bytes(bytes.try_into().unwrap_or([0; 8])),
+        2 => u64::from(u16::from_le_bytes([bytes[0], bytes[1]])),
+        1 => u64::from(bytes[0]),
+        _ => 0,
     }
-    v
 }
 
+#[inline]
 fn store_le(bytes: &mut [u8], v: u64) {
-    for (i, b) in bytes.iter_mut().enumerate() {
-        *b = (v >> (8 * i)) as u8;
+    match bytes.len() {
+        4 => bytes.copy_from_slice(&(v as u32).to_le_bytes()),
+        8 => bytes.copy_from_slice(&v.to_le_bytes()),
+        2 => bytes.copy_from_slice(&(v as u16).to_le_bytes()),
+        1 => bytes[0] = v as u8,
+        _ => {}
     }
 }
 
@@ -1080,6 +1088,43 @@ pub fn step(
                 o[l] = if pm >> l & 1 != 0 { a[l] } else { b[l] };
             }
             warp.write(dst, ty, exec, &o).map_err(err)?;
+        }
+        Op::Ld {
+            space: Space::Param,
+            ty,
+            dst,
+            addr:
+                addr @ Address {
+                    base: AddrBase::Param(_) | AddrBase::None,
+                    ..
+                },
+        } => {
+            // A uniform parameter read: one access for the warp.
+            warp.addresses(addr, kernel, &mut a).map_err(err)?;
+            let p = env.params;
+            let (at_, n) = (a[0], ty.bytes() as usize);
+            let bytes = usize::try_from(at_)
+                .ok()
+                .and_then(|s| p.get(s..s.checked_add(n)?))
+                .filter(|_| at_ % n as u64 == 0);
+            if exec != 0 {
+                let Some(bytes) = bytes else {
+                    let lane = Some(exec.trailing_zeros());
+                    let kind = if at_ % n as u64 != 0 {
+                        FaultKind::Misaligned
+                    } else {
+                        FaultKind::OutOfBounds
+                    };
+                    let msg = format!(
+                        "{n}-byte .param access (parameter block of {} bytes)",
+                        p.len()
+                    );
+                    return Err(at.fault(kind, lane, Some(at_), msg));
+                };
+                let v = load_le(bytes);
+                o = [if ty.is_float() { v } else { hold(v, ty) }; WARP];
+                warp.write(dst, ty, exec, &o).map_err(err)?;
+            }
         }
         Op::Ld {
             space,

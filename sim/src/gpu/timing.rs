@@ -89,6 +89,10 @@ struct InstInfo {
     dsts: [u16; 3],
     ndst: u8,
     uniform: bool,
+    /// The functional unit ([`Inst::unit`]).
+    unit: Option<Unit>,
+    /// The shared unit slot (`UNIT_*`) the instruction occupies, if any.
+    unit_slot: Option<(usize, Stall)>,
 }
 
 /// Scoreboard slot layout over every kernel of the program (functions share the
@@ -124,8 +128,18 @@ impl SlotMap {
     }
 
     fn info(&self, inst: &Inst) -> InstInfo {
+        let unit = inst.unit();
+        let unit_slot = match unit {
+            Unit::Mem(Space::Param) => None,
+            Unit::Mem(_) => Some((UNIT_MEM, Stall::Memory)),
+            Unit::Div => Some((UNIT_SFU, Stall::Dependency)),
+            Unit::F64 => Some((UNIT_F64, Stall::Dependency)),
+            _ => None,
+        };
         let mut i = InstInfo {
             uniform: inst.is_uniform(),
+            unit: Some(unit),
+            unit_slot,
             ..InstInfo::default()
         };
         inst.for_each_reg(|a| {
@@ -585,14 +599,7 @@ impl Run<'_, '_> {
                 until,
             );
         }
-        if let Some(inst) = self.inst(w) {
-            let (u, stall) = match inst.unit() {
-                Unit::Mem(Space::Param) => return Block::Ready,
-                Unit::Mem(_) => (UNIT_MEM, Stall::Memory),
-                Unit::Div => (UNIT_SFU, Stall::Dependency),
-                Unit::F64 => (UNIT_F64, Stall::Dependency),
-                _ => return Block::Ready,
-            };
+        if let Some((u, stall)) = info.unit_slot {
             if sm.unit_free[u] > now {
                 return Block::Wait(stall, sm.unit_free[u]);
             }
@@ -720,7 +727,7 @@ impl Run<'_, '_> {
         let flow = step(env, &mut warp.state, &mut cta.info, &mut self.trace)?;
         self.stats.warp_insts += 1;
         self.stats.thread_insts += u64::from(active.count_ones());
-        let unit = inst.map_or(Unit::Ctrl, |i| i.unit());
+        let unit = info.unit.unwrap_or(Unit::Ctrl);
         let mut from_mem = false;
         let latency = match unit {
             Unit::Alu | Unit::Ctrl | Unit::Warp | Unit::Queue => u64::from(cfg.alu_latency),
