@@ -165,8 +165,9 @@ impl Image {
     /// The lowest address of each gang stack, as (hardware thread, gang, address).
     pub fn stack_bottoms(&self) -> impl Iterator<Item = (u32, u32, u32)> + '_ {
         let l = &self.layout;
-        (0..l.threads_used).flat_map(move |t| {
-            let base = l.stacks.start + t * l.thread_area_bytes;
+        (0..l.threads_used).flat_map(move |w| {
+            let base = l.stacks.start + w * l.thread_area_bytes;
+            let t = l.worker_threads.get(w as usize).copied().unwrap_or(w);
             (0..l.gangs_per_block).map(move |g| (t, g, base + g * l.gang_stack_bytes))
         })
     }
@@ -257,6 +258,7 @@ struct Plan {
     data: Range,
     data_offsets: Vec<u32>,
     params: Range,
+    thread_table: u32,
     buffers: Vec<u32>,
     threads: Range,
     thread_area: u32,
@@ -293,6 +295,9 @@ fn plan(
         .map(|a| u64::from(a.words()))
         .sum::<u64>();
     let params_end = at;
+    at = align(at, 64);
+    let thread_table = at;
+    at += 4 * u64::from(runtime::THREAD_TABLE_LEN);
     let mut buffers = Vec::new();
     for a in &launch.args {
         if let ImageArg::Buffer { bytes, .. } = a {
@@ -328,6 +333,7 @@ fn plan(
             start: clamp(params_start),
             end: clamp(params_end),
         },
+        thread_table: clamp(thread_table),
         buffers,
         threads: Range {
             start: clamp(threads_start),
@@ -405,7 +411,7 @@ pub fn build_image(
     // Size the runtime with placeholder addresses (its size does not depend on them).
     let (probe_args, stack_args_bytes) = assign_args(launch, 0);
     let mut params = RuntimeParams {
-        threads: 1,
+        resume_mask: 1,
         args: probe_args,
         stack_args_bytes,
         ..Default::default()
@@ -420,10 +426,10 @@ pub fn build_image(
         return Err(link_error("too many arguments for the gang stack".into()));
     }
     let entry_address = p.code.start + entry_sym.offset * 4;
+    let workers = worker_threads(machine, p.threads_used);
     params = RuntimeParams {
-        threads: p.threads_used,
-        sched_base: p.threads.start,
-        sched_stride: p.thread_area,
+        resume_mask: workers.iter().fold(0, |m, &t| m | (1 << t)),
+        thread_table: p.thread_table,
         params: p.params.start,
         entry: entry_address,
         args,
@@ -443,6 +449,9 @@ pub fn build_image(
         mem.bytes(at, &d.init[..n]);
     }
     let (scalars, buffers) = write_args(&mut mem, launch, &p);
+    for (w, &t) in workers.iter().enumerate() {
+        mem.word(p.thread_table + 4 * t, thread_base(&p, w as u32));
+    }
     write_thread_areas(&mut mem, launch, &p, opts);
     let layout = Layout {
         format: Layout::FORMAT.to_string(),
@@ -451,6 +460,8 @@ pub fn build_image(
         cores: machine.cores,
         threads_per_core: machine.threads_per_core,
         threads_used: p.threads_used,
+        worker_threads: workers,
+        thread_table: p.thread_table,
         memory_size: opts.memory_size,
         grid: [launch.grid.x, launch.grid.y, launch.grid.z],
         block: [launch.block.x, launch.block.y, launch.block.z],
@@ -482,6 +493,15 @@ pub fn build_image(
         words: mem.words,
         layout,
     })
+}
+
+/// The hardware thread id of each of `n` workers: spread over the cores first (worker
+/// `w` is thread `w / cores` of core `w % cores`), so a few blocks use every core.
+pub fn worker_threads(machine: MachineShape, n: u32) -> Vec<u32> {
+    let cores = machine.cores.max(1);
+    (0..n)
+        .map(|w| (w % cores) * machine.threads_per_core + w / cores)
+        .collect()
 }
 
 /// The module's code with every relocation resolved.

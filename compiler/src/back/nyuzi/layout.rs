@@ -67,8 +67,15 @@ pub struct Layout {
     /// runs correctly on that machine or a larger one.
     pub cores: u32,
     pub threads_per_core: u32,
-    /// Hardware threads that run blocks: `min(cores × threads_per_core, blocks)`.
+    /// Workers, the hardware threads that run blocks: `min(cores × threads_per_core,
+    /// blocks)`. Worker `w` runs blocks `w, w + threads_used, ...`.
     pub threads_used: u32,
+    /// The hardware thread id (`core × threads_per_core + thread`) of each worker,
+    /// spread over the cores.
+    pub worker_threads: Vec<u32>,
+    /// Address of the thread table: 32 words, each hardware thread's scheduler record
+    /// (0: the thread halts at start-up).
+    pub thread_table: u32,
     /// Memory the image needs (the emulator's default, 16 MiB).
     pub memory_size: u32,
     pub grid: [u32; 3],
@@ -91,14 +98,14 @@ pub struct Layout {
     pub result_address: u32,
     pub scalars: Vec<ScalarLayout>,
     pub buffers: Vec<BufferLayout>,
-    /// Per-thread areas: thread `t`'s starts at `threads.start + t × thread_area_bytes`
+    /// Per-worker areas: worker `w`'s starts at `threads.start + w × thread_area_bytes`
     /// with its scheduler record, then shared memory, context records and stacks.
     pub threads: Range,
     pub thread_area_bytes: u32,
-    /// Address of hardware thread 0's scheduler record (the others follow
-    /// `thread_area_bytes` apart).
+    /// Address of worker 0's scheduler record (the others follow `thread_area_bytes`
+    /// apart).
     pub scheduler_base: u32,
-    /// Stacks of thread 0's gangs (the lowest and highest addresses of all stacks are
+    /// Stacks of worker 0's gangs (the lowest and highest addresses of all stacks are
     /// inside [`Layout::threads`]).
     pub stacks: Range,
     /// Everything below this address is in the image.
@@ -112,9 +119,17 @@ impl Layout {
         self.buffers.iter().find(|b| b.name == name)
     }
 
-    /// Address of hardware thread `t`'s scheduler record.
-    pub fn scheduler(&self, t: u32) -> u32 {
-        self.scheduler_base + t * self.thread_area_bytes
+    /// Address of worker `w`'s scheduler record.
+    pub fn scheduler(&self, w: u32) -> u32 {
+        self.scheduler_base + w * self.thread_area_bytes
+    }
+
+    /// The worker that runs on hardware thread `t`, if any.
+    pub fn worker_of(&self, t: u32) -> Option<u32> {
+        self.worker_threads
+            .iter()
+            .position(|&x| x == t)
+            .map(|w| w as u32)
     }
 
     pub fn to_json_string(&self) -> String {

@@ -326,7 +326,7 @@ fn fault_error(built: &BuiltLaunch, m: &Machine, f: Fault, max_steps: u64) -> Ru
         return e;
     }
     let layout = &built.image.layout;
-    let rec = (f.thread < layout.threads_used).then(|| layout.scheduler(f.thread));
+    let rec = layout.worker_of(f.thread).map(|w| layout.scheduler(w));
     let field = |off: i32| rec.map(|r| word(m, r + off as u32)).unwrap_or(0);
     if f.kind == FaultKind::InstructionLimit {
         return RuntimeError::new(format!(

@@ -7,11 +7,15 @@
 //!
 //! * **Start-up.** Every hardware thread starts at address 0 (thread 0 by reset, the
 //!   others when thread 0 writes their bits to control register 21). Each reads its id
-//!   (control register 0); an id at or past the planned thread count halts itself at
-//!   once, so an image planned for 4 threads also runs on a machine with more.
-//! * **Blocks.** Hardware thread `t` runs blocks `t, t+P, t+2P, ...` (linear index
-//!   `x + gx*(y + gy*z)`, `P` planned threads): static and deterministic. Each thread
-//!   has its own area: a [scheduler record](sched), the block's shared memory, one
+//!   (control register 0) and looks it up in the *thread table* (32 words, one per
+//!   hardware thread id): the address of its scheduler record, or 0 for a thread the
+//!   image does not use, which halts itself at once. So an image planned for 4 threads
+//!   also runs on a machine with more.
+//! * **Workers and blocks.** The image plans `W = min(threads, blocks)` workers, spread
+//!   over the cores (worker `w` is thread `w / cores` of core `w % cores`, so a few
+//!   blocks still use every core). Worker `w` runs blocks `w, w+W, w+2W, ...` (linear
+//!   index `x + gx*(y + gy*z)`): static and deterministic. Each worker has its own
+//!   area: a [scheduler record](sched), the block's shared memory, one
 //!   [context record](super::abi::ctx) and one stack per gang of a block.
 //! * **Gangs are fibers.** For each block the scheduler zeroes the shared memory, sets
 //!   the block index in every gang's context record, points each gang's saved `sp` at
@@ -46,7 +50,7 @@ pub mod sched {
     pub const BLOCK_Z: i32 = 12;
     /// Blocks in the grid.
     pub const BLOCKS: i32 = 16;
-    /// Planned hardware threads (the stride between a thread's blocks).
+    /// Workers (the stride between a worker's blocks).
     pub const STRIDE: i32 = 20;
     pub const GRID_X: i32 = 24;
     pub const GRID_Y: i32 = 28;
@@ -82,6 +86,9 @@ pub mod sched {
     pub const STATUS_DEADLOCK: u32 = 2;
 }
 
+/// Entries of the thread table: the largest machine has 32 hardware threads.
+pub const THREAD_TABLE_LEN: u32 = 32;
+
 /// Context-record `STATE` values.
 pub const STATE_READY: u32 = 0;
 pub const STATE_WAITING: u32 = 1;
@@ -113,11 +120,11 @@ pub enum ArgWord {
 /// scheduler and context records.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RuntimeParams {
-    /// Hardware threads the image plans for (at most 32).
-    pub threads: u32,
-    /// Address of thread 0's scheduler record and the distance between threads'.
-    pub sched_base: u32,
-    pub sched_stride: u32,
+    /// The hardware threads thread 0 starts (bit per thread id; bit 0 is ignored).
+    pub resume_mask: u32,
+    /// Address of the thread table: [`THREAD_TABLE_LEN`] words, the scheduler record of
+    /// each hardware thread id or 0.
+    pub thread_table: u32,
     /// Address of the parameter block (the result slot, 8 bytes, is at its start).
     pub params: u32,
     /// Absolute address of the entry function.
@@ -290,21 +297,17 @@ pub fn generate(p: &RuntimeParams) -> Runtime {
     let started = a.label();
     a.getcr(0, 0);
     a.bnz(0, started);
-    let others = if p.threads >= 32 {
-        u32::MAX - 1
-    } else {
-        ((1u32 << p.threads.max(1)) - 1) & !1
-    };
-    a.li(1, others);
+    a.li(1, p.resume_mask & !1);
     a.setcr(1, 21);
     a.bind(started);
-    a.li(1, p.threads);
+    a.li(1, THREAD_TABLE_LEN);
     a.rr(AluOp::CmpGeU, 2, 0, 1);
     a.bnz(2, halt_self);
-    a.li(1, p.sched_base);
-    a.li(2, p.sched_stride);
-    a.rr(AluOp::MullI, 2, 2, 0);
-    a.rr(AluOp::AddI, SCHED, 1, 2);
+    a.li(1, p.thread_table);
+    a.ri(AluOp::Shl, 2, 0, 2);
+    a.rr(AluOp::AddI, 1, 1, 2);
+    a.ld(SCHED, 1, 0);
+    a.bz(SCHED, halt_self);
     a.b(run_block);
 
     // ---- halt the current thread (s0 = its id)
@@ -572,7 +575,7 @@ mod tests {
     #[test]
     fn size_does_not_depend_on_addresses() {
         let mut p = RuntimeParams {
-            threads: 4,
+            resume_mask: 0xf,
             args: vec![
                 ArgWord::Reg {
                     reg: 0,
@@ -583,8 +586,8 @@ mod tests {
             ..Default::default()
         };
         let small = generate(&p);
-        p.sched_base = 0x00ff_ff00;
-        p.sched_stride = 0x12_3440;
+        p.resume_mask = 0xffff_ffff;
+        p.thread_table = 0x00ff_ff00;
         p.params = 0x0080_0000;
         p.entry = 0x0001_0000;
         let big = generate(&p);

@@ -181,6 +181,15 @@ fn every_instance_runs_once_on_every_machine_shape() {
         let image = build_image(&obj, "k", &launch, plan, &ImageOptions::default()).unwrap();
         assert_eq!(image.layout.threads_used, plan.threads().min(5));
         assert_eq!(image.layout.gangs_per_block, 3);
+        let spread = worker_threads(plan, image.layout.threads_used);
+        assert_eq!(image.layout.worker_threads, spread);
+        if plan == shape(2, 4) {
+            assert_eq!(
+                spread,
+                [0, 4, 1, 5, 2],
+                "workers alternate between the cores"
+            );
+        }
         for on in [plan, shape(plan.cores * 2, plan.threads_per_core)] {
             let (m, r) = run(&image, on);
             r.unwrap_or_else(|f| panic!("{f} on {on:?}"));
