@@ -9,7 +9,7 @@
 
 use cranelift_entity::EntityRef;
 
-use super::emit::{emit_function, frame_layout, uses_fp};
+use super::emit::{emit_function, frame_layout, uses_fp, FrameNeeds};
 use super::isel;
 use super::minst::NyuziTarget;
 use super::object::{DataObject, Object};
@@ -56,16 +56,15 @@ pub fn compile_module(module: &Module) -> Result<Object, Vec<Diagnostic>> {
             }
         };
         let layout = |save_fp| {
-            frame_layout(
-                f,
-                &mf,
-                &alloc.used,
-                sel.has_calls,
-                sel.out_args,
-                sel.needs_scratch,
+            let needs = FrameNeeds {
+                used: &alloc.used,
+                has_calls: sel.has_calls,
+                out_args: sel.out_args,
+                needs_scratch: sel.needs_scratch,
                 save_fp,
-                &sel.used_slots,
-            )
+                used_slots: &sel.used_slots,
+            };
+            frame_layout(f, &mf, &needs)
         };
         let mut frame = layout(false);
         if uses_fp(f, &mf, &frame) {

@@ -48,17 +48,33 @@ fn align_up(x: u32, a: u32) -> u32 {
     x.div_ceil(a) * a
 }
 
-/// Lays out the frame of `f` after allocation (`used`: registers the code writes).
-pub fn frame_layout(
-    f: &Function,
-    mf: &MachFunction<MInst>,
-    used: &[PReg],
-    has_calls: bool,
-    out_args: u32,
-    needs_scratch: bool,
-    save_fp: bool,
-    used_slots: &[bool],
-) -> Frame {
+/// What a function's frame must hold besides its spill slots.
+#[derive(Clone, Copy, Debug)]
+pub struct FrameNeeds<'a> {
+    /// Registers the allocated code writes or clobbers.
+    pub used: &'a [PReg],
+    /// Whether the function calls (saves `ra`).
+    pub has_calls: bool,
+    /// Bytes of outgoing stack arguments.
+    pub out_args: u32,
+    /// Whether per-lane narrow scatters need the scratch word.
+    pub needs_scratch: bool,
+    /// Whether the body uses `fp` as its scratch register.
+    pub save_fp: bool,
+    /// The IR stack slots that get space.
+    pub used_slots: &'a [bool],
+}
+
+/// Lays out the frame of `f` after allocation.
+pub fn frame_layout(f: &Function, mf: &MachFunction<MInst>, needs: &FrameNeeds<'_>) -> Frame {
+    let FrameNeeds {
+        used,
+        has_calls,
+        out_args,
+        needs_scratch,
+        save_fp,
+        used_slots,
+    } = *needs;
     let mut fr = Frame::default();
     let mut off = out_args.div_ceil(64) * 64;
     let mut spills = vec![0u32; mf.spill_slots.len()];

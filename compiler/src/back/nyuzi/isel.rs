@@ -744,6 +744,8 @@ impl<'a> Isel<'a> {
     fn active(&mut self, mask: Option<Value>) -> Reg {
         let e = self.exists();
         match mask {
+            // An all-on constant mask adds nothing to the existing lanes.
+            Some(m) if self.const_bits(m).is_some_and(|b| b & 1 == 1) => e,
             Some(m) => {
                 let m = self.reg(m);
                 self.bin(false, AluOp::And, m, e)
