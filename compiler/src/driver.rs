@@ -246,9 +246,9 @@ pub fn lower_front_with(
 
 pub use crate::passes::legalize::LegalTarget;
 
-/// The IR for a back end: lowered (with the runtime routines), optimized (when
-/// `optimize`), legalized for `target`, unused runtime routines removed, verified.
-/// Operations legalization could not rewrite stay in the module:
+/// The IR for a back end: lowered, optimized (when `optimize`), linked with the
+/// runtime routines, legalized for `target`, unused runtime routines removed,
+/// verified. Operations legalization could not rewrite stay in the module:
 /// [`crate::passes::legalize::remaining_illegal`] lists them.
 pub fn lower_for_target(
     front: &FrontResult,
@@ -261,22 +261,13 @@ pub fn lower_for_target(
             format!("internal compiler error: {msg}"),
         )]
     };
-    let mut module = match &front.checked {
-        Some(checked) if !front.diags.has_errors() => {
-            lower::lower_with_runtime(&front.unit, checked, &front.interner, &front.sources, true)?
-        }
-        _ => {
-            return Err(front
-                .diags
-                .iter()
-                .filter(|d| d.is_error())
-                .cloned()
-                .collect())
-        }
-    };
-    if optimize {
-        crate::passes::optimize(&mut module).map_err(internal)?;
-    }
+    let mut module = lower_front_with(front, optimize)?;
+    let checked = front
+        .checked
+        .as_ref()
+        .expect("a lowered program was checked");
+    let runtime = runtime_module(checked.target, optimize, target)?;
+    crate::passes::legalize::link_runtime(&mut module, &runtime);
     crate::passes::legalize::legalize(&mut module, target).map_err(internal)?;
     if let Err(errors) = crate::ir::verify::verify_module(&module) {
         return Err(errors
@@ -292,6 +283,82 @@ pub fn lower_for_target(
     Ok(module)
 }
 
+/// The runtime routines lowered (and optimized when `optimize`) for `target` and
+/// legalized for `legal`: built once per process and target from a program with
+/// nothing but the standard library (checked whole, so every routine is), then linked
+/// into each module that needs them ([`crate::passes::legalize::link_runtime`]).
+pub fn runtime_module(
+    target: sema::Target,
+    optimize: bool,
+    legal: LegalTarget,
+) -> Result<crate::ir::Module, Vec<Diagnostic>> {
+    type Key = (u32, u32, bool, LegalTarget);
+    type Cache = std::collections::HashMap<Key, Result<crate::ir::Module, Vec<Diagnostic>>>;
+    static CACHE: std::sync::OnceLock<std::sync::Mutex<Cache>> = std::sync::OnceLock::new();
+    let key = (target.program_count, target.pointer_size, optimize, legal);
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(m) = cache.lock().map_err(|_| poisoned())?.get(&key) {
+        return m.clone();
+    }
+    let built = build_runtime(target, optimize, legal);
+    cache
+        .lock()
+        .map_err(|_| poisoned())?
+        .insert(key, built.clone());
+    built
+}
+
+fn poisoned() -> Vec<Diagnostic> {
+    vec![Diagnostic::error(
+        codes::INTERNAL_ERROR,
+        "internal compiler error: the runtime cache is poisoned",
+    )]
+}
+
+fn build_runtime(
+    target: sema::Target,
+    optimize: bool,
+    legal: LegalTarget,
+) -> Result<crate::ir::Module, Vec<Diagnostic>> {
+    let options = FrontOptions {
+        target,
+        ..FrontOptions::default()
+    };
+    let front = run_front("<runtime>", None, String::new(), &options, Stage::Ast);
+    let stdlib = front.stdlib_file.expect("the stdlib is loaded");
+    let sema_options = sema::Options {
+        target,
+        check_all_stdlib: true,
+    };
+    let (checked, diags) = sema::check_with(
+        &front.unit,
+        &front.interner,
+        &front.sources,
+        stdlib,
+        &sema_options,
+    );
+    if diags.iter().any(Diagnostic::is_error) {
+        return Err(diags.into_iter().filter(Diagnostic::is_error).collect());
+    }
+    let mut module =
+        lower::lower_with_runtime(&front.unit, &checked, &front.interner, &front.sources, true)?;
+    if optimize {
+        crate::passes::optimize(&mut module).map_err(|e| {
+            vec![Diagnostic::error(
+                codes::INTERNAL_ERROR,
+                format!("internal compiler error: optimizing the runtime: {e}"),
+            )]
+        })?;
+    }
+    crate::passes::legalize::legalize_functions(&mut module, legal).map_err(|e| {
+        vec![Diagnostic::error(
+            codes::INTERNAL_ERROR,
+            format!("internal compiler error: legalizing the runtime: {e}"),
+        )]
+    })?;
+    Ok(module)
+}
+
 /// Runs an entry of a checked program on the reference interpreter: lowers it, binds
 /// the arguments, copies the buffers in, runs the launch and reads the buffers back.
 pub fn run_on_interp(
@@ -299,6 +366,16 @@ pub fn run_on_interp(
     req: &RunRequest<'_>,
 ) -> Result<launch::RunResult, RunError> {
     let module = lower_front_with(front, req.optimize).map_err(RunError::Compile)?;
+    run_module_on_interp(front, &module, req)
+}
+
+/// [`run_on_interp`] on a module already lowered from `front` (for instance by
+/// [`lower_for_target`]); `req.optimize` is not used.
+pub fn run_module_on_interp(
+    front: &FrontResult,
+    module: &crate::ir::Module,
+    req: &RunRequest<'_>,
+) -> Result<launch::RunResult, RunError> {
     let checked = front
         .checked
         .as_ref()
@@ -333,7 +410,7 @@ pub fn run_on_interp(
         .collect();
     let shape = interp::Launch::new(prepared.config.grid, prepared.config.block, bits.clone());
     let outcome =
-        interp::run(&module, entry, &shape, &mut memory, req.limits).map_err(RunError::Trap)?;
+        interp::run(module, entry, &shape, &mut memory, req.limits).map_err(RunError::Trap)?;
     for (arg, addr) in prepared.args.iter_mut().zip(&bits) {
         if let launch::ArgValue::Buffer(b) = arg {
             if let Some(bytes) = memory.buffer(*addr) {

@@ -15,10 +15,6 @@ use crate::front::ast::{self, Item};
 use crate::front::intern::Symbol;
 use crate::source::Span;
 
-/// Stdlib functions whose bodies are checked even when the program does not call them:
-/// the runtime routines of [`crate::passes::legalize`].
-const RUNTIME_ROOT_PREFIX: &str = crate::passes::legalize::RUNTIME_PREFIX;
-
 impl Checker<'_> {
     pub(super) fn declare_items(&mut self) {
         let unit = self.unit;
@@ -639,13 +635,10 @@ impl Checker<'_> {
             self.check_function_body(fid, f, body);
         }
         // Called stdlib functions may call others: repeat until nothing new is called.
-        // The runtime routines of legalization are roots: a back end may call them.
         loop {
-            let (called, rest): (Vec<_>, Vec<_>) =
-                pending_stdlib.into_iter().partition(|&(_, fid)| {
-                    let f = &self.out.funcs[fid];
-                    f.called || self.name(f.name).starts_with(RUNTIME_ROOT_PREFIX)
-                });
+            let (called, rest): (Vec<_>, Vec<_>) = pending_stdlib
+                .into_iter()
+                .partition(|&(_, fid)| self.out.funcs[fid].called);
             pending_stdlib = rest;
             if called.is_empty() {
                 break;

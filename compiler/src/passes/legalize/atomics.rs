@@ -9,7 +9,7 @@
 //! a varying one once per lane on.
 
 use super::{variant, Cursor, Rewritten};
-use crate::ir::{ConvOp, Function, InstData, Scalar, Type, Value};
+use crate::ir::{ConvOp, Function, InstData, Scalar, Type};
 
 /// Whether `data` is an atomic Nyuzi cannot do natively.
 pub fn is_illegal(func: &Function, data: &InstData) -> bool {

@@ -43,7 +43,7 @@ use crate::ir::{
 use crate::source::Span;
 
 /// The targets legalization knows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LegalTarget {
     Nyuzi,
 }
@@ -253,6 +253,15 @@ impl Cursor<'_> {
 /// then removes the routines nothing calls. `Err` describes an internal error (a
 /// routine missing or of the wrong type); the module is then partly rewritten.
 pub fn legalize(module: &mut Module, target: LegalTarget) -> Result<(), String> {
+    legalize_functions(module, target)?;
+    remove_unused_runtime(module);
+    remove_unused_runtime_globals(module);
+    Ok(())
+}
+
+/// [`legalize`] without removing anything: for the runtime module itself, which is
+/// legalized once and then linked into programs.
+pub fn legalize_functions(module: &mut Module, target: LegalTarget) -> Result<(), String> {
     let routines: FxHashMap<String, (FuncRef, RoutineSig)> = module
         .functions
         .iter()
@@ -271,8 +280,40 @@ pub fn legalize(module: &mut Module, target: LegalTarget) -> Result<(), String> 
         legalize_function(func, target, &routines, ptr_size)
             .map_err(|e| format!("legalizing @{}: {e}", func.name))?;
     }
-    remove_unused_runtime(module);
     Ok(())
+}
+
+/// Drops the runtime's globals (the atomics' lock word) when no function uses them.
+/// They were appended last ([`link_runtime`]), so nothing else is renumbered.
+fn remove_unused_runtime_globals(module: &mut Module) {
+    let first = module
+        .globals
+        .iter()
+        .find(|(_, g)| is_runtime(&g.name))
+        .map(|(r, _)| r.index());
+    let Some(first) = first else { return };
+    if !module
+        .globals
+        .values()
+        .skip(first)
+        .all(|g| is_runtime(&g.name))
+    {
+        return;
+    }
+    let used = module.functions.values().any(|f| {
+        f.layout.iter().any(|&b| {
+            f.blocks[b].insts.iter().any(|&i| {
+                matches!(f.insts[i], InstData::GlobalAddr { global } if global.index() >= first)
+            })
+        })
+    });
+    if !used {
+        let kept: Vec<_> = module.globals.values().take(first).cloned().collect();
+        module.globals.clear();
+        for g in kept {
+            module.globals.push(g);
+        }
+    }
 }
 
 fn legalize_function(
@@ -365,6 +406,35 @@ fn rewrite(cur: &mut Cursor, data: &InstData) -> Result<Rewritten, String> {
         }
     }
     Ok(Rewritten::Unchanged)
+}
+
+/// Appends the functions and globals of `runtime` (the runtime routines lowered from
+/// a program with nothing but the standard library) to `module`, renumbering their
+/// references. Stdlib functions the routines call get a runtime name
+/// (`__spmdc_rt.NAME`), so they cannot clash with the program's and go away with the
+/// routines when unused.
+pub fn link_runtime(module: &mut Module, runtime: &Module) {
+    let fbase = module.functions.len();
+    let gbase = module.globals.len();
+    for g in runtime.globals.values() {
+        module.globals.push(g.clone());
+    }
+    for f in runtime.functions.values() {
+        let mut f = f.clone();
+        if !is_runtime(&f.name) {
+            f.name = format!("__spmdc_rt.{}", f.name);
+        }
+        for data in f.insts.values_mut() {
+            match data {
+                InstData::Call { func, .. } => *func = FuncRef::new(fbase + func.index()),
+                InstData::GlobalAddr { global } => {
+                    *global = crate::ir::GlobalVar::new(gbase + global.index())
+                }
+                _ => {}
+            }
+        }
+        module.functions.push(f);
+    }
 }
 
 /// Removes the runtime routines no other function reaches, renumbering the calls.

@@ -254,55 +254,15 @@ fn bit_counts() {
 // (narrow popcnt, reduce_and/or, lane movement of bool, ...), in a hand-written
 // kernel with the runtime routines appended.
 
-/// The runtime routines, lowered and optimized for Nyuzi (once per test binary).
-fn runtime_module() -> &'static Module {
-    static RT: std::sync::OnceLock<Module> = std::sync::OnceLock::new();
-    RT.get_or_init(|| {
-        let opts = FrontOptions {
-            target: sema::Target {
-                program_count: LANES,
-                pointer_size: 4,
-            },
-            ..FrontOptions::default()
-        };
-        let src = "export void unused_entry() {}".to_string();
-        let front = driver::run_front("rt.spmd", None, src, &opts, Stage::Check);
-        assert!(!front.diags.has_errors(), "the runtime does not compile");
-        let checked = front.checked.as_ref().expect("checked");
-        let mut m = crate::lower::lower_with_runtime(
-            &front.unit,
-            checked,
-            &front.interner,
-            &front.sources,
-            true,
-        )
-        .unwrap_or_else(|e| panic!("{e:?}"));
-        crate::passes::optimize(&mut m).expect("optimizes");
-        m
-    })
-}
-
-/// `module` with the runtime routines appended (their calls renumbered).
+/// `module` with the runtime routines (lowered for Nyuzi) linked in.
 fn with_runtime(mut module: Module) -> Module {
-    use cranelift_entity::EntityRef;
-    let rt = runtime_module();
-    let base = module.functions.len();
-    let mut map = rustc_hash::FxHashMap::default();
-    let mut kept = Vec::new();
-    for (r, f) in rt.functions.iter() {
-        if super::is_runtime(&f.name) {
-            map.insert(r, crate::ir::FuncRef::new(base + kept.len()));
-            kept.push(f.clone());
-        }
-    }
-    for mut f in kept {
-        for data in f.insts.values_mut() {
-            if let crate::ir::InstData::Call { func, .. } = data {
-                *func = map[func];
-            }
-        }
-        module.functions.push(f);
-    }
+    let target = sema::Target {
+        program_count: LANES,
+        pointer_size: 4,
+    };
+    let rt = driver::runtime_module(target, true, LegalTarget::Nyuzi)
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    super::link_runtime(&mut module, &rt);
     module
 }
 
