@@ -794,3 +794,37 @@ fn gangs_at_different_barriers_are_a_deadlock_on_both_targets() {
         );
     }
 }
+
+#[test]
+fn returned_values_come_back_from_block_0_gang_0() {
+    let src = "export uniform double total(uniform int n, uniform float x[]) {\n  float s = 0;\n  foreach (i = 0 ... n) { s += x[i]; }\n  return (double)reduce_add(s) + blockIdx.x;\n}\n";
+    for target in ["interp", "nyuzi"] {
+        let out = spmdc(
+            &[
+                "run",
+                "-",
+                "--target",
+                target,
+                "--entry",
+                "total",
+                "--grid",
+                "3",
+                "--arg",
+                "n=40",
+                "--arg",
+                "x=range(40)",
+                "--print",
+                "return",
+            ],
+            src,
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(text, "return = 780\n", "{target}");
+    }
+}
