@@ -279,6 +279,8 @@ struct Isel<'a> {
     out_args: u32,
     used_slots: Vec<bool>,
     live: HashSet<Value>,
+    /// Context-record loads already made in a machine block.
+    ctx_cache: HashMap<(MBlock, i32), Reg>,
 }
 
 /// Selects one function. `fidx` is its index in the module (barrier identifiers).
@@ -301,6 +303,7 @@ pub fn select(m: &Module, f: &Function, fidx: u32) -> Result<Selected, Vec<Diagn
         out_args: 0,
         used_slots: vec![false; f.stack_slots.len()],
         live: HashSet::new(),
+        ctx_cache: HashMap::new(),
     };
     s.run();
     if !s.diags.is_empty() {
@@ -728,14 +731,25 @@ impl<'a> Isel<'a> {
     }
 
     fn exists(&mut self) -> Reg {
-        let d = self.ns();
+        self.ctx_load(MemOp::W32, ctx::EXISTS)
+    }
+
+    /// A load from the context record, reused within the current machine block (the
+    /// record does not change while the gang runs).
+    fn ctx_load(&mut self, op: MemOp, offset: i32) -> Reg {
+        let key = (self.cur, offset);
+        if let Some(&r) = self.ctx_cache.get(&key) {
+            return r;
+        }
+        let d = self.nreg(op == MemOp::Block);
         self.push(MInst::Load {
-            op: MemOp::W32,
+            op,
             dest: d,
             ptr: Reg::Phys(GP),
-            offset: ctx::EXISTS,
+            offset,
             mask: None,
         });
+        self.ctx_cache.insert(key, d);
         d
     }
 
@@ -1615,14 +1629,7 @@ impl<'a> Isel<'a> {
             _ => None,
         };
         if let Some(off) = vec_off {
-            let d = self.nv();
-            self.push(MInst::Load {
-                op: MemOp::Block,
-                dest: d,
-                ptr: Reg::Phys(GP),
-                offset: off,
-                mask: None,
-            });
+            let d = self.ctx_load(MemOp::Block, off);
             return self.define(res, &[d]);
         }
         let off = match reg {
@@ -1955,6 +1962,20 @@ impl<'a> Isel<'a> {
         None
     }
 
+    /// Whether `base + index*4` is known to be 64-byte aligned: a stack slot aligned
+    /// to 64 (the frame keeps that alignment) with no index or a constant index that
+    /// is a multiple of 16.
+    fn aligned_slot(&self, base: Value, index: Option<Value>) -> bool {
+        let Some(InstData::StackAddr { slot }) = self.def_of(base) else {
+            return false;
+        };
+        let index_ok = match index {
+            None => true,
+            Some(i) => self.const_val(i).is_some_and(|k| k % 16 == 0),
+        };
+        self.f.stack_slots[*slot].align >= 64 && index_ok
+    }
+
     /// The uniform address of lane 0 of a [`Isel::consecutive`] access.
     fn block_base(&mut self, base: Value, index: Option<Value>) -> Reg {
         let b = self.reg(base);
@@ -1978,8 +1999,18 @@ impl<'a> Isel<'a> {
         act: Reg,
     ) -> Reg {
         let addr = self.block_base(base, index);
-        let low = self.bin_imm(false, AluOp::And, addr, 63);
         let d = self.vconst(0);
+        if self.aligned_slot(base, index) {
+            self.push(MInst::Load {
+                op: MemOp::BlockMask,
+                dest: d,
+                ptr: addr,
+                offset: 0,
+                mask: Some(act),
+            });
+            return d;
+        }
+        let low = self.bin_imm(false, AluOp::And, addr, 63);
         let from = self.cur;
         let blk = self.new_block_after(from);
         let gat = self.new_block_after(blk);
@@ -2088,6 +2119,16 @@ impl<'a> Isel<'a> {
         act: Reg,
     ) {
         let addr = self.block_base(base, index);
+        if self.aligned_slot(base, index) {
+            self.push(MInst::Store {
+                op: MemOp::BlockMask,
+                src: val,
+                ptr: addr,
+                offset: 0,
+                mask: Some(act),
+            });
+            return;
+        }
         let low = self.bin_imm(false, AluOp::And, addr, 63);
         let from = self.cur;
         let blk = self.new_block_after(from);
