@@ -90,6 +90,15 @@ pub trait RegTarget {
     fn reload(&self, slot: SpillSlot, reg: PReg) -> SmallVec<[Self::Inst; 2]>;
     /// A copy from `src` to `dest` (same class).
     fn copy(&self, dest: PReg, src: PReg) -> Self::Inst;
+    /// Registers of other classes sharing storage with `reg`, such as a register
+    /// pair and the two registers it is made of (dac-gpu's 64-bit values): the
+    /// allocator never gives overlapping registers to values live at the same time,
+    /// and a clobber of one clobbers what overlaps it. The relation may be given in
+    /// one direction only. None by default.
+    fn aliases(&self, reg: PReg) -> SmallVec<[PReg; 4]> {
+        let _ = reg;
+        SmallVec::new()
+    }
 }
 
 /// One machine instruction and the source position it came from (for line tables

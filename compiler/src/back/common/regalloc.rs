@@ -103,6 +103,8 @@ struct PhysTable {
     phys: Vec<PReg>,
     index: BTreeMap<PReg, usize>,
     by_class: BTreeMap<RegClass, Vec<usize>>,
+    /// Per register: the registers sharing its storage, itself first.
+    overlaps: Vec<SmallVec<[usize; 4]>>,
 }
 
 impl PhysTable {
@@ -111,6 +113,7 @@ impl PhysTable {
             phys: Vec::new(),
             index: BTreeMap::new(),
             by_class: BTreeMap::new(),
+            overlaps: Vec::new(),
         };
         for &class in classes {
             let mut regs = Vec::new();
@@ -122,6 +125,22 @@ impl PhysTable {
                 }
             }
             table.by_class.insert(class, regs);
+        }
+        table.overlaps = (0..table.phys.len())
+            .map(|r| smallvec::smallvec![r])
+            .collect();
+        for r in 0..table.phys.len() {
+            for alias in target.aliases(table.phys[r]) {
+                let Some(&a) = table.index.get(&alias) else {
+                    continue;
+                };
+                if !table.overlaps[r].contains(&a) {
+                    table.overlaps[r].push(a);
+                }
+                if !table.overlaps[a].contains(&r) {
+                    table.overlaps[a].push(r);
+                }
+            }
         }
         table
     }
@@ -318,11 +337,14 @@ fn fully_clobbered<I: MachInst>(inst: &I, phys: &PhysTable) -> SmallVec<[RegClas
     if clobbers.is_empty() {
         return SmallVec::new();
     }
+    let clobbered = |r: usize| {
+        phys.overlaps[r]
+            .iter()
+            .any(|&o| clobbers.contains(&phys.phys[o]))
+    };
     phys.by_class
         .iter()
-        .filter(|(_, regs)| {
-            !regs.is_empty() && regs.iter().all(|&r| clobbers.contains(&phys.phys[r]))
-        })
+        .filter(|(_, regs)| !regs.is_empty() && regs.iter().all(|&r| clobbered(r)))
         .map(|(&class, _)| class)
         .collect()
 }
@@ -515,13 +537,17 @@ impl<I> Scan<'_, I> {
             let regs = self.phys.class_regs(self.work.vregs[VReg::new(v)]);
             let start = self.start(v);
             for &r in regs {
-                holders[r].retain(|&h| self.end(h) >= start);
+                for &o in &self.phys.overlaps[r] {
+                    holders[o].retain(|&h| self.end(h) >= start);
+                }
             }
             let free = |r: &usize| {
-                !liveness::intersects(&self.fixed[*r], &self.ranges[v])
-                    && holders[*r]
-                        .iter()
-                        .all(|&h| !liveness::intersects(&self.ranges[h], &self.ranges[v]))
+                self.phys.overlaps[*r].iter().all(|&o| {
+                    !liveness::intersects(&self.fixed[o], &self.ranges[v])
+                        && holders[o]
+                            .iter()
+                            .all(|&h| !liveness::intersects(&self.ranges[h], &self.ranges[v]))
+                })
             };
             let hinted = self.hinted(v, regs, &assign);
             if let Some(r) = hinted.iter().chain(regs).copied().find(free) {
@@ -531,14 +557,16 @@ impl<I> Scan<'_, I> {
             }
             match self.eviction(v, regs, &holders) {
                 Some((r, cost)) if self.work.unspillable[v] || cost < self.weights[v] => {
-                    holders[r].retain(|&h| {
-                        let keep = !liveness::intersects(&self.ranges[h], &self.ranges[v]);
-                        if !keep {
-                            assign[h] = None;
-                            victims.push(VReg::new(h));
-                        }
-                        keep
-                    });
+                    for &o in &self.phys.overlaps[r] {
+                        holders[o].retain(|&h| {
+                            let keep = !liveness::intersects(&self.ranges[h], &self.ranges[v]);
+                            if !keep {
+                                assign[h] = None;
+                                victims.push(VReg::new(h));
+                            }
+                            keep
+                        });
+                    }
                     assign[v] = Some(r);
                     holders[r].push(v);
                 }
@@ -562,11 +590,16 @@ impl<I> Scan<'_, I> {
     fn eviction(&self, v: usize, regs: &[usize], holders: &[Vec<usize>]) -> Option<(usize, f64)> {
         let mut best: Option<(usize, f64)> = None;
         for &r in regs {
-            if liveness::intersects(&self.fixed[r], &self.ranges[v]) {
+            let overlaps = &self.phys.overlaps[r];
+            if overlaps
+                .iter()
+                .any(|&o| liveness::intersects(&self.fixed[o], &self.ranges[v]))
+            {
                 continue;
             }
-            let overlapping = holders[r]
+            let overlapping = overlaps
                 .iter()
+                .flat_map(|&o| &holders[o])
                 .filter(|&&h| liveness::intersects(&self.ranges[h], &self.ranges[v]));
             let mut cost = 0f64;
             let mut evictable = true;

@@ -1,7 +1,8 @@
 //! A toy target and its interpreter, for testing the register allocator.
 //!
 //! Two register classes: `A` with registers `a0`–`a3` (`a3` reserved, so three are
-//! allocatable) and `B` with `b0`–`b1`. A call reads its argument in `a0`, writes its
+//! allocatable) and `B` with `b0`–`b1`; a third, `P`, of pairs of `A` registers
+//! sharing their storage, is allocatable only where a test says so. A call reads its argument in `a0`, writes its
 //! result there and destroys `a1` and `b0`; a barrier destroys every allocatable
 //! register. The interpreter runs a function before
 //! allocation (on virtual registers) and after (on physical ones); reading a
@@ -20,6 +21,8 @@ use super::mach::{
 
 pub const A: RegClass = RegClass(0);
 pub const B: RegClass = RegClass(1);
+/// Pairs of `A` registers: `pN` is `aN` and `aN+1`.
+pub const P: RegClass = RegClass(2);
 
 pub const fn a(index: u8) -> PReg {
     PReg { class: A, index }
@@ -27,6 +30,19 @@ pub const fn a(index: u8) -> PReg {
 
 pub const fn b(index: u8) -> PReg {
     PReg { class: B, index }
+}
+
+pub const fn p(index: u8) -> PReg {
+    PReg { class: P, index }
+}
+
+/// The registers sharing storage with `reg` (not itself), in both directions.
+pub fn overlapping(reg: PReg) -> SmallVec<[PReg; 4]> {
+    match reg.class {
+        P => smallvec![a(reg.index), a(reg.index + 1)],
+        A => smallvec![p(reg.index), p(reg.index.wrapping_sub(1))],
+        _ => smallvec![],
+    }
 }
 
 /// Registers a call destroys besides its result register `a0`.
@@ -172,6 +188,7 @@ impl MachInst for Toy {
 pub struct ToyTarget {
     pub a: Vec<PReg>,
     pub b: Vec<PReg>,
+    pub pairs: Vec<PReg>,
 }
 
 impl Default for ToyTarget {
@@ -179,6 +196,7 @@ impl Default for ToyTarget {
         ToyTarget {
             a: vec![a(0), a(1), a(2)],
             b: vec![b(0), b(1)],
+            pairs: vec![],
         }
     }
 }
@@ -190,6 +208,7 @@ impl RegTarget for ToyTarget {
         match class {
             A => &self.a,
             B => &self.b,
+            P => &self.pairs,
             _ => &[],
         }
     }
@@ -210,6 +229,14 @@ impl RegTarget for ToyTarget {
         Toy::Copy {
             dst: Reg::Phys(dest),
             src: Reg::Phys(src),
+        }
+    }
+
+    /// Given one way only (pairs to halves), as the allocator allows.
+    fn aliases(&self, reg: PReg) -> SmallVec<[PReg; 4]> {
+        match reg.class {
+            P => overlapping(reg),
+            _ => smallvec![],
         }
     }
 }
@@ -259,47 +286,61 @@ impl Machine {
             .ok_or_else(|| format!("read of {r:?}, which holds no value"))
     }
 
+    /// Writes a register, destroying what overlaps it.
+    fn set(&mut self, r: Reg, v: i64) {
+        self.destroy(r);
+        self.regs.insert(r, v);
+    }
+
+    fn destroy(&mut self, r: Reg) {
+        if let Reg::Phys(p) = r {
+            for o in overlapping(p) {
+                self.regs.remove(&Reg::Phys(o));
+            }
+        }
+        self.regs.remove(&r);
+    }
+
     /// Executes one non-branch instruction.
     fn exec(&mut self, inst: &Toy) -> Result<(), String> {
         match inst {
             Toy::Const { dst, value } => {
-                self.regs.insert(*dst, *value);
+                self.set(*dst, *value);
             }
             Toy::Add { dst, x, y } => {
                 let v = self.get(*x)?.wrapping_add(self.get(*y)?);
-                self.regs.insert(*dst, v);
+                self.set(*dst, v);
             }
             Toy::AddImm { dst, src, imm } => {
                 let v = self.get(*src)?.wrapping_add(*imm);
-                self.regs.insert(*dst, v);
+                self.set(*dst, v);
             }
             Toy::Sum { dst, srcs } => {
                 let mut v = 0i64;
                 for s in srcs {
                     v = v.wrapping_add(self.get(*s)?);
                 }
-                self.regs.insert(*dst, v);
+                self.set(*dst, v);
             }
             Toy::Copy { dst, src } => {
                 let v = self.get(*src)?;
-                self.regs.insert(*dst, v);
+                self.set(*dst, v);
             }
             Toy::MaskedAdd { dst, x, mask } => {
                 let (old, x, mask) = (self.get(*dst)?, self.get(*x)?, self.get(*mask)?);
                 let v = if mask != 0 { old.wrapping_add(x) } else { old };
-                self.regs.insert(*dst, v);
+                self.set(*dst, v);
             }
             Toy::Call => {
                 let arg = self.get(Reg::Phys(a(0)))?;
                 for p in CALL_CLOBBERS {
-                    self.regs.remove(&Reg::Phys(p));
+                    self.destroy(Reg::Phys(p));
                 }
-                self.regs
-                    .insert(Reg::Phys(a(0)), arg.wrapping_mul(3).wrapping_add(1));
+                self.set(Reg::Phys(a(0)), arg.wrapping_mul(3).wrapping_add(1));
             }
             Toy::Barrier => {
                 for p in BARRIER_CLOBBERS {
-                    self.regs.remove(&Reg::Phys(p));
+                    self.destroy(Reg::Phys(p));
                 }
             }
             Toy::Out { src } => {
@@ -312,7 +353,7 @@ impl Machine {
             }
             Toy::Reload { slot, dst } => {
                 let v = *self.slots.get(slot).ok_or("reload of an empty slot")?;
-                self.regs.insert(Reg::Phys(*dst), v);
+                self.set(Reg::Phys(*dst), v);
             }
             Toy::BrNz { .. } | Toy::Jump | Toy::Ret => {}
         }

@@ -5,7 +5,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::back::common::mach::MBlock;
-use crate::back::common::toy::{self, a, b, Builder, Toy, ToyTarget, A, B};
+use crate::back::common::toy::{self, a, b, p, Builder, Toy, ToyTarget, A, B, P};
 
 const FUEL: usize = 100_000;
 
@@ -319,6 +319,55 @@ fn values_live_across_a_barrier_keep_registers_elsewhere() {
     assert_eq!(run_with(20), 3 * 6);
 }
 
+/// All four A registers allocatable, and the pairs `p0` (`a0`, `a1`) and `p2`.
+fn pair_target() -> ToyTarget {
+    ToyTarget {
+        a: vec![a(0), a(1), a(2), a(3)],
+        b: vec![b(0), b(1)],
+        pairs: vec![p(0), p(2)],
+    }
+}
+
+#[test]
+fn register_pairs_never_overlap_their_halves() {
+    let mut bd = Builder::new();
+    let x = bd.konst(P, 7);
+    let y = bd.konst(P, 8);
+    let singles: Vec<Reg> = (0..3).map(|k| bd.konst(A, k)).collect();
+    let xy = bd.add(x, y);
+    let s01 = bd.add(singles[0], singles[1]);
+    for &r in [x, y, xy, s01].iter().chain(&singles) {
+        bd.out(r);
+    }
+    bd.end(Toy::Ret, &[]);
+    let (alloc, out) = check_with(&bd.func, &pair_target());
+    assert!(alloc.spilled_vregs > 0);
+    assert_eq!(toy::run(&out, FUEL), Ok(vec![7, 8, 15, 1, 0, 1, 2]));
+}
+
+#[test]
+fn pairs_avoid_fixed_and_clobbered_halves() {
+    let mut bd = Builder::new();
+    // a1 pinned: the pair must be p2.
+    bd.push(Toy::Const {
+        dst: Reg::Phys(a(1)),
+        value: 3,
+    });
+    let x = bd.konst(P, 9);
+    let y = bd.add(x, x);
+    bd.out(Reg::Phys(a(1)));
+    // The call clobbers a0 and a1, so p0: y must stay in p2 across it.
+    let arg = bd.konst(A, 1);
+    let r = call(&mut bd, arg);
+    bd.out(y);
+    bd.out(r);
+    bd.end(Toy::Ret, &[]);
+    let (alloc, out) = check_with(&bd.func, &pair_target());
+    assert_eq!(alloc.spilled_vregs, 0);
+    assert_eq!(toy::run(&out, FUEL), Ok(vec![3, 18, 4]));
+    assert!(alloc.used.contains(&p(2)) && !alloc.used.contains(&p(0)));
+}
+
 #[test]
 fn fixed_physical_operands_are_respected() {
     let mut bd = Builder::new();
@@ -398,6 +447,7 @@ fn malformed_input_is_an_error() {
     let no_b = ToyTarget {
         a: vec![a(0)],
         b: vec![],
+        pairs: vec![],
     };
     assert!(allocate(&mut bd.func.clone(), &no_b).is_err());
 
@@ -457,6 +507,8 @@ struct Gen {
     /// Loop counters: read but never overwritten by random steps.
     counters: Vec<Reg>,
     frames: Vec<Frame>,
+    /// Also makes values of the pair class `P`.
+    pairs: bool,
 }
 
 impl Gen {
@@ -502,7 +554,11 @@ impl Gen {
     }
 
     fn step(&mut self, [kind, x, y, z]: [u8; 4]) {
-        let class = if x % 2 == 0 { A } else { B };
+        let class = match (self.pairs, x % 2 == 0) {
+            (true, _) => [A, B, P][x as usize % 3],
+            (false, true) => A,
+            (false, false) => B,
+        };
         match kind % 11 {
             0 => {
                 let dst = self.dest(class, y);
@@ -524,7 +580,15 @@ impl Gen {
             4 => {
                 let (dst, s) = (self.source(class, y), self.source(class, z));
                 // Three B registers at once would not fit in two.
-                let mask = self.source(if x % 4 < 2 || class == B { A } else { B }, x);
+                // An A mask with B operands, or with P operands (two pairs fill
+                // A), would not fit.
+                let mask_class = match class {
+                    B => A,
+                    P => B,
+                    _ if x % 4 < 2 => A,
+                    _ => B,
+                };
+                let mask = self.source(mask_class, x);
                 if !self.counters.contains(&dst) {
                     self.bd.push(Toy::MaskedAdd { dst, x: s, mask });
                 }
@@ -648,11 +712,17 @@ impl Gen {
 /// Builds the program of `recipe`, ending with every defined value output (up to
 /// `live_at_end`), which keeps many values live to the end.
 fn build(recipe: &Recipe, live_at_end: usize) -> MachFunction<Toy> {
+    build_with(recipe, live_at_end, false)
+}
+
+/// [`build`], with values of the pair class too if `pairs`.
+fn build_with(recipe: &Recipe, live_at_end: usize, pairs: bool) -> MachFunction<Toy> {
     let mut g = Gen {
         bd: Builder::new(),
         defined: Vec::new(),
         counters: Vec::new(),
         frames: Vec::new(),
+        pairs,
     };
     for &s in &recipe.0 {
         g.step(s);
@@ -689,9 +759,21 @@ proptest! {
     }
 
     #[test]
+    fn random_programs_with_register_pairs_keep_their_results(r in recipe(60), live in 0usize..12) {
+        let func = build_with(&r, live, true);
+        let expected = toy::run(&func, FUEL);
+        prop_assert!(expected.is_ok(), "generator made a bad program: {expected:?}");
+        let mut out = func.clone();
+        let alloc = allocate(&mut out, &pair_target());
+        prop_assert!(alloc.is_ok(), "{alloc:?}");
+        prop_assert_eq!(toy::check_allocated(&out, &pair_target(), &input_phys(&func)), Ok(()));
+        prop_assert_eq!(toy::run(&out, FUEL), expected);
+    }
+
+    #[test]
     fn random_programs_with_few_registers_never_panic(r in recipe(40), live in 0usize..8, na in 0usize..3, nb in 0usize..2) {
         let func = build(&r, live);
-        let target = ToyTarget { a: [a(0), a(1), a(2)][..na].to_vec(), b: [b(0), b(1)][..nb].to_vec() };
+        let target = ToyTarget { a: [a(0), a(1), a(2)][..na].to_vec(), b: [b(0), b(1)][..nb].to_vec(), pairs: vec![] };
         let mut out = func.clone();
         if allocate(&mut out, &target).is_ok() {
             prop_assert_eq!(toy::check_allocated(&out, &target, &input_phys(&func)), Ok(()));
