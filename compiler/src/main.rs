@@ -141,6 +141,20 @@ struct NyuziArgs {
     /// Hardware threads per Nyuzi core (the emulator's `-t`); at most 32 in all.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=32))]
     threads: u32,
+    /// Bytes of stack per gang in a Nyuzi launch image (a multiple of 64).
+    #[arg(long, value_name = "BYTES", default_value_t = spmdc::back::nyuzi::abi::DEFAULT_GANG_STACK,
+          value_parser = parse_gang_stack)]
+    gang_stack: u32,
+}
+
+/// `--gang-stack`: at least 1 KiB, at most 1 MiB, a multiple of 64.
+fn parse_gang_stack(s: &str) -> Result<u32, String> {
+    let v: u32 = s.parse().map_err(|e| format!("{e}"))?;
+    if (1024..=1 << 20).contains(&v) && v % 64 == 0 {
+        Ok(v)
+    } else {
+        Err("expected a multiple of 64 between 1024 and 1048576".into())
+    }
 }
 
 impl NyuziArgs {
@@ -148,6 +162,13 @@ impl NyuziArgs {
         spmdc::back::nyuzi::image::MachineShape {
             cores: self.cores,
             threads_per_core: self.threads,
+        }
+    }
+
+    fn image(&self) -> spmdc::back::nyuzi::image::ImageOptions {
+        spmdc::back::nyuzi::image::ImageOptions {
+            gang_stack: self.gang_stack,
+            ..Default::default()
         }
     }
 }
@@ -400,7 +421,7 @@ fn emit_hex(front: &FrontResult, args: &CompileArgs) -> u8 {
         front,
         &request,
         args.nyuzi.shape(),
-        &Default::default(),
+        &args.nyuzi.image(),
     ) {
         Ok(b) => b,
         Err(e) => return report_run_error(front, e, &args.front),
@@ -502,6 +523,7 @@ fn run_kernel(args: &RunArgs) -> u8 {
         let opts = spmdc::back::nyuzi::run::NyuziRunOptions {
             timing: args.timing,
             machine: args.nyuzi.shape(),
+            image: args.nyuzi.image(),
             ..Default::default()
         };
         spmdc::back::nyuzi::run::run_on_nyuzi(&front, &request, &opts)

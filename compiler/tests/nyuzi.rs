@@ -828,3 +828,39 @@ fn returned_values_come_back_from_block_0_gang_0() {
         assert_eq!(text, "return = 780\n", "{target}");
     }
 }
+
+#[test]
+fn stack_overflows_are_reported_and_gang_stack_fixes_them() {
+    // A 400-element varying array is 25.6 KB of stack: more than the default 16 KiB.
+    let src = "export void f(uniform float x[]) {\n    float a[400];\n    for (uniform int i = 0; i < 400; i++) { a[i] = x[programIndex] + i; }\n    float s = 0;\n    for (uniform int i = 0; i < 400; i += 7) { s += a[i]; }\n    x[programIndex] = s;\n}\n";
+    let args = [
+        "run",
+        "-",
+        "--entry",
+        "f",
+        "--arg",
+        "x=range(16)",
+        "--print",
+        "x",
+    ];
+    let interp = spmdc(&args, src);
+    assert_eq!(interp.status.code(), Some(0));
+    let small = spmdc(&[&args[..], &["--target", "nyuzi"]].concat(), src);
+    let err = String::from_utf8_lossy(&small.stderr);
+    assert_eq!(small.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("stack overflow") && err.contains("--gang-stack"),
+        "{err}"
+    );
+    let big = spmdc(
+        &[&args[..], &["--target", "nyuzi", "--gang-stack", "65536"]].concat(),
+        src,
+    );
+    assert_eq!(
+        big.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&big.stderr)
+    );
+    assert_eq!(big.stdout, interp.stdout);
+}

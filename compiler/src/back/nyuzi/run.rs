@@ -200,7 +200,7 @@ pub fn run_built(
             .map_err(|f| RunError::Trap(fault_error(built, &m, f, max_steps)))?;
         None
     };
-    if let Some(e) = stack_overflow(built, &m) {
+    if let Some(e) = stack_overflow(built, &m, None) {
         return Err(RunError::Trap(e));
     }
     let layout = &built.image.layout;
@@ -310,19 +310,35 @@ pub fn overflowed_stack(image: &Image, m: &Machine) -> Option<(u32, u32)> {
         .map(|(t, g, _)| (t, g))
 }
 
-/// A stack overflow as an error.
-fn stack_overflow(built: &BuiltLaunch, m: &Machine) -> Option<RuntimeError> {
-    let (t, g) = overflowed_stack(&built.image, m)?;
+/// The (hardware thread, gang) whose stack pointer is outside its stack when `f`
+/// happened in the kernel: a frame too large for the stack faulted before touching
+/// the canary.
+fn sp_below_stack(image: &Image, m: &Machine, f: &Fault) -> Option<(u32, u32)> {
+    let l = &image.layout;
+    let w = l.worker_of(f.thread)?;
+    let rec = l.scheduler(w);
+    let g = word(m, rec + sched::CURRENT_GANG as u32);
+    let bottom = l.stacks.start + w * l.thread_area_bytes + g * l.gang_stack_bytes;
+    let sp = m.scalar_reg(f.thread as usize, super::abi::SP.index);
+    // Below the bottom, or wrapped around past address 0.
+    let outside = !(bottom..=bottom + l.gang_stack_bytes).contains(&sp);
+    (outside && (l.code.start..l.code.end).contains(&f.pc)).then_some((f.thread, g))
+}
+
+/// A stack overflow as an error (`fault`: the fault it may have caused).
+fn stack_overflow(built: &BuiltLaunch, m: &Machine, fault: Option<&Fault>) -> Option<RuntimeError> {
+    let (t, g) = overflowed_stack(&built.image, m)
+        .or_else(|| fault.and_then(|f| sp_below_stack(&built.image, m, f)))?;
     Some(RuntimeError::new(format!(
         "stack overflow: a gang used more than its {} bytes of stack (hardware thread {t}, gang {g}); \
-         deep recursion or large local arrays",
+         deep recursion or large local arrays (`--gang-stack BYTES` gives each gang more)",
         built.image.layout.gang_stack_bytes
     )))
 }
 
 /// A fault as a runtime error: what, where in the machine, where in the source.
 fn fault_error(built: &BuiltLaunch, m: &Machine, f: Fault, max_steps: u64) -> RuntimeError {
-    if let Some(e) = stack_overflow(built, m) {
+    if let Some(e) = stack_overflow(built, m, Some(&f)) {
         return e;
     }
     let layout = &built.image.layout;
