@@ -41,7 +41,9 @@
 //!   registers that are not allocatable (the stack pointer);
 //! * physical registers in the input are live from each write to the reads it
 //!   reaches, like virtual ones; a physical register read but never written is
-//!   live from the function's entry (an argument).
+//!   live from the function's entry (an argument);
+//! * registers of different classes sharing storage (a pair and its halves) are
+//!   declared by [`RegTarget::aliases`]; each class is otherwise independent.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -60,11 +62,13 @@ use crate::source::Span;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Allocation {
     /// Every physical register the final code writes or clobbers, sorted (the target
-    /// saves the callee-saved ones in its prologue).
+    /// saves the callee-saved ones in its prologue). A register pair appears as the
+    /// pair, not its halves.
     pub used: Vec<PReg>,
     /// Spill slots of the function (`func.spill_slots.len()`).
     pub spill_slots: u32,
-    /// Virtual registers of the input that were spilled.
+    /// Virtual registers of the input given a spill slot: spilled everywhere, or
+    /// only stored and reloaded around instructions clobbering their whole class.
     pub spilled_vregs: u32,
 }
 
