@@ -754,3 +754,316 @@ fn offset_consecutive_accesses_match_the_interpreter() {
         ],
     );
 }
+
+/// An IR kernel applying `op` (a binary op or `icmp cond`/`fcmp cond`) to elements
+/// of `a` and `b`, lane by lane (`varying`) or as 16 uniform operations, writing the
+/// results (compares as i32 0/1) to `out`.
+fn op_kernel(op: &str, ty: &str, bytes: u32, varying: bool, cmp: bool) -> String {
+    let out_bytes = if cmp { 4 } else { bytes };
+    let expr = |a: &str, b: &str| format!("{op} {a}, {b}");
+    expr_kernel(&expr, ty, bytes, out_bytes, varying, cmp)
+}
+
+/// [`op_kernel`] for any expression of the operands `a` and `b` (`expr` gets their
+/// value names); `widen` zero-extends a bool result to i32.
+fn expr_kernel(
+    expr: &dyn Fn(&str, &str) -> String,
+    ty: &str,
+    bytes: u32,
+    out_bytes: u32,
+    varying: bool,
+    widen: bool,
+) -> String {
+    let cmp = widen;
+    let mut t = format!("module lanes 16 ptr 4\nfunction export @k(ptr, ptr, ptr) {{\nblock0(v0: ptr, v1: ptr, v2: ptr):\n");
+    if varying {
+        t += "    v3 = special lane_index\n";
+        let mut n = 4;
+        let mut addr = |t: &mut String, base: u32, size: u32| -> u32 {
+            *t += &format!(
+                "    v{n} = iconst.i32 {size}\n    v{} = splat v{n}\n    v{} = imul v3, v{}\n    v{} = bitcast.ptr v{}\n    v{} = splat v{base}\n    v{} = iadd v{}, v{}\n",
+                n + 1, n + 2, n + 1, n + 3, n + 2, n + 4, n + 5, n + 4, n + 3
+            );
+            n += 6;
+            n - 1
+        };
+        let pa = addr(&mut t, 0, bytes);
+        let pb = addr(&mut t, 1, bytes);
+        let po = addr(&mut t, 2, out_bytes);
+        t += &format!(
+            "    v100 = load.{ty} global v{pa}\n    v101 = load.{ty} global v{pb}\n    v102 = {}\n",
+            expr("v100", "v101")
+        );
+        if cmp {
+            t += "    v103 = zext.i32 v102\n";
+            t += &format!("    store global v{po}, v103\n");
+        } else {
+            t += &format!("    store global v{po}, v102\n");
+        }
+    } else {
+        for k in 0..16u32 {
+            let b = 1000 + 10 * k;
+            t += &format!(
+                "    v{b} = iconst.ptr {}\n    v{} = iadd v0, v{b}\n    v{} = iadd v1, v{b}\n    v{} = load.{ty} global v{}\n    v{} = load.{ty} global v{}\n    v{} = {}\n    v{} = iconst.ptr {}\n    v{} = iadd v2, v{}\n",
+                k * bytes,
+                b + 1,
+                b + 2,
+                b + 3,
+                b + 1,
+                b + 4,
+                b + 2,
+                b + 5,
+                expr(&format!("v{}", b + 3), &format!("v{}", b + 4)),
+                b + 6,
+                k * out_bytes,
+                b + 7,
+                b + 6
+            );
+            if cmp {
+                t += &format!(
+                    "    v{} = zext.i32 v{}\n    store global v{}, v{}\n",
+                    b + 8,
+                    b + 5,
+                    b + 7,
+                    b + 8
+                );
+            } else {
+                t += &format!("    store global v{}, v{}\n", b + 7, b + 5);
+            }
+        }
+    }
+    t += "    return\n}\n";
+    t
+}
+
+/// Interesting operand bits for a width: zero, ones, extremes, small counts.
+fn edge_values(bits: u32, salt: u64) -> Vec<u64> {
+    let mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    let base = [
+        0u64,
+        1,
+        2,
+        3,
+        7,
+        mask,
+        mask >> 1,
+        (mask >> 1) + 1,
+        mask - 1,
+        0x5555_5555_5555_5555,
+        0x8000_0001_8000_0001,
+        31,
+        33,
+        15,
+        0x1234_5678_9abc_def0,
+        0xfedc_ba98_7654_3210,
+    ];
+    base.iter()
+        .enumerate()
+        .map(|(i, &x)| x.rotate_left((salt as u32 + i as u32) % 7) & mask)
+        .collect()
+}
+
+fn elem_bytes(xs: &[u64], bytes: u32) -> Vec<u8> {
+    xs.iter()
+        .flat_map(|x| x.to_le_bytes()[..bytes as usize].to_vec())
+        .collect()
+}
+
+#[test]
+fn every_native_integer_and_f32_operation_matches_the_interpreter() {
+    let int_ops = [
+        "iadd", "isub", "imul", "band", "bor", "bxor", "ishl", "sshr", "ushr", "smin", "smax",
+        "umin", "umax",
+    ];
+    let conds = [
+        "eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge",
+    ];
+    let mut cases: Vec<(String, &str, u32, bool)> = Vec::new();
+    for (ty, bytes) in [("i8", 1), ("i16", 2), ("i32", 4)] {
+        for op in int_ops {
+            cases.push((op.to_string(), ty, bytes, false));
+        }
+    }
+    for op in ["iadd", "isub", "band", "bor", "bxor"] {
+        cases.push((op.to_string(), "i64", 8, false));
+    }
+    for (ty, bytes) in [("i8", 1), ("i16", 2), ("i32", 4), ("i64", 8)] {
+        for c in conds {
+            cases.push((format!("icmp {c}"), ty, bytes, true));
+        }
+    }
+    for op in ["fadd", "fsub", "fmul"] {
+        cases.push((op.to_string(), "f32", 4, false));
+    }
+    for c in ["eq", "une", "lt", "le", "gt", "ge", "uno"] {
+        cases.push((format!("fcmp {c}"), "f32", 4, true));
+    }
+    let floats: Vec<u64> = [
+        0.0f32,
+        -0.0,
+        1.5,
+        -2.25,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        3.0e38,
+        -1.0e-40,
+        7.0,
+        1.5,
+        -2.25,
+        0.1,
+        1e30,
+        -1e30,
+        2.0,
+    ]
+    .iter()
+    .map(|x| u64::from(x.to_bits()))
+    .collect();
+    for (op, ty, bytes, cmp) in &cases {
+        let (a, b) = if *ty == "f32" {
+            // NaN results differ in their bits (the machine's canonical 0x7fffffff
+            // against the host's): arithmetic gets no NaN operands or NaN-producing
+            // pairs; compares get all of them.
+            let a: Vec<u64> = if *cmp {
+                floats.clone()
+            } else {
+                floats
+                    .iter()
+                    .map(|&x| {
+                        if f32::from_bits(x as u32).is_nan() {
+                            0x40a0_0000
+                        } else {
+                            x
+                        }
+                    })
+                    .collect()
+            };
+            let mut b = a.clone();
+            b.rotate_left(3);
+            if !*cmp {
+                let f = |x: u64| f32::from_bits(x as u32);
+                for (x, y) in a.iter().zip(b.iter_mut()) {
+                    let r = match op.as_str() {
+                        "fadd" => f(*x) + f(*y),
+                        "fsub" => f(*x) - f(*y),
+                        _ => f(*x) * f(*y),
+                    };
+                    if r.is_nan() {
+                        *y = u64::from(1.0f32.to_bits());
+                    }
+                }
+            }
+            (a, b)
+        } else {
+            let bits = bytes * 8;
+            (edge_values(bits, 0), edge_values(bits, 3))
+        };
+        for varying in [true, false] {
+            let text = op_kernel(op, ty, *bytes, varying, *cmp);
+            let m = crate::ir::parse_module(&text)
+                .unwrap_or_else(|e| panic!("{op} {ty}: {e:?}\n{text}"));
+            let out = vec![0u8; 16 * if *cmp { 4 } else { *bytes as usize }];
+            let args = [
+                Arg::Buf(elem_bytes(&a, *bytes)),
+                Arg::Buf(elem_bytes(&b, *bytes)),
+                Arg::Buf(out),
+            ];
+            let want = run_interp(&m, "k", &args);
+            let got = run_nyuzi(&m, "k", &args, false);
+            assert_eq!(got, want, "{op} on {ty}, varying={varying}");
+        }
+    }
+}
+
+#[test]
+fn unary_ops_and_conversions_match_the_interpreter() {
+    // (expression over `a`, operand type and bytes, result bytes, bool result)
+    let cases: Vec<(String, &str, u32, u32, bool)> = {
+        let mut c = Vec::new();
+        for (ty, bytes) in [("i8", 1), ("i16", 2), ("i32", 4), ("i64", 8)] {
+            for op in ["ineg", "bnot"] {
+                c.push((format!("{op} a"), ty, bytes, bytes, false));
+            }
+            c.push(("to_bool.bool a".into(), ty, bytes, 4, true));
+            for (to, tb) in [("i8", 1), ("i16", 2), ("i32", 4), ("i64", 8)] {
+                if tb > bytes {
+                    c.push((format!("sext.{to} a"), ty, bytes, tb, false));
+                    c.push((format!("zext.{to} a"), ty, bytes, tb, false));
+                } else if tb < bytes {
+                    c.push((format!("ireduce.{to} a"), ty, bytes, tb, false));
+                }
+            }
+            if bytes < 8 {
+                c.push(("clz a".into(), ty, bytes, bytes, false));
+                c.push(("ctz a".into(), ty, bytes, bytes, false));
+                c.push(("fcvt_from_sint.f32 a".into(), ty, bytes, 4, false));
+            }
+        }
+        c.push(("ireduce.bool a".into(), "i32", 4, 4, true));
+        c.push(("bitcast.f32 a".into(), "i32", 4, 4, false));
+        c.push(("bitcast.f64 a".into(), "i64", 8, 8, false));
+        for op in ["fneg", "fabs", "to_bool.bool"] {
+            let widen = op.starts_with("to_bool");
+            c.push((format!("{op} a"), "f32", 4, 4, widen));
+            c.push((
+                format!("{op} a"),
+                "f64",
+                8,
+                4 + 4 * u32::from(!widen),
+                widen,
+            ));
+        }
+        c
+    };
+    for (e, ty, bytes, out_bytes, widen) in &cases {
+        let a: Vec<u64> = if ty.starts_with('f') {
+            let xs = [
+                0.0f64,
+                -0.0,
+                1.5,
+                -2.25,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                f64::NAN,
+                3.0e38,
+                -1.0e-40,
+                7.0,
+                1e300,
+                -2.25,
+                0.1,
+                1e30,
+                -1e30,
+                2.0,
+            ];
+            xs.iter()
+                .map(|&x| {
+                    if *ty == "f32" {
+                        u64::from((x as f32).to_bits())
+                    } else {
+                        x.to_bits()
+                    }
+                })
+                .collect()
+        } else {
+            edge_values(bytes * 8, 1)
+        };
+        let expr = |a: &str, _b: &str| e.replace(" a", &format!(" {a}"));
+        for varying in [true, false] {
+            let text = expr_kernel(&expr, ty, *bytes, *out_bytes, varying, *widen);
+            let m = crate::ir::parse_module(&text)
+                .unwrap_or_else(|err| panic!("{e} {ty}: {err:?}\n{text}"));
+            let args = [
+                Arg::Buf(elem_bytes(&a, *bytes)),
+                Arg::Buf(elem_bytes(&a, *bytes)),
+                Arg::Buf(vec![0u8; 16 * *out_bytes as usize]),
+            ];
+            let want = run_interp(&m, "k", &args);
+            let got = run_nyuzi(&m, "k", &args, false);
+            assert_eq!(got, want, "{e} on {ty}, varying={varying}");
+        }
+    }
+}
