@@ -183,6 +183,14 @@ impl Default for MemTrace {
     }
 }
 
+/// What a step writes besides the warp: the memory trace for the timing model and
+/// lane-value buffers reused from step to step (not zeroed each instruction).
+#[derive(Clone, Debug, Default)]
+pub struct StepBuffers {
+    pub trace: MemTrace,
+    lanes: [[u64; WARP]; 4],
+}
+
 /// The state of one warp: registers of its 32 lanes (register-major: register `r` of
 /// lane `l` at `r * 32 + l`), predicates as lane bit masks, uniform registers, local
 /// memory and the reconvergence stack.
@@ -951,14 +959,16 @@ fn store_le(bytes: &mut [u8], v: u64) {
     }
 }
 
-/// Executes the next instruction of warp `w` of a block. Fills `trace` for memory
-/// instructions (its `valid` says whether it did).
+/// Executes the next instruction of warp `w` of a block. Fills `bufs.trace` for
+/// memory instructions (its `valid` says whether it did).
 pub fn step(
     env: &mut Env<'_>,
     warp: &mut WarpState,
     cta: &mut CtaInfo,
-    trace: &mut MemTrace,
+    bufs: &mut StepBuffers,
 ) -> Result<Flow, GpuFault> {
+    let StepBuffers { trace, lanes } = bufs;
+    let [a, b, c, o] = lanes;
     trace.valid = false;
     let Some(&top) = warp.stack.last() else {
         return Ok(Flow::Done);
@@ -982,10 +992,6 @@ pub fn step(
     let exec = active & warp.guard_mask(inst.guard);
     let err = |m: String| at.fault(FaultKind::Invalid, None, None, m);
     let mut next_pc = top.pc + 1;
-    let mut a = [0u64; WARP];
-    let mut b = [0u64; WARP];
-    let mut c = [0u64; WARP];
-    let mut o = [0u64; WARP];
     match inst.op {
         Op::Bin {
             op,
@@ -994,16 +1000,16 @@ pub fn step(
             a: sa,
             b: sb,
         } => {
-            warp.read_src(sa, ty.is_wide(), cta, &mut a).map_err(err)?;
+            warp.read_src(sa, ty.is_wide(), cta, a).map_err(err)?;
             let bw = ty.is_wide() && !op.is_shift();
-            warp.read_src(sb, bw, cta, &mut b).map_err(err)?;
-            bin(op, ty, &a, &b, &mut o)
+            warp.read_src(sb, bw, cta, b).map_err(err)?;
+            bin(op, ty, &a, &b, o)
                 .map_err(|_| err(format!("{}.{} is not defined", op.name(), ty.name())))?;
             warp.write(dst, ty, exec, &o).map_err(err)?;
         }
         Op::Un { op, ty, dst, a: sa } => {
-            warp.read_src(sa, ty.is_wide(), cta, &mut a).map_err(err)?;
-            unary(op, ty, &a, &mut o)
+            warp.read_src(sa, ty.is_wide(), cta, a).map_err(err)?;
+            unary(op, ty, &a, o)
                 .map_err(|_| err(format!("{}.{} is not defined", op.name(), ty.name())))?;
             warp.write(dst, ty, exec, &o).map_err(err)?;
         }
@@ -1015,9 +1021,9 @@ pub fn step(
             c: sc,
         } => {
             let wide = ty.is_wide();
-            warp.read_src(sa, wide, cta, &mut a).map_err(err)?;
-            warp.read_src(sb, wide, cta, &mut b).map_err(err)?;
-            warp.read_src(sc, wide, cta, &mut c).map_err(err)?;
+            warp.read_src(sa, wide, cta, a).map_err(err)?;
+            warp.read_src(sb, wide, cta, b).map_err(err)?;
+            warp.read_src(sc, wide, cta, c).map_err(err)?;
             match ty {
                 Type::F32 => {
                     for l in 0..WARP {
@@ -1053,7 +1059,7 @@ pub fn step(
             dst,
             a: sa,
         } => {
-            warp.read_src(sa, sty.is_wide(), cta, &mut a).map_err(err)?;
+            warp.read_src(sa, sty.is_wide(), cta, a).map_err(err)?;
             for l in 0..WARP {
                 o[l] = cvt(dty, sty, rnd, a[l]);
             }
@@ -1066,8 +1072,8 @@ pub fn step(
             a: sa,
             b: sb,
         } => {
-            warp.read_src(sa, ty.is_wide(), cta, &mut a).map_err(err)?;
-            warp.read_src(sb, ty.is_wide(), cta, &mut b).map_err(err)?;
+            warp.read_src(sa, ty.is_wide(), cta, a).map_err(err)?;
+            warp.read_src(sb, ty.is_wide(), cta, b).map_err(err)?;
             let mut bits = 0u32;
             for l in 0..WARP {
                 bits |= u32::from(compare(cmp, ty, a[l], b[l])) << l;
@@ -1081,8 +1087,8 @@ pub fn step(
             b: sb,
             p,
         } => {
-            warp.read_src(sa, ty.is_wide(), cta, &mut a).map_err(err)?;
-            warp.read_src(sb, ty.is_wide(), cta, &mut b).map_err(err)?;
+            warp.read_src(sa, ty.is_wide(), cta, a).map_err(err)?;
+            warp.read_src(sb, ty.is_wide(), cta, b).map_err(err)?;
             let pm = warp.preds.get(p.idx as usize).copied().unwrap_or(0);
             for l in 0..WARP {
                 o[l] = if pm >> l & 1 != 0 { a[l] } else { b[l] };
@@ -1100,7 +1106,7 @@ pub fn step(
                 },
         } => {
             // A uniform parameter read: one access for the warp.
-            warp.addresses(addr, kernel, &mut a).map_err(err)?;
+            warp.addresses(addr, kernel, a).map_err(err)?;
             let p = env.params;
             let (at_, n) = (a[0], ty.bytes() as usize);
             let bytes = usize::try_from(at_)
@@ -1122,7 +1128,7 @@ pub fn step(
                     return Err(at.fault(kind, lane, Some(at_), msg));
                 };
                 let v = load_le(bytes);
-                o = [if ty.is_float() { v } else { hold(v, ty) }; WARP];
+                *o = [if ty.is_float() { v } else { hold(v, ty) }; WARP];
                 warp.write(dst, ty, exec, &o).map_err(err)?;
             }
         }
@@ -1132,22 +1138,30 @@ pub fn step(
             dst,
             addr,
         } => {
-            warp.addresses(addr, kernel, &mut a).map_err(err)?;
-            mem_access(
-                env,
-                warp,
-                cta,
-                &at,
-                space,
-                ty,
-                exec,
-                &a,
-                |m, _| {
-                    let v = load_le(m);
-                    Ok((None, v))
-                },
-                &mut o,
-            )?;
+            warp.addresses(addr, kernel, a).map_err(err)?;
+            if let Some((base, mem)) = span(env, cta, space, exec, a, ty.bytes()) {
+                let n = ty.bytes() as usize;
+                for_lanes(exec, |l| {
+                    let off = (a[l] - base) as usize;
+                    o[l] = load_le(&mem[off..off + n]);
+                });
+            } else {
+                mem_access(
+                    env,
+                    warp,
+                    cta,
+                    &at,
+                    space,
+                    ty,
+                    exec,
+                    &a,
+                    |m, _| {
+                        let v = load_le(m);
+                        Ok((None, v))
+                    },
+                    o,
+                )?;
+            }
             for v in o.iter_mut() {
                 *v = if ty.is_float() { *v } else { hold(*v, ty) };
             }
@@ -1163,20 +1177,28 @@ pub fn step(
             if space == Space::Param {
                 return Err(err("the parameter space is read-only".into()));
             }
-            warp.addresses(addr, kernel, &mut a).map_err(err)?;
-            warp.read_src(sa, ty.is_wide(), cta, &mut b).map_err(err)?;
-            mem_access(
-                env,
-                warp,
-                cta,
-                &at,
-                space,
-                ty,
-                exec,
-                &a,
-                |_, l| Ok((Some(b[l]), 0)),
-                &mut o,
-            )?;
+            warp.addresses(addr, kernel, a).map_err(err)?;
+            warp.read_src(sa, ty.is_wide(), cta, b).map_err(err)?;
+            if let Some((base, mem)) = span(env, cta, space, exec, a, ty.bytes()) {
+                let n = ty.bytes() as usize;
+                for_lanes(exec, |l| {
+                    let off = (a[l] - base) as usize;
+                    store_le(&mut mem[off..off + n], b[l]);
+                });
+            } else {
+                mem_access(
+                    env,
+                    warp,
+                    cta,
+                    &at,
+                    space,
+                    ty,
+                    exec,
+                    &a,
+                    |_, l| Ok((Some(b[l]), 0)),
+                    o,
+                )?;
+            }
             record(trace, space, true, false, ty.bytes(), exec, &a);
         }
         Op::Atom {
@@ -1191,10 +1213,10 @@ pub fn step(
             if !matches!(space, Space::Global | Space::Shared) {
                 return Err(err("atomics act on .global and .shared only".into()));
             }
-            warp.addresses(addr, kernel, &mut a).map_err(err)?;
-            warp.read_src(sa, ty.is_wide(), cta, &mut b).map_err(err)?;
+            warp.addresses(addr, kernel, a).map_err(err)?;
+            warp.read_src(sa, ty.is_wide(), cta, b).map_err(err)?;
             if let Some(sb) = sb {
-                warp.read_src(sb, ty.is_wide(), cta, &mut c).map_err(err)?;
+                warp.read_src(sb, ty.is_wide(), cta, c).map_err(err)?;
             }
             mem_access(
                 env,
@@ -1209,7 +1231,7 @@ pub fn step(
                     let old = load_le(m);
                     Ok((Some(atom_value(op, ty, old, b[l], c[l])), old))
                 },
-                &mut o,
+                o,
             )?;
             warp.write(dst, ty, exec, &o).map_err(err)?;
             record(trace, space, true, true, ty.bytes(), exec, &a);
@@ -1320,7 +1342,7 @@ pub fn step(
                     warp.write_pred_bits(dst, exec, if pm == exec { u32::MAX } else { 0 })
                 }
                 VoteMode::Ballot => {
-                    o = [u64::from(pm); WARP];
+                    *o = [u64::from(pm); WARP];
                     warp.write(dst, Type::B32, exec, &o)
                 }
             }
@@ -1334,9 +1356,9 @@ pub fn step(
             lane,
             clamp,
         } => {
-            warp.read_src(sa, false, cta, &mut a).map_err(err)?;
-            warp.read_src(lane, false, cta, &mut b).map_err(err)?;
-            warp.read_src(clamp, false, cta, &mut c).map_err(err)?;
+            warp.read_src(sa, false, cta, a).map_err(err)?;
+            warp.read_src(lane, false, cta, b).map_err(err)?;
+            warp.read_src(clamp, false, cta, c).map_err(err)?;
             let mut valid = 0u32;
             let wmask = (WARP - 1) as u64;
             for l in 0..WARP {
@@ -1422,6 +1444,54 @@ fn record(
     trace.bytes = bytes;
     trace.mask = mask;
     trace.addrs = *addrs;
+}
+
+/// Calls `f` for every lane of `mask`, in lane order.
+#[inline]
+fn for_lanes(mask: u32, mut f: impl FnMut(usize)) {
+    if mask == u32::MAX {
+        (0..WARP).for_each(f);
+    } else {
+        let mut m = mask;
+        while m != 0 {
+            f(m.trailing_zeros() as usize);
+            m &= m - 1;
+        }
+    }
+}
+
+/// The fast path of a warp's global or shared access: when every lane of `mask` is
+/// aligned and all of them fall in one buffer (or the block's shared memory), the
+/// memory from the lowest address on, with that address. `None` sends the access to
+/// the lane-by-lane path, which reports the precise fault.
+#[inline]
+fn span<'m>(
+    env: &'m mut Env<'_>,
+    cta: &'m mut CtaInfo,
+    space: Space,
+    mask: u32,
+    addrs: &[u64; WARP],
+    size: u32,
+) -> Option<(u64, &'m mut [u8])> {
+    if mask == 0 {
+        return None;
+    }
+    let (mut lo, mut hi, mut or) = (u64::MAX, 0u64, 0u64);
+    for_lanes(mask, |l| {
+        lo = lo.min(addrs[l]);
+        hi = hi.max(addrs[l]);
+        or |= addrs[l];
+    });
+    let n = u64::from(size);
+    if or % n != 0 {
+        return None;
+    }
+    let len = usize::try_from(hi.checked_add(n)? - lo).ok()?;
+    match space {
+        Space::Global => env.global.slice_mut(lo, len).map(|m| (lo, m)),
+        Space::Shared => slice_in(&mut cta.shared, lo, len).map(|m| (lo, m)),
+        _ => None,
+    }
 }
 
 /// Performs a memory access in every lane of `mask`, in lane order: `f` gets the

@@ -25,13 +25,15 @@
 //! in as more units and warp kinds.
 
 use super::config::{GpuConfig, SchedPolicy};
-use super::exec::{step, CtaInfo, Env, Flow, MemTrace, WarpState, WARP};
+use super::exec::{step, CtaInfo, Env, Flow, StepBuffers, WarpState, WARP};
 use super::isa::{Inst, Op, Program, RegFile, Space, Unit};
 use super::machine::{
     deadlock, prepare, runaway, GlobalMemory, GpuFault, Launch, Limits, Prepared,
 };
 use super::occupancy::{occupancy, BlockResources};
 use super::stats::{Stall, StatValue, Stats};
+use std::cell::Cell;
+
 use crate::mem::{AccessKind, CacheConfig, DramConfig, MemConfig, MemorySystem, WritePolicy};
 
 /// The warp scheduling policy of a run.
@@ -174,6 +176,10 @@ struct Warp {
     from_mem: Vec<bool>,
     barrier: Option<u32>,
     done: bool,
+    /// A lower bound of the cycle the warp can issue next, with the reason it waits:
+    /// found when it was last seen blocked, kept until it issues or a barrier opens
+    /// (unit busy times only grow, so the bound stays valid).
+    not_before: Cell<(u64, Stall)>,
 }
 
 struct Cta {
@@ -397,7 +403,7 @@ pub fn run_timing(
         ctx: &ctx,
         memsys: &mut memsys,
         stats: &mut stats,
-        trace: MemTrace::default(),
+        trace: StepBuffers::default(),
         next_cta: 0,
         next_age: 0,
     };
@@ -496,7 +502,7 @@ struct Run<'a, 'c> {
     ctx: &'c Ctx<'a>,
     memsys: &'c mut MemorySystem,
     stats: &'c mut Stats,
-    trace: MemTrace,
+    trace: StepBuffers,
     next_cta: u64,
     next_age: u64,
 }
@@ -531,6 +537,7 @@ impl Run<'_, '_> {
                 from_mem: vec![false; self.ctx.slots.total],
                 barrier: None,
                 done: false,
+                not_before: Cell::new((0, Stall::Idle)),
             });
             self.next_age += 1;
             warps.push(ws);
@@ -579,6 +586,19 @@ impl Run<'_, '_> {
         if w.barrier.is_some() {
             return Block::Wait(Stall::Barrier, u64::MAX);
         }
+        let (nb, why) = w.not_before.get();
+        if now < nb {
+            return Block::Wait(why, nb);
+        }
+        let b = self.blocked_now(sm, w, now);
+        if let Block::Wait(why, until) = b {
+            w.not_before.set((until, why));
+        }
+        b
+    }
+
+    /// [`Self::blocked`] without the cached bound.
+    fn blocked_now(&self, sm: &Sm, w: &Warp, now: u64) -> Block {
         let info = self.info(w);
         let mut until = 0;
         let mut mem = false;
@@ -723,6 +743,7 @@ impl Run<'_, '_> {
                 format!("more than {} warp instructions", limits.max_warp_insts),
             ));
         }
+        warp.not_before.set((0, Stall::Idle));
         let active = warp.state.active_mask();
         let flow = step(env, &mut warp.state, &mut cta.info, &mut self.trace)?;
         self.stats.warp_insts += 1;
@@ -746,7 +767,7 @@ impl Run<'_, '_> {
                 })
             }
             Unit::Mem(Space::Param) => u64::from(cfg.alu_latency),
-            Unit::Mem(_) if !self.trace.valid || self.trace.mask == 0 => u64::from(cfg.alu_latency),
+            Unit::Mem(_) if !self.trace.trace.valid || self.trace.trace.mask == 0 => u64::from(cfg.alu_latency),
             Unit::Mem(space) => {
                 from_mem = true;
                 let linear = cta.linear;
@@ -816,6 +837,7 @@ impl Run<'_, '_> {
         for &w in &cta.warps {
             if let Some(warp) = sm.warps[w].as_mut() {
                 warp.barrier = None;
+                warp.not_before.set((0, Stall::Idle));
             }
         }
         Ok(())
@@ -832,7 +854,7 @@ impl Run<'_, '_> {
         now: u64,
     ) -> u64 {
         let cfg = self.ctx.cfg;
-        let t = &self.trace;
+        let t = &self.trace.trace;
         let start = now.max(*ldst_free);
         if space == Space::Shared {
             let degree = u64::from(bank_conflict_degree(&t.addrs, t.mask, t.bytes).max(1));
