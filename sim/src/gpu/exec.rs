@@ -236,14 +236,29 @@ impl WarpState {
         let nthreads = ntid[0] * ntid[1] * ntid[2];
         let mut tid = [[0u32; WARP]; 3];
         let mut valid = 0u32;
-        for l in 0..WARP as u32 {
-            let t = warp_id * WARP as u32 + l;
-            if t < nthreads {
+        // Divide once, then count x, y, z up (x fastest).
+        let t0 = warp_id * WARP as u32;
+        let (mut x, mut y, mut z) = (
+            t0 % ntid[0],
+            (t0 / ntid[0]) % ntid[1],
+            t0 / (ntid[0] * ntid[1]),
+        );
+        for l in 0..WARP {
+            if t0 + (l as u32) < nthreads {
                 valid |= 1 << l;
             }
-            tid[0][l as usize] = t % ntid[0];
-            tid[1][l as usize] = (t / ntid[0]) % ntid[1];
-            tid[2][l as usize] = t / (ntid[0] * ntid[1]);
+            tid[0][l] = x;
+            tid[1][l] = y;
+            tid[2][l] = z;
+            x += 1;
+            if x == ntid[0] {
+                x = 0;
+                y += 1;
+                if y == ntid[1] {
+                    y = 0;
+                    z += 1;
+                }
+            }
         }
         WarpState {
             regs: vec![0; k.num_regs as usize * WARP],

@@ -1152,3 +1152,53 @@ fn timing_faults_match_functional() {
     .unwrap_err();
     assert_eq!(f.kind, FaultKind::Runaway);
 }
+
+#[test]
+fn special_registers_in_three_dimensions() {
+    let p = asm(r#"
+.entry ids(.param .u64 out)
+{
+    .reg 8;
+    mov.u32 %r0, %tid.x;
+    mad.u32 %r0, %tid.y, 10, %r0;
+    mad.u32 %r0, %tid.z, 100, %r0;
+    mad.u32 %r0, %ctaid.y, 1000, %r0;
+    mad.u32 %r0, %ctaid.x, 10000, %r0;
+    mad.u32 %r0, %warpid, 100000, %r0;
+    mov.u32 %r1, %ntid.x;
+    mul.u32 %r1, %r1, %tid.y;
+    add.u32 %r1, %r1, %tid.x;
+    mov.u32 %r2, %ntid.y;
+    mul.u32 %r2, %r2, %ntid.x;
+    mad.u32 %r1, %r2, %tid.z, %r1;      // linear thread
+    mov.u32 %r3, %ctaid.y;
+    mov.u32 %r4, %nctaid.x;
+    mad.u32 %r3, %r3, %r4, %ctaid.x;    // linear block
+    mul.u32 %r3, %r3, 24;
+    add.u32 %r1, %r1, %r3;
+    cvt.u64.u32 %rd4, %r1;
+    shl.b64 %rd4, %rd4, 2;
+    ld.param.u64 %rd6, [out];
+    add.u64 %rd6, %rd6, %rd4;
+    st.global.u32 [%rd6], %r0;
+    exit;
+}
+"#);
+    let mut mem = GlobalMemory::new();
+    let out = mem.add_zeroed(4 * 24 * 4, "out");
+    let l = Launch {
+        kernel: "ids".into(),
+        grid: (2, 2, 1),
+        block: (4, 3, 2),
+        params: pack_params(p.kernel("ids").unwrap(), &[out]),
+    };
+    run(&p, &l, &mut mem).unwrap();
+    let v = u32s(&mem, out);
+    for b in 0..4u32 {
+        for t in 0..24u32 {
+            let (x, y, z) = (t % 4, (t / 4) % 3, t / 12);
+            let want = x + 10 * y + 100 * z + 1000 * (b / 2) + 10000 * (b % 2);
+            assert_eq!(v[(b * 24 + t) as usize], want, "block {b} thread {t}");
+        }
+    }
+}

@@ -767,7 +767,9 @@ impl Run<'_, '_> {
                 })
             }
             Unit::Mem(Space::Param) => u64::from(cfg.alu_latency),
-            Unit::Mem(_) if !self.trace.trace.valid || self.trace.trace.mask == 0 => u64::from(cfg.alu_latency),
+            Unit::Mem(_) if !self.trace.trace.valid || self.trace.trace.mask == 0 => {
+                u64::from(cfg.alu_latency)
+            }
             Unit::Mem(space) => {
                 from_mem = true;
                 let linear = cta.linear;
