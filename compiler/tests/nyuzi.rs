@@ -864,3 +864,29 @@ fn stack_overflows_are_reported_and_gang_stack_fixes_them() {
     );
     assert_eq!(big.stdout, interp.stdout);
 }
+
+#[test]
+fn traps_are_reported_at_the_users_line() {
+    let src = "export void f(uniform int x[]) {\n    int v = x[programIndex];\n    assert(v < 5);\n    x[programIndex] = v / (v - 3);\n}\n";
+    let run = |arg: &str| {
+        let out = spmdc(
+            &[
+                "run", "-", "--target", "nyuzi", "--entry", "f", "--arg", arg,
+            ],
+            src,
+        );
+        assert_eq!(out.status.code(), Some(3));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = run("x=range(16)");
+    assert!(
+        err.contains("<stdin>:3:5: runtime error: the kernel trapped"),
+        "{err}"
+    );
+    let err = run("x=fill(16,3)");
+    assert!(err.contains("<stdin>:4:"), "{err}");
+    assert!(
+        err.contains("integer division or remainder by zero"),
+        "{err}"
+    );
+}

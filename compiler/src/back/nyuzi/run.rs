@@ -27,6 +27,7 @@ use crate::driver::{self, FrontResult, LegalTarget, RunError, RunRequest};
 use crate::interp::RuntimeError;
 use crate::ir::{FuncRef, Module};
 use crate::launch::{self, ElemType, Stats, Value};
+use crate::passes::legalize::RUNTIME_PREFIX;
 
 /// How to run on Nyuzi.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -373,32 +374,48 @@ fn fault_error(built: &BuiltLaunch, m: &Machine, f: Fault, max_steps: u64) -> Ru
         e.span = barrier_span(&built.module, field(sched::DEADLOCK_ID_A));
         return e;
     }
-    let what = match f.kind {
-        FaultKind::Breakpoint => {
-            "the kernel trapped (a failed assert, an integer division by zero or unreachable code)"
-                .to_string()
+    let code = layout.code;
+    let obj = &built.object;
+    let located = (code.start..code.end)
+        .contains(&f.pc)
+        .then(|| locate(obj, (f.pc - code.start) / 4));
+    let mut routine = None;
+    if let Some((func, span)) = &located {
+        e.function = func.clone();
+        e.span = *span;
+        // A trap inside a runtime routine (division, ...) is reported at its caller's
+        // line when the return address leads back to user code.
+        if func
+            .as_deref()
+            .is_some_and(|n| n.starts_with(RUNTIME_PREFIX))
+        {
+            routine = func.clone();
+            let ra = m.scalar_reg(f.thread as usize, super::abi::RA.index);
+            if (code.start + 4..code.end).contains(&ra) {
+                if let (Some(caller), span @ Some(_)) = locate(obj, (ra - 4 - code.start) / 4) {
+                    if !caller.starts_with(RUNTIME_PREFIX) {
+                        e.function = Some(caller);
+                        e.span = span;
+                    }
+                }
+            }
         }
+    }
+    let what = match f.kind {
+        FaultKind::Breakpoint => match routine.as_deref() {
+            Some(r) if r.contains("div") || r.contains("rem") => {
+                format!("integer division or remainder by zero (in @{r})")
+            }
+            Some(r) => format!("the kernel trapped (in @{r})"),
+            None => "the kernel trapped (a failed assert, an integer division by zero or \
+                     unreachable code)"
+                .to_string(),
+        },
         FaultKind::Misaligned => "misaligned memory access".to_string(),
         FaultKind::OutOfRange => "memory access outside the machine's memory".to_string(),
         k => k.to_string(),
     };
-    let code = layout.code;
-    let place = if (code.start..code.end).contains(&f.pc) {
-        let offset = (f.pc - code.start) / 4;
-        let obj = &built.object;
-        if let Some(sym) = obj
-            .symbols
-            .iter()
-            .find(|s| (s.offset..s.offset + s.len).contains(&offset))
-        {
-            e.function = Some(sym.name.clone());
-        }
-        e.span = obj
-            .lines
-            .iter()
-            .take_while(|l| l.offset <= offset)
-            .last()
-            .map(|l| l.span);
+    let place = if located.is_some() {
         String::new()
     } else if f.pc < layout.runtime.end {
         " in the launch runtime".to_string()
@@ -411,6 +428,25 @@ fn fault_error(built: &BuiltLaunch, m: &Machine, f: Fault, max_steps: u64) -> Ru
     );
     e.address = f.address.map(u64::from);
     e
+}
+
+/// The function holding code word `offset` and the source span of its last line entry
+/// at or before it (within that function).
+fn locate(obj: &Object, offset: u32) -> (Option<String>, Option<crate::source::Span>) {
+    let sym = obj
+        .symbols
+        .iter()
+        .find(|s| (s.offset..s.offset + s.len).contains(&offset));
+    let start = sym.map_or(0, |s| s.offset);
+    let span = obj
+        .lines
+        .iter()
+        .take_while(|l| l.offset <= offset)
+        .last()
+        .filter(|l| l.offset >= start)
+        .map(|l| l.span)
+        .filter(|s| *s != crate::source::Span::default());
+    (sym.map(|s| s.name.clone()), span)
 }
 
 /// The source span of the barrier with this id, if the IR has one.
