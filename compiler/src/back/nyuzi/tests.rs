@@ -1067,3 +1067,47 @@ fn unary_ops_and_conversions_match_the_interpreter() {
         }
     }
 }
+
+#[test]
+fn print_is_reported_not_compiled() {
+    let m = module_of(
+        "export void k(uniform int n) {
+            print(\"%\\n\", n);
+        }",
+    );
+    let Err(diags) = compile_module(&m) else {
+        panic!("print compiled on nyuzi");
+    };
+    assert!(diags
+        .iter()
+        .any(|d| d.code == crate::diag::codes::NOT_SUPPORTED_YET && d.span().is_some()));
+}
+
+#[test]
+fn snapshot_listing_with_source_lines() {
+    let src = "export void k(uniform int a[], uniform int n) {
+    int x = a[programIndex];
+    a[programIndex] = x * n + 1;
+}
+";
+    let opts = FrontOptions {
+        target: Target {
+            program_count: 16,
+            pointer_size: 4,
+        },
+        ..FrontOptions::default()
+    };
+    let front = driver::run_front("k.spmd", None, src.to_string(), &opts, Stage::Check);
+    let m = driver::lower_for_target(&front, true, LegalTarget::Nyuzi).expect("lowers");
+    let obj = compile(&m);
+    let text = listing(&obj, Some(&front.sources));
+    // Only the entry's part: the runtime routines compiled with it are not this
+    // test's subject.
+    let k = text
+        .split("\n")
+        .skip_while(|l| *l != "k:")
+        .take_while(|l| *l == "k:" || !l.ends_with(':'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    insta::assert_snapshot!(k);
+}
