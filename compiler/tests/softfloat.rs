@@ -1060,8 +1060,9 @@ fn runtime_unlegalized() -> spmdc::ir::Module {
 
 const RUNTIME_FLOAT_SOURCE: &str = include_str!("../../stdlib/runtime_float.spmd");
 
-/// Every f64 operation Nyuzi lacks, varying and uniform, in one kernel: legalized, it
-/// must leave nothing illegal and give the unlegalized module's bits.
+/// Every f64 operation Nyuzi lacks, varying and uniform, in one kernel (and float
+/// reductions, whose runtime routines use the float routines): legalized, it must leave
+/// nothing illegal and give the unlegalized module's bits.
 #[test]
 fn legalized_f64_kernel_matches_unlegalized() {
     let src = r#"
@@ -1069,7 +1070,7 @@ export void k(uniform double a[], uniform double b[], uniform uint64 out[], unif
     foreach (i = 0 ... n) {
         double x = a[i], y = b[i];
         uniform double ux = a[2], uy = b[3];
-        int base = 24 * i;
+        int base = 25 * i;
         out[base + 0] = intbits(x + y);
         out[base + 1] = intbits(x - y);
         out[base + 2] = intbits(x * y);
@@ -1095,6 +1096,8 @@ export void k(uniform double a[], uniform double b[], uniform uint64 out[], unif
         out[base + 21] = intbits((double)(float)ux) ^ (uint64)(int64)uy ^ (ux < uy ? 1 : 0);
         out[base + 22] = intbits(min(ux, uy)) ^ intbits(round(ux));
         out[base + 23] = intbits((double)(int8)i);
+        out[base + 24] = intbits(reduce_add(x)) ^ intbits(reduce_min(y)) ^ intbits(reduce_max(x))
+            ^ (uint64)intbits(reduce_add((float)y));
     }
 }
 "#;
@@ -1125,7 +1128,7 @@ export void k(uniform double a[], uniform double b[], uniform uint64 out[], unif
             })
             .collect()
     };
-    let bufs = vec![doubles(1000.0), doubles(10.0), vec![0u8; n * 24 * 8]];
+    let bufs = vec![doubles(1000.0), doubles(10.0), vec![0u8; n * 25 * 8]];
     let want = run_module(&plain, &bufs, n);
     let got = run_module(&legal, &bufs, n);
     assert_eq!(got[2], want[2], "legalized results differ");

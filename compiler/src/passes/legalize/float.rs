@@ -8,6 +8,13 @@
 //! the variability of the operands (`v` when any is varying). Routines are `unmasked`:
 //! they compute every lane, as the IR instruction they replace does.
 //!
+//! Results are the interpreter's bits: IEEE round to nearest even, subnormals kept, and
+//! NaNs as the interpreter's x86-64 host makes them (a NaN operand comes back quieted,
+//! the first one when both are; an invalid operation gives the negative default NaN;
+//! floor/ceil/trunc/nearest, fmin/fmax return NaN operands unchanged). On a host with
+//! other NaN rules (e.g. AArch64's positive default NaN) the interpreter itself would
+//! differ; the routines follow x86-64.
+//!
 //! Narrow integers are widened at the boundary: a conversion to an 8- or 16-bit
 //! integer calls the routine that returns the saturated value as an `i32` and reduces
 //! it (exact, since the value is already in range); a conversion from `bool`, `i8` or
