@@ -42,6 +42,13 @@
 //! work on the mask ANDed with the existing lanes. The other cross-lane operations
 //! arrive as runtime calls (legalization).
 //!
+//! # Known differences from the interpreter
+//!
+//! * A NaN produced by f32 `fadd`/`fsub`/`fmul` has the machine's canonical bits
+//!   (`0x7fffffff`, as the upstream emulator and the simulator give), not the host's
+//!   that the interpreter returns; non-NaN results and every compare are identical.
+//! * `print` is not compiled (E0903).
+//!
 //! # Control flow and calls
 //!
 //! Block parameters become copies in the predecessors (through fresh temporaries, so
