@@ -232,6 +232,7 @@ pub struct Env<'a> {
 
 impl WarpState {
     /// Warp `warp_id` of a block of `ntid` threads running `k`.
+    #[allow(clippy::needless_range_loop)] // four arrays indexed by lane
     pub fn new(k: &Kernel, entry: u32, warp_id: u32, ntid: [u32; 3]) -> WarpState {
         let nthreads = ntid[0] * ntid[1] * ntid[2];
         let mut tid = [[0u32; WARP]; 3];
@@ -247,9 +248,7 @@ impl WarpState {
             if t0 + (l as u32) < nthreads {
                 valid |= 1 << l;
             }
-            tid[0][l] = x;
-            tid[1][l] = y;
-            tid[2][l] = z;
+            [tid[0][l], tid[1][l], tid[2][l]] = [x, y, z];
             x += 1;
             if x == ntid[0] {
                 x = 0;
@@ -765,10 +764,7 @@ fn int_to_float(n: i128, r: Round, dty: Type) -> u64 {
     let dir = |cmp: std::cmp::Ordering, up: bool| -> bool {
         // true when the rounded value must move one step in the `up` direction
         use std::cmp::Ordering::*;
-        match (cmp, up) {
-            (Less, true) | (Greater, false) => true,
-            _ => false,
-        }
+        matches!((cmp, up), (Less, true) | (Greater, false))
     };
     if dty == Type::F32 {
         let mut f = n as f32;
@@ -1018,15 +1014,15 @@ pub fn step(
             warp.read_src(sa, ty.is_wide(), cta, a).map_err(err)?;
             let bw = ty.is_wide() && !op.is_shift();
             warp.read_src(sb, bw, cta, b).map_err(err)?;
-            bin(op, ty, &a, &b, o)
+            bin(op, ty, a, b, o)
                 .map_err(|_| err(format!("{}.{} is not defined", op.name(), ty.name())))?;
-            warp.write(dst, ty, exec, &o).map_err(err)?;
+            warp.write(dst, ty, exec, o).map_err(err)?;
         }
         Op::Un { op, ty, dst, a: sa } => {
             warp.read_src(sa, ty.is_wide(), cta, a).map_err(err)?;
-            unary(op, ty, &a, o)
+            unary(op, ty, a, o)
                 .map_err(|_| err(format!("{}.{} is not defined", op.name(), ty.name())))?;
-            warp.write(dst, ty, exec, &o).map_err(err)?;
+            warp.write(dst, ty, exec, o).map_err(err)?;
         }
         Op::Mad {
             ty,
@@ -1065,7 +1061,7 @@ pub fn step(
                     }
                 }
             }
-            warp.write(dst, ty, exec, &o).map_err(err)?;
+            warp.write(dst, ty, exec, o).map_err(err)?;
         }
         Op::Cvt {
             rnd,
@@ -1078,7 +1074,7 @@ pub fn step(
             for l in 0..WARP {
                 o[l] = cvt(dty, sty, rnd, a[l]);
             }
-            warp.write(dst, dty, exec, &o).map_err(err)?;
+            warp.write(dst, dty, exec, o).map_err(err)?;
         }
         Op::Setp {
             cmp,
@@ -1108,7 +1104,7 @@ pub fn step(
             for l in 0..WARP {
                 o[l] = if pm >> l & 1 != 0 { a[l] } else { b[l] };
             }
-            warp.write(dst, ty, exec, &o).map_err(err)?;
+            warp.write(dst, ty, exec, o).map_err(err)?;
         }
         Op::Ld {
             space: Space::Param,
@@ -1144,7 +1140,7 @@ pub fn step(
                 };
                 let v = load_le(bytes);
                 *o = [if ty.is_float() { v } else { hold(v, ty) }; WARP];
-                warp.write(dst, ty, exec, &o).map_err(err)?;
+                warp.write(dst, ty, exec, o).map_err(err)?;
             }
         }
         Op::Ld {
@@ -1169,7 +1165,7 @@ pub fn step(
                     space,
                     ty,
                     exec,
-                    &a,
+                    a,
                     |m, _| {
                         let v = load_le(m);
                         Ok((None, v))
@@ -1180,8 +1176,8 @@ pub fn step(
             for v in o.iter_mut() {
                 *v = if ty.is_float() { *v } else { hold(*v, ty) };
             }
-            warp.write(dst, ty, exec, &o).map_err(err)?;
-            record(trace, space, false, false, ty.bytes(), exec, &a);
+            warp.write(dst, ty, exec, o).map_err(err)?;
+            record(trace, space, false, false, ty.bytes(), exec, a);
         }
         Op::St {
             space,
@@ -1209,12 +1205,12 @@ pub fn step(
                     space,
                     ty,
                     exec,
-                    &a,
+                    a,
                     |_, l| Ok((Some(b[l]), 0)),
                     o,
                 )?;
             }
-            record(trace, space, true, false, ty.bytes(), exec, &a);
+            record(trace, space, true, false, ty.bytes(), exec, a);
         }
         Op::Atom {
             space,
@@ -1241,15 +1237,15 @@ pub fn step(
                 space,
                 ty,
                 exec,
-                &a,
+                a,
                 |m, l| {
                     let old = load_le(m);
                     Ok((Some(atom_value(op, ty, old, b[l], c[l])), old))
                 },
                 o,
             )?;
-            warp.write(dst, ty, exec, &o).map_err(err)?;
-            record(trace, space, true, true, ty.bytes(), exec, &a);
+            warp.write(dst, ty, exec, o).map_err(err)?;
+            record(trace, space, true, true, ty.bytes(), exec, a);
         }
         Op::Bra { uni, target } => {
             let taken = exec;
@@ -1358,7 +1354,7 @@ pub fn step(
                 }
                 VoteMode::Ballot => {
                     *o = [u64::from(pm); WARP];
-                    warp.write(dst, Type::B32, exec, &o)
+                    warp.write(dst, Type::B32, exec, o)
                 }
             }
             .map_err(err)?;
@@ -1399,7 +1395,7 @@ pub fn step(
                     o[l] = a[l];
                 }
             }
-            warp.write(dst, Type::B32, exec, &o).map_err(err)?;
+            warp.write(dst, Type::B32, exec, o).map_err(err)?;
             if let Some(p) = dst_pred {
                 warp.write_pred_bits(p, exec, valid).map_err(err)?;
             }
@@ -1530,7 +1526,7 @@ fn mem_access(
         let l = m.trailing_zeros() as usize;
         m &= m - 1;
         let addr = addrs[l];
-        if addr % u64::from(size) != 0 {
+        if !addr.is_multiple_of(u64::from(size)) {
             return Err(at.fault(
                 FaultKind::Misaligned,
                 Some(l as u32),

@@ -8,7 +8,7 @@
 //! kernel's blocks may race on global memory (plain stores or atomics), and running
 //! them in a fixed order is what makes results reproducible.
 
-use super::exec::{step, Code, CtaInfo, Env, Flow, MemTrace, WarpState, WARP};
+use super::exec::{step, Code, CtaInfo, Env, Flow, StepBuffers, WarpState, WARP};
 use super::isa::{KernelKind, Program};
 use super::stats::{StatValue, Stats};
 use std::fmt;
@@ -372,7 +372,7 @@ pub fn run_functional(
         params: &launch.params,
         global: mem,
     };
-    let mut trace = MemTrace::default();
+    let mut trace = StepBuffers::default();
     let (mut warp_insts, mut thread_insts) = (0u64, 0u64);
     for i in 0..prep.num_ctas {
         let (mut cta, mut warps) = prep.new_cta(program, i);
@@ -408,10 +408,12 @@ pub fn run_functional(
             }
         }
     }
-    let mut stats = Stats::default();
-    stats.warp_insts = warp_insts;
-    stats.thread_insts = thread_insts;
-    stats.blocks = prep.num_ctas;
+    let stats = Stats {
+        warp_insts,
+        thread_insts,
+        blocks: prep.num_ctas,
+        ..Stats::default()
+    };
     Ok(FunctionalReport {
         warp_insts,
         thread_insts,

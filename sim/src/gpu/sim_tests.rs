@@ -240,7 +240,7 @@ fn predication_guards_lanes() {
 }
 "#);
     let mut mem = GlobalMemory::new();
-    let v: Vec<u32> = (0..40).map(|i| (i as i32 - 20) as u32).collect();
+    let v: Vec<u32> = (0..40).map(|i: i32| (i - 20) as u32).collect();
     let a = mem.add_buffer(bytes_of_u32(&v), "v");
     run(&p, &launch(&p, "clamp", 1, 40, &[a]), &mut mem).unwrap();
     let want: Vec<u32> = (0..40)
@@ -1201,4 +1201,53 @@ fn special_registers_in_three_dimensions() {
             assert_eq!(v[(b * 24 + t) as usize], want, "block {b} thread {t}");
         }
     }
+}
+
+#[test]
+fn conversions_round_and_saturate() {
+    let p = asm(r#"
+.entry conv(.param .u64 out)
+{
+    .reg 8;
+    ld.param.u64 %rd0, [out];
+    cvt.rm.f32.s32 %r2, 16777217;           // 2^24 + 1 down: 16777216
+    st.global.f32 [%rd0], %r2;
+    cvt.rp.f32.s32 %r2, 16777217;           // up: 16777218
+    st.global.f32 [%rd0+4], %r2;
+    cvt.rn.f32.s32 %r2, 16777219;           // ties to even: 16777220
+    st.global.f32 [%rd0+8], %r2;
+    cvt.rzi.u8.f32 %r2, 0f43960000;         // 300.0 saturates to 255
+    st.global.u32 [%rd0+12], %r2;
+    cvt.rzi.s32.f32 %r2, 0f7FC00000;        // NaN to 0
+    st.global.u32 [%rd0+16], %r2;
+    cvt.rzi.s8.f32 %r2, 0fC3960000;         // -300.0 saturates to -128, held extended
+    st.global.u32 [%rd0+20], %r2;
+    cvt.s64.s32 %rd4, -5;
+    st.global.u64 [%rd0+24], %rd4;
+    cvt.u32.u64 %r2, 0x123456789;
+    st.global.u32 [%rd0+32], %r2;
+    cvt.rz.f32.f64 %r2, 0d3FF0000000000001; // just above 1: toward zero is 1
+    st.global.f32 [%rd0+36], %r2;
+    cvt.rp.f32.f64 %r2, 0d3FF0000000000001; // up: the next float after 1
+    st.global.f32 [%rd0+40], %r2;
+    cvt.rni.f32.f32 %r2, 0f40200000;        // 2.5 to even: 2
+    st.global.f32 [%rd0+44], %r2;
+    cvt.rpi.s32.f64 %r2, 0dBFF8000000000000; // ceil(-1.5) = -1
+    st.global.s32 [%rd0+48], %r2;
+    cvt.u16.s32 %r2, -1;                    // 0xffff, zero-extended
+    st.global.u32 [%rd0+52], %r2;
+    exit;
+}
+"#);
+    let mut mem = GlobalMemory::new();
+    let out = mem.add_zeroed(56, "out");
+    run(&p, &launch(&p, "conv", 1, 1, &[out]), &mut mem).unwrap();
+    let v = u32s(&mem, out);
+    let f = |i: usize| f32::from_bits(v[i]);
+    assert_eq!((f(0), f(1), f(2)), (16777216.0, 16777218.0, 16777220.0));
+    assert_eq!((v[3], v[4], v[5] as i32), (255, 0, -128));
+    assert_eq!(u64::from(v[6]) | u64::from(v[7]) << 32, (-5i64) as u64);
+    assert_eq!(v[8], 0x23456789);
+    assert_eq!((f(9), f(10)), (1.0, 1.0f32.next_up()));
+    assert_eq!((f(11), v[12] as i32, v[13]), (2.0, -1, 0xffff));
 }
