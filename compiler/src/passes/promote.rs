@@ -56,7 +56,8 @@ fn def_inst(f: &Function, v: Value) -> Option<&InstData> {
     }
 }
 
-/// `Some(K)` when `v` is `bitcast.ptr (imul (sext.i64 lane_index), splat (iconst.i64 K)))`.
+/// `Some(K)` when `v` is `bitcast.ptr (imul (sext.i64 lane_index), splat (iconst.i64 K)))`,
+/// or the same without the `sext` when pointers are 32 bits wide.
 fn lane_offset_size(f: &Function, v: Value) -> Option<u32> {
     let InstData::Convert {
         op: ConvOp::Bitcast,
@@ -73,13 +74,15 @@ fn lane_offset_size(f: &Function, v: Value) -> Option<u32> {
     else {
         return None;
     };
-    let InstData::Convert {
-        op: ConvOp::Sext,
-        arg: l,
-        ..
-    } = def_inst(f, *x)?
-    else {
-        return None;
+    // With 8-byte pointers the lane index is widened first; with 4-byte pointers
+    // (nyuzi) it is multiplied as is.
+    let l = match def_inst(f, *x)? {
+        InstData::Convert {
+            op: ConvOp::Sext,
+            arg,
+            ..
+        } => arg,
+        _ => x,
     };
     if !matches!(
         def_inst(f, *l)?,
