@@ -288,6 +288,9 @@ struct Isel<'a> {
     live: HashSet<Value>,
     /// Context-record loads already made in a machine block.
     ctx_cache: HashMap<(MBlock, i32), Reg>,
+    /// Loads of a per-lane private slot that read what a store in the same block
+    /// just wrote, and that value (see [`Isel::forwarded_loads`]).
+    forward: HashMap<Value, Value>,
 }
 
 /// Selects one function. `fidx` is its index in the module (barrier identifiers).
@@ -311,6 +314,7 @@ pub fn select(m: &Module, f: &Function, fidx: u32) -> Result<Selected, Vec<Diagn
         used_slots: vec![false; f.stack_slots.len()],
         live: HashSet::new(),
         ctx_cache: HashMap::new(),
+        forward: HashMap::new(),
     };
     s.run();
     if !s.diags.is_empty() {
@@ -431,6 +435,7 @@ impl<'a> Isel<'a> {
             return;
         };
         self.live = live_values(f);
+        self.forward = self.forwarded_loads();
         self.entry_params(entry);
         for &b in &f.layout {
             self.cur = self.blocks[&b];
@@ -940,6 +945,13 @@ impl<'a> Isel<'a> {
                 let off = super::shared_layout(self.m).0[shared.index()];
                 let d = self.bin_imm(false, AluOp::AddI, base, off as i32);
                 self.define(res, &[d]);
+            }
+            InstData::Load { .. } if res.is_some_and(|r| self.forward.contains_key(&r)) => {
+                let src = res.and_then(|r| self.forward.get(&r).copied());
+                if let Some(src) = src {
+                    let regs = self.regs(src);
+                    self.define(res, &regs);
+                }
             }
             InstData::Load { ty, addr, mask, .. } => self.load(res, *ty, *addr, *mask),
             InstData::Store {
@@ -1941,6 +1953,9 @@ impl<'a> Isel<'a> {
 
     fn def_of(&self, v: Value) -> Option<&'a InstData> {
         let f = self.f;
+        if let Some(&src) = self.forward.get(&v) {
+            return self.def_of(src);
+        }
         match f.values[v].def {
             ValueDef::Result(i) => Some(&f.insts[i]),
             ValueDef::Param(..) => None,
@@ -2028,6 +2043,64 @@ impl<'a> Isel<'a> {
             }
         }
         None
+    }
+
+    /// The per-lane private slot (and lane-index offset) a varying address designates,
+    /// when it is a [`Isel::consecutive`] access of a stack slot.
+    fn slot_key(&self, addr: Value) -> Option<(crate::ir::StackSlot, Option<Value>)> {
+        let (base, index) = self.consecutive(addr)?;
+        match self.def_of(base)? {
+            InstData::StackAddr { slot } => Some((*slot, index)),
+            _ => None,
+        }
+    }
+
+    /// Whether a mask operand is absent or the all-on constant.
+    fn all_on(&self, mask: Option<Value>) -> bool {
+        mask.is_none_or(|m| self.const_bits(m).is_some_and(|b| b & 1 == 1))
+    }
+
+    /// Store-to-load forwarding for per-lane private slots (the lowering keeps
+    /// `foreach` indices and varying locals whose address is taken there): within a
+    /// block, an unmasked load of the slot a store with an all-on mask just wrote
+    /// yields the stored value, when nothing that may write memory comes between.
+    /// Lanes that do not exist may differ, which nothing observes. The loaded value
+    /// is then as recognizable as the stored one (block accesses of `a[i]`).
+    fn forwarded_loads(&self) -> HashMap<Value, Value> {
+        let f = self.f;
+        let mut fwd = HashMap::new();
+        for &b in &f.layout {
+            let mut known: HashMap<(crate::ir::StackSlot, Option<Value>), Value> = HashMap::new();
+            for &i in &f.blocks[b].insts {
+                match &f.insts[i] {
+                    InstData::Store {
+                        addr, value, mask, ..
+                    } => {
+                        let key = self.slot_key(*addr);
+                        known.clear();
+                        if let Some(key) = key.filter(|_| self.all_on(*mask)) {
+                            known.insert(key, *value);
+                        }
+                    }
+                    InstData::Load { addr, mask, .. } => {
+                        let (Some(r), Some(key)) = (f.inst_result(i), self.slot_key(*addr)) else {
+                            continue;
+                        };
+                        if let Some(&v) = known.get(&key) {
+                            if self.all_on(*mask) && f.value_type(v) == f.value_type(r) {
+                                fwd.insert(r, v);
+                            }
+                        }
+                    }
+                    InstData::AtomicRmw { .. }
+                    | InstData::AtomicCas { .. }
+                    | InstData::Call { .. }
+                    | InstData::Barrier => known.clear(),
+                    _ => {}
+                }
+            }
+        }
+        fwd
     }
 
     /// Whether `base + index*4` is known to be 64-byte aligned: a stack slot aligned
