@@ -1150,7 +1150,7 @@ pub fn step(
             addr,
         } => {
             warp.addresses(addr, kernel, a).map_err(err)?;
-            if let Some((base, mem)) = span(env, cta, space, exec, a, ty.bytes()) {
+            if let Some((base, mem)) = span(env, cta, space, exec, a, ty.bytes(), true) {
                 let n = ty.bytes() as usize;
                 for_lanes(exec, |l| {
                     let off = (a[l] - base) as usize;
@@ -1190,12 +1190,15 @@ pub fn step(
             }
             warp.addresses(addr, kernel, a).map_err(err)?;
             warp.read_src(sa, ty.is_wide(), cta, b).map_err(err)?;
-            if let Some((base, mem)) = span(env, cta, space, exec, a, ty.bytes()) {
+            if let Some((base, mem)) = span(env, cta, space, exec, a, ty.bytes(), false) {
                 let n = ty.bytes() as usize;
                 for_lanes(exec, |l| {
                     let off = (a[l] - base) as usize;
                     store_le(&mut mem[off..off + n], b[l]);
                 });
+                if space == Space::Global && env.global.logging() {
+                    for_lanes(exec, |l| env.global.note_write(a[l], n));
+                }
             } else {
                 mem_access(
                     env,
@@ -1483,6 +1486,7 @@ fn span<'m>(
     mask: u32,
     addrs: &[u64; WARP],
     size: u32,
+    read: bool,
 ) -> Option<(u64, &'m mut [u8])> {
     if mask == 0 {
         return None;
@@ -1499,7 +1503,7 @@ fn span<'m>(
     }
     let len = usize::try_from(hi.checked_add(n)? - lo).ok()?;
     match space {
-        Space::Global => env.global.slice_mut(lo, len).map(|m| (lo, m)),
+        Space::Global => env.global.access(lo, len, read).map(|m| (lo, m)),
         Space::Shared => slice_in(&mut cta.shared, lo, len).map(|m| (lo, m)),
         _ => None,
     }
@@ -1544,7 +1548,7 @@ fn mem_access(
         };
         let n = size as usize;
         let bytes: &mut [u8] = match space {
-            Space::Global => env.global.slice_mut(addr, n).ok_or_else(|| oob(""))?,
+            Space::Global => env.global.access(addr, n, true).ok_or_else(|| oob(""))?,
             Space::Shared => {
                 let len = cta.shared.len();
                 slice_in(&mut cta.shared, addr, n)
@@ -1571,6 +1575,9 @@ fn mem_access(
             f(bytes, l).map_err(|m| at.fault(FaultKind::Invalid, Some(l as u32), Some(addr), m))?;
         if let Some(v) = store {
             store_le(bytes, v);
+            if space == Space::Global && env.global.logging() {
+                env.global.note_write(addr, n);
+            }
         }
         out[l] = load;
     }

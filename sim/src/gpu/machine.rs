@@ -35,6 +35,23 @@ pub struct GlobalMemory {
     buffers: Vec<Buffer>,
     /// Index of the buffer the last access hit (accesses of a warp cluster).
     last: usize,
+    /// While a range of blocks runs on a copy in parallel: the bytes it read and wrote.
+    log: Option<Box<AccessLog>>,
+}
+
+/// Per buffer, one bit per byte read and per byte written.
+#[derive(Clone, Debug, Default)]
+struct AccessLog {
+    reads: Vec<Vec<u64>>,
+    writes: Vec<Vec<u64>>,
+}
+
+fn mark(bits: &mut [u64], from: usize, len: usize) {
+    for i in from..from + len {
+        if let Some(w) = bits.get_mut(i / 64) {
+            *w |= 1 << (i % 64);
+        }
+    }
 }
 
 impl GlobalMemory {
@@ -104,6 +121,45 @@ impl GlobalMemory {
         let b = &mut self.buffers[i];
         let off = (addr - b.base) as usize;
         b.data.get_mut(off..off.checked_add(n)?)
+    }
+
+    /// [`Self::slice_mut`] for an access that reads (`read`) the bytes, noted in the
+    /// access log when one is kept. Writes are noted exactly with [`Self::note_write`].
+    #[inline]
+    pub(crate) fn access(&mut self, addr: u64, n: usize, read: bool) -> Option<&mut [u8]> {
+        if read && self.log.is_some() {
+            let i = self.find(addr)?;
+            let off = (addr - self.buffers[i].base) as usize;
+            if let Some(log) = self.log.as_mut() {
+                mark(&mut log.reads[i], off, n);
+            }
+        }
+        self.slice_mut(addr, n)
+    }
+
+    /// True while an access log is kept.
+    #[inline]
+    pub(crate) fn logging(&self) -> bool {
+        self.log.is_some()
+    }
+
+    /// Notes that `n` bytes at `addr` were written (when a log is kept).
+    pub(crate) fn note_write(&mut self, addr: u64, n: usize) {
+        let Some(i) = self.find(addr) else {
+            return;
+        };
+        let off = (addr - self.buffers[i].base) as usize;
+        if let Some(log) = self.log.as_mut() {
+            mark(&mut log.writes[i], off, n);
+        }
+    }
+
+    fn start_log(&mut self) {
+        let bits = |b: &Buffer| vec![0u64; b.data.len().div_ceil(64)];
+        self.log = Some(Box::new(AccessLog {
+            reads: self.buffers.iter().map(bits).collect(),
+            writes: self.buffers.iter().map(bits).collect(),
+        }));
     }
 }
 
@@ -356,8 +412,16 @@ pub(crate) fn runaway(
     }
 }
 
-/// Runs the launch functionally: every block in order, every warp until it waits at a
-/// barrier or finishes. Global memory holds the results afterwards.
+/// Runs the launch functionally. Global memory holds the results afterwards.
+///
+/// The result is always that of running every block in linear order, each warp until
+/// it waits at a barrier or finishes. On a host with several cores, the blocks are
+/// split into contiguous ranges run at the same time, each on its own copy of global
+/// memory that logs the bytes later ranges read and write; the copies are merged in
+/// range order (a later range's writes win), which equals the in-order result unless
+/// a range read a byte an earlier range wrote. In that case, or when a later range
+/// faults or the instruction limit is reached, the launch is simply run again in
+/// order on one thread. So results never depend on the host's thread scheduling.
 pub fn run_functional(
     program: &Program,
     launch: &Launch,
@@ -365,6 +429,157 @@ pub fn run_functional(
     limits: Limits,
 ) -> Result<FunctionalReport, GpuFault> {
     let prep = prepare(program, launch)?;
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8) as u64;
+    let (warp_insts, thread_insts) = if threads >= 2 && prep.num_ctas >= 4 * threads {
+        match run_parallel(program, launch, &prep, mem, limits, threads) {
+            Parallel::Done(counts) => counts,
+            Parallel::Fault(f) => return Err(f),
+            Parallel::Redo => run_blocks(program, launch, &prep, mem, 0..prep.num_ctas, limits)?,
+        }
+    } else {
+        run_blocks(program, launch, &prep, mem, 0..prep.num_ctas, limits)?
+    };
+    let stats = Stats {
+        warp_insts,
+        thread_insts,
+        blocks: prep.num_ctas,
+        ..Stats::default()
+    };
+    Ok(FunctionalReport {
+        warp_insts,
+        thread_insts,
+        blocks: prep.num_ctas,
+        stats: stats.functional_pairs(),
+    })
+}
+
+enum Parallel {
+    Done((u64, u64)),
+    /// The first range faulted: the in-order run faults the same way.
+    Fault(GpuFault),
+    /// The ranges depend on each other (or a later one faulted): run in order.
+    Redo,
+}
+
+/// Runs `threads` contiguous block ranges at once on copies of `mem`, then merges.
+fn run_parallel(
+    program: &Program,
+    launch: &Launch,
+    prep: &Prepared,
+    mem: &mut GlobalMemory,
+    limits: Limits,
+    threads: u64,
+) -> Parallel {
+    let n = prep.num_ctas;
+    let mut copies: Vec<GlobalMemory> = (0..threads)
+        .map(|c| {
+            let mut m = mem.clone();
+            if c > 0 {
+                m.start_log();
+            }
+            m
+        })
+        .collect();
+    let results: Vec<Result<(u64, u64), GpuFault>> = std::thread::scope(|s| {
+        let handles: Vec<_> = copies
+            .iter_mut()
+            .enumerate()
+            .map(|(c, m)| {
+                let c = c as u64;
+                let range = c * n / threads..(c + 1) * n / threads;
+                s.spawn(move || run_blocks(program, launch, prep, m, range, limits))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(GpuFault::launch(
+                        &launch.kernel,
+                        "a simulation thread panicked".into(),
+                    ))
+                })
+            })
+            .collect()
+    });
+    let mut counts = (0u64, 0u64);
+    for (c, r) in results.into_iter().enumerate() {
+        match r {
+            Ok((w, t)) => {
+                counts.0 += w;
+                counts.1 += t;
+            }
+            Err(f) if c == 0 => {
+                *mem = copies.swap_remove(0);
+                return Parallel::Fault(f);
+            }
+            Err(_) => return Parallel::Redo,
+        }
+    }
+    if counts.0 > limits.max_warp_insts {
+        return Parallel::Redo;
+    }
+    match merge(mem, copies) {
+        Some(m) => {
+            *mem = m;
+            Parallel::Done(counts)
+        }
+        None => Parallel::Redo,
+    }
+}
+
+/// Merges the copies of `orig` that block ranges ran on, in range order: the first
+/// range's writes are its differences from `orig`, later ranges' are logged. `None`
+/// when a range read a byte that an earlier range wrote.
+fn merge(orig: &GlobalMemory, copies: Vec<GlobalMemory>) -> Option<GlobalMemory> {
+    let mut copies = copies.into_iter();
+    let mut out = copies.next()?;
+    let mut written: Vec<Vec<u64>> = out
+        .buffers
+        .iter()
+        .zip(&orig.buffers)
+        .map(|(a, o)| {
+            let mut bits = vec![0u64; a.data.len().div_ceil(64)];
+            for (k, (x, y)) in a.data.iter().zip(&o.data).enumerate() {
+                if x != y {
+                    bits[k / 64] |= 1 << (k % 64);
+                }
+            }
+            bits
+        })
+        .collect();
+    for c in copies {
+        let log = c.log.as_ref()?;
+        for (b, w) in written.iter_mut().enumerate() {
+            if log.reads[b].iter().zip(w.iter()).any(|(r, w)| r & w != 0) {
+                return None;
+            }
+            for (k, &bits) in log.writes[b].iter().enumerate() {
+                let mut m = bits;
+                while m != 0 {
+                    let i = k * 64 + m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    out.buffers[b].data[i] = c.buffers[b].data[i];
+                }
+                w[k] |= bits;
+            }
+        }
+    }
+    out.log = None;
+    Some(out)
+}
+
+/// Runs blocks `range` in linear order on `mem`; returns (warp, thread) instructions.
+fn run_blocks(
+    program: &Program,
+    launch: &Launch,
+    prep: &Prepared,
+    mem: &mut GlobalMemory,
+    range: std::ops::Range<u64>,
+    limits: Limits,
+) -> Result<(u64, u64), GpuFault> {
     let mut env = Env {
         program,
         codes: &prep.codes,
@@ -374,7 +589,7 @@ pub fn run_functional(
     };
     let mut trace = StepBuffers::default();
     let (mut warp_insts, mut thread_insts) = (0u64, 0u64);
-    for i in 0..prep.num_ctas {
+    for i in range {
         let (mut cta, mut warps) = prep.new_cta(program, i);
         let mut waiting: Vec<Option<u32>> = vec![None; warps.len()];
         loop {
@@ -408,18 +623,7 @@ pub fn run_functional(
             }
         }
     }
-    let stats = Stats {
-        warp_insts,
-        thread_insts,
-        blocks: prep.num_ctas,
-        ..Stats::default()
-    };
-    Ok(FunctionalReport {
-        warp_insts,
-        thread_insts,
-        blocks: prep.num_ctas,
-        stats: stats.functional_pairs(),
-    })
+    Ok((warp_insts, thread_insts))
 }
 
 /// After every warp of a block ran as far as it can: opens the barrier when every

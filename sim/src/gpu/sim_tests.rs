@@ -1251,3 +1251,79 @@ fn conversions_round_and_saturate() {
     assert_eq!((f(9), f(10)), (1.0, 1.0f32.next_up()));
     assert_eq!((f(11), v[12] as i32, v[13]), (2.0, -1, 0xffff));
 }
+
+/// Blocks that depend on each other through global memory give the in-order result
+/// even when the functional run splits the grid over host threads.
+#[test]
+fn functional_results_follow_block_order() {
+    let p = asm(r#"
+.entry chain(.param .u64 buf, .param .u64 last, .param .u64 ctr)
+{
+    .reg 12;
+    .pred 2;
+    mov.u32 %r0, %tid.x;
+    mov.u32 %r1, %ctaid.x;
+    ld.param.u64 %rd2, [ctr];
+    atom.global.add.u32 %r4, [%rd2], 1;         // ticket, in block order
+    setp.ne.u32 %p0, %r0, 0;
+    @%p0 bra DONE;
+    ld.param.u64 %rd6, [buf];
+    cvt.u64.u32 %rd8, %r1;
+    shl.b64 %rd8, %rd8, 2;
+    add.u64 %rd6, %rd6, %rd8;
+    mov.u32 %r10, 0;
+    setp.eq.u32 %p1, %r1, 0;
+    @!%p1 ld.global.u32 %r10, [%rd6-4];         // the previous block's value
+    add.u32 %r10, %r10, 1;
+    st.global.u32 [%rd6], %r10;
+    st.global.u32 [%rd6+256], %r4;              // block b's first ticket
+    ld.param.u64 %rd6, [last];
+    st.global.u32 [%rd6], %r1;                  // every block writes: the last wins
+DONE:
+    exit;
+}
+"#);
+    let blocks = 64u32;
+    let mut mem = GlobalMemory::new();
+    let buf = mem.add_zeroed(512, "buf");
+    let last = mem.add_zeroed(4, "last");
+    let ctr = mem.add_zeroed(4, "ctr");
+    run(
+        &p,
+        &launch(&p, "chain", blocks, 32, &[buf, last, ctr]),
+        &mut mem,
+    )
+    .unwrap();
+    let v = u32s(&mem, buf);
+    assert_eq!(&v[..64], &(1..=64).collect::<Vec<u32>>()[..]);
+    assert_eq!(
+        &v[64..128],
+        &(0..64).map(|b| b * 32).collect::<Vec<u32>>()[..]
+    );
+    assert_eq!(u32s(&mem, last), vec![blocks - 1]);
+    assert_eq!(u32s(&mem, ctr), vec![blocks * 32]);
+    // Independent blocks whose last writes overlap: the later block's value stays.
+    let q = asm(r#"
+.entry over(.param .u64 out)
+{
+    .reg 6;
+    mov.u32 %r0, %ctaid.x;
+    mov.u32 %r1, %tid.x;
+    add.u32 %r1, %r1, %r0;                      // block b writes words b .. b+31
+    cvt.u64.u32 %rd2, %r1;
+    shl.b64 %rd2, %rd2, 2;
+    ld.param.u64 %rd4, [out];
+    add.u64 %rd4, %rd4, %rd2;
+    st.global.u32 [%rd4], %r0;
+    exit;
+}
+"#);
+    let mut mem = GlobalMemory::new();
+    let out = mem.add_zeroed(4 * 96, "out");
+    run(&q, &launch(&q, "over", 64, 32, &[out]), &mut mem).unwrap();
+    // Word w is last written by block min(w, 63); block 63 writes up to word 94.
+    let want: Vec<u32> = (0..96u32)
+        .map(|w| if w < 95 { w.min(63) } else { 0 })
+        .collect();
+    assert_eq!(u32s(&mem, out), want);
+}
