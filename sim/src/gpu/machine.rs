@@ -46,11 +46,21 @@ struct AccessLog {
     writes: Vec<Vec<u64>>,
 }
 
+/// Sets bits `from .. from + len`, a word at a time.
 fn mark(bits: &mut [u64], from: usize, len: usize) {
-    for i in from..from + len {
-        if let Some(w) = bits.get_mut(i / 64) {
-            *w |= 1 << (i % 64);
+    let (mut i, end) = (from, from + len);
+    while i < end {
+        let (w, b) = (i / 64, i % 64);
+        let n = (64 - b).min(end - i);
+        let m = if n == 64 {
+            u64::MAX
+        } else {
+            ((1u64 << n) - 1) << b
+        };
+        if let Some(x) = bits.get_mut(w) {
+            *x |= m;
         }
+        i += n;
     }
 }
 
@@ -455,6 +465,16 @@ pub fn run_functional(
     })
 }
 
+/// Host threads for functional runs: `SPMDC_SIM_THREADS` when set (1 turns the
+/// parallel split off), else the available cores, at most 8.
+fn host_threads() -> u64 {
+    let env = std::env::var("SPMDC_SIM_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok());
+    env.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u64))
+        .clamp(1, 8)
+}
+
 enum Parallel {
     Done((u64, u64)),
     /// The first range faulted: the in-order run faults the same way.
@@ -542,9 +562,11 @@ fn merge(orig: &GlobalMemory, copies: Vec<GlobalMemory>) -> Option<GlobalMemory>
         .zip(&orig.buffers)
         .map(|(a, o)| {
             let mut bits = vec![0u64; a.data.len().div_ceil(64)];
-            for (k, (x, y)) in a.data.iter().zip(&o.data).enumerate() {
+            for (k, (x, y)) in a.data.chunks(64).zip(o.data.chunks(64)).enumerate() {
                 if x != y {
-                    bits[k / 64] |= 1 << (k % 64);
+                    for (i, (p, q)) in x.iter().zip(y).enumerate() {
+                        bits[k] |= u64::from(p != q) << i;
+                    }
                 }
             }
             bits
