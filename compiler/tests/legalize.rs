@@ -3,8 +3,7 @@
 //! `RET`) and every suggested launch of `examples/` runs on the interpreter at 16 lanes
 //! (4-byte pointers) once as lowered and once through `driver::lower_for_target`; the
 //! results must be bit-identical (or both runs trap). The legalized module must
-//! verify and leave nothing illegal but the floating-point operations of the float
-//! runtime (which the interpreter still runs natively) while that part is pending.
+//! verify and leave nothing illegal (`remaining_illegal` empty).
 
 mod common;
 
@@ -36,17 +35,6 @@ fn nyuzi_front(path: &std::path::Path) -> FrontResult {
     )
 }
 
-/// Operations the float runtime (RT-F) owns: allowed to remain until it is complete.
-fn float_op(line: &str) -> bool {
-    let op = line.split(": ").nth(1).unwrap_or("");
-    [
-        "fdiv", "frem", "fmin", "fmax", "sqrt", "floor", "ceil", "trunc", "nearest", "fcvt",
-        "fpromote", "fdemote", "fcmp", "fadd", "fsub", "fmul", "to_bool",
-    ]
-    .iter()
-    .any(|f| op.starts_with(f))
-}
-
 /// Both modules for a file: as lowered (optimized) and legalized for Nyuzi.
 fn both(path: &std::path::Path) -> Result<(FrontResult, Module, Module), String> {
     let front = nyuzi_front(path);
@@ -56,10 +44,7 @@ fn both(path: &std::path::Path) -> Result<(FrontResult, Module, Module), String>
     let plain = driver::lower_front_with(&front, true).map_err(|e| format!("lower: {e:?}"))?;
     let legal = driver::lower_for_target(&front, true, LegalTarget::Nyuzi)
         .map_err(|e| format!("lower_for_target: {e:?}"))?;
-    let left: Vec<String> = remaining_illegal(&legal)
-        .into_iter()
-        .filter(|l| !float_op(l))
-        .collect();
+    let left = remaining_illegal(&legal);
     if !left.is_empty() {
         return Err(format!("left illegal: {left:?}"));
     }
