@@ -1231,6 +1231,9 @@ impl<'a> Isel<'a> {
                 op,
                 Iadd | Isub | Imul | Band | Bor | Bxor | Ishl | Ushr | Sshr
             );
+        if vector && !imm_form && width(s) <= 32 && self.vector_scalar(res, op, s, x, y) {
+            return;
+        }
         let (a, b) = if vector {
             let b = if imm_form {
                 smallvec![]
@@ -1334,6 +1337,72 @@ impl<'a> Isel<'a> {
             }
         };
         self.define(res, &out);
+    }
+
+    /// The uniform value a vector operand broadcasts: itself when uniform, the
+    /// operand of a `splat`.
+    fn broadcast_of(&self, v: Value) -> Option<Value> {
+        if !self.ty(v).varying {
+            return Some(v);
+        }
+        match self.def_of(v)? {
+            InstData::Splat { arg } => Some(*arg),
+            _ => None,
+        }
+    }
+
+    /// `vector op splat(scalar)` in the `VVS` form (no splat instruction), for the
+    /// simple integer and f32 operations; operands of commutative operations are
+    /// swapped when the broadcast one comes first. Returns whether it applied.
+    fn vector_scalar(
+        &mut self,
+        res: Option<Value>,
+        op: BinaryOp,
+        s: Scalar,
+        x: Value,
+        y: Value,
+    ) -> bool {
+        use BinaryOp::*;
+        let opc = match (op, s) {
+            (Fadd, Scalar::F32) => AluOp::AddF,
+            (Fsub, Scalar::F32) => AluOp::SubF,
+            (Fmul, Scalar::F32) => AluOp::MulF,
+            (_, Scalar::F32 | Scalar::Bool) => return false,
+            (Iadd, _) => AluOp::AddI,
+            (Isub, _) => AluOp::SubI,
+            (Imul, _) => AluOp::MullI,
+            (Band, _) => AluOp::And,
+            (Bor, _) => AluOp::Or,
+            (Bxor, _) => AluOp::Xor,
+            _ => return false,
+        };
+        let commutative = !matches!(op, Isub | Fsub);
+        let (vec, uni) = match (self.broadcast_of(x), self.broadcast_of(y)) {
+            (_, Some(u))
+                if self.ty(x).varying
+                    && self
+                        .def_of(x)
+                        .is_none_or(|d| !matches!(d, InstData::Splat { .. })) =>
+            {
+                (x, u)
+            }
+            (Some(u), None) if commutative => (y, u),
+            _ => return false,
+        };
+        let a = self.vec_regs(vec)[0];
+        let b = self.reg(uni);
+        let d = self.nv();
+        self.push(MInst::R {
+            op: opc,
+            fmt: RFmt::Vvs,
+            dest: d,
+            src1: Some(a),
+            src2: b,
+            mask: None,
+        });
+        let d = self.wrap(true, d, width(s));
+        self.define(res, &[d]);
+        true
     }
 
     fn binary64(
