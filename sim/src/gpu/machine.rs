@@ -439,9 +439,7 @@ pub fn run_functional(
     limits: Limits,
 ) -> Result<FunctionalReport, GpuFault> {
     let prep = prepare(program, launch)?;
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8) as u64;
+    let threads = host_threads();
     let (warp_insts, thread_insts) = if threads >= 2 && prep.num_ctas >= 4 * threads {
         match run_parallel(program, launch, &prep, mem, limits, threads) {
             Parallel::Done(counts) => counts,
