@@ -11,6 +11,10 @@
 //! entry takes one; what does not fit goes on the stack, one word per 4 bytes from
 //! `sp` at the call. A value narrower than 32 bits is passed zero-extended (the
 //! interpreter's canonical form); a buffer is passed as its address.
+//!
+//! The lowest [`STACK_CANARY_BYTES`] of every gang stack hold [`STACK_CANARY`]; the
+//! run checks them, so a stack overflow (into the context records below the stacks)
+//! is reported rather than silently corrupting the scheduler's state.
 
 use sim::nyuzi::{encode, AluOp, BranchOp, IFmt, Inst};
 use sim::Dim3;

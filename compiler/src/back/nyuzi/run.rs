@@ -6,10 +6,13 @@
 //! Faults become [`RunError::Trap`] errors whose message names the fault, the pc, the
 //! hardware thread, the faulting address, and the block and gang that was running; the
 //! error's span is the source line of the faulting instruction (from the object's line
-//! table), so the CLI prints `file:line:col: runtime error: ...`. A barrier deadlock
-//! (recorded by the runtime in the scheduler record) is reported like the
-//! interpreter's, and a runaway kernel stops at the instruction (`--max-steps`) or
-//! cycle limit with a message saying so.
+//! table), so the CLI prints `file:line:col: runtime error: ...`; a trap inside a
+//! runtime routine (integer division, ...) is reported at its caller's line. A barrier
+//! deadlock (recorded by the runtime in the scheduler record) is reported like the
+//! interpreter's, with the first barrier's line. A gang whose stack overflowed (its
+//! canary changed, or its `sp` left the stack when it faulted) is reported as a stack
+//! overflow, and a runaway kernel stops at the instruction (`--max-steps`) or cycle
+//! limit with a message saying so.
 
 use cranelift_entity::EntityRef;
 use sim::nyuzi::timing::{self, StallCause, TimingConfig, TimingError, TimingReport};
