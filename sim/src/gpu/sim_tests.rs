@@ -1327,3 +1327,60 @@ DONE:
         .collect();
     assert_eq!(u32s(&mem, out), want);
 }
+
+/// The timing model executes the same semantics: memory after a timing run equals
+/// memory after a functional run, for kernels with divergence, calls, local memory,
+/// f64 and warp operations.
+#[test]
+fn timing_and_functional_agree() {
+    let cases: [(&str, &str, u32); 3] = [
+        (DIVERGE, "diverge", 32),
+        (ARITH, "arith", 32),
+        (REVERSE, "reverse", 256),
+    ];
+    for (text, name, block) in cases {
+        let p = asm(text);
+        let mut mem = GlobalMemory::new();
+        let v: Vec<u32> = (0..2048).map(|i| i * 7 % 1000).collect();
+        let a = mem.add_buffer(bytes_of_u32(&v), "a");
+        let l = launch(&p, name, 2, block, &[a]);
+        let mut fmem = mem.clone();
+        let f = run(&p, &l, &mut fmem).unwrap();
+        let t = timed(&p, &l, &mut mem, &small_config(2, 2), SchedulerKind::Lrr);
+        assert_eq!(mem.buffer(a), fmem.buffer(a), "{name}");
+        assert_eq!(
+            (f.warp_insts, f.thread_insts),
+            (t.warp_insts, t.thread_insts),
+            "{name}"
+        );
+    }
+    // Local memory goes through the cache hierarchy, interleaved per thread.
+    let p = asm(r#"
+.entry loc(.param .u64 out)
+{
+    .reg 6;
+    .local 16;
+    mov.u32 %r0, %tid.x;
+    st.local.u32 [4], %r0;
+    ld.local.u32 %r2, [4];
+    ld.param.u64 %rd4, [out];
+    cvt.u64.u32 %rd0, %r2;
+    shl.b64 %rd0, %rd0, 2;
+    add.u64 %rd4, %rd4, %rd0;
+    st.global.u32 [%rd4], %r2;
+    exit;
+}
+"#);
+    let mut mem = GlobalMemory::new();
+    let out = mem.add_zeroed(64 * 4, "out");
+    let r = timed(
+        &p,
+        &launch(&p, "loc", 1, 64, &[out]),
+        &mut mem,
+        &small_config(1, 2),
+        SchedulerKind::Gto,
+    );
+    assert_eq!(u32s(&mem, out), (0..64).collect::<Vec<u32>>());
+    // Two warps, a store and a load each, one 128-byte line per access.
+    assert_eq!(r.stats.local_transactions, 4);
+}
