@@ -1405,6 +1405,29 @@ impl<'a> Isel<'a> {
         true
     }
 
+    /// A vector compare against a broadcast operand in the `VVS` form: `op` when the
+    /// broadcast is second, `flipped` (the swapped condition) when it is first.
+    fn compare_vs(&mut self, op: AluOp, flipped: AluOp, x: Value, y: Value) -> Option<Reg> {
+        let is_splat = |s: &Self, v: Value| matches!(s.def_of(v), Some(InstData::Splat { .. }));
+        let (opc, vec, uni) = match (self.broadcast_of(x), self.broadcast_of(y)) {
+            (_, Some(u)) if self.ty(x).varying && !is_splat(self, x) => (op, x, u),
+            (Some(u), None) => (flipped, y, u),
+            _ => return None,
+        };
+        let a = self.vec_regs(vec)[0];
+        let b = self.reg(uni);
+        let d = self.ns();
+        self.push(MInst::R {
+            op: opc,
+            fmt: RFmt::Vvs,
+            dest: d,
+            src1: Some(a),
+            src2: b,
+            mask: None,
+        });
+        Some(d)
+    }
+
     fn binary64(
         &mut self,
         res: Option<Value>,
@@ -1502,6 +1525,23 @@ impl<'a> Isel<'a> {
         let ty = self.ty(x);
         let s = ty.scalar;
         let vector = (ty.varying || self.ty(y).varying) && s != Scalar::Bool;
+        let plain = s == Scalar::I32 || s == Scalar::Ptr || (!is_signed(cond) && width(s) < 32);
+        if vector && plain {
+            let flipped = match cond {
+                IntCC::Slt => IntCC::Sgt,
+                IntCC::Sle => IntCC::Sge,
+                IntCC::Sgt => IntCC::Slt,
+                IntCC::Sge => IntCC::Sle,
+                IntCC::Ult => IntCC::Ugt,
+                IntCC::Ule => IntCC::Uge,
+                IntCC::Ugt => IntCC::Ult,
+                IntCC::Uge => IntCC::Ule,
+                c => c,
+            };
+            if let Some(d) = self.compare_vs(int_cc(cond), int_cc(flipped), x, y) {
+                return self.define(res, &[d]);
+            }
+        }
         let (a, b) = if vector {
             (self.vec_regs(x), self.vec_regs(y))
         } else {
@@ -1585,6 +1625,20 @@ impl<'a> Isel<'a> {
             return self.unsupported(format!("fcmp on {}", ty));
         }
         let vector = ty.varying || self.ty(y).varying;
+        let ops = match cond {
+            FloatCC::Eq => Some((AluOp::CmpEqF, AluOp::CmpEqF)),
+            FloatCC::Une => Some((AluOp::CmpNeF, AluOp::CmpNeF)),
+            FloatCC::Lt => Some((AluOp::CmpLtF, AluOp::CmpGtF)),
+            FloatCC::Le => Some((AluOp::CmpLeF, AluOp::CmpGeF)),
+            FloatCC::Gt => Some((AluOp::CmpGtF, AluOp::CmpLtF)),
+            FloatCC::Ge => Some((AluOp::CmpGeF, AluOp::CmpLeF)),
+            FloatCC::Uno => None,
+        };
+        if let (true, Some((op, flipped))) = (vector, ops) {
+            if let Some(d) = self.compare_vs(op, flipped, x, y) {
+                return self.define(res, &[d]);
+            }
+        }
         let (a, b) = if vector {
             (self.vec_regs(x)[0], self.vec_regs(y)[0])
         } else {

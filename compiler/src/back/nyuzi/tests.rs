@@ -758,10 +758,10 @@ fn offset_consecutive_accesses_match_the_interpreter() {
 /// An IR kernel applying `op` (a binary op or `icmp cond`/`fcmp cond`) to elements
 /// of `a` and `b`, lane by lane (`varying`) or as 16 uniform operations, writing the
 /// results (compares as i32 0/1) to `out`.
-fn op_kernel(op: &str, ty: &str, bytes: u32, varying: bool, cmp: bool) -> String {
+fn op_kernel(op: &str, ty: &str, bytes: u32, varying: bool, cmp: bool, bcast: u8) -> String {
     let out_bytes = if cmp { 4 } else { bytes };
     let expr = |a: &str, b: &str| format!("{op} {a}, {b}");
-    expr_kernel(&expr, ty, bytes, out_bytes, varying, cmp)
+    expr_kernel(&expr, ty, bytes, out_bytes, varying, cmp, bcast)
 }
 
 /// [`op_kernel`] for any expression of the operands `a` and `b` (`expr` gets their
@@ -773,6 +773,7 @@ fn expr_kernel(
     out_bytes: u32,
     varying: bool,
     widen: bool,
+    bcast: u8,
 ) -> String {
     let cmp = widen;
     let mut t = format!("module lanes 16 ptr 4\nfunction export @k(ptr, ptr, ptr) {{\nblock0(v0: ptr, v1: ptr, v2: ptr):\n");
@@ -790,10 +791,16 @@ fn expr_kernel(
         let pa = addr(&mut t, 0, bytes);
         let pb = addr(&mut t, 1, bytes);
         let po = addr(&mut t, 2, out_bytes);
+        // bcast 1/2: the second/first operand is a splat of the uniform b[0].
         t += &format!(
-            "    v100 = load.{ty} global v{pa}\n    v101 = load.{ty} global v{pb}\n    v102 = {}\n",
-            expr("v100", "v101")
+            "    v100 = load.{ty} global v{pa}\n    v101 = load.{ty} global v{pb}\n    v104 = load.{ty} global v1\n    v105 = splat v104\n"
         );
+        let (ea, eb) = match bcast {
+            1 => ("v100", "v105"),
+            2 => ("v105", "v101"),
+            _ => ("v100", "v101"),
+        };
+        t += &format!("    v102 = {}\n", expr(ea, eb));
         if cmp {
             t += "    v103 = zext.i32 v102\n";
             t += &format!("    store global v{po}, v103\n");
@@ -962,8 +969,8 @@ fn every_native_integer_and_f32_operation_matches_the_interpreter() {
             let bits = bytes * 8;
             (edge_values(bits, 0), edge_values(bits, 3))
         };
-        for varying in [true, false] {
-            let text = op_kernel(op, ty, *bytes, varying, *cmp);
+        for (varying, bcast) in [(true, 0), (true, 1), (true, 2), (false, 0)] {
+            let text = op_kernel(op, ty, *bytes, varying, *cmp, bcast);
             let m = crate::ir::parse_module(&text)
                 .unwrap_or_else(|e| panic!("{op} {ty}: {e:?}\n{text}"));
             let out = vec![0u8; 16 * if *cmp { 4 } else { *bytes as usize }];
@@ -974,7 +981,10 @@ fn every_native_integer_and_f32_operation_matches_the_interpreter() {
             ];
             let want = run_interp(&m, "k", &args);
             let got = run_nyuzi(&m, "k", &args, false);
-            assert_eq!(got, want, "{op} on {ty}, varying={varying}");
+            assert_eq!(
+                got, want,
+                "{op} on {ty}, varying={varying}, broadcast={bcast}"
+            );
         }
     }
 }
@@ -1053,7 +1063,7 @@ fn unary_ops_and_conversions_match_the_interpreter() {
         };
         let expr = |a: &str, _b: &str| e.replace(" a", &format!(" {a}"));
         for varying in [true, false] {
-            let text = expr_kernel(&expr, ty, *bytes, *out_bytes, varying, *widen);
+            let text = expr_kernel(&expr, ty, *bytes, *out_bytes, varying, *widen, 0);
             let m = crate::ir::parse_module(&text)
                 .unwrap_or_else(|err| panic!("{e} {ty}: {err:?}\n{text}"));
             let args = [
