@@ -521,6 +521,9 @@ fn machine_shapes_agree() {
         "examples/block_reduce.spmd",
         "examples/matmul_tiled.spmd",
         "examples/gameoflife.spmd",
+        "examples/stencil1d.spmd",
+        "examples/histogram.spmd",
+        "examples/tasks.spmd",
     ] {
         let (front, spec) = header_launch(file);
         let want = driver::run_on_interp(&front, &spec.request()).unwrap();
