@@ -893,3 +893,23 @@ fn traps_are_reported_at_the_users_line() {
         "{err}"
     );
 }
+
+#[test]
+fn the_timing_model_computes_what_the_functional_machine_does() {
+    for file in ["examples/block_reduce.spmd", "examples/stencil1d.spmd"] {
+        let (front, spec) = header_launch(file);
+        let functional = run_nyuzi(&front, &spec, MachineShape::default()).unwrap();
+        let opts = NyuziRunOptions {
+            timing: true,
+            ..NyuziRunOptions::default()
+        };
+        let timed = nyuzi::run_on_nyuzi(&front, &spec.request(), &opts).unwrap();
+        compare(&functional, &timed).unwrap_or_else(|e| panic!("{file}: {e}"));
+        timed.stats.check_convention(true).unwrap();
+        assert_eq!(
+            timed.stats.get("dynamic_instructions"),
+            functional.stats.get("dynamic_instructions"),
+            "{file}"
+        );
+    }
+}
