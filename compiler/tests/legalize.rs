@@ -62,10 +62,10 @@ fn ispc_run(module: &Module) -> Result<Vec<Vec<u8>>, String> {
         let func = module.function_by_name(name).ok_or("no entry")?;
         let mut mem = Memory::new();
         let ret = mem.add_buffer(vec![0u8; 64 * 4], "RET");
-        let foo: Vec<u8> = (0..64)
+        let a: Vec<u8> = (0..64)
             .flat_map(|i| ((i + 1) as f32).to_le_bytes())
             .collect();
-        let afoo = mem.add_buffer(foo, "aFOO");
+        let afoo = mem.add_buffer(a, "aFOO");
         let nparams = module.functions[func].sig.params.len();
         let args: Vec<u64> = [ret, afoo, interp::f32_arg(5.0)][..nparams].to_vec();
         let limits = Limits {

@@ -1,11 +1,13 @@
 //! Legalization: rewrites the IR operations a target cannot do natively into calls of
 //! runtime routines (or short native sequences), before instruction selection.
 //!
-//! The runtime routines are written in the language (`stdlib/runtime_*.spmd`), compiled
-//! with every program and lowered into the module when a back end asks for them
-//! ([`crate::driver::lower_for_target`]); their names start with [`RUNTIME_PREFIX`].
-//! For Nyuzi, the split between native and legalized operations is the contract in the
-//! helpers' notes (`nyuzi_ops.md`): the predicates here ([`is_illegal`]) encode it, and
+//! The runtime routines are written in the language (`stdlib/runtime_*.spmd`, part of
+//! the standard library's source); their names start with [`RUNTIME_PREFIX`]. They
+//! are lowered, optimized and legalized once per process and target
+//! ([`crate::driver::runtime_module`]) and linked into each module a back end compiles
+//! ([`link_runtime`], from [`crate::driver::lower_for_target`]). For Nyuzi, the split
+//! between native and legalized operations is the contract in the helpers' notes
+//! (`nyuzi_ops.md`): the predicates here ([`is_illegal`]) encode it, and
 //! [`remaining_illegal`] lists whatever is left, for the tests and for instruction
 //! selection's diagnostics.
 //!
@@ -48,8 +50,7 @@ pub enum LegalTarget {
     Nyuzi,
 }
 
-/// The name prefix of every runtime routine (the front end checks every function whose
-/// name starts with it, even when the program never calls it).
+/// The name prefix of every runtime routine: legalization calls `RUNTIME_PREFIX + name`.
 pub const RUNTIME_PREFIX: &str = "__spmdc_rt_";
 
 /// Whether `name` is a runtime routine's or a runtime helper's (`__spmdc_rtf_*` and

@@ -324,16 +324,11 @@ block0(v0: ptr, v1: ptr, v2: ptr, v3: ptr, v4: [bool]):
     )
 }
 
-/// Runs `body` (see [`ir_kernel`]) plain and legalized over `threads` threads.
 /// One input set of an IR kernel: `x`, `y`, the mask lanes and `k`.
 type Case = (Vec<u64>, Vec<u64>, Vec<u64>, i32);
 
-fn check_ir(t: &str, size: u32, body: &str, x: &[u64], y: &[u64], m: &[u64], k: i32, threads: u32) {
-    let case = (x.to_vec(), y.to_vec(), m.to_vec(), k);
-    check_ir_cases(t, size, body, &[case], threads);
-}
-
-/// [`check_ir`] on several input sets, legalizing once.
+/// Runs `body` (see [`ir_kernel`]) plain and legalized over `threads` threads on each
+/// input set of `cases` (legalizing once).
 fn check_ir_cases(t: &str, size: u32, body: &str, cases: &[Case], threads: u32) {
     let text = ir_kernel(t, size, body);
     let plain = crate::ir::parse_module(&text).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
@@ -476,10 +471,8 @@ fn reductions() {
 
 #[test]
 fn scans() {
-    for op in ["scan_add"] {
-        let body = format!("    v100 = {op} v12, v22");
-        for_lane_cases(&["i8", "i16", "i32", "i64", "f32", "f64"], &body, &[0]);
-    }
+    let body = "    v100 = scan_add v12, v22";
+    for_lane_cases(&["i8", "i16", "i32", "i64", "f32", "f64"], body, &[0]);
     for op in ["scan_and", "scan_or"] {
         let body = format!("    v100 = {op} v12, v22");
         for_lane_cases(&["bool", "i8", "i16", "i32", "i64"], &body, &[0]);
@@ -492,15 +485,15 @@ fn narrow_integer_operations() {
         let (_, size, bits) = LANE_TYPES.iter().find(|(n, ..)| n == t).copied().unwrap();
         let x = lane_values(bits, 48, 99);
         let y: Vec<u64> = x.iter().map(|v| v | 1).rev().collect();
-        let m = vec![1; 48];
-        check_ir(t, size, "    v100 = popcnt v12", &x, &y, &m, 0, 40);
+        let case = [(x, y, vec![1; 48], 0)];
+        check_ir_cases(t, size, "    v100 = popcnt v12", &case, 40);
         for op in ["sdiv", "udiv", "srem", "urem"] {
             let body = format!("    v100 = {op} v12, v17");
-            check_ir(t, size, &body, &x, &y, &m, 0, 40);
+            check_ir_cases(t, size, &body, &case, 40);
             let body = format!(
                 "    v101 = extract v17, v15\n    v102 = {op} v25, v101\n    v100 = splat v102"
             );
-            check_ir(t, size, &body, &x, &y, &m, 0, 40);
+            check_ir_cases(t, size, &body, &case, 40);
         }
     }
 }
@@ -579,7 +572,7 @@ fn atomics() {
         .map(|_| {
             let r = rng.next();
             // About a quarter of the lanes off; the rest collide on 8 cells.
-            if r % 4 == 0 {
+            if r.is_multiple_of(4) {
                 u64::from(u32::MAX)
             } else {
                 (r >> 8) % 8
