@@ -776,7 +776,7 @@ fn expr_kernel(
     bcast: u8,
 ) -> String {
     let cmp = widen;
-    let mut t = format!("module lanes 16 ptr 4\nfunction export @k(ptr, ptr, ptr) {{\nblock0(v0: ptr, v1: ptr, v2: ptr):\n");
+    let mut t = "module lanes 16 ptr 4\nfunction export @k(ptr, ptr, ptr) {\nblock0(v0: ptr, v1: ptr, v2: ptr):\n".to_string();
     if varying {
         t += "    v3 = special lane_index\n";
         let mut n = 4;
