@@ -372,14 +372,15 @@ fn too_large(p: &Plan, launch: &ImageLaunch, opts: &ImageOptions) -> ImageError 
         ),
     )
     .with_note(format!(
-        "code and data take {} bytes, buffers {buffers} bytes, and {} hardware threads × \
-         {} gangs per block take {threads} bytes ({} bytes of stack per gang)",
+        "code and data take {} bytes, buffers {buffers} bytes, and the areas of {} hardware \
+         thread(s) with {} gang(s) per block take {threads} bytes ({} bytes of stack per gang)",
         p.params.start, p.threads_used, p.gangs, opts.gang_stack
     ));
     let help = if buffers >= threads {
         "use smaller buffers"
     } else {
-        "use smaller blocks (fewer gangs per block) or fewer hardware threads (--threads/--cores)"
+        "use smaller blocks (fewer gangs per block), fewer hardware threads (--threads, --cores) \
+         or smaller gang stacks (--gang-stack)"
     };
     ImageError::Launch(err.with_help(help))
 }
