@@ -150,7 +150,7 @@ struct NyuziArgs {
 /// `--gang-stack`: at least 1 KiB, at most 1 MiB, a multiple of 64.
 fn parse_gang_stack(s: &str) -> Result<u32, String> {
     let v: u32 = s.parse().map_err(|e| format!("{e}"))?;
-    if (1024..=1 << 20).contains(&v) && v % 64 == 0 {
+    if (1024..=1 << 20).contains(&v) && v.is_multiple_of(64) {
         Ok(v)
     } else {
         Err("expected a multiple of 64 between 1024 and 1048576".into())

@@ -453,8 +453,8 @@ fn ispc_failures(dir: &str, parts: (usize, usize)) -> Vec<(String, String)> {
     let mut failures = Vec::new();
     let files = common::spmd_files(dir);
     for path in files.iter().skip(parts.0).step_by(parts.1) {
-        let name = common::display_name(&path);
-        let front = front_of(&path);
+        let name = common::display_name(path);
+        let front = front_of(path);
         let launches = match ispc_launches(&front) {
             Ok(l) => l,
             Err(e) => {
