@@ -18,7 +18,9 @@
 //! Every mask operand of an effect (loads, stores, atomics, a call's hidden mask) and
 //! of `any`/`all`/`ballot`/`first_lane` is ANDed with the gang's existing lanes
 //! (`ctx::EXISTS` in the context record at `gp`), as the interpreter limits masks to
-//! existing lanes. Selects on a varying condition are `move_mask` into a copy of the
+//! existing lanes; the AND is skipped for masks known to be within the existing lanes
+//! already (the hidden mask parameter, which callers and launchers limit, and `band`s
+//! with it). Selects on a varying condition are `move_mask` into a copy of the
 //! false value. Uniform-address accesses under a mask are skipped with a branch when
 //! no lane is on (a masked-off load yields 0).
 //!
@@ -829,6 +831,9 @@ impl<'a> Isel<'a> {
     /// The lanes a masked effect runs on: `mask & exists` (all existing lanes without
     /// a mask).
     fn active(&mut self, mask: Option<Value>) -> Reg {
+        if let Some(m) = mask.filter(|&m| self.within_exists(m, 8)) {
+            return self.reg(m);
+        }
         let e = self.exists();
         match mask {
             // An all-on constant mask adds nothing to the existing lanes.
@@ -838,6 +843,29 @@ impl<'a> Isel<'a> {
                 self.bin(false, AluOp::And, m, e)
             }
             None => e,
+        }
+    }
+
+    /// Whether mask `m` is known to have no lane on that does not exist: the hidden
+    /// mask parameter (callers pass `mask & exists`, launchers the existing lanes), or
+    /// a `band` with such a mask (looking `depth` definitions deep).
+    fn within_exists(&self, m: Value, depth: u32) -> bool {
+        let f = self.f;
+        match f.values[m].def {
+            ValueDef::Param(b, k) => {
+                f.sig.takes_mask
+                    && Some(b) == f.entry_block()
+                    && k as usize + 1 == f.blocks[b].params.len()
+            }
+            ValueDef::Result(i) => match &f.insts[i] {
+                InstData::Binary {
+                    op: BinaryOp::Band,
+                    args,
+                } if depth > 0 && self.ty(m) == Type::MASK => {
+                    self.within_exists(args[0], depth - 1) || self.within_exists(args[1], depth - 1)
+                }
+                _ => false,
+            },
         }
     }
 
