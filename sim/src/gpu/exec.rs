@@ -341,14 +341,10 @@ impl WarpState {
         match r.file {
             RegFile::R => {
                 let b = r.idx as usize * WARP;
-                let lo = self
-                    .regs
-                    .get(b..b + WARP)
+                let lo = lanes_of(&self.regs, b)
                     .ok_or_else(|| format!("register %r{} is not declared", r.idx))?;
                 if wide {
-                    let hi = self
-                        .regs
-                        .get(b + WARP..b + 2 * WARP)
+                    let hi = lanes_of(&self.regs, b + WARP)
                         .ok_or_else(|| format!("register %r{} is not declared", r.idx + 1))?;
                     for l in 0..WARP {
                         out[l] = u64::from(lo[l]) | (u64::from(hi[l]) << 32);
@@ -402,27 +398,28 @@ impl WarpState {
         match dst.file {
             RegFile::R => {
                 let b = dst.idx as usize * WARP;
-                let n = if ty.is_wide() { 2 * WARP } else { WARP };
-                let regs = self
-                    .regs
-                    .get_mut(b..b + n)
-                    .ok_or_else(|| format!("register %r{} is not declared", dst.idx))?;
-                let (lo, hi) = regs.split_at_mut(WARP);
+                let missing = || format!("register %r{} is not declared", dst.idx);
+                let wide = ty.is_wide();
+                let lo = lanes_of_mut(&mut self.regs, b).ok_or_else(missing)?;
                 if mask == u32::MAX {
                     for l in 0..WARP {
                         lo[l] = vals[l] as u32;
                     }
-                    for (l, h) in hi.iter_mut().enumerate() {
-                        *h = (vals[l] >> 32) as u32;
-                    }
                 } else {
-                    for l in 0..WARP {
-                        if mask >> l & 1 != 0 {
-                            lo[l] = vals[l] as u32;
-                            if let Some(h) = hi.get_mut(l) {
-                                *h = (vals[l] >> 32) as u32;
-                            }
-                        }
+                    let mut m = mask;
+                    while m != 0 {
+                        let l = m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        lo[l] = vals[l] as u32;
+                    }
+                }
+                if wide {
+                    let hi = lanes_of_mut(&mut self.regs, b + WARP).ok_or_else(missing)?;
+                    let mut m = mask;
+                    while m != 0 {
+                        let l = m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        hi[l] = (vals[l] >> 32) as u32;
                     }
                 }
             }
@@ -488,6 +485,17 @@ impl WarpState {
         }
         Ok(())
     }
+}
+
+/// The 32 lanes of the register starting at `b`.
+#[inline]
+fn lanes_of(regs: &[u32], b: usize) -> Option<&[u32; WARP]> {
+    regs.get(b..b + WARP)?.try_into().ok()
+}
+
+#[inline]
+fn lanes_of_mut(regs: &mut [u32], b: usize) -> Option<&mut [u32; WARP]> {
+    regs.get_mut(b..b + WARP)?.try_into().ok()
 }
 
 /// Where a fault happened, to build a [`GpuFault`].
