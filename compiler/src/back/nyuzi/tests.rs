@@ -1157,3 +1157,32 @@ fn unlegalized_modules_give_diagnostics_not_panics() {
     }
     assert!(reported > 0, "some example needs legalization");
 }
+
+#[test]
+fn partial_masks_on_narrow_scatters_and_uniform_accesses_match_the_interpreter() {
+    let src = "
+    export void k(uniform int8 c[], uniform int16 h[], uniform bool f[], uniform int u[]) {
+        int v = programIndex;
+        if (v % 3 != 1) {
+            c[(v * 7) % 16] = (int8)(v * 9 - 70);
+            h[15 - v] = (int16)(v * -1234);
+            f[v] = v % 2 == 0;
+            u[0] = u[1] + 5;
+            atomic_add_global(&u[2], 3);
+        }
+        if (v > 100) {
+            u[3] = 77;
+            atomic_add_global(&u[4], 1);
+        }
+    }";
+    diff(
+        src,
+        "k",
+        &[
+            Arg::Buf(vec![0xaa; 16]),
+            Arg::Buf(vec![0x55; 32]),
+            Arg::Buf(vec![7; 16]),
+            Arg::Buf(words_i32([1, 2, 3, 4, 5])),
+        ],
+    );
+}
