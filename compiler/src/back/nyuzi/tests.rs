@@ -161,6 +161,13 @@ fn put_arg(mach: &mut Machine, loc: &ArgLoc, x: u64) {
 /// Runs `entry` on the simulator; `misalign` shifts every buffer by 4 bytes (so
 /// block accesses take their gather/scatter fallback).
 fn run_nyuzi(m: &Module, entry: &str, args: &[Arg], misalign: bool) -> Result {
+    run_nyuzi_lanes(m, entry, args, misalign, 16)
+}
+
+/// [`run_nyuzi`] for a block of `threads` (1..=16) threads: lanes past it do not
+/// exist.
+fn run_nyuzi_lanes(m: &Module, entry: &str, args: &[Arg], misalign: bool, threads: u32) -> Result {
+    let exists = (1u32 << threads) - 1;
     let obj = compile(m);
     let (words, addrs) = link(&obj, entry);
     let mut mach = Machine::new(Config {
@@ -184,7 +191,7 @@ fn run_nyuzi(m: &Module, entry: &str, args: &[Arg], misalign: bool) -> Result {
         put(ctx::THREAD_IDX_X + 4 * i, i as u32);
         put(ctx::LANE_INDEX + 4 * i, i as u32);
     }
-    put(ctx::EXISTS, 0xffff);
+    put(ctx::EXISTS, exists);
     for off in [
         ctx::BLOCK_DIM_Y,
         ctx::BLOCK_DIM_Z,
@@ -194,7 +201,7 @@ fn run_nyuzi(m: &Module, entry: &str, args: &[Arg], misalign: bool) -> Result {
     ] {
         put(off, 1);
     }
-    put(ctx::BLOCK_DIM_X, 16);
+    put(ctx::BLOCK_DIM_X, threads);
     put(ctx::SHARED_BASE, SHARED);
     mach.write_bytes(CTX, &rec).unwrap();
     mach.set_scalar_reg(0, GP.index, CTX);
@@ -221,7 +228,7 @@ fn run_nyuzi(m: &Module, entry: &str, args: &[Arg], misalign: bool) -> Result {
         put_arg(&mut mach, &regs[i], x);
     }
     if f.sig.takes_mask {
-        put_arg(&mut mach, regs.last().unwrap(), 0xffff);
+        put_arg(&mut mach, regs.last().unwrap(), u64::from(exists));
     }
     if let Err(e) = mach.run() {
         panic!("simulator fault: {e}\n{}", listing(&obj, None));
@@ -240,6 +247,10 @@ fn run_nyuzi(m: &Module, entry: &str, args: &[Arg], misalign: bool) -> Result {
 }
 
 fn run_interp(m: &Module, entry: &str, args: &[Arg]) -> Result {
+    run_interp_lanes(m, entry, args, 16)
+}
+
+fn run_interp_lanes(m: &Module, entry: &str, args: &[Arg], threads: u32) -> Result {
     let mut mem = Memory::new();
     let mut bufs = Vec::new();
     let vals: Vec<u64> = args
@@ -258,7 +269,7 @@ fn run_interp(m: &Module, entry: &str, args: &[Arg]) -> Result {
     let out = interp::run(
         m,
         fref,
-        &Launch::single_gang(16, vals),
+        &Launch::new(sim::Dim3::ONE, sim::Dim3::new(threads, 1, 1), vals),
         &mut mem,
         Limits::default(),
     )
@@ -1185,4 +1196,31 @@ fn partial_masks_on_narrow_scatters_and_uniform_accesses_match_the_interpreter()
             Arg::Buf(words_i32([1, 2, 3, 4, 5])),
         ],
     );
+}
+
+#[test]
+fn partial_gangs_match_the_interpreter() {
+    // A block of 11 threads: lanes 11..15 do not exist and must have no effect.
+    let src = "
+    export uniform int k(uniform float x[], uniform int out[], uniform int8 b[], uniform int cnt[]) {
+        float v = x[programIndex];
+        int r = v > 3.0 ? 1 : 2;
+        out[programIndex] = r + (int)v;
+        b[programIndex] = (int8)r;
+        atomic_add_global(&cnt[0], 1);
+        uniform int n = reduce_add(r);
+        return n * 1000 + (any(v > 11.5) ? 100 : 0) + (all(v < 11.5) ? 10 : 0) + popcnt((int64)lanemask());
+    }";
+    let m = module_of(src);
+    let args = [
+        Arg::Buf(words_f32((0..16).map(|i| i as f32 + 0.5))),
+        Arg::Buf(words_i32(vec![-1; 16])),
+        Arg::Buf(vec![0x77; 16]),
+        Arg::Buf(words_i32([0])),
+    ];
+    let want = run_interp_lanes(&m, "k", &args, 11);
+    for misalign in [false, true] {
+        let got = run_nyuzi_lanes(&m, "k", &args, misalign, 11);
+        assert_eq!(got, want, "misalign={misalign}");
+    }
 }
