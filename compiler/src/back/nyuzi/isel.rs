@@ -2254,6 +2254,24 @@ impl<'a> Isel<'a> {
         fwd
     }
 
+    /// The per-lane addresses `addr + lane_index * 4` of a consecutive access, built
+    /// in the (rare) misaligned branch, so the selected address vector `_va` is left
+    /// for dead-code removal when nothing else reads it.
+    fn lane_addresses(&mut self, addr: Reg, _va: Reg) -> Reg {
+        let lane = self.ctx_load(MemOp::Block, ctx::LANE_INDEX);
+        let off = self.bin_imm(true, AluOp::Shl, lane, 2);
+        let d = self.nv();
+        self.push(MInst::R {
+            op: AluOp::AddI,
+            fmt: RFmt::Vvs,
+            dest: d,
+            src1: Some(off),
+            src2: addr,
+            mask: None,
+        });
+        d
+    }
+
     /// Whether `base + index*4` is known to be 64-byte aligned: a stack slot aligned
     /// to 64 (the frame keeps that alignment) with no index or a constant index that
     /// is a multiple of 16.
@@ -2318,6 +2336,7 @@ impl<'a> Isel<'a> {
         });
         self.jump(join);
         self.cur = gat;
+        let va = self.lane_addresses(addr, va);
         self.push(MInst::Load {
             op: MemOp::GatherMask,
             dest: d,
@@ -2437,6 +2456,7 @@ impl<'a> Isel<'a> {
         });
         self.jump(join);
         self.cur = sct;
+        let va = self.lane_addresses(addr, va);
         self.scatter(va, 0, val, act);
         self.jump(join);
         self.cur = join;
