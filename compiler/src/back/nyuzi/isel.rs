@@ -31,9 +31,20 @@
 //! and extract the element, and scatter lane by lane with scalar stores in increasing
 //! lane order (a masked-off lane writes to a scratch word of the frame instead), as the
 //! interpreter's scatters go. 64-bit elements take two accesses per lane. A varying
-//! access whose address is `splat(base) + lane_index * 4` (the lowering's form for
-//! `a[programIndex + k]` and private per-lane slots) becomes a block `load_v`/`store_v`
-//! when `base` is 64-byte aligned at run time, gather/scatter otherwise.
+//! 32-bit access whose address is `splat(base) + (lane_index [+ splat(k)]) * 4` (the
+//! lowering's form for `a[programIndex + k]`, foreach indices and private per-lane
+//! slots) becomes a masked block `load_v`/`store_v` when `base + 4k` is 64-byte
+//! aligned at run time (statically for 64-byte-aligned stack slots), gather/scatter
+//! otherwise. Within a block, an unmasked load of a per-lane private slot that an
+//! all-on store just wrote takes the stored value (store-to-load forwarding), which
+//! keeps `foreach` indices recognizable.
+//!
+//! # Clean-up
+//!
+//! Constants are materialized at each use (immediates where they fit, `VVS` forms for
+//! broadcast operands); pure instructions whose IR results are dead and block
+//! parameters nothing depends on are not selected; machine instructions whose results
+//! nothing reads are removed after selection.
 //!
 //! # Lane operations
 //!
