@@ -3,7 +3,7 @@
 //! and its listing.
 //!
 //! Data: every module global becomes one [`DataObject`] (same index, so
-//! `global_addr` relocates against [`RelocTarget::Data`] of the global's index);
+//! `global_addr` relocates against [`super::object::RelocTarget::Data`] of the global's index);
 //! shared variables are laid out in declaration order, each at its alignment, the
 //! total rounded to 64 bytes ([`shared_layout`]).
 
