@@ -176,10 +176,6 @@ struct Warp {
     from_mem: Vec<bool>,
     barrier: Option<u32>,
     done: bool,
-    /// A lower bound of the cycle the warp can issue next, with the reason it waits:
-    /// found when it was last seen blocked, kept until it issues or a barrier opens
-    /// (unit busy times only grow, so the bound stays valid).
-    not_before: Cell<(u64, Stall)>,
 }
 
 struct Cta {
@@ -206,6 +202,12 @@ struct Sm {
     sched: Vec<Sched>,
     /// Per shared unit: the cycle it accepts the next warp instruction.
     unit_free: [u64; NUM_UNITS],
+    /// Per warp slot: a lower bound of the cycle its warp can issue next and the reason
+    /// it waits, found when it was last seen blocked and kept until it issues or a
+    /// barrier opens (unit busy times only grow, so the bound stays valid). Empty and
+    /// finished slots hold (MAX, Idle), barrier waiters (MAX, Barrier). A compact
+    /// array, so scheduler scans skip blocked warps without touching them.
+    hint: Vec<Cell<(u64, Stall)>>,
     /// The next cycle this SM has anything to do.
     wake: u64,
     resident_warps: u64,
@@ -382,6 +384,7 @@ pub fn run_timing(
                 nsched
             ],
             unit_free: [0; NUM_UNITS],
+            hint: vec![Cell::new((u64::MAX, Stall::Idle)); warp_slots],
             wake: 0,
             resident_warps: 0,
             occ_since: 0,
@@ -537,8 +540,8 @@ impl Run<'_, '_> {
                 from_mem: vec![false; self.ctx.slots.total],
                 barrier: None,
                 done: false,
-                not_before: Cell::new((0, Stall::Idle)),
             });
+            sm.hint[ws].set((0, Stall::Idle));
             self.next_age += 1;
             warps.push(ws);
         }
@@ -586,15 +589,7 @@ impl Run<'_, '_> {
         if w.barrier.is_some() {
             return Block::Wait(Stall::Barrier, u64::MAX);
         }
-        let (nb, why) = w.not_before.get();
-        if now < nb {
-            return Block::Wait(why, nb);
-        }
-        let b = self.blocked_now(sm, w, now);
-        if let Block::Wait(why, until) = b {
-            w.not_before.set((until, why));
-        }
-        b
+        self.blocked_now(sm, w, now)
     }
 
     /// [`Self::blocked`] without the cached bound.
@@ -655,13 +650,27 @@ impl Run<'_, '_> {
             let mut reason = Stall::Idle;
             let mut earliest = u64::MAX;
             let mut consider = |k: usize, sm: &Sm| -> bool {
+                let hint = &sm.hint[slot_of(k)];
+                let (nb, why) = hint.get();
+                if nb > now {
+                    if nb != u64::MAX || why != Stall::Idle {
+                        reason = worse(reason, why);
+                        earliest = earliest.min(nb);
+                    }
+                    return false;
+                }
                 let Some(w) = sm.warps[slot_of(k)].as_ref() else {
+                    hint.set((u64::MAX, Stall::Idle));
                     return false;
                 };
                 match self.blocked(sm, w, now) {
                     Block::Ready => true,
-                    Block::Done => false,
+                    Block::Done => {
+                        hint.set((u64::MAX, Stall::Idle));
+                        false
+                    }
                     Block::Wait(r, until) => {
+                        hint.set((until, r));
                         reason = worse(reason, r);
                         earliest = earliest.min(until);
                         false
@@ -743,7 +752,7 @@ impl Run<'_, '_> {
                 format!("more than {} warp instructions", limits.max_warp_insts),
             ));
         }
-        warp.not_before.set((0, Stall::Idle));
+        sm.hint[ws].set((0, Stall::Idle));
         let active = warp.state.active_mask();
         let flow = step(env, &mut warp.state, &mut cta.info, &mut self.trace)?;
         self.stats.warp_insts += 1;
@@ -798,10 +807,12 @@ impl Run<'_, '_> {
             Flow::Continue => {}
             Flow::Barrier(id) => {
                 warp.barrier = Some(id);
+                sm.hint[ws].set((u64::MAX, Stall::Barrier));
                 self.try_release(sm, cta_slot)?;
             }
             Flow::Done => {
                 warp.done = true;
+                sm.hint[ws].set((u64::MAX, Stall::Idle));
                 let c = sm.ctas[cta_slot].as_mut().expect("block");
                 c.live -= 1;
                 if c.live == 0 {
@@ -839,7 +850,9 @@ impl Run<'_, '_> {
         for &w in &cta.warps {
             if let Some(warp) = sm.warps[w].as_mut() {
                 warp.barrier = None;
-                warp.not_before.set((0, Stall::Idle));
+                if !warp.done {
+                    sm.hint[w].set((0, Stall::Idle));
+                }
             }
         }
         Ok(())
