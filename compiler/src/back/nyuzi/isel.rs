@@ -1930,7 +1930,12 @@ impl<'a> Isel<'a> {
             }
             LaneOp::Extract => {
                 let idx = self.reg(args[1]);
-                self.check_lane(idx);
+                if !self
+                    .const_val(args[1])
+                    .is_some_and(|k| (0..LANES as i32).contains(&k))
+                {
+                    self.check_lane(idx);
+                }
                 if is_mask {
                     let m = self.reg(first);
                     let t = self.bin(false, AluOp::Shr, m, idx);
@@ -1956,7 +1961,12 @@ impl<'a> Isel<'a> {
             }
             LaneOp::Insert => {
                 let idx = self.reg(args[1]);
-                self.check_lane(idx);
+                if !self
+                    .const_val(args[1])
+                    .is_some_and(|k| (0..LANES as i32).contains(&k))
+                {
+                    self.check_lane(idx);
+                }
                 let one = self.li(1);
                 let bit = self.bin(false, AluOp::Shl, one, idx);
                 if is_mask {

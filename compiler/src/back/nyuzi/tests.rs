@@ -167,6 +167,20 @@ fn run_nyuzi(m: &Module, entry: &str, args: &[Arg], misalign: bool) -> Result {
 /// [`run_nyuzi`] for a block of `threads` (1..=16) threads: lanes past it do not
 /// exist.
 fn run_nyuzi_lanes(m: &Module, entry: &str, args: &[Arg], misalign: bool, threads: u32) -> Result {
+    match try_run_nyuzi(m, entry, args, misalign, threads) {
+        Ok(r) => r,
+        Err(e) => panic!("simulator fault: {e}\n{}", listing(&compile(m), None)),
+    }
+}
+
+/// [`run_nyuzi_lanes`], returning the simulator's fault instead of panicking.
+fn try_run_nyuzi(
+    m: &Module,
+    entry: &str,
+    args: &[Arg],
+    misalign: bool,
+    threads: u32,
+) -> std::result::Result<Result, sim::nyuzi::Fault> {
     let exists = (1u32 << threads) - 1;
     let obj = compile(m);
     let (words, addrs) = link(&obj, entry);
@@ -230,9 +244,7 @@ fn run_nyuzi_lanes(m: &Module, entry: &str, args: &[Arg], misalign: bool, thread
     if f.sig.takes_mask {
         put_arg(&mut mach, regs.last().unwrap(), u64::from(exists));
     }
-    if let Err(e) = mach.run() {
-        panic!("simulator fault: {e}\n{}", listing(&obj, None));
-    }
+    mach.run()?;
     let ret = f.sig.ret.map(|t| {
         let (class, n) = layout(t);
         assert!(class == super::abi::SCALAR, "uniform results only");
@@ -243,7 +255,7 @@ fn run_nyuzi_lanes(m: &Module, entry: &str, args: &[Arg], misalign: bool, thread
         .iter()
         .map(|&(a, n)| mach.read_bytes(a, n).unwrap().to_vec())
         .collect();
-    Result { ret, bufs }
+    Ok(Result { ret, bufs })
 }
 
 fn run_interp(m: &Module, entry: &str, args: &[Arg]) -> Result {
@@ -1222,5 +1234,29 @@ fn partial_gangs_match_the_interpreter() {
     for misalign in [false, true] {
         let got = run_nyuzi_lanes(&m, "k", &args, misalign, 11);
         assert_eq!(got, want, "misalign={misalign}");
+    }
+}
+
+#[test]
+fn extract_outside_the_gang_stops_at_a_break() {
+    let m = crate::ir::parse_module(
+        "module lanes 16 ptr 4
+function export @k(ptr, i32) -> i32 {
+block0(v0: ptr, v1: i32):
+    v2 = special lane_index
+    v3 = extract v2, v1
+    return v3
+}
+",
+    )
+    .expect("IR parses");
+    let ok = try_run_nyuzi(&m, "k", &[Arg::Buf(vec![0; 4]), Arg::Val(5)], false, 16);
+    assert_eq!(ok.map(|r| r.ret), Ok(Some(5)));
+    for bad in [16u64, 0xffff_ffff] {
+        let err = try_run_nyuzi(&m, "k", &[Arg::Buf(vec![0; 4]), Arg::Val(bad)], false, 16);
+        assert_eq!(
+            err.map_err(|f| f.kind),
+            Err(sim::nyuzi::FaultKind::Breakpoint)
+        );
     }
 }
