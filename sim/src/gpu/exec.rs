@@ -32,7 +32,7 @@ const MAX_CALL_DEPTH: usize = 256;
 /// every instruction, the reconvergence point of a divergent branch there.
 #[derive(Clone, Debug)]
 pub struct Code {
-    /// `ipdom[i]`: instruction index, or [`END`] when only the end post-dominates.
+    /// `ipdom[i]`: instruction index, or `u32::MAX` when only the end post-dominates.
     pub ipdom: Vec<u32>,
     pub is_func: bool,
 }

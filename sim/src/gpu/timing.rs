@@ -21,7 +21,7 @@
 //! Structure for later issues: every instruction's unit class comes from
 //! [`Inst::unit`] and its issue cost from [`Inst::is_uniform`] (the uniform datapath
 //! charges `uniform_issue_cycles`); the per-SM units are the `UNIT_*` slots of
-//! [`Sm::unit_free`], where DAC hardware (affine warp, queues, expansion units) plugs
+//! `Sm::unit_free`, where DAC hardware (affine warp, queues, expansion units) plugs
 //! in as more units and warp kinds.
 
 use super::config::{GpuConfig, SchedPolicy};
