@@ -287,8 +287,6 @@ pub(crate) struct Sys {
     pub ll: Vec<u32>,
     pub ll_any: bool,
     pub console: Vec<u8>,
-    /// Statistics as of the last [`Sys::sync_stats`].
-    pub stats: Stats,
     /// Retired instructions per micro-op class: the hot loop's only counter.
     pub counts: [u64; 64],
     /// Active lanes summed over masked vector instructions.
@@ -409,8 +407,8 @@ impl Sys {
         self.counts.iter().sum()
     }
 
-    /// Recomputes [`Sys::stats`] from the per-class counts.
-    pub fn sync_stats(&mut self) {
+    /// Statistics from the per-class counts.
+    pub fn stats(&self) -> Stats {
         use class::*;
         let c = &self.counts;
         let sum = |r: std::ops::RangeInclusive<u8>| -> u64 { r.map(|k| c[usize::from(k)]).sum() };
@@ -421,7 +419,7 @@ impl Sys {
         .iter()
         .map(|&k| c[usize::from(k)])
         .sum();
-        self.stats = Stats {
+        Stats {
             retired: self.retired(),
             scalar: sum(NOP..=CMP_SI),
             vector,
@@ -430,7 +428,7 @@ impl Sys {
             branch: sum(B_REG..=ERET),
             vector_lane_slots: 16 * vector,
             active_lanes: 16 * (vector - masked) + self.masked_active,
-        };
+        }
     }
 }
 

@@ -221,7 +221,6 @@ impl Machine {
                 ll: vec![NO_LINE; n],
                 ll_any: false,
                 console: Vec::new(),
-                stats: Stats::default(),
                 counts: [0; 64],
                 masked_active: 0,
                 extra_subcycles: 0,
@@ -355,8 +354,11 @@ impl Machine {
         &self.sys.console
     }
 
-    pub fn stats(&self) -> &Stats {
-        &self.sys.stats
+    /// Retired-instruction statistics so far, computed from the per-class counters on
+    /// demand (keeping them current on every step would cost the timing model's
+    /// inner loop).
+    pub fn stats(&self) -> Stats {
+        self.sys.stats()
     }
 
     /// Instructions as upstream counts them (gather/scatter = 16).
@@ -400,7 +402,6 @@ impl Machine {
         exec::exec::<true>(&mut self.threads[t], t, &mut self.sys, u, &mut eff)
             .map_err(|e| self.fault(t, e))?;
         self.sys.counts[usize::from(exec::uop_class(u))] += 1;
-        self.sys.sync_stats();
         let inst = decode(word).unwrap_or(super::isa::NOP);
         Ok(Step {
             pc,
@@ -464,7 +465,6 @@ impl Machine {
                 }
             }
         }
-        self.sys.sync_stats();
         result.map_err(|e| self.fault(t, e))
     }
 }
