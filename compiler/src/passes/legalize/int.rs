@@ -7,10 +7,11 @@
 //! the narrow operation's exact result (including `INT8_MIN / -1` wrapping). 64-bit
 //! min/max become a native compare and select; a 64-bit shift whose count is a
 //! constant only in disguise (a `splat` or extension of an `iconst`, as the lowering
-//! writes `x << 3`) gets a plain `iconst` count instead of a call.
+//! writes `x << 3`) gets a plain `iconst` count instead of a call; division and
+//! remainder by a constant power of two become shifts and masks.
 
 use super::{const_int, is_iconst, variant, Cursor, Rewritten};
-use crate::ir::{BinaryOp, ConvOp, Function, InstData, IntCC, Scalar, Type, UnaryOp};
+use crate::ir::{BinaryOp, ConvOp, Function, InstData, IntCC, Scalar, Type, UnaryOp, Value};
 
 fn is_int(s: Scalar) -> bool {
     s.is_int()
@@ -53,12 +54,7 @@ pub fn rewrite(cur: &mut Cursor, data: &InstData) -> Result<Rewritten, String> {
     }
 }
 
-fn binary(
-    cur: &mut Cursor,
-    op: BinaryOp,
-    a: crate::ir::Value,
-    b: crate::ir::Value,
-) -> Result<Rewritten, String> {
+fn binary(cur: &mut Cursor, op: BinaryOp, a: Value, b: Value) -> Result<Rewritten, String> {
     use BinaryOp::*;
     let ta = cur.ty(a);
     let varying = ta.varying || cur.ty(b).varying;
@@ -69,6 +65,9 @@ fn binary(
     let v = variant(rt);
     match op {
         Sdiv | Udiv | Srem | Urem => {
+            if let Some(r) = by_power_of_two(cur, op, a, b, rt)? {
+                return Ok(Rewritten::Value(r));
+            }
             let s = ta.scalar;
             let wide = if s == Scalar::I64 {
                 Scalar::I64
@@ -128,7 +127,89 @@ fn binary(
     }
 }
 
-fn unary(cur: &mut Cursor, op: UnaryOp, a: crate::ir::Value) -> Result<Rewritten, String> {
+/// Division and remainder by a constant power of two (as `foreach` divides by
+/// `programCount`): shifts and masks, with the usual bias so signed division rounds
+/// toward zero. `None` for other divisors (zero included: it must trap).
+fn by_power_of_two(
+    cur: &mut Cursor,
+    op: BinaryOp,
+    a: Value,
+    b: Value,
+    rt: Type,
+) -> Result<Option<Value>, String> {
+    use BinaryOp::*;
+    let w = rt.scalar.bits();
+    let Some(d) = cur.const_int(b) else {
+        return by_selected_powers(cur, op, a, b, rt);
+    };
+    // Signed operations need a positive divisor: below the sign bit.
+    let limit = if matches!(op, Sdiv | Srem) { w - 1 } else { w };
+    if !d.is_power_of_two() || d.trailing_zeros() >= limit {
+        return Ok(None);
+    }
+    let k = u64::from(d.trailing_zeros());
+    let a = if rt.varying { cur.varying(a)? } else { a };
+    let bin = |cur: &mut Cursor, op: BinaryOp, x: Value, c: u64| -> Result<Value, String> {
+        let c = cur.iconst(rt, c);
+        cur.ins(InstData::Binary { op, args: [x, c] })
+    };
+    Ok(Some(match op {
+        Udiv => bin(cur, Ushr, a, k)?,
+        Urem => bin(cur, Band, a, d - 1)?,
+        // By 1 (the bias shift below would be by the full width).
+        Sdiv if k == 0 => a,
+        _ if k == 0 => cur.iconst(rt, 0),
+        _ => {
+            // q = (a + (a < 0 ? d - 1 : 0)) >> k, the bias made from the sign bits.
+            let sign = bin(cur, Sshr, a, u64::from(w - 1))?;
+            let bias = bin(cur, Ushr, sign, u64::from(w) - k)?;
+            let biased = cur.ins(InstData::Binary {
+                op: Iadd,
+                args: [a, bias],
+            })?;
+            let q = bin(cur, Sshr, biased, k)?;
+            if op == Sdiv {
+                q
+            } else {
+                let back = bin(cur, Ishl, q, k)?;
+                cur.ins(InstData::Binary {
+                    op: Isub,
+                    args: [a, back],
+                })?
+            }
+        }
+    }))
+}
+
+/// A divisor `select c, p, q` of two constant powers of two (the lowering's
+/// `select mask, d, 1`, keeping inactive lanes' divisors nonzero): both quotients by
+/// shifts, then the same select.
+fn by_selected_powers(
+    cur: &mut Cursor,
+    op: BinaryOp,
+    a: Value,
+    b: Value,
+    rt: Type,
+) -> Result<Option<Value>, String> {
+    let crate::ir::ValueDef::Result(i) = cur.func.values[b].def else {
+        return Ok(None);
+    };
+    let InstData::Select { args: [c, p, q] } = cur.func.insts[i] else {
+        return Ok(None);
+    };
+    if cur.const_int(p).is_none() || cur.const_int(q).is_none() {
+        return Ok(None);
+    }
+    let Some(rp) = by_power_of_two(cur, op, a, p, rt)? else {
+        return Ok(None);
+    };
+    let Some(rq) = by_power_of_two(cur, op, a, q, rt)? else {
+        return Ok(None);
+    };
+    Ok(Some(cur.ins(InstData::Select { args: [c, rp, rq] })?))
+}
+
+fn unary(cur: &mut Cursor, op: UnaryOp, a: Value) -> Result<Rewritten, String> {
     let t = cur.ty(a);
     let v = variant(t);
     let r = match op {

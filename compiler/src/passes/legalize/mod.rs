@@ -125,6 +125,8 @@ pub struct Cursor<'f> {
     routines: &'f FxHashMap<String, (FuncRef, RoutineSig)>,
     /// The module's pointer size in bytes.
     pub ptr_size: u32,
+    /// The module's gang width (`special lane_count`).
+    pub lane_count: u32,
 }
 
 /// What a call of a routine needs to know about its callee.
@@ -138,6 +140,22 @@ pub struct RoutineSig {
 impl Cursor<'_> {
     pub fn ty(&self, v: Value) -> Type {
         self.func.value_type(v)
+    }
+
+    /// [`const_int`], also knowing `special lane_count` (a constant of the module).
+    pub fn const_int(&self, v: Value) -> Option<u64> {
+        if let ValueDef::Result(i) = self.func.values[v].def {
+            if let InstData::Special {
+                reg: crate::ir::SpecialReg::LaneCount,
+            } = self.func.insts[i]
+            {
+                return Some(u64::from(self.lane_count));
+            }
+            if let InstData::Splat { arg } = self.func.insts[i] {
+                return self.const_int(arg);
+            }
+        }
+        const_int(self.func, v)
     }
 
     /// Inserts a non-call instruction before the one being legalized; its result.
@@ -276,9 +294,9 @@ pub fn legalize_functions(module: &mut Module, target: LegalTarget) -> Result<()
             (f.name.clone(), (r, sig))
         })
         .collect();
-    let ptr_size = module.ptr_size;
+    let (ptr_size, lane_count) = (module.ptr_size, module.lane_count);
     for (_, func) in module.functions.iter_mut() {
-        legalize_function(func, target, &routines, ptr_size)
+        legalize_function(func, target, &routines, ptr_size, lane_count)
             .map_err(|e| format!("legalizing @{}: {e}", func.name))?;
     }
     Ok(())
@@ -322,6 +340,7 @@ fn legalize_function(
     target: LegalTarget,
     routines: &FxHashMap<String, (FuncRef, RoutineSig)>,
     ptr_size: u32,
+    lane_count: u32,
 ) -> Result<(), String> {
     let mut subst: FxHashMap<Value, Value> = FxHashMap::default();
     let layout = func.layout.clone();
@@ -343,6 +362,7 @@ fn legalize_function(
                 pos,
                 routines,
                 ptr_size,
+                lane_count,
             };
             let new = rewrite(&mut cur, &data)?;
             pos = cur.pos;

@@ -69,7 +69,15 @@ fn differential(src: &str, bufs: &[Vec<u8>], n: u32) -> Result<Vec<Vec<u8>>, Str
     let want = run(&plain, bufs, n);
     let got = run(&legal, bufs, n);
     match (&want, &got) {
-        (Ok(w), Ok(g)) => assert!(w == g, "legalized results differ\n{src}"),
+        (Ok(w), Ok(g)) => {
+            if let Some((i, (x, y))) = w.iter().zip(g).enumerate().find(|(_, (x, y))| x != y) {
+                let at = x.iter().zip(y).position(|(p, q)| p != q).unwrap_or(0);
+                panic!(
+                    "legalized results differ in buffer {i} at byte {at}: {} vs {}\n{src}",
+                    x[at], y[at]
+                );
+            }
+        }
         (Err(_), Err(_)) => {}
         _ => panic!("one run trapped: plain {want:?}, legal {got:?}\n{src}"),
     }
@@ -598,4 +606,91 @@ fn atomics() {
             differential(&src, &bufs, n as u32).unwrap_or_else(|e| panic!("{e}\n{src}"));
         }
     }
+}
+
+#[test]
+fn unused_routines_and_globals_are_removed() {
+    // (No `foreach`: its lowering divides.)
+    let src = "export void k(uniform int a[]) { a[programIndex] = a[programIndex] + 1; }";
+    let opts = FrontOptions {
+        target: sema::Target {
+            program_count: LANES,
+            pointer_size: 4,
+        },
+        ..FrontOptions::default()
+    };
+    let front = driver::run_front("t.spmd", None, src.to_string(), &opts, Stage::Check);
+    let plain = driver::lower_front_with(&front, true).expect("lowers");
+    let legal = driver::lower_for_target(&front, true, LegalTarget::Nyuzi).expect("lowers");
+    let names: Vec<&str> = legal.functions.values().map(|f| f.name.as_str()).collect();
+    assert_eq!(plain.functions.len(), legal.functions.len(), "{names:?}");
+    assert!(legal
+        .functions
+        .values()
+        .all(|f| !super::is_runtime(&f.name)));
+    assert!(legal.globals.values().all(|g| !super::is_runtime(&g.name)));
+    // A 64-bit atomic keeps its routine, the lock and the lock word.
+    let src = "export void k(uniform int64 a[], uniform int n) {
+    foreach (i = 0 ... n) { atomic_add_global(&a[0], (int64)i); }
+}";
+    let (_, legal) = compile(src);
+    let names: Vec<&str> = legal.functions.values().map(|f| f.name.as_str()).collect();
+    assert!(names.contains(&"__spmdc_rt_atomic_add_i64_v"), "{names:?}");
+    assert!(names.contains(&"__spmdc_rt_lock"), "{names:?}");
+    assert!(legal.globals.values().any(|g| super::is_runtime(&g.name)));
+}
+
+#[test]
+fn a_missing_routine_is_an_error_not_a_panic() {
+    let text = "module lanes 16 ptr 4
+
+function export @k(i32, i32) -> i32 {
+block0(v0: i32, v1: i32):
+    v2 = sdiv v0, v1
+    return v2
+}
+";
+    let mut m = crate::ir::parse_module(text).expect("parses");
+    let err = super::legalize(&mut m, LegalTarget::Nyuzi).unwrap_err();
+    assert!(
+        err.contains("__spmdc_rt_sdiv_i32_u") && err.contains("missing"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_runtime_is_legal_and_not_recursive() {
+    let target = sema::Target {
+        program_count: LANES,
+        pointer_size: 4,
+    };
+    let rt = driver::runtime_module(target, true, LegalTarget::Nyuzi).expect("builds");
+    assert!(super::remaining_illegal(&rt).is_empty());
+    crate::ir::verify_module(&rt).expect("verifies");
+    for (r, f) in rt.functions.iter() {
+        for data in f.insts.values() {
+            if let crate::ir::InstData::Call { func, .. } = data {
+                assert_ne!(*func, r, "@{} calls itself", f.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn division_by_constant_powers_of_two() {
+    for bits in [8, 32, 64] {
+        for signed in [true, false] {
+            let exprs = "x / 1; x % 1; x / 2; x % 2; x / 8; x % 8; x / 64; x % 64; x / 3";
+            check_binary(bits, signed, exprs, |_| true, 6);
+        }
+    }
+    // Only the division by 3 calls a routine.
+    let (_, legal) = compile(&binary_kernel("int32", "x / 8; x % 16; x / 3", true));
+    let names: Vec<&str> = legal
+        .functions
+        .values()
+        .map(|f| f.name.as_str())
+        .filter(|n| n.starts_with("__spmdc_rt_sdiv") || n.starts_with("__spmdc_rt_srem"))
+        .collect();
+    assert_eq!(names, ["__spmdc_rt_sdiv_i32_v"]);
 }
