@@ -413,13 +413,34 @@ impl FnLower<'_, '_> {
         let unsigned = matches!(n, Some(Num::Int { signed: false, .. }));
         let addr = c.vals[0];
         if op == "compare_exchange" {
-            return Some(self.val(InstData::AtomicCas {
+            let (expected, replacement) = (*c.vals.get(1)?, *c.vals.get(2)?);
+            if !float {
+                return Some(self.val(InstData::AtomicCas {
+                    space: Space::Generic,
+                    addr,
+                    expected,
+                    replacement,
+                    mask: Some(m),
+                }));
+            }
+            // The IR's compare-and-swap is on integers: a float one compares and swaps
+            // the bits, as ISPC's does.
+            let rt = c.rt?;
+            let bits = if rt.scalar == Scalar::F64 {
+                Scalar::I64
+            } else {
+                Scalar::I32
+            };
+            let expected = self.conv(ConvOp::Bitcast, expected, bits);
+            let replacement = self.conv(ConvOp::Bitcast, replacement, bits);
+            let old = self.val(InstData::AtomicCas {
                 space: Space::Generic,
                 addr,
-                expected: *c.vals.get(1)?,
-                replacement: *c.vals.get(2)?,
+                expected,
+                replacement,
                 mask: Some(m),
-            }));
+            });
+            return Some(self.conv(ConvOp::Bitcast, old, rt.scalar));
         }
         let aop = match (op, unsigned) {
             ("add", _) => AtomicOp::Add,
