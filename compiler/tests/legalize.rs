@@ -10,7 +10,7 @@ mod common;
 use common::*;
 use spmdc::driver::{self, FrontOptions, FrontResult, LegalTarget, RunRequest, Stage};
 use spmdc::front::sema;
-use spmdc::interp::{self, Launch, Limits, Memory};
+use spmdc::interp::Limits;
 use spmdc::ir::Module;
 use spmdc::passes::legalize::remaining_illegal;
 
@@ -53,36 +53,11 @@ fn both(path: &std::path::Path) -> Result<(FrontResult, Module, Module), String>
 
 /// The ISPC harness: RET after the test entry and after `result`.
 fn ispc_run(module: &Module) -> Result<Vec<Vec<u8>>, String> {
-    let entry = ["f_v", "f_f", "f_fu"]
+    let entry = ispc::test_entry(module).ok_or("no test entry")?;
+    [entry, "result"]
         .into_iter()
-        .find(|n| module.function_by_name(n).is_some())
-        .ok_or("no test entry")?;
-    let mut out = Vec::new();
-    for name in [entry, "result"] {
-        let func = module.function_by_name(name).ok_or("no entry")?;
-        let mut mem = Memory::new();
-        let ret = mem.add_buffer(vec![0u8; 64 * 4], "RET");
-        let a: Vec<u8> = (0..64)
-            .flat_map(|i| ((i + 1) as f32).to_le_bytes())
-            .collect();
-        let afoo = mem.add_buffer(a, "aFOO");
-        let nparams = module.functions[func].sig.params.len();
-        let args: Vec<u64> = [ret, afoo, interp::f32_arg(5.0)][..nparams].to_vec();
-        let limits = Limits {
-            max_steps: 20_000_000,
-            ..Limits::default()
-        };
-        interp::run(
-            module,
-            func,
-            &Launch::single_gang(LANES, args),
-            &mut mem,
-            limits,
-        )
-        .map_err(|e| format!("{name}: {e}"))?;
-        out.push(mem.buffer(ret).ok_or("RET lost")?.to_vec());
-    }
-    Ok(out)
+        .map(|name| ispc::run_entry(module, name, LANES, 20_000_000).map(|r| r.ret))
+        .collect()
 }
 
 fn compare<T: PartialEq + std::fmt::Debug, E: std::fmt::Debug>(

@@ -89,39 +89,14 @@ fn corpora_lower_and_verify_32() {
 /// entry and `result` each on a zeroed 64-float `RET`, with `aFOO[i] = i + 1` and `b = 5`.
 /// `Err` says why it does not pass.
 fn run_ispc_test(path: &std::path::Path, lanes: u32) -> Result<(), String> {
-    use spmdc::interp::{self, Launch, Limits, Memory};
     let module = lower_file(path, lanes).map_err(|_| "not lowered (E0903)".to_string())?;
-    let entry_name = ["f_v", "f_f", "f_fu"]
-        .into_iter()
-        .find(|n| module.function_by_name(n).is_some())
-        .ok_or("no test entry")?;
+    let entry_name = ispc::test_entry(&module).ok_or("no test entry")?;
     let run = |name: &str| -> Result<Vec<f32>, String> {
-        let func = module.function_by_name(name).ok_or("no entry")?;
-        let mut mem = Memory::new();
-        let ret = mem.add_buffer(vec![0u8; 64 * 4], "RET");
-        let foo: Vec<u8> = (0..64)
-            .flat_map(|i| ((i + 1) as f32).to_le_bytes())
-            .collect();
-        let afoo = mem.add_buffer(foo, "aFOO");
-        let nparams = module.functions[func].sig.params.len();
-        let args: Vec<u64> = [ret, afoo, interp::f32_arg(5.0)][..nparams].to_vec();
-        let limits = Limits {
-            max_steps: 20_000_000,
-            ..Limits::default()
-        };
-        interp::run(
-            &module,
-            func,
-            &Launch::single_gang(lanes, args),
-            &mut mem,
-            limits,
-        )
-        .map_err(|e| format!("{name}: {e}"))?;
-        let bytes = mem.buffer(ret).ok_or("RET lost")?;
-        Ok(bytes
-            .chunks(4)
+        let ret = ispc::run_entry(&module, name, lanes, 20_000_000)?.ret;
+        Ok(ispc::words(&ret)
+            .into_iter()
             .take(lanes as usize)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .map(f32::from_bits)
             .collect())
     };
     let got = run(entry_name)?;

@@ -421,7 +421,7 @@ fn ispc_launches(front: &FrontResult) -> Result<Vec<LaunchSpec>, String> {
         return Err("does not compile".into());
     }
     let mut out = Vec::new();
-    let entry = ["f_v", "f_f", "f_fu"]
+    let entry = common::ispc::ENTRIES
         .into_iter()
         .find(|n| spmdc::launch::find_entry(checked, &front.interner, n).is_ok())
         .ok_or("no test entry")?;

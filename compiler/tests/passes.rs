@@ -24,34 +24,8 @@ fn optimized(module: &ir::Module) -> ir::Module {
 /// Runs `name` with a zeroed 64-float `RET`, `aFOO[i] = i + 1` and `b = 5`: the `RET`
 /// bits and the dynamic instruction count.
 fn run(module: &ir::Module, name: &str, lanes: u32) -> Result<(Vec<u32>, u64), String> {
-    use spmdc::interp::{self, Launch, Limits, Memory};
-    let func = module.function_by_name(name).ok_or("no entry")?;
-    let mut mem = Memory::new();
-    let ret = mem.add_buffer(vec![0u8; 64 * 4], "RET");
-    let foo: Vec<u8> = (0..64)
-        .flat_map(|i| ((i + 1) as f32).to_le_bytes())
-        .collect();
-    let afoo = mem.add_buffer(foo, "aFOO");
-    let nparams = module.functions[func].sig.params.len();
-    let args: Vec<u64> = [ret, afoo, interp::f32_arg(5.0)][..nparams].to_vec();
-    let limits = Limits {
-        max_steps: 20_000_000,
-        ..Limits::default()
-    };
-    let out = interp::run(
-        module,
-        func,
-        &Launch::single_gang(lanes, args),
-        &mut mem,
-        limits,
-    )
-    .map_err(|e| format!("{name}: {e}"))?;
-    let bytes = mem.buffer(ret).ok_or("RET lost")?;
-    let bits = bytes
-        .chunks(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
-    Ok((bits, out.stats.dynamic_instructions))
+    let run = ispc::run_entry(module, name, lanes, 20_000_000)?;
+    Ok((ispc::words(&run.ret), run.dynamic_instructions))
 }
 
 /// Canonical NaNs compare equal.
@@ -83,7 +57,7 @@ fn differential(lanes: u32) -> (u64, u64, Vec<(String, u64, u64)>) {
             };
             let opt = optimized(&base);
             let (mut off_n, mut on_n) = (0, 0);
-            for entry in ["f_v", "f_f", "f_fu", "result"] {
+            for entry in ispc::ENTRIES.into_iter().chain(["result"]) {
                 if base.function_by_name(entry).is_none() {
                     continue;
                 }

@@ -1168,10 +1168,7 @@ fn float_conformance_programs_legalized_match() {
             failures.push(format!("{name}: left illegal {left:?}"));
             continue;
         }
-        let entry = ["f_v", "f_f", "f_fu"]
-            .into_iter()
-            .find(|n| plain.function_by_name(n).is_some())
-            .unwrap_or_else(|| panic!("{name}: no test entry"));
+        let entry = ispc::test_entry(&plain).unwrap_or_else(|| panic!("{name}: no test entry"));
         for func in [entry, "result"] {
             let want = run_ispc_entry(&plain, func);
             let got = run_ispc_entry(&legal, func);
@@ -1187,32 +1184,8 @@ fn float_conformance_programs_legalized_match() {
 
 /// Runs an ISPC-style entry on a zeroed 64-float `RET`; `RET`'s bits, or the error.
 fn run_ispc_entry(module: &spmdc::ir::Module, name: &str) -> Result<Vec<u32>, String> {
-    let func = module.function_by_name(name).ok_or("no entry")?;
-    let mut mem = Memory::new();
-    let ret = mem.add_buffer(vec![0u8; 64 * 4], "RET");
-    let foo: Vec<u8> = (0..64)
-        .flat_map(|i| ((i + 1) as f32).to_le_bytes())
-        .collect();
-    let afoo = mem.add_buffer(foo, "aFOO");
-    let nparams = module.functions[func].sig.params.len();
-    let args: Vec<u64> = [ret, afoo, interp::f32_arg(5.0)][..nparams].to_vec();
-    let limits = Limits {
-        max_steps: 50_000_000,
-        ..Limits::default()
-    };
-    interp::run(
-        module,
-        func,
-        &Launch::single_gang(LANES, args),
-        &mut mem,
-        limits,
-    )
-    .map_err(|e| e.to_string())?;
-    let bytes = mem.buffer(ret).ok_or("RET lost")?;
-    Ok(bytes
-        .chunks(4)
-        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-        .collect())
+    let run = ispc::run_entry(module, name, LANES, 50_000_000)?;
+    Ok(ispc::words(&run.ret))
 }
 
 /// Conversions from narrow integers and bools to f32 and f64 (the f32 ones become a

@@ -1,7 +1,10 @@
 //! Helpers shared by the integration tests: locating the repository's corpora and
-//! running the front end on a file the way `spmdc check` does.
+//! running the front end on a file the way `spmdc check` does; `ispc` runs the
+//! ISPC-style harness on the interpreter.
 
 #![allow(dead_code)]
+
+pub mod ispc;
 
 use std::path::{Path, PathBuf};
 
