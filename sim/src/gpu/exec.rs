@@ -189,6 +189,18 @@ impl Default for MemTrace {
 pub struct StepBuffers {
     pub trace: MemTrace,
     lanes: [[u64; WARP]; 4],
+    /// Functional runs need no lane addresses: `trace` then records only `valid`.
+    no_addrs: bool,
+}
+
+impl StepBuffers {
+    /// Buffers for a functional run (no memory trace wanted).
+    pub fn functional() -> StepBuffers {
+        StepBuffers {
+            no_addrs: true,
+            ..StepBuffers::default()
+        }
+    }
 }
 
 /// The state of one warp: registers of its 32 lanes (register-major: register `r` of
@@ -275,6 +287,22 @@ impl WarpState {
             tid,
             valid,
         }
+    }
+
+    /// Back to the state of [`WarpState::new`] for another block of the same kernel
+    /// and geometry, reusing the allocations (thread indices stay as they are).
+    pub fn reset(&mut self, entry: u32) {
+        self.regs.fill(0);
+        self.preds.fill(0);
+        self.uregs.fill(0);
+        self.local.fill(0);
+        self.stack.clear();
+        self.stack.push(Entry {
+            code: entry,
+            pc: 0,
+            rpc: NEVER,
+            mask: self.valid,
+        });
     }
 
     pub fn done(&self) -> bool {
@@ -986,7 +1014,12 @@ pub fn step(
     cta: &mut CtaInfo,
     bufs: &mut StepBuffers,
 ) -> Result<Flow, GpuFault> {
-    let StepBuffers { trace, lanes } = bufs;
+    let StepBuffers {
+        trace,
+        lanes,
+        no_addrs,
+    } = bufs;
+    let no_addrs = *no_addrs;
     let [a, b, c, o] = lanes;
     trace.valid = false;
     let Some(&top) = warp.stack.last() else {
@@ -1185,7 +1218,7 @@ pub fn step(
                 *v = if ty.is_float() { *v } else { hold(*v, ty) };
             }
             warp.write(dst, ty, exec, o).map_err(err)?;
-            record(trace, space, false, false, ty.bytes(), exec, a);
+            record(trace, space, false, false, ty.bytes(), exec, a, no_addrs);
         }
         Op::St {
             space,
@@ -1221,7 +1254,7 @@ pub fn step(
                     o,
                 )?;
             }
-            record(trace, space, true, false, ty.bytes(), exec, a);
+            record(trace, space, true, false, ty.bytes(), exec, a, no_addrs);
         }
         Op::Atom {
             space,
@@ -1256,7 +1289,7 @@ pub fn step(
                 o,
             )?;
             warp.write(dst, ty, exec, o).map_err(err)?;
-            record(trace, space, true, true, ty.bytes(), exec, a);
+            record(trace, space, true, true, ty.bytes(), exec, a, no_addrs);
         }
         Op::Bra { uni, target } => {
             let taken = exec;
@@ -1450,6 +1483,7 @@ fn exit_lanes(warp: &mut WarpState, lanes: u32) -> Flow {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn record(
     trace: &mut MemTrace,
     space: Space,
@@ -1458,6 +1492,7 @@ fn record(
     bytes: u32,
     mask: u32,
     addrs: &[u64; WARP],
+    no_addrs: bool,
 ) {
     trace.valid = true;
     trace.space = space;
@@ -1465,11 +1500,13 @@ fn record(
     trace.atomic = atomic;
     trace.bytes = bytes;
     trace.mask = mask;
-    trace.addrs = *addrs;
+    if !no_addrs {
+        trace.addrs = *addrs;
+    }
 }
 
 /// Calls `f` for every lane of `mask`, in lane order.
-#[inline]
+#[inline(always)]
 fn for_lanes(mask: u32, mut f: impl FnMut(usize)) {
     if mask == u32::MAX {
         (0..WARP).for_each(f);

@@ -607,11 +607,24 @@ fn run_blocks(
         params: &launch.params,
         global: mem,
     };
-    let mut trace = StepBuffers::default();
+    let mut trace = StepBuffers::functional();
     let (mut warp_insts, mut thread_insts) = (0u64, 0u64);
+    let mut blocks: Option<(CtaInfo, Vec<WarpState>)> = None;
+    let mut waiting: Vec<Option<u32>> = Vec::new();
     for i in range {
-        let (mut cta, mut warps) = prep.new_cta(program, i);
-        let mut waiting: Vec<Option<u32>> = vec![None; warps.len()];
+        // One block's state is allocated once and reset for the next block (same
+        // kernel, same geometry): no per-block allocation.
+        let (cta, warps) = match blocks {
+            None => blocks.insert(prep.new_cta(program, i)),
+            Some(ref mut b) => {
+                b.0.ctaid = prep.ctaid(i);
+                b.0.shared.fill(0);
+                b.1.iter_mut().for_each(|w| w.reset(prep.entry));
+                b
+            }
+        };
+        waiting.clear();
+        waiting.resize(warps.len(), None);
         loop {
             for (w, warp) in warps.iter_mut().enumerate() {
                 if waiting[w].is_some() {
@@ -621,14 +634,14 @@ fn run_blocks(
                     if warp_insts >= limits.max_warp_insts {
                         return Err(runaway(
                             program,
-                            &cta,
+                            cta,
                             warp,
                             format!("more than {} warp instructions", limits.max_warp_insts),
                         ));
                     }
                     warp_insts += 1;
                     thread_insts += u64::from(warp.active_mask().count_ones());
-                    match step(&mut env, warp, &mut cta, &mut trace)? {
+                    match step(&mut env, warp, cta, &mut trace)? {
                         Flow::Continue => {}
                         Flow::Barrier(id) => {
                             waiting[w] = Some(id);
@@ -638,7 +651,7 @@ fn run_blocks(
                     }
                 }
             }
-            if !release_barrier(program, &cta, &warps, &mut waiting)? {
+            if !release_barrier(program, cta, warps, &mut waiting)? {
                 break;
             }
         }
