@@ -4,6 +4,7 @@
 //! come from gathers. Both are hand-assembled from `Inst` values.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use sim::nyuzi::asm::{br as b, li, mem as m, rr as r, si};
 use sim::nyuzi::*;
 
 const SRC: u32 = 0x1_0000;
@@ -12,48 +13,6 @@ const DST: u32 = 0x5_0000;
 const N: u32 = 16 * 1024;
 /// Passes over the buffer per run.
 const PASSES: i32 = 20;
-
-fn si(op: AluOp, d: u8, a: u8, imm: i32) -> Inst {
-    Inst::Imm {
-        fmt: IFmt::S,
-        op,
-        dest: d,
-        src1: a,
-        imm,
-    }
-}
-fn r(fmt: RFmt, op: AluOp, d: u8, a: u8, b: u8) -> Inst {
-    Inst::Reg {
-        fmt,
-        op,
-        dest: d,
-        src1: a,
-        src2: b,
-        mask: 0,
-    }
-}
-fn li(d: u8, v: u32) -> [Inst; 2] {
-    [
-        Inst::MoveHi {
-            dest: d,
-            imm: v >> 13,
-        },
-        si(AluOp::Or, d, d, (v & 0x1fff) as i32),
-    ]
-}
-fn m(op: MemOp, load: bool, sd: u8, ptr: u8, offset: i32) -> Inst {
-    Inst::Mem {
-        op,
-        load,
-        srcdest: sd,
-        ptr,
-        mask: 0,
-        offset,
-    }
-}
-fn b(op: BranchOp, reg: u8, offset: i32) -> Inst {
-    Inst::Branch { op, reg, offset }
-}
 
 /// Wraps a loop body (which advances s1 = src and s3 = dst by 64 and runs while
 /// s1 < s2) in `PASSES` passes over the buffer, then halts.

@@ -6,6 +6,7 @@
 //! Each iteration builds a fresh machine (outside the measurement) and runs it to the end.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use sim::nyuzi::asm::{br, cr, li, mem, rr as r, si, vi};
 use sim::nyuzi::timing::{run_timing, TimingConfig};
 use sim::nyuzi::*;
 
@@ -18,67 +19,6 @@ const N: u32 = 16 * 1024;
 const PASSES: i32 = 10;
 /// Lane offsets 0, 4, ..., 60 for gather addresses.
 const LANE_OFFSETS: u32 = 0x8000;
-
-fn si(op: AluOp, d: u8, a: u8, imm: i32) -> Inst {
-    Inst::Imm {
-        fmt: IFmt::S,
-        op,
-        dest: d,
-        src1: a,
-        imm,
-    }
-}
-
-fn vi(op: AluOp, d: u8, a: u8, imm: i32) -> Inst {
-    Inst::Imm {
-        fmt: IFmt::V,
-        op,
-        dest: d,
-        src1: a,
-        imm,
-    }
-}
-
-fn r(fmt: RFmt, op: AluOp, d: u8, a: u8, b: u8) -> Inst {
-    Inst::Reg {
-        fmt,
-        op,
-        dest: d,
-        src1: a,
-        src2: b,
-        mask: 0,
-    }
-}
-
-/// `sD = v` for any 32-bit value (movehi + or).
-fn li(d: u8, v: u32) -> [Inst; 2] {
-    [
-        Inst::MoveHi {
-            dest: d,
-            imm: v >> 13,
-        },
-        si(AluOp::Or, d, d, (v & 0x1fff) as i32),
-    ]
-}
-
-fn mem(op: MemOp, load: bool, sd: u8, ptr: u8, offset: i32) -> Inst {
-    Inst::Mem {
-        op,
-        load,
-        srcdest: sd,
-        ptr,
-        mask: 0,
-        offset,
-    }
-}
-
-fn cr(load: bool, reg: u8, index: u8) -> Inst {
-    mem(MemOp::ControlReg, load, reg, index, 0)
-}
-
-fn br(op: BranchOp, reg: u8, offset: i32) -> Inst {
-    Inst::Branch { op, reg, offset }
-}
 
 /// Starts every thread; each computes s9 = its buffer offset, runs `PASSES` passes of
 /// `body` over its buffer (s1 = src, s3 = dst, both advanced by 64 while s1 < s2;

@@ -1,6 +1,7 @@
 //! Functional simulator tests: tiny programs built from [`Inst`] values, run on a
 //! small machine, checked against the upstream emulator's semantics (notes §3–§6).
 
+use super::asm::{br, cr, li, mem, mem_m, reg, si, vi, vi_m};
 use super::*;
 
 const MEM: u32 = 0x1_0000;
@@ -18,16 +19,6 @@ fn config() -> Config {
     }
 }
 
-fn reg(fmt: RFmt, op: AluOp, dest: u8, src1: u8, src2: u8, mask: u8) -> Inst {
-    Inst::Reg {
-        fmt,
-        op,
-        dest,
-        src1,
-        src2,
-        mask,
-    }
-}
 fn sss(op: AluOp, d: u8, a: u8, b: u8) -> Inst {
     reg(RFmt::Sss, op, d, a, b, 0)
 }
@@ -43,76 +34,11 @@ fn vvv_m(op: AluOp, d: u8, m: u8, a: u8, b: u8) -> Inst {
 fn vvs_m(op: AluOp, d: u8, m: u8, a: u8, b: u8) -> Inst {
     reg(RFmt::VvsMask, op, d, a, b, m)
 }
-fn si(op: AluOp, d: u8, a: u8, imm: i32) -> Inst {
-    Inst::Imm {
-        fmt: IFmt::S,
-        op,
-        dest: d,
-        src1: a,
-        imm,
-    }
+fn getcr(d: u8, index: u8) -> Inst {
+    cr(true, d, index)
 }
-fn vi(op: AluOp, d: u8, a: u8, imm: i32) -> Inst {
-    Inst::Imm {
-        fmt: IFmt::V,
-        op,
-        dest: d,
-        src1: a,
-        imm,
-    }
-}
-fn vi_m(op: AluOp, d: u8, m: u8, a: u8, imm: i32) -> Inst {
-    Inst::ImmMasked {
-        op,
-        dest: d,
-        src1: a,
-        mask: m,
-        imm,
-    }
-}
-/// `li d, v` as the assembler expands it (notes §3 I).
-fn li(d: u8, v: u32) -> Vec<Inst> {
-    let s = v as i32;
-    if (-8192..8192).contains(&s) {
-        return vec![si(AluOp::Move, d, 0, s)];
-    }
-    let mut out = vec![Inst::MoveHi {
-        dest: d,
-        imm: v >> 13,
-    }];
-    if v & 0x1fff != 0 {
-        out.push(si(AluOp::Or, d, d, (v & 0x1fff) as i32));
-    }
-    out
-}
-fn mem(op: MemOp, load: bool, sd: u8, ptr: u8, offset: i32) -> Inst {
-    Inst::Mem {
-        op,
-        load,
-        srcdest: sd,
-        ptr,
-        mask: 0,
-        offset,
-    }
-}
-fn mem_m(op: MemOp, load: bool, sd: u8, mask: u8, ptr: u8, offset: i32) -> Inst {
-    Inst::Mem {
-        op,
-        load,
-        srcdest: sd,
-        ptr,
-        mask,
-        offset,
-    }
-}
-fn br(op: BranchOp, reg: u8, offset: i32) -> Inst {
-    Inst::Branch { op, reg, offset }
-}
-fn getcr(d: u8, cr: u8) -> Inst {
-    mem(MemOp::ControlReg, true, d, cr, 0)
-}
-fn setcr(s: u8, cr: u8) -> Inst {
-    mem(MemOp::ControlReg, false, s, cr, 0)
+fn setcr(s: u8, index: u8) -> Inst {
+    cr(false, s, index)
 }
 /// Halts all threads (crt0's `halt_all_threads`).
 fn halt() -> Vec<Inst> {

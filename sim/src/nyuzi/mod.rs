@@ -5,6 +5,8 @@
 //! Shared by the compiler's Nyuzi back end and the timing model; see
 //! `/work/shared/reference/nyuzi-isa.md` ("the notes").
 
+#[doc(hidden)]
+pub mod asm;
 pub(crate) mod exec;
 pub mod hex;
 pub mod isa;

@@ -4,53 +4,19 @@
 //! from [`Inst`] values and encoded, so every test is exact about its instructions.
 
 use super::*;
+use crate::nyuzi::asm::{self, br as branch, cr, rr, si};
 use crate::nyuzi::{encode, Config, FaultKind, Machine, RFmt};
 
 // ---- instruction builders ----
-
-fn rr(fmt: RFmt, op: AluOp, dest: Reg, src1: Reg, src2: Reg) -> Inst {
-    Inst::Reg {
-        fmt,
-        op,
-        dest,
-        src1,
-        src2,
-        mask: 0,
-    }
-}
-
-fn si(op: AluOp, dest: Reg, src1: Reg, imm: i32) -> Inst {
-    Inst::Imm {
-        fmt: IFmt::S,
-        op,
-        dest,
-        src1,
-        imm,
-    }
-}
 
 /// `move sD, imm` (imm in simm14).
 fn li(dest: Reg, imm: i32) -> Inst {
     si(AluOp::Move, dest, 0, imm)
 }
 
+/// A memory access at offset 0 with lane mask register `mask`.
 fn mem(op: MemOp, load: bool, srcdest: Reg, ptr: Reg, mask: Reg) -> Inst {
-    Inst::Mem {
-        op,
-        load,
-        srcdest,
-        ptr,
-        mask,
-        offset: 0,
-    }
-}
-
-fn cr(load: bool, reg: Reg, index: Reg) -> Inst {
-    mem(MemOp::ControlReg, load, reg, index, 0)
-}
-
-fn branch(op: BranchOp, reg: Reg, offset: i32) -> Inst {
-    Inst::Branch { op, reg, offset }
+    asm::mem_m(op, load, srcdest, mask, ptr, 0)
 }
 
 /// Halts the executing thread (notes §6 idiom).
