@@ -27,4 +27,5 @@ pub const STDLIB_SOURCE: &str = concat!(
     include_str!("../../../stdlib/stdlib.spmd"),
     include_str!("../../../stdlib/runtime_int.spmd"),
     include_str!("../../../stdlib/runtime_float.spmd"),
+    include_str!("../../../stdlib/runtime_print.spmd"),
 );

@@ -30,6 +30,7 @@ pub mod atomics;
 pub mod float;
 pub mod int;
 pub mod lanes;
+pub mod print;
 
 #[cfg(test)]
 mod tests;
@@ -67,6 +68,7 @@ pub fn is_illegal(target: LegalTarget, func: &Function, data: &InstData) -> bool
                 || lanes::is_illegal(func, data)
                 || atomics::is_illegal(func, data)
                 || float::is_illegal(func, data)
+                || print::is_illegal(data)
         }
     }
 }
@@ -296,6 +298,8 @@ pub fn legalize_functions(module: &mut Module, target: LegalTarget) -> Result<()
         .collect();
     let (ptr_size, lane_count) = (module.ptr_size, module.lane_count);
     for (_, func) in module.functions.iter_mut() {
+        print::legalize_prints(func, &module.strings, &routines, ptr_size, lane_count)
+            .map_err(|e| format!("legalizing @{}: {e}", func.name))?;
         legalize_function(func, target, &routines, ptr_size, lane_count)
             .map_err(|e| format!("legalizing @{}: {e}", func.name))?;
     }
