@@ -6,4 +6,5 @@
 //! changes the IR.
 
 pub mod common;
+pub mod dac_gpu;
 pub mod nyuzi;

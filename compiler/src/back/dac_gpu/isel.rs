@@ -1,0 +1,1586 @@
+//! Instruction selection: each IR entry function becomes one `.entry` kernel of
+//! [`sim::gpu`] instructions, built with [`KernelBuilder`].
+//!
+//! Every IR value gets its own location (a `%r`, an `%rd` pair or a `%p`), so no
+//! register allocation runs yet; block parameters are assigned through fresh
+//! temporaries (a parallel copy). 8- and 16-bit integers are kept sign-extended in
+//! 32-bit registers: operations that could leave other high bits re-extend their
+//! result, and unsigned operations zero-extend their operands first. See the module
+//! docs of [`super`] for the mask discipline and the memory layout.
+
+use std::collections::HashMap;
+
+use cranelift_entity::EntityRef;
+
+use sim::gpu::{
+    AddrBase, Address, AtomOp, BinOp, Cmp, Guard, Inst, KernelBuilder, KernelKind, LabelId, Op,
+    Reg, Round, ShflMode, Special, Src, Type as T, UnOp, VoteMode,
+};
+
+use super::{Compiled, Options};
+use crate::diag::{codes, Diagnostic};
+use crate::ir::{
+    AtomicOp, BinaryOp, Block, BlockCall, ConvOp, FloatCC, Function, InstData, IntCC, LaneOp,
+    Module, Scalar, SpecialReg, Type, UnaryOp, Value,
+};
+use crate::source::Span;
+
+/// Names of the hidden kernel parameters, after the entry's own.
+pub const HIDDEN_PARAMS: [&str; 3] = ["__globals", "__shared", "__frames"];
+
+/// Where a value lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Loc {
+    /// A 32-bit register (8/16/32-bit integers, `f32`).
+    R(Reg),
+    /// An even-aligned pair (`i64`, `f64`, pointers).
+    D(Reg),
+    /// A predicate (`bool`).
+    P(Reg),
+}
+
+impl Loc {
+    fn reg(self) -> Reg {
+        match self {
+            Loc::R(r) | Loc::D(r) | Loc::P(r) => r,
+        }
+    }
+}
+
+/// Byte offsets of a set of objects laid out one after another, each aligned.
+fn layout(items: impl Iterator<Item = (u32, u32)>) -> (Vec<u32>, u32) {
+    let mut offsets = Vec::new();
+    let mut end = 0u32;
+    for (size, align) in items {
+        let a = align.max(1);
+        let at = end.div_ceil(a) * a;
+        offsets.push(at);
+        end = at + size;
+    }
+    (offsets, end.div_ceil(8) * 8)
+}
+
+/// Compiles every entry function of `module`.
+pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Vec<Diagnostic>> {
+    if module.lane_count != 32 || module.ptr_size != 8 {
+        return Err(vec![Diagnostic::error(
+            codes::INTERNAL_ERROR,
+            format!(
+                "dac-gpu needs 32 lanes and 8-byte pointers (the module has {} and {})",
+                module.lane_count, module.ptr_size
+            ),
+        )]);
+    }
+    let (global_offsets, globals_size) = layout(module.globals.values().map(|g| (g.size, g.align)));
+    let mut globals = vec![0u8; globals_size as usize];
+    for (g, &off) in module.globals.values().zip(&global_offsets) {
+        let o = off as usize;
+        let n = g.init.len().min(g.size as usize);
+        globals[o..o + n].copy_from_slice(&g.init[..n]);
+    }
+    let (shared_offsets, shared_size) = layout(module.shared.values().map(|s| (s.size, s.align)));
+    let mut out = Compiled {
+        program: sim::gpu::Program::default(),
+        lines: Vec::new(),
+        globals,
+        shared_bytes: Vec::new(),
+        frame_bytes: Vec::new(),
+    };
+    let mut errors = Vec::new();
+    for func in module.functions.values() {
+        if !func.linkage.is_entry() {
+            continue;
+        }
+        let ctx = ModuleCtx {
+            global_offsets: &global_offsets,
+            shared_offsets: &shared_offsets,
+            shared_size,
+        };
+        match Isel::new(&ctx, func).run() {
+            Ok((kernel, lines, frame)) => {
+                if kernel.num_regs > options.max_regs {
+                    errors.push(Diagnostic::error(
+                        codes::INTERNAL_ERROR,
+                        format!(
+                            "kernel `{}` needs {} registers, more than --max-regs {} \
+                             (spilling is not implemented for dac-gpu yet)",
+                            kernel.name, kernel.num_regs, options.max_regs
+                        ),
+                    ));
+                    continue;
+                }
+                out.program.kernels.push(kernel);
+                out.lines.push(lines);
+                out.shared_bytes.push(shared_size);
+                out.frame_bytes.push(frame);
+            }
+            Err(e) => errors.extend(e),
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+struct ModuleCtx<'a> {
+    global_offsets: &'a [u32],
+    shared_offsets: &'a [u32],
+    shared_size: u32,
+}
+
+/// The selector of one function.
+struct Isel<'a> {
+    ctx: &'a ModuleCtx<'a>,
+    f: &'a Function,
+    b: KernelBuilder,
+    locs: HashMap<Value, Loc>,
+    labels: HashMap<Block, LabelId>,
+    lines: Vec<Option<Span>>,
+    span: Option<Span>,
+    errors: Vec<Diagnostic>,
+    next_label: u32,
+    /// Bases of the globals, this block's shared variables and this gang's frame.
+    globals_base: Reg,
+    shared_base: Reg,
+    frame_base: Reg,
+    slot_offsets: Vec<u32>,
+    /// The first registers of every pair handed out (for [`super::alloc`]).
+    pairs: std::collections::HashSet<u16>,
+}
+
+fn imm(x: u64) -> Src {
+    Src::Imm(x)
+}
+
+fn rs(r: Reg) -> Src {
+    Src::Reg(r)
+}
+
+/// The low 32-bit half of a pair.
+fn lo(r: Reg) -> Reg {
+    r
+}
+
+fn hi(r: Reg) -> Reg {
+    Reg::r(r.idx + 1)
+}
+
+fn wide(s: Scalar) -> bool {
+    matches!(s, Scalar::I64 | Scalar::F64 | Scalar::Ptr)
+}
+
+fn uty(s: Scalar) -> T {
+    if wide(s) {
+        T::U64
+    } else {
+        T::U32
+    }
+}
+
+fn sty(s: Scalar) -> T {
+    if wide(s) {
+        T::S64
+    } else {
+        T::S32
+    }
+}
+
+fn bty(s: Scalar) -> T {
+    if wide(s) {
+        T::B64
+    } else {
+        T::B32
+    }
+}
+
+fn fty(s: Scalar) -> T {
+    if s == Scalar::F64 {
+        T::F64
+    } else {
+        T::F32
+    }
+}
+
+/// The memory type of a load or store of `s` (bools are bytes).
+fn mem_ty(s: Scalar) -> T {
+    match s {
+        Scalar::Bool => T::U8,
+        Scalar::I8 => T::S8,
+        Scalar::I16 => T::S16,
+        Scalar::I32 => T::B32,
+        Scalar::F32 => T::F32,
+        Scalar::I64 | Scalar::Ptr => T::B64,
+        Scalar::F64 => T::F64,
+    }
+}
+
+impl<'a> Isel<'a> {
+    fn new(ctx: &'a ModuleCtx<'a>, f: &'a Function) -> Self {
+        let mut b = KernelBuilder::new(&f.name, KernelKind::Entry);
+        let globals_base = b.reg64();
+        let shared_base = b.reg64();
+        let frame_base = b.reg64();
+        let pairs = [globals_base, shared_base, frame_base]
+            .iter()
+            .map(|r| r.idx)
+            .collect();
+        let (slot_offsets, _) = layout(f.stack_slots.values().map(|s| (s.size, s.align)));
+        Isel {
+            ctx,
+            f,
+            b,
+            locs: HashMap::new(),
+            labels: HashMap::new(),
+            lines: Vec::new(),
+            span: None,
+            errors: Vec::new(),
+            next_label: 0,
+            globals_base,
+            shared_base,
+            frame_base,
+            slot_offsets,
+            pairs,
+        }
+    }
+
+    fn unsupported(&mut self, what: &str) {
+        let mut d = Diagnostic::error(
+            codes::INTERNAL_ERROR,
+            format!(
+                "dac-gpu back end: {what} is not supported yet (in `{}`)",
+                self.f.name
+            ),
+        );
+        if let Some(s) = self.span {
+            d = d.with_primary(s, "");
+        }
+        self.errors.push(d);
+    }
+
+    // ---- emission helpers ------------------------------------------------------
+
+    fn emit(&mut self, inst: Inst) {
+        self.b.push(inst);
+        self.lines.push(self.span);
+    }
+
+    fn op(&mut self, op: Op) {
+        self.emit(Inst::new(op));
+    }
+
+    fn guarded(&mut self, p: Reg, op: Op) {
+        self.emit(Inst::guarded(p.idx, false, op));
+    }
+
+    fn bra(&mut self, guard: Option<Guard>, target: LabelId) {
+        self.b.bra(guard, true, target);
+        self.lines.push(self.span);
+    }
+
+    fn new_label(&mut self) -> LabelId {
+        self.next_label += 1;
+        self.b.label(&format!("$L{}", self.next_label))
+    }
+
+    fn bin(&mut self, op: BinOp, ty: T, dst: Reg, a: Src, b: Src) {
+        self.op(Op::Bin { op, ty, dst, a, b });
+    }
+
+    fn un(&mut self, op: UnOp, ty: T, dst: Reg, a: Src) {
+        self.op(Op::Un { op, ty, dst, a });
+    }
+
+    fn mov(&mut self, ty: T, dst: Reg, a: Src) {
+        self.un(UnOp::Mov, ty, dst, a);
+    }
+
+    fn cvt(&mut self, rnd: Option<Round>, dty: T, sty: T, dst: Reg, a: Src) {
+        self.op(Op::Cvt {
+            rnd,
+            dty,
+            sty,
+            dst,
+            a,
+        });
+    }
+
+    fn setp(&mut self, cmp: Cmp, ty: T, dst: Reg, a: Src, b: Src) {
+        self.op(Op::Setp { cmp, ty, dst, a, b });
+    }
+
+    fn selp(&mut self, ty: T, dst: Reg, a: Src, b: Src, p: Reg) {
+        self.op(Op::Selp { ty, dst, a, b, p });
+    }
+
+    fn tmp(&mut self) -> Reg {
+        self.b.reg()
+    }
+
+    fn tmp64(&mut self) -> Reg {
+        let r = self.b.reg64();
+        self.pairs.insert(r.idx);
+        r
+    }
+
+    fn ptmp(&mut self) -> Reg {
+        self.b.pred()
+    }
+
+    /// A fresh location for a value of scalar `s`.
+    fn fresh(&mut self, s: Scalar) -> Loc {
+        match s {
+            Scalar::Bool => Loc::P(self.b.pred()),
+            s if wide(s) => Loc::D(self.tmp64()),
+            _ => Loc::R(self.b.reg()),
+        }
+    }
+
+    fn loc(&mut self, v: Value) -> Loc {
+        if let Some(&l) = self.locs.get(&v) {
+            return l;
+        }
+        let l = self.fresh(self.f.value_type(v).scalar);
+        self.locs.insert(v, l);
+        l
+    }
+
+    fn reg(&mut self, v: Value) -> Reg {
+        self.loc(v).reg()
+    }
+
+    fn scalar(&self, v: Value) -> Scalar {
+        self.f.value_type(v).scalar
+    }
+
+    /// Re-extends an 8/16-bit result held in `r`.
+    fn norm(&mut self, s: Scalar, r: Reg) {
+        match s {
+            Scalar::I8 => self.cvt(None, T::S32, T::S8, r, rs(r)),
+            Scalar::I16 => self.cvt(None, T::S32, T::S16, r, rs(r)),
+            _ => {}
+        }
+    }
+
+    /// `r` zero-extended (a temporary for 8/16-bit values, `r` otherwise).
+    fn zext_small(&mut self, s: Scalar, r: Reg) -> Reg {
+        let m = match s {
+            Scalar::I8 => 0xff,
+            Scalar::I16 => 0xffff,
+            _ => return r,
+        };
+        let t = self.tmp();
+        self.bin(BinOp::And, T::B32, t, rs(r), imm(m));
+        t
+    }
+
+    /// A predicate as a 0/1 word.
+    fn pred_to_word(&mut self, p: Reg) -> Reg {
+        let t = self.tmp();
+        self.selp(T::B32, t, imm(1), imm(0), p);
+        t
+    }
+
+    /// A predicate holding the constant `v`.
+    fn const_pred(&mut self, dst: Reg, v: bool) {
+        self.setp(Cmp::Eq, T::U32, dst, imm(0), imm(u64::from(!v)));
+    }
+
+    // ---- the function ----------------------------------------------------------
+
+    fn run(mut self) -> Result<(sim::gpu::Kernel, Vec<Option<Span>>, u32), Vec<Diagnostic>> {
+        let f = self.f;
+        if f.sig.ret.is_some() {
+            self.unsupported("an entry that returns a value");
+        }
+        let Some(entry) = f.entry_block() else {
+            self.unsupported("an entry without a body");
+            return Err(self.errors);
+        };
+        for &blk in &f.layout {
+            let l = self.b.label(&format!("$B{}", blk.as_u32()));
+            self.labels.insert(blk, l);
+        }
+        let (_, frame) = layout(f.stack_slots.values().map(|s| (s.size, s.align)));
+        self.prologue(entry, frame);
+        for &blk in &f.layout {
+            let l = self.labels[&blk];
+            self.b.bind(l);
+            for &inst in &f.blocks[blk].insts {
+                self.span = Some(f.spans[inst]);
+                self.inst(inst);
+            }
+        }
+        // A label bound past the last instruction needs an instruction to point at.
+        self.op(Op::Exit);
+        if !self.errors.is_empty() {
+            return Err(self.errors);
+        }
+        let lines = self.lines;
+        let pairs = self.pairs;
+        let mut kernel = self.b.finish().map_err(|e| {
+            vec![Diagnostic::error(
+                codes::INTERNAL_ERROR,
+                format!("dac-gpu back end: {e}"),
+            )]
+        })?;
+        super::alloc::allocate(&mut kernel, &pairs);
+        Ok((kernel, lines, frame))
+    }
+
+    /// Loads the parameters and computes the three memory bases.
+    fn prologue(&mut self, entry: Block, frame: u32) {
+        let f = self.f;
+        let mut params: Vec<Value> = f.blocks[entry].params.to_vec();
+        if f.sig.takes_mask {
+            // A launched entry runs with every existing lane on; lanes that do not
+            // exist are threads the simulator never activates.
+            if let Some(m) = params.pop() {
+                let p = self.reg(m);
+                self.const_pred(p, true);
+            }
+        }
+        let mut idx = Vec::new();
+        for (i, &v) in params.iter().enumerate() {
+            let s = self.scalar(v);
+            let ty = match s {
+                Scalar::Bool => T::U8,
+                s => mem_ty(s),
+            };
+            idx.push((self.b.param(&format!("p{i}"), ty), v, ty));
+        }
+        let hidden: Vec<u16> = HIDDEN_PARAMS
+            .iter()
+            .map(|n| self.b.param(n, T::U64))
+            .collect();
+        for (pi, v, ty) in idx {
+            let addr = Address {
+                base: AddrBase::Param(pi),
+                offset: 0,
+            };
+            match self.loc(v) {
+                Loc::P(p) => {
+                    let t = self.tmp();
+                    self.op(Op::Ld {
+                        space: sim::gpu::Space::Param,
+                        ty,
+                        dst: t,
+                        addr,
+                    });
+                    self.setp(Cmp::Ne, T::U32, p, rs(t), imm(0));
+                }
+                l => self.op(Op::Ld {
+                    space: sim::gpu::Space::Param,
+                    ty,
+                    dst: l.reg(),
+                    addr,
+                }),
+            }
+        }
+        let bases = [self.globals_base, self.shared_base, self.frame_base];
+        for (&pi, dst) in hidden.iter().zip(bases) {
+            self.op(Op::Ld {
+                space: sim::gpu::Space::Param,
+                ty: T::U64,
+                dst,
+                addr: Address {
+                    base: AddrBase::Param(pi),
+                    offset: 0,
+                },
+            });
+        }
+        // Linear block index: ctaid.x + nctaid.x * (ctaid.y + nctaid.y * ctaid.z).
+        let blk = self.tmp();
+        let t = self.tmp();
+        use sim::gpu::Dim;
+        self.mov(T::U32, t, Src::Special(Special::Ctaid(Dim::Z)));
+        self.op(Op::Mad {
+            ty: T::U32,
+            dst: blk,
+            a: Src::Special(Special::Nctaid(Dim::Y)),
+            b: rs(t),
+            c: Src::Special(Special::Ctaid(Dim::Y)),
+        });
+        self.op(Op::Mad {
+            ty: T::U32,
+            dst: blk,
+            a: Src::Special(Special::Nctaid(Dim::X)),
+            b: rs(blk),
+            c: Src::Special(Special::Ctaid(Dim::X)),
+        });
+        let wide_blk = self.tmp64();
+        self.cvt(None, T::U64, T::U32, wide_blk, rs(blk));
+        let shared_size = u64::from(self.ctx.shared_size);
+        self.op(Op::Mad {
+            ty: T::U64,
+            dst: self.shared_base,
+            a: rs(wide_blk),
+            b: imm(shared_size),
+            c: rs(self.shared_base),
+        });
+        // Gang slot: block * gangs per block + warp.
+        let n = self.tmp();
+        self.mov(T::U32, n, Src::Special(Special::Ntid(Dim::X)));
+        self.bin(
+            BinOp::Mul,
+            T::U32,
+            n,
+            rs(n),
+            Src::Special(Special::Ntid(Dim::Y)),
+        );
+        self.bin(
+            BinOp::Mul,
+            T::U32,
+            n,
+            rs(n),
+            Src::Special(Special::Ntid(Dim::Z)),
+        );
+        self.bin(BinOp::Add, T::U32, n, rs(n), imm(31));
+        self.bin(BinOp::Shr, T::U32, n, rs(n), imm(5));
+        self.op(Op::Mad {
+            ty: T::U32,
+            dst: n,
+            a: rs(n),
+            b: rs(blk),
+            c: Src::Special(Special::WarpId),
+        });
+        let wide_gang = self.tmp64();
+        self.cvt(None, T::U64, T::U32, wide_gang, rs(n));
+        self.op(Op::Mad {
+            ty: T::U64,
+            dst: self.frame_base,
+            a: rs(wide_gang),
+            b: imm(u64::from(frame)),
+            c: rs(self.frame_base),
+        });
+    }
+
+    fn block_label(&self, b: Block) -> LabelId {
+        self.labels[&b]
+    }
+
+    /// Assigns a branch's arguments to its target's parameters (through temporaries,
+    /// so a parameter read by another argument is not overwritten first).
+    fn copies(&mut self, call: &BlockCall) {
+        let params: Vec<Value> = self.f.blocks[call.block].params.to_vec();
+        let mut staged = Vec::new();
+        for (&arg, &param) in call.args.iter().zip(&params) {
+            let from = self.loc(arg);
+            let t = self.fresh(self.scalar(arg));
+            self.copy(t, from);
+            staged.push((param, t));
+        }
+        for (param, t) in staged {
+            let to = self.loc(param);
+            self.copy(to, t);
+        }
+    }
+
+    fn copy(&mut self, to: Loc, from: Loc) {
+        match (to, from) {
+            (Loc::P(d), Loc::P(s)) => self.bin(BinOp::And, T::Pred, d.to_owned(), rs(s), rs(s)),
+            (Loc::D(d), Loc::D(s)) => self.mov(T::B64, d, rs(s)),
+            (Loc::R(d), Loc::R(s)) => self.mov(T::B32, d, rs(s)),
+            _ => self.unsupported("a block argument of another type than its parameter"),
+        }
+    }
+
+    fn jump(&mut self, call: &BlockCall) {
+        self.copies(call);
+        let l = self.block_label(call.block);
+        self.bra(None, l);
+    }
+
+    fn inst(&mut self, inst: crate::ir::Inst) {
+        let f = self.f;
+        let data = &f.insts[inst];
+        let result = f.inst_result(inst);
+        match data {
+            InstData::Iconst { ty, bits } => {
+                let d = self.loc(result.expect("iconst has a result"));
+                self.iconst(d, ty.scalar, *bits);
+            }
+            InstData::Fconst { ty, bits } => {
+                let d = self.reg(result.expect("fconst has a result"));
+                if ty.scalar == Scalar::F32 {
+                    let v = f64::from_bits(*bits) as f32;
+                    self.mov(T::B32, d, imm(u64::from(v.to_bits())));
+                } else {
+                    self.mov(T::B64, d, imm(*bits));
+                }
+            }
+            InstData::Unary { op, arg } => self.unary(*op, *arg, result.expect("result")),
+            InstData::Binary { op, args } => self.binary(*op, *args, result.expect("result")),
+            InstData::Icmp { cond, args } => self.icmp(*cond, *args, result.expect("result")),
+            InstData::Fcmp { cond, args } => self.fcmp(*cond, *args, result.expect("result")),
+            InstData::Select { args } => self.select(*args, result.expect("result")),
+            InstData::Convert { op, arg, to } => {
+                self.convert(*op, *arg, *to, result.expect("result"))
+            }
+            InstData::Splat { arg } => {
+                let from = self.loc(*arg);
+                let to = self.loc(result.expect("result"));
+                self.copy(to, from);
+            }
+            InstData::Special { reg } => self.special(*reg, result.expect("result")),
+            InstData::Lane { op, args } => self.lane(*op, args, result),
+            InstData::StackAddr { slot } => {
+                let off = self.slot_offsets[slot.index()];
+                let d = self.reg(result.expect("result"));
+                let base = self.frame_base;
+                self.bin(BinOp::Add, T::U64, d, rs(base), imm(u64::from(off)));
+            }
+            InstData::GlobalAddr { global } => {
+                let off = self.ctx.global_offsets[global.index()];
+                let d = self.reg(result.expect("result"));
+                let base = self.globals_base;
+                self.bin(BinOp::Add, T::U64, d, rs(base), imm(u64::from(off)));
+            }
+            InstData::SharedAddr { shared } => {
+                let off = self.ctx.shared_offsets[shared.index()];
+                let d = self.reg(result.expect("result"));
+                let base = self.shared_base;
+                self.bin(BinOp::Add, T::U64, d, rs(base), imm(u64::from(off)));
+            }
+            InstData::Load { ty, addr, mask, .. } => {
+                self.load(ty.scalar, *addr, *mask, result.expect("result"))
+            }
+            InstData::Store {
+                addr, value, mask, ..
+            } => self.store(*addr, *value, *mask),
+            InstData::AtomicRmw {
+                op,
+                addr,
+                value,
+                mask,
+                ..
+            } => self.atomic(Some(*op), *addr, None, *value, *mask, result),
+            InstData::AtomicCas {
+                addr,
+                expected,
+                replacement,
+                mask,
+                ..
+            } => self.atomic(None, *addr, Some(*expected), *replacement, *mask, result),
+            InstData::Barrier => self.op(Op::Bar { id: 0 }),
+            InstData::Call { .. } => self.unsupported("a call"),
+            InstData::Print { .. } => self.unsupported("print"),
+            InstData::Trap { .. } => {
+                // An access to address 0 faults; the run reports it at this line.
+                let t = self.tmp();
+                self.op(Op::Ld {
+                    space: sim::gpu::Space::Global,
+                    ty: T::U32,
+                    dst: t,
+                    addr: Address {
+                        base: AddrBase::None,
+                        offset: 0,
+                    },
+                });
+                self.op(Op::Exit);
+            }
+            InstData::Jump { dest } => self.jump(dest),
+            InstData::Brif {
+                cond,
+                then_dest,
+                else_dest,
+            } => {
+                let p = self.reg(*cond);
+                if else_dest.args.is_empty() {
+                    let l = self.block_label(else_dest.block);
+                    self.bra(
+                        Some(Guard {
+                            pred: p.idx,
+                            negate: true,
+                        }),
+                        l,
+                    );
+                    self.jump(then_dest);
+                } else {
+                    let other = self.new_label();
+                    self.bra(
+                        Some(Guard {
+                            pred: p.idx,
+                            negate: true,
+                        }),
+                        other,
+                    );
+                    self.jump(then_dest);
+                    self.b.bind(other);
+                    self.jump(else_dest);
+                }
+            }
+            InstData::Return { value } => {
+                if value.is_some() {
+                    self.unsupported("returning a value");
+                }
+                self.op(Op::Exit);
+            }
+        }
+    }
+
+    fn iconst(&mut self, d: Loc, s: Scalar, bits: u64) {
+        match d {
+            Loc::P(p) => self.const_pred(p, bits & 1 != 0),
+            Loc::D(r) => self.mov(T::B64, r, imm(bits)),
+            Loc::R(r) => {
+                let w = s.bits();
+                let v = if w < 32 {
+                    let sh = 64 - w;
+                    (((bits << sh) as i64) >> sh) as u64
+                } else {
+                    bits
+                };
+                self.mov(T::B32, r, imm(v & 0xffff_ffff));
+            }
+        }
+    }
+
+    fn unary(&mut self, op: UnaryOp, arg: Value, res: Value) {
+        let s = self.scalar(arg);
+        let a = self.loc(arg);
+        let d = self.loc(res);
+        let (ar, dr) = (a.reg(), d.reg());
+        match op {
+            UnaryOp::Ineg => {
+                self.un(UnOp::Neg, sty(s), dr, rs(ar));
+                self.norm(s, dr);
+            }
+            UnaryOp::Bnot if s == Scalar::Bool => self.un(UnOp::Not, T::Pred, dr, rs(ar)),
+            UnaryOp::Bnot => self.un(UnOp::Not, bty(s), dr, rs(ar)),
+            UnaryOp::Fneg => self.un(UnOp::Neg, fty(s), dr, rs(ar)),
+            UnaryOp::Fabs => self.un(UnOp::Abs, fty(s), dr, rs(ar)),
+            UnaryOp::Sqrt => self.un(UnOp::Sqrt, fty(s), dr, rs(ar)),
+            UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Trunc | UnaryOp::Nearest => {
+                let r = match op {
+                    UnaryOp::Floor => Round::Rmi,
+                    UnaryOp::Ceil => Round::Rpi,
+                    UnaryOp::Trunc => Round::Rzi,
+                    _ => Round::Rni,
+                };
+                self.cvt(Some(r), fty(s), fty(s), dr, rs(ar));
+            }
+            UnaryOp::Popcnt => {
+                let x = self.zext_small(s, ar);
+                self.popc(s, dr, x);
+            }
+            UnaryOp::Clz => {
+                let x = self.zext_small(s, ar);
+                self.clz(s, dr, x);
+                if s.bits() < 32 {
+                    self.bin(
+                        BinOp::Sub,
+                        T::U32,
+                        dr,
+                        rs(dr),
+                        imm(u64::from(32 - s.bits())),
+                    );
+                }
+            }
+            UnaryOp::Ctz => {
+                // ctz(x) = popc((x & -x) - 1); a bit past the width bounds small types.
+                let x = if s.bits() < 32 {
+                    let t = self.tmp();
+                    self.bin(BinOp::Or, T::B32, t, rs(ar), imm(1 << s.bits()));
+                    t
+                } else {
+                    ar
+                };
+                let (neg, t) = if wide(s) {
+                    (self.tmp64(), self.tmp64())
+                } else {
+                    (self.tmp(), self.tmp())
+                };
+                self.bin(BinOp::Sub, uty(s), neg, imm(0), rs(x));
+                self.bin(BinOp::And, bty(s), t, rs(x), rs(neg));
+                self.bin(BinOp::Sub, uty(s), t, rs(t), imm(1));
+                self.popc(s, dr, t);
+            }
+        }
+    }
+
+    /// popc into `d` (a pair for 64-bit operands, upper half zero).
+    fn popc(&mut self, s: Scalar, d: Reg, x: Reg) {
+        if wide(s) {
+            let t = self.tmp();
+            self.un(UnOp::Popc, T::B32, t, rs(lo(x)));
+            self.un(UnOp::Popc, T::B32, lo(d), rs(hi(x)));
+            self.bin(BinOp::Add, T::U32, lo(d), rs(lo(d)), rs(t));
+            self.mov(T::B32, hi(d), imm(0));
+        } else {
+            self.un(UnOp::Popc, T::B32, d, rs(x));
+        }
+    }
+
+    fn clz(&mut self, s: Scalar, d: Reg, x: Reg) {
+        if wide(s) {
+            // clz(hi) if hi != 0, else 32 + clz(lo).
+            let (a, b) = (self.tmp(), self.tmp());
+            let p = self.ptmp();
+            self.un(UnOp::Clz, T::B32, a, rs(hi(x)));
+            self.un(UnOp::Clz, T::B32, b, rs(lo(x)));
+            self.bin(BinOp::Add, T::U32, b, rs(b), imm(32));
+            self.setp(Cmp::Ne, T::U32, p, rs(hi(x)), imm(0));
+            self.selp(T::B32, lo(d), rs(a), rs(b), p);
+            self.mov(T::B32, hi(d), imm(0));
+        } else {
+            self.un(UnOp::Clz, T::B32, d, rs(x));
+        }
+    }
+
+    fn binary(&mut self, op: BinaryOp, args: [Value; 2], res: Value) {
+        let s = self.scalar(args[0]);
+        let (a, b) = (self.reg(args[0]), self.reg(args[1]));
+        let d = self.reg(res);
+        use BinaryOp as B;
+        match op {
+            B::Iadd | B::Isub | B::Imul => {
+                let o = match op {
+                    B::Iadd => BinOp::Add,
+                    B::Isub => BinOp::Sub,
+                    _ => BinOp::Mul,
+                };
+                self.bin(o, uty(s), d, rs(a), rs(b));
+                self.norm(s, d);
+            }
+            B::Sdiv | B::Srem => {
+                let o = if op == B::Sdiv {
+                    BinOp::Div
+                } else {
+                    BinOp::Rem
+                };
+                self.bin(o, sty(s), d, rs(a), rs(b));
+                self.norm(s, d);
+            }
+            B::Udiv | B::Urem | B::Umin | B::Umax => {
+                let o = match op {
+                    B::Udiv => BinOp::Div,
+                    B::Urem => BinOp::Rem,
+                    B::Umin => BinOp::Min,
+                    _ => BinOp::Max,
+                };
+                let (za, zb) = (self.zext_small(s, a), self.zext_small(s, b));
+                self.bin(o, uty(s), d, rs(za), rs(zb));
+                self.norm(s, d);
+            }
+            B::Smin | B::Smax => {
+                let o = if op == B::Smin {
+                    BinOp::Min
+                } else {
+                    BinOp::Max
+                };
+                self.bin(o, sty(s), d, rs(a), rs(b));
+            }
+            B::Band | B::Bor | B::Bxor => {
+                let o = match op {
+                    B::Band => BinOp::And,
+                    B::Bor => BinOp::Or,
+                    _ => BinOp::Xor,
+                };
+                let ty = if s == Scalar::Bool { T::Pred } else { bty(s) };
+                self.bin(o, ty, d, rs(a), rs(b));
+            }
+            B::Ishl | B::Sshr | B::Ushr => {
+                let count = self.tmp();
+                self.bin(
+                    BinOp::And,
+                    T::B32,
+                    count,
+                    rs(lo(b)),
+                    imm(u64::from(s.bits() - 1)),
+                );
+                match op {
+                    B::Ishl => self.bin(BinOp::Shl, bty(s), d, rs(a), rs(count)),
+                    B::Sshr => self.bin(BinOp::Shr, sty(s), d, rs(a), rs(count)),
+                    _ => {
+                        let za = self.zext_small(s, a);
+                        self.bin(BinOp::Shr, uty(s), d, rs(za), rs(count));
+                    }
+                }
+                self.norm(s, d);
+            }
+            B::Fadd | B::Fsub | B::Fmul | B::Fdiv | B::Fmin | B::Fmax => {
+                let o = match op {
+                    B::Fadd => BinOp::Add,
+                    B::Fsub => BinOp::Sub,
+                    B::Fmul => BinOp::Mul,
+                    B::Fdiv => BinOp::Div,
+                    B::Fmin => BinOp::Min,
+                    _ => BinOp::Max,
+                };
+                self.bin(o, fty(s), d, rs(a), rs(b));
+            }
+            B::Frem => self.unsupported("frem"),
+        }
+    }
+
+    fn icmp(&mut self, cond: IntCC, args: [Value; 2], res: Value) {
+        let s = self.scalar(args[0]);
+        let (a, b) = (self.reg(args[0]), self.reg(args[1]));
+        let d = self.reg(res);
+        if s == Scalar::Bool {
+            match cond {
+                IntCC::Eq => {
+                    self.bin(BinOp::Xor, T::Pred, d, rs(a), rs(b));
+                    self.un(UnOp::Not, T::Pred, d, rs(d));
+                }
+                IntCC::Ne => self.bin(BinOp::Xor, T::Pred, d, rs(a), rs(b)),
+                _ => self.unsupported("an ordered comparison of bools"),
+            }
+            return;
+        }
+        let (cmp, signed) = match cond {
+            IntCC::Eq => (Cmp::Eq, false),
+            IntCC::Ne => (Cmp::Ne, false),
+            IntCC::Slt => (Cmp::Lt, true),
+            IntCC::Sle => (Cmp::Le, true),
+            IntCC::Sgt => (Cmp::Gt, true),
+            IntCC::Sge => (Cmp::Ge, true),
+            IntCC::Ult => (Cmp::Lt, false),
+            IntCC::Ule => (Cmp::Le, false),
+            IntCC::Ugt => (Cmp::Gt, false),
+            IntCC::Uge => (Cmp::Ge, false),
+        };
+        if signed {
+            self.setp(cmp, sty(s), d, rs(a), rs(b));
+        } else {
+            let (za, zb) = (self.zext_small(s, a), self.zext_small(s, b));
+            self.setp(cmp, uty(s), d, rs(za), rs(zb));
+        }
+    }
+
+    fn fcmp(&mut self, cond: FloatCC, args: [Value; 2], res: Value) {
+        let s = self.scalar(args[0]);
+        let (a, b) = (self.reg(args[0]), self.reg(args[1]));
+        let d = self.reg(res);
+        let cmp = match cond {
+            FloatCC::Eq => Cmp::Eq,
+            FloatCC::Une => Cmp::Neu,
+            FloatCC::Lt => Cmp::Lt,
+            FloatCC::Le => Cmp::Le,
+            FloatCC::Gt => Cmp::Gt,
+            FloatCC::Ge => Cmp::Ge,
+            FloatCC::Uno => Cmp::Nan,
+        };
+        self.setp(cmp, fty(s), d, rs(a), rs(b));
+    }
+
+    fn select(&mut self, args: [Value; 3], res: Value) {
+        let c = self.reg(args[0]);
+        let (a, b) = (self.loc(args[1]), self.loc(args[2]));
+        let d = self.loc(res);
+        match d {
+            Loc::P(dp) => {
+                let (t1, t2) = (self.ptmp(), self.ptmp());
+                self.bin(BinOp::And, T::Pred, t1, rs(c), rs(a.reg()));
+                self.un(UnOp::Not, T::Pred, t2, rs(c));
+                self.bin(BinOp::And, T::Pred, t2, rs(t2), rs(b.reg()));
+                self.bin(BinOp::Or, T::Pred, dp, rs(t1), rs(t2));
+            }
+            Loc::D(r) => self.selp(T::B64, r, rs(a.reg()), rs(b.reg()), c),
+            Loc::R(r) => self.selp(T::B32, r, rs(a.reg()), rs(b.reg()), c),
+        }
+    }
+
+    fn convert(&mut self, op: ConvOp, arg: Value, to: Type, res: Value) {
+        let from = self.scalar(arg);
+        let to = to.scalar;
+        let a = self.reg(arg);
+        let d = self.reg(res);
+        match op {
+            ConvOp::Sext | ConvOp::Zext if from == Scalar::Bool => {
+                let one = if op == ConvOp::Sext { u64::MAX } else { 1 };
+                if wide(to) {
+                    self.selp(T::B64, d, imm(one), imm(0), a);
+                } else {
+                    self.selp(T::B32, d, imm(one & 0xffff_ffff), imm(0), a);
+                    self.norm(to, d);
+                }
+            }
+            ConvOp::Sext => {
+                if wide(to) {
+                    self.cvt(None, T::S64, T::S32, d, rs(a));
+                } else {
+                    self.mov(T::B32, d, rs(a));
+                }
+            }
+            ConvOp::Zext => {
+                let z = self.zext_small(from, a);
+                if wide(to) {
+                    self.cvt(None, T::U64, T::U32, d, rs(z));
+                } else {
+                    self.mov(T::B32, d, rs(z));
+                    self.norm(to, d);
+                }
+            }
+            ConvOp::Ireduce => {
+                self.mov(T::B32, d, rs(lo(a)));
+                self.norm(to, d);
+            }
+            ConvOp::FcvtToSint | ConvOp::FcvtToUint => {
+                let signed = op == ConvOp::FcvtToSint;
+                let dty = match (to, signed) {
+                    (Scalar::I8, true) => T::S8,
+                    (Scalar::I16, true) => T::S16,
+                    (Scalar::I8, false) => T::U8,
+                    (Scalar::I16, false) => T::U16,
+                    (s, true) => sty(s),
+                    (s, false) => uty(s),
+                };
+                self.cvt(Some(Round::Rzi), dty, fty(from), d, rs(a));
+                if to.bits() < 32 {
+                    let st = if to == Scalar::I8 { T::S8 } else { T::S16 };
+                    self.cvt(None, T::S32, st, d, rs(d));
+                }
+            }
+            ConvOp::FcvtFromSint => self.cvt(Some(Round::Rn), fty(to), sty(from), d, rs(a)),
+            ConvOp::FcvtFromUint => {
+                let z = self.zext_small(from, a);
+                self.cvt(Some(Round::Rn), fty(to), uty(from), d, rs(z));
+            }
+            ConvOp::Fpromote => self.cvt(None, T::F64, T::F32, d, rs(a)),
+            ConvOp::Fdemote => self.cvt(Some(Round::Rn), T::F32, T::F64, d, rs(a)),
+            ConvOp::Bitcast => {
+                if wide(to) != wide(from) {
+                    self.unsupported("a bitcast between widths");
+                } else {
+                    self.mov(bty(to), d, rs(a));
+                }
+            }
+            ConvOp::ToBool => {
+                if from == Scalar::Bool {
+                    self.bin(BinOp::And, T::Pred, d, rs(a), rs(a));
+                } else if from.is_float() {
+                    self.setp(Cmp::Neu, fty(from), d, rs(a), imm(0));
+                } else {
+                    self.setp(Cmp::Ne, uty(from), d, rs(a), imm(0));
+                }
+            }
+        }
+    }
+
+    fn special(&mut self, reg: SpecialReg, res: Value) {
+        use sim::gpu::Dim;
+        use SpecialReg as S;
+        let d = self.reg(res);
+        let src = match reg {
+            S::LaneIndex => Special::LaneId,
+            S::LaneCount => {
+                self.mov(T::U32, d, imm(32));
+                return;
+            }
+            S::ThreadIdxX => Special::Tid(Dim::X),
+            S::ThreadIdxY => Special::Tid(Dim::Y),
+            S::ThreadIdxZ => Special::Tid(Dim::Z),
+            S::BlockIdxX => Special::Ctaid(Dim::X),
+            S::BlockIdxY => Special::Ctaid(Dim::Y),
+            S::BlockIdxZ => Special::Ctaid(Dim::Z),
+            S::BlockDimX => Special::Ntid(Dim::X),
+            S::BlockDimY => Special::Ntid(Dim::Y),
+            S::BlockDimZ => Special::Ntid(Dim::Z),
+            S::GridDimX => Special::Nctaid(Dim::X),
+            S::GridDimY => Special::Nctaid(Dim::Y),
+            S::GridDimZ => Special::Nctaid(Dim::Z),
+            S::GangIndex => Special::WarpId,
+            S::Clock => {
+                // No cycle counter in the ISA yet: a constant that never goes backwards.
+                self.mov(T::B64, d, imm(0));
+                return;
+            }
+        };
+        self.mov(T::U32, d, Src::Special(src));
+    }
+
+    // ---- cross-lane ------------------------------------------------------------
+
+    /// `d = x` of lane `lane` (a location of `x`'s kind).
+    fn bcast(&mut self, d: Loc, x: Loc, lane: Src) {
+        let shfl = |me: &mut Self, dst: Reg, a: Reg| {
+            me.op(Op::Shfl {
+                mode: ShflMode::Idx,
+                dst,
+                dst_pred: None,
+                a: rs(a),
+                lane,
+                clamp: imm(31),
+            })
+        };
+        match (d, x) {
+            (Loc::R(dr), Loc::R(xr)) => shfl(self, dr, xr),
+            (Loc::D(dr), Loc::D(xr)) => {
+                shfl(self, lo(dr), lo(xr));
+                shfl(self, hi(dr), hi(xr));
+            }
+            (Loc::P(dp), Loc::P(xp)) => {
+                let w = self.pred_to_word(xp);
+                let t = self.tmp();
+                shfl(self, t, w);
+                self.setp(Cmp::Ne, T::U32, dp, rs(t), imm(0));
+            }
+            _ => self.unsupported("a broadcast between kinds"),
+        }
+    }
+
+    fn ballot(&mut self, p: Reg) -> Reg {
+        let t = self.tmp();
+        self.op(Op::Vote {
+            mode: VoteMode::Ballot,
+            dst: t,
+            p,
+        });
+        t
+    }
+
+    /// The lowest set bit's index of `b` (a 32-bit word), or 32 when `b` is 0.
+    fn ctz32(&mut self, b: Reg) -> Reg {
+        let (neg, t, d) = (self.tmp(), self.tmp(), self.tmp());
+        self.bin(BinOp::Sub, T::U32, neg, imm(0), rs(b));
+        self.bin(BinOp::And, T::B32, t, rs(b), rs(neg));
+        self.bin(BinOp::Sub, T::U32, t, rs(t), imm(1));
+        self.un(UnOp::Popc, T::B32, d, rs(t));
+        d
+    }
+
+    fn lane(&mut self, op: LaneOp, args: &[Value], res: Option<Value>) {
+        let res = match res {
+            Some(r) => r,
+            None => return,
+        };
+        let d = self.loc(res);
+        match op {
+            LaneOp::Any | LaneOp::All => {
+                let m = self.reg(args[0]);
+                let mode = if op == LaneOp::Any {
+                    VoteMode::Any
+                } else {
+                    VoteMode::All
+                };
+                self.op(Op::Vote {
+                    mode,
+                    dst: d.reg(),
+                    p: m,
+                });
+            }
+            LaneOp::Ballot => {
+                let m = self.reg(args[0]);
+                let b = self.ballot(m);
+                let dr = d.reg();
+                self.mov(T::B32, lo(dr), rs(b));
+                self.mov(T::B32, hi(dr), imm(0));
+            }
+            LaneOp::FirstLane => {
+                let m = self.reg(args[0]);
+                let b = self.ballot(m);
+                let c = self.ctz32(b);
+                let p = self.ptmp();
+                self.setp(Cmp::Eq, T::U32, p, rs(b), imm(0));
+                self.selp(T::B32, d.reg(), imm(0xffff_ffff), rs(c), p);
+            }
+            LaneOp::Extract => {
+                let x = self.loc(args[0]);
+                let l = self.reg(args[1]);
+                self.bcast(d, x, rs(l));
+            }
+            LaneOp::Insert => {
+                let x = self.loc(args[0]);
+                let l = self.reg(args[1]);
+                let v = self.loc(args[2]);
+                self.copy(d, x);
+                let p = self.ptmp();
+                self.setp(Cmp::Eq, T::U32, p, Src::Special(Special::LaneId), rs(l));
+                self.masked_copy(d, v, p);
+            }
+            LaneOp::Shuffle => {
+                let x = self.loc(args[0]);
+                let i = self.reg(args[1]);
+                let t = self.tmp();
+                self.bin(BinOp::And, T::B32, t, rs(i), imm(31));
+                self.bcast(d, x, rs(t));
+            }
+            LaneOp::Rotate | LaneOp::Shift => {
+                let x = self.loc(args[0]);
+                let k = self.reg(args[1]);
+                let j = self.tmp();
+                self.bin(BinOp::Add, T::U32, j, Src::Special(Special::LaneId), rs(k));
+                let t = self.tmp();
+                self.bin(BinOp::And, T::B32, t, rs(j), imm(31));
+                self.bcast(d, x, rs(t));
+                if op == LaneOp::Shift {
+                    let p = self.ptmp();
+                    self.setp(Cmp::Ge, T::U32, p, rs(j), imm(32));
+                    self.masked_zero(d, p);
+                }
+            }
+            LaneOp::Shuffle2 => {
+                let (x, y) = (self.loc(args[0]), self.loc(args[1]));
+                let i = self.reg(args[2]);
+                let (t, k) = (self.tmp(), self.tmp());
+                self.bin(BinOp::And, T::B32, k, rs(i), imm(63));
+                self.bin(BinOp::And, T::B32, t, rs(k), imm(31));
+                let other = self.fresh(self.scalar(args[1]));
+                self.bcast(d, x, rs(t));
+                self.bcast(other, y, rs(t));
+                let p = self.ptmp();
+                self.setp(Cmp::Ge, T::U32, p, rs(k), imm(32));
+                self.masked_copy(d, other, p);
+            }
+            LaneOp::ReduceAdd
+            | LaneOp::ReduceMin
+            | LaneOp::ReduceMax
+            | LaneOp::ReduceAnd
+            | LaneOp::ReduceOr
+            | LaneOp::ScanAdd
+            | LaneOp::ScanAnd
+            | LaneOp::ScanOr => self.reduce(op, args, d),
+            LaneOp::ReduceEqual => self.reduce_equal(args, d),
+        }
+    }
+
+    /// `@p d = v`.
+    fn masked_copy(&mut self, d: Loc, v: Loc, p: Reg) {
+        match (d, v) {
+            (Loc::R(dr), Loc::R(vr)) => self.guarded(
+                p,
+                Op::Un {
+                    op: UnOp::Mov,
+                    ty: T::B32,
+                    dst: dr,
+                    a: rs(vr),
+                },
+            ),
+            (Loc::D(dr), Loc::D(vr)) => self.guarded(
+                p,
+                Op::Un {
+                    op: UnOp::Mov,
+                    ty: T::B64,
+                    dst: dr,
+                    a: rs(vr),
+                },
+            ),
+            (Loc::P(dp), Loc::P(vp)) => self.guarded(
+                p,
+                Op::Bin {
+                    op: BinOp::And,
+                    ty: T::Pred,
+                    dst: dp,
+                    a: rs(vp),
+                    b: rs(vp),
+                },
+            ),
+            _ => self.unsupported("a lane copy between kinds"),
+        }
+    }
+
+    /// `@p d = 0`.
+    fn masked_zero(&mut self, d: Loc, p: Reg) {
+        match d {
+            Loc::R(r) => self.guarded(
+                p,
+                Op::Un {
+                    op: UnOp::Mov,
+                    ty: T::B32,
+                    dst: r,
+                    a: imm(0),
+                },
+            ),
+            Loc::D(r) => self.guarded(
+                p,
+                Op::Un {
+                    op: UnOp::Mov,
+                    ty: T::B64,
+                    dst: r,
+                    a: imm(0),
+                },
+            ),
+            Loc::P(dp) => self.guarded(
+                p,
+                Op::Setp {
+                    cmp: Cmp::Ne,
+                    ty: T::U32,
+                    dst: dp,
+                    a: imm(0),
+                    b: imm(0),
+                },
+            ),
+        }
+    }
+
+    /// Reductions and exclusive scans, sequentially in lane order: the accumulator
+    /// (the same in every thread) takes each on lane's value broadcast in turn, so
+    /// float results round exactly as the interpreter's.
+    fn reduce(&mut self, op: LaneOp, args: &[Value], d: Loc) {
+        let s = self.scalar(args[0]);
+        let x = self.loc(args[0]);
+        let m = self.reg(args[1]);
+        let w = s.bits();
+        let width_mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+        let (bop, ty, id) = match op {
+            LaneOp::ReduceAdd | LaneOp::ScanAdd if s.is_float() => (BinOp::Add, fty(s), 0),
+            LaneOp::ReduceAdd | LaneOp::ScanAdd => (BinOp::Add, uty(s), 0),
+            LaneOp::ReduceMin if s.is_float() => (
+                BinOp::Min,
+                fty(s),
+                if s == Scalar::F32 {
+                    u64::from(f32::INFINITY.to_bits())
+                } else {
+                    f64::INFINITY.to_bits()
+                },
+            ),
+            LaneOp::ReduceMax if s.is_float() => (
+                BinOp::Max,
+                fty(s),
+                if s == Scalar::F32 {
+                    u64::from(f32::NEG_INFINITY.to_bits())
+                } else {
+                    f64::NEG_INFINITY.to_bits()
+                },
+            ),
+            LaneOp::ReduceMin => (BinOp::Min, sty(s), width_mask >> 1),
+            LaneOp::ReduceMax => (BinOp::Max, sty(s), 1 << (w - 1)),
+            LaneOp::ReduceAnd | LaneOp::ScanAnd => (BinOp::And, bty(s), width_mask),
+            _ => (BinOp::Or, bty(s), 0),
+        };
+        if s == Scalar::Bool {
+            self.unsupported("a reduction of bools");
+            return;
+        }
+        let scan = matches!(op, LaneOp::ScanAdd | LaneOp::ScanAnd | LaneOp::ScanOr);
+        let acc = if scan { self.fresh(s) } else { d };
+        let sign_ext = |v: u64| {
+            if w < 32 {
+                ((((v << (64 - w)) as i64) >> (64 - w)) as u64) & 0xffff_ffff
+            } else if w == 32 {
+                v & 0xffff_ffff
+            } else {
+                v
+            }
+        };
+        let id_ty = if wide(s) { T::B64 } else { T::B32 };
+        self.mov(id_ty, acc.reg(), imm(sign_ext(id)));
+        let b = self.ballot(m);
+        let v = self.fresh(s);
+        let p = self.ptmp();
+        let bit = self.tmp();
+        for l in 0..32u64 {
+            if scan {
+                let here = self.ptmp();
+                self.setp(Cmp::Eq, T::U32, here, Src::Special(Special::LaneId), imm(l));
+                self.masked_copy(d, acc, here);
+            }
+            self.bcast(v, x, imm(l));
+            self.bin(BinOp::And, T::B32, bit, rs(b), imm(1 << l));
+            self.setp(Cmp::Ne, T::U32, p, rs(bit), imm(0));
+            self.guarded(
+                p,
+                Op::Bin {
+                    op: bop,
+                    ty,
+                    dst: acc.reg(),
+                    a: rs(acc.reg()),
+                    b: rs(v.reg()),
+                },
+            );
+        }
+        if !scan {
+            self.norm(s, d.reg());
+        } else {
+            self.norm(s, d.reg());
+        }
+    }
+
+    /// Whether every on lane holds the value of the first on lane.
+    fn reduce_equal(&mut self, args: &[Value], d: Loc) {
+        let s = self.scalar(args[0]);
+        let x = self.loc(args[0]);
+        let m = self.reg(args[1]);
+        let b = self.ballot(m);
+        let first = self.ctz32(b);
+        self.bin(BinOp::And, T::B32, first, rs(first), imm(31));
+        let v = self.fresh(s);
+        self.bcast(v, x, rs(first));
+        let ne = self.ptmp();
+        match (x, v) {
+            (Loc::P(xp), Loc::P(vp)) => self.bin(BinOp::Xor, T::Pred, ne, rs(xp), rs(vp)),
+            _ if s.is_float() => {
+                self.setp(Cmp::Eq, fty(s), ne, rs(x.reg()), rs(v.reg()));
+                self.un(UnOp::Not, T::Pred, ne, rs(ne));
+            }
+            _ => self.setp(Cmp::Ne, uty(s), ne, rs(x.reg()), rs(v.reg())),
+        }
+        self.bin(BinOp::And, T::Pred, ne, rs(ne), rs(m));
+        let any = self.ptmp();
+        self.op(Op::Vote {
+            mode: VoteMode::Any,
+            dst: any,
+            p: ne,
+        });
+        self.un(UnOp::Not, T::Pred, d.reg(), rs(any));
+    }
+
+    // ---- memory ----------------------------------------------------------------
+
+    fn addr(&mut self, v: Value) -> Address {
+        let r = self.reg(v);
+        Address {
+            base: AddrBase::RegPair(r),
+            offset: 0,
+        }
+    }
+
+    fn load(&mut self, s: Scalar, addr: Value, mask: Option<Value>, res: Value) {
+        let a = self.addr(addr);
+        let d = self.loc(res);
+        let mask = mask.map(|m| self.reg(m));
+        let ty = mem_ty(s);
+        let dst = match d {
+            Loc::P(_) => self.tmp(),
+            l => l.reg(),
+        };
+        let ld = Op::Ld {
+            space: sim::gpu::Space::Global,
+            ty,
+            dst,
+            addr: a,
+        };
+        match mask {
+            Some(m) => {
+                let zty = if ty.is_wide() { T::B64 } else { T::B32 };
+                self.mov(zty, dst, imm(0));
+                self.guarded(m, ld);
+            }
+            None => self.op(ld),
+        }
+        if let Loc::P(p) = d {
+            self.setp(Cmp::Ne, T::U32, p, rs(dst), imm(0));
+        }
+    }
+
+    fn store(&mut self, addr: Value, value: Value, mask: Option<Value>) {
+        let a = self.addr(addr);
+        let s = self.scalar(value);
+        let v = self.loc(value);
+        let src = match v {
+            Loc::P(p) => self.pred_to_word(p),
+            l => l.reg(),
+        };
+        let st = Op::St {
+            space: sim::gpu::Space::Global,
+            ty: mem_ty(s),
+            addr: a,
+            a: rs(src),
+        };
+        match mask {
+            Some(m) => {
+                let m = self.reg(m);
+                self.guarded(m, st);
+            }
+            None => self.op(st),
+        }
+    }
+
+    /// An atomic read-modify-write (`op`) or compare-and-swap (`op` = None). A
+    /// uniform atomic (uniform address and operands) happens once per gang, in its
+    /// first on lane, and every lane gets the old value.
+    fn atomic(
+        &mut self,
+        op: Option<AtomicOp>,
+        addr: Value,
+        expected: Option<Value>,
+        value: Value,
+        mask: Option<Value>,
+        res: Option<Value>,
+    ) {
+        let s = self.scalar(value);
+        if !matches!(s.bits(), 32 | 64) || s == Scalar::Bool {
+            self.unsupported("an atomic on a type other than 32 or 64 bits");
+            return;
+        }
+        let uniform = !self.f.value_type(addr).varying
+            && !self.f.value_type(value).varying
+            && expected.is_none_or(|e| !self.f.value_type(e).varying);
+        let a = self.addr(addr);
+        let vr = self.reg(value);
+        let (aop, ty, operand) = match op {
+            None => (AtomOp::Cas, bty(s), vr),
+            Some(o) => {
+                let (aop, ty) = match o {
+                    AtomicOp::Add => (AtomOp::Add, if s.is_float() { fty(s) } else { uty(s) }),
+                    AtomicOp::Sub => (AtomOp::Add, uty(s)),
+                    AtomicOp::And => (AtomOp::And, bty(s)),
+                    AtomicOp::Or => (AtomOp::Or, bty(s)),
+                    AtomicOp::Xor => (AtomOp::Xor, bty(s)),
+                    AtomicOp::Smin => (AtomOp::Min, sty(s)),
+                    AtomicOp::Smax => (AtomOp::Max, sty(s)),
+                    AtomicOp::Umin => (AtomOp::Min, uty(s)),
+                    AtomicOp::Umax => (AtomOp::Max, uty(s)),
+                    AtomicOp::Xchg => (AtomOp::Exch, bty(s)),
+                };
+                let operand = if o == AtomicOp::Sub {
+                    let n = if wide(s) { self.tmp64() } else { self.tmp() };
+                    self.bin(BinOp::Sub, uty(s), n, imm(0), rs(vr));
+                    n
+                } else {
+                    vr
+                };
+                (aop, ty, operand)
+            }
+        };
+        let (first, second) = match expected {
+            Some(e) => {
+                let er = self.reg(e);
+                (er, Some(rs(operand)))
+            }
+            None => (operand, None),
+        };
+        let dst = match res {
+            Some(r) => self.reg(r),
+            None => {
+                if wide(s) {
+                    self.tmp64()
+                } else {
+                    self.tmp()
+                }
+            }
+        };
+        let zty = if wide(s) { T::B64 } else { T::B32 };
+        self.mov(zty, dst, imm(0));
+        let mut guard = mask.map(|m| self.reg(m));
+        let mut leader = None;
+        if uniform {
+            // Once per gang: the first lane on (lane 0 of the existing ones if no mask).
+            let on = match guard {
+                Some(m) => m,
+                None => {
+                    let p = self.ptmp();
+                    self.const_pred(p, true);
+                    p
+                }
+            };
+            let b = self.ballot(on);
+            let l = self.ctz32(b);
+            let p = self.ptmp();
+            self.setp(Cmp::Eq, T::U32, p, Src::Special(Special::LaneId), rs(l));
+            guard = Some(p);
+            leader = Some(l);
+        }
+        let atom = Op::Atom {
+            space: sim::gpu::Space::Global,
+            op: aop,
+            ty,
+            dst,
+            addr: a,
+            a: rs(first),
+            b: second,
+        };
+        match guard {
+            Some(g) => self.guarded(g, atom),
+            None => self.op(atom),
+        }
+        if let (Some(l), Some(_)) = (leader, res) {
+            self.bin(BinOp::And, T::B32, l, rs(l), imm(31));
+            let loc = if wide(s) { Loc::D(dst) } else { Loc::R(dst) };
+            self.bcast(loc, loc, rs(l));
+        }
+    }
+}

@@ -1,0 +1,82 @@
+//! The `dac-gpu` back end, baseline SIMT (no DAC decoupling yet): IR to the
+//! [`sim::gpu`] instruction set ([`isel`]), and `spmdc run --target dac-gpu` ([`run`]).
+//!
+//! Design (see also the back-end section of `lang-spec/dac-gpu-isa.md`):
+//!
+//! * **One thread per lane, a warp per gang.** Lane = `%laneid`, gang = `%warpid`.
+//!   Lanes past the block's thread count do not exist; the simulator never activates
+//!   them, so no `exists` predicate is needed for effects, votes or ballots.
+//! * **Compiler-managed masks.** The IR's masks (varying `bool`) live in predicate
+//!   registers (each thread holds its own lane's bit); masked effects become `@p`
+//!   instructions, varying `select` becomes `selp`, and every `brif` (uniform by
+//!   construction) becomes a `bra.uni`; `any(mask)` is `vote.any`. Generated code
+//!   never diverges the SIMT stack (a `bra.uni` whose lanes disagree faults, which
+//!   checks us). One mask discipline is shared with the nyuzi target, and the explicit
+//!   masks are what the uniformity and affine analyses of later issues read.
+//! * **Uniform values are computed redundantly** in every thread's `%r` registers,
+//!   like a baseline GPU compiler; 64-bit values (`i64`, `f64`, pointers) sit in
+//!   even-aligned pairs. Uniform effects that must happen once per gang (atomics) are
+//!   done by the gang's first active lane and the result is broadcast with `shfl`.
+//! * **Memory.** Every IR space maps to `.global`: module globals, per-block shared
+//!   variables and per-gang stack frames are carved out of three hidden buffers
+//!   (hidden kernel parameters `__globals`, `__shared`, `__frames`, placed by
+//!   [`run`]), so generic pointers need no address-space tests. This is a baseline
+//!   simplification: shared variables do not yet use the SM's `.shared` memory.
+//! * **Cross-lane operations** use `shfl.idx` and `vote`; reductions and scans run
+//!   sequentially in lane order, so floating results are bit-identical to the
+//!   interpreter's.
+//! * **Not yet:** calls (every entry must be call-free), `print`, returning a value
+//!   from an entry, `frem`, 8/16-bit atomics, register allocation (every IR value has
+//!   its own register; `--max-regs` only rejects kernels that need more), and the
+//!   uniform datapath. These are reported as compile errors, never miscompiled.
+
+pub mod alloc;
+pub mod isel;
+pub mod run;
+
+#[cfg(test)]
+mod tests;
+
+use crate::diag::Diagnostic;
+use crate::ir;
+use crate::source::Span;
+
+/// Code generation options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// The most 32-bit registers a kernel may use (`--max-regs`).
+    pub max_regs: u32,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { max_regs: 255 }
+    }
+}
+
+/// A compiled module: the program and, per kernel (same order as
+/// `program.kernels`), the source span of each instruction.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    pub program: sim::gpu::Program,
+    pub lines: Vec<Vec<Option<Span>>>,
+    /// The global-variable image (`__globals`), laid out as the kernels address it.
+    pub globals: Vec<u8>,
+    /// Shared bytes per block and frame bytes per gang, per kernel.
+    pub shared_bytes: Vec<u32>,
+    pub frame_bytes: Vec<u32>,
+}
+
+impl Compiled {
+    /// The source span of instruction `pc` of kernel `kernel`.
+    pub fn span_of(&self, kernel: &str, pc: usize) -> Option<Span> {
+        let k = self.program.kernels.iter().position(|k| k.name == kernel)?;
+        self.lines.get(k)?.get(pc).copied().flatten()
+    }
+}
+
+/// Compiles every entry function of `module` (non-entry functions are not compiled:
+/// calls are not supported yet, so they are unreachable from a compiled kernel).
+pub fn compile_module(module: &ir::Module, options: &Options) -> Result<Compiled, Vec<Diagnostic>> {
+    isel::compile_module(module, options)
+}

@@ -1,0 +1,176 @@
+//! `spmdc run --target dac-gpu`: compile for the dac-gpu, place the arguments and the
+//! hidden buffers (globals, per-block shared variables, per-gang frames) in the
+//! simulator's global memory, run functionally or with the timing model, and read the
+//! buffers back into the same [`RunResult`] the interpreter gives.
+//!
+//! A fault becomes a [`RunError::Trap`] whose span is the source line of the faulting
+//! instruction (from [`Compiled::lines`]).
+
+use sim::gpu::{self, GlobalMemory, GpuConfig, GpuFault, SchedulerKind, StatValue};
+
+use super::{compile_module, Compiled, Options};
+use crate::driver::{self, FrontResult, RunError, RunRequest};
+use crate::interp::RuntimeError;
+use crate::launch::{self, RunResult, Stats};
+
+/// How to run on the dac-gpu.
+#[derive(Clone, Debug)]
+pub struct DacRunOptions {
+    /// Run the timing model instead of the functional simulator.
+    pub timing: bool,
+    /// The machine of the timing model (`gtx480`, `maxwell` or a file).
+    pub config: String,
+    pub scheduler: SchedulerKind,
+    pub codegen: Options,
+    /// Warp instructions before the run is stopped.
+    pub max_warp_insts: u64,
+}
+
+impl Default for DacRunOptions {
+    fn default() -> Self {
+        DacRunOptions {
+            timing: false,
+            config: "gtx480".into(),
+            scheduler: SchedulerKind::Gto,
+            codegen: Options::default(),
+            max_warp_insts: gpu::Limits::default().max_warp_insts,
+        }
+    }
+}
+
+/// Compiles a checked program for the dac-gpu.
+pub fn compile(
+    front: &FrontResult,
+    optimize: bool,
+    options: &Options,
+) -> Result<Compiled, RunError> {
+    let module = driver::lower_front_with(front, optimize).map_err(RunError::Compile)?;
+    compile_module(&module, options).map_err(RunError::Compile)
+}
+
+/// Runs `req` on the dac-gpu simulator.
+pub fn run_on_dac_gpu(
+    front: &FrontResult,
+    req: &RunRequest<'_>,
+    opts: &DacRunOptions,
+) -> Result<RunResult, RunError> {
+    let compiled = compile(front, req.optimize, &opts.codegen)?;
+    let checked = front
+        .checked
+        .as_ref()
+        .expect("a lowered program was checked");
+    let request = launch::LaunchRequest {
+        entry: req.entry,
+        args: req.args,
+        grid: req.grid,
+        block: req.block,
+        program_count: checked.target.program_count,
+    };
+    let mut prepared =
+        launch::prepare(checked, &front.interner, &request).map_err(RunError::Launch)?;
+    let name = prepared.signature.name.clone();
+    let k = compiled
+        .program
+        .kernels
+        .iter()
+        .position(|k| k.name == name)
+        .ok_or_else(|| trap(format!("entry `{name}` was not compiled")))?;
+    let (grid, block) = (prepared.config.grid, prepared.config.block);
+    let blocks = u64::from(grid.x) * u64::from(grid.y) * u64::from(grid.z);
+    let threads = u64::from(block.x) * u64::from(block.y) * u64::from(block.z);
+    let gangs = threads.div_ceil(32);
+    let mut mem = GlobalMemory::new();
+    let mut bits: Vec<u64> = prepared
+        .signature
+        .params
+        .iter()
+        .zip(&prepared.args)
+        .map(|(p, a)| match a {
+            launch::ArgValue::Scalar(v) => v.to_bits(),
+            launch::ArgValue::Buffer(b) => mem.add_buffer(b.bytes().to_vec(), &p.name),
+        })
+        .collect();
+    let arg_count = bits.len();
+    let hidden_sizes = [
+        compiled.globals.len().max(8),
+        (blocks * u64::from(compiled.shared_bytes[k])).max(8) as usize,
+        (blocks * gangs * u64::from(compiled.frame_bytes[k])).max(8) as usize,
+    ];
+    let mut globals = compiled.globals.clone();
+    globals.resize(hidden_sizes[0], 0);
+    bits.push(mem.add_buffer(globals, "__globals"));
+    bits.push(mem.add_zeroed(hidden_sizes[1], "__shared"));
+    bits.push(mem.add_zeroed(hidden_sizes[2], "__frames"));
+    let kernel = &compiled.program.kernels[k];
+    let gl = gpu::Launch {
+        kernel: name.clone(),
+        grid: (grid.x, grid.y, grid.z),
+        block: (block.x, block.y, block.z),
+        params: gpu::pack_params(kernel, &bits),
+    };
+    let limits = gpu::Limits {
+        max_warp_insts: opts.max_warp_insts,
+        ..gpu::Limits::default()
+    };
+    let mut stats = Stats::new();
+    if opts.timing {
+        let config = GpuConfig::load(&opts.config).map_err(trap)?;
+        let report = gpu::run_timing(
+            &compiled.program,
+            &gl,
+            &mut mem,
+            &config,
+            limits,
+            opts.scheduler,
+        )
+        .map_err(|f| fault(&compiled, f))?;
+        stats.set(Stats::DYNAMIC_INSTRUCTIONS, report.warp_insts);
+        stats.set(Stats::CYCLES, report.cycles);
+        copy_stats(&mut stats, &report.pairs);
+    } else {
+        let report = gpu::run_functional(&compiled.program, &gl, &mut mem, limits)
+            .map_err(|f| fault(&compiled, f))?;
+        stats.set(Stats::DYNAMIC_INSTRUCTIONS, report.warp_insts);
+        copy_stats(&mut stats, &report.stats);
+    }
+    stats.set("registers", u64::from(kernel.num_regs));
+    for (arg, addr) in prepared.args.iter_mut().zip(&bits[..arg_count]) {
+        if let launch::ArgValue::Buffer(b) = arg {
+            if let Some(bytes) = mem.buffer(*addr) {
+                b.bytes_mut().copy_from_slice(bytes);
+            }
+        }
+    }
+    Ok(RunResult::from_launch(
+        &prepared,
+        "dac-gpu",
+        None,
+        String::new(),
+        stats,
+    ))
+}
+
+fn copy_stats(stats: &mut Stats, pairs: &[(String, StatValue)]) {
+    for (k, v) in pairs {
+        if k == Stats::DYNAMIC_INSTRUCTIONS || k == Stats::CYCLES {
+            continue;
+        }
+        match *v {
+            StatValue::U64(x) => stats.set(k, x),
+            StatValue::F64(x) => stats.set(k, x),
+        };
+    }
+}
+
+fn trap(message: String) -> RunError {
+    RunError::Trap(RuntimeError::new(message))
+}
+
+/// A simulator fault as a runtime error at the faulting instruction's source line.
+fn fault(compiled: &Compiled, f: GpuFault) -> RunError {
+    let mut e = RuntimeError::new(f.to_string());
+    e.span = compiled.span_of(&f.kernel, f.pc);
+    e.lane = f.lane;
+    e.function = Some(f.kernel);
+    RunError::Trap(e)
+}
