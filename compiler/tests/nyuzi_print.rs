@@ -98,3 +98,117 @@ export void ptrs(uniform int n) {
     assert!(out.starts_with("3 0x0\n[0,1,2,((3))"), "{out}");
     assert!(out.ends_with("] 0xffff0048\n"), "{out}");
 }
+
+/// Float bit patterns: zeros, subnormals, ties at the sixth decimal (1/128 and 3/128
+/// are exact, rounded half to even), values just around half a unit, large magnitudes
+/// (every integer digit printed), infinities and NaNs of both signs.
+const F32_BITS: &[u32] = &[
+    0x0000_0000,
+    0x8000_0000,
+    0x0000_0001,
+    0x8040_0000,
+    0x007f_ffff,
+    0x0080_0000,
+    0x3c00_0000,
+    0x3cc0_0000,
+    0x3500_0000,
+    0x3506_37bd,
+    0x3586_37bd,
+    0x33d6_bf95,
+    0x4ceb_79a3,
+    0x7f7f_ffff,
+    0xff7f_ffff,
+    0x7f80_0000,
+    0xff80_0000,
+    0x7fc0_0000,
+    0xffc0_0000,
+    0x7f80_0001,
+    0x3f7f_fff8,
+    0x3f80_0000,
+    0xbf00_0000,
+    0x4049_0fdb,
+    0x4b7f_ffff,
+    0x2b8c_bccc,
+    0x5f80_0000,
+    0x3e4c_cccd,
+];
+
+const F64_BITS: &[u64] = &[
+    0x0000_0000_0000_0000,
+    0x8000_0000_0000_0000,
+    0x0000_0000_0000_0001,
+    0x000f_ffff_ffff_ffff,
+    0x0010_0000_0000_0000,
+    0x3f80_0000_0000_0000,
+    0x3f98_0000_0000_0000,
+    0x3ea0_c6f7_a0b5_ed8d, // 0.0000005
+    0x3e7a_d7f2_9abc_af48, // 1e-7
+    0x3ea0_c6f7_a0b5_ed8e,
+    0x3ea0_c6f7_a0b5_ed8c,
+    0x419d_6f34_5400_0000, // 123456789.0
+    0x7fef_ffff_ffff_ffff, // DBL_MAX
+    0xffef_ffff_ffff_ffff,
+    0x7e37_e43c_8800_759c, // 1e300
+    0x47ef_ffff_e000_0000, // FLT_MAX
+    0x7ff0_0000_0000_0000,
+    0xfff0_0000_0000_0000,
+    0x7ff8_0000_0000_0000,
+    0xfff8_0000_0000_0000,
+    0x3fef_ffff_ffbc_bb22, // 0.9999995 rounded up to 1.000000
+    0x3fef_ffff_ff79_7643,
+    0x3ff0_0000_0000_0000,
+    0xc000_0000_0000_0000,
+    0x4009_21fb_5444_2d18,
+    0x4341_c379_37e0_8000, // 1e16
+    0xbfb9_9999_9999_999a, // -0.1
+];
+
+/// The interpreter's text of one float, through the same Rust formatting it uses.
+fn text64(x: f64) -> String {
+    let sign = if x.is_sign_negative() { "-" } else { "" };
+    if x.is_nan() {
+        format!("{sign}nan")
+    } else if x.is_infinite() {
+        format!("{sign}inf")
+    } else {
+        format!("{x:.6}")
+    }
+}
+
+#[test]
+fn uniform_floats() {
+    let mut src = String::from("export void floats() {\n");
+    let mut want = String::new();
+    for &b in F32_BITS {
+        src += &format!("    print(\"f %\\n\", floatbits(0x{b:08x}u));\n");
+        want += &format!("f {}\n", text64(f64::from(f32::from_bits(b))));
+    }
+    for &b in F64_BITS {
+        src += &format!("    print(\"d %\\n\", doublebits(0x{b:016x}ull));\n");
+        want += &format!("d {}\n", text64(f64::from_bits(b)));
+    }
+    src += "}\n";
+    assert_eq!(both(&src, "floats", &[]), want);
+}
+
+#[test]
+fn varying_floats() {
+    let mut src = String::from("export void vfloats(uniform int n) {\n");
+    src += "    uniform uint32 f[] = {";
+    for b in F32_BITS.iter().take(16) {
+        src += &format!("0x{b:08x}u, ");
+    }
+    src += "};\n    uniform uint64 d[] = {";
+    for b in F64_BITS.iter().skip(2).take(16) {
+        src += &format!("0x{b:016x}ull, ");
+    }
+    src += "};\n";
+    src += "    float x = floatbits(f[programIndex]);\n";
+    src += "    double y = doublebits(d[programIndex]);\n";
+    src += "    if (programIndex < n)\n        print(\"% %\\n\", x, y);\n}\n";
+    let out = both(&src, "vfloats", &["n=11"]);
+    assert!(
+        out.starts_with("[0.000000,-0.000000,0.000000,-0.000000,"),
+        "{out}"
+    );
+}

@@ -60,7 +60,8 @@
 //! * A NaN produced by f32 `fadd`/`fsub`/`fmul` has the machine's canonical bits
 //!   (`0x7fffffff`, as the upstream emulator and the simulator give), not the host's
 //!   that the interpreter returns; non-NaN results and every compare are identical.
-//! * `print` is not compiled (E0903).
+//! * `print` arrives as runtime calls that format on the device and write the serial
+//!   port (legalization: `passes::legalize::print`); the text is the interpreter's.
 //!
 //! # Control flow and calls
 //!
@@ -1022,7 +1023,7 @@ impl<'a> Isel<'a> {
                 });
             }
             InstData::Call { func, args, mask } => self.call(res, *func, args, *mask),
-            InstData::Print { .. } => self.unsupported("`print`"),
+            InstData::Print { .. } => self.unsupported("a `print` legalization did not rewrite"),
             InstData::Trap { .. } => {
                 self.push(MInst::Break);
                 self.mf.blocks[self.cur].succs = SmallVec::new();
