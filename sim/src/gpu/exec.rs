@@ -16,6 +16,7 @@
 //! accesses) in a [`MemTrace`], and reports barriers and warp completion as [`Flow`].
 
 use super::isa::*;
+use super::lanes32::{bin32, is32, mad32, setp32};
 use super::machine::{FaultKind, GlobalMemory, GpuFault};
 
 /// Lanes per warp: the machine's warp size (both presets use 32).
@@ -189,6 +190,8 @@ impl Default for MemTrace {
 pub struct StepBuffers {
     pub trace: MemTrace,
     lanes: [[u64; WARP]; 4],
+    /// 32-bit lane buffers of the 32-bit path.
+    l32: [[u32; WARP]; 4],
     /// Functional runs need no lane addresses: `trace` then records only `valid`.
     no_addrs: bool,
 }
@@ -420,6 +423,48 @@ impl WarpState {
         Ok(())
     }
 
+    /// Reads the low 32 bits of a source in every lane (the 32-bit path).
+    #[inline]
+    fn read32(&self, s: Src, cta: &CtaInfo, out: &mut [u32; WARP]) -> Result<(), String> {
+        match s {
+            Src::Reg(Reg {
+                file: RegFile::R,
+                idx,
+            }) => {
+                *out = *lanes_of(&self.regs, idx as usize * WARP)
+                    .ok_or_else(|| format!("register %r{idx} is not declared"))?;
+            }
+            Src::Imm(v) => *out = [v as u32; WARP],
+            Src::Special(Special::Tid(d)) => *out = self.tid[d as usize],
+            Src::Special(Special::Ntid(d)) => *out = [cta.ntid[d as usize]; WARP],
+            Src::Special(Special::Ctaid(d)) => *out = [cta.ctaid[d as usize]; WARP],
+            _ => {
+                let mut t = [0u64; WARP];
+                self.read_src(s, false, cta, &mut t)?;
+                for l in 0..WARP {
+                    out[l] = t[l] as u32;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes 32-bit `vals` into general register `%r{idx}` in the lanes of `mask`.
+    #[inline]
+    fn write32(&mut self, idx: u16, mask: u32, vals: &[u32; WARP]) -> Result<(), String> {
+        let r = lanes_of_mut(&mut self.regs, idx as usize * WARP)
+            .ok_or_else(|| format!("register %r{idx} is not declared"))?;
+        if mask == u32::MAX {
+            *r = *vals;
+        } else {
+            // A select per lane (vectorizes) rather than a loop over the mask's bits.
+            for l in 0..WARP {
+                r[l] = if mask >> l & 1 != 0 { vals[l] } else { r[l] };
+            }
+        }
+        Ok(())
+    }
+
     /// Writes `vals` of type `ty` into `dst` in the lanes of `mask`.
     #[inline]
     fn write(&mut self, dst: Reg, ty: Type, mask: u32, vals: &[u64; WARP]) -> Result<(), String> {
@@ -595,7 +640,7 @@ fn s32(x: u64) -> i32 {
 }
 
 /// The lane-wise binary operation; `Err` for a combination the ISA does not define.
-fn bin(
+pub(crate) fn bin(
     op: BinOp,
     ty: Type,
     a: &[u64; WARP],
@@ -906,7 +951,7 @@ fn cvt(dty: Type, sty: Type, rnd: Option<Round>, x: u64) -> u64 {
     }
 }
 
-fn compare(cmp: Cmp, ty: Type, x: u64, y: u64) -> bool {
+pub(crate) fn compare(cmp: Cmp, ty: Type, x: u64, y: u64) -> bool {
     use std::cmp::Ordering;
     let ord: Option<Ordering> = match ty {
         Type::F32 => f32v(x).partial_cmp(&f32v(y)),
@@ -1017,8 +1062,10 @@ pub fn step(
     let StepBuffers {
         trace,
         lanes,
+        l32,
         no_addrs,
     } = bufs;
+    let [a32, b32, c32, o32] = l32;
     let no_addrs = *no_addrs;
     let [a, b, c, o] = lanes;
     trace.valid = false;
@@ -1048,6 +1095,23 @@ pub fn step(
         Op::Bin {
             op,
             ty,
+            dst: Reg {
+                file: RegFile::R,
+                idx,
+            },
+            a: sa,
+            b: sb,
+        } if is32(ty) && {
+            warp.read32(sa, cta, a32).map_err(err)?;
+            warp.read32(sb, cta, b32).map_err(err)?;
+            bin32(op, ty, a32, b32, o32)
+        } =>
+        {
+            warp.write32(idx, exec, o32).map_err(err)?;
+        }
+        Op::Bin {
+            op,
+            ty,
             dst,
             a: sa,
             b: sb,
@@ -1064,6 +1128,22 @@ pub fn step(
             unary(op, ty, a, o)
                 .map_err(|_| err(format!("{}.{} is not defined", op.name(), ty.name())))?;
             warp.write(dst, ty, exec, o).map_err(err)?;
+        }
+        Op::Mad {
+            ty,
+            dst: Reg {
+                file: RegFile::R,
+                idx,
+            },
+            a: sa,
+            b: sb,
+            c: sc,
+        } if !ty.is_wide() => {
+            warp.read32(sa, cta, a32).map_err(err)?;
+            warp.read32(sb, cta, b32).map_err(err)?;
+            warp.read32(sc, cta, c32).map_err(err)?;
+            mad32(ty, a32, b32, c32, o32);
+            warp.write32(idx, exec, o32).map_err(err)?;
         }
         Op::Mad {
             ty,
@@ -1116,6 +1196,18 @@ pub fn step(
                 o[l] = cvt(dty, sty, rnd, a[l]);
             }
             warp.write(dst, dty, exec, o).map_err(err)?;
+        }
+        Op::Setp {
+            cmp,
+            ty,
+            dst,
+            a: sa,
+            b: sb,
+        } if is32(ty) => {
+            warp.read32(sa, cta, a32).map_err(err)?;
+            warp.read32(sb, cta, b32).map_err(err)?;
+            let bits = setp32(cmp, ty, a32, b32);
+            warp.write_pred_bits(dst, exec, bits).map_err(err)?;
         }
         Op::Setp {
             cmp,

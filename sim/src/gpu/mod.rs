@@ -8,6 +8,7 @@ pub mod asm;
 pub mod config;
 pub mod exec;
 pub mod isa;
+mod lanes32;
 pub mod machine;
 pub mod occupancy;
 pub mod stats;

@@ -1,0 +1,234 @@
+//! The 32-bit lane path of the functional executor: most instructions of a kernel
+//! operate on 32-bit values (`.u32`, `.s32`, `.b32`, `.f32`), so they read, compute
+//! and write `[u32; 32]` lane arrays straight from and to the register file instead
+//! of widening every lane to `u64`. Every function here computes exactly what the
+//! general `u64` path of `exec.rs` computes for the same instruction (the general
+//! path only ever uses the low 32 bits of a 32-bit operand and writes the low 32
+//! bits of a 32-bit result); a combination not handled here returns `false` and the
+//! caller falls back to the general path (which also reports undefined ones).
+
+use super::exec::WARP;
+use super::isa::{BinOp, Cmp, Type};
+
+/// Whether `ty` is a 32-bit type handled by this path.
+#[inline]
+pub(crate) fn is32(ty: Type) -> bool {
+    matches!(ty, Type::U32 | Type::S32 | Type::B32 | Type::F32)
+}
+
+#[inline(always)]
+fn map2(a: &[u32; WARP], b: &[u32; WARP], o: &mut [u32; WARP], f: impl Fn(u32, u32) -> u32) {
+    for l in 0..WARP {
+        o[l] = f(a[l], b[l]);
+    }
+}
+
+#[inline(always)]
+fn fl(x: u32) -> f32 {
+    f32::from_bits(x)
+}
+
+/// `op.ty` lane by lane on 32-bit lanes; `false` when not handled here.
+pub(crate) fn bin32(
+    op: BinOp,
+    ty: Type,
+    a: &[u32; WARP],
+    b: &[u32; WARP],
+    o: &mut [u32; WARP],
+) -> bool {
+    use Type::*;
+    match (op, ty) {
+        (BinOp::Add, U32 | S32) => map2(a, b, o, |x, y| x.wrapping_add(y)),
+        (BinOp::Add, F32) => map2(a, b, o, |x, y| (fl(x) + fl(y)).to_bits()),
+        (BinOp::Sub, U32 | S32) => map2(a, b, o, |x, y| x.wrapping_sub(y)),
+        (BinOp::Sub, F32) => map2(a, b, o, |x, y| (fl(x) - fl(y)).to_bits()),
+        (BinOp::Mul, U32 | S32) => map2(a, b, o, |x, y| x.wrapping_mul(y)),
+        (BinOp::Mul, F32) => map2(a, b, o, |x, y| (fl(x) * fl(y)).to_bits()),
+        (BinOp::MulHi, U32) => map2(a, b, o, |x, y| ((u64::from(x) * u64::from(y)) >> 32) as u32),
+        (BinOp::MulHi, S32) => map2(a, b, o, |x, y| {
+            ((i64::from(x as i32) * i64::from(y as i32)) >> 32) as u32
+        }),
+        (BinOp::Div, U32) => map2(a, b, o, |x, y| x.checked_div(y).unwrap_or(u32::MAX)),
+        (BinOp::Div, S32) => map2(a, b, o, |x, y| match y as i32 {
+            0 => u32::MAX,
+            d => (x as i32).wrapping_div(d) as u32,
+        }),
+        (BinOp::Div, F32) => map2(a, b, o, |x, y| (fl(x) / fl(y)).to_bits()),
+        (BinOp::Rem, U32) => map2(a, b, o, |x, y| x.checked_rem(y).unwrap_or(x)),
+        (BinOp::Rem, S32) => map2(a, b, o, |x, y| match y as i32 {
+            0 => x,
+            d => (x as i32).wrapping_rem(d) as u32,
+        }),
+        (BinOp::Min, U32) => map2(a, b, o, |x, y| x.min(y)),
+        (BinOp::Min, S32) => map2(a, b, o, |x, y| (x as i32).min(y as i32) as u32),
+        (BinOp::Min, F32) => map2(a, b, o, |x, y| fl(x).min(fl(y)).to_bits()),
+        (BinOp::Max, U32) => map2(a, b, o, |x, y| x.max(y)),
+        (BinOp::Max, S32) => map2(a, b, o, |x, y| (x as i32).max(y as i32) as u32),
+        (BinOp::Max, F32) => map2(a, b, o, |x, y| fl(x).max(fl(y)).to_bits()),
+        (BinOp::And, B32) => map2(a, b, o, |x, y| x & y),
+        (BinOp::Or, B32) => map2(a, b, o, |x, y| x | y),
+        (BinOp::Xor, B32) => map2(a, b, o, |x, y| x ^ y),
+        (BinOp::Shl, B32) => map2(a, b, o, |x, y| if y >= 32 { 0 } else { x << y }),
+        (BinOp::Shr, B32 | U32) => map2(a, b, o, |x, y| if y >= 32 { 0 } else { x >> y }),
+        (BinOp::Shr, S32) => map2(a, b, o, |x, y| ((x as i32) >> y.min(31)) as u32),
+        _ => return false,
+    }
+    true
+}
+
+/// `mad` of a non-wide type on 32-bit lanes (`f32` fused, integers wrapping).
+pub(crate) fn mad32(
+    ty: Type,
+    a: &[u32; WARP],
+    b: &[u32; WARP],
+    c: &[u32; WARP],
+    o: &mut [u32; WARP],
+) {
+    if ty == Type::F32 {
+        for l in 0..WARP {
+            o[l] = fl(a[l]).mul_add(fl(b[l]), fl(c[l])).to_bits();
+        }
+    } else {
+        for l in 0..WARP {
+            o[l] = a[l].wrapping_mul(b[l]).wrapping_add(c[l]);
+        }
+    }
+}
+
+#[inline(always)]
+fn bits(a: &[u32; WARP], b: &[u32; WARP], f: impl Fn(u32, u32) -> bool) -> u32 {
+    let mut m = 0u32;
+    for l in 0..WARP {
+        m |= u32::from(f(a[l], b[l])) << l;
+    }
+    m
+}
+
+/// The lane bits of `setp.cmp.ty` for a 32-bit `ty` (see `is32`).
+pub(crate) fn setp32(cmp: Cmp, ty: Type, a: &[u32; WARP], b: &[u32; WARP]) -> u32 {
+    match ty {
+        Type::F32 => setp_f32(cmp, a, b),
+        Type::S32 => setp_int(cmp, a, b, |x| x ^ 0x8000_0000),
+        _ => setp_int(cmp, a, b, |x| x),
+    }
+}
+
+/// Integer comparisons on keys that order like the values (signed values are
+/// mapped to unsigned keys by flipping the sign bit).
+#[inline(always)]
+fn setp_int(cmp: Cmp, a: &[u32; WARP], b: &[u32; WARP], key: impl Fn(u32) -> u32) -> u32 {
+    match cmp {
+        Cmp::Num => u32::MAX,
+        Cmp::Nan => 0,
+        Cmp::Eq | Cmp::Equ => bits(a, b, |x, y| x == y),
+        Cmp::Ne | Cmp::Neu => bits(a, b, |x, y| x != y),
+        Cmp::Lt | Cmp::Ltu => bits(a, b, |x, y| key(x) < key(y)),
+        Cmp::Le | Cmp::Leu => bits(a, b, |x, y| key(x) <= key(y)),
+        Cmp::Gt | Cmp::Gtu => bits(a, b, |x, y| key(x) > key(y)),
+        Cmp::Ge | Cmp::Geu => bits(a, b, |x, y| key(x) >= key(y)),
+    }
+}
+
+/// Float comparisons: ordered ones are false on NaN, the `u` forms true.
+fn setp_f32(cmp: Cmp, a: &[u32; WARP], b: &[u32; WARP]) -> u32 {
+    match cmp {
+        Cmp::Num => bits(a, b, |x, y| !fl(x).is_nan() && !fl(y).is_nan()),
+        Cmp::Nan => bits(a, b, |x, y| fl(x).is_nan() || fl(y).is_nan()),
+        Cmp::Eq => bits(a, b, |x, y| fl(x) == fl(y)),
+        Cmp::Equ => bits(a, b, |x, y| {
+            fl(x).partial_cmp(&fl(y)).is_none_or(|o| o.is_eq())
+        }),
+        Cmp::Ne => bits(a, b, |x, y| fl(x) < fl(y) || fl(x) > fl(y)),
+        Cmp::Neu => bits(a, b, |x, y| fl(x) != fl(y)),
+        Cmp::Lt => bits(a, b, |x, y| fl(x) < fl(y)),
+        Cmp::Ltu => bits(a, b, |x, y| !(fl(x) >= fl(y))),
+        Cmp::Le => bits(a, b, |x, y| fl(x) <= fl(y)),
+        Cmp::Leu => bits(a, b, |x, y| !(fl(x) > fl(y))),
+        Cmp::Gt => bits(a, b, |x, y| fl(x) > fl(y)),
+        Cmp::Gtu => bits(a, b, |x, y| !(fl(x) <= fl(y))),
+        Cmp::Ge => bits(a, b, |x, y| fl(x) >= fl(y)),
+        Cmp::Geu => bits(a, b, |x, y| !(fl(x) < fl(y))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The 32-bit comparisons agree with the general `compare` on edge values.
+    #[test]
+    fn setp32_matches_general_compare() {
+        let vals: [u32; 8] = [
+            0,
+            1,
+            0x7fff_ffff,
+            0x8000_0000,
+            0xffff_ffff,
+            1.5f32.to_bits(),
+            f32::NAN.to_bits(),
+            (-0.0f32).to_bits(),
+        ];
+        let cmps = [
+            Cmp::Eq,
+            Cmp::Ne,
+            Cmp::Lt,
+            Cmp::Le,
+            Cmp::Gt,
+            Cmp::Ge,
+            Cmp::Equ,
+            Cmp::Neu,
+            Cmp::Ltu,
+            Cmp::Leu,
+            Cmp::Gtu,
+            Cmp::Geu,
+            Cmp::Num,
+            Cmp::Nan,
+        ];
+        let mut a = [0u32; WARP];
+        let mut b = [0u32; WARP];
+        for l in 0..WARP {
+            a[l] = vals[l % 8];
+            b[l] = vals[(l / 8 + l) % 8];
+        }
+        for ty in [Type::U32, Type::S32, Type::B32, Type::F32] {
+            for cmp in cmps {
+                let got = setp32(cmp, ty, &a, &b);
+                for l in 0..WARP {
+                    let want =
+                        super::super::exec::compare(cmp, ty, u64::from(a[l]), u64::from(b[l]));
+                    assert_eq!(got >> l & 1 == 1, want, "{cmp:?} {ty:?} lane {l}");
+                }
+            }
+        }
+    }
+
+    /// Every 32-bit binary operation agrees with the general `u64` path.
+    #[test]
+    fn bin32_matches_general_bin() {
+        let vals: [u32; 8] = [0, 1, 31, 33, 0x8000_0000, 0xffff_fff0, 2.5f32.to_bits(), 7];
+        let mut a = [0u32; WARP];
+        let mut b = [0u32; WARP];
+        for l in 0..WARP {
+            a[l] = vals[l % 8].wrapping_add(l as u32 / 8);
+            b[l] = vals[(l / 8 + 3 * l) % 8];
+        }
+        let (wa, wb) = (a.map(u64::from), b.map(u64::from));
+        for ty in [Type::U32, Type::S32, Type::B32, Type::F32] {
+            for op in BinOp::ALL {
+                let mut o = [0u32; WARP];
+                let mut w = [0u64; WARP];
+                let general = super::super::exec::bin(op, ty, &wa, &wb, &mut w).is_ok();
+                if bin32(op, ty, &a, &b, &mut o) {
+                    assert!(general, "{op:?} {ty:?} is undefined in the general path");
+                    for l in 0..WARP {
+                        assert_eq!(
+                            u64::from(o[l]),
+                            w[l] & 0xffff_ffff,
+                            "{op:?} {ty:?} lane {l}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
