@@ -6,6 +6,7 @@
 //! `dac-gpu` targets. [`driver`] strings the stages together for the command line, the
 //! tests and any other front end (the playground).
 
+pub mod analysis;
 pub mod back;
 pub mod diag;
 pub mod driver;

@@ -166,6 +166,7 @@ codes! {
     IMPLICIT_NARROWING = "W0005": "an implicit conversion that may lose precision or range";
     MACRO_REDEFINED = "W0006": "a `#define` that replaces an earlier definition";
     UNREACHABLE_CODE = "W0007": "a statement that can never execute";
+    DIVERGENT_BRANCH = "W0008": "a branch the program instances may take differently (`--warn-divergent`)";
 }
 
 /// Looks a code up by its text, case-insensitively (`e0200` works too).

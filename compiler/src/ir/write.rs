@@ -17,7 +17,7 @@ use std::fmt::{self, Write};
 
 use rustc_hash::FxHashMap;
 
-use super::entities::{Block, Inst, Value};
+use super::entities::{Block, FuncRef, Inst, Value};
 use super::function::{Function, Module};
 use super::instructions::{BlockCall, InstData};
 
@@ -94,6 +94,21 @@ fn name<E: std::hash::Hash + Eq>(map: &mut FxHashMap<E, u32>, entity: E) {
 
 /// Prints a whole module.
 pub fn write_module(out: &mut String, module: &Module) -> fmt::Result {
+    write_module_annotated(out, module, &|_, _, _| None)
+}
+
+/// What an analysis adds to the text of a value: called with the function, the names
+/// of its entities in the text and the value; `Some(text)` is printed as a `;` comment
+/// after the definition (for block parameters, after the block header). The parser
+/// skips comments, so annotated text still reads back as the same module.
+pub type Annotate<'a> = &'a dyn Fn(FuncRef, &Names, Value) -> Option<String>;
+
+/// [`write_module`] with analysis results as comments (`--emit ir` with annotations).
+pub fn write_module_annotated(
+    out: &mut String,
+    module: &Module,
+    annotate: Annotate,
+) -> fmt::Result {
     writeln!(
         out,
         "module lanes {} ptr {}",
@@ -124,9 +139,9 @@ pub fn write_module(out: &mut String, module: &Module) -> fmt::Result {
     for (id, s) in module.strings.iter() {
         writeln!(out, "string {id} {s:?}")?;
     }
-    for (_, func) in module.functions.iter() {
+    for (fref, func) in module.functions.iter() {
         out.push('\n');
-        write_function(out, func, module)?;
+        write_function_annotated(out, func, module, &|names, v| annotate(fref, names, v))?;
     }
     Ok(())
 }
@@ -138,6 +153,17 @@ pub fn module_to_string(module: &Module) -> String {
 }
 
 pub fn write_function(out: &mut String, func: &Function, module: &Module) -> fmt::Result {
+    write_function_annotated(out, func, module, &|_, _| None)
+}
+
+/// [`write_function`] with a `;` comment after each value `annotate` has something
+/// to say about (see [`Annotate`]).
+pub fn write_function_annotated(
+    out: &mut String,
+    func: &Function,
+    module: &Module,
+    annotate: &dyn Fn(&Names, Value) -> Option<String>,
+) -> fmt::Result {
     let names = Names::new(func);
     write!(out, "function {} @{}(", func.linkage.name(), func.name)?;
     for (i, p) in func.sig.params.iter().enumerate() {
@@ -170,10 +196,21 @@ pub fn write_function(out: &mut String, func: &Function, module: &Module) -> fmt
             }
             out.push(')');
         }
-        out.push_str(":\n");
+        out.push(':');
+        let notes: Vec<String> = params
+            .iter()
+            .filter_map(|&p| Some(format!("{}: {}", names.value(p), annotate(&names, p)?)))
+            .collect();
+        if !notes.is_empty() {
+            write!(out, "  ; {}", notes.join(", "))?;
+        }
+        out.push('\n');
         for &inst in &func.blocks[block].insts {
             out.push_str("    ");
             write_inst(out, func, inst, module, &names)?;
+            if let Some(note) = func.results[inst].and_then(|r| annotate(&names, r)) {
+                write!(out, "  ; {note}")?;
+            }
             out.push('\n');
         }
     }

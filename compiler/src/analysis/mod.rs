@@ -1,0 +1,6 @@
+//! Analyses over the IR whose results live in side tables, never in the IR itself.
+//!
+//! - [`uniformity`]: which varying-typed values hold the same value in every active
+//!   program instance, and which language-level branches are divergent.
+
+pub mod uniformity;

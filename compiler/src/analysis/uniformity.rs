@@ -1,0 +1,518 @@
+//! Uniformity (divergence) analysis: which values hold the same value in every active
+//! program instance of the gang, and which branches of the source program are divergent.
+//!
+//! Every IR value already has a *type-level* variability from the language's rules
+//! (`i32` uniform, `[i32]` varying), and divergent control flow has already become
+//! masks: every `brif` branches on a uniform `bool`, usually `any(mask)`. The types are
+//! conservative: `varying int x = 0;` is a varying value that is the same in every
+//! lane. This analysis finds the varying-typed values that are *uniform-valued*, which
+//! is what paper 002 asks a compiler to know to treat uniform and divergent branches
+//! differently: a source-level `if` became `brif any(m)`, and that branch is divergent
+//! exactly when the mask `m` may differ between the active lanes.
+//!
+//! **Lattice.** Each value is `uniform` (every lane that is on in the function's entry
+//! mask holds the same value) or `divergent`; values typed uniform are always uniform.
+//! The analysis is optimistic: it starts from "everything uniform" and marks values
+//! divergent until nothing changes, which handles loops (block parameters fed back by
+//! themselves stay uniform unless something divergent flows in). Each divergent value
+//! records *why* ([`Why`]): the operand it got divergence from, the divergent mask that
+//! selects between its inputs, or a [`Source`]; [`FunctionUniformity::chain`] follows
+//! that back to the source for diagnostics.
+//!
+//! **Sources**: `lane_index` and thread indices; varying parameters (the caller's
+//! lanes may differ); vector loads and loads from divergent addresses; atomics with a
+//! varying result; calls with a varying result (no interprocedural refinement);
+//! cross-lane operations that move values between lanes (`insert`, shuffles, rotates,
+//! shifts, scans), since an inactive lane may hold anything. The entry mask itself is
+//! uniform by definition (true in every active lane).
+//!
+//! **Data propagation**: an arithmetic, comparison or conversion result is divergent
+//! when an operand is; a block parameter when an incoming argument is.
+//!
+//! **Sync dependence.** Because every `brif` is uniform, all lanes follow the same
+//! CFG path, so block parameters never merge values from different paths per lane.
+//! Merges after a divergent source-level branch are `select`s on the branch's mask (or
+//! masked stores that `promote` turned into selects): a `select` whose condition is
+//! divergent is divergent unless both inputs are the same value. A masked load or call
+//! under a divergent mask is divergent (lanes off read 0).
+//!
+//! **Temporal divergence.** A value defined in a loop whose exit depends on a
+//! divergent mask and used after it: the lowering updates every varying variable in such
+//! a loop with a `select` on the loop's mask (lanes that left keep their value), and that
+//! mask is divergent, so the sync rule above already makes the live-out value divergent.
+//! Uniform-typed loop values are uniform because the whole gang leaves the loop together.
+//!
+//! **Irreducible control flow** is handled conservatively: if a function's CFG has a
+//! retreating edge whose target does not dominate its source, every varying-typed value
+//! of the function is divergent ([`Source::Irreducible`]).
+//!
+//! **Memory** is treated conservatively: a load is uniform only when it reads one scalar
+//! from a uniform address (every lane reads the same location in one instruction) under
+//! a uniform mask; a varying-typed load reads a different element per lane.
+
+use cranelift_entity::SecondaryMap;
+use rustc_hash::FxHashSet;
+
+use crate::diag::{codes, Diagnostic};
+use crate::ir::dominance::DominatorTree;
+use crate::ir::write::Names;
+use crate::ir::{
+    BinaryOp, Block, FuncRef, Function, InstData, LaneOp, Module, SpecialReg, UnaryOp, Value,
+    ValueDef,
+};
+use crate::source::Span;
+
+/// Where divergence starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// `programIndex` or a thread index.
+    Special(SpecialReg),
+    /// A varying parameter (not the entry mask), by index.
+    Param(u32),
+    /// A load that reads one element per lane (`load.[T]`).
+    VectorLoad,
+    /// An atomic operation with a varying result.
+    Atomic,
+    /// The varying result of a call.
+    Call(FuncRef),
+    /// A cross-lane operation that moves values between lanes.
+    CrossLane(LaneOp),
+    /// The function has irreducible control flow.
+    Irreducible,
+}
+
+/// Why a value is divergent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Why {
+    Source(Source),
+    /// Data dependence on a divergent operand (or block argument).
+    Operand(Value),
+    /// Sync dependence: chosen between inputs by a divergent mask.
+    Mask(Value),
+}
+
+impl Why {
+    /// The value divergence came from, if not a source.
+    fn from_value(self) -> Option<Value> {
+        match self {
+            Why::Operand(v) | Why::Mask(v) => Some(v),
+            Why::Source(_) => None,
+        }
+    }
+}
+
+/// The results for one function: a side table from values to [`Why`] they are
+/// divergent (`None`: uniform).
+#[derive(Clone, Debug, Default)]
+pub struct FunctionUniformity {
+    divergent: SecondaryMap<Value, Option<Why>>,
+    irreducible: bool,
+}
+
+impl FunctionUniformity {
+    pub fn is_uniform(&self, v: Value) -> bool {
+        self.divergent[v].is_none()
+    }
+
+    /// Why `v` is divergent; `None` when it is uniform.
+    pub fn why(&self, v: Value) -> Option<Why> {
+        self.divergent[v]
+    }
+
+    /// Whether the function's CFG was found irreducible.
+    pub fn irreducible(&self) -> bool {
+        self.irreducible
+    }
+
+    /// The values from `v` back to where its divergence starts (`v` first; the last
+    /// one's [`Why`] is a [`Source`]). Empty when `v` is uniform.
+    pub fn chain(&self, v: Value) -> Vec<Value> {
+        let mut chain = Vec::new();
+        let mut seen = FxHashSet::default();
+        let mut cur = Some(v).filter(|&v| !self.is_uniform(v));
+        while let Some(v) = cur {
+            if !seen.insert(v) {
+                break;
+            }
+            chain.push(v);
+            cur = self.why(v).and_then(Why::from_value);
+        }
+        chain
+    }
+}
+
+/// The results for every function of a module.
+#[derive(Clone, Debug, Default)]
+pub struct ModuleUniformity {
+    pub functions: SecondaryMap<FuncRef, FunctionUniformity>,
+}
+
+/// Analyzes every function of `module`.
+pub fn analyze_module(module: &Module) -> ModuleUniformity {
+    let mut out = ModuleUniformity::default();
+    for (fref, func) in module.functions.iter() {
+        out.functions[fref] = analyze_function(func);
+    }
+    out
+}
+
+/// Analyzes one function.
+pub fn analyze_function(func: &Function) -> FunctionUniformity {
+    let mut result = FunctionUniformity {
+        divergent: SecondaryMap::with_capacity(func.values.len()),
+        irreducible: is_irreducible(func),
+    };
+    if result.irreducible {
+        for (v, data) in func.values.iter() {
+            if data.ty.varying {
+                result.divergent[v] = Some(Why::Source(Source::Irreducible));
+            }
+        }
+        return result;
+    }
+    let incoming = incoming_args(func);
+    let order: Vec<Block> = DominatorTree::compute(func).rpo().to_vec();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &block in &order {
+            let values = func.blocks[block].params.iter().copied().chain(
+                func.blocks[block]
+                    .insts
+                    .iter()
+                    .filter_map(|&i| func.results[i]),
+            );
+            for v in values.collect::<Vec<_>>() {
+                if result.divergent[v].is_some() || !func.value_type(v).varying {
+                    continue;
+                }
+                if let Some(why) = transfer(func, &result, &incoming, v) {
+                    result.divergent[v] = Some(why);
+                    changed = true;
+                }
+            }
+        }
+    }
+    result
+}
+
+/// For each block parameter, the arguments every branch passes to it.
+fn incoming_args(func: &Function) -> SecondaryMap<Value, Vec<Value>> {
+    let mut incoming: SecondaryMap<Value, Vec<Value>> = SecondaryMap::new();
+    for &block in &func.layout {
+        let Some(term) = func.terminator(block) else {
+            continue;
+        };
+        for call in func.insts[term].successors() {
+            let params = &func.blocks[call.block].params;
+            for (&p, &a) in params.iter().zip(call.args.iter()) {
+                incoming[p].push(a);
+            }
+        }
+    }
+    incoming
+}
+
+/// Why a varying-typed value is divergent given what is known so far; `None` if it
+/// is (still) uniform.
+fn transfer(
+    func: &Function,
+    state: &FunctionUniformity,
+    incoming: &SecondaryMap<Value, Vec<Value>>,
+    v: Value,
+) -> Option<Why> {
+    let div = |x: &Value| !state.is_uniform(*x);
+    let first_div = |xs: &[Value]| xs.iter().copied().find(|x| div(x)).map(Why::Operand);
+    let inst = match func.values[v].def {
+        ValueDef::Param(block, index) if Some(block) == func.entry_block() => {
+            let is_mask =
+                func.sig.takes_mask && index as usize + 1 == func.blocks[block].params.len();
+            return (!is_mask).then_some(Why::Source(Source::Param(index)));
+        }
+        ValueDef::Param(..) => return first_div(&incoming[v]),
+        ValueDef::Result(inst) => inst,
+    };
+    match &func.insts[inst] {
+        InstData::Iconst { .. } | InstData::Fconst { .. } | InstData::Splat { .. } => None,
+        InstData::Special { reg } => reg
+            .is_varying()
+            .then_some(Why::Source(Source::Special(*reg))),
+        InstData::Unary { arg, .. } | InstData::Convert { arg, .. } => first_div(&[*arg]),
+        InstData::Binary { args, .. }
+        | InstData::Icmp { args, .. }
+        | InstData::Fcmp { args, .. } => first_div(args),
+        InstData::Select { args: [c, a, b] } => {
+            first_div(&[*a, *b]).or_else(|| (div(c) && a != b).then_some(Why::Mask(*c)))
+        }
+        InstData::Lane { op, .. } => Some(Why::Source(Source::CrossLane(*op))),
+        InstData::Load { ty, addr, mask, .. } => {
+            if div(addr) {
+                Some(Why::Operand(*addr))
+            } else if ty.varying {
+                Some(Why::Source(Source::VectorLoad))
+            } else {
+                mask.filter(|m| div(m)).map(Why::Mask)
+            }
+        }
+        InstData::AtomicRmw { .. } | InstData::AtomicCas { .. } => {
+            Some(Why::Source(Source::Atomic))
+        }
+        InstData::Call { func: callee, .. } => Some(Why::Source(Source::Call(*callee))),
+        // Instructions without a varying result; a malformed module gets "divergent".
+        _ => Some(Why::Source(Source::Irreducible)),
+    }
+}
+
+/// Whether the CFG has a retreating edge (to a block on the DFS stack) whose target
+/// does not dominate its source: the definition of irreducibility.
+pub fn is_irreducible(func: &Function) -> bool {
+    let Some(entry) = func.entry_block() else {
+        return false;
+    };
+    let dom = DominatorTree::compute(func);
+    let mut on_stack = FxHashSet::default();
+    let mut seen = FxHashSet::default();
+    let mut stack = vec![(entry, func.successors(entry), 0usize)];
+    seen.insert(entry);
+    on_stack.insert(entry);
+    while let Some((block, succs, next)) = stack.last_mut() {
+        let block = *block;
+        let Some(&s) = succs.get(*next) else {
+            on_stack.remove(&block);
+            stack.pop();
+            continue;
+        };
+        *next += 1;
+        if on_stack.contains(&s) && !dom.dominates(s, block) {
+            return true;
+        }
+        if seen.insert(s) {
+            on_stack.insert(s);
+            stack.push((s, func.successors(s), 0));
+        }
+    }
+    false
+}
+
+/// The annotation `--emit ir` prints after a value: `uniform` for varying-typed values
+/// found uniform, `divergent <- vN` / `divergent (source)` otherwise; nothing for values
+/// typed uniform (their type already says it).
+pub fn annotation(
+    module: &Module,
+    func: &Function,
+    result: &FunctionUniformity,
+    names: &Names,
+    v: Value,
+) -> Option<String> {
+    if !func.values.get(v)?.ty.varying {
+        return None;
+    }
+    Some(match result.why(v) {
+        None => "uniform".to_string(),
+        Some(Why::Operand(x)) => format!("divergent <- {}", names.value(x)),
+        Some(Why::Mask(m)) => format!("divergent <- mask {}", names.value(m)),
+        Some(Why::Source(s)) => format!("divergent ({})", source_text(module, s)),
+    })
+}
+
+/// `module` as text with the analysis results as comments.
+pub fn annotated_module_text(module: &Module, result: &ModuleUniformity) -> String {
+    let mut out = String::new();
+    crate::ir::write::write_module_annotated(&mut out, module, &|fref, names, v| {
+        annotation(
+            module,
+            &module.functions[fref],
+            &result.functions[fref],
+            names,
+            v,
+        )
+    })
+    .expect("writing to a String cannot fail");
+    out
+}
+
+fn source_text(module: &Module, s: Source) -> String {
+    match s {
+        Source::Special(reg) => reg.name().to_string(),
+        Source::Param(i) => format!("parameter {i}"),
+        Source::VectorLoad => "vector load".to_string(),
+        Source::Atomic => "atomic".to_string(),
+        Source::Call(f) => match module.functions.get(f) {
+            Some(callee) => format!("result of call to @{}", callee.name),
+            None => format!("result of call {f}"),
+        },
+        Source::CrossLane(op) => format!("cross-lane {}", op.name()),
+        Source::Irreducible => "irreducible control flow".to_string(),
+    }
+}
+
+/// The mask `brif cond` tests: `m` when `cond` is `any m` or `all m`, looking through
+/// `bnot`.
+fn branch_mask(func: &Function, cond: Value) -> Option<Value> {
+    let mut cur = cond;
+    loop {
+        let ValueDef::Result(inst) = func.values.get(cur)?.def else {
+            return None;
+        };
+        match &func.insts[inst] {
+            InstData::Unary {
+                op: UnaryOp::Bnot,
+                arg,
+            } => cur = *arg,
+            InstData::Lane {
+                op: LaneOp::Any | LaneOp::All,
+                args,
+            } => return args.first().copied(),
+            _ => return None,
+        }
+    }
+}
+
+/// The conditions a mask is made of: its conjuncts and disjuncts through `band`/`bor`,
+/// with `bnot` looked through (so an `if`'s then and else masks share a condition), and
+/// without block parameters and the entry mask, which carry masks built elsewhere
+/// (where their conditions are reported). Each `brif any(mask)` the lowering emits,
+/// including the "skip when no lane is on" checks, tests the enclosing mask combined
+/// with at most one new condition; the new one is what makes a source branch divergent.
+fn mask_conditions(func: &Function, mask: Value) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut stack = vec![mask];
+    let mut seen = FxHashSet::default();
+    while let Some(v) = stack.pop() {
+        if !seen.insert(v) {
+            continue;
+        }
+        let ValueDef::Result(inst) = func.values[v].def else {
+            continue;
+        };
+        match &func.insts[inst] {
+            InstData::Binary {
+                op: BinaryOp::Band | BinaryOp::Bor,
+                args,
+            } => stack.extend(args.iter().rev()),
+            InstData::Unary {
+                op: UnaryOp::Bnot,
+                arg,
+            } => stack.push(*arg),
+            _ => out.push(v),
+        }
+    }
+    out
+}
+
+/// The source span of a value's definition, if known.
+fn value_span(func: &Function, v: Value) -> Option<Span> {
+    match func.values[v].def {
+        ValueDef::Result(inst) => Some(func.spans[inst]).filter(|s| *s != Span::default()),
+        ValueDef::Param(..) => None,
+    }
+}
+
+/// How the chain note shows a value: `v12 (iadd)`, `v3 (block parameter)`.
+fn describe(func: &Function, module: &Module, names: &Names, v: Value) -> String {
+    let what = match func.values[v].def {
+        ValueDef::Result(inst) => {
+            let mut text = String::new();
+            let _ = crate::ir::write::write_inst(&mut text, func, inst, module, names);
+            text.split_once(" = ")
+                .map_or(text.clone(), |(_, rhs)| rhs.to_string())
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_string()
+        }
+        ValueDef::Param(block, i) if Some(block) == func.entry_block() => format!("parameter {i}"),
+        ValueDef::Param(..) => "block parameter".to_string(),
+    };
+    format!("{} ({what})", names.value(v))
+}
+
+/// Most values the chain note lists before it elides the middle.
+const CHAIN_LIMIT: usize = 12;
+
+/// The `--warn-divergent` report: one warning ([`codes::DIVERGENT_BRANCH`]) per
+/// branch that tests a new divergent condition (visited in reverse postorder, so the
+/// outermost branch on a condition reports it; the lowering's "skip when no lane is on"
+/// checks that only re-test an enclosing mask are not reported), with a note listing the chain of values
+/// back to the source of divergence and, when the source has a span, a label there.
+pub fn divergent_branches(module: &Module, result: &ModuleUniformity) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let mut seen_spans = FxHashSet::default();
+    for (fref, func) in module.functions.iter() {
+        let res = &result.functions[fref];
+        let names = Names::new(func);
+        let mut reported = FxHashSet::default();
+        for &block in DominatorTree::compute(func).rpo() {
+            let Some(term) = func.terminator(block) else {
+                continue;
+            };
+            let InstData::Brif { cond, .. } = func.insts[term] else {
+                continue;
+            };
+            let Some(mask) = branch_mask(func, cond) else {
+                continue;
+            };
+            let new_divergent = mask_conditions(func, mask)
+                .into_iter()
+                .filter(|&c| !res.is_uniform(c) && reported.insert(c))
+                .collect::<Vec<_>>();
+            let Some(&condition) = new_divergent.first() else {
+                continue;
+            };
+            let span = func.spans[term];
+            if !seen_spans.insert((fref, span)) {
+                continue;
+            }
+            out.push(branch_diagnostic(
+                module, func, res, &names, span, condition,
+            ));
+        }
+    }
+    out
+}
+
+fn branch_diagnostic(
+    module: &Module,
+    func: &Function,
+    res: &FunctionUniformity,
+    names: &Names,
+    span: Span,
+    mask: Value,
+) -> Diagnostic {
+    let chain = res.chain(mask);
+    let last = *chain.last().unwrap_or(&mask);
+    let source = match res.why(last) {
+        Some(Why::Source(s)) => source_text(module, s),
+        _ => "a divergent value".to_string(),
+    };
+    let mut steps: Vec<String> = chain
+        .iter()
+        .map(|&v| describe(func, module, names, v))
+        .collect();
+    if steps.len() > CHAIN_LIMIT {
+        let tail = steps.split_off(steps.len() - CHAIN_LIMIT / 2);
+        steps.truncate(CHAIN_LIMIT / 2);
+        steps.push(format!("... {} more", chain.len() - CHAIN_LIMIT));
+        steps.extend(tail);
+    }
+    let mut d = Diagnostic::warning(
+        codes::DIVERGENT_BRANCH,
+        format!("divergent branch in `{}`", func.name),
+    )
+    .with_primary(
+        span,
+        format!("the program instances may disagree here: divergence from {source}"),
+    )
+    .with_note(format!(
+        "the condition {} depends on: {}",
+        names.value(mask),
+        steps.join(" <- ")
+    ));
+    if let Some(src_span) = value_span(func, last).filter(|s| *s != span) {
+        d = d.with_secondary(src_span, format!("divergence starts here ({source})"));
+    }
+    d
+}
+
+#[cfg(test)]
+mod tests;

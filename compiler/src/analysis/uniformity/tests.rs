@@ -1,0 +1,236 @@
+//! Tests of the uniformity analysis: IR text in, annotated text out.
+
+use super::*;
+use crate::ir::parse_module;
+
+fn annotate(text: &str) -> String {
+    let module = parse_module(text).expect("test IR parses");
+    let result = analyze_module(&module);
+    annotated_module_text(&module, &result)
+}
+
+#[test]
+fn splats_and_arithmetic_on_them_are_uniform() {
+    let text = annotate(
+        "module lanes 4 ptr 4
+
+function export @f(i32) {
+block0(v0: i32):
+    v1 = splat v0
+    v2 = special lane_index
+    v3 = iadd v1, v1
+    v4 = iadd v3, v2
+    return
+}
+",
+    );
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn select_on_a_divergent_mask_is_divergent_unless_both_inputs_agree() {
+    let text = annotate(
+        "module lanes 4 ptr 4
+
+function internal @f(i32) -> [i32] masked {
+block0(v0: i32, v1: [bool]):
+    v2 = splat v0
+    v3 = special lane_index
+    v4 = icmp slt v3, v2
+    v5 = band v1, v4
+    v6 = iconst.[i32] 7
+    v7 = select v5, v6, v2
+    v8 = select v5, v2, v2
+    v9 = iconst.i32 1
+    v10 = splat v9
+    v11 = icmp eq v2, v10
+    v12 = band v1, v11
+    v13 = select v12, v6, v2
+    return v7
+}
+",
+    );
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn loop_carried_values_stay_uniform_unless_something_divergent_flows_in() {
+    let text = annotate(
+        "module lanes 4 ptr 4
+
+function export @f(i32) {
+block0(v0: i32):
+    v1 = iconst.[i32] 0
+    v2 = iconst.[i32] 0
+    jump block1(v1, v2)
+block1(v3: [i32], v4: [i32]):
+    v5 = iconst.i32 1
+    v6 = splat v5
+    v7 = iadd v3, v6
+    v8 = special lane_index
+    v9 = iadd v4, v8
+    v10 = extract v7, v5
+    v11 = icmp slt v10, v0
+    brif v11, block1(v7, v9), block2
+block2:
+    return
+}
+",
+    );
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn loads_are_uniform_only_for_one_scalar_from_a_uniform_address() {
+    let text = annotate(
+        "module lanes 4 ptr 4
+
+function export @f(ptr) {
+block0(v0: ptr):
+    v1 = splat v0
+    v2 = load.i32 global v1
+    v3 = load.[i32] global v0
+    v4 = special lane_index
+    v5 = bitcast.ptr v4
+    v6 = load.i32 global v5
+    v7 = iconst.i32 1
+    v8 = splat v7
+    v9 = atomic_rmw add global v1, v8
+    return
+}
+",
+    );
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn irreducible_control_flow_makes_every_varying_value_divergent() {
+    let src = "module lanes 4 ptr 4
+
+function export @f(bool) {
+block0(v0: bool):
+    v1 = iconst.[i32] 0
+    brif v0, block1(v1), block2(v1)
+block1(v2: [i32]):
+    jump block2(v2)
+block2(v3: [i32]):
+    jump block1(v3)
+}
+";
+    let module = parse_module(src).expect("test IR parses");
+    let f = module.function_by_name("f").unwrap();
+    assert!(is_irreducible(&module.functions[f]));
+    insta::assert_snapshot!(annotate(src));
+}
+
+#[test]
+fn a_natural_loop_is_reducible() {
+    let module = parse_module(
+        "module lanes 4 ptr 4
+
+function export @f(bool) {
+block0(v0: bool):
+    jump block1
+block1:
+    brif v0, block1, block2
+block2:
+    return
+}
+",
+    )
+    .expect("test IR parses");
+    let f = module.function_by_name("f").unwrap();
+    assert!(!is_irreducible(&module.functions[f]));
+}
+
+/// Every program of the corpora, lowered and optimized like `spmdc --emit ir`.
+fn corpus_modules() -> Vec<(String, crate::source::SourceMap, Module)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap();
+    let mut out = Vec::new();
+    for dir in ["examples", "tests/conformance", "tests/ispc"] {
+        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+            continue;
+        };
+        let mut paths: Vec<_> = entries
+            .filter_map(|e| Some(e.ok()?.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "spmd"))
+            .collect();
+        paths.sort();
+        for path in paths {
+            if let Some((sources, module)) = lower_file(&path) {
+                out.push((path.display().to_string(), sources, module));
+            }
+        }
+    }
+    out
+}
+
+/// `path` lowered and optimized; `None` for programs that do not lower cleanly (the
+/// corpora hold programs that are meant to fail).
+fn lower_file(path: &std::path::Path) -> Option<(crate::source::SourceMap, Module)> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let name = path.file_name()?.to_string_lossy().to_string();
+    let front = crate::driver::run_front(
+        &name,
+        Some(path.to_path_buf()),
+        text,
+        &crate::driver::FrontOptions::default(),
+        crate::driver::Stage::Check,
+    );
+    let module = crate::driver::lower_front(&front).ok()?;
+    Some((front.sources, module))
+}
+
+#[test]
+fn on_the_corpus_uniform_types_are_uniform_and_annotated_text_reads_back() {
+    let corpus = corpus_modules();
+    assert!(corpus.len() > 20, "the corpus lowers");
+    for (name, _, module) in &corpus {
+        let result = analyze_module(module);
+        for (fref, func) in module.functions.iter() {
+            for (v, data) in func.values.iter() {
+                if !data.ty.varying {
+                    assert!(result.functions[fref].is_uniform(v), "{name}: {v}");
+                }
+            }
+        }
+        let text = annotated_module_text(module, &result);
+        let back = parse_module(&text).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        assert_eq!(
+            crate::ir::write::module_to_string(&back),
+            crate::ir::write::module_to_string(module),
+            "{name}"
+        );
+    }
+}
+
+/// `--warn-divergent` on an example, rendered as the terminal shows it.
+fn warn_divergent(file: &str) -> String {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap();
+    let (sources, module) = lower_file(&root.join(file)).expect("the example lowers");
+    let result = analyze_module(&module);
+    divergent_branches(&module, &result)
+        .iter()
+        .map(|d| crate::diag::render_human(&sources, d, false))
+        .collect()
+}
+
+#[test]
+fn warn_divergent_mandelbrot() {
+    insta::assert_snapshot!(warn_divergent("examples/mandelbrot.spmd"));
+}
+
+#[test]
+fn warn_divergent_coherent() {
+    insta::assert_snapshot!(warn_divergent("examples/coherent.spmd"));
+}
+
+#[test]
+fn warn_divergent_saxpy_has_no_divergent_branch() {
+    let text = warn_divergent("examples/saxpy.spmd");
+    insta::assert_snapshot!(text);
+}
