@@ -5,6 +5,7 @@
 //! port. The two outputs must be the same text. The expected text of a few prints is
 //! also spelled out, so that both cannot be wrong the same way.
 
+use spmdc::back::nyuzi::image::MachineShape;
 use spmdc::back::nyuzi::run::{self as nyuzi, NyuziRunOptions};
 use spmdc::driver::{self, FrontOptions, FrontResult, RunRequest, Stage};
 use spmdc::front::sema;
@@ -211,4 +212,44 @@ fn varying_floats() {
         out.starts_with("[0.000000,-0.000000,0.000000,-0.000000,"),
         "{out}"
     );
+}
+
+/// Blocks of four gangs: on one hardware thread the lines come in the interpreter's
+/// order; on four threads each print stays whole (a lock), blocks in any order.
+#[test]
+fn several_gangs() {
+    let src = r#"
+export void gangs() {
+    print("gang % of block %: %\n", programIndex / programCount, taskIndex, programIndex);
+}
+"#;
+    let front = front(src);
+    let req = RunRequest {
+        optimize: driver::OPTIMIZE_BY_DEFAULT,
+        entry: "gangs",
+        args: &[],
+        grid: Some("3"),
+        block: Some("64"),
+        limits: Limits::default(),
+    };
+    let want = driver::run_on_interp(&front, &req).unwrap().output;
+    assert_eq!(want.lines().count(), 12);
+    let one = NyuziRunOptions {
+        machine: MachineShape {
+            cores: 1,
+            threads_per_core: 1,
+        },
+        ..NyuziRunOptions::default()
+    };
+    let got = nyuzi::run_on_nyuzi(&front, &req, &one).unwrap().output;
+    assert_eq!(got, want);
+    let got = nyuzi::run_on_nyuzi(&front, &req, &NyuziRunOptions::default())
+        .unwrap()
+        .output;
+    let sorted = |s: &str| {
+        let mut l: Vec<String> = s.lines().map(str::to_string).collect();
+        l.sort();
+        l
+    };
+    assert_eq!(sorted(&got), sorted(&want));
 }

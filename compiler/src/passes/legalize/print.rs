@@ -12,7 +12,11 @@
 //! bits) and `kind` says how to read them (0 decimal, 1 bool, 2 pointer, 3 float).
 //! `m` is the print's mask as lane bits (`ballot`; every lane of the gang when the
 //! print has no mask): every routine prints nothing when it is 0, so a print with no
-//! lane on prints nothing, and varying elements of off lanes print as `((v))`.
+//! lane on prints nothing, and varying elements of off lanes print as `((v))`. The
+//! calls are bracketed by `print_begin(m)`/`print_end(m)`, which hold a lock so that
+//! gangs on different hardware threads print whole prints, not interleaved characters
+//! (prints of different blocks may still come in another order than the
+//! interpreter's, which runs blocks one after the other).
 //!
 //! This runs on whole functions before the per-instruction rewrites, since it needs the
 //! module's strings.
@@ -69,6 +73,7 @@ pub(super) fn legalize_prints(
 /// The calls replacing one print, inserted before it.
 fn expand(cur: &mut Cursor, text: &str, args: &[Value], mask: Option<Value>) -> Result<(), String> {
     let m = lane_bits(cur, mask)?;
+    call_void(cur, "print_begin", &[m])?;
     let mut args = args.iter();
     let mut pieces = text.split('%');
     literal(cur, m, pieces.next().unwrap_or(""))?;
@@ -78,7 +83,7 @@ fn expand(cur: &mut Cursor, text: &str, args: &[Value], mask: Option<Value>) -> 
         }
         literal(cur, m, piece)?;
     }
-    Ok(())
+    call_void(cur, "print_end", &[m])
 }
 
 /// The print's mask as a uniform `i32` of lane bits.
