@@ -12,26 +12,15 @@
 
 mod common;
 
+use common::XorShiftRng as Rng;
 use common::*;
-use spmdc::interp::{self, ops, Launch, Limits, Memory};
+use spmdc::interp::ops;
 use spmdc::ir::{ConvOp, Scalar};
 
 const LANES: u32 = 16;
 /// The uniform routines run on every this-many-th input only: a uniform call costs as
 /// much as a varying one in the interpreter, and they share the varying code.
 const UNIFORM_STRIDE: usize = 13;
-
-/// A deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
 
 /// An operand or result type of a routine: its name in the language and how a kernel
 /// turns the `uint64` bits in a buffer into a value and back.
@@ -79,39 +68,23 @@ fn run(kernel: &str, a: &[u64], b: &[u64]) -> (Vec<u64>, Vec<u64>, Vec<u64>) {
     assert!(!result.diags.has_errors(), "{}", render_all(&result));
     let module =
         spmdc::driver::lower_front(&result).unwrap_or_else(|d| panic!("not lowered: {d:?}"));
-    let func = module.function_by_name("k").expect("entry k");
     let n = a.len();
     let bytes = |xs: &[u64]| -> Vec<u8> { xs.iter().flat_map(|x| x.to_le_bytes()).collect() };
-    let mut mem = Memory::new();
-    let mut args = vec![
-        mem.add_buffer(bytes(a), "a"),
-        mem.add_buffer(bytes(b), "b"),
-        mem.add_buffer(vec![0; n * 8], "got"),
-        mem.add_buffer(vec![0; n * 8], "gotu"),
-        mem.add_buffer(vec![0; n * 8], "want"),
+    let bufs = [
+        bytes(a),
+        bytes(b),
+        vec![0; n * 8],
+        vec![0; n * 8],
+        vec![0; n * 8],
     ];
-    let addrs = args.clone();
-    args.push(n as u64);
-    let limits = Limits {
-        max_steps: 2_000_000_000,
-        ..Limits::default()
-    };
-    interp::run(
-        &module,
-        func,
-        &Launch::single_gang(LANES, args),
-        &mut mem,
-        limits,
-    )
-    .unwrap_or_else(|e| panic!("run failed: {e}"));
-    let read = |addr: u64| -> Vec<u64> {
-        mem.buffer(addr)
-            .expect("buffer")
-            .chunks(8)
+    let out = run_k(&module, &bufs, n as u64, LANES, 2_000_000_000)
+        .unwrap_or_else(|e| panic!("run failed: {e}"));
+    let read = |buf: &[u8]| -> Vec<u64> {
+        buf.chunks(8)
             .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
             .collect()
     };
-    (read(addrs[2]), read(addrs[3]), read(addrs[4]))
+    (read(&out[2]), read(&out[3]), read(&out[4]))
 }
 
 /// The kernel comparing `routine` (without its `_v`/`_u` suffix) on operands of types
@@ -399,7 +372,12 @@ fn f32_rounding_matches_native() {
 
 #[test]
 fn f32_to_int_matches_native() {
-    let a = f32_integral(0x3333_4444);
+    check_float_to_int(F32, Scalar::F32, "f32", &f32_integral(0x3333_4444));
+}
+
+/// The conversions of `from` (IR type `scalar`, routine suffix `suffix`) to every
+/// integer width, signed and unsigned, on the inputs `a`.
+fn check_float_to_int(from: Ty, scalar: Scalar, suffix: &str, a: &[u64]) {
     let b = vec![0; a.len()];
     // The language converts to 8 and 16 bits through 32, so the reference for the
     // narrow IR conversions (which saturate at their own width) is the interpreter's.
@@ -409,7 +387,7 @@ fn f32_to_int_matches_native() {
         ("i32", Scalar::I32),
     ] {
         for (op, name) in [(ConvOp::FcvtToSint, "sint"), (ConvOp::FcvtToUint, "uint")] {
-            let lane = ops::convert(op, Scalar::F32, s).unwrap();
+            let lane = ops::convert(op, scalar, s).unwrap();
             // The routines return an int: the narrow result sign- or zero-extended.
             let bits = s.bits();
             let reference = move |x: u64| -> u64 {
@@ -421,24 +399,24 @@ fn f32_to_int_matches_native() {
                 };
                 r & 0xffff_ffff
             };
-            let routine = format!("__spmdc_rt_fcvt_to_{name}_f32_{w}");
-            check_fn(&routine, &[F32], I32, &reference, &a);
+            let routine = format!("__spmdc_rt_fcvt_to_{name}_{suffix}_{w}");
+            check_fn(&routine, &[from], I32, &reference, a);
         }
     }
     check(
-        "__spmdc_rt_fcvt_to_sint_f32_i64",
-        &[F32],
+        &format!("__spmdc_rt_fcvt_to_sint_{suffix}_i64"),
+        &[from],
         I64,
         "(int64)x",
-        &a,
+        a,
         &b,
     );
     check(
-        "__spmdc_rt_fcvt_to_uint_f32_i64",
-        &[F32],
+        &format!("__spmdc_rt_fcvt_to_uint_{suffix}_i64"),
+        &[from],
         I64,
         "(int64)(uint64)x",
-        &a,
+        a,
         &b,
     );
 }
@@ -781,44 +759,7 @@ fn f64_to_int_matches_native() {
             }
         }
     }
-    let b = vec![0; a.len()];
-    for (w, s) in [
-        ("i8", Scalar::I8),
-        ("i16", Scalar::I16),
-        ("i32", Scalar::I32),
-    ] {
-        for (op, name) in [(ConvOp::FcvtToSint, "sint"), (ConvOp::FcvtToUint, "uint")] {
-            let lane = ops::convert(op, Scalar::F64, s).unwrap();
-            let bits = s.bits();
-            let reference = move |x: u64| -> u64 {
-                let r = lane(x);
-                let r = if op == ConvOp::FcvtToSint {
-                    ops::sext(r, bits) as u64
-                } else {
-                    r
-                };
-                r & 0xffff_ffff
-            };
-            let routine = format!("__spmdc_rt_fcvt_to_{name}_f64_{w}");
-            check_fn(&routine, &[F64], I32, &reference, &a);
-        }
-    }
-    check(
-        "__spmdc_rt_fcvt_to_sint_f64_i64",
-        &[F64],
-        I64,
-        "(int64)x",
-        &a,
-        &b,
-    );
-    check(
-        "__spmdc_rt_fcvt_to_uint_f64_i64",
-        &[F64],
-        I64,
-        "(int64)(uint64)x",
-        &a,
-        &b,
-    );
+    check_float_to_int(F64, Scalar::F64, "f64", &a);
 }
 
 #[test]
@@ -887,31 +828,7 @@ fn compile_both(src: &str) -> (spmdc::ir::Module, spmdc::ir::Module) {
 
 /// Runs `k(bufs..., n)` at 16 lanes; the buffers afterwards.
 fn run_module(module: &spmdc::ir::Module, bufs: &[Vec<u8>], n: usize) -> Vec<Vec<u8>> {
-    let func = module.function_by_name("k").expect("entry k");
-    let mut mem = Memory::new();
-    let addrs: Vec<u64> = bufs
-        .iter()
-        .enumerate()
-        .map(|(i, b)| mem.add_buffer(b.clone(), &format!("b{i}")))
-        .collect();
-    let mut args = addrs.clone();
-    args.push(n as u64);
-    let limits = Limits {
-        max_steps: 500_000_000,
-        ..Limits::default()
-    };
-    interp::run(
-        module,
-        func,
-        &Launch::single_gang(LANES, args),
-        &mut mem,
-        limits,
-    )
-    .unwrap_or_else(|e| panic!("run failed: {e}"));
-    addrs
-        .iter()
-        .map(|&a| mem.buffer(a).expect("buffer").to_vec())
-        .collect()
+    run_k(module, bufs, n as u64, LANES, 500_000_000).unwrap_or_else(|e| panic!("run failed: {e}"))
 }
 
 /// Every f32 operation Nyuzi lacks, varying and uniform, in one kernel: legalized, it

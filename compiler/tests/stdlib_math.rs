@@ -10,26 +10,10 @@
 
 mod common;
 
+use common::XorShiftRng as Rng;
 use common::*;
-use spmdc::interp::{self, Launch, Limits, Memory};
 
 const LANES: u32 = 16;
-
-/// A deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    /// Uniform in [lo, hi).
-    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * ((self.next() >> 11) as f64 / (1u64 << 53) as f64)
-    }
-}
 
 /// A scalar element type of the kernels.
 trait Elem: Copy + PartialEq + std::fmt::Debug {
@@ -118,31 +102,8 @@ fn run_raw(src: &str, buffers: Vec<Vec<u8>>, n: usize) -> Vec<Vec<u8>> {
     let module = spmdc::lower::lower(&result.unit, checked, &result.interner, &result.sources)
         .unwrap_or_else(|d| panic!("not lowered: {d:?}"));
     spmdc::ir::verify::verify_module(&module).unwrap_or_else(|e| panic!("{e:?}"));
-    let func = module.function_by_name("k").expect("entry k");
-    let mut mem = Memory::new();
-    let mut args: Vec<u64> = buffers
-        .into_iter()
-        .enumerate()
-        .map(|(i, b)| mem.add_buffer(b, &format!("buf{i}")))
-        .collect();
-    let addrs = args.clone();
-    args.push(n as u64);
-    let limits = Limits {
-        max_steps: 200_000_000,
-        ..Limits::default()
-    };
-    interp::run(
-        &module,
-        func,
-        &Launch::single_gang(LANES, args),
-        &mut mem,
-        limits,
-    )
-    .unwrap_or_else(|e| panic!("run failed: {e}"));
-    addrs
-        .iter()
-        .map(|&a| mem.buffer(a).expect("buffer").to_vec())
-        .collect()
+    run_k(&module, &buffers, n as u64, LANES, 200_000_000)
+        .unwrap_or_else(|e| panic!("run failed: {e}"))
 }
 
 fn to_bytes<T: Elem>(xs: &[T]) -> Vec<u8> {

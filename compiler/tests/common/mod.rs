@@ -130,3 +130,57 @@ pub fn assert_snapshot_in(dir: &str, name: &str, description: &str, text: &str) 
         insta::assert_snapshot!(name, text);
     });
 }
+
+/// A deterministic generator (xorshift64*) for test inputs.
+pub struct XorShiftRng(pub u64);
+
+impl XorShiftRng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// Uniform in [lo, hi).
+    pub fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * ((self.next() >> 11) as f64 / (1u64 << 53) as f64)
+    }
+}
+
+/// Runs `module`'s `k(bufs..., n)` on the interpreter as one gang of `lanes` lanes, for
+/// at most `max_steps` steps; the buffers afterwards, or why the run stopped.
+pub fn run_k(
+    module: &spmdc::ir::Module,
+    bufs: &[Vec<u8>],
+    n: u64,
+    lanes: u32,
+    max_steps: u64,
+) -> Result<Vec<Vec<u8>>, String> {
+    use spmdc::interp::{self, Launch, Limits, Memory};
+    let func = module.function_by_name("k").ok_or("no entry k")?;
+    let mut mem = Memory::new();
+    let addrs: Vec<u64> = bufs
+        .iter()
+        .enumerate()
+        .map(|(i, b)| mem.add_buffer(b.clone(), &format!("b{i}")))
+        .collect();
+    let mut args = addrs.clone();
+    args.push(n);
+    let limits = Limits {
+        max_steps,
+        ..Limits::default()
+    };
+    interp::run(
+        module,
+        func,
+        &Launch::single_gang(lanes, args),
+        &mut mem,
+        limits,
+    )
+    .map_err(|e| e.to_string())?;
+    addrs
+        .iter()
+        .map(|&a| Ok(mem.buffer(a).ok_or("buffer lost")?.to_vec()))
+        .collect()
+}
