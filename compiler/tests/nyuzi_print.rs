@@ -253,3 +253,82 @@ export void gangs() {
     };
     assert_eq!(sorted(&got), sorted(&want));
 }
+
+/// A deterministic spread of bit patterns (xorshift), with exponents mostly where the
+/// six decimals are partly significant, where rounding is decided.
+fn spread(n: usize) -> Vec<(u32, u64)> {
+    let mut s = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    (0..n)
+        .map(|i| {
+            let r = next();
+            let (f, d) = (r as u32, next());
+            if i % 4 == 0 {
+                return (f, d);
+            }
+            // f32 exponents 2^-30..2^33, f64 2^-30..2^60.
+            let fe = 97 + (f >> 23) % 64;
+            let de = 993 + (d >> 52) % 91;
+            (
+                (f & 0x807f_ffff) | fe << 23,
+                (d & 0x800f_ffff_ffff_ffff) | de << 52,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn spread_of_floats() {
+    let mut src = String::from("export void spread() {\n");
+    let mut want = String::new();
+    for (f, d) in spread(48) {
+        src +=
+            &format!("    print(\"% %\\n\", floatbits(0x{f:08x}u), doublebits(0x{d:016x}ull));\n");
+        want += &format!(
+            "{} {}\n",
+            text64(f64::from(f32::from_bits(f))),
+            text64(f64::from_bits(d))
+        );
+    }
+    src += "}\n";
+    assert_eq!(both(&src, "spread", &[]), want);
+}
+
+/// Prints in a function called under a varying condition (the print's mask is the
+/// caller's), in a varying loop, and literal pieces of every length, UTF-8 included.
+#[test]
+fn masks_and_literals() {
+    let src = r#"
+void show(int x, uniform int tag) {
+    print("tag % x %\n", tag, x);
+}
+export void masks(uniform int n) {
+    print("");
+    print("ab");
+    print("cdefghi\n");
+    print("é ü ∑ %!\n", n);
+    if (programIndex % 3 == 1)
+        show(programIndex, 7);
+    for (int i = 0; i < programIndex; i++) {
+        if (i >= n)
+            break;
+        print("i=%\n", i);
+    }
+}
+"#;
+    let out = both(src, "masks", &["n=2"]);
+    assert!(
+        out.starts_with("abcdefghi\né ü ∑ 2!\ntag 7 x [((0)),1,((2)),((3)),4,"),
+        "{out}"
+    );
+    assert!(out.contains("i=[((0)),0,0,0,"), "{out}");
+    assert!(
+        out.ends_with("i=[((0)),((1)),1,1,1,1,1,1,1,1,1,1,1,1,1,1]\n"),
+        "{out}"
+    );
+}
