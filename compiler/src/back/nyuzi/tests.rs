@@ -1102,14 +1102,23 @@ fn unary_ops_and_conversions_match_the_interpreter() {
 }
 
 #[test]
-fn print_is_reported_not_compiled() {
-    let m = module_of(
-        "export void k(uniform int n) {
+fn print_compiles_when_legalized_and_is_reported_when_not() {
+    let src = "export void k(uniform int n) {
             print(\"%\\n\", n);
-        }",
-    );
+        }";
+    // Legalization turns print into runtime calls (passes::legalize::print).
+    compile(&module_of(src));
+    let opts = FrontOptions {
+        target: Target {
+            program_count: 16,
+            pointer_size: 4,
+        },
+        ..FrontOptions::default()
+    };
+    let front = driver::run_front("t.spmd", None, src.to_string(), &opts, Stage::Check);
+    let m = driver::lower_front_with(&front, true).expect("lowers");
     let Err(diags) = compile_module(&m) else {
-        panic!("print compiled on nyuzi");
+        panic!("an unlegalized print compiled on nyuzi");
     };
     assert!(diags
         .iter()
