@@ -479,20 +479,16 @@ impl WarpState {
                         lo[l] = vals[l] as u32;
                     }
                 } else {
-                    let mut m = mask;
-                    while m != 0 {
-                        let l = m.trailing_zeros() as usize;
-                        m &= m - 1;
-                        lo[l] = vals[l] as u32;
-                    }
+                    for_lanes(mask, |l| lo[l] = vals[l] as u32);
                 }
                 if wide {
                     let hi = lanes_of_mut(&mut self.regs, b + WARP).ok_or_else(missing)?;
-                    let mut m = mask;
-                    while m != 0 {
-                        let l = m.trailing_zeros() as usize;
-                        m &= m - 1;
-                        hi[l] = (vals[l] >> 32) as u32;
+                    if mask == u32::MAX {
+                        for l in 0..WARP {
+                            hi[l] = (vals[l] >> 32) as u32;
+                        }
+                    } else {
+                        for_lanes(mask, |l| hi[l] = (vals[l] >> 32) as u32);
                     }
                 }
             }
@@ -553,8 +549,10 @@ impl WarpState {
             }
         }
         let off = a.offset as i64 as u64;
-        for v in out.iter_mut() {
-            *v = v.wrapping_add(off);
+        if off != 0 {
+            for v in out.iter_mut() {
+                *v = v.wrapping_add(off);
+            }
         }
         Ok(())
     }
@@ -1285,6 +1283,17 @@ pub fn step(
             warp.addresses(addr, kernel, a).map_err(err)?;
             if let Some((base, mem)) = span(env, cta, space, exec, a, ty.bytes(), true) {
                 let n = ty.bytes() as usize;
+                if n == 4 && dst.file == RegFile::R {
+                    // The 32-bit path: a 4-byte value needs no extension.
+                    for_lanes(exec, |l| {
+                        let off = (a[l] - base) as usize;
+                        o32[l] = u32::from_le_bytes(word(mem, off));
+                    });
+                    warp.write32(dst.idx, exec, o32).map_err(err)?;
+                    record(trace, space, false, false, 4, exec, a, no_addrs);
+                    advance(warp, next_pc);
+                    return Ok(flow_after(warp));
+                }
                 for_lanes(exec, |l| {
                     let off = (a[l] - base) as usize;
                     o[l] = load_le(&mem[off..off + n]);
@@ -1306,8 +1315,11 @@ pub fn step(
                     o,
                 )?;
             }
-            for v in o.iter_mut() {
-                *v = if ty.is_float() { *v } else { hold(*v, ty) };
+            if ty.bits() < 32 {
+                // Only narrow integers need extending to the register's 32 bits.
+                for v in o.iter_mut() {
+                    *v = hold(*v, ty);
+                }
             }
             warp.write(dst, ty, exec, o).map_err(err)?;
             record(trace, space, false, false, ty.bytes(), exec, a, no_addrs);
@@ -1325,10 +1337,19 @@ pub fn step(
             warp.read_src(sa, ty.is_wide(), cta, b).map_err(err)?;
             if let Some((base, mem)) = span(env, cta, space, exec, a, ty.bytes(), false) {
                 let n = ty.bytes() as usize;
-                for_lanes(exec, |l| {
-                    let off = (a[l] - base) as usize;
-                    store_le(&mut mem[off..off + n], b[l]);
-                });
+                if n == 4 {
+                    for_lanes(exec, |l| {
+                        let off = (a[l] - base) as usize;
+                        if let Some(m) = mem.get_mut(off..off + 4) {
+                            m.copy_from_slice(&(b[l] as u32).to_le_bytes());
+                        }
+                    });
+                } else {
+                    for_lanes(exec, |l| {
+                        let off = (a[l] - base) as usize;
+                        store_le(&mut mem[off..off + n], b[l]);
+                    });
+                }
                 if space == Space::Global && env.global.logging() {
                     for_lanes(exec, |l| env.global.note_write(a[l], n));
                 }
@@ -1558,6 +1579,24 @@ fn advance(warp: &mut WarpState, pc: u32) {
         e.pc = pc;
     }
     warp.settle();
+}
+
+/// The flow after a step that did not exit lanes or wait.
+#[inline]
+fn flow_after(warp: &WarpState) -> Flow {
+    if warp.done() {
+        Flow::Done
+    } else {
+        Flow::Continue
+    }
+}
+
+/// The 4 bytes at `off` (inside `mem`: `span` checked the whole range).
+#[inline(always)]
+fn word(mem: &[u8], off: usize) -> [u8; 4] {
+    mem.get(off..off + 4)
+        .and_then(|m| m.try_into().ok())
+        .unwrap_or([0; 4])
 }
 
 /// Retires `lanes` from every stack entry.
