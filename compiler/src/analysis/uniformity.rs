@@ -93,7 +93,7 @@ pub enum Why {
 
 impl Why {
     /// The value divergence came from, if not a source.
-    fn from_value(self) -> Option<Value> {
+    fn origin(self) -> Option<Value> {
         match self {
             Why::Operand(v) | Why::Mask(v) => Some(v),
             Why::Source(_) => None,
@@ -135,7 +135,7 @@ impl FunctionUniformity {
                 break;
             }
             chain.push(v);
-            cur = self.why(v).and_then(Why::from_value);
+            cur = self.why(v).and_then(Why::origin);
         }
         chain
     }
@@ -512,6 +512,121 @@ fn branch_diagnostic(
         d = d.with_secondary(src_span, format!("divergence starts here ({source})"));
     }
     d
+}
+
+/// Instruments `module` to check the analysis at run time (the soundness test): after
+/// the definition of every varying-typed value the analysis calls uniform, a
+/// `reduce_equal` over the function's entry mask (all lanes for unmasked functions)
+/// tests that every active lane holds the same value; each block's terminator then runs
+/// only if all of its block's checks hold, and traps (`unreachable`) otherwise. All
+/// branches are uniform, so every lane of the gang executes each check.
+pub fn insert_uniformity_checks(module: &mut Module, result: &ModuleUniformity) {
+    for (fref, func) in module.functions.iter_mut() {
+        insert_function_checks(func, &result.functions[fref]);
+    }
+}
+
+fn insert_function_checks(func: &mut Function, result: &FunctionUniformity) {
+    let Some(entry) = func.entry_block() else {
+        return;
+    };
+    let span = Span::default();
+    // The entry mask: the hidden last parameter, or all lanes on.
+    let mask = match func.sig.takes_mask {
+        true => match func.blocks[entry].params.last() {
+            Some(&m) => m,
+            None => return,
+        },
+        false => {
+            let data = InstData::Iconst {
+                ty: crate::ir::Type::BOOL.to_varying(),
+                bits: 1,
+            };
+            let inst =
+                func.append_inst(entry, data, Some(crate::ir::Type::BOOL.to_varying()), span);
+            func.blocks[entry].insts.pop();
+            func.blocks[entry].insts.insert(0, inst);
+            func.results[inst].expect("a constant has a result")
+        }
+    };
+    let trap = func.create_block();
+    func.append_inst(
+        trap,
+        InstData::Trap {
+            code: crate::ir::TrapCode::Unreachable,
+        },
+        None,
+        span,
+    );
+    let checked = |func: &Function, v: Value| func.value_type(v).varying && result.is_uniform(v);
+    let blocks: Vec<Block> = func.layout.iter().copied().filter(|&b| b != trap).collect();
+    for block in blocks {
+        let Some(term) = func.terminator(block) else {
+            continue;
+        };
+        let old = std::mem::take(&mut func.blocks[block].insts);
+        let mut new = Vec::with_capacity(old.len() * 2);
+        let mut oks = Vec::new();
+        let params: Vec<Value> = func.blocks[block].params.to_vec();
+        let body = old.iter().copied().filter(|&i| i != term);
+        let defs = params
+            .into_iter()
+            .map(|p| (None, Some(p)))
+            .chain(body.map(|i| (Some(i), func.results[i])));
+        for (inst, value) in defs.collect::<Vec<_>>() {
+            new.extend(inst);
+            let Some(v) = value.filter(|&v| checked(func, v)) else {
+                continue;
+            };
+            let data = InstData::Lane {
+                op: LaneOp::ReduceEqual,
+                args: smallvec::smallvec![v, mask],
+            };
+            let check = func.append_inst(block, data, Some(crate::ir::Type::BOOL), span);
+            new.push(check);
+            oks.push(func.results[check].expect("reduce_equal has a result"));
+        }
+        func.blocks[block].insts.clear();
+        let mut all = None;
+        for ok in oks {
+            all = Some(match all {
+                None => ok,
+                Some(acc) => {
+                    let data = InstData::Binary {
+                        op: BinaryOp::Band,
+                        args: [acc, ok],
+                    };
+                    let i = func.append_inst(block, data, Some(crate::ir::Type::BOOL), span);
+                    new.push(i);
+                    func.results[i].expect("band has a result")
+                }
+            });
+        }
+        func.blocks[block].insts.clear();
+        let Some(all) = all else {
+            new.push(term);
+            func.blocks[block].insts = new;
+            continue;
+        };
+        // The original terminator moves to a block of its own, reached when all hold.
+        let cont = func.create_block();
+        func.blocks[cont].insts.push(term);
+        let brif = InstData::Brif {
+            cond: all,
+            then_dest: crate::ir::BlockCall {
+                block: cont,
+                args: Default::default(),
+            },
+            else_dest: crate::ir::BlockCall {
+                block: trap,
+                args: Default::default(),
+            },
+        };
+        let b = func.append_inst(block, brif, None, func.spans[term]);
+        func.blocks[block].insts.clear();
+        new.push(b);
+        func.blocks[block].insts = new;
+    }
 }
 
 #[cfg(test)]

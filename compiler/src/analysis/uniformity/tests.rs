@@ -143,8 +143,14 @@ block2:
     assert!(!is_irreducible(&module.functions[f]));
 }
 
-/// Every program of the corpora, lowered and optimized like `spmdc --emit ir`.
-fn corpus_modules() -> Vec<(String, crate::source::SourceMap, Module)> {
+/// Every program of the corpora, lowered and optimized like `spmdc --emit ir`; lowered
+/// once and shared by the tests that walk the corpus.
+fn corpus_modules() -> &'static [(String, Module)] {
+    static CORPUS: std::sync::OnceLock<Vec<(String, Module)>> = std::sync::OnceLock::new();
+    CORPUS.get_or_init(lower_corpus)
+}
+
+fn lower_corpus() -> Vec<(String, Module)> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .unwrap();
@@ -159,8 +165,8 @@ fn corpus_modules() -> Vec<(String, crate::source::SourceMap, Module)> {
             .collect();
         paths.sort();
         for path in paths {
-            if let Some((sources, module)) = lower_file(&path) {
-                out.push((path.display().to_string(), sources, module));
+            if let Some((_, module)) = lower_file(&path) {
+                out.push((path.display().to_string(), module));
             }
         }
     }
@@ -187,7 +193,7 @@ fn lower_file(path: &std::path::Path) -> Option<(crate::source::SourceMap, Modul
 fn on_the_corpus_uniform_types_are_uniform_and_annotated_text_reads_back() {
     let corpus = corpus_modules();
     assert!(corpus.len() > 20, "the corpus lowers");
-    for (name, _, module) in &corpus {
+    for (name, module) in corpus {
         let result = analyze_module(module);
         for (fref, func) in module.functions.iter() {
             for (v, data) in func.values.iter() {
@@ -233,4 +239,91 @@ fn warn_divergent_coherent() {
 fn warn_divergent_saxpy_has_no_divergent_branch() {
     let text = warn_divergent("examples/saxpy.spmd");
     insta::assert_snapshot!(text);
+}
+
+/// Runs entry `name` of `module` the way the ISPC-style corpora are run (one gang,
+/// a zeroed 64-float `RET`, `aFOO[i] = i + 1`, `b = 5`); returns `RET` or why it stopped.
+fn run_ispc_entry(module: &Module, name: &str) -> Result<Vec<u8>, String> {
+    use crate::interp::{self, Launch, Limits, Memory};
+    let func = module.function_by_name(name).ok_or("no entry")?;
+    let mut mem = Memory::new();
+    let ret = mem.add_buffer(vec![0u8; 64 * 4], "RET");
+    let foo: Vec<u8> = (0..64)
+        .flat_map(|i| ((i + 1) as f32).to_le_bytes())
+        .collect();
+    let afoo = mem.add_buffer(foo, "aFOO");
+    let nparams = module.functions[func].sig.params.len().min(3);
+    let args: Vec<u64> = [ret, afoo, interp::f32_arg(5.0)][..nparams].to_vec();
+    let limits = Limits {
+        max_steps: 2_000_000,
+        ..Limits::default()
+    };
+    let launch = Launch::single_gang(module.lane_count, args);
+    interp::run(module, func, &launch, &mut mem, limits).map_err(|e| e.to_string())?;
+    Ok(mem.buffer(ret).ok_or("RET lost")?.to_vec())
+}
+
+/// The soundness check: with every value the analysis calls uniform checked at run
+/// time (`insert_uniformity_checks`), each ISPC-style corpus program that runs runs the
+/// same, so no checked value ever differed between active lanes.
+#[test]
+fn uniform_values_agree_across_active_lanes_at_run_time() {
+    let mut checked_programs = 0;
+    let mut failures = Vec::new();
+    for (name, module) in corpus_modules() {
+        let Some(entry) = ["f_v", "f_f", "f_fu"]
+            .into_iter()
+            .find(|n| module.function_by_name(n).is_some())
+        else {
+            continue;
+        };
+        let result = analyze_module(module);
+        let mut instrumented = module.clone();
+        insert_uniformity_checks(&mut instrumented, &result);
+        if let Err(e) = crate::ir::verify_module(&instrumented) {
+            failures.push(format!(
+                "{name}: instrumented module does not verify: {e:?}"
+            ));
+            continue;
+        }
+        for entry in [entry, "result"] {
+            let Ok(want) = run_ispc_entry(module, entry) else {
+                continue;
+            };
+            match run_ispc_entry(&instrumented, entry) {
+                Ok(got) if got == want => checked_programs += 1,
+                Ok(_) => failures.push(format!("{name}: {entry}: results changed")),
+                Err(e) => failures.push(format!("{name}: {entry}: {e}")),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        checked_programs > 100,
+        "only {checked_programs} runs checked"
+    );
+}
+
+#[test]
+fn the_checks_catch_a_wrong_claim() {
+    // `lane_index` claimed uniform: the instrumented run must trap.
+    let mut module = parse_module(
+        "module lanes 4 ptr 4
+
+function export @f_v(ptr) {
+block0(v0: ptr):
+    v1 = special lane_index
+    return
+}
+",
+    )
+    .expect("test IR parses");
+    let mut result = analyze_module(&module);
+    let f = module.function_by_name("f_v").unwrap();
+    let lane = module.functions[f].values.keys().nth(1).unwrap();
+    result.functions[f].divergent[lane] = None;
+    insert_uniformity_checks(&mut module, &result);
+    crate::ir::verify_module(&module).expect("instrumented module verifies");
+    let err = run_ispc_entry(&module, "f_v").expect_err("the check traps");
+    assert!(err.contains("unreachable"), "{err}");
 }
