@@ -23,11 +23,11 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
+use common::launches::*;
 use spmdc::back::nyuzi::image::MachineShape;
 use spmdc::back::nyuzi::run::{self as nyuzi, NyuziRunOptions};
-use spmdc::driver::{self, FrontOptions, FrontResult, RunError, RunRequest, Stage};
+use spmdc::driver::{self, FrontOptions, FrontResult, Stage};
 use spmdc::front::sema;
-use spmdc::interp::Limits;
 use spmdc::launch::RunResult;
 
 /// Instructions per launch before a run is stopped.
@@ -62,51 +62,6 @@ fn front_of(path: &Path) -> FrontResult {
     )
 }
 
-/// One launch: entry, arguments and shape.
-#[derive(Clone, Debug)]
-struct LaunchSpec {
-    entry: String,
-    args: Vec<String>,
-    grid: Option<String>,
-    block: Option<String>,
-}
-
-impl LaunchSpec {
-    fn request(&self) -> RunRequest<'_> {
-        RunRequest {
-            optimize: driver::OPTIMIZE_BY_DEFAULT,
-            entry: &self.entry,
-            args: &self.args,
-            grid: self.grid.as_deref(),
-            block: self.block.as_deref(),
-            limits: Limits {
-                max_steps: MAX_STEPS,
-                ..Limits::default()
-            },
-        }
-    }
-}
-
-fn run_error(e: RunError, front: &FrontResult) -> String {
-    match e {
-        RunError::Compile(d) => format!(
-            "compile: {}",
-            d.iter()
-                .map(|d| d.message.clone())
-                .collect::<Vec<_>>()
-                .join("; ")
-        ),
-        RunError::Launch(e) => format!(
-            "launch: {}",
-            e.iter()
-                .map(|e| e.message.clone())
-                .collect::<Vec<_>>()
-                .join("; ")
-        ),
-        RunError::Trap(t) => format!("trap: {}", t.render(&front.sources)),
-    }
-}
-
 /// A program compiled for Nyuzi once, for several launches.
 type Compiled = (spmdc::ir::Module, spmdc::back::nyuzi::object::Object);
 
@@ -124,7 +79,7 @@ fn run_compiled(
         machine: shape,
         ..NyuziRunOptions::default()
     };
-    let req = spec.request();
+    let req = spec.request(MAX_STEPS);
     let mut built = nyuzi::prepare(front, &req)
         .and_then(|l| {
             nyuzi::place(
@@ -181,7 +136,7 @@ fn differential(
     compiled: &Result<Compiled, String>,
     spec: &LaunchSpec,
 ) -> Result<RunResult, String> {
-    let want = driver::run_on_interp(front, &spec.request())
+    let want = driver::run_on_interp(front, &spec.request(MAX_STEPS))
         .map_err(|e| format!("interp failed: {}", run_error(e, front)))?;
     let got = run_compiled(front, compiled.as_ref()?, spec, MachineShape::default())?;
     compare(&want, &got)?;
@@ -221,91 +176,6 @@ fn is_known(label: &str) -> bool {
 
 // ---------------------------------------------------------------------------------
 // Example launches
-
-/// Splits a shell command line (single and double quotes, no escapes inside quotes).
-fn shell_words(line: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut cur = String::new();
-    let mut quote: Option<char> = None;
-    let mut any = false;
-    for c in line.chars() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), c) => cur.push(c),
-            (None, '\'' | '"') => {
-                quote = Some(c);
-                any = true;
-            }
-            (None, c) if c.is_whitespace() => {
-                if any || !cur.is_empty() {
-                    words.push(std::mem::take(&mut cur));
-                    any = false;
-                }
-            }
-            (None, c) => cur.push(c),
-        }
-    }
-    if any || !cur.is_empty() {
-        words.push(cur);
-    }
-    words
-}
-
-/// The `spmdc run` commands in a file's header comment, as launches.
-fn header_launches(text: &str) -> Vec<LaunchSpec> {
-    let mut commands = Vec::new();
-    let mut cur: Option<String> = None;
-    for line in text.lines() {
-        let Some(body) = line.trim_start().strip_prefix("//") else {
-            continue;
-        };
-        let body = body.trim();
-        if let Some(c) = cur.as_mut() {
-            c.push(' ');
-            c.push_str(body.trim_end_matches('\\'));
-            if !body.ends_with('\\') {
-                commands.push(cur.take().unwrap_or_default());
-            }
-        } else if body.starts_with("spmdc run") {
-            if body.ends_with('\\') {
-                cur = Some(body.trim_end_matches('\\').to_string());
-            } else {
-                commands.push(body.to_string());
-            }
-        }
-    }
-    commands.iter().map(|c| parse_command(c)).collect()
-}
-
-fn parse_command(cmd: &str) -> LaunchSpec {
-    let words = shell_words(cmd);
-    let mut spec = LaunchSpec {
-        entry: String::new(),
-        args: Vec::new(),
-        grid: None,
-        block: None,
-    };
-    let mut it = words.iter();
-    while let Some(w) = it.next() {
-        let mut value = || it.next().cloned().unwrap_or_default();
-        match w.as_str() {
-            "--entry" => spec.entry = value(),
-            "--grid" => spec.grid = Some(value()),
-            "--block" => spec.block = Some(value()),
-            "--arg" => spec.args.push(value()),
-            _ => {}
-        }
-    }
-    // An `@file` input (the game of life board): random cells of the same length.
-    for a in &mut spec.args {
-        if let Some((name, v)) = a.split_once('=') {
-            if v.starts_with('@') {
-                *a = format!("{name}=random(4096,7,0,2)");
-            }
-        }
-    }
-    spec
-}
 
 /// Extra launches beyond the headers: other shapes and partial gangs/blocks.
 fn extra_launches() -> Vec<(&'static str, LaunchSpec)> {
@@ -378,10 +248,6 @@ fn example_launches() -> Vec<(String, LaunchSpec)> {
     out
 }
 
-fn label(file: &str, spec: &LaunchSpec) -> String {
-    format!("{file}#{}", spec.entry)
-}
-
 #[test]
 fn examples_match_the_interpreter() {
     let root = common::repo_root();
@@ -412,40 +278,6 @@ fn examples_match_the_interpreter() {
 
 // ---------------------------------------------------------------------------------
 // ISPC-style programs
-
-/// The test entry and `result` of an ISPC-style program, each on a zeroed 64-element
-/// `RET`, `aFOO[i] = i + 1` and `b = 5` (by position).
-fn ispc_launches(front: &FrontResult) -> Result<Vec<LaunchSpec>, String> {
-    let checked = front.checked.as_ref().ok_or("not checked")?;
-    if front.diags.has_errors() {
-        return Err("does not compile".into());
-    }
-    let mut out = Vec::new();
-    let entry = common::ispc::ENTRIES
-        .into_iter()
-        .find(|n| spmdc::launch::find_entry(checked, &front.interner, n).is_ok())
-        .ok_or("no test entry")?;
-    for name in [entry, "result"] {
-        let func =
-            spmdc::launch::find_entry(checked, &front.interner, name).map_err(|e| e.message)?;
-        let sig =
-            spmdc::launch::signature_of(checked, func, &front.interner).map_err(|e| e.message)?;
-        let values = ["zeros(64)", "range(64,1)", "5"];
-        let args = sig
-            .params
-            .iter()
-            .zip(values)
-            .map(|(p, v)| format!("{}={v}", p.name))
-            .collect();
-        out.push(LaunchSpec {
-            entry: name.to_string(),
-            args,
-            grid: None,
-            block: None,
-        });
-    }
-    Ok(out)
-}
 
 /// The failures among the programs of `dir` (those whose index modulo `parts.1` is
 /// `parts.0`, so a large directory can be split over tests that run in parallel).
@@ -526,7 +358,7 @@ fn machine_shapes_agree() {
         "examples/tasks.spmd",
     ] {
         let (front, spec) = header_launch(file);
-        let want = driver::run_on_interp(&front, &spec.request()).unwrap();
+        let want = driver::run_on_interp(&front, &spec.request(MAX_STEPS)).unwrap();
         for (cores, threads) in [(1, 1), (1, 4), (2, 4)] {
             let shape = MachineShape {
                 cores,
@@ -903,7 +735,7 @@ fn the_timing_model_computes_what_the_functional_machine_does() {
             timing: true,
             ..NyuziRunOptions::default()
         };
-        let timed = nyuzi::run_on_nyuzi(&front, &spec.request(), &opts).unwrap();
+        let timed = nyuzi::run_on_nyuzi(&front, &spec.request(MAX_STEPS), &opts).unwrap();
         compare(&functional, &timed).unwrap_or_else(|e| panic!("{file}: {e}"));
         timed.stats.check_convention(true).unwrap();
         assert_eq!(

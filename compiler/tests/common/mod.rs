@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod ispc;
+pub mod launches;
 
 use std::path::{Path, PathBuf};
 

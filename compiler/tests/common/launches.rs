@@ -1,0 +1,182 @@
+//! Launches as `spmdc run` takes them, for the differential tests of the back ends:
+//! the commands in a file's header comment, the ISPC-style harness's launches (test
+//! entry and `result` on `RET = zeros(64)`, `aFOO = range(64,1)`, `b = 5`), and the
+//! rendering of a run's error. Shared so that every target is tested on the same
+//! launches.
+
+use spmdc::driver::{self, FrontResult, RunError, RunRequest};
+use spmdc::interp::Limits;
+
+/// One launch: entry, arguments and shape.
+#[derive(Clone, Debug)]
+pub struct LaunchSpec {
+    pub entry: String,
+    pub args: Vec<String>,
+    pub grid: Option<String>,
+    pub block: Option<String>,
+}
+
+impl LaunchSpec {
+    /// The request for `spmdc run`'s defaults, stopped after `max_steps` steps.
+    pub fn request(&self, max_steps: u64) -> RunRequest<'_> {
+        RunRequest {
+            optimize: driver::OPTIMIZE_BY_DEFAULT,
+            entry: &self.entry,
+            args: &self.args,
+            grid: self.grid.as_deref(),
+            block: self.block.as_deref(),
+            limits: Limits {
+                max_steps,
+                ..Limits::default()
+            },
+        }
+    }
+}
+
+/// Why a run failed, one line.
+pub fn run_error(e: RunError, front: &FrontResult) -> String {
+    match e {
+        RunError::Compile(d) => format!(
+            "compile: {}",
+            d.iter()
+                .map(|d| d.message.clone())
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        RunError::Launch(e) => format!(
+            "launch: {}",
+            e.iter()
+                .map(|e| e.message.clone())
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        RunError::Trap(t) => format!("trap: {}", t.render(&front.sources)),
+    }
+}
+
+/// A launch's label in failure lists: `FILE#entry`.
+pub fn label(file: &str, spec: &LaunchSpec) -> String {
+    format!("{file}#{}", spec.entry)
+}
+
+// ---- header comments
+
+/// Splits a shell command line (single and double quotes, no escapes inside quotes).
+pub fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut any = false;
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => cur.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                any = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if any || !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur));
+                    any = false;
+                }
+            }
+            (None, c) => cur.push(c),
+        }
+    }
+    if any || !cur.is_empty() {
+        words.push(cur);
+    }
+    words
+}
+
+/// The `spmdc run` commands in a file's header comment, as launches.
+pub fn header_launches(text: &str) -> Vec<LaunchSpec> {
+    let mut commands = Vec::new();
+    let mut cur: Option<String> = None;
+    for line in text.lines() {
+        let Some(body) = line.trim_start().strip_prefix("//") else {
+            continue;
+        };
+        let body = body.trim();
+        if let Some(c) = cur.as_mut() {
+            c.push(' ');
+            c.push_str(body.trim_end_matches('\\'));
+            if !body.ends_with('\\') {
+                commands.push(cur.take().unwrap_or_default());
+            }
+        } else if body.starts_with("spmdc run") {
+            if body.ends_with('\\') {
+                cur = Some(body.trim_end_matches('\\').to_string());
+            } else {
+                commands.push(body.to_string());
+            }
+        }
+    }
+    commands.iter().map(|c| parse_command(c)).collect()
+}
+
+/// One `spmdc run` command line as a launch (an `@file` input becomes random data).
+pub fn parse_command(cmd: &str) -> LaunchSpec {
+    let words = shell_words(cmd);
+    let mut spec = LaunchSpec {
+        entry: String::new(),
+        args: Vec::new(),
+        grid: None,
+        block: None,
+    };
+    let mut it = words.iter();
+    while let Some(w) = it.next() {
+        let mut value = || it.next().cloned().unwrap_or_default();
+        match w.as_str() {
+            "--entry" => spec.entry = value(),
+            "--grid" => spec.grid = Some(value()),
+            "--block" => spec.block = Some(value()),
+            "--arg" => spec.args.push(value()),
+            _ => {}
+        }
+    }
+    // An `@file` input (the game of life board): random cells of the same length.
+    for a in &mut spec.args {
+        if let Some((name, v)) = a.split_once('=') {
+            if v.starts_with('@') {
+                *a = format!("{name}=random(4096,7,0,2)");
+            }
+        }
+    }
+    spec
+}
+
+/// The test entry and `result` of an ISPC-style program, each on a zeroed 64-element
+/// `RET`, `aFOO[i] = i + 1` and `b = 5` (by position).
+pub fn ispc_launches(front: &FrontResult) -> Result<Vec<LaunchSpec>, String> {
+    let checked = front.checked.as_ref().ok_or("not checked")?;
+    if front.diags.has_errors() {
+        return Err("does not compile".into());
+    }
+    let mut out = Vec::new();
+    let entry = super::ispc::ENTRIES
+        .into_iter()
+        .find(|n| spmdc::launch::find_entry(checked, &front.interner, n).is_ok())
+        .ok_or("no test entry")?;
+    for name in [entry, "result"] {
+        let func =
+            spmdc::launch::find_entry(checked, &front.interner, name).map_err(|e| e.message)?;
+        let sig =
+            spmdc::launch::signature_of(checked, func, &front.interner).map_err(|e| e.message)?;
+        let values = ["zeros(64)", "range(64,1)", "5"];
+        let args = sig
+            .params
+            .iter()
+            .zip(values)
+            .map(|(p, v)| format!("{}={v}", p.name))
+            .collect();
+        out.push(LaunchSpec {
+            entry: name.to_string(),
+            args,
+            grid: None,
+            block: None,
+        });
+    }
+    Ok(out)
+}
