@@ -1431,7 +1431,18 @@ impl<'a> Isel<'a> {
     fn load(&mut self, s: Scalar, addr: Value, mask: Option<Value>, res: Value) {
         let a = self.addr(addr);
         let d = self.loc(res);
-        let mask = mask.map(|m| self.reg(m));
+        let mut mask = mask.map(|m| self.reg(m));
+        if let (Some(m), false) = (mask, self.f.value_type(res).varying) {
+            // A uniform load under a mask happens when any lane is on, and every lane
+            // gets the value (else lanes would disagree on a uniform value).
+            let any = self.ptmp();
+            self.op(Op::Vote {
+                mode: VoteMode::Any,
+                dst: any,
+                p: m,
+            });
+            mask = Some(any);
+        }
         let ty = mem_ty(s);
         let dst = match d {
             Loc::P(_) => self.tmp(),

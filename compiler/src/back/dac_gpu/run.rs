@@ -55,6 +55,16 @@ pub fn run_on_dac_gpu(
     opts: &DacRunOptions,
 ) -> Result<RunResult, RunError> {
     let compiled = compile(front, req.optimize, &opts.codegen)?;
+    run_compiled(front, &compiled, req, opts)
+}
+
+/// Runs `req` with a program already compiled from `front` (`req.optimize` unused).
+pub fn run_compiled(
+    front: &FrontResult,
+    compiled: &Compiled,
+    req: &RunRequest<'_>,
+    opts: &DacRunOptions,
+) -> Result<RunResult, RunError> {
     let checked = front
         .checked
         .as_ref()
@@ -123,13 +133,13 @@ pub fn run_on_dac_gpu(
             limits,
             opts.scheduler,
         )
-        .map_err(|f| fault(&compiled, f))?;
+        .map_err(|f| fault(compiled, f))?;
         stats.set(Stats::DYNAMIC_INSTRUCTIONS, report.warp_insts);
         stats.set(Stats::CYCLES, report.cycles);
         copy_stats(&mut stats, &report.pairs);
     } else {
         let report = gpu::run_functional(&compiled.program, &gl, &mut mem, limits)
-            .map_err(|f| fault(&compiled, f))?;
+            .map_err(|f| fault(compiled, f))?;
         stats.set(Stats::DYNAMIC_INSTRUCTIONS, report.warp_insts);
         copy_stats(&mut stats, &report.stats);
     }
