@@ -497,22 +497,19 @@ fn spmdc(args: &[&str], stdin: &str) -> std::process::Output {
     child.wait_with_output().unwrap()
 }
 
+/// `spmdc run - --target TARGET --entry ENTRY REST...` with `src` on stdin.
+fn run_stdin(target: &str, entry: &str, rest: &[&str], src: &str) -> std::process::Output {
+    let head = ["run", "-", "--target", target, "--entry", entry];
+    spmdc(&[&head[..], rest].concat(), src)
+}
+
 #[test]
 fn faults_name_pc_thread_address_and_source_line() {
     let src = "export void f(uniform float x[], uniform int k) {\n    x[programIndex] = 1;\n    x[k] = 2;\n}\n";
-    let out = spmdc(
-        &[
-            "run",
-            "-",
-            "--target",
-            "nyuzi",
-            "--entry",
-            "f",
-            "--arg",
-            "x=zeros(16)",
-            "--arg",
-            "k=8000000",
-        ],
+    let out = run_stdin(
+        "nyuzi",
+        "f",
+        &["--arg", "x=zeros(16)", "--arg", "k=8000000"],
         src,
     );
     let err = String::from_utf8_lossy(&out.stderr);
@@ -526,19 +523,10 @@ fn faults_name_pc_thread_address_and_source_line() {
 #[test]
 fn runaway_kernels_stop_at_the_step_limit() {
     let src = "export void f(uniform int x[]) {\n    uniform int i = 0;\n    while (x[0] == 0) { i++; }\n    x[1] = i;\n}\n";
-    let out = spmdc(
-        &[
-            "run",
-            "-",
-            "--target",
-            "nyuzi",
-            "--entry",
-            "f",
-            "--arg",
-            "x=zeros(4)",
-            "--max-steps",
-            "100000",
-        ],
+    let out = run_stdin(
+        "nyuzi",
+        "f",
+        &["--arg", "x=zeros(4)", "--max-steps", "100000"],
         src,
     );
     let err = String::from_utf8_lossy(&out.stderr);
@@ -602,21 +590,7 @@ fn gangs_at_different_barriers_are_a_deadlock_on_both_targets() {
     // A uniform condition that differs between the gangs of a block.
     let src = "export void f(uniform int x[]) {\n    if (extract(threadIdx.x, 0) == 0) {\n        barrier();\n    } else {\n        barrier();\n    }\n    x[threadIdx.x] = 1;\n}\n";
     for target in ["interp", "nyuzi"] {
-        let out = spmdc(
-            &[
-                "run",
-                "-",
-                "--target",
-                target,
-                "--entry",
-                "f",
-                "--block",
-                "48",
-                "--arg",
-                "x=zeros(48)",
-            ],
-            src,
-        );
+        let out = run_stdin(target, "f", &["--block", "48", "--arg", "x=zeros(48)"], src);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(3), "{target}: {err}");
         assert!(
@@ -634,14 +608,10 @@ fn gangs_at_different_barriers_are_a_deadlock_on_both_targets() {
 fn returned_values_come_back_from_block_0_gang_0() {
     let src = "export uniform double total(uniform int n, uniform float x[]) {\n  float s = 0;\n  foreach (i = 0 ... n) { s += x[i]; }\n  return (double)reduce_add(s) + blockIdx.x;\n}\n";
     for target in ["interp", "nyuzi"] {
-        let out = spmdc(
+        let out = run_stdin(
+            target,
+            "total",
             &[
-                "run",
-                "-",
-                "--target",
-                target,
-                "--entry",
-                "total",
                 "--grid",
                 "3",
                 "--arg",
@@ -704,12 +674,7 @@ fn stack_overflows_are_reported_and_gang_stack_fixes_them() {
 fn traps_are_reported_at_the_users_line() {
     let src = "export void f(uniform int x[]) {\n    int v = x[programIndex];\n    assert(v < 5);\n    x[programIndex] = v / (v - 3);\n}\n";
     let run = |arg: &str| {
-        let out = spmdc(
-            &[
-                "run", "-", "--target", "nyuzi", "--entry", "f", "--arg", arg,
-            ],
-            src,
-        );
+        let out = run_stdin("nyuzi", "f", &["--arg", arg], src);
         assert_eq!(out.status.code(), Some(3));
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
