@@ -16,7 +16,7 @@
 //! accesses) in a [`MemTrace`], and reports barriers and warp completion as [`Flow`].
 
 use super::isa::*;
-use super::lanes32::{bin32, is32, mad32, setp32};
+use super::lanes32::{bin32, bin64, cvt_int, is32, is64, mad32, setp32, Halves};
 use super::machine::{FaultKind, GlobalMemory, GpuFault};
 
 /// Lanes per warp: the machine's warp size (both presets use 32).
@@ -191,7 +191,7 @@ pub struct StepBuffers {
     pub trace: MemTrace,
     lanes: [[u64; WARP]; 4],
     /// 32-bit lane buffers of the 32-bit path.
-    l32: [[u32; WARP]; 4],
+    l32: [[u32; WARP]; 6],
     /// Functional runs need no lane addresses: `trace` then records only `valid`.
     no_addrs: bool,
 }
@@ -447,6 +447,70 @@ impl WarpState {
             }
         }
         Ok(())
+    }
+
+    /// Reads a wide source as low and high halves (the split 64-bit path).
+    #[inline]
+    fn read_halves(
+        &self,
+        s: Src,
+        cta: &CtaInfo,
+        lo: &mut [u32; WARP],
+        hi: &mut [u32; WARP],
+    ) -> Result<(), String> {
+        match s {
+            Src::Reg(Reg {
+                file: RegFile::R,
+                idx,
+            }) => {
+                let b = idx as usize * WARP;
+                *lo = *lanes_of(&self.regs, b)
+                    .ok_or_else(|| format!("register %r{idx} is not declared"))?;
+                *hi = *lanes_of(&self.regs, b + WARP)
+                    .ok_or_else(|| format!("register %r{} is not declared", idx + 1))?;
+            }
+            Src::Imm(v) => {
+                *lo = [v as u32; WARP];
+                *hi = [(v >> 32) as u32; WARP];
+            }
+            _ => {
+                let mut t = [0u64; WARP];
+                self.read_src(s, true, cta, &mut t)?;
+                for l in 0..WARP {
+                    lo[l] = t[l] as u32;
+                    hi[l] = (t[l] >> 32) as u32;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// False when `s` is a general register whose pair partner is not declared (the
+    /// general path reports that).
+    fn pair_declared(&self, s: Src) -> bool {
+        match s {
+            Src::Reg(Reg {
+                file: RegFile::R,
+                idx,
+            }) => self.regs.len() >= (idx as usize + 2) * WARP,
+            _ => true,
+        }
+    }
+
+    /// Writes a wide value given as halves into `%r{idx}` and the next register.
+    #[inline]
+    fn write_pair(
+        &mut self,
+        idx: u16,
+        mask: u32,
+        lo: &[u32; WARP],
+        hi: &[u32; WARP],
+    ) -> Result<(), String> {
+        if self.regs.len() < (idx as usize + 2) * WARP {
+            return Err(format!("register %r{idx} is not declared"));
+        }
+        self.write32(idx, mask, lo)?;
+        self.write32(idx + 1, mask, hi)
     }
 
     /// Writes 32-bit `vals` into general register `%r{idx}` in the lanes of `mask`.
@@ -873,7 +937,7 @@ fn int_to_float(n: i128, r: Round, dty: Type) -> u64 {
 }
 
 /// `cvt` of one value.
-fn cvt(dty: Type, sty: Type, rnd: Option<Round>, x: u64) -> u64 {
+pub(crate) fn cvt(dty: Type, sty: Type, rnd: Option<Round>, x: u64) -> u64 {
     match (sty.is_float(), dty.is_float()) {
         (false, false) => hold(int_value(x, sty), dty),
         (false, true) => {
@@ -1063,7 +1127,7 @@ pub fn step(
         l32,
         no_addrs,
     } = bufs;
-    let [a32, b32, c32, o32] = l32;
+    let [a32, b32, c32, o32, ah, oh] = l32;
     let no_addrs = *no_addrs;
     let [a, b, c, o] = lanes;
     trace.valid = false;
@@ -1106,6 +1170,28 @@ pub fn step(
         } =>
         {
             warp.write32(idx, exec, o32).map_err(err)?;
+        }
+        Op::Bin {
+            op,
+            ty,
+            dst: Reg {
+                file: RegFile::R,
+                idx,
+            },
+            a: sa,
+            b: sb,
+        } if is64(ty) && {
+            warp.read_halves(sa, cta, a32, ah).map_err(err)?;
+            if op.is_shift() {
+                warp.read32(sb, cta, b32).map_err(err)?;
+            } else {
+                warp.read_halves(sb, cta, b32, c32).map_err(err)?;
+            }
+            let (a, b) = (Halves { lo: a32, hi: ah }, Halves { lo: b32, hi: c32 });
+            bin64(op, ty, a, b, o32, oh)
+        } =>
+        {
+            warp.write_pair(idx, exec, o32, oh).map_err(err)?;
         }
         Op::Bin {
             op,
@@ -1181,6 +1267,26 @@ pub fn step(
                 }
             }
             warp.write(dst, ty, exec, o).map_err(err)?;
+        }
+        Op::Cvt {
+            dty,
+            sty,
+            dst: Reg {
+                file: RegFile::R,
+                idx,
+            },
+            a: sa,
+            ..
+        } if (!sty.is_wide() || warp.pair_declared(sa)) && {
+            warp.read32(sa, cta, a32).map_err(err)?;
+            cvt_int(dty, sty, a32, o32, oh)
+        } =>
+        {
+            if dty.is_wide() {
+                warp.write_pair(idx, exec, o32, oh).map_err(err)?;
+            } else {
+                warp.write32(idx, exec, o32).map_err(err)?;
+            }
         }
         Op::Cvt {
             rnd,

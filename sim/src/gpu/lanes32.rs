@@ -151,6 +151,105 @@ fn setp_f32(cmp: Cmp, a: &[u32; WARP], b: &[u32; WARP]) -> u32 {
     }
 }
 
+/// Whether `ty` is a 64-bit integer type (held as a register pair).
+#[inline]
+pub(crate) fn is64(ty: Type) -> bool {
+    matches!(ty, Type::U64 | Type::S64 | Type::B64)
+}
+
+/// A wide register value as its low and high 32-bit halves, one array each.
+pub(crate) struct Halves<'a> {
+    pub lo: &'a [u32; WARP],
+    pub hi: &'a [u32; WARP],
+}
+
+/// The 64-bit integer operations on register halves that kernels use for address
+/// arithmetic: add and sub (with carry and borrow), bitwise ops, shifts (`b.lo` is
+/// the shift amount); `false` when not handled here.
+pub(crate) fn bin64(
+    op: BinOp,
+    ty: Type,
+    a: Halves<'_>,
+    b: Halves<'_>,
+    lo: &mut [u32; WARP],
+    hi: &mut [u32; WARP],
+) -> bool {
+    use Type::*;
+    let join = |h: u32, l: u32| (u64::from(h) << 32) | u64::from(l);
+    match (op, ty) {
+        (BinOp::Add, U64 | S64) => {
+            for l in 0..WARP {
+                let s = a.lo[l].wrapping_add(b.lo[l]);
+                lo[l] = s;
+                hi[l] = a.hi[l]
+                    .wrapping_add(b.hi[l])
+                    .wrapping_add(u32::from(s < a.lo[l]));
+            }
+        }
+        (BinOp::Sub, U64 | S64) => {
+            for l in 0..WARP {
+                lo[l] = a.lo[l].wrapping_sub(b.lo[l]);
+                hi[l] = a.hi[l]
+                    .wrapping_sub(b.hi[l])
+                    .wrapping_sub(u32::from(a.lo[l] < b.lo[l]));
+            }
+        }
+        (BinOp::And | BinOp::Or | BinOp::Xor, B64) => {
+            let f = |x: u32, y: u32| match op {
+                BinOp::And => x & y,
+                BinOp::Or => x | y,
+                _ => x ^ y,
+            };
+            map2(a.lo, b.lo, lo, f);
+            map2(a.hi, b.hi, hi, f);
+        }
+        (BinOp::Shl, B64) | (BinOp::Shr, B64 | U64) => {
+            let left = op == BinOp::Shl;
+            for l in 0..WARP {
+                let (x, n) = (join(a.hi[l], a.lo[l]), b.lo[l]);
+                let r = match (n >= 64, left) {
+                    (true, _) => 0,
+                    (false, true) => x << n,
+                    (false, false) => x >> n,
+                };
+                lo[l] = r as u32;
+                hi[l] = (r >> 32) as u32;
+            }
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// Integer `cvt` between 32- and 64-bit integer types on halves: widening extends
+/// by the source's signedness, narrowing keeps the low word (what the general
+/// `cvt` computes for these pairs); `false` for other pairs.
+pub(crate) fn cvt_int(
+    dty: Type,
+    sty: Type,
+    a: &[u32; WARP],
+    lo: &mut [u32; WARP],
+    hi: &mut [u32; WARP],
+) -> bool {
+    let int32 = |t| matches!(t, Type::U32 | Type::S32 | Type::B32);
+    if int32(sty) && is64(dty) {
+        *lo = *a;
+        if sty == Type::S32 {
+            for l in 0..WARP {
+                hi[l] = ((a[l] as i32) >> 31) as u32;
+            }
+        } else {
+            *hi = [0; WARP];
+        }
+        true
+    } else if (int32(sty) || is64(sty)) && int32(dty) {
+        *lo = *a;
+        true
+    } else {
+        false
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,6 +326,88 @@ mod tests {
                             "{op:?} {ty:?} lane {l}"
                         );
                     }
+                }
+            }
+        }
+    }
+
+    fn wide_vals() -> [u64; WARP] {
+        let v: [u64; 8] = [
+            0,
+            1,
+            63,
+            64,
+            0xffff_ffff,
+            0x1_0000_0000,
+            u64::MAX,
+            0x8000_0000_0000_0001,
+        ];
+        std::array::from_fn(|l| v[l % 8].wrapping_add((l / 8) as u64 * 0x7fff_ffff))
+    }
+
+    /// The split 64-bit operations agree with the general `u64` path.
+    #[test]
+    fn bin64_matches_general_bin() {
+        let wa = wide_vals();
+        let wb: [u64; WARP] = std::array::from_fn(|l| wa[(l * 5 + 3) % WARP]);
+        let split = |w: &[u64; WARP]| (w.map(|x| x as u32), w.map(|x| (x >> 32) as u32));
+        let ((alo, ahi), (blo, bhi)) = (split(&wa), split(&wb));
+        for ty in [Type::U64, Type::S64, Type::B64] {
+            for op in BinOp::ALL {
+                let (mut lo, mut hi) = ([0u32; WARP], [0u32; WARP]);
+                let a = Halves { lo: &alo, hi: &ahi };
+                let b = Halves { lo: &blo, hi: &bhi };
+                if !bin64(op, ty, a, b, &mut lo, &mut hi) {
+                    continue;
+                }
+                // Shifts read their amount as a 32-bit value.
+                let wb2 = if op.is_shift() {
+                    blo.map(u64::from)
+                } else {
+                    wb
+                };
+                let mut w = [0u64; WARP];
+                assert!(super::super::exec::bin(op, ty, &wa, &wb2, &mut w).is_ok());
+                for l in 0..WARP {
+                    let got = u64::from(lo[l]) | u64::from(hi[l]) << 32;
+                    assert_eq!(got, w[l], "{op:?} {ty:?} lane {l}");
+                }
+            }
+        }
+    }
+
+    /// Integer conversions between 32- and 64-bit types agree with the general `cvt`.
+    #[test]
+    fn cvt_int_matches_general_cvt() {
+        let wa = wide_vals();
+        let a = wa.map(|x| x as u32);
+        let tys = [
+            Type::U32,
+            Type::S32,
+            Type::B32,
+            Type::U64,
+            Type::S64,
+            Type::B64,
+        ];
+        for sty in tys {
+            for dty in tys {
+                let (mut lo, mut hi) = ([0u32; WARP], [0u32; WARP]);
+                if !cvt_int(dty, sty, &a, &mut lo, &mut hi) {
+                    continue;
+                }
+                for l in 0..WARP {
+                    let src = if sty.is_wide() {
+                        wa[l]
+                    } else {
+                        u64::from(a[l])
+                    };
+                    let want = super::super::exec::cvt(dty, sty, None, src);
+                    let got = if dty.is_wide() {
+                        u64::from(lo[l]) | u64::from(hi[l]) << 32
+                    } else {
+                        u64::from(lo[l])
+                    };
+                    assert_eq!(got, want, "cvt.{dty:?}.{sty:?} lane {l}");
                 }
             }
         }
