@@ -188,14 +188,19 @@ fn config_errors() {
     .is_ok());
 }
 
+/// A DRAM model of `channels` channels sharing `bytes_per_cycle`.
+fn dram(latency: u32, bytes_per_cycle: f64, channels: u32) -> Dram {
+    Dram::new(DramConfig {
+        latency,
+        bytes_per_cycle,
+        channels,
+    })
+    .unwrap()
+}
+
 #[test]
 fn dram_bandwidth_queues_transfers() {
-    let mut d = Dram::new(DramConfig {
-        latency: 10,
-        bytes_per_cycle: 4.0,
-        channels: 1,
-    })
-    .unwrap();
+    let mut d = dram(10, 4.0, 1);
     // 64 bytes at 4 B/cycle = 16 cycles of bus time after 10 cycles of latency.
     assert_eq!(d.access(0, 64, false, 0), 26);
     // Asked at once, the second read waits for the bus: 26 + 16.
@@ -212,12 +217,7 @@ fn dram_bandwidth_queues_transfers() {
 
 #[test]
 fn dram_fractional_bandwidth() {
-    let mut d = Dram::new(DramConfig {
-        latency: 10,
-        bytes_per_cycle: 2.4,
-        channels: 1,
-    })
-    .unwrap();
+    let mut d = dram(10, 2.4, 1);
     // 64 B / 2.4 B/cycle = 26.67 cycles each: ends 36.67, 63.33, 90.0.
     let ends: Vec<u64> = (0..3).map(|i| d.access(i, 64, false, 0)).collect();
     assert_eq!(ends, vec![37, 64, 90]);
@@ -228,12 +228,7 @@ fn dram_fractional_bandwidth() {
 
 #[test]
 fn dram_channels_are_independent() {
-    let mut d = Dram::new(DramConfig {
-        latency: 0,
-        bytes_per_cycle: 8.0,
-        channels: 2,
-    })
-    .unwrap();
+    let mut d = dram(0, 8.0, 2);
     // 4 B/cycle per channel: lines 0 and 1 go to different channels and overlap.
     assert_eq!(d.access(0, 64, false, 0), 16);
     assert_eq!(d.access(1, 64, false, 0), 16);
