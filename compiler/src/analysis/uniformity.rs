@@ -54,6 +54,7 @@ use cranelift_entity::SecondaryMap;
 use rustc_hash::FxHashSet;
 
 use crate::diag::{codes, Diagnostic};
+use crate::front::ast;
 use crate::ir::dominance::DominatorTree;
 use crate::ir::write::Names;
 use crate::ir::{
@@ -512,6 +513,142 @@ fn branch_diagnostic(
         d = d.with_secondary(src_span, format!("divergence starts here ({source})"));
     }
     d
+}
+
+/// A `cif`/`cfor`/`cwhile`/`cdo` of the source: the statement, its condition and the
+/// statements nested in it (whose branches are not its own).
+struct CoherentStmt {
+    span: Span,
+    cond: Span,
+    children: Vec<Span>,
+}
+
+/// Every coherent statement with a condition in `unit`.
+fn coherent_statements(unit: &ast::TranslationUnit) -> Vec<CoherentStmt> {
+    let mut out = Vec::new();
+    let mut stack: Vec<&ast::Stmt> = Vec::new();
+    for item in &unit.items {
+        if let ast::Item::Function(f) = item {
+            stack.extend(f.body.iter().flat_map(|b| &b.stmts));
+        }
+    }
+    while let Some(stmt) = stack.pop() {
+        let (cond, coherent, children): (Option<&ast::Expr>, bool, Vec<&ast::Stmt>) =
+            match &stmt.kind {
+                ast::StmtKind::If {
+                    cond,
+                    then,
+                    else_,
+                    coherent,
+                } => (
+                    Some(cond),
+                    *coherent,
+                    std::iter::once(&**then).chain(else_.as_deref()).collect(),
+                ),
+                ast::StmtKind::For {
+                    cond,
+                    body,
+                    coherent,
+                    ..
+                } => (cond.as_deref(), *coherent, vec![&**body]),
+                ast::StmtKind::While {
+                    cond,
+                    body,
+                    coherent,
+                }
+                | ast::StmtKind::DoWhile {
+                    body,
+                    cond,
+                    coherent,
+                } => (Some(cond), *coherent, vec![&**body]),
+                ast::StmtKind::Block(b) | ast::StmtKind::Unmasked(b) => {
+                    (None, false, b.stmts.iter().collect())
+                }
+                ast::StmtKind::Switch { arms, .. } => {
+                    (None, false, arms.iter().flat_map(|a| &a.body).collect())
+                }
+                ast::StmtKind::Foreach { body, .. }
+                | ast::StmtKind::ForeachActive { body, .. }
+                | ast::StmtKind::ForeachUnique { body, .. } => (None, false, vec![&**body]),
+                _ => (None, false, Vec::new()),
+            };
+        if let (Some(cond), true) = (cond, coherent) {
+            out.push(CoherentStmt {
+                span: stmt.span,
+                cond: cond.span,
+                children: children.iter().map(|c| c.span).collect(),
+            });
+        }
+        stack.extend(children);
+    }
+    out.sort_by_key(|s| (s.span.file, s.span.start));
+    out
+}
+
+fn span_within(inner: Span, outer: Span) -> bool {
+    inner.file == outer.file && inner.start >= outer.start && inner.end <= outer.end
+}
+
+/// Notes ([`codes::UNNECESSARY_COHERENT_HINT`], severity note) for `cif`, `cfor`,
+/// `cwhile` and `cdo` whose condition is typed varying but the analysis proves
+/// uniform-valued: the gang always agrees, so the coherence hint buys nothing. (A
+/// condition typed uniform already gets the front end's W0003 warning.) A statement's
+/// branches are the `brif any(mask)`s with a span inside the statement but not inside a
+/// nested statement; its conditions are the conditions of those masks defined inside its
+/// condition's span. The note is given when there is at least one and all are uniform.
+pub fn unnecessary_coherent_hints(
+    unit: &ast::TranslationUnit,
+    module: &Module,
+    result: &ModuleUniformity,
+) -> Vec<Diagnostic> {
+    let stmts = coherent_statements(unit);
+    // Per statement: whether some condition was found, and whether all are uniform.
+    let mut found = vec![(false, true); stmts.len()];
+    for (fref, func) in module.functions.iter() {
+        let res = &result.functions[fref];
+        for &block in &func.layout {
+            let Some(term) = func.terminator(block) else {
+                continue;
+            };
+            let InstData::Brif { cond, .. } = func.insts[term] else {
+                continue;
+            };
+            let Some(mask) = branch_mask(func, cond) else {
+                continue;
+            };
+            let span = func.spans[term];
+            for (i, st) in stmts.iter().enumerate() {
+                let own = span_within(span, st.span)
+                    && !st.children.iter().any(|&c| span_within(span, c));
+                if !own {
+                    continue;
+                }
+                let conds = mask_conditions(func, mask)
+                    .into_iter()
+                    .filter(|&c| value_span(func, c).is_some_and(|s| span_within(s, st.cond)));
+                for c in conds {
+                    found[i].0 = true;
+                    found[i].1 &= res.is_uniform(c);
+                }
+            }
+        }
+    }
+    stmts
+        .iter()
+        .zip(found)
+        .filter(|(_, (any, all_uniform))| *any && *all_uniform)
+        .map(|(st, _)| {
+            Diagnostic::note(
+                codes::UNNECESSARY_COHERENT_HINT,
+                "coherent control flow hint on a condition that is always uniform",
+            )
+            .with_primary(
+                st.cond,
+                "this condition is varying but has the same value in every active program instance",
+            )
+            .with_help("use the plain form (`if`, `for`, `while`, `do`)")
+        })
+        .collect()
 }
 
 /// Instruments `module` to check the analysis at run time (the soundness test): after

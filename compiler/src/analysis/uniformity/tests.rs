@@ -327,3 +327,52 @@ block0(v0: ptr):
     let err = run_ispc_entry(&module, "f_v").expect_err("the check traps");
     assert!(err.contains("unreachable"), "{err}");
 }
+
+/// The coherence-hint notes for a source text, rendered.
+fn coherent_notes(src: &str) -> String {
+    let front = crate::driver::run_front(
+        "hints.spmd",
+        None,
+        src.to_string(),
+        &crate::driver::FrontOptions::default(),
+        crate::driver::Stage::Check,
+    );
+    let module = crate::driver::lower_front(&front).expect("the program lowers");
+    let result = analyze_module(&module);
+    unnecessary_coherent_hints(&front.unit, &module, &result)
+        .iter()
+        .map(|d| crate::diag::render_human(&front.sources, d, false))
+        .collect()
+}
+
+#[test]
+fn coherent_hints_on_uniform_valued_varying_conditions_get_a_note() {
+    let text = coherent_notes(
+        "export void f(uniform float data[], uniform int n) {
+    varying int k = n;
+    varying int c = n;
+    cwhile (c > 0) {
+        c = c - 1;
+    }
+    foreach (i = 0 ... n) {
+        cif (k > 4) {
+            data[i] = 0;
+        }
+        cif (data[i] > 1) {
+            data[i] = 2;
+        }
+    }
+}
+",
+    );
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn coherent_hints_on_divergent_conditions_get_no_note() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap();
+    let src = std::fs::read_to_string(root.join("examples/coherent.spmd")).unwrap();
+    assert_eq!(coherent_notes(&src), "");
+}
