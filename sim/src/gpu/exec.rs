@@ -1207,6 +1207,23 @@ pub fn step(
                 .map_err(|_| err(format!("{}.{} is not defined", op.name(), ty.name())))?;
             warp.write(dst, ty, exec, o).map_err(err)?;
         }
+        Op::Un {
+            op: UnOp::Mov,
+            ty,
+            dst: Reg {
+                file: RegFile::R,
+                idx,
+            },
+            a: sa,
+        } => {
+            if ty.is_wide() {
+                warp.read_halves(sa, cta, o32, oh).map_err(err)?;
+                warp.write_pair(idx, exec, o32, oh).map_err(err)?;
+            } else {
+                warp.read32(sa, cta, o32).map_err(err)?;
+                warp.write32(idx, exec, o32).map_err(err)?;
+            }
+        }
         Op::Un { op, ty, dst, a: sa } => {
             warp.read_src(sa, ty.is_wide(), cta, a).map_err(err)?;
             unary(op, ty, a, o)
@@ -1376,8 +1393,24 @@ pub fn step(
                     return Err(at.fault(kind, lane, Some(at_), msg));
                 };
                 let v = load_le(bytes);
-                *o = [if ty.is_float() { v } else { hold(v, ty) }; WARP];
-                warp.write(dst, ty, exec, o).map_err(err)?;
+                let v = if ty.is_float() { v } else { hold(v, ty) };
+                match dst {
+                    Reg {
+                        file: RegFile::R,
+                        idx,
+                    } if ty.is_wide() => {
+                        let (lo, hi) = ([v as u32; WARP], [(v >> 32) as u32; WARP]);
+                        warp.write_pair(idx, exec, &lo, &hi).map_err(err)?;
+                    }
+                    Reg {
+                        file: RegFile::R,
+                        idx,
+                    } => warp.write32(idx, exec, &[v as u32; WARP]).map_err(err)?,
+                    _ => {
+                        *o = [v; WARP];
+                        warp.write(dst, ty, exec, o).map_err(err)?;
+                    }
+                }
             }
         }
         Op::Ld {
