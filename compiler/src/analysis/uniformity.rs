@@ -651,6 +651,25 @@ pub fn unnecessary_coherent_hints(
         .collect()
 }
 
+/// What the command line reports from this analysis for a program lowered from
+/// `front` (the module of [`crate::driver::lower_front`], before legalization): the
+/// [`unnecessary_coherent_hints`] notes always, and the [`divergent_branches`]
+/// warnings when `warn_divergent` (`--warn-divergent`) is set. Diagnostics located in
+/// the standard library are left out: they are not the user's to act on.
+pub fn report(
+    front: &crate::driver::FrontResult,
+    module: &Module,
+    warn_divergent: bool,
+) -> Vec<Diagnostic> {
+    let result = analyze_module(module);
+    let mut out = unnecessary_coherent_hints(&front.unit, module, &result);
+    if warn_divergent {
+        out.extend(divergent_branches(module, &result));
+    }
+    out.retain(|d| d.span().is_none_or(|s| Some(s.file) != front.stdlib_file));
+    out
+}
+
 /// Instruments `module` to check the analysis at run time (the soundness test): after
 /// the definition of every varying-typed value the analysis calls uniform, a
 /// `reduce_equal` over the function's entry mask (all lanes for unmasked functions)

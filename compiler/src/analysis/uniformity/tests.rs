@@ -165,7 +165,7 @@ fn lower_corpus() -> Vec<(String, Module)> {
             .collect();
         paths.sort();
         for path in paths {
-            if let Some((_, module)) = lower_file(&path) {
+            if let Some(module) = lower_file(&path) {
                 out.push((path.display().to_string(), module));
             }
         }
@@ -175,7 +175,7 @@ fn lower_corpus() -> Vec<(String, Module)> {
 
 /// `path` lowered and optimized; `None` for programs that do not lower cleanly (the
 /// corpora hold programs that are meant to fail).
-fn lower_file(path: &std::path::Path) -> Option<(crate::source::SourceMap, Module)> {
+fn lower_file(path: &std::path::Path) -> Option<Module> {
     let text = std::fs::read_to_string(path).ok()?;
     let name = path.file_name()?.to_string_lossy().to_string();
     let front = crate::driver::run_front(
@@ -186,7 +186,7 @@ fn lower_file(path: &std::path::Path) -> Option<(crate::source::SourceMap, Modul
         crate::driver::Stage::Check,
     );
     let module = crate::driver::lower_front(&front).ok()?;
-    Some((front.sources, module))
+    Some(module)
 }
 
 #[test]
@@ -217,11 +217,20 @@ fn warn_divergent(file: &str) -> String {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .unwrap();
-    let (sources, module) = lower_file(&root.join(file)).expect("the example lowers");
-    let result = analyze_module(&module);
-    divergent_branches(&module, &result)
+    let path = root.join(file);
+    let text = std::fs::read_to_string(&path).expect("the example exists");
+    let name = path.file_name().unwrap().to_string_lossy().to_string();
+    let front = crate::driver::run_front(
+        &name,
+        Some(path.clone()),
+        text,
+        &crate::driver::FrontOptions::default(),
+        crate::driver::Stage::Check,
+    );
+    let module = crate::driver::lower_front(&front).expect("the example lowers");
+    report(&front, &module, true)
         .iter()
-        .map(|d| crate::diag::render_human(&sources, d, false))
+        .map(|d| crate::diag::render_human(&front.sources, d, false))
         .collect()
 }
 
@@ -375,4 +384,61 @@ fn coherent_hints_on_divergent_conditions_get_no_note() {
         .unwrap();
     let src = std::fs::read_to_string(root.join("examples/coherent.spmd")).unwrap();
     assert_eq!(coherent_notes(&src), "");
+}
+
+/// Whether the value stored by the last store of `@f` in `src` is uniform.
+fn last_stored_value_is_uniform(src: &str) -> bool {
+    let front = crate::driver::run_front(
+        "temporal.spmd",
+        None,
+        src.to_string(),
+        &crate::driver::FrontOptions::default(),
+        crate::driver::Stage::Check,
+    );
+    let module = crate::driver::lower_front(&front).expect("the program lowers");
+    let f = module.function_by_name("f").expect("@f");
+    let func = &module.functions[f];
+    let result = analyze_function(func);
+    let stored = func
+        .layout
+        .iter()
+        .flat_map(|&b| &func.blocks[b].insts)
+        .filter_map(|&i| match func.insts[i] {
+            InstData::Store { value, .. } => Some(value),
+            _ => None,
+        })
+        .last()
+        .expect("a store");
+    assert!(func.value_type(stored).varying);
+    result.is_uniform(stored)
+}
+
+#[test]
+fn temporal_divergence_a_uniform_value_leaving_a_divergent_loop_is_divergent() {
+    // Each lane leaves the loop in another iteration, so `x` keeps another `t`.
+    assert!(!last_stored_value_is_uniform(
+        "export void f(uniform float data[], uniform int n) {
+    int x = 0;
+    uniform int t = 0;
+    while (data[programIndex] > t) {
+        x = t;
+        t++;
+    }
+    data[programIndex] = x;
+}
+"
+    ));
+    // The same loop with a uniform exit: the gang leaves together.
+    assert!(last_stored_value_is_uniform(
+        "export void f(uniform float data[], uniform int n) {
+    int x = 0;
+    uniform int t = 0;
+    while (t < n) {
+        x = t;
+        t++;
+    }
+    data[programIndex] = x;
+}
+"
+    ));
 }
