@@ -32,209 +32,24 @@ const MAX_STEPS: u64 = 100_000_000;
 /// message it must fail with, and the reason.
 const KNOWN_FAILURES: &[(&str, &str, &str)] = &[
     (
-        "examples/coherent.spmd#coherent",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "examples/gameoflife.spmd#gameoflife",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "examples/jacobi2d.spmd#jacobi2d",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "examples/laplacian3d.spmd#laplacian3d",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "examples/mandelbrot.spmd#mandelbrot",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "examples/particles.spmd#advance",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "examples/particles.spmd#centroid",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "examples/prefix_sum.spmd#prefix_sum",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "examples/reduce_sum.spmd#reduce_sum",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "examples/switch_ops.spmd#switch_ops",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "examples/tasks.spmd#scale_chunks",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "examples/wave13pt.spmd#wave13pt",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/arith_int16_wrap.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/arith_int8_wrap.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/arith_uniform_varying_promotion.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/flow_return_in_loop.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/flow_return_in_loop_in_if.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/flow_return_nested_loops.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/flow_return_value_paths.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/flow_return_void_early.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/foreach_bounds_once.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/func_call_under_mask.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
         "tests/conformance/func_mutual_recursion.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/func_overload_types.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/func_overload_uniform_varying.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/func_pointer_params.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/func_prototype_inline.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
+        "a recursive call is not supported yet",
+        "calls are inlined; recursion needs .func call/ret with a stack, not implemented yet",
     ),
     (
         "tests/conformance/func_recursion_uniform.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
+        "a recursive call is not supported yet",
+        "calls are inlined; recursion needs .func call/ret with a stack, not implemented yet",
     ),
     (
         "tests/conformance/func_recursion_varying.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
+        "a recursive call is not supported yet",
+        "calls are inlined; recursion needs .func call/ret with a stack, not implemented yet",
     ),
     (
         "tests/conformance/func_recursion_varying_divergent_return.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/func_return_uniform_varying.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/global_variables.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/logic_and_short_circuit.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/logic_nested_short_circuit.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/logic_or_short_circuit.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/logic_uniform_short_circuit.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/ptr_address_of_local.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/ptr_arrow_struct.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/static_local.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/stdlib_and_or.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/stdlib_exp_log.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
+        "a recursive call is not supported yet",
+        "calls are inlined; recursion needs .func call/ret with a stack, not implemented yet",
     ),
     (
         "tests/conformance/stdlib_fmod.spmd",
@@ -242,84 +57,9 @@ const KNOWN_FAILURES: &[(&str, &str, &str)] = &[
         "frem has no dac-gpu instruction and the legalizer does not target dac-gpu yet",
     ),
     (
-        "tests/conformance/stdlib_inverse_trig.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/stdlib_ldexp_frexp.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/stdlib_popcnt.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/stdlib_pow_cbrt.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/stdlib_sincos.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/stdlib_trig.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/struct_copy_assign.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/switch_enum_return.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/switch_uniform.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/ternary_side_effects.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/typedef_const.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/conformance/unmasked_function.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/ispc/loops_break_continue.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/ispc/struct_pointer.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
         "tests/ispc/transcendental.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
-    ),
-    (
-        "tests/ispc/uniform_globals.spmd",
-        "a call is not supported yet",
-        "calls (.func call/ret) are not implemented in the dac-gpu back end yet",
+        "frem is not supported yet",
+        "frem has no dac-gpu instruction and the legalizer does not target dac-gpu yet",
     ),
 ];
 

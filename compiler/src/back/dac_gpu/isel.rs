@@ -92,6 +92,7 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
             continue;
         }
         let ctx = ModuleCtx {
+            module,
             global_offsets: &global_offsets,
             shared_offsets: &shared_offsets,
             shared_size,
@@ -125,6 +126,7 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
 }
 
 struct ModuleCtx<'a> {
+    module: &'a Module,
     global_offsets: &'a [u32],
     shared_offsets: &'a [u32],
     shared_size: u32,
@@ -135,8 +137,19 @@ struct Isel<'a> {
     ctx: &'a ModuleCtx<'a>,
     f: &'a Function,
     b: KernelBuilder,
-    locs: HashMap<Value, Loc>,
-    labels: HashMap<Block, LabelId>,
+    /// Keyed by inline instance (0 = the entry itself) and value or block.
+    locs: HashMap<(u32, Value), Loc>,
+    labels: HashMap<(u32, Block), LabelId>,
+    /// The current inline instance, the next instance number, and the functions
+    /// being inlined (to refuse recursion).
+    instance: u32,
+    instances: u32,
+    inline_stack: Vec<crate::ir::FuncRef>,
+    /// Where a `return` of the current inline instance goes: its result and the
+    /// continuation.
+    ret: Option<(Option<Loc>, LabelId)>,
+    /// Frame bytes used so far (the entry's slots, then each inlined call's).
+    frame_end: u32,
     lines: Vec<Option<Span>>,
     span: Option<Span>,
     errors: Vec<Diagnostic>,
@@ -233,6 +246,11 @@ impl<'a> Isel<'a> {
             b,
             locs: HashMap::new(),
             labels: HashMap::new(),
+            instance: 0,
+            instances: 0,
+            inline_stack: Vec::new(),
+            ret: None,
+            frame_end: 0,
             lines: Vec::new(),
             span: None,
             errors: Vec::new(),
@@ -338,11 +356,11 @@ impl<'a> Isel<'a> {
     }
 
     fn loc(&mut self, v: Value) -> Loc {
-        if let Some(&l) = self.locs.get(&v) {
+        if let Some(&l) = self.locs.get(&(self.instance, v)) {
             return l;
         }
         let l = self.fresh(self.f.value_type(v).scalar);
-        self.locs.insert(v, l);
+        self.locs.insert((self.instance, v), l);
         l
     }
 
@@ -398,20 +416,11 @@ impl<'a> Isel<'a> {
             self.unsupported("an entry without a body");
             return Err(self.errors);
         };
-        for &blk in &f.layout {
-            let l = self.b.label(&format!("$B{}", blk.as_u32()));
-            self.labels.insert(blk, l);
-        }
         let (_, frame) = layout(f.stack_slots.values().map(|s| (s.size, s.align)));
-        self.prologue(entry, frame);
-        for &blk in &f.layout {
-            let l = self.labels[&blk];
-            self.b.bind(l);
-            for &inst in &f.blocks[blk].insts {
-                self.span = Some(f.spans[inst]);
-                self.inst(inst);
-            }
-        }
+        self.frame_end = frame;
+        let patch = self.prologue(entry);
+        self.body();
+        let frame = self.frame_end.div_ceil(8) * 8;
         // A label bound past the last instruction needs an instruction to point at.
         self.op(Op::Exit);
         if !self.errors.is_empty() {
@@ -425,12 +434,103 @@ impl<'a> Isel<'a> {
                 format!("dac-gpu back end: {e}"),
             )]
         })?;
+        if let Op::Mad { b, .. } = &mut kernel.insts[patch].op {
+            *b = imm(u64::from(frame));
+        }
         super::alloc::allocate(&mut kernel, &pairs);
         Ok((kernel, lines, frame))
     }
 
-    /// Loads the parameters and computes the three memory bases.
-    fn prologue(&mut self, entry: Block, frame: u32) {
+    /// The blocks of the current function (instance), in layout order.
+    fn body(&mut self) {
+        let f = self.f;
+        for &blk in &f.layout {
+            let l = self
+                .b
+                .label(&format!("$B{}_{}", self.instance, blk.as_u32()));
+            self.labels.insert((self.instance, blk), l);
+        }
+        for &blk in &f.layout {
+            let l = self.labels[&(self.instance, blk)];
+            self.b.bind(l);
+            for &inst in &f.blocks[blk].insts {
+                self.span = Some(f.spans[inst]);
+                self.inst(inst);
+            }
+        }
+    }
+
+    /// A call, inlined: the callee's blocks are selected in a new instance whose
+    /// entry parameters are the arguments (and the caller's mask), whose stack slots
+    /// follow the frame so far, and whose `return`s assign the result and branch to
+    /// the continuation. Recursion is refused.
+    fn inline_call(
+        &mut self,
+        func: crate::ir::FuncRef,
+        args: &[Value],
+        mask: Option<Value>,
+        result: Option<Value>,
+    ) {
+        if self.inline_stack.contains(&func) || self.inline_stack.len() >= 16 {
+            self.unsupported("a recursive call");
+            return;
+        }
+        let callee: &'a Function = &self.ctx.module.functions[func];
+        let Some(entry) = callee.entry_block() else {
+            self.unsupported("a call of a function without a body");
+            return;
+        };
+        let mut from: Vec<Loc> = args.iter().map(|&a| self.loc(a)).collect();
+        if callee.sig.takes_mask {
+            match mask {
+                Some(m) => from.push(self.loc(m)),
+                None => {
+                    let p = self.ptmp();
+                    self.const_pred(p, true);
+                    from.push(Loc::P(p));
+                }
+            }
+        }
+        let res = result.map(|r| self.loc(r));
+        let cont = self.new_label();
+        let (slot_offsets, size) = layout(callee.stack_slots.values().map(|s| (s.size, s.align)));
+        let base = self.frame_end.div_ceil(64) * 64;
+        self.frame_end = base + size;
+        let saved = (
+            self.f,
+            self.instance,
+            std::mem::replace(
+                &mut self.slot_offsets,
+                slot_offsets.iter().map(|o| o + base).collect(),
+            ),
+            self.ret.take(),
+            self.span,
+        );
+        self.instances += 1;
+        self.instance = self.instances;
+        self.f = callee;
+        self.inline_stack.push(func);
+        self.ret = Some((res, cont));
+        let params: Vec<Value> = callee.blocks[entry].params.to_vec();
+        for (&p, l) in params.iter().zip(from) {
+            let to = self.loc(p);
+            self.copy(to, l);
+        }
+        self.body();
+        self.inline_stack.pop();
+        (
+            self.f,
+            self.instance,
+            self.slot_offsets,
+            self.ret,
+            self.span,
+        ) = saved;
+        self.b.bind(cont);
+    }
+
+    /// Loads the parameters and computes the three memory bases; returns the index of
+    /// the instruction whose immediate is the frame size (patched at the end).
+    fn prologue(&mut self, entry: Block) -> usize {
         let f = self.f;
         let mut params: Vec<Value> = f.blocks[entry].params.to_vec();
         if f.sig.takes_mask {
@@ -547,17 +647,19 @@ impl<'a> Isel<'a> {
         });
         let wide_gang = self.tmp64();
         self.cvt(None, T::U64, T::U32, wide_gang, rs(n));
-        self.op(Op::Mad {
+        let patch = self.b.push(Inst::new(Op::Mad {
             ty: T::U64,
             dst: self.frame_base,
             a: rs(wide_gang),
-            b: imm(u64::from(frame)),
+            b: imm(0),
             c: rs(self.frame_base),
-        });
+        }));
+        self.lines.push(self.span);
+        patch
     }
 
     fn block_label(&self, b: Block) -> LabelId {
-        self.labels[&b]
+        self.labels[&(self.instance, b)]
     }
 
     /// Assigns a branch's arguments to its target's parameters (through temporaries,
@@ -664,7 +766,7 @@ impl<'a> Isel<'a> {
                 ..
             } => self.atomic(None, *addr, Some(*expected), *replacement, *mask, result),
             InstData::Barrier => self.op(Op::Bar { id: 0 }),
-            InstData::Call { .. } => self.unsupported("a call"),
+            InstData::Call { func, args, mask } => self.inline_call(*func, args, *mask, result),
             InstData::Print { .. } => self.unsupported("print"),
             InstData::Trap { .. } => {
                 // An access to address 0 faults; the run reports it at this line.
@@ -711,12 +813,21 @@ impl<'a> Isel<'a> {
                     self.jump(else_dest);
                 }
             }
-            InstData::Return { value } => {
-                if value.is_some() {
-                    self.unsupported("returning a value");
+            InstData::Return { value } => match self.ret {
+                Some((res, cont)) => {
+                    if let (Some(v), Some(to)) = (value, res) {
+                        let from = self.loc(*v);
+                        self.copy(to, from);
+                    }
+                    self.bra(None, cont);
                 }
-                self.op(Op::Exit);
-            }
+                None => {
+                    if value.is_some() {
+                        self.unsupported("returning a value");
+                    }
+                    self.op(Op::Exit);
+                }
+            },
         }
     }
 

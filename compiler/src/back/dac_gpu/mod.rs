@@ -25,10 +25,15 @@
 //! * **Cross-lane operations** use `shfl.idx` and `vote`; reductions and scans run
 //!   sequentially in lane order, so floating results are bit-identical to the
 //!   interpreter's.
-//! * **Not yet:** calls (every entry must be call-free), `print`, returning a value
-//!   from an entry, `frem`, 8/16-bit atomics, register allocation (every IR value has
-//!   its own register; `--max-regs` only rejects kernels that need more), and the
-//!   uniform datapath. These are reported as compile errors, never miscompiled.
+//! * **Calls are inlined** at selection time (each call site selects the callee's
+//!   blocks again with the arguments and the caller's mask as its entry parameters,
+//!   its stack slots appended to the gang's frame); recursion is refused.
+//! * **Registers** ([`alloc`]): selection gives each value its own register;
+//!   liveness and greedy colouring (pairs even-aligned) then give `num_regs`.
+//! * **Not yet:** recursion (`.func` call/ret with a stack), `print`, returning a
+//!   value from an entry, `frem`, 8/16-bit atomics, spilling (`--max-regs` only
+//!   rejects kernels that need more), predicate allocation, and the uniform datapath.
+//!   These are reported as compile errors, never miscompiled.
 
 pub mod alloc;
 pub mod isel;
@@ -75,8 +80,8 @@ impl Compiled {
     }
 }
 
-/// Compiles every entry function of `module` (non-entry functions are not compiled:
-/// calls are not supported yet, so they are unreachable from a compiled kernel).
+/// Compiles every entry function of `module` into a `.entry` kernel (other functions
+/// are inlined where they are called).
 pub fn compile_module(module: &ir::Module, options: &Options) -> Result<Compiled, Vec<Diagnostic>> {
     isel::compile_module(module, options)
 }
