@@ -1420,14 +1420,21 @@ pub fn step(
             addr,
         } => {
             warp.addresses(addr, kernel, a).map_err(err)?;
-            if let Some((base, mem)) = span(env, cta, space, exec, a, ty.bytes(), true) {
+            if let Some((base, mem, lin)) = span(env, cta, space, exec, a, ty.bytes(), true) {
                 let n = ty.bytes() as usize;
                 if n == 4 && dst.file == RegFile::R {
                     // The 32-bit path: a 4-byte value needs no extension.
-                    for_lanes(exec, |l| {
-                        let off = (a[l] - base) as usize;
-                        o32[l] = u32::from_le_bytes(word(mem, off));
-                    });
+                    if lin {
+                        // Coalesced: lane l reads the l-th word.
+                        for (o, w) in o32.iter_mut().zip(mem.chunks_exact(4)) {
+                            *o = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+                        }
+                    } else {
+                        for_lanes(exec, |l| {
+                            let off = (a[l] - base) as usize;
+                            o32[l] = u32::from_le_bytes(word(mem, off));
+                        });
+                    }
                     warp.write32(dst.idx, exec, o32).map_err(err)?;
                     record(trace, space, false, false, 4, exec, a, no_addrs);
                     advance(warp, next_pc);
@@ -1474,9 +1481,13 @@ pub fn step(
             }
             warp.addresses(addr, kernel, a).map_err(err)?;
             warp.read_src(sa, ty.is_wide(), cta, b).map_err(err)?;
-            if let Some((base, mem)) = span(env, cta, space, exec, a, ty.bytes(), false) {
+            if let Some((base, mem, lin)) = span(env, cta, space, exec, a, ty.bytes(), false) {
                 let n = ty.bytes() as usize;
-                if n == 4 {
+                if n == 4 && lin {
+                    for (w, v) in mem.chunks_exact_mut(4).zip(b.iter()) {
+                        w.copy_from_slice(&(*v as u32).to_le_bytes());
+                    }
+                } else if n == 4 {
                     for_lanes(exec, |l| {
                         let off = (a[l] - base) as usize;
                         if let Some(m) = mem.get_mut(off..off + 4) {
@@ -1791,7 +1802,8 @@ fn for_lanes(mask: u32, mut f: impl FnMut(usize)) {
 
 /// The fast path of a warp's global or shared access: when every lane of `mask` is
 /// aligned and all of them fall in one buffer (or the block's shared memory), the
-/// memory from the lowest address on, with that address. `None` sends the access to
+/// memory from the lowest address on, with that address, and whether the lanes are
+/// coalesced (all active, lane `l` at the lowest address plus `l * size`). `None` sends the access to
 /// the lane-by-lane path, which reports the precise fault.
 #[inline]
 fn span<'m>(
@@ -1802,26 +1814,45 @@ fn span<'m>(
     addrs: &[u64; WARP],
     size: u32,
     read: bool,
-) -> Option<(u64, &'m mut [u8])> {
+) -> Option<(u64, &'m mut [u8], bool)> {
     if mask == 0 {
         return None;
     }
-    let (mut lo, mut hi, mut or) = (u64::MAX, 0u64, 0u64);
-    for_lanes(mask, |l| {
-        lo = lo.min(addrs[l]);
-        hi = hi.max(addrs[l]);
-        or |= addrs[l];
-    });
     let n = u64::from(size);
+    let lin = mask == u32::MAX && linear(addrs, n);
+    let (lo, hi, or) = if lin {
+        // Coalesced: lane l at addrs[0] + l * size, no bound search needed.
+        (addrs[0], addrs[WARP - 1], addrs[0])
+    } else {
+        let (mut lo, mut hi, mut or) = (u64::MAX, 0u64, 0u64);
+        for_lanes(mask, |l| {
+            lo = lo.min(addrs[l]);
+            hi = hi.max(addrs[l]);
+            or |= addrs[l];
+        });
+        (lo, hi, or)
+    };
     if or % n != 0 {
         return None;
     }
     let len = usize::try_from(hi.checked_add(n)? - lo).ok()?;
     match space {
-        Space::Global => env.global.access(lo, len, read).map(|m| (lo, m)),
-        Space::Shared => slice_in(&mut cta.shared, lo, len).map(|m| (lo, m)),
+        Space::Global => env.global.access(lo, len, read).map(|m| (lo, m, lin)),
+        Space::Shared => slice_in(&mut cta.shared, lo, len).map(|m| (lo, m, lin)),
         _ => None,
     }
+}
+
+/// Whether lane `l`'s address is `addrs[0] + l * n` for every lane (without wrapping).
+#[inline]
+fn linear(addrs: &[u64; WARP], n: u64) -> bool {
+    let mut ok = addrs[0] <= u64::MAX - n * WARP as u64;
+    let mut want = addrs[0];
+    for &a in addrs {
+        ok &= a == want;
+        want = want.wrapping_add(n);
+    }
+    ok
 }
 
 /// Performs a memory access in every lane of `mask`, in lane order: `f` gets the

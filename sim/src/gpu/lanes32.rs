@@ -412,4 +412,62 @@ mod tests {
             }
         }
     }
+
+    /// Coalesced and permuted (reversed) word loads and stores give the same data.
+    #[test]
+    fn reversed_and_linear_word_accesses() {
+        use crate::gpu::*;
+        let text = r"
+.entry rev(.param .u64 inp, .param .u64 out)
+{
+    .reg 8;
+    mov.u32 %r0, %tid.x;
+    xor.b32 %r1, %r0, 31;
+    cvt.u64.u32 %rd2, %r1;
+    shl.b64 %rd2, %rd2, 2;
+    ld.param.u64 %rd4, [inp];
+    add.u64 %rd4, %rd4, %rd2;
+    ld.global.u32 %r6, [%rd4];
+    cvt.u64.u32 %rd2, %r0;
+    shl.b64 %rd2, %rd2, 2;
+    ld.param.u64 %rd4, [inp];
+    add.u64 %rd4, %rd4, %rd2;
+    ld.global.u32 %r7, [%rd4];
+    add.u32 %r6, %r6, %r7;
+    ld.param.u64 %rd4, [out];
+    add.u64 %rd4, %rd4, %rd2;
+    st.global.u32 [%rd4], %r6;
+    xor.b32 %r1, %r0, 31;
+    cvt.u64.u32 %rd2, %r1;
+    shl.b64 %rd2, %rd2, 2;
+    ld.param.u64 %rd4, [out];
+    add.u64 %rd4, %rd4, %rd2;
+    add.u64 %rd4, %rd4, 128;
+    st.global.u32 [%rd4], %r0;
+    exit;
+}
+";
+        let p = parse(text).expect("assembles");
+        let mut mem = GlobalMemory::new();
+        let inp: Vec<u8> = (0..32u32).flat_map(|i| (i * 1000).to_le_bytes()).collect();
+        let a = mem.add_buffer(inp, "in");
+        let b = mem.add_zeroed(256, "out");
+        let k = p.kernel("rev").expect("kernel");
+        let l = Launch {
+            kernel: "rev".into(),
+            grid: (1, 1, 1),
+            block: (32, 1, 1),
+            params: pack_params(k, &[a, b]),
+        };
+        run_functional(&p, &l, &mut mem, Limits::default()).expect("runs");
+        let out = mem.buffer(b).expect("out");
+        for t in 0..32u32 {
+            let w = |i: u32| {
+                let i = i as usize * 4;
+                u32::from_le_bytes([out[i], out[i + 1], out[i + 2], out[i + 3]])
+            };
+            assert_eq!(w(t), (31 - t) * 1000 + t * 1000, "sum at {t}");
+            assert_eq!(w(32 + (31 - t)), t, "reversed store at {t}");
+        }
+    }
 }
