@@ -407,7 +407,7 @@ fn last_stored_value_is_uniform(src: &str) -> bool {
             InstData::Store { value, .. } => Some(value),
             _ => None,
         })
-        .last()
+        .next_back()
         .expect("a store");
     assert!(func.value_type(stored).varying);
     result.is_uniform(stored)
