@@ -93,11 +93,19 @@ export void ptrs(uniform int n) {
     uniform int * varying r = &a[programIndex];
     if (programIndex < n)
         print("% %\n", r - p, (uniform int * uniform)(uniform uint64)0xffff0048u);
+    int * varying v = (int * varying)((int64)programIndex * 0x1234567 + 0x10);
+    if (programIndex >= n)
+        print("%\n", v);
 }
 "#;
     let out = both(src, "ptrs", &["n=3"]);
     assert!(out.starts_with("3 0x0\n[0,1,2,((3))"), "{out}");
-    assert!(out.ends_with("] 0xffff0048\n"), "{out}");
+    assert!(out.contains("] 0xffff0048\n"), "{out}");
+    assert!(
+        out.contains("\n[((0x10)),((0x1234577)),((0x2468ade)),0x369d045,0x48d15ac,")
+            && out.ends_with(",0x11111119]\n"),
+        "{out}"
+    );
 }
 
 /// Float bit patterns: zeros, subnormals, ties at the sixth decimal (1/128 and 3/128
