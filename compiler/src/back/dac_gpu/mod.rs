@@ -36,8 +36,12 @@
 //!   These are reported as compile errors, never miscompiled.
 
 pub mod alloc;
+pub mod asm;
 pub mod isel;
 pub mod run;
+
+pub use asm::listing;
+pub use run::{run_on_dac_gpu, DacRunOptions};
 
 #[cfg(test)]
 mod tests;

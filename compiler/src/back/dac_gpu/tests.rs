@@ -85,3 +85,19 @@ fn kernel_without_calls_compiles_with_register_count() {
     let err = compile_module(&m, &Options { max_regs: 2 }).expect_err("too few registers");
     assert!(err[0].message.contains("--max-regs"));
 }
+
+#[test]
+fn listing_parses_back_and_carries_source_lines() {
+    let src = "export void k(uniform int out[]) {\n    out[programIndex] = programIndex * 2;\n}\n";
+    let f = front(src);
+    let m = driver::lower_front_with(&f, true).expect("lowers");
+    let c = compile_module(&m, &Options::default()).expect("compiles");
+    let plain = super::listing(&c, None);
+    let parsed = sim::gpu::parse(&plain).expect("the listing parses");
+    assert_eq!(parsed.kernels[0].insts, c.program.kernels[0].insts);
+    let with_lines = super::listing(&c, Some(&f.sources));
+    assert!(
+        with_lines.contains("// t.spmd:2: out[programIndex] = programIndex * 2;"),
+        "{with_lines}"
+    );
+}
