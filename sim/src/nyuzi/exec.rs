@@ -630,14 +630,8 @@ pub(crate) fn exec<const TRACE: bool>(
                 _ => [imm; 16],
             };
             let r = map2(op, &th.v[a], &y);
-            if matches!(cls, ALU_VS_M | ALU_VV_M | ALU_VI_M) {
-                let mask = th.s[f_m(u)] & 0xffff;
-                merge(&mut th.v[d], &r, mask);
-                note_vector(sys, eff, true, mask);
-            } else {
-                th.v[d] = r;
-                note_vector(sys, eff, false, 0xffff);
-            }
+            let masked = matches!(cls, ALU_VS_M | ALU_VV_M | ALU_VI_M);
+            write_v(th, sys, eff, u, &r, masked);
         }
         CMP_VS | CMP_VV | CMP_VI => {
             let y = match uop_class(u) {
@@ -662,14 +656,7 @@ pub(crate) fn exec<const TRACE: bool>(
             for i in 0..16 {
                 r[i] = src[(idx[i] & 15) as usize];
             }
-            if uop_class(u) == SHUF_M {
-                let mask = th.s[f_m(u)] & 0xffff;
-                merge(&mut th.v[d], &r, mask);
-                note_vector(sys, eff, true, mask);
-            } else {
-                th.v[d] = r;
-                note_vector(sys, eff, false, 0xffff);
-            }
+            write_v(th, sys, eff, u, &r, uop_class(u) == SHUF_M);
         }
         SYSCALL => return Err((FaultKind::Syscall(imm & 0x3fff), None)),
         BREAK => return Err((FaultKind::Breakpoint, None)),
@@ -678,9 +665,7 @@ pub(crate) fn exec<const TRACE: bool>(
         LOADV | LOADV_M | STOREV | STOREV_M => block_mem::<TRACE>(th, sys, u, eff)?,
         GATHER | GATHER_M | SCATTER | SCATTER_M => lanes_mem::<TRACE>(th, sys, u, eff)?,
         GETCR | SETCR => {
-            if th.flags & 4 == 0 {
-                return Err((FaultKind::PrivilegeViolation, None));
-            }
+            supervisor(th)?;
             if uop_class(u) == GETCR {
                 th.s[d] = get_cr(th, t, sys, a);
             } else {
@@ -689,8 +674,8 @@ pub(crate) fn exec<const TRACE: bool>(
             }
         }
         DCHECK => {
-            if op == 1 && th.flags & 4 == 0 {
-                return Err((FaultKind::PrivilegeViolation, None));
+            if op == 1 {
+                supervisor(th)?;
             }
             let addr = th.s[a].wrapping_add(imm);
             if addr < MMIO_BASE && addr >= sys.mem_size {
@@ -699,9 +684,7 @@ pub(crate) fn exec<const TRACE: bool>(
         }
         CACHE_NOP => {}
         CACHE_PRIV => {
-            if th.flags & 4 == 0 {
-                return Err((FaultKind::PrivilegeViolation, None));
-            }
+            supervisor(th)?;
         }
         B_REG => {
             next = th.s[a];
@@ -729,9 +712,7 @@ pub(crate) fn exec<const TRACE: bool>(
             branch(eff);
         }
         ERET => {
-            if th.flags & 4 == 0 {
-                return Err((FaultKind::PrivilegeViolation, None));
-            }
+            supervisor(th)?;
             next = th.cr[2];
             th.flags = th.cr[8] & 7;
             branch(eff);
@@ -740,6 +721,39 @@ pub(crate) fn exec<const TRACE: bool>(
     }
     th.pc = next;
     Ok(false)
+}
+
+/// Faults unless the thread runs in supervisor mode (flags bit 2).
+#[inline(always)]
+fn supervisor(th: &Thread) -> Result<(), Trap> {
+    if th.flags & 4 == 0 {
+        return Err((FaultKind::PrivilegeViolation, None));
+    }
+    Ok(())
+}
+
+/// The active lanes: the mask register's low 16 bits in the masked forms, else all.
+#[inline(always)]
+fn lane_mask(th: &Thread, u: Uop, masked: bool) -> u32 {
+    if masked {
+        th.s[f_m(u)] & 0xffff
+    } else {
+        0xffff
+    }
+}
+
+/// Writes a vector result to vD (merged into the active lanes in the masked forms) and
+/// notes its lanes.
+#[inline(always)]
+fn write_v(th: &mut Thread, sys: &mut Sys, eff: &mut Effects, u: Uop, r: &[u32; 16], masked: bool) {
+    let mask = lane_mask(th, u, masked);
+    let d = f_d(u);
+    if masked {
+        merge(&mut th.v[d], r, mask);
+    } else {
+        th.v[d] = *r;
+    }
+    note_vector(sys, eff, masked, mask);
 }
 
 #[inline(always)]
@@ -923,11 +937,7 @@ fn block_mem<const TRACE: bool>(
     use class::*;
     let cls = uop_class(u);
     let masked = matches!(cls, LOADV_M | STOREV_M);
-    let mask = if masked {
-        th.s[f_m(u)] & 0xffff
-    } else {
-        0xffff
-    };
+    let mask = lane_mask(th, u, masked);
     let addr = th.s[f_a(u)].wrapping_add(f_imm(u));
     if addr & 63 != 0 {
         return Err((FaultKind::Misaligned, Some(addr)));
@@ -987,11 +997,7 @@ fn lanes_mem<const TRACE: bool>(
     use class::*;
     let cls = uop_class(u);
     let masked = matches!(cls, GATHER_M | SCATTER_M);
-    let mask = if masked {
-        th.s[f_m(u)] & 0xffff
-    } else {
-        0xffff
-    };
+    let mask = lane_mask(th, u, masked);
     let store = matches!(cls, SCATTER | SCATTER_M);
     let (d, p, off) = (f_d(u), f_a(u), f_imm(u));
     let addrs: [u32; 16] = th.v[p].map(|x| x.wrapping_add(off));
