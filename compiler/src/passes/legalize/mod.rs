@@ -24,7 +24,7 @@
 //! Each family of operations has its own module: [`int`] (division, 64-bit arithmetic,
 //! bit counts), [`lanes`] (cross-lane movement, reductions and scans), [`atomics`] and
 //! [`float`] (owned by the floating-point runtime). A family module provides
-//! `is_illegal(func, data)` and `rewrite(cursor, data)`. [`print`] is the exception:
+//! `is_illegal(func, data)` and `rewrite(cursor, data)`. [`print`](mod@print) is the exception:
 //! it rewrites whole functions before the others, since it needs the module's strings.
 
 pub mod atomics;
