@@ -130,6 +130,8 @@ fn setp_int(cmp: Cmp, a: &[u32; WARP], b: &[u32; WARP], key: impl Fn(u32) -> u32
 }
 
 /// Float comparisons: ordered ones are false on NaN, the `u` forms true.
+// `!(x >= y)` is exactly "less than or unordered": the negations are the point.
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
 fn setp_f32(cmp: Cmp, a: &[u32; WARP], b: &[u32; WARP]) -> u32 {
     match cmp {
         Cmp::Num => bits(a, b, |x, y| !fl(x).is_nan() && !fl(y).is_nan()),
