@@ -4,7 +4,7 @@
 //! come from gathers. Both are hand-assembled from `Inst` values.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use sim::nyuzi::asm::{br as b, li, mem as m, rr as r, si};
+use sim::nyuzi::asm::{li, mem as m, rr as r, si, stream_passes};
 use sim::nyuzi::*;
 
 const SRC: u32 = 0x1_0000;
@@ -20,22 +20,11 @@ fn program(setup: &[Inst], body: &[Inst]) -> Vec<Inst> {
     use AluOp::*;
     let mut p: Vec<Inst> = setup.to_vec();
     p.push(si(Move, 20, 0, PASSES));
-    let outer = p.len() as i32;
+    let outer = p.len();
     p.extend(li(1, SRC));
     p.extend(li(2, SRC + 4 * N));
     p.extend(li(3, DST));
-    let inner = p.len() as i32;
-    p.extend_from_slice(body);
-    p.extend([
-        si(AddI, 1, 1, 64),
-        si(AddI, 3, 3, 64),
-        r(RFmt::Sss, CmpLtU, 4, 1, 2),
-    ]);
-    let here = p.len() as i32;
-    p.push(b(BranchOp::Bnz, 4, inner - here));
-    p.push(si(SubI, 20, 20, 1));
-    let here = p.len() as i32;
-    p.push(b(BranchOp::Bnz, 20, outer - here));
+    stream_passes(&mut p, outer, body);
     p.extend([si(Move, 21, 0, -1), m(MemOp::ControlReg, false, 21, 20, 0)]);
     p
 }

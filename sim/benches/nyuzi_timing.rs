@@ -6,7 +6,7 @@
 //! Each iteration builds a fresh machine (outside the measurement) and runs it to the end.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use sim::nyuzi::asm::{br, cr, li, mem, rr as r, si, vi};
+use sim::nyuzi::asm::{cr, li, mem, rr as r, si, stream_passes, vi};
 use sim::nyuzi::timing::{run_timing, TimingConfig};
 use sim::nyuzi::*;
 
@@ -28,7 +28,7 @@ fn program(pass_setup: &[Inst], body: &[Inst]) -> Vec<Inst> {
     let mut p = vec![si(Move, 0, 0, -1), cr(false, 0, 21), cr(true, 8, 0)];
     p.push(si(Shl, 9, 8, REGION.trailing_zeros() as i32));
     p.push(si(Move, 20, 0, PASSES));
-    let outer = p.len() as i32;
+    let outer = p.len();
     p.extend(li(1, SRC));
     p.push(r(RFmt::Sss, AddI, 1, 1, 9));
     p.extend(li(2, 4 * N));
@@ -36,18 +36,7 @@ fn program(pass_setup: &[Inst], body: &[Inst]) -> Vec<Inst> {
     p.extend(li(3, DST));
     p.push(r(RFmt::Sss, AddI, 3, 3, 9));
     p.extend_from_slice(pass_setup);
-    let inner = p.len() as i32;
-    p.extend_from_slice(body);
-    p.extend([
-        si(AddI, 1, 1, 64),
-        si(AddI, 3, 3, 64),
-        r(RFmt::Sss, CmpLtU, 4, 1, 2),
-    ]);
-    let here = p.len() as i32;
-    p.push(br(BranchOp::Bnz, 4, inner - here));
-    p.push(si(SubI, 20, 20, 1));
-    let here = p.len() as i32;
-    p.push(br(BranchOp::Bnz, 20, outer - here));
+    stream_passes(&mut p, outer, body);
     // Halt this thread.
     p.extend([
         si(Move, 5, 0, 1),

@@ -95,3 +95,27 @@ pub fn cr(load: bool, reg: Reg, index: Reg) -> Inst {
 pub fn br(op: BranchOp, reg: Reg, offset: i32) -> Inst {
     Inst::Branch { op, reg, offset }
 }
+
+/// Appends a branch to instruction index `target` of `p`.
+pub fn br_to(p: &mut Vec<Inst>, op: BranchOp, reg: Reg, target: usize) {
+    let offset = target as i32 - p.len() as i32;
+    p.push(br(op, reg, offset));
+}
+
+/// Appends `body` as a streaming loop and the end of a pass: the body runs while
+/// s1 < s2, with s1 (source) and s3 (destination) advanced by 64 bytes after each run
+/// (s4 is clobbered); then s20 (passes left) counts down and, while not zero, the pass
+/// restarts at instruction index `pass_start`. The benchmarks' inner loops.
+pub fn stream_passes(p: &mut Vec<Inst>, pass_start: usize, body: &[Inst]) {
+    use AluOp::*;
+    let inner = p.len();
+    p.extend_from_slice(body);
+    p.extend([
+        si(AddI, 1, 1, 64),
+        si(AddI, 3, 3, 64),
+        rr(RFmt::Sss, CmpLtU, 4, 1, 2),
+    ]);
+    br_to(p, BranchOp::Bnz, 4, inner);
+    p.push(si(SubI, 20, 20, 1));
+    br_to(p, BranchOp::Bnz, 20, pass_start);
+}
