@@ -126,10 +126,32 @@ struct RunArgs {
     no_opt: bool,
     #[command(flatten)]
     nyuzi: NyuziArgs,
-    /// Run the Nyuzi timing model (cycles, caches, stalls) instead of the functional
-    /// simulator.
+    /// Run the timing model (cycles, caches, stalls) instead of the functional
+    /// simulator (nyuzi, dac-gpu).
     #[arg(long)]
     timing: bool,
+    #[command(flatten)]
+    dac: DacArgs,
+}
+
+/// The dac-gpu machine and code generation (`--target dac-gpu`).
+#[derive(Args)]
+struct DacArgs {
+    /// dac-gpu timing model machine: `gtx480`, `maxwell` or a configuration file.
+    #[arg(long, value_name = "gtx480|maxwell|FILE", default_value = "gtx480")]
+    config: String,
+    /// dac-gpu warp scheduler of the timing model.
+    #[arg(long, value_enum, default_value_t = SchedArg::Gto)]
+    sched: SchedArg,
+    /// dac-gpu: the most 32-bit registers per thread a kernel may use.
+    #[arg(long, value_name = "N", default_value_t = 255)]
+    max_regs: u32,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SchedArg {
+    Gto,
+    Lrr,
 }
 
 /// The Nyuzi machine a launch image is built for (and run on).
@@ -390,8 +412,17 @@ fn compile(args: &CompileArgs) -> u8 {
             }
         }
         Emit::Hex if matches!(args.target, Target::Nyuzi) => return emit_hex(&result, args),
-        Emit::Asm | Emit::Hex => {
-            let stage = if emit == Emit::Asm { "asm" } else { "hex" };
+        Emit::Asm => {
+            let options = spmdc::back::dac_gpu::Options::default();
+            match spmdc::back::dac_gpu::run::compile(&result, !args.no_opt, &options) {
+                Ok(c) => {
+                    spmdc::back::dac_gpu::listing(&c, args.source_lines.then_some(&result.sources))
+                }
+                Err(e) => return report_run_error(&result, e, &args.front),
+            }
+        }
+        Emit::Hex => {
+            let stage = "hex";
             let diag = Diagnostic::error(codes::UNSUPPORTED_EMIT, format!("`--emit {stage}` is not available yet"))
                 .with_note(format!("the source checked and lowers to IR, but code generation for `{}` is not implemented in this version", args.target.name()))
                 .with_help("use `--emit ir` to see the IR, or `spmdc run --target interp` to run the kernel");
@@ -470,10 +501,10 @@ fn run_kernel(args: &RunArgs) -> u8 {
         EXIT_USAGE
     };
     match args.target {
-        RunTarget::DacGpu => {
+        RunTarget::DacGpu if args.program_count != 16 && args.program_count != 32 => {
             return usage(
-                "`--target dac-gpu` cannot run kernels yet",
-                "use `--target interp` (the reference interpreter) or `--target nyuzi`",
+                "`--target dac-gpu` runs gangs of 32 program instances (warps)",
+                "leave out `--program-count` (or give 32)",
             )
         }
         RunTarget::Nyuzi if args.program_count != 16 => {
@@ -485,7 +516,7 @@ fn run_kernel(args: &RunArgs) -> u8 {
         RunTarget::Interp if args.timing => {
             return usage(
                 "`--timing` needs a simulated machine",
-                "use `--target nyuzi --timing`",
+                "use `--target nyuzi --timing` or `--target dac-gpu --timing`",
             )
         }
         _ => {}
@@ -502,6 +533,9 @@ fn run_kernel(args: &RunArgs) -> u8 {
     options.target.program_count = args.program_count;
     if args.target == RunTarget::Nyuzi {
         options.target = Target::Nyuzi.sema_target();
+    }
+    if args.target == RunTarget::DacGpu {
+        options.target = Target::DacGpu.sema_target();
     }
     let front = driver::run_front(&name, file, text, &options, Stage::Check);
     let status = finish(&front, &args.front);
@@ -527,6 +561,20 @@ fn run_kernel(args: &RunArgs) -> u8 {
             ..Default::default()
         };
         spmdc::back::nyuzi::run::run_on_nyuzi(&front, &request, &opts)
+    } else if args.target == RunTarget::DacGpu {
+        let opts = spmdc::back::dac_gpu::DacRunOptions {
+            timing: args.timing,
+            config: args.dac.config.clone(),
+            scheduler: match args.dac.sched {
+                SchedArg::Gto => sim::gpu::SchedulerKind::Gto,
+                SchedArg::Lrr => sim::gpu::SchedulerKind::Lrr,
+            },
+            codegen: spmdc::back::dac_gpu::Options {
+                max_regs: args.dac.max_regs,
+            },
+            max_warp_insts: args.max_steps,
+        };
+        spmdc::back::dac_gpu::run_on_dac_gpu(&front, &request, &opts)
     } else {
         driver::run_on_interp(&front, &request)
     };

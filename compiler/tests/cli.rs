@@ -139,39 +139,91 @@ fn emit_tokens_and_ast() {
 
 #[test]
 fn emit_of_later_stages_is_a_clear_error() {
-    // dac-gpu has no back end yet; run on it neither.
-    for stage in ["asm", "hex"] {
-        let out = spmdc(
-            &[
-                "examples/saxpy.spmd",
-                "--emit",
-                stage,
-                "--target",
-                "dac-gpu",
-            ],
-            None,
-        );
-        assert_eq!(out.status.code(), Some(2), "{stage}: {}", stderr(&out));
-        let err = stderr(&out);
-        assert!(
-            err.contains("E0901") && err.contains("not available yet"),
-            "{err}"
-        );
-        assert!(!err.contains("panicked"));
-    }
+    // dac-gpu has no launch images: `--emit hex` is for nyuzi only.
     let out = spmdc(
         &[
-            "run",
             "examples/saxpy.spmd",
+            "--emit",
+            "hex",
             "--target",
             "dac-gpu",
-            "--entry",
-            "saxpy",
         ],
         None,
     );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("E0901"), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("E0901") && err.contains("not available yet"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"));
+}
+
+#[test]
+fn dac_gpu_asm_and_run() {
+    let out = spmdc(
+        &[
+            "examples/saxpy.spmd",
+            "--emit",
+            "asm",
+            "--target",
+            "dac-gpu",
+            "--source-lines",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let asm = stdout(&out);
+    assert!(asm.contains(".entry saxpy("), "{asm}");
+    assert!(asm.contains("// examples/saxpy.spmd:"), "{asm}");
+    let args = [
+        "run",
+        "examples/saxpy.spmd",
+        "--target",
+        "dac-gpu",
+        "--entry",
+        "saxpy",
+        "--arg",
+        "n=4",
+        "--arg",
+        "a=2",
+        "--arg",
+        "x=range(4)",
+        "--arg",
+        "y=zeros(4)",
+        "--json",
+    ];
+    for extra in [
+        &[][..],
+        &["--timing", "--sched", "lrr", "--config", "maxwell"][..],
+    ] {
+        let all: Vec<&str> = args.iter().chain(extra).copied().collect();
+        let out = spmdc(&all, None);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("one JSON object");
+        assert_eq!(v["buffers"]["y"], serde_json::json!([0.0, 2.0, 4.0, 6.0]));
+        assert!(v["stats"]["dynamic_instructions"].as_u64().unwrap() > 0);
+        if !extra.is_empty() {
+            assert!(v["stats"]["cycles"].as_u64().unwrap() > 0);
+        }
+    }
+    // An out-of-bounds store traps with exit 3 at its source line.
+    let src = "export void k(uniform int a[]) {\n  a[programIndex + 100000000] = 1;\n}\n";
+    let out = spmdc(
+        &[
+            "run",
+            "-",
+            "--target",
+            "dac-gpu",
+            "--entry",
+            "k",
+            "--arg",
+            "a=zeros(4)",
+        ],
+        Some(src),
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains(":2:"), "{}", stderr(&out));
 }
 
 #[test]
