@@ -612,16 +612,7 @@ fn atomics() {
 fn unused_routines_and_globals_are_removed() {
     // (No `foreach`: its lowering divides.)
     let src = "export void k(uniform int a[]) { a[programIndex] = a[programIndex] + 1; }";
-    let opts = FrontOptions {
-        target: sema::Target {
-            program_count: LANES,
-            pointer_size: 4,
-        },
-        ..FrontOptions::default()
-    };
-    let front = driver::run_front("t.spmd", None, src.to_string(), &opts, Stage::Check);
-    let plain = driver::lower_front_with(&front, true).expect("lowers");
-    let legal = driver::lower_for_target(&front, true, LegalTarget::Nyuzi).expect("lowers");
+    let (plain, legal) = compile(src);
     let names: Vec<&str> = legal.functions.values().map(|f| f.name.as_str()).collect();
     assert_eq!(plain.functions.len(), legal.functions.len(), "{names:?}");
     assert!(legal
