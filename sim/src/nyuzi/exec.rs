@@ -473,36 +473,56 @@ pub(crate) fn reciprocal(x: u32) -> u32 {
     }
 }
 
+/// Dispatches on `op` over the common ops, each given to `$apply!` as a closure of
+/// `(x, y)`; any other op goes to `$other`. One table for the scalar [`alu`] and the
+/// vector [`map2`] (which specializes a loop per op so that each vectorizes).
+macro_rules! common_ops {
+    ($op:expr, $apply:ident, $other:expr) => {
+        match $op {
+            0x00 => $apply!(|x: u32, y: u32| x | y),
+            0x01 => $apply!(|x: u32, y: u32| x & y),
+            0x03 => $apply!(|x: u32, y: u32| x ^ y),
+            0x05 => $apply!(|x: u32, y: u32| x.wrapping_add(y)),
+            0x06 => $apply!(|x: u32, y: u32| x.wrapping_sub(y)),
+            0x07 => $apply!(|x: u32, y: u32| x.wrapping_mul(y)),
+            0x09 => $apply!(|x: u32, y: u32| ((x as i32) >> (y & 31)) as u32),
+            0x0a => $apply!(|x: u32, y: u32| x >> (y & 31)),
+            0x0b => $apply!(|x: u32, y: u32| x << (y & 31)),
+            0x0f => $apply!(|_x: u32, y: u32| y),
+            0x20 => $apply!(|x: u32, y: u32| fbits(fl(x) + fl(y))),
+            0x21 => $apply!(|x: u32, y: u32| fbits(fl(x) - fl(y))),
+            0x22 => $apply!(|x: u32, y: u32| fbits(fl(x) * fl(y))),
+            0x2a => $apply!(|_x: u32, y: u32| fbits(y as i32 as f32)),
+            _ => $other,
+        }
+    };
+}
+
 /// Every two-operand arithmetic op; one-operand ops use `y` (src2 or the immediate).
 #[inline(always)]
 pub(crate) fn alu(op: u8, x: u32, y: u32) -> u32 {
-    match op {
-        0x00 => x | y,
-        0x01 => x & y,
-        0x03 => x ^ y,
-        0x05 => x.wrapping_add(y),
-        0x06 => x.wrapping_sub(y),
-        0x07 => x.wrapping_mul(y),
-        0x08 => ((u64::from(x) * u64::from(y)) >> 32) as u32,
-        0x09 => ((x as i32) >> (y & 31)) as u32,
-        0x0a => x >> (y & 31),
-        0x0b => x << (y & 31),
-        0x0c => y.leading_zeros(),
-        0x0e => y.trailing_zeros(),
-        0x0f => y,
-        0x1b => ftoi(y),
-        0x1c => reciprocal(y),
-        0x1d => y as u8 as i8 as i32 as u32,
-        0x1e => y as u16 as i16 as i32 as u32,
-        0x1f => ((i64::from(x as i32) * i64::from(y as i32)) >> 32) as u32,
-        0x20 => fbits(fl(x) + fl(y)),
-        0x21 => fbits(fl(x) - fl(y)),
-        0x22 => fbits(fl(x) * fl(y)),
-        0x2a => fbits(y as i32 as f32),
-        // Compares used as values (never reached: compares have their own classes).
-        _ if is_cmp(op) => u32::from(cmp(op, x, y)),
-        _ => 0,
+    macro_rules! apply {
+        ($f:expr) => {
+            ($f)(x, y)
+        };
     }
+    common_ops!(
+        op,
+        apply,
+        match op {
+            0x08 => ((u64::from(x) * u64::from(y)) >> 32) as u32,
+            0x0c => y.leading_zeros(),
+            0x0e => y.trailing_zeros(),
+            0x1b => ftoi(y),
+            0x1c => reciprocal(y),
+            0x1d => y as u8 as i8 as i32 as u32,
+            0x1e => y as u16 as i16 as i32 as u32,
+            0x1f => ((i64::from(x as i32) * i64::from(y as i32)) >> 32) as u32,
+            // Compares used as values (never reached: compares have their own classes).
+            _ if is_cmp(op) => u32::from(cmp(op, x, y)),
+            _ => 0,
+        }
+    )
 }
 
 fn is_cmp(op: u8) -> bool {
@@ -532,7 +552,7 @@ pub(crate) fn cmp(op: u8, x: u32, y: u32) -> bool {
     }
 }
 
-/// `out[i] = op(a[i], b[i])` with the hot ops specialized so each loop vectorizes.
+/// `out[i] = op(a[i], b[i])` with the common ops specialized so each loop vectorizes.
 #[inline(always)]
 fn map2(op: u8, a: &[u32; 16], b: &[u32; 16]) -> [u32; 16] {
     let mut out = [0u32; 16];
@@ -544,23 +564,7 @@ fn map2(op: u8, a: &[u32; 16], b: &[u32; 16]) -> [u32; 16] {
             }
         }};
     }
-    match op {
-        0x00 => go!(|x: u32, y: u32| x | y),
-        0x01 => go!(|x: u32, y: u32| x & y),
-        0x03 => go!(|x: u32, y: u32| x ^ y),
-        0x05 => go!(|x: u32, y: u32| x.wrapping_add(y)),
-        0x06 => go!(|x: u32, y: u32| x.wrapping_sub(y)),
-        0x07 => go!(|x: u32, y: u32| x.wrapping_mul(y)),
-        0x09 => go!(|x: u32, y: u32| ((x as i32) >> (y & 31)) as u32),
-        0x0a => go!(|x: u32, y: u32| x >> (y & 31)),
-        0x0b => go!(|x: u32, y: u32| x << (y & 31)),
-        0x0f => go!(|_x: u32, y: u32| y),
-        0x20 => go!(|x: u32, y: u32| fbits(fl(x) + fl(y))),
-        0x21 => go!(|x: u32, y: u32| fbits(fl(x) - fl(y))),
-        0x22 => go!(|x: u32, y: u32| fbits(fl(x) * fl(y))),
-        0x2a => go!(|_x: u32, y: u32| fbits(y as i32 as f32)),
-        _ => go!(|x: u32, y: u32| alu(op, x, y)),
-    }
+    common_ops!(op, go, go!(|x: u32, y: u32| alu(op, x, y)));
     out
 }
 
