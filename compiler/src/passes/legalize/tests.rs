@@ -30,6 +30,25 @@ fn compile(src: &str) -> (Module, Module) {
 /// Runs entry `k` with one buffer argument per element of `bufs` (then `n`); the
 /// buffers afterwards, or the error.
 fn run(module: &Module, bufs: &[Vec<u8>], n: u32) -> Result<Vec<Vec<u8>>, String> {
+    let limits = Limits {
+        max_steps: 50_000_000,
+        ..Limits::default()
+    };
+    let launch = |mut args: Vec<u64>| {
+        args.push(u64::from(n));
+        Launch::single_gang(LANES, args)
+    };
+    run_with(module, bufs, launch, limits)
+}
+
+/// Runs entry `k` as `launch` builds it from the addresses of `bufs`; the buffers
+/// afterwards, or the error.
+fn run_with(
+    module: &Module,
+    bufs: &[Vec<u8>],
+    launch: impl FnOnce(Vec<u64>) -> Launch,
+    limits: Limits,
+) -> Result<Vec<Vec<u8>>, String> {
     let func = module.function_by_name("k").ok_or("no entry k")?;
     let mut mem = Memory::new();
     let addrs: Vec<u64> = bufs
@@ -37,20 +56,8 @@ fn run(module: &Module, bufs: &[Vec<u8>], n: u32) -> Result<Vec<Vec<u8>>, String
         .enumerate()
         .map(|(i, b)| mem.add_buffer(b.clone(), &format!("b{i}")))
         .collect();
-    let mut args = addrs.clone();
-    args.push(u64::from(n));
-    let limits = Limits {
-        max_steps: 50_000_000,
-        ..Limits::default()
-    };
-    interp::run(
-        module,
-        func,
-        &Launch::single_gang(LANES, args),
-        &mut mem,
-        limits,
-    )
-    .map_err(|e| e.to_string())?;
+    interp::run(module, func, &launch(addrs.clone()), &mut mem, limits)
+        .map_err(|e| e.to_string())?;
     Ok(addrs
         .iter()
         .map(|&a| mem.buffer(a).map(<[u8]>::to_vec).unwrap_or_default())
@@ -362,17 +369,9 @@ fn check_ir_cases(t: &str, size: u32, body: &str, cases: &[Case], threads: u32) 
             d,
         ];
         let go = |module: &Module| -> Result<Vec<u8>, String> {
-            let func = module.function_by_name("k").ok_or("no k")?;
-            let mut mem = Memory::new();
-            let addrs: Vec<u64> = bufs
-                .iter()
-                .enumerate()
-                .map(|(i, b)| mem.add_buffer(b.clone(), &format!("b{i}")))
-                .collect();
-            let launch = Launch::new(sim::Dim3::ONE, sim::Dim3::new(threads, 1, 1), addrs.clone());
-            interp::run(module, func, &launch, &mut mem, Limits::default())
-                .map_err(|e| e.to_string())?;
-            Ok(mem.buffer(addrs[3]).unwrap_or_default().to_vec())
+            let block = |addrs| Launch::new(sim::Dim3::ONE, sim::Dim3::new(threads, 1, 1), addrs);
+            let mut out = run_with(module, &bufs, block, Limits::default())?;
+            Ok(out.swap_remove(3))
         };
         let want = go(&plain).unwrap_or_else(|e| panic!("plain: {e}\n{body}"));
         let got = go(&legal).unwrap_or_else(|e| panic!("legal: {e}\n{body}"));
