@@ -831,6 +831,19 @@ fn run_module(module: &spmdc::ir::Module, bufs: &[Vec<u8>], n: usize) -> Vec<Vec
     run_k(module, bufs, n as u64, LANES, 500_000_000).unwrap_or_else(|e| panic!("run failed: {e}"))
 }
 
+/// Compiles `src` as lowered and legalized for Nyuzi: the legalized module must leave
+/// nothing illegal, and `k(bufs..., n)` must leave the same bytes in the last buffer
+/// (the kernel's output) in both.
+fn check_legalized_kernel(src: &str, bufs: &[Vec<u8>], n: usize) {
+    let (plain, legal) = compile_both(src);
+    let left = spmdc::passes::legalize::remaining_illegal(&legal);
+    assert!(left.is_empty(), "left illegal: {left:?}");
+    let out = bufs.len() - 1;
+    let want = run_module(&plain, bufs, n);
+    let got = run_module(&legal, bufs, n);
+    assert_eq!(got[out], want[out], "legalized results differ");
+}
+
 /// Every f32 operation Nyuzi lacks, varying and uniform, in one kernel: legalized, it
 /// must leave nothing illegal and give the unlegalized module's bits.
 #[test]
@@ -868,9 +881,6 @@ export void k(uniform float a[], uniform float b[], uniform uint32 out[], unifor
     }
 }
 "#;
-    let (plain, legal) = compile_both(src);
-    let left = spmdc::passes::legalize::remaining_illegal(&legal);
-    assert!(left.is_empty(), "left illegal: {left:?}");
     let mut rng = Rng(0xabcd_ef01);
     let n = 64;
     let mut floats = |scale: f32| -> Vec<u8> {
@@ -896,9 +906,7 @@ export void k(uniform float a[], uniform float b[], uniform uint32 out[], unifor
             .collect()
     };
     let bufs = vec![floats(100.0), floats(3.0), vec![0u8; n * 24 * 4]];
-    let want = run_module(&plain, &bufs, n);
-    let got = run_module(&legal, &bufs, n);
-    assert_eq!(got[2], want[2], "legalized results differ");
+    check_legalized_kernel(src, &bufs, n);
 }
 
 /// The float routines use only operations Nyuzi has natively (they are legalized no
@@ -1018,9 +1026,6 @@ export void k(uniform double a[], uniform double b[], uniform uint64 out[], unif
     }
 }
 "#;
-    let (plain, legal) = compile_both(src);
-    let left = spmdc::passes::legalize::remaining_illegal(&legal);
-    assert!(left.is_empty(), "left illegal: {left:?}");
     let mut rng = Rng(0x1357_9bdf);
     let n = 64;
     let mut doubles = |scale: f64| -> Vec<u8> {
@@ -1046,9 +1051,7 @@ export void k(uniform double a[], uniform double b[], uniform uint64 out[], unif
             .collect()
     };
     let bufs = vec![doubles(1000.0), doubles(10.0), vec![0u8; n * 25 * 8]];
-    let want = run_module(&plain, &bufs, n);
-    let got = run_module(&legal, &bufs, n);
-    assert_eq!(got[2], want[2], "legalized results differ");
+    check_legalized_kernel(src, &bufs, n);
 }
 
 /// The conformance programs that compute with float and double: legalized for Nyuzi,
@@ -1130,16 +1133,11 @@ export void k(uniform int a[], uniform uint64 out[], uniform int n) {
     }
 }
 "#;
-    let (plain, legal) = compile_both(src);
-    let left = spmdc::passes::legalize::remaining_illegal(&legal);
-    assert!(left.is_empty(), "left illegal: {left:?}");
     let n = 64;
     let ints: Vec<u8> = int_inputs(0x4242, n)[..n]
         .iter()
         .flat_map(|&x| (x as u32).to_le_bytes())
         .collect();
     let bufs = vec![ints, vec![0u8; n * 8 * 8]];
-    let want = run_module(&plain, &bufs, n);
-    let got = run_module(&legal, &bufs, n);
-    assert_eq!(got[1], want[1], "legalized results differ");
+    check_legalized_kernel(src, &bufs, n);
 }
