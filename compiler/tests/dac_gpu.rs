@@ -51,16 +51,6 @@ const KNOWN_FAILURES: &[(&str, &str, &str)] = &[
         "a recursive call is not supported yet",
         "calls are inlined; recursion needs .func call/ret with a stack, not implemented yet",
     ),
-    (
-        "tests/conformance/stdlib_fmod.spmd",
-        "frem is not supported yet",
-        "frem has no dac-gpu instruction and the legalizer does not target dac-gpu yet",
-    ),
-    (
-        "tests/ispc/transcendental.spmd",
-        "frem is not supported yet",
-        "frem has no dac-gpu instruction and the legalizer does not target dac-gpu yet",
-    ),
 ];
 
 // ---------------------------------------------------------------------------------

@@ -30,8 +30,9 @@
 //!   its stack slots appended to the gang's frame); recursion is refused.
 //! * **Registers** ([`alloc`]): selection gives each value its own register;
 //!   liveness and greedy colouring (pairs even-aligned) then give `num_regs`.
+//! * `frem` becomes a runtime routine call (`LegalTarget::DacGpu`), inlined like any.
 //! * **Not yet:** recursion (`.func` call/ret with a stack), `print`, returning a
-//!   value from an entry, `frem`, 8/16-bit atomics, spilling (`--max-regs` only
+//!   value from an entry, 8/16-bit atomics, spilling (`--max-regs` only
 //!   rejects kernels that need more), predicate allocation, and the uniform datapath.
 //!   These are reported as compile errors, never miscompiled.
 

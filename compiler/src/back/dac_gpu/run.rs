@@ -44,7 +44,8 @@ pub fn compile(
     optimize: bool,
     options: &Options,
 ) -> Result<Compiled, RunError> {
-    let module = driver::lower_front_with(front, optimize).map_err(RunError::Compile)?;
+    let module = driver::lower_for_target(front, optimize, driver::LegalTarget::DacGpu)
+        .map_err(RunError::Compile)?;
     compile_module(&module, options).map_err(RunError::Compile)
 }
 

@@ -50,6 +50,9 @@ use crate::source::Span;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LegalTarget {
     Nyuzi,
+    /// The dac-gpu SIMT back end: only what its ISA lacks (`frem`) becomes a routine
+    /// call (which that back end inlines).
+    DacGpu,
 }
 
 /// The name prefix of every runtime routine: legalization calls `RUNTIME_PREFIX + name`.
@@ -64,6 +67,13 @@ pub fn is_runtime(name: &str) -> bool {
 /// Whether instruction `data` of `func` needs legalization for `target`.
 pub fn is_illegal(target: LegalTarget, func: &Function, data: &InstData) -> bool {
     match target {
+        LegalTarget::DacGpu => matches!(
+            data,
+            InstData::Binary {
+                op: crate::ir::BinaryOp::Frem,
+                ..
+            }
+        ),
         LegalTarget::Nyuzi => {
             int::is_illegal(func, data)
                 || lanes::is_illegal(func, data)
