@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use spmdc::analysis::uniformity;
 use spmdc::diag::{self, codes, ColorChoice, Diagnostic, Diagnostics};
 use spmdc::driver::{self, FrontOptions, FrontResult, Stage};
 use spmdc::front::dump;
@@ -221,6 +222,10 @@ struct CompileArgs {
     /// `--emit asm`: interleave the source lines with the listing.
     #[arg(long)]
     source_lines: bool,
+    /// Warn about every divergent branch (W0008), with the chain of values back to
+    /// the source of its divergence (`programIndex`, a varying load, ...).
+    #[arg(long)]
+    warn_divergent: bool,
     /// `--emit hex`: the entry point the image launches.
     #[arg(long, value_name = "NAME")]
     entry: Option<String>,
@@ -388,6 +393,9 @@ fn compile(args: &CompileArgs) -> u8 {
     if status != EXIT_OK {
         return status;
     }
+    if stage == Stage::Check {
+        report_uniformity(&result, args);
+    }
     let text = match emit {
         Emit::Tokens => tokens_listing(&result),
         Emit::Ast => dump::dump_unit(
@@ -397,7 +405,9 @@ fn compile(args: &CompileArgs) -> u8 {
             result.stdlib_file,
         ),
         Emit::Ir => match driver::lower_front_with(&result, !args.no_opt) {
-            Ok(module) => spmdc::ir::write::module_to_string(&module),
+            Ok(module) => {
+                uniformity::annotated_module_text(&module, &uniformity::analyze_module(&module))
+            }
             Err(diags) => {
                 report(&result.sources, diags.iter(), &args.front);
                 return EXIT_COMPILE_ERROR;
@@ -431,6 +441,17 @@ fn compile(args: &CompileArgs) -> u8 {
         }
     };
     write_output(args.output.as_ref(), &text)
+}
+
+/// The uniformity analysis's notes on the user's program: `cif`-style hints on
+/// conditions it proves uniform (always) and, with `--warn-divergent`, every divergent
+/// branch. A program that does not lower is reported by the stage that needs the IR.
+fn report_uniformity(result: &FrontResult, args: &CompileArgs) {
+    let Ok(module) = driver::lower_front_with(result, !args.no_opt) else {
+        return;
+    };
+    let diags = uniformity::report(result, &module, args.warn_divergent);
+    report(&result.sources, diags.iter(), &args.front);
 }
 
 /// `--emit hex` for Nyuzi: the launch image at `-o` (default `image.hex`) and its

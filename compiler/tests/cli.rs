@@ -562,7 +562,9 @@ fn run_json_holds_buffers_and_stats() {
     assert!(v["stats"]["dynamic_instructions"].as_u64().unwrap() > 0);
 }
 
-/// `spmdc FILE --emit ir` prints IR that the IR parser reads back to the same text.
+/// `spmdc FILE --emit ir` prints IR, annotated with the uniformity analysis's results as
+/// `;` comments, that the IR parser reads back to the same module: analyzing that
+/// module again gives exactly the same annotated text.
 #[test]
 fn emit_ir_round_trips_through_the_parser() {
     for target in ["nyuzi", "dac-gpu"] {
@@ -575,10 +577,15 @@ fn emit_ir_round_trips_through_the_parser() {
                 .unwrap_or_else(|e| panic!("{name} ({target}): {e:?}"));
             spmdc::ir::verify::verify_module(&module)
                 .unwrap_or_else(|e| panic!("{name} ({target}): {e:?}"));
+            let analysis = spmdc::analysis::uniformity::analyze_module(&module);
             assert_eq!(
-                spmdc::ir::write::module_to_string(&module),
+                spmdc::analysis::uniformity::annotated_module_text(&module, &analysis),
                 text,
                 "{name} ({target}) does not round-trip"
+            );
+            assert!(
+                text.contains("; divergent"),
+                "{name} ({target}): no annotations"
             );
         }
     }
@@ -651,4 +658,29 @@ fn assert_traps_only_for_active_lanes() {
         "{}",
         stderr(&failed)
     );
+}
+
+/// `--warn-divergent` lists divergent branches (W0008) with their source; without the
+/// flag a clean program compiles silently.
+#[test]
+fn warn_divergent_lists_divergent_branches() {
+    let out = spmdc(
+        &[
+            "examples/mandelbrot.spmd",
+            "--emit",
+            "ir",
+            "--warn-divergent",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning[W0008]: divergent branch in `mandelbrot`"),
+        "{err}"
+    );
+    assert!(err.contains("divergence starts here (lane_index)"), "{err}");
+    let quiet = spmdc(&["examples/mandelbrot.spmd", "--emit", "ir"], None);
+    assert_eq!(quiet.status.code(), Some(0));
+    assert!(!stderr(&quiet).contains("W0008"), "{}", stderr(&quiet));
 }
