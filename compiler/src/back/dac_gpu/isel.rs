@@ -85,6 +85,7 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
         globals,
         shared_bytes: Vec::new(),
         frame_bytes: Vec::new(),
+        traps: Vec::new(),
     };
     let mut errors = Vec::new();
     for func in module.functions.values() {
@@ -98,7 +99,7 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
             shared_size,
         };
         match Isel::new(&ctx, func).run() {
-            Ok((kernel, lines, frame)) => {
+            Ok((kernel, lines, frame, traps)) => {
                 if kernel.num_regs > options.max_regs {
                     errors.push(Diagnostic::error(
                         codes::INTERNAL_ERROR,
@@ -114,6 +115,7 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
                 out.lines.push(lines);
                 out.shared_bytes.push(shared_size);
                 out.frame_bytes.push(frame);
+                out.traps.push(traps);
             }
             Err(e) => errors.extend(e),
         }
@@ -131,6 +133,14 @@ struct ModuleCtx<'a> {
     shared_offsets: &'a [u32],
     shared_size: u32,
 }
+
+/// A selected kernel, its line table, its frame bytes per gang and its trap sites.
+type Selected = (
+    sim::gpu::Kernel,
+    Vec<Option<Span>>,
+    u32,
+    Vec<(usize, &'static str)>,
+);
 
 /// The selector of one function.
 struct Isel<'a> {
@@ -150,6 +160,7 @@ struct Isel<'a> {
     ret: Option<(Option<Loc>, LabelId)>,
     /// Frame bytes used so far (the entry's slots, then each inlined call's).
     frame_end: u32,
+    traps: Vec<(usize, &'static str)>,
     lines: Vec<Option<Span>>,
     span: Option<Span>,
     errors: Vec<Diagnostic>,
@@ -251,6 +262,7 @@ impl<'a> Isel<'a> {
             inline_stack: Vec::new(),
             ret: None,
             frame_end: 0,
+            traps: Vec::new(),
             lines: Vec::new(),
             span: None,
             errors: Vec::new(),
@@ -407,7 +419,7 @@ impl<'a> Isel<'a> {
 
     // ---- the function ----------------------------------------------------------
 
-    fn run(mut self) -> Result<(sim::gpu::Kernel, Vec<Option<Span>>, u32), Vec<Diagnostic>> {
+    fn run(mut self) -> Result<Selected, Vec<Diagnostic>> {
         let f = self.f;
         if f.sig.ret.is_some() {
             self.unsupported("an entry that returns a value");
@@ -428,6 +440,7 @@ impl<'a> Isel<'a> {
         }
         let lines = self.lines;
         let pairs = self.pairs;
+        let self_traps = self.traps;
         let mut kernel = self.b.finish().map_err(|e| {
             vec![Diagnostic::error(
                 codes::INTERNAL_ERROR,
@@ -438,7 +451,7 @@ impl<'a> Isel<'a> {
             *b = imm(u64::from(frame));
         }
         super::alloc::allocate(&mut kernel, &pairs);
-        Ok((kernel, lines, frame))
+        Ok((kernel, lines, frame, self_traps))
     }
 
     /// The blocks of the current function (instance), in layout order.
@@ -768,8 +781,13 @@ impl<'a> Isel<'a> {
             InstData::Barrier => self.op(Op::Bar { id: 0 }),
             InstData::Call { func, args, mask } => self.inline_call(*func, args, *mask, result),
             InstData::Print { .. } => self.unsupported("print"),
-            InstData::Trap { .. } => {
+            InstData::Trap { code } => {
                 // An access to address 0 faults; the run reports it at this line.
+                let what = match code {
+                    crate::ir::TrapCode::Unreachable => "unreachable code reached",
+                    crate::ir::TrapCode::AssertFailed => "assertion failed",
+                };
+                self.traps.push((self.lines.len(), what));
                 let t = self.tmp();
                 self.op(Op::Ld {
                     space: sim::gpu::Space::Global,
@@ -1493,11 +1511,7 @@ impl<'a> Isel<'a> {
                 },
             );
         }
-        if !scan {
-            self.norm(s, d.reg());
-        } else {
-            self.norm(s, d.reg());
-        }
+        self.norm(s, d.reg());
     }
 
     /// Whether every on lane holds the value of the first on lane.

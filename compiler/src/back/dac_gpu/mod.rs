@@ -75,9 +75,18 @@ pub struct Compiled {
     /// Shared bytes per block and frame bytes per gang, per kernel.
     pub shared_bytes: Vec<u32>,
     pub frame_bytes: Vec<u32>,
+    /// Per kernel, the pcs of `trap` sites (a load from address 0) and what they mean.
+    pub traps: Vec<Vec<(usize, &'static str)>>,
 }
 
 impl Compiled {
+    /// The meaning of a fault at instruction `pc` of `kernel` when it is a `trap`.
+    pub fn trap_at(&self, kernel: &str, pc: usize) -> Option<&'static str> {
+        let k = self.program.kernels.iter().position(|k| k.name == kernel)?;
+        let traps = self.traps.get(k)?;
+        traps.iter().find(|t| t.0 == pc).map(|t| t.1)
+    }
+
     /// The source span of instruction `pc` of kernel `kernel`.
     pub fn span_of(&self, kernel: &str, pc: usize) -> Option<Span> {
         let k = self.program.kernels.iter().position(|k| k.name == kernel)?;

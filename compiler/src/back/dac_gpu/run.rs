@@ -39,6 +39,7 @@ impl Default for DacRunOptions {
 }
 
 /// Compiles a checked program for the dac-gpu.
+#[allow(clippy::result_large_err)] // the driver's shared error type
 pub fn compile(
     front: &FrontResult,
     optimize: bool,
@@ -50,6 +51,7 @@ pub fn compile(
 }
 
 /// Runs `req` on the dac-gpu simulator.
+#[allow(clippy::result_large_err)] // the driver's shared error type
 pub fn run_on_dac_gpu(
     front: &FrontResult,
     req: &RunRequest<'_>,
@@ -60,6 +62,7 @@ pub fn run_on_dac_gpu(
 }
 
 /// Runs `req` with a program already compiled from `front` (`req.optimize` unused).
+#[allow(clippy::result_large_err)] // the driver's shared error type
 pub fn run_compiled(
     front: &FrontResult,
     compiled: &Compiled,
@@ -179,7 +182,11 @@ fn trap(message: String) -> RunError {
 
 /// A simulator fault as a runtime error at the faulting instruction's source line.
 fn fault(compiled: &Compiled, f: GpuFault) -> RunError {
-    let mut e = RuntimeError::new(f.to_string());
+    let message = match compiled.trap_at(&f.kernel, f.pc) {
+        Some(what) => what.to_string(),
+        None => f.to_string(),
+    };
+    let mut e = RuntimeError::new(message);
     e.span = compiled.span_of(&f.kernel, f.pc);
     e.lane = f.lane;
     e.function = Some(f.kernel);

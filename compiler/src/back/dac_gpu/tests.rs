@@ -101,3 +101,26 @@ fn listing_parses_back_and_carries_source_lines() {
         "{with_lines}"
     );
 }
+
+#[test]
+fn failed_assert_traps_at_its_line() {
+    let src = "export void k(uniform int a[]) {\n    a[0] = 1;\n    assert(programIndex < 3);\n}\n";
+    let f = front(src);
+    let args = vec!["a=zeros(4)".to_string()];
+    let req = RunRequest {
+        optimize: true,
+        entry: "k",
+        args: &args,
+        grid: None,
+        block: None,
+        limits: Limits::default(),
+    };
+    match run_on_dac_gpu(&f, &req, &DacRunOptions::default()) {
+        Err(crate::driver::RunError::Trap(e)) => {
+            assert!(e.message.contains("assertion failed"), "{}", e.message);
+            let text = e.render(&f.sources);
+            assert!(text.contains("t.spmd:3:"), "{text}");
+        }
+        other => panic!("expected a trap, got {other:?}"),
+    }
+}
