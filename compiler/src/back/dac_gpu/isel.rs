@@ -26,7 +26,14 @@ use crate::ir::{
 use crate::source::Span;
 
 /// Names of the hidden kernel parameters, after the entry's own.
-pub const HIDDEN_PARAMS: [&str; 3] = ["__globals", "__shared", "__frames"];
+pub const HIDDEN_PARAMS: [&str; 6] = [
+    "__globals",
+    "__shared",
+    "__frames",
+    "__ntid_x",
+    "__ntid_y",
+    "__ntid_z",
+];
 
 /// Where a value lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -160,7 +167,13 @@ struct Isel<'a> {
     ret: Option<(Option<Loc>, LabelId)>,
     /// Frame bytes used so far (the entry's slots, then each inlined call's).
     frame_end: u32,
+    /// The entry's mask parameter: set to `exists` once that is computed.
+    entry_mask: Option<Reg>,
     traps: Vec<(usize, &'static str)>,
+    /// The block's real extents (the launch is one-dimensional, rounded up to whole
+    /// warps) and whether this thread is one of the block's (an existing lane).
+    ntid: [Reg; 3],
+    exists: Reg,
     lines: Vec<Option<Span>>,
     span: Option<Span>,
     errors: Vec<Diagnostic>,
@@ -262,7 +275,10 @@ impl<'a> Isel<'a> {
             inline_stack: Vec::new(),
             ret: None,
             frame_end: 0,
+            entry_mask: None,
             traps: Vec::new(),
+            ntid: [Reg::r(0); 3],
+            exists: Reg::p(0),
             lines: Vec::new(),
             span: None,
             errors: Vec::new(),
@@ -497,11 +513,7 @@ impl<'a> Isel<'a> {
         if callee.sig.takes_mask {
             match mask {
                 Some(m) => from.push(self.loc(m)),
-                None => {
-                    let p = self.ptmp();
-                    self.const_pred(p, true);
-                    from.push(Loc::P(p));
-                }
+                None => from.push(Loc::P(self.exists)),
             }
         }
         let res = result.map(|r| self.loc(r));
@@ -551,7 +563,7 @@ impl<'a> Isel<'a> {
             // exist are threads the simulator never activates.
             if let Some(m) = params.pop() {
                 let p = self.reg(m);
-                self.const_pred(p, true);
+                self.entry_mask = Some(p);
             }
         }
         let mut idx = Vec::new();
@@ -590,6 +602,42 @@ impl<'a> Isel<'a> {
                     addr,
                 }),
             }
+        }
+        // The block's real extents: the launch is a one-dimensional block rounded up
+        // to whole warps, so lanes past the block (which the interpreter computes but
+        // never lets have effects) run too, under `exists` = linear id < threads.
+        for (d, &pi) in hidden[3..].iter().enumerate() {
+            let r = self.tmp();
+            self.op(Op::Ld {
+                space: sim::gpu::Space::Param,
+                ty: T::U32,
+                dst: r,
+                addr: Address {
+                    base: AddrBase::Param(pi),
+                    offset: 0,
+                },
+            });
+            self.ntid[d] = r;
+        }
+        let total = self.tmp();
+        self.bin(
+            BinOp::Mul,
+            T::U32,
+            total,
+            rs(self.ntid[0]),
+            rs(self.ntid[1]),
+        );
+        self.bin(BinOp::Mul, T::U32, total, rs(total), rs(self.ntid[2]));
+        self.exists = self.ptmp();
+        self.setp(
+            Cmp::Lt,
+            T::U32,
+            self.exists,
+            Src::Special(Special::Tid(sim::gpu::Dim::X)),
+            rs(total),
+        );
+        if let Some(m) = self.entry_mask {
+            self.bin(BinOp::And, T::Pred, m, rs(self.exists), rs(self.exists));
         }
         let bases = [self.globals_base, self.shared_base, self.frame_base];
         for (&pi, dst) in hidden.iter().zip(bases) {
@@ -1199,15 +1247,23 @@ impl<'a> Isel<'a> {
                 self.mov(T::U32, d, imm(32));
                 return;
             }
-            S::ThreadIdxX => Special::Tid(Dim::X),
-            S::ThreadIdxY => Special::Tid(Dim::Y),
-            S::ThreadIdxZ => Special::Tid(Dim::Z),
+            S::ThreadIdxX | S::ThreadIdxY | S::ThreadIdxZ => {
+                self.thread_idx(reg, d);
+                return;
+            }
             S::BlockIdxX => Special::Ctaid(Dim::X),
             S::BlockIdxY => Special::Ctaid(Dim::Y),
             S::BlockIdxZ => Special::Ctaid(Dim::Z),
-            S::BlockDimX => Special::Ntid(Dim::X),
-            S::BlockDimY => Special::Ntid(Dim::Y),
-            S::BlockDimZ => Special::Ntid(Dim::Z),
+            S::BlockDimX | S::BlockDimY | S::BlockDimZ => {
+                let i = match reg {
+                    S::BlockDimX => 0,
+                    S::BlockDimY => 1,
+                    _ => 2,
+                };
+                let n = self.ntid[i];
+                self.mov(T::U32, d, rs(n));
+                return;
+            }
             S::GridDimX => Special::Nctaid(Dim::X),
             S::GridDimY => Special::Nctaid(Dim::Y),
             S::GridDimZ => Special::Nctaid(Dim::Z),
@@ -1219,6 +1275,31 @@ impl<'a> Isel<'a> {
             }
         };
         self.mov(T::U32, d, Src::Special(src));
+    }
+
+    /// A thread index component from the linear id (x fastest).
+    fn thread_idx(&mut self, reg: SpecialReg, d: Reg) {
+        let lin = Src::Special(Special::Tid(sim::gpu::Dim::X));
+        let [nx, ny, _] = self.ntid;
+        match reg {
+            SpecialReg::ThreadIdxX => self.bin(BinOp::Rem, T::U32, d, lin, rs(nx)),
+            SpecialReg::ThreadIdxY => {
+                self.bin(BinOp::Div, T::U32, d, lin, rs(nx));
+                self.bin(BinOp::Rem, T::U32, d, rs(d), rs(ny));
+            }
+            _ => {
+                let t = self.tmp();
+                self.bin(BinOp::Mul, T::U32, t, rs(nx), rs(ny));
+                self.bin(BinOp::Div, T::U32, d, lin, rs(t));
+            }
+        }
+    }
+
+    /// `m` restricted to the existing lanes.
+    fn existing(&mut self, m: Reg) -> Reg {
+        let p = self.ptmp();
+        self.bin(BinOp::And, T::Pred, p, rs(m), rs(self.exists));
+        p
     }
 
     // ---- cross-lane ------------------------------------------------------------
@@ -1280,6 +1361,15 @@ impl<'a> Isel<'a> {
         match op {
             LaneOp::Any | LaneOp::All => {
                 let m = self.reg(args[0]);
+                // any: some existing lane on; all: every existing lane on.
+                let m = if op == LaneOp::Any {
+                    self.existing(m)
+                } else {
+                    let p = self.ptmp();
+                    self.un(UnOp::Not, T::Pred, p, rs(self.exists));
+                    self.bin(BinOp::Or, T::Pred, p, rs(p), rs(m));
+                    p
+                };
                 let mode = if op == LaneOp::Any {
                     VoteMode::Any
                 } else {
@@ -1293,6 +1383,7 @@ impl<'a> Isel<'a> {
             }
             LaneOp::Ballot => {
                 let m = self.reg(args[0]);
+                let m = self.existing(m);
                 let b = self.ballot(m);
                 let dr = d.reg();
                 self.mov(T::B32, lo(dr), rs(b));
@@ -1300,6 +1391,7 @@ impl<'a> Isel<'a> {
             }
             LaneOp::FirstLane => {
                 let m = self.reg(args[0]);
+                let m = self.existing(m);
                 let b = self.ballot(m);
                 let c = self.ctz32(b);
                 let p = self.ptmp();
@@ -1442,6 +1534,7 @@ impl<'a> Isel<'a> {
         let s = self.scalar(args[0]);
         let x = self.loc(args[0]);
         let m = self.reg(args[1]);
+        let m = self.existing(m);
         let w = s.bits();
         let width_mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
         let (bop, ty, id) = match op {
@@ -1519,6 +1612,7 @@ impl<'a> Isel<'a> {
         let s = self.scalar(args[0]);
         let x = self.loc(args[0]);
         let m = self.reg(args[1]);
+        let m = self.existing(m);
         let b = self.ballot(m);
         let first = self.ctz32(b);
         self.bin(BinOp::And, T::B32, first, rs(first), imm(31));
@@ -1556,7 +1650,7 @@ impl<'a> Isel<'a> {
     fn load(&mut self, s: Scalar, addr: Value, mask: Option<Value>, res: Value) {
         let a = self.addr(addr);
         let d = self.loc(res);
-        let mut mask = mask.map(|m| self.reg(m));
+        let mut mask = mask.map(|m| self.reg(m)).map(|m| self.existing(m));
         if let (Some(m), false) = (mask, self.f.value_type(res).varying) {
             // A uniform load under a mask happens when any lane is on, and every lane
             // gets the value (else lanes would disagree on a uniform value).
@@ -1609,6 +1703,7 @@ impl<'a> Isel<'a> {
         match mask {
             Some(m) => {
                 let m = self.reg(m);
+                let m = self.existing(m);
                 self.guarded(m, st);
             }
             None => self.op(st),
@@ -1682,17 +1777,15 @@ impl<'a> Isel<'a> {
         let zty = if wide(s) { T::B64 } else { T::B32 };
         self.mov(zty, dst, imm(0));
         let mut guard = mask.map(|m| self.reg(m));
+        let exists = self.exists;
+        guard = Some(match guard {
+            Some(m) => self.existing(m),
+            None => exists,
+        });
         let mut leader = None;
         if uniform {
             // Once per gang: the first lane on (lane 0 of the existing ones if no mask).
-            let on = match guard {
-                Some(m) => m,
-                None => {
-                    let p = self.ptmp();
-                    self.const_pred(p, true);
-                    p
-                }
-            };
+            let on = guard.unwrap_or(exists);
             let b = self.ballot(on);
             let l = self.ctz32(b);
             let p = self.ptmp();

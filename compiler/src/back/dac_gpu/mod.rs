@@ -4,8 +4,12 @@
 //! Design (see also the back-end section of `lang-spec/dac-gpu-isa.md`):
 //!
 //! * **One thread per lane, a warp per gang.** Lane = `%laneid`, gang = `%warpid`.
-//!   Lanes past the block's thread count do not exist; the simulator never activates
-//!   them, so no `exists` predicate is needed for effects, votes or ballots.
+//!   The launch is a one-dimensional block rounded up to whole warps; thread indices
+//!   and block extents come from the linear id and hidden parameters (`__ntid_*`).
+//!   Lanes past the block's thread count compute like the interpreter's (so a shuffle
+//!   reading them sees the same values) but are kept from effects, votes, ballots and
+//!   reductions by an `exists` predicate (linear id < threads), which is also the
+//!   entry's mask.
 //! * **Compiler-managed masks.** The IR's masks (varying `bool`) live in predicate
 //!   registers (each thread holds its own lane's bit); masked effects become `@p`
 //!   instructions, varying `select` becomes `selp`, and every `brif` (uniform by

@@ -115,11 +115,14 @@ pub fn run_compiled(
     bits.push(mem.add_buffer(globals, "__globals"));
     bits.push(mem.add_zeroed(hidden_sizes[1], "__shared"));
     bits.push(mem.add_zeroed(hidden_sizes[2], "__frames"));
+    bits.extend([block.x, block.y, block.z].map(u64::from));
     let kernel = &compiled.program.kernels[k];
     let gl = gpu::Launch {
         kernel: name.clone(),
         grid: (grid.x, grid.y, grid.z),
-        block: (block.x, block.y, block.z),
+        // One dimension, whole warps: the kernel computes thread indices from the
+        // real extents and keeps lanes past the block from having effects.
+        block: ((gangs * 32) as u32, 1, 1),
         params: gpu::pack_params(kernel, &bits),
     };
     let limits = gpu::Limits {

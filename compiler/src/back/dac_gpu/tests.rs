@@ -124,3 +124,43 @@ fn failed_assert_traps_at_its_line() {
         other => panic!("expected a trap, got {other:?}"),
     }
 }
+
+#[test]
+fn lane_ops_small_ints_wide_values_and_partial_blocks_match_interp() {
+    let src = "export void k(uniform int out[], uniform int64 w[], uniform double d[], uniform int cnt[]) {
+        int x = programIndex * 3 + 1;
+        out[programIndex] = shuffle(x, (programIndex + 5) % programCount);
+        out[32 + programIndex] = rotate(x, 3) + shift(x, -2);
+        uniform int e = extract(x, 7);
+        out[64 + programIndex] = insert(x, 4, e * 100);
+        int8 b = (int8)(programIndex * 37);
+        int8 c = b * (int8)3 + (int8)100;
+        out[96 + programIndex] = c >> 1;
+        unsigned int8 ub = (unsigned int8)(programIndex * 29);
+        out[128 + programIndex] = ub / (unsigned int8)3 + (ub < (unsigned int8)100 ? 1 : 0);
+        int64 big = (int64)programIndex * 3000000000;
+        w[programIndex] = big / 7 - (big >> 3);
+        w[32] = reduce_add(big);
+        w[33] = reduce_max(big - 50000000000);
+        double dd = programIndex * 0.3;
+        d[programIndex] = sqrt(dd) * dd;
+        d[32] = reduce_add(dd);
+        if (programIndex % 2 == 1) { atomic_add_global(&cnt[0], programIndex); }
+        atomic_add_global(&cnt[1], 1);
+        out[160 + programIndex] = popcnt(programIndex) + count_trailing_zeros(programIndex + 64) + count_leading_zeros(programIndex);
+    }";
+    for block in [None, Some("20"), Some("45")] {
+        let (a, b) = both(
+            src,
+            "k",
+            &[
+                "out=zeros(192)",
+                "w=zeros(34)",
+                "d=zeros(33)",
+                "cnt=zeros(2)",
+            ],
+            block,
+        );
+        assert_eq!(a, b, "block {block:?}");
+    }
+}
