@@ -82,18 +82,6 @@ fn invalid_corpus_gives_expected_errors() {
     }
 }
 
-#[test]
-#[ignore]
-fn show_invalid_messages() {
-    for path in ir_files(&corpus_dir().join("invalid")) {
-        let text = std::fs::read_to_string(&path).unwrap();
-        println!("{}:", path.file_name().unwrap().to_string_lossy());
-        for m in error_messages(&text) {
-            println!("    {m}");
-        }
-    }
-}
-
 // ---------------------------------------------------------------------------------------
 // Random well-formed functions.
 
