@@ -289,6 +289,9 @@ pub(crate) struct Sys {
     pub console: Vec<u8>,
     /// Retired instructions per micro-op class: the hot loop's only counter.
     pub counts: [u64; 64],
+    /// Their sum, kept current by `step` and after each quantum of `run` (so the
+    /// instruction limit of `step` costs no summing).
+    pub total: u64,
     /// Active lanes summed over masked vector instructions.
     pub masked_active: u64,
     /// Extra instructions upstream would count: 15 per gather/scatter (16 subcycles).

@@ -222,6 +222,7 @@ impl Machine {
                 ll_any: false,
                 console: Vec::new(),
                 counts: [0; 64],
+                total: 0,
                 masked_active: 0,
                 extra_subcycles: 0,
             },
@@ -392,7 +393,7 @@ impl Machine {
         if !self.is_running(t) {
             return Err(self.fault(t, (FaultKind::NotRunning, None)));
         }
-        if self.sys.retired() >= self.config.max_instructions {
+        if self.sys.total >= self.config.max_instructions {
             return Err(self.fault(t, (FaultKind::InstructionLimit, None)));
         }
         let pc = self.threads[t].pc;
@@ -402,6 +403,7 @@ impl Machine {
         exec::exec::<true>(&mut self.threads[t], t, &mut self.sys, u, &mut eff)
             .map_err(|e| self.fault(t, e))?;
         self.sys.counts[usize::from(exec::uop_class(u))] += 1;
+        self.sys.total += 1;
         let inst = decode(word).unwrap_or(super::isa::NOP);
         Ok(Step {
             pc,
@@ -428,7 +430,9 @@ impl Machine {
                     return Err(self.fault(t, (FaultKind::InstructionLimit, None)));
                 }
                 let n = u64::from(self.quantum).min(left);
-                self.run_quantum(t, n)?;
+                let ran = self.run_quantum(t, n);
+                self.sys.total = self.sys.retired();
+                ran?;
             }
         }
         Ok(Summary {
