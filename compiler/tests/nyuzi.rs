@@ -102,34 +102,6 @@ fn run_nyuzi(
     run_compiled(front, &compile(front)?, spec, shape)
 }
 
-/// The first difference between two results' buffers and return values.
-fn compare(want: &RunResult, got: &RunResult) -> Result<(), String> {
-    for ((name, w), (_, g)) in want.buffers.iter().zip(&got.buffers) {
-        if w.bytes() != g.bytes() {
-            let size = w.elem().size();
-            let i = w
-                .bytes()
-                .chunks(size)
-                .zip(g.bytes().chunks(size))
-                .position(|(a, b)| a != b)
-                .unwrap_or(0);
-            return Err(format!(
-                "buffer `{name}`[{i}]: interp {:?}, nyuzi {:?}",
-                w.get(i),
-                g.get(i)
-            ));
-        }
-    }
-    let bits = |r: &RunResult| r.ret.map(|v| v.to_bits());
-    if bits(want) != bits(got) {
-        return Err(format!(
-            "return: interp {:?}, nyuzi {:?}",
-            want.ret, got.ret
-        ));
-    }
-    Ok(())
-}
-
 /// Runs one launch on both targets; `Err` says how they differ.
 fn differential(
     front: &FrontResult,
@@ -139,35 +111,8 @@ fn differential(
     let want = driver::run_on_interp(front, &spec.request(MAX_STEPS))
         .map_err(|e| format!("interp failed: {}", run_error(e, front)))?;
     let got = run_compiled(front, compiled.as_ref()?, spec, MachineShape::default())?;
-    compare(&want, &got)?;
+    compare("nyuzi", &want, &got)?;
     Ok(got)
-}
-
-/// Checks the failures (label, message) against [`KNOWN_FAILURES`] for the labels in
-/// `scope`: exactly the listed ones fail, each with its message.
-fn check_known(mut failures: Vec<(String, String)>, scope: impl Fn(&str) -> bool) {
-    failures.sort();
-    let report: Vec<String> = failures.iter().map(|(l, m)| format!("{l}: {m}")).collect();
-    let got: Vec<&str> = failures.iter().map(|(l, _)| l.as_str()).collect();
-    let mut want: Vec<&str> = KNOWN_FAILURES
-        .iter()
-        .map(|k| k.0)
-        .filter(|l| scope(l))
-        .collect();
-    want.sort();
-    assert_eq!(
-        got,
-        want,
-        "Nyuzi differential results changed; failures now:\n{}",
-        report.join("\n")
-    );
-    for (label, message) in &failures {
-        let known = KNOWN_FAILURES.iter().find(|k| k.0 == label).map(|k| k.1);
-        assert!(
-            known.is_some_and(|m| message.contains(m)),
-            "{label} fails differently now: {message}"
-        );
-    }
 }
 
 fn is_known(label: &str) -> bool {
@@ -176,77 +121,6 @@ fn is_known(label: &str) -> bool {
 
 // ---------------------------------------------------------------------------------
 // Example launches
-
-/// Extra launches beyond the headers: other shapes and partial gangs/blocks.
-fn extra_launches() -> Vec<(&'static str, LaunchSpec)> {
-    let spec = |entry: &str, args: &[&str], grid: Option<&str>, block: Option<&str>| LaunchSpec {
-        entry: entry.into(),
-        args: args.iter().map(|s| s.to_string()).collect(),
-        grid: grid.map(Into::into),
-        block: block.map(Into::into),
-    };
-    vec![
-        (
-            "examples/saxpy.spmd",
-            spec(
-                "saxpy",
-                &["n=37", "a=-1.5", "x=random(40,3)", "y=random(40,4)"],
-                None,
-                None,
-            ),
-        ),
-        (
-            "examples/block_reduce.spmd",
-            spec(
-                "block_reduce",
-                &["n=700", "x=random(700,5)", "partial=zeros(3)"],
-                Some("3"),
-                Some("256"),
-            ),
-        ),
-        (
-            "examples/stencil1d.spmd",
-            spec(
-                "stencil1d",
-                &["n=600", "src=random(600,9)", "dst=zeros(600)"],
-                Some("3"),
-                Some("256"),
-            ),
-        ),
-        (
-            "examples/histogram.spmd",
-            spec(
-                "histogram",
-                &[
-                    "n=333",
-                    "x=random(333,2,0,100)",
-                    "lo=0",
-                    "hi=100",
-                    "bins=zeros(64)",
-                ],
-                Some("3"),
-                Some("50"),
-            ),
-        ),
-    ]
-}
-
-fn example_launches() -> Vec<(String, LaunchSpec)> {
-    let mut out = Vec::new();
-    for path in common::spmd_files("examples") {
-        let name = common::display_name(&path);
-        let text = std::fs::read_to_string(&path).expect("readable");
-        for spec in header_launches(&text) {
-            out.push((name.clone(), spec));
-        }
-    }
-    for (file, spec) in extra_launches() {
-        out.push((file.to_string(), spec));
-    }
-    // Grouped by file (stable), so each file compiles once.
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out
-}
 
 #[test]
 fn examples_match_the_interpreter() {
@@ -273,7 +147,9 @@ fn examples_match_the_interpreter() {
         }
     }
     assert!(ran >= 20, "only {ran} example launches found");
-    check_known(failures, |l| l.starts_with("examples/"));
+    check_known("nyuzi", KNOWN_FAILURES, failures, |l| {
+        l.starts_with("examples/")
+    });
 }
 
 // ---------------------------------------------------------------------------------
@@ -307,9 +183,12 @@ fn ispc_failures(dir: &str, parts: (usize, usize)) -> Vec<(String, String)> {
 
 #[test]
 fn ispc_programs_match_the_interpreter() {
-    check_known(ispc_failures("tests/ispc", (0, 1)), |l| {
-        l.starts_with("tests/ispc/")
-    });
+    check_known(
+        "nyuzi",
+        KNOWN_FAILURES,
+        ispc_failures("tests/ispc", (0, 1)),
+        |l| l.starts_with("tests/ispc/"),
+    );
 }
 
 /// The conformance programs in two halves (even and odd positions), run in parallel.
@@ -321,9 +200,12 @@ fn conformance_half(half: usize) {
         .step_by(2)
         .map(|p| common::display_name(p))
         .collect();
-    check_known(ispc_failures("tests/conformance", (half, 2)), |l| {
-        mine.iter().any(|m| m == l)
-    });
+    check_known(
+        "nyuzi",
+        KNOWN_FAILURES,
+        ispc_failures("tests/conformance", (half, 2)),
+        |l| mine.iter().any(|m| m == l),
+    );
 }
 
 #[test]
@@ -370,7 +252,7 @@ fn machine_shapes_agree() {
                         got.stats.get("hardware_threads").map(|v| v.to_string()),
                         Some((cores * threads).min(want.config.block_count()).to_string())
                     );
-                    if let Err(e) = compare(&want, &got) {
+                    if let Err(e) = compare("nyuzi", &want, &got) {
                         panic!("{file} on {cores}x{threads}: {e}");
                     }
                 }
@@ -701,7 +583,7 @@ fn the_timing_model_computes_what_the_functional_machine_does() {
             ..NyuziRunOptions::default()
         };
         let timed = nyuzi::run_on_nyuzi(&front, &spec.request(MAX_STEPS), &opts).unwrap();
-        compare(&functional, &timed).unwrap_or_else(|e| panic!("{file}: {e}"));
+        compare("nyuzi", &functional, &timed).unwrap_or_else(|e| panic!("{file}: {e}"));
         timed.stats.check_convention(true).unwrap();
         assert_eq!(
             timed.stats.get("dynamic_instructions"),

@@ -6,6 +6,7 @@
 
 use spmdc::driver::{self, FrontResult, RunError, RunRequest};
 use spmdc::interp::Limits;
+use spmdc::launch::RunResult;
 
 /// One launch: entry, arguments and shape.
 #[derive(Clone, Debug)]
@@ -179,4 +180,131 @@ pub fn ispc_launches(front: &FrontResult) -> Result<Vec<LaunchSpec>, String> {
         });
     }
     Ok(out)
+}
+
+/// The first difference between two results' buffers and return values.
+pub fn compare(target: &str, want: &RunResult, got: &RunResult) -> Result<(), String> {
+    for ((name, w), (_, g)) in want.buffers.iter().zip(&got.buffers) {
+        if w.bytes() != g.bytes() {
+            let size = w.elem().size();
+            let i = w
+                .bytes()
+                .chunks(size)
+                .zip(g.bytes().chunks(size))
+                .position(|(a, b)| a != b)
+                .unwrap_or(0);
+            return Err(format!(
+                "buffer `{name}`[{i}]: interp {:?}, {target} {:?}",
+                w.get(i),
+                g.get(i)
+            ));
+        }
+    }
+    let bits = |r: &RunResult| r.ret.map(|v| v.to_bits());
+    if bits(want) != bits(got) {
+        return Err(format!(
+            "return: interp {:?}, {target} {:?}",
+            want.ret, got.ret
+        ));
+    }
+    Ok(())
+}
+
+/// Checks the failures (label, message) against [`known`] for the labels in
+/// `scope`: exactly the listed ones fail, each with its message.
+pub fn check_known(
+    target: &str,
+    known: &[(&str, &str, &str)],
+    mut failures: Vec<(String, String)>,
+    scope: impl Fn(&str) -> bool,
+) {
+    failures.sort();
+    let report: Vec<String> = failures.iter().map(|(l, m)| format!("{l}: {m}")).collect();
+    let got: Vec<&str> = failures.iter().map(|(l, _)| l.as_str()).collect();
+    let mut want: Vec<&str> = known.iter().map(|k| k.0).filter(|l| scope(l)).collect();
+    want.sort();
+    assert_eq!(
+        got,
+        want,
+        "{target} differential results changed; failures now:\n{}",
+        report.join("\n")
+    );
+    for (label, message) in &failures {
+        let known = known.iter().find(|k| k.0 == label).map(|k| k.1);
+        assert!(
+            known.is_some_and(|m| message.contains(m)),
+            "{label} fails differently now: {message}"
+        );
+    }
+}
+
+/// Extra launches beyond the headers: other shapes and partial gangs/blocks.
+pub fn extra_launches() -> Vec<(&'static str, LaunchSpec)> {
+    let spec = |entry: &str, args: &[&str], grid: Option<&str>, block: Option<&str>| LaunchSpec {
+        entry: entry.into(),
+        args: args.iter().map(|s| s.to_string()).collect(),
+        grid: grid.map(Into::into),
+        block: block.map(Into::into),
+    };
+    vec![
+        (
+            "examples/saxpy.spmd",
+            spec(
+                "saxpy",
+                &["n=37", "a=-1.5", "x=random(40,3)", "y=random(40,4)"],
+                None,
+                None,
+            ),
+        ),
+        (
+            "examples/block_reduce.spmd",
+            spec(
+                "block_reduce",
+                &["n=700", "x=random(700,5)", "partial=zeros(3)"],
+                Some("3"),
+                Some("256"),
+            ),
+        ),
+        (
+            "examples/stencil1d.spmd",
+            spec(
+                "stencil1d",
+                &["n=600", "src=random(600,9)", "dst=zeros(600)"],
+                Some("3"),
+                Some("256"),
+            ),
+        ),
+        (
+            "examples/histogram.spmd",
+            spec(
+                "histogram",
+                &[
+                    "n=333",
+                    "x=random(333,2,0,100)",
+                    "lo=0",
+                    "hi=100",
+                    "bins=zeros(64)",
+                ],
+                Some("3"),
+                Some("50"),
+            ),
+        ),
+    ]
+}
+
+pub fn example_launches() -> Vec<(String, LaunchSpec)> {
+    let mut out = Vec::new();
+    for path in super::spmd_files("examples") {
+        let name = super::display_name(&path);
+        let text = std::fs::read_to_string(&path).expect("readable");
+        for spec in header_launches(&text) {
+            out.push((name.clone(), spec));
+        }
+    }
+    for (file, spec) in extra_launches() {
+        out.push((file.to_string(), spec));
+    }
+    // Grouped by file (stable), so each file compiles once.
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
 }
