@@ -122,100 +122,46 @@ fn is_known(label: &str) -> bool {
 // ---------------------------------------------------------------------------------
 // Example launches
 
-#[test]
-fn examples_match_the_interpreter() {
-    let root = common::repo_root();
-    let mut failures = Vec::new();
-    let mut ran = 0;
-    let mut seen = std::collections::BTreeSet::new();
-    let mut current: Option<(String, FrontResult, Result<Compiled, String>)> = None;
-    for (file, spec) in example_launches() {
-        if current.as_ref().map(|c| &c.0) != Some(&file) {
-            let front = front_of(&root.join(&file));
-            let compiled = compile(&front);
-            current = Some((file.clone(), front, compiled));
-        }
-        let Some((_, front, compiled)) = current.as_ref() else {
-            continue;
-        };
-        let l = label(&file, &spec);
-        ran += 1;
-        if let Err(e) = differential(front, compiled, &spec) {
-            if seen.insert(l.clone()) {
-                failures.push((l, e));
-            }
-        }
+/// This suite's target.
+struct Nyuzi;
+
+impl BackEnd for Nyuzi {
+    type Compiled = Compiled;
+    const NAME: &'static str = "nyuzi";
+    const KNOWN: &'static [(&'static str, &'static str, &'static str)] = KNOWN_FAILURES;
+    fn front_of(path: &Path) -> FrontResult {
+        front_of(path)
     }
-    assert!(ran >= 20, "only {ran} example launches found");
-    check_known("nyuzi", KNOWN_FAILURES, failures, |l| {
-        l.starts_with("examples/")
-    });
+    fn compile(front: &FrontResult) -> Result<Compiled, String> {
+        compile(front)
+    }
+    fn differential(
+        front: &FrontResult,
+        compiled: &Result<Compiled, String>,
+        spec: &LaunchSpec,
+    ) -> Result<RunResult, String> {
+        differential(front, compiled, spec)
+    }
 }
 
-// ---------------------------------------------------------------------------------
-// ISPC-style programs
-
-/// The failures among the programs of `dir` (those whose index modulo `parts.1` is
-/// `parts.0`, so a large directory can be split over tests that run in parallel).
-fn ispc_failures(dir: &str, parts: (usize, usize)) -> Vec<(String, String)> {
-    let mut failures = Vec::new();
-    let files = common::spmd_files(dir);
-    for path in files.iter().skip(parts.0).step_by(parts.1) {
-        let name = common::display_name(path);
-        let front = front_of(path);
-        let launches = match ispc_launches(&front) {
-            Ok(l) => l,
-            Err(e) => {
-                failures.push((name, e));
-                continue;
-            }
-        };
-        let compiled = compile(&front);
-        for spec in launches {
-            if let Err(e) = differential(&front, &compiled, &spec) {
-                failures.push((name.clone(), format!("{}: {e}", spec.entry)));
-                break;
-            }
-        }
-    }
-    failures
+#[test]
+fn examples_match_the_interpreter() {
+    examples_match::<Nyuzi>();
 }
 
 #[test]
 fn ispc_programs_match_the_interpreter() {
-    check_known(
-        "nyuzi",
-        KNOWN_FAILURES,
-        ispc_failures("tests/ispc", (0, 1)),
-        |l| l.starts_with("tests/ispc/"),
-    );
-}
-
-/// The conformance programs in two halves (even and odd positions), run in parallel.
-fn conformance_half(half: usize) {
-    let files = common::spmd_files("tests/conformance");
-    let mine: Vec<String> = files
-        .iter()
-        .skip(half)
-        .step_by(2)
-        .map(|p| common::display_name(p))
-        .collect();
-    check_known(
-        "nyuzi",
-        KNOWN_FAILURES,
-        ispc_failures("tests/conformance", (half, 2)),
-        |l| mine.iter().any(|m| m == l),
-    );
+    ispc_programs_match::<Nyuzi>();
 }
 
 #[test]
 fn conformance_programs_match_the_interpreter_0() {
-    conformance_half(0);
+    conformance_half::<Nyuzi>(0);
 }
 
 #[test]
 fn conformance_programs_match_the_interpreter_1() {
-    conformance_half(1);
+    conformance_half::<Nyuzi>(1);
 }
 
 // ---------------------------------------------------------------------------------

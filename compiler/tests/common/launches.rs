@@ -7,6 +7,7 @@
 use spmdc::driver::{self, FrontResult, RunError, RunRequest};
 use spmdc::interp::Limits;
 use spmdc::launch::RunResult;
+use std::path::Path;
 
 /// One launch: entry, arguments and shape.
 #[derive(Clone, Debug)]
@@ -307,4 +308,103 @@ pub fn example_launches() -> Vec<(String, LaunchSpec)> {
     // Grouped by file (stable), so each file compiles once.
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
+}
+
+/// A back end under differential test: how a program is checked and compiled for it,
+/// and how one launch runs on it and on the interpreter.
+pub trait BackEnd {
+    type Compiled;
+    /// The target's name in messages.
+    const NAME: &'static str;
+    /// Launches that fail because of a known compiler bug: (label, message part, why).
+    const KNOWN: &'static [(&'static str, &'static str, &'static str)];
+    fn front_of(path: &Path) -> FrontResult;
+    fn compile(front: &FrontResult) -> Result<Self::Compiled, String>;
+    /// Runs `spec` on the interpreter and on the target; `Err` says how they differ.
+    fn differential(
+        front: &FrontResult,
+        compiled: &Result<Self::Compiled, String>,
+        spec: &LaunchSpec,
+    ) -> Result<RunResult, String>;
+}
+
+/// Every example launch on `B` and on the interpreter, against `B`'s known failures.
+pub fn examples_match<B: BackEnd>() {
+    let root = super::repo_root();
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    let mut seen = std::collections::BTreeSet::new();
+    let mut current: Option<(String, FrontResult, Result<B::Compiled, String>)> = None;
+    for (file, spec) in example_launches() {
+        if current.as_ref().map(|c| &c.0) != Some(&file) {
+            let front = B::front_of(&root.join(&file));
+            let compiled = B::compile(&front);
+            current = Some((file.clone(), front, compiled));
+        }
+        let Some((_, front, compiled)) = current.as_ref() else {
+            continue;
+        };
+        let l = label(&file, &spec);
+        ran += 1;
+        if let Err(e) = B::differential(front, compiled, &spec) {
+            if seen.insert(l.clone()) {
+                failures.push((l, e));
+            }
+        }
+    }
+    assert!(ran >= 20, "only {ran} example launches found");
+    check_known(B::NAME, B::KNOWN, failures, |l| l.starts_with("examples/"));
+}
+
+/// The failures among the programs of `dir` (those whose index modulo `parts.1` is
+/// `parts.0`, so a large directory can be split over tests that run in parallel).
+pub fn ispc_failures<B: BackEnd>(dir: &str, parts: (usize, usize)) -> Vec<(String, String)> {
+    let mut failures = Vec::new();
+    let files = super::spmd_files(dir);
+    for path in files.iter().skip(parts.0).step_by(parts.1) {
+        let name = super::display_name(path);
+        let front = B::front_of(path);
+        let launches = match ispc_launches(&front) {
+            Ok(l) => l,
+            Err(e) => {
+                failures.push((name, e));
+                continue;
+            }
+        };
+        let compiled = B::compile(&front);
+        for spec in launches {
+            if let Err(e) = B::differential(&front, &compiled, &spec) {
+                failures.push((name.clone(), format!("{}: {e}", spec.entry)));
+                break;
+            }
+        }
+    }
+    failures
+}
+
+/// Every program of `tests/ispc/` on `B` and on the interpreter.
+pub fn ispc_programs_match<B: BackEnd>() {
+    check_known(
+        B::NAME,
+        B::KNOWN,
+        ispc_failures::<B>("tests/ispc", (0, 1)),
+        |l| l.starts_with("tests/ispc/"),
+    );
+}
+
+/// The conformance programs in two halves (even and odd positions), run in parallel.
+pub fn conformance_half<B: BackEnd>(half: usize) {
+    let files = super::spmd_files("tests/conformance");
+    let mine: Vec<String> = files
+        .iter()
+        .skip(half)
+        .step_by(2)
+        .map(|p| super::display_name(p))
+        .collect();
+    check_known(
+        B::NAME,
+        B::KNOWN,
+        ispc_failures::<B>("tests/conformance", (half, 2)),
+        |l| mine.iter().any(|m| m == l),
+    );
 }
