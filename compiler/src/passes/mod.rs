@@ -12,6 +12,23 @@ pub mod promote;
 
 use crate::ir::{self, verify};
 
+/// The switches of issue 6 that turn parts of the divergence-aware compilation off (or
+/// on where they are unsafe), so each part's effect can be measured. The default is
+/// everything on and safe.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Switches {
+    /// `--no-uniformity`: code generation ignores the uniformity analysis (values
+    /// typed `varying` but proven uniform are still computed per lane, and only
+    /// `uniform`-typed values use the scalar/uniform datapath).
+    pub no_uniformity: bool,
+    /// `--no-skip-empty`: regions under a divergent branch run even when their mask
+    /// is empty (no `brif any(mask)` runtime checks).
+    pub no_skip_empty: bool,
+    /// `--force-cfg-opts`: the code-duplicating CFG transforms (jump threading, loop
+    /// unswitching, tail duplication) apply to divergent branches too.
+    pub force_cfg_opts: bool,
+}
+
 /// A transformation of a whole module.
 pub type PassFn = fn(&mut ir::Module);
 
