@@ -1213,8 +1213,27 @@ fn parse_inst(st: &[Token], open: &mut Open) -> PResult<Inst> {
         None
     };
     let (mt, mnemonic) = c.word("an instruction")?;
-    let op = parse_op(&mut c, mt, mnemonic, open.kernel.insts.len())?;
-    Ok(Inst { guard, op })
+    let (mnemonic, uni) = strip_uni(mnemonic);
+    let op = parse_op(&mut c, mt, &mnemonic, open.kernel.insts.len())?;
+    if uni && !op.uni_allowed() {
+        return Err(err_at(
+            mt,
+            format!("`.uni` is not allowed on `{mnemonic}` (only arithmetic, conversions, comparisons, selections and non-local loads)"),
+        ));
+    }
+    Ok(Inst { guard, op, uni })
+}
+
+/// Removes the uniform-datapath modifier from a mnemonic (`add.uni.s32` is `add.s32`
+/// on the scalar unit); `bra.uni` keeps its own meaning (a non-divergent branch).
+fn strip_uni(mnemonic: &str) -> (String, bool) {
+    let mut parts: Vec<&str> = mnemonic.split('.').collect();
+    if parts.len() > 2 && parts[0] != "bra" && parts[1] == "uni" {
+        parts.remove(1);
+        (parts.join("."), true)
+    } else {
+        (mnemonic.to_string(), false)
+    }
 }
 
 fn end_of(st: &[Token]) -> (u32, u32) {
@@ -1623,7 +1642,14 @@ pub fn inst_text(
         }
         Op::DeqPred { dst } => format!("deq.pred {}", r(dst, Type::Pred)),
     };
-    s.push_str(&body);
+    match body.find('.').filter(|_| inst.uni) {
+        Some(dot) => {
+            s.push_str(&body[..dot]);
+            s.push_str(".uni");
+            s.push_str(&body[dot..]);
+        }
+        None => s.push_str(&body),
+    }
     s.push(';');
     s
 }

@@ -1152,6 +1152,12 @@ pub fn step(
     let active = top.mask;
     let exec = active & warp.guard_mask(inst.guard);
     let err = |m: String| at.fault(FaultKind::Invalid, None, None, m);
+    if inst.uni {
+        // Uniform datapath: with equal operands the vector execution below is the
+        // once-per-warp result broadcast to the executing lanes.
+        super::uniform::check_operands(warp, &inst, exec)
+            .map_err(|(l, m)| at.fault(FaultKind::NonUniformOperand, Some(l), None, m))?;
+    }
     let mut next_pc = top.pc + 1;
     match inst.op {
         Op::Bin {
@@ -1501,7 +1507,11 @@ pub fn step(
                     });
                 }
                 if space == Space::Global && env.global.logging() {
-                    for_lanes(exec, |l| env.global.note_write(a[l], n));
+                    if lin {
+                        env.global.note_write(base, WARP * n);
+                    } else {
+                        for_lanes(exec, |l| env.global.note_write(a[l], n));
+                    }
                 }
             } else {
                 mem_access(

@@ -13,7 +13,8 @@
 //! The decoupled affine computation (DAC) extension is defined here already: affine
 //! registers (`%a`), the `enq.*` instructions of the affine stream and the `deq.*`
 //! forms of the non-affine stream, with the operand shapes of Wang and Lin (ISCA'17).
-//! Uniform registers (`%ur`) are reserved for the uniform datapath.
+//! The uniform datapath: an instruction marked `.uni` ([`Inst::uni`]) or writing a
+//! uniform register (`%ur`) computes one value per warp on the scalar unit.
 
 use std::fmt;
 
@@ -776,16 +777,50 @@ pub struct Guard {
 pub struct Inst {
     pub guard: Option<Guard>,
     pub op: Op,
+    /// The `.uni` modifier (`add.uni.s32`): an instruction of the uniform datapath,
+    /// computed once per warp and broadcast to the executing lanes; its operands must
+    /// be equal in every executing lane (see [`Op::uni_allowed`] for which ops).
+    pub uni: bool,
 }
 
 impl Inst {
     pub fn new(op: Op) -> Inst {
-        Inst { guard: None, op }
+        Inst {
+            guard: None,
+            op,
+            uni: false,
+        }
     }
     pub fn guarded(pred: u16, negate: bool, op: Op) -> Inst {
         Inst {
             guard: Some(Guard { pred, negate }),
             op,
+            uni: false,
+        }
+    }
+    /// The same instruction on the uniform datapath (`.uni`).
+    pub fn with_uni(self, uni: bool) -> Inst {
+        Inst { uni, ..self }
+    }
+}
+
+impl Op {
+    /// Whether the operation may carry `.uni`: arithmetic, logic, moves, conversions,
+    /// comparisons and selections, and loads from every space but `.local` (which is
+    /// per thread). Effects, warp-level operations and control flow may not.
+    pub fn uni_allowed(&self) -> bool {
+        match self {
+            Op::Bin { .. }
+            | Op::Un { .. }
+            | Op::Mad { .. }
+            | Op::Cvt { .. }
+            | Op::Setp { .. }
+            | Op::Selp { .. } => true,
+            Op::Ld { space, addr, .. } => {
+                *space != Space::Local
+                    && !matches!(addr.base, AddrBase::DeqAddr | AddrBase::DeqData)
+            }
+            _ => false,
         }
     }
 }
@@ -1002,9 +1037,12 @@ impl Inst {
         }
     }
 
-    /// True when the destination is a uniform register: an instruction of the uniform
-    /// datapath.
+    /// True for an instruction of the uniform datapath: marked `.uni`, or writing a
+    /// uniform register.
     pub fn is_uniform(&self) -> bool {
+        if self.uni {
+            return true;
+        }
         let mut uniform = false;
         self.for_each_reg(|a| uniform |= a.def && a.reg.file == RegFile::Ur);
         uniform
@@ -1205,6 +1243,7 @@ impl KernelBuilder {
                 uni,
                 target: u32::MAX,
             },
+            uni: false,
         });
         self.fixups.push((i, target));
         i

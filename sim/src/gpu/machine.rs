@@ -39,9 +39,10 @@ pub struct GlobalMemory {
     log: Option<Box<AccessLog>>,
 }
 
-/// Per buffer, one bit per byte read and per byte written.
+/// Per buffer, one bit per byte read (when `track_reads`) and per byte written.
 #[derive(Clone, Debug, Default)]
 struct AccessLog {
+    track_reads: bool,
     reads: Vec<Vec<u64>>,
     writes: Vec<Vec<u64>>,
 }
@@ -137,7 +138,7 @@ impl GlobalMemory {
     /// access log when one is kept. Writes are noted exactly with [`Self::note_write`].
     #[inline]
     pub(crate) fn access(&mut self, addr: u64, n: usize, read: bool) -> Option<&mut [u8]> {
-        if read && self.log.is_some() {
+        if read && self.log.as_ref().is_some_and(|l| l.track_reads) {
             let i = self.find(addr)?;
             let off = (addr - self.buffers[i].base) as usize;
             if let Some(log) = self.log.as_mut() {
@@ -164,10 +165,16 @@ impl GlobalMemory {
         }
     }
 
-    fn start_log(&mut self) {
+    /// Starts logging the bytes written (and read, when `reads`).
+    fn start_log(&mut self, reads: bool) {
         let bits = |b: &Buffer| vec![0u64; b.data.len().div_ceil(64)];
         self.log = Some(Box::new(AccessLog {
-            reads: self.buffers.iter().map(bits).collect(),
+            track_reads: reads,
+            reads: self
+                .buffers
+                .iter()
+                .map(|b| if reads { bits(b) } else { Vec::new() })
+                .collect(),
             writes: self.buffers.iter().map(bits).collect(),
         }));
     }
@@ -213,6 +220,8 @@ pub enum FaultKind {
     Runaway,
     /// A `bra.uni` whose active lanes disagree.
     DivergentUniformBranch,
+    /// A `.uni` (uniform datapath) instruction whose operands differ across its lanes.
+    NonUniformOperand,
     /// An instruction this simulator does not run (the DAC queues, affine registers).
     Unsupported,
     /// An instruction that is not well formed (an undefined type combination, a
@@ -231,6 +240,7 @@ impl fmt::Display for FaultKind {
             FaultKind::BarrierDeadlock => "barrier deadlock",
             FaultKind::Runaway => "runaway",
             FaultKind::DivergentUniformBranch => "divergent uniform branch",
+            FaultKind::NonUniformOperand => "non-uniform operand of a uniform instruction",
             FaultKind::Unsupported => "unsupported instruction",
             FaultKind::Invalid => "invalid instruction",
             FaultKind::BadLaunch => "bad launch",
@@ -425,13 +435,16 @@ pub(crate) fn runaway(
 /// Runs the launch functionally. Global memory holds the results afterwards.
 ///
 /// The result is always that of running every block in linear order, each warp until
-/// it waits at a barrier or finishes. On a host with several cores, the blocks are
-/// split into contiguous ranges run at the same time, each on its own copy of global
-/// memory that logs the bytes later ranges read and write; the copies are merged in
-/// range order (a later range's writes win), which equals the in-order result unless
-/// a range read a byte an earlier range wrote. In that case, or when a later range
-/// faults or the instruction limit is reached, the launch is simply run again in
-/// order on one thread. So results never depend on the host's thread scheduling.
+/// it waits at a barrier or finishes. On a host with several cores the blocks are
+/// split into contiguous ranges run at the same time: the first range on `mem`
+/// itself, each later one on its own copy of global memory that logs the bytes it
+/// reads and writes. The ranges are then merged in order: a range's writes are
+/// copied into `mem` (a later range's writes win, as in order) unless it read a byte
+/// that an earlier range wrote, faulted or ran past the instruction limit; from that
+/// range on the blocks are simply run again in order on `mem`, which holds exactly
+/// the in-order result of the blocks before. So results never depend on the host's
+/// thread scheduling, and kernels whose blocks communicate (atomics on shared
+/// counters, a block reading another's output) just lose the parallel speed-up.
 pub fn run_functional(
     program: &Program,
     launch: &Launch,
@@ -440,14 +453,11 @@ pub fn run_functional(
 ) -> Result<FunctionalReport, GpuFault> {
     let prep = prepare(program, launch)?;
     let threads = host_threads();
+    let all = 0..prep.num_ctas;
     let (warp_insts, thread_insts) = if threads >= 2 && prep.num_ctas >= 4 * threads {
-        match run_parallel(program, launch, &prep, mem, limits, threads) {
-            Parallel::Done(counts) => counts,
-            Parallel::Fault(f) => return Err(f),
-            Parallel::Redo => run_blocks(program, launch, &prep, mem, 0..prep.num_ctas, limits)?,
-        }
+        run_parallel(program, launch, &prep, mem, limits, threads)?
     } else {
-        run_blocks(program, launch, &prep, mem, 0..prep.num_ctas, limits)?
+        run_blocks(program, launch, &prep, mem, all, limits, (0, 0))?
     };
     let stats = Stats {
         warp_insts,
@@ -473,15 +483,8 @@ fn host_threads() -> u64 {
         .clamp(1, 8)
 }
 
-enum Parallel {
-    Done((u64, u64)),
-    /// The first range faulted: the in-order run faults the same way.
-    Fault(GpuFault),
-    /// The ranges depend on each other (or a later one faulted): run in order.
-    Redo,
-}
-
-/// Runs `threads` contiguous block ranges at once on copies of `mem`, then merges.
+/// Runs `threads` contiguous block ranges at once (the first on `mem`, the others on
+/// logged copies), then merges them in order; see [`run_functional`].
 fn run_parallel(
     program: &Program,
     launch: &Launch,
@@ -489,109 +492,93 @@ fn run_parallel(
     mem: &mut GlobalMemory,
     limits: Limits,
     threads: u64,
-) -> Parallel {
+) -> Result<(u64, u64), GpuFault> {
     let n = prep.num_ctas;
-    let mut copies: Vec<GlobalMemory> = (0..threads)
-        .map(|c| {
-            let mut m = mem.clone();
-            if c > 0 {
-                m.start_log();
-            }
+    let range = |c: u64| c * n / threads..(c + 1) * n / threads;
+    let mut copies: Vec<GlobalMemory> = (1..threads)
+        .map(|_| {
+            let mut m = GlobalMemory {
+                buffers: mem.buffers.clone(),
+                last: 0,
+                log: None,
+            };
+            m.start_log(true);
             m
         })
         .collect();
-    let results: Vec<Result<(u64, u64), GpuFault>> = std::thread::scope(|s| {
+    mem.start_log(false);
+    let (first, rest) = std::thread::scope(|s| {
         let handles: Vec<_> = copies
             .iter_mut()
             .enumerate()
             .map(|(c, m)| {
-                let c = c as u64;
-                let range = c * n / threads..(c + 1) * n / threads;
-                s.spawn(move || run_blocks(program, launch, prep, m, range, limits))
+                let r = range(c as u64 + 1);
+                s.spawn(move || run_blocks(program, launch, prep, m, r, limits, (0, 0)))
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(GpuFault::launch(
-                        &launch.kernel,
-                        "a simulation thread panicked".into(),
-                    ))
-                })
-            })
-            .collect()
+        let first = run_blocks(program, launch, prep, mem, range(0), limits, (0, 0));
+        let rest: Vec<_> = handles.into_iter().map(|h| h.join().ok()).collect();
+        (first, rest)
     });
-    let mut counts = (0u64, 0u64);
-    for (c, r) in results.into_iter().enumerate() {
-        match r {
-            Ok((w, t)) => {
-                counts.0 += w;
-                counts.1 += t;
+    let mut written = mem.log.take().map(|l| l.writes).unwrap_or_default();
+    // The first range ran in order on `mem`: its fault is the in-order run's.
+    let mut counts = first?;
+    for (c, (copy, res)) in copies.iter().zip(rest).enumerate() {
+        let ok = match res {
+            Some(Ok((w, t))) if counts.0 + w <= limits.max_warp_insts => {
+                merge_range(mem, copy, &mut written).then_some((w, t))
             }
-            Err(f) if c == 0 => {
-                *mem = copies.swap_remove(0);
-                return Parallel::Fault(f);
+            _ => None,
+        };
+        match ok {
+            Some((w, t)) => counts = (counts.0 + w, counts.1 + t),
+            None => {
+                let rest = range(c as u64 + 1).start..n;
+                return run_blocks(program, launch, prep, mem, rest, limits, counts);
             }
-            Err(_) => return Parallel::Redo,
         }
     }
-    if counts.0 > limits.max_warp_insts {
-        return Parallel::Redo;
-    }
-    match merge(mem, copies) {
-        Some(m) => {
-            *mem = m;
-            Parallel::Done(counts)
-        }
-        None => Parallel::Redo,
-    }
+    Ok(counts)
 }
 
-/// Merges the copies of `orig` that block ranges ran on, in range order: the first
-/// range's writes are its differences from `orig`, later ranges' are logged. `None`
-/// when a range read a byte that an earlier range wrote.
-fn merge(orig: &GlobalMemory, copies: Vec<GlobalMemory>) -> Option<GlobalMemory> {
-    let mut copies = copies.into_iter();
-    let mut out = copies.next()?;
-    let mut written: Vec<Vec<u64>> = out
-        .buffers
+/// Merges a later range's copy into `mem` (which holds the in-order result of the
+/// ranges before, whose written bytes `written` marks): copies its written bytes and
+/// marks them. False, changing nothing, when the range read a byte written before.
+fn merge_range(mem: &mut GlobalMemory, copy: &GlobalMemory, written: &mut [Vec<u64>]) -> bool {
+    let Some(log) = copy.log.as_ref() else {
+        return false;
+    };
+    let conflict = log
+        .reads
         .iter()
-        .zip(&orig.buffers)
-        .map(|(a, o)| {
-            let mut bits = vec![0u64; a.data.len().div_ceil(64)];
-            for (k, (x, y)) in a.data.chunks(64).zip(o.data.chunks(64)).enumerate() {
-                if x != y {
-                    for (i, (p, q)) in x.iter().zip(y).enumerate() {
-                        bits[k] |= u64::from(p != q) << i;
-                    }
-                }
+        .zip(written.iter())
+        .any(|(r, w)| r.iter().zip(w).any(|(r, w)| r & w != 0));
+    if conflict {
+        return false;
+    }
+    for (b, w) in written.iter_mut().enumerate() {
+        let (dst, src) = (&mut mem.buffers[b].data, &copy.buffers[b].data);
+        for (k, &bits) in log.writes[b].iter().enumerate() {
+            w[k] |= bits;
+            let at = k * 64;
+            if bits == u64::MAX {
+                dst[at..at + 64].copy_from_slice(&src[at..at + 64]);
+                continue;
             }
-            bits
-        })
-        .collect();
-    for c in copies {
-        let log = c.log.as_ref()?;
-        for (b, w) in written.iter_mut().enumerate() {
-            if log.reads[b].iter().zip(w.iter()).any(|(r, w)| r & w != 0) {
-                return None;
-            }
-            for (k, &bits) in log.writes[b].iter().enumerate() {
-                let mut m = bits;
-                while m != 0 {
-                    let i = k * 64 + m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    out.buffers[b].data[i] = c.buffers[b].data[i];
-                }
-                w[k] |= bits;
+            let mut m = bits;
+            while m != 0 {
+                let i = at + m.trailing_zeros() as usize;
+                m &= m - 1;
+                dst[i] = src[i];
             }
         }
     }
-    out.log = None;
-    Some(out)
+    true
 }
 
-/// Runs blocks `range` in linear order on `mem`; returns (warp, thread) instructions.
+/// Runs blocks `range` in linear order on `mem`; returns the (warp, thread)
+/// instructions counted on from `start` (the counts of the blocks before, so the
+/// instruction limit applies to the whole launch).
 fn run_blocks(
     program: &Program,
     launch: &Launch,
@@ -599,6 +586,7 @@ fn run_blocks(
     mem: &mut GlobalMemory,
     range: std::ops::Range<u64>,
     limits: Limits,
+    start: (u64, u64),
 ) -> Result<(u64, u64), GpuFault> {
     let mut env = Env {
         program,
@@ -608,7 +596,7 @@ fn run_blocks(
         global: mem,
     };
     let mut trace = StepBuffers::functional();
-    let (mut warp_insts, mut thread_insts) = (0u64, 0u64);
+    let (mut warp_insts, mut thread_insts) = start;
     let mut blocks: Option<(CtaInfo, Vec<WarpState>)> = None;
     let mut waiting: Vec<Option<u32>> = Vec::new();
     for i in range {

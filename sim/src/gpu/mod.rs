@@ -13,6 +13,7 @@ pub mod machine;
 pub mod occupancy;
 pub mod stats;
 pub mod timing;
+pub mod uniform;
 
 pub use asm::{check, parse, print, AsmError};
 pub use config::GpuConfig;

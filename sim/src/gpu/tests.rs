@@ -1038,7 +1038,8 @@ fn rand_kernel(r: &mut Rng, n: usize, nkernels: u32) -> Kernel {
             pred: r.below(4) as u16,
             negate: r.flip(),
         });
-        k.insts.push(Inst { guard, op });
+        let uni = op.uni_allowed() && r.flip();
+        k.insts.push(Inst { guard, op, uni });
     }
     // Every branch target gets a label, plus a few spare labels.
     let mut ats: Vec<u32> = k
