@@ -170,8 +170,12 @@ config! {
     f64_latency: u32 = 0;
     sfu_latency: u32 = 0;
     div_latency: u32 = 0;
-    /// Issue cost of an instruction of the uniform (scalar) datapath.
+    /// Uniform datapath: cycles the SM's scalar unit (one per SM, shared by its
+    /// schedulers) is busy per uniform instruction. Its scheduler is busy one cycle.
     uniform_issue_cycles: u32 = 0;
+    /// Uniform datapath: cycles until the result of a uniform arithmetic instruction
+    /// (ALU or integer multiply class) is ready.
+    uniform_latency: u32 = 0;
     shared_mem_latency: u32 = 0;
     /// Cache line size of L1 and L2.
     line_size: u32 = 0;

@@ -31,3 +31,5 @@ pub use timing::{run_timing, SchedulerKind, TimingReport};
 mod sim_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod uniform_tests;

@@ -39,8 +39,12 @@ pub struct Stats {
     pub thread_insts: u64,
     pub blocks: u64,
     pub cycles: u64,
-    /// Warp instructions issued by the uniform datapath (none until it exists).
+    /// Warp instructions issued by the uniform datapath (`.uni` or writing `%ur`);
+    /// `warp_insts` counts them too.
     pub uniform_insts: u64,
+    /// Active lanes of the vector (non-uniform) warp instructions: `thread_insts`
+    /// without the uniform ones, the numerator of lane utilization.
+    pub vector_thread_insts: u64,
     pub theoretical_occupancy: f64,
     pub achieved_occupancy: f64,
     /// Resident warps summed over cycles and SMs (for achieved occupancy).
@@ -95,6 +99,20 @@ impl Stats {
         ratio(self.thread_insts, self.cycles)
     }
 
+    /// Warp instructions of the vector datapath (all but the uniform ones).
+    pub fn vector_insts(&self) -> u64 {
+        self.warp_insts - self.uniform_insts
+    }
+
+    /// Lane utilization of the vector datapath: active lanes per vector warp
+    /// instruction over `warp_size` (0 when none ran).
+    pub fn lane_utilization(&self, warp_size: u32) -> f64 {
+        ratio(
+            self.vector_thread_insts,
+            self.vector_insts() * u64::from(warp_size),
+        )
+    }
+
     pub fn l1_hit_rate(&self) -> f64 {
         ratio(self.l1_hits, self.l1_accesses)
     }
@@ -122,6 +140,9 @@ impl Stats {
             ("ipc", F64(self.ipc())),
             ("warp_ipc", F64(ratio(self.warp_insts, self.cycles))),
             ("uniform_instructions", U64(self.uniform_insts)),
+            ("vector_instructions", U64(self.vector_insts())),
+            ("vector_thread_instructions", U64(self.vector_thread_insts)),
+            ("lane_utilization", F64(self.lane_utilization(32))),
             ("theoretical_occupancy", F64(self.theoretical_occupancy)),
             ("achieved_occupancy", F64(self.achieved_occupancy)),
             ("global_load_instructions", U64(self.global_load_insts)),

@@ -18,11 +18,19 @@
 //! until the earliest cycle one of them can issue, and the stall reason of that wait
 //! is charged for every skipped cycle, so the statistics equal a cycle-by-cycle run's.
 //!
+//! The uniform datapath ([`Inst::is_uniform`]: `.uni` instructions and writes of
+//! uniform registers): such an instruction occupies its scheduler for one cycle
+//! instead of warp_size / simt_lanes_per_scheduler; arithmetic (ALU and integer
+//! multiply class) runs on the SM's one scalar unit (the `UNIT_UNI` slot, busy
+//! `uniform_issue_cycles` per instruction, result after `uniform_latency`); uniform
+//! loads, divides and f64 use the same units and latencies as vector ones. It counts
+//! in `warp_insts` and `uniform_insts`, and its active lanes in `thread_insts`, but
+//! not in `vector_thread_insts` (the lane-utilization numerator).
+//!
 //! Structure for later issues: every instruction's unit class comes from
-//! [`Inst::unit`] and its issue cost from [`Inst::is_uniform`] (the uniform datapath
-//! charges `uniform_issue_cycles`); the per-SM units are the `UNIT_*` slots of
-//! `Sm::unit_free`, where DAC hardware (affine warp, queues, expansion units) plugs
-//! in as more units and warp kinds.
+//! [`Inst::unit`]; the per-SM units are the `UNIT_*` slots of `Sm::unit_free`, where
+//! DAC hardware (affine warp, queues, expansion units) plugs in as more units and
+//! warp kinds.
 
 use super::config::{GpuConfig, SchedPolicy};
 use super::exec::{step, CtaInfo, Env, Flow, StepBuffers, WarpState, WARP};
@@ -78,7 +86,9 @@ const LOCAL_BASE: u64 = 0xF000_0000_0000;
 const UNIT_MEM: usize = 0;
 const UNIT_SFU: usize = 1;
 const UNIT_F64: usize = 2;
-const NUM_UNITS: usize = 3;
+/// The SM's scalar unit (uniform datapath arithmetic).
+const UNIT_UNI: usize = 3;
+const NUM_UNITS: usize = 4;
 
 /// Scoreboard facts of one instruction, computed once per kernel.
 #[derive(Clone, Copy, Debug, Default)]
@@ -131,7 +141,9 @@ impl SlotMap {
 
     fn info(&self, inst: &Inst) -> InstInfo {
         let unit = inst.unit();
+        let uniform = inst.is_uniform();
         let unit_slot = match unit {
+            Unit::Alu | Unit::Mul if uniform => Some((UNIT_UNI, Stall::Dependency)),
             Unit::Mem(Space::Param) => None,
             Unit::Mem(_) => Some((UNIT_MEM, Stall::Memory)),
             Unit::Div => Some((UNIT_SFU, Stall::Dependency)),
@@ -139,7 +151,7 @@ impl SlotMap {
             _ => None,
         };
         let mut i = InstInfo {
-            uniform: inst.is_uniform(),
+            uniform,
             unit: Some(unit),
             unit_slot,
             ..InstInfo::default()
@@ -760,6 +772,10 @@ impl Run<'_, '_> {
         let unit = info.unit.unwrap_or(Unit::Ctrl);
         let mut from_mem = false;
         let latency = match unit {
+            Unit::Alu | Unit::Mul if info.uniform => {
+                sm.unit_free[UNIT_UNI] = now + u64::from(cfg.uniform_issue_cycles.max(1));
+                u64::from(cfg.uniform_latency)
+            }
             Unit::Alu | Unit::Ctrl | Unit::Warp | Unit::Queue => u64::from(cfg.alu_latency),
             Unit::Mul => u64::from(cfg.mul_latency),
             Unit::F64 => {
@@ -799,8 +815,9 @@ impl Run<'_, '_> {
         }
         let cost = if info.uniform {
             self.stats.uniform_insts += 1;
-            u64::from(cfg.uniform_issue_cycles.max(1))
+            1
         } else {
+            self.stats.vector_thread_insts += u64::from(active.count_ones());
             ctx.issue_cycles
         };
         match flow {
