@@ -451,8 +451,18 @@ pub fn run_functional(
     mem: &mut GlobalMemory,
     limits: Limits,
 ) -> Result<FunctionalReport, GpuFault> {
+    run_functional_on(program, launch, mem, limits, host_threads())
+}
+
+/// [`run_functional`] on `threads` host threads (1: strictly in order).
+pub(crate) fn run_functional_on(
+    program: &Program,
+    launch: &Launch,
+    mem: &mut GlobalMemory,
+    limits: Limits,
+    threads: u64,
+) -> Result<FunctionalReport, GpuFault> {
     let prep = prepare(program, launch)?;
-    let threads = host_threads();
     let all = 0..prep.num_ctas;
     let (warp_insts, thread_insts) = if threads >= 2 && prep.num_ctas >= 4 * threads {
         run_parallel(program, launch, &prep, mem, limits, threads)?
@@ -687,4 +697,142 @@ pub fn pack_params(kernel: &super::Kernel, values: &[u64]) -> Vec<u8> {
         out[o..o + n].copy_from_slice(&v.to_le_bytes()[..n]);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::parse;
+
+    /// Block b adds its ctaid to what block b-1 stored (a chain through global
+    /// memory: every later range reads what an earlier one wrote), plus an atomic
+    /// counter and an independent store per thread.
+    const CHAIN: &str = r"
+.entry chain(.param .u64 buf, .param .u64 cnt, .param .u64 own)
+{
+    .reg 12;
+    .pred 2;
+    mov.u32 %r0, %ctaid.x;
+    mov.u32 %r1, %ntid.x;
+    mad.u32 %r2, %r0, %r1, %tid.x;
+    ld.param.u64 %rd4, [own];
+    cvt.u64.u32 %rd6, %r2;
+    shl.b64 %rd6, %rd6, 2;
+    add.u64 %rd4, %rd4, %rd6;
+    mul.u32 %r3, %r2, 3;
+    st.global.u32 [%rd4], %r3;
+    ld.param.u64 %rd4, [cnt];
+    atom.global.add.u32 %r3, [%rd4], 1;
+    setp.ne.u32 %p0, %tid.x, 0;
+    @%p0 bra DONE;
+    setp.eq.u32 %p1, %r0, 0;
+    mov.u32 %r8, 0;
+    ld.param.u64 %rd4, [buf];
+    cvt.u64.u32 %rd6, %r0;
+    shl.b64 %rd6, %rd6, 2;
+    add.u64 %rd4, %rd4, %rd6;
+    @!%p1 ld.global.u32 %r8, [%rd4-4];
+    add.u32 %r8, %r8, %r0;
+    st.global.u32 [%rd4], %r8;
+DONE:
+    exit;
+}
+";
+
+    /// Runs 40 blocks of 64 threads of kernel `name` on `threads` host threads with
+    /// the buffers (buf, cnt, own); returns their contents and the report.
+    fn run(threads: u64, text: &str, name: &str) -> (Vec<Vec<u8>>, FunctionalReport) {
+        let p = parse(text).expect("assembles");
+        let k = p.kernel(name).expect("kernel");
+        let blocks = 40u32;
+        let mut mem = GlobalMemory::new();
+        let bufs = [
+            mem.add_zeroed(blocks as usize * 4, "buf"),
+            mem.add_zeroed(4, "cnt"),
+            mem.add_zeroed(blocks as usize * 64 * 4, "own"),
+        ];
+        let l = Launch {
+            kernel: name.into(),
+            grid: (blocks, 1, 1),
+            block: (64, 1, 1),
+            params: pack_params(k, &bufs),
+        };
+        let r = run_functional_on(&p, &l, &mut mem, Limits::default(), threads).expect("runs");
+        let get = |a| mem.buffer(a).expect("buffer").to_vec();
+        (bufs.map(get).to_vec(), r)
+    }
+
+    /// Every host thread count gives the in-order result, whether the ranges
+    /// communicate (the chain and the atomic counter force the in-order rerun) or not
+    /// (their writes are merged).
+    #[test]
+    fn parallel_runs_equal_the_in_order_run() {
+        let indep = CHAIN.replace("chain(", "indep(").replace(
+            "    ld.param.u64 %rd4, [cnt];\n    atom.global.add.u32 %r3, [%rd4], 1;\n",
+            "",
+        );
+        let indep = indep.replace(
+            "setp.ne.u32 %p0, %tid.x, 0;",
+            "setp.ne.u32 %p0, %tid.x, 99;",
+        );
+        for (text, name) in [(CHAIN, "chain"), (&indep[..], "indep")] {
+            let want = run(1, text, name);
+            for threads in [2, 3, 8] {
+                assert_eq!(
+                    run(threads, text, name),
+                    want,
+                    "{name} on {threads} threads"
+                );
+            }
+            let word = |b: &[u8], i: usize| {
+                u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().expect("4 bytes"))
+            };
+            assert_eq!(word(&want.0[2], 2559), 2559 * 3, "{name}: own stores");
+            if name == "chain" {
+                assert_eq!(
+                    word(&want.0[0], 39),
+                    (0..40).sum::<u32>(),
+                    "the chain sums every ctaid"
+                );
+                assert_eq!(word(&want.0[1], 0), 40 * 64, "atomic count");
+            } else {
+                assert_eq!(
+                    want.0[..2],
+                    [vec![0; 160], vec![0; 4]],
+                    "indep writes only own"
+                );
+            }
+        }
+    }
+
+    /// A fault in a later range is the in-order run's fault, with the same memory.
+    #[test]
+    fn parallel_fault_equals_in_order_fault() {
+        let p = parse(CHAIN).expect("assembles");
+        let k = p.kernel("chain").expect("kernel");
+        let run = |threads| {
+            let mut mem = GlobalMemory::new();
+            let buf = mem.add_zeroed(40 * 4, "buf");
+            let cnt = mem.add_zeroed(4, "cnt");
+            // `own` holds 30 blocks' stores: block 30 faults.
+            let own = mem.add_zeroed(30 * 64 * 4, "own");
+            let l = Launch {
+                kernel: "chain".into(),
+                grid: (40, 1, 1),
+                block: (64, 1, 1),
+                params: pack_params(k, &[buf, cnt, own]),
+            };
+            let r = run_functional_on(&p, &l, &mut mem, Limits::default(), threads);
+            (
+                r,
+                mem.buffer(buf).map(<[u8]>::to_vec),
+                mem.buffer(own).map(<[u8]>::to_vec),
+            )
+        };
+        let want = run(1);
+        assert_eq!(want.0.as_ref().map_err(|f| f.cta), Err((30, 0, 0)));
+        for threads in [2, 4] {
+            assert_eq!(run(threads), want, "{threads} threads");
+        }
+    }
 }
