@@ -268,6 +268,28 @@ impl Cache {
         }
     }
 
+    /// [`Cache::access`] for a read of `bytes` at `addr` when it falls within the most
+    /// recently used line, with the same effect on the statistics and the LRU order;
+    /// `None` (and no effect) otherwise. The memory system's fast path: consecutive
+    /// accesses to one line (gather lanes, sequential fetch) are the common case.
+    #[inline(always)]
+    pub fn read_mru(&mut self, addr: u64, bytes: u32, now: u64) -> Option<u64> {
+        let line = self.line_of(addr);
+        let end = addr.saturating_add(u64::from(bytes.max(1)) - 1);
+        if line != self.mru.0 || end >> self.line_shift != line {
+            return None;
+        }
+        self.clock += 1;
+        let l = &mut self.lines[self.mru.1];
+        l.used = self.clock;
+        let ready = l.ready;
+        self.stats.read_hits += 1;
+        if ready > now {
+            self.stats.pending_hits += 1;
+        }
+        Some(ready)
+    }
+
     /// Installs the line of `addr`, usable from cycle `ready`, as the most recently
     /// used way, replacing an invalid way or else the least recently used one. Returns
     /// the valid line it replaced, if any. `dirty` marks a line allocated by a store in

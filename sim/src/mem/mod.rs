@@ -216,6 +216,18 @@ impl MemorySystem {
         kind: AccessKind,
         now: u64,
     ) -> Outcome {
+        if kind == AccessKind::Read {
+            if let Some(ready) = self
+                .l1
+                .get_mut(l1)
+                .and_then(|c| c.read_mru(addr, size, now))
+            {
+                return Outcome {
+                    ready: ready.max(now),
+                    level: Level::L1,
+                };
+            }
+        }
         let line_bytes = match self.l1.get(l1) {
             Some(c) => u64::from(c.config().line_bytes),
             None => u64::from(self.cfg.l2.line_bytes),

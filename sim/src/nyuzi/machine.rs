@@ -390,21 +390,9 @@ impl Machine {
     /// Executes one instruction of thread `t` (a whole gather/scatter) and describes
     /// it. On a fault the thread's state is left at the faulting instruction.
     pub fn step(&mut self, t: usize) -> Result<Step, Fault> {
-        if !self.is_running(t) {
-            return Err(self.fault(t, (FaultKind::NotRunning, None)));
-        }
-        if self.sys.total >= self.config.max_instructions {
-            return Err(self.fault(t, (FaultKind::InstructionLimit, None)));
-        }
-        let pc = self.threads[t].pc;
-        let u = self.sys.uop_at(pc).map_err(|e| self.fault(t, e))?;
-        let word = self.sys.word_at(pc);
         let mut eff = Effects::default();
-        exec::exec::<true>(&mut self.threads[t], t, &mut self.sys, u, &mut eff)
-            .map_err(|e| self.fault(t, e))?;
-        self.sys.counts[usize::from(exec::uop_class(u))] += 1;
-        self.sys.total += 1;
-        let inst = decode(word).unwrap_or(super::isa::NOP);
+        let (pc, u) = self.step_uop(t, &mut eff)?;
+        let inst = decode(self.sys.word_at(pc)).unwrap_or(super::isa::NOP);
         Ok(Step {
             pc,
             inst,
@@ -414,6 +402,31 @@ impl Machine {
             mem: eff.mem,
             branch_taken: eff.branch_taken,
         })
+    }
+
+    /// [`Machine::step`] for the timing model's inner loop: reports the memory access
+    /// and taken branch in `eff` (which the caller resets: only the fields an
+    /// instruction produces are written) and returns the pc and the executed micro-op,
+    /// without decoding the word again or building a [`Step`].
+    #[inline]
+    pub(crate) fn step_uop(
+        &mut self,
+        t: usize,
+        eff: &mut Effects,
+    ) -> Result<(u32, exec::Uop), Fault> {
+        if !self.is_running(t) {
+            return Err(self.fault(t, (FaultKind::NotRunning, None)));
+        }
+        if self.sys.total >= self.config.max_instructions {
+            return Err(self.fault(t, (FaultKind::InstructionLimit, None)));
+        }
+        let pc = self.threads[t].pc;
+        let u = self.sys.uop_at(pc).map_err(|e| self.fault(t, e))?;
+        exec::exec::<true>(&mut self.threads[t], t, &mut self.sys, u, eff)
+            .map_err(|e| self.fault(t, e))?;
+        self.sys.counts[usize::from(exec::uop_class(u))] += 1;
+        self.sys.total += 1;
+        Ok((pc, u))
     }
 
     /// Runs every enabled thread until all have halted (suspended themselves), a

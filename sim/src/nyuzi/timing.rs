@@ -65,8 +65,9 @@
 
 use std::fmt;
 
+use super::exec::{self, Effects};
 use super::isa::{decode, AluOp, BranchOp, CacheOp, IFmt, Inst, MemOp, Reg};
-use super::machine::{Fault, Machine, MemAccess, Step};
+use super::machine::{Fault, Machine, MemAccess};
 use crate::mem::{
     AccessKind, CacheConfig, CacheStats, ConfigError, DramConfig, DramStats, Level, MemConfig,
     MemorySystem,
@@ -641,6 +642,8 @@ struct Sim<'a> {
     /// `u64::MAX` when it is not running. Kept apart from [`Th`] so that the
     /// scheduler's scan touches one small array.
     ready: Vec<u64>,
+    /// The memory access and branch of the instruction being issued (reused).
+    eff: Effects,
 }
 
 impl<'a> Sim<'a> {
@@ -683,6 +686,7 @@ impl<'a> Sim<'a> {
             running: 0,
             woke: false,
             ready: vec![u64::MAX; m_threads],
+            eff: Effects::default(),
         };
         sim.sync_running(0);
         Ok(sim)
@@ -910,24 +914,22 @@ impl<'a> Sim<'a> {
             return Ok(());
         }
         let mask = self.m.enable_mask();
-        // Read the step in place: moving the large result out costs more than the
-        // fields used.
-        let res = self.m.step(t);
-        let step = match &res {
-            Ok(s) => s,
-            Err(e) => return Err(TimingError::Fault(*e)),
-        };
-        self.trace_issue(now, t, step.pc, false);
+        // Only the fields an instruction produces are written: reset the rest.
+        self.eff.mem = None;
+        self.eff.branch_taken = false;
+        let (pc, u) = self.m.step_uop(t, &mut self.eff)?;
+        self.trace_issue(now, t, pc, false);
         self.th[t].rep.retired += 1;
         // `next` was prepared from the word at this pc, which `step` just executed.
         let info = self.th[t].next;
         if let Some(d) = info.regs.dest {
             self.th[t].sb[d as usize] = now + u64::from(info.latency);
         }
-        if let Some(acc) = &step.mem {
-            self.memory(t, now, step, acc, info.regs.dest);
+        if let Some(acc) = self.eff.mem.take() {
+            let sync = exec::uop_class(u) == exec::class::STORE_SYNC;
+            self.memory(t, now, pc, sync, &acc, info.regs.dest);
         }
-        if step.branch_taken {
+        if self.eff.branch_taken {
             self.th[t].branch_until = now + 1 + u64::from(self.cfg.branch_penalty);
         }
         if self.m.enable_mask() != mask {
@@ -951,14 +953,25 @@ impl<'a> Sim<'a> {
     }
 
     /// The timing of a memory instruction's access, issued at `now`.
-    fn memory(&mut self, t: usize, now: u64, step: &Step, acc: &MemAccess, dest: Option<RegId>) {
+    fn memory(
+        &mut self,
+        t: usize,
+        now: u64,
+        pc: u32,
+        sync: bool,
+        acc: &MemAccess,
+        dest: Option<RegId>,
+    ) {
         let l1d = 2 * self.th[t].core + 1;
         let mem_lat = u64::from(self.cfg.mem_latency);
         match *acc {
             MemAccess::Scalar { addr, bytes, store } => {
-                self.single(t, now, addr, u32::from(bytes), store, dest, step)
+                let width = u32::from(bytes);
+                self.single(t, now, (addr, width), store, dest, (pc, sync))
             }
-            MemAccess::Block { addr, store } => self.single(t, now, addr, 64, store, dest, step),
+            MemAccess::Block { addr, store } => {
+                self.single(t, now, (addr, 64), store, dest, (pc, sync))
+            }
             MemAccess::Lanes {
                 ref addrs,
                 mask,
@@ -1014,17 +1027,16 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// A scalar or block access (one L1 line for aligned accesses).
-    #[allow(clippy::too_many_arguments)]
+    /// A scalar or block access of `bytes` at `addr` (one L1 line for aligned
+    /// accesses) by the instruction at `pc` (`sync`: a `store_sync`).
     fn single(
         &mut self,
         t: usize,
         now: u64,
-        addr: u32,
-        bytes: u32,
+        (addr, bytes): (u32, u32),
         store: bool,
         dest: Option<RegId>,
-        step: &Step,
+        (pc, sync): (u32, bool),
     ) {
         let l1d = 2 * self.th[t].core + 1;
         let mem_lat = u64::from(self.cfg.mem_latency);
@@ -1043,13 +1055,13 @@ impl<'a> Sim<'a> {
         if store {
             th.store_free = ready;
             // store_sync's success flag arrives with the store's acknowledgement.
-            if let (Some(d), true) = (dest, is_sync(&step.inst)) {
+            if let (Some(d), true) = (dest, sync) {
                 th.sb[d as usize] = ready.max(now + mem_lat);
             }
         } else if cached && ready > now {
             // Miss (or fill in flight): roll back, suspend until the fill, re-issue.
             th.dcache_until = ready;
-            th.replay = Some((step.pc, dest));
+            th.replay = Some((pc, dest));
             if let Some(d) = dest {
                 th.sb[d as usize] = ready + mem_lat;
             }
@@ -1092,16 +1104,6 @@ impl<'a> Sim<'a> {
             threads,
         }
     }
-}
-
-fn is_sync(inst: &Inst) -> bool {
-    matches!(
-        inst,
-        Inst::Mem {
-            op: MemOp::Sync,
-            ..
-        }
-    )
 }
 
 /// Stores and `membar` wait for the thread's pending store.
