@@ -616,7 +616,7 @@ fn run_blocks(
             None => blocks.insert(prep.new_cta(program, i)),
             Some(ref mut b) => {
                 b.0.ctaid = prep.ctaid(i);
-                b.0.shared.fill(0);
+                super::exec::zero(&mut b.0.shared);
                 b.1.iter_mut().for_each(|w| w.reset(prep.entry));
                 b
             }
