@@ -592,6 +592,7 @@ fn run_kernel(args: &RunArgs) -> u8 {
             },
             codegen: spmdc::back::dac_gpu::Options {
                 max_regs: args.dac.max_regs,
+                ..Default::default()
             },
             max_warp_insts: args.max_steps,
         };

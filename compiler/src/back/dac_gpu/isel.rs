@@ -101,6 +101,7 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
         }
         let ctx = ModuleCtx {
             module,
+            uniformity: options.uniformity,
             global_offsets: &global_offsets,
             shared_offsets: &shared_offsets,
             shared_size,
@@ -136,6 +137,8 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
 
 struct ModuleCtx<'a> {
     module: &'a Module,
+    /// `Options::uniformity`: the uniform datapath follows the analysis, not only types.
+    uniformity: bool,
     global_offsets: &'a [u32],
     shared_offsets: &'a [u32],
     shared_size: u32,
@@ -183,6 +186,8 @@ struct Isel<'a> {
     shared_base: Reg,
     frame_base: Reg,
     slot_offsets: Vec<u32>,
+    /// Uniform-datapath candidates ([`super::uniform`]).
+    uni: super::uniform::Marks,
     /// The first registers of every pair handed out (for [`super::alloc`]).
     pairs: std::collections::HashSet<u16>,
 }
@@ -287,6 +292,7 @@ impl<'a> Isel<'a> {
             shared_base,
             frame_base,
             slot_offsets,
+            uni: super::uniform::Marks::new(ctx.uniformity),
             pairs,
         }
     }
@@ -308,7 +314,8 @@ impl<'a> Isel<'a> {
     // ---- emission helpers ------------------------------------------------------
 
     fn emit(&mut self, inst: Inst) {
-        self.b.push(inst);
+        let i = self.b.push(inst);
+        self.uni.note(i);
         self.lines.push(self.span);
     }
 
@@ -446,7 +453,11 @@ impl<'a> Isel<'a> {
         };
         let (_, frame) = layout(f.stack_slots.values().map(|s| (s.size, s.align)));
         self.frame_end = frame;
+        // The prologue's parameter loads and block/gang arithmetic are uniform.
+        self.uni.set(true);
         let patch = self.prologue(entry);
+        self.uni.set(false);
+        self.uni.force(patch);
         self.body();
         let frame = self.frame_end.div_ceil(8) * 8;
         // A label bound past the last instruction needs an instruction to point at.
@@ -455,6 +466,7 @@ impl<'a> Isel<'a> {
             return Err(self.errors);
         }
         let lines = self.lines;
+        let uni = self.uni;
         let pairs = self.pairs;
         let self_traps = self.traps;
         let mut kernel = self.b.finish().map_err(|e| {
@@ -466,6 +478,7 @@ impl<'a> Isel<'a> {
         if let Op::Mad { b, .. } = &mut kernel.insts[patch].op {
             *b = imm(u64::from(frame));
         }
+        super::uniform::mark(&mut kernel, &uni);
         super::alloc::allocate(&mut kernel, &pairs);
         Ok((kernel, lines, frame, self_traps))
     }
@@ -484,6 +497,7 @@ impl<'a> Isel<'a> {
             self.b.bind(l);
             for &inst in &f.blocks[blk].insts {
                 self.span = Some(f.spans[inst]);
+                self.uni.enter(f, inst);
                 self.inst(inst);
             }
         }
@@ -729,15 +743,20 @@ impl<'a> Isel<'a> {
         let params: Vec<Value> = self.f.blocks[call.block].params.to_vec();
         let mut staged = Vec::new();
         for (&arg, &param) in call.args.iter().zip(&params) {
+            let u = self.uni.value_uniform(self.f, param);
+            self.uni.set(u);
             let from = self.loc(arg);
             let t = self.fresh(self.scalar(arg));
             self.copy(t, from);
             staged.push((param, t));
         }
         for (param, t) in staged {
+            let u = self.uni.value_uniform(self.f, param);
+            self.uni.set(u);
             let to = self.loc(param);
             self.copy(to, t);
         }
+        self.uni.set(false);
     }
 
     fn copy(&mut self, to: Loc, from: Loc) {

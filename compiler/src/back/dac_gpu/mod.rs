@@ -44,6 +44,7 @@ pub mod alloc;
 pub mod asm;
 pub mod isel;
 pub mod run;
+pub mod uniform;
 
 pub use asm::listing;
 pub use run::{run_on_dac_gpu, DacRunOptions};
@@ -60,11 +61,17 @@ use crate::source::Span;
 pub struct Options {
     /// The most 32-bit registers a kernel may use (`--max-regs`).
     pub max_regs: u32,
+    /// Values the uniformity analysis proves uniform use the uniform datapath too (not
+    /// only uniform-typed ones); off with `--no-uniformity`. See [`uniform`].
+    pub uniformity: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { max_regs: 255 }
+        Options {
+            max_regs: 255,
+            uniformity: true,
+        }
     }
 }
 

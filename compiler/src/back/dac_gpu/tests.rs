@@ -82,7 +82,10 @@ fn kernel_without_calls_compiles_with_register_count() {
         "{:?}",
         sim::gpu::check(&c.program)
     );
-    let err = compile_module(&m, &Options { max_regs: 2 }).expect_err("too few registers");
+    let err = compile_module(&m, &Options {
+            max_regs: 2,
+            ..Options::default()
+        }).expect_err("too few registers");
     assert!(err[0].message.contains("--max-regs"));
 }
 

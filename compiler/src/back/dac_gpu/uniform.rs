@@ -1,0 +1,242 @@
+//! The uniform datapath in the dac-gpu back end: which selected instructions carry
+//! `.uni` (computed once per warp on the scalar unit, see the "Uniform datapath"
+//! section of `lang-spec/dac-gpu-isa.md`).
+//!
+//! Two steps, so that the IR analysis decides and the machine code stays correct:
+//!
+//! 1. **Candidates** ([`Marks`]): while selecting, every machine instruction emitted for
+//!    an IR value that is uniform is a candidate. Uniform means typed uniform, or, when
+//!    [`super::Options::uniformity`] is on, proven uniform by
+//!    [`crate::analysis::uniformity`] (computed once per function, cached). Copies into
+//!    a block parameter are candidates when the parameter is uniform; the prologue's
+//!    parameter loads and block/gang address arithmetic are candidates too.
+//! 2. **Confirmation** ([`mark`]): on the selected kernel (before register allocation,
+//!    where registers are still per value), an optimistic fixed point over registers
+//!    keeps a register uniform only when every instruction writing it is a candidate
+//!    (or an operation whose result is the same in every lane: a vote, a ballot, a
+//!    shuffle from one uniform lane) with a uniform guard and uniform operands
+//!    (registers, immediates and the special registers equal across a warp). Selection
+//!    may expand a uniform IR value through lane-dependent steps (a reduction's
+//!    shuffles, a uniform atomic done by one lane); those fail the check and stay
+//!    vector instructions. Candidates whose destination is confirmed get `.uni`.
+//!
+//! Why this is sound: generated code never diverges the SIMT stack (every branch is a
+//! `bra.uni`), so every lane of a warp executes every instruction and a register is
+//! warp-uniform when all its writes are; a guarded write keeps the old value where the
+//! guard is false, which is why the guard must be uniform too. The simulator checks the
+//! result at run time (`FaultKind::NonUniformOperand`).
+
+use std::collections::HashMap;
+
+use sim::gpu::{AddrBase, Inst, Kernel, Op, RegFile, ShflMode, Space, Special, Src, VoteMode};
+
+use crate::analysis::uniformity::{analyze_function, FunctionUniformity};
+use crate::ir::{Function, Value};
+
+/// Candidate instructions of one kernel being selected.
+#[derive(Debug, Default)]
+pub struct Marks {
+    /// Use the uniformity analysis (else only the types).
+    analysis: bool,
+    /// The analysis per function, keyed by the function's address (inlined callees
+    /// are selected several times but analyzed once).
+    cache: HashMap<usize, FunctionUniformity>,
+    /// Whether instructions emitted now compute a uniform value.
+    current: bool,
+    /// Indices of the candidate instructions.
+    candidates: Vec<usize>,
+}
+
+impl Marks {
+    pub fn new(analysis: bool) -> Marks {
+        Marks {
+            analysis,
+            ..Marks::default()
+        }
+    }
+
+    /// Whether `v` of `f` is uniform: by type, or by the analysis when it is on.
+    pub fn value_uniform(&mut self, f: &Function, v: Value) -> bool {
+        if !f.value_type(v).varying {
+            return true;
+        }
+        if !self.analysis {
+            return false;
+        }
+        let key = f as *const Function as usize;
+        self.cache
+            .entry(key)
+            .or_insert_with(|| analyze_function(f))
+            .is_uniform(v)
+    }
+
+    /// Instructions emitted from now on compute the IR instruction `inst`'s result:
+    /// candidates when it is uniform (never for an instruction without a result).
+    pub fn enter(&mut self, f: &Function, inst: crate::ir::Inst) {
+        self.current = f
+            .inst_result(inst)
+            .is_some_and(|v| self.value_uniform(f, v));
+    }
+
+    /// Sets whether instructions emitted from now on are candidates.
+    pub fn set(&mut self, uniform: bool) {
+        self.current = uniform;
+    }
+
+    /// Instruction `index` was just emitted.
+    pub fn note(&mut self, index: usize) {
+        if self.current {
+            self.candidates.push(index);
+        }
+    }
+
+    /// Instruction `index` is a candidate whatever the current state.
+    pub fn force(&mut self, index: usize) {
+        self.candidates.push(index);
+    }
+}
+
+/// Uniform-register facts of a kernel: per `%r` and per `%p`.
+struct Facts {
+    r: Vec<bool>,
+    p: Vec<bool>,
+}
+
+impl Facts {
+    fn reg(&self, file: RegFile, idx: u16, wide: bool) -> bool {
+        let i = usize::from(idx);
+        match file {
+            RegFile::R => {
+                let n = if wide { 2 } else { 1 };
+                (i..i + n).all(|j| self.r.get(j).copied().unwrap_or(false))
+            }
+            RegFile::P => self.p.get(i).copied().unwrap_or(false),
+            RegFile::Ur => true,
+            RegFile::A => false,
+        }
+    }
+
+    fn src(&self, s: Src) -> bool {
+        match s {
+            Src::Imm(_) => true,
+            Src::Reg(r) => self.reg(r.file, r.idx, false),
+            Src::Special(sp) => !matches!(sp, Special::Tid(_) | Special::LaneId),
+        }
+    }
+
+    fn clear(&mut self, file: RegFile, idx: u16, wide: bool) -> bool {
+        let i = usize::from(idx);
+        let v = match file {
+            RegFile::R => &mut self.r,
+            RegFile::P => &mut self.p,
+            _ => return false,
+        };
+        let n = if wide && file == RegFile::R { 2 } else { 1 };
+        let mut changed = false;
+        for j in i..(i + n).min(v.len()) {
+            changed |= std::mem::replace(&mut v[j], false);
+        }
+        changed
+    }
+}
+
+/// The special registers among an instruction's source operands.
+fn specials_uniform(op: &Op, f: &Facts) -> bool {
+    let srcs: [Option<Src>; 3] = match *op {
+        Op::Bin { a, b, .. } | Op::Setp { a, b, .. } | Op::Selp { a, b, .. } => {
+            [Some(a), Some(b), None]
+        }
+        Op::Un { a, .. } | Op::Cvt { a, .. } => [Some(a), None, None],
+        Op::Mad { a, b, c, .. } => [Some(a), Some(b), Some(c)],
+        Op::Shfl { a, lane, .. } => [Some(a), Some(lane), None],
+        _ => [None; 3],
+    };
+    srcs.into_iter().flatten().all(|s| f.src(s))
+}
+
+/// Whether `inst`'s result is the same in every lane, given the facts so far.
+fn result_uniform(inst: &Inst, candidate: bool, f: &Facts) -> bool {
+    if let Some(g) = inst.guard {
+        if !f.reg(RegFile::P, g.pred, false) {
+            return false;
+        }
+    }
+    match inst.op {
+        // Same value in every lane by definition (every lane executes).
+        Op::Vote {
+            mode: VoteMode::Any | VoteMode::All | VoteMode::Ballot,
+            ..
+        } => true,
+        // A broadcast from one lane, the same lane for all.
+        Op::Shfl {
+            mode: ShflMode::Idx,
+            lane,
+            dst_pred: None,
+            ..
+        } => f.src(lane),
+        Op::Ld {
+            space: Space::Param,
+            ..
+        } => true,
+        op if candidate && op.uni_allowed() => {
+            let mut ok = specials_uniform(&op, f);
+            let reads = Inst {
+                guard: None,
+                ..*inst
+            };
+            reads.for_each_reg(|a| ok &= a.def || f.reg(a.reg.file, a.reg.idx, a.wide));
+            if let Op::Ld { addr, .. } = op {
+                ok &= !matches!(addr.base, AddrBase::DeqAddr | AddrBase::DeqData);
+            }
+            ok
+        }
+        _ => false,
+    }
+}
+
+/// Marks the confirmed candidates of `k` (selected, not yet allocated) with `.uni`;
+/// returns how many were marked.
+pub fn mark(k: &mut Kernel, marks: &Marks) -> usize {
+    let mut candidate = vec![false; k.insts.len()];
+    for &i in &marks.candidates {
+        if let Some(c) = candidate.get_mut(i) {
+            *c = true;
+        }
+    }
+    let mut f = Facts {
+        r: vec![true; k.num_regs as usize],
+        p: vec![true; k.num_preds as usize],
+    };
+    // Optimistic: everything uniform until a write says otherwise.
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for (i, inst) in k.insts.iter().enumerate() {
+            if result_uniform(inst, candidate[i], &f) {
+                continue;
+            }
+            inst.for_each_reg(|a| {
+                if a.def {
+                    changed |= f.clear(a.reg.file, a.reg.idx, a.wide);
+                }
+            });
+        }
+    }
+    let mut n = 0;
+    for (i, inst) in k.insts.iter_mut().enumerate() {
+        if !candidate[i] || !inst.op.uni_allowed() || !result_uniform(inst, true, &f) {
+            continue;
+        }
+        let mut dst_uniform = true;
+        inst.for_each_reg(|a| {
+            if a.def {
+                dst_uniform &= f.reg(a.reg.file, a.reg.idx, a.wide);
+            }
+        });
+        if dst_uniform {
+            inst.uni = true;
+            n += 1;
+        }
+    }
+    n
+}
