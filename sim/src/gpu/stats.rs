@@ -57,6 +57,9 @@ pub struct Stats {
     pub global_store_transactions: u64,
     pub global_atomic_transactions: u64,
     pub local_transactions: u64,
+    /// Warp instructions loading from and storing to local memory (register spills).
+    pub local_load_insts: u64,
+    pub local_store_insts: u64,
     pub shared_insts: u64,
     /// Extra shared-memory cycles from bank conflicts (a k-way conflict adds k - 1).
     pub shared_bank_conflicts: u64,
@@ -161,6 +164,8 @@ impl Stats {
                 U64(self.global_atomic_transactions),
             ),
             ("local_transactions", U64(self.local_transactions)),
+            ("local_load_instructions", U64(self.local_load_insts)),
+            ("local_store_instructions", U64(self.local_store_insts)),
             ("shared_instructions", U64(self.shared_insts)),
             ("shared_bank_conflicts", U64(self.shared_bank_conflicts)),
             ("l1_accesses", U64(self.l1_accesses)),

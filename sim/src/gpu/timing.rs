@@ -930,7 +930,14 @@ impl Run<'_, '_> {
         *ldst_free = start + n as u64;
         let s = &mut *self.stats;
         match (space, write, atomic) {
-            (Space::Local, ..) => s.local_transactions += n as u64,
+            (Space::Local, ..) => {
+                s.local_transactions += n as u64;
+                if write {
+                    s.local_store_insts += 1;
+                } else {
+                    s.local_load_insts += 1;
+                }
+            }
             (_, _, true) => {
                 s.global_atomic_insts += 1;
                 s.global_atomic_transactions += n as u64;
