@@ -14,14 +14,15 @@ use cranelift_entity::EntityRef;
 
 use sim::gpu::{
     AddrBase, Address, AtomOp, BinOp, Cmp, Guard, Inst, KernelBuilder, KernelKind, LabelId, Op,
-    Reg, Round, ShflMode, Special, Src, Type as T, UnOp, VoteMode,
+    Reg, Round, ShflMode, Space, Special, Src, Type as T, UnOp, VoteMode,
 };
 
+use super::spaces::{Spaces, SHARED_WINDOW};
 use super::{Compiled, Options};
 use crate::diag::{codes, Diagnostic};
 use crate::ir::{
-    AtomicOp, BinaryOp, Block, BlockCall, ConvOp, FloatCC, Function, InstData, IntCC, LaneOp,
-    Module, Scalar, SpecialReg, Type, UnaryOp, Value,
+    AtomicOp, BinaryOp, Block, BlockCall, ConvOp, FloatCC, FuncRef, Function, InstData, IntCC,
+    LaneOp, Module, Scalar, SharedVar, SpecialReg, Type, UnaryOp, Value,
 };
 use crate::source::Span;
 
@@ -85,7 +86,15 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
         let n = g.init.len().min(g.size as usize);
         globals[o..o + n].copy_from_slice(&g.init[..n]);
     }
-    let (shared_offsets, shared_size) = layout(module.shared.values().map(|s| (s.size, s.align)));
+    let spaces = Spaces::of(module);
+    // The global fallback: shared variables without a static space, per block.
+    let (shared_offsets, shared_size) = layout(module.shared.iter().map(|(v, s)| {
+        if spaces.is_resident(v) {
+            (0, 1)
+        } else {
+            (s.size, s.align)
+        }
+    }));
     let mut out = Compiled {
         program: sim::gpu::Program::default(),
         lines: Vec::new(),
@@ -95,18 +104,22 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
         traps: Vec::new(),
     };
     let mut errors = Vec::new();
-    for func in module.functions.values() {
+    for (fref, func) in module.functions.iter() {
         if !func.linkage.is_entry() {
             continue;
         }
+        let (resident_offsets, resident_size) = spaces.layout(module, fref);
         let ctx = ModuleCtx {
             module,
             uniformity: options.uniformity,
             global_offsets: &global_offsets,
             shared_offsets: &shared_offsets,
             shared_size,
+            spaces: &spaces,
+            resident_offsets,
+            resident_size,
         };
-        match Isel::new(&ctx, func).run() {
+        match Isel::new(&ctx, fref).run() {
             Ok((kernel, lines, frame, traps)) => {
                 if kernel.num_regs > options.max_regs {
                     errors.push(Diagnostic::error(
@@ -140,8 +153,13 @@ struct ModuleCtx<'a> {
     /// `Options::uniformity`: the uniform datapath follows the analysis, not only types.
     uniformity: bool,
     global_offsets: &'a [u32],
+    /// The global fallback's layout (per block) of shared variables not in `.shared`.
     shared_offsets: &'a [u32],
     shared_size: u32,
+    spaces: &'a Spaces,
+    /// This kernel's `.shared` layout.
+    resident_offsets: HashMap<SharedVar, u32>,
+    resident_size: u32,
 }
 
 /// A selected kernel, its line table, its frame bytes per gang and its trap sites.
@@ -156,6 +174,8 @@ type Selected = (
 struct Isel<'a> {
     ctx: &'a ModuleCtx<'a>,
     f: &'a Function,
+    /// The function being selected (the entry or an inlined callee).
+    fref: FuncRef,
     b: KernelBuilder,
     /// Keyed by inline instance (0 = the entry itself) and value or block.
     locs: HashMap<(u32, Value), Loc>,
@@ -259,7 +279,8 @@ fn mem_ty(s: Scalar) -> T {
 }
 
 impl<'a> Isel<'a> {
-    fn new(ctx: &'a ModuleCtx<'a>, f: &'a Function) -> Self {
+    fn new(ctx: &'a ModuleCtx<'a>, fref: FuncRef) -> Self {
+        let f = &ctx.module.functions[fref];
         let mut b = KernelBuilder::new(&f.name, KernelKind::Entry);
         let globals_base = b.reg64();
         let shared_base = b.reg64();
@@ -272,6 +293,7 @@ impl<'a> Isel<'a> {
         Isel {
             ctx,
             f,
+            fref,
             b,
             locs: HashMap::new(),
             labels: HashMap::new(),
@@ -469,6 +491,7 @@ impl<'a> Isel<'a> {
         let uni = self.uni;
         let pairs = self.pairs;
         let self_traps = self.traps;
+        self.b.set_shared_bytes(self.ctx.resident_size);
         let mut kernel = self.b.finish().map_err(|e| {
             vec![Diagnostic::error(
                 codes::INTERNAL_ERROR,
@@ -537,6 +560,7 @@ impl<'a> Isel<'a> {
         self.frame_end = base + size;
         let saved = (
             self.f,
+            self.fref,
             self.instance,
             std::mem::replace(
                 &mut self.slot_offsets,
@@ -548,6 +572,7 @@ impl<'a> Isel<'a> {
         self.instances += 1;
         self.instance = self.instances;
         self.f = callee;
+        self.fref = func;
         self.inline_stack.push(func);
         self.ret = Some((res, cont));
         let params: Vec<Value> = callee.blocks[entry].params.to_vec();
@@ -559,6 +584,7 @@ impl<'a> Isel<'a> {
         self.inline_stack.pop();
         (
             self.f,
+            self.fref,
             self.instance,
             self.slot_offsets,
             self.ret,
@@ -654,7 +680,11 @@ impl<'a> Isel<'a> {
             self.bin(BinOp::And, T::Pred, m, rs(self.exists), rs(self.exists));
         }
         let bases = [self.globals_base, self.shared_base, self.frame_base];
-        for (&pi, dst) in hidden.iter().zip(bases) {
+        let fallback = self.ctx.shared_size > 0;
+        for (i, (&pi, dst)) in hidden.iter().zip(bases).enumerate() {
+            if i == 1 && !fallback {
+                continue; // no shared variable lives in the global fallback
+            }
             self.op(Op::Ld {
                 space: sim::gpu::Space::Param,
                 ty: T::U64,
@@ -687,13 +717,15 @@ impl<'a> Isel<'a> {
         let wide_blk = self.tmp64();
         self.cvt(None, T::U64, T::U32, wide_blk, rs(blk));
         let shared_size = u64::from(self.ctx.shared_size);
-        self.op(Op::Mad {
-            ty: T::U64,
-            dst: self.shared_base,
-            a: rs(wide_blk),
-            b: imm(shared_size),
-            c: rs(self.shared_base),
-        });
+        if fallback {
+            self.op(Op::Mad {
+                ty: T::U64,
+                dst: self.shared_base,
+                a: rs(wide_blk),
+                b: imm(shared_size),
+                c: rs(self.shared_base),
+            });
+        }
         // Gang slot: block * gangs per block + warp.
         let n = self.tmp();
         self.mov(T::U32, n, Src::Special(Special::Ntid(Dim::X)));
@@ -820,31 +852,53 @@ impl<'a> Isel<'a> {
                 self.bin(BinOp::Add, T::U64, d, rs(base), imm(u64::from(off)));
             }
             InstData::SharedAddr { shared } => {
-                let off = self.ctx.shared_offsets[shared.index()];
                 let d = self.reg(result.expect("result"));
-                let base = self.shared_base;
-                self.bin(BinOp::Add, T::U64, d, rs(base), imm(u64::from(off)));
+                if let Some(&off) = self.ctx.resident_offsets.get(shared) {
+                    self.mov(T::B64, d, imm(SHARED_WINDOW + u64::from(off)));
+                } else {
+                    let off = self.ctx.shared_offsets[shared.index()];
+                    let base = self.shared_base;
+                    self.bin(BinOp::Add, T::U64, d, rs(base), imm(u64::from(off)));
+                }
             }
             InstData::Load { ty, addr, mask, .. } => {
-                self.load(ty.scalar, *addr, *mask, result.expect("result"))
+                let sp = self.space_of(inst);
+                self.load(sp, ty.scalar, *addr, *mask, result.expect("result"))
             }
             InstData::Store {
                 addr, value, mask, ..
-            } => self.store(*addr, *value, *mask),
+            } => {
+                let sp = self.space_of(inst);
+                self.store(sp, *addr, *value, *mask)
+            }
             InstData::AtomicRmw {
                 op,
                 addr,
                 value,
                 mask,
                 ..
-            } => self.atomic(Some(*op), *addr, None, *value, *mask, result),
+            } => {
+                let sp = self.space_of(inst);
+                self.atomic(sp, Some(*op), *addr, None, *value, *mask, result)
+            }
             InstData::AtomicCas {
                 addr,
                 expected,
                 replacement,
                 mask,
                 ..
-            } => self.atomic(None, *addr, Some(*expected), *replacement, *mask, result),
+            } => {
+                let sp = self.space_of(inst);
+                self.atomic(
+                    sp,
+                    None,
+                    *addr,
+                    Some(*expected),
+                    *replacement,
+                    *mask,
+                    result,
+                )
+            }
             InstData::Barrier => self.op(Op::Bar { id: 0 }),
             InstData::Call { func, args, mask } => self.inline_call(*func, args, *mask, result),
             InstData::Print { .. } => self.unsupported("print"),
@@ -1658,16 +1712,32 @@ impl<'a> Isel<'a> {
 
     // ---- memory ----------------------------------------------------------------
 
-    fn addr(&mut self, v: Value) -> Address {
-        let r = self.reg(v);
-        Address {
-            base: AddrBase::RegPair(r),
-            offset: 0,
+    /// The simulator space of the access `inst` of the current function.
+    fn space_of(&self, inst: crate::ir::Inst) -> Space {
+        if self.ctx.spaces.is_shared_access(self.fref, inst) {
+            Space::Shared
+        } else {
+            Space::Global
         }
     }
 
-    fn load(&mut self, s: Scalar, addr: Value, mask: Option<Value>, res: Value) {
-        let a = self.addr(addr);
+    /// The address operand for pointer `v` in `space` (`.shared` pointers hold the
+    /// window plus the offset).
+    fn addr(&mut self, space: Space, v: Value) -> Address {
+        let r = self.reg(v);
+        let offset = if space == Space::Shared {
+            -(SHARED_WINDOW as i32)
+        } else {
+            0
+        };
+        Address {
+            base: AddrBase::RegPair(r),
+            offset,
+        }
+    }
+
+    fn load(&mut self, space: Space, s: Scalar, addr: Value, mask: Option<Value>, res: Value) {
+        let a = self.addr(space, addr);
         let d = self.loc(res);
         let mut mask = mask.map(|m| self.reg(m)).map(|m| self.existing(m));
         if let (Some(m), false) = (mask, self.f.value_type(res).varying) {
@@ -1687,7 +1757,7 @@ impl<'a> Isel<'a> {
             l => l.reg(),
         };
         let ld = Op::Ld {
-            space: sim::gpu::Space::Global,
+            space,
             ty,
             dst,
             addr: a,
@@ -1705,8 +1775,8 @@ impl<'a> Isel<'a> {
         }
     }
 
-    fn store(&mut self, addr: Value, value: Value, mask: Option<Value>) {
-        let a = self.addr(addr);
+    fn store(&mut self, space: Space, addr: Value, value: Value, mask: Option<Value>) {
+        let a = self.addr(space, addr);
         let s = self.scalar(value);
         let v = self.loc(value);
         let src = match v {
@@ -1714,7 +1784,7 @@ impl<'a> Isel<'a> {
             l => l.reg(),
         };
         let st = Op::St {
-            space: sim::gpu::Space::Global,
+            space,
             ty: mem_ty(s),
             addr: a,
             a: rs(src),
@@ -1732,8 +1802,10 @@ impl<'a> Isel<'a> {
     /// An atomic read-modify-write (`op`) or compare-and-swap (`op` = None). A
     /// uniform atomic (uniform address and operands) happens once per gang, in its
     /// first on lane, and every lane gets the old value.
+    #[allow(clippy::too_many_arguments)]
     fn atomic(
         &mut self,
+        space: Space,
         op: Option<AtomicOp>,
         addr: Value,
         expected: Option<Value>,
@@ -1749,7 +1821,7 @@ impl<'a> Isel<'a> {
         let uniform = !self.f.value_type(addr).varying
             && !self.f.value_type(value).varying
             && expected.is_none_or(|e| !self.f.value_type(e).varying);
-        let a = self.addr(addr);
+        let a = self.addr(space, addr);
         let vr = self.reg(value);
         let (aop, ty, operand) = match op {
             None => (AtomOp::Cas, bty(s), vr),
@@ -1813,7 +1885,7 @@ impl<'a> Isel<'a> {
             leader = Some(l);
         }
         let atom = Op::Atom {
-            space: sim::gpu::Space::Global,
+            space,
             op: aop,
             ty,
             dst,

@@ -21,11 +21,19 @@
 //!   like a baseline GPU compiler; 64-bit values (`i64`, `f64`, pointers) sit in
 //!   even-aligned pairs. Uniform effects that must happen once per gang (atomics) are
 //!   done by the gang's first active lane and the result is broadcast with `shfl`.
-//! * **Memory.** Every IR space maps to `.global`: module globals, per-block shared
-//!   variables and per-gang stack frames are carved out of three hidden buffers
-//!   (hidden kernel parameters `__globals`, `__shared`, `__frames`, placed by
-//!   [`run`]), so generic pointers need no address-space tests. This is a baseline
-//!   simplification: shared variables do not yet use the SM's `.shared` memory.
+//! * **Memory.** Module globals and per-gang stack frames are carved out of hidden
+//!   global buffers (hidden kernel parameters `__globals`, `__frames`, placed by
+//!   [`run`]). `shared` variables live in the SM's `.shared` memory, laid out per
+//!   kernel (only the variables the kernel and its callees name; the bytes are the
+//!   kernel's `.shared` size, so they limit occupancy), and are accessed with
+//!   `ld.shared`/`st.shared`/`atom.shared` (bank conflicts and shared latency in the
+//!   timing model). The space of an access through a pointer is decided statically
+//!   by a provenance analysis ([`spaces`]); a pointer to a `.shared` variable holds a
+//!   window address ([`spaces::SHARED_WINDOW`] + offset, never null, never a global
+//!   address). A shared variable whose pointer may meet another space at one access
+//!   (or is stored to memory) has no static space: it keeps the global fallback, a
+//!   per-block slice of the hidden `__shared` buffer, and all its accesses are
+//!   `.global`. No generic addressing is needed in the simulator.
 //! * **Cross-lane operations** use `shfl.idx` and `vote`; reductions and scans run
 //!   sequentially in lane order, so floating results are bit-identical to the
 //!   interpreter's.
@@ -44,6 +52,7 @@ pub mod alloc;
 pub mod asm;
 pub mod isel;
 pub mod run;
+pub mod spaces;
 pub mod uniform;
 
 pub use asm::listing;

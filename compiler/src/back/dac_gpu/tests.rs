@@ -167,3 +167,77 @@ fn lane_ops_small_ints_wide_values_and_partial_blocks_match_interp() {
         assert_eq!(a, b, "block {block:?}");
     }
 }
+
+/// The kernels of `src` compiled (optimized) for the dac-gpu.
+fn compiled(src: &str) -> super::Compiled {
+    let f = front(src);
+    let m = driver::lower_front_with(&f, true).expect("lowers");
+    compile_module(&m, &Options::default()).expect("compiles")
+}
+
+/// How many accesses of each space (`ld`/`st`/`atom` in `.shared`, `.global`) `k` has.
+fn shared_and_global_accesses(k: &sim::gpu::Kernel) -> (usize, usize) {
+    use sim::gpu::{Op, Space};
+    let mut n = (0, 0);
+    for i in &k.insts {
+        let sp = match i.op {
+            Op::Ld { space, .. } | Op::St { space, .. } | Op::Atom { space, .. } => space,
+            _ => continue,
+        };
+        match sp {
+            Space::Shared => n.0 += 1,
+            Space::Global => n.1 += 1,
+            _ => {}
+        }
+    }
+    n
+}
+
+#[test]
+fn shared_variables_use_shared_memory_through_pointers_and_calls() {
+    // `tile` is reached directly, through a pointer and in a callee: all `.shared`;
+    // the kernel's `.shared` bytes are its layout (64 ints).
+    let src = "void put(uniform int * uniform p, int i, int v) { p[i] = v; }
+    task void k(uniform int out[]) {
+        shared uniform int tile[64];
+        shared uniform int count[1];
+        uniform int * uniform q = &tile[0];
+        if (threadIdx.x == 0) { count[0] = 0; }
+        barrier();
+        put(q, threadIdx.x, threadIdx.x * 3);
+        atomic_add_local(&count[0], 1);
+        barrier();
+        out[threadIdx.x] = tile[63 - threadIdx.x] + count[0];
+    }";
+    let c = compiled(src);
+    let k = c.program.kernel("k").expect("kernel k");
+    assert_eq!(k.shared_bytes, 264);
+    assert_eq!(c.shared_bytes[0], 0, "nothing in the global fallback");
+    let (shared, _) = shared_and_global_accesses(k);
+    assert!(shared >= 4, "{}", sim::gpu::print(&c.program));
+    let (a, b) = both(src, "k", &["out=zeros(64)"], Some("64"));
+    assert_eq!(a, b);
+}
+
+#[test]
+fn a_pointer_to_shared_or_global_memory_falls_back_to_global() {
+    // `p` is `tile` or the output buffer: no static space, so `tile` lives in the
+    // global fallback and every access is `.global`; `only` stays in `.shared`.
+    let src = "task void k(uniform int out[], uniform int which) {
+        shared uniform int tile[32];
+        shared uniform int only[32];
+        uniform int * uniform p = which > 0 ? &tile[0] : &out[0];
+        p[threadIdx.x] = threadIdx.x + 1;
+        only[threadIdx.x] = 2 * threadIdx.x;
+        barrier();
+        out[32 + threadIdx.x] = tile[31 - threadIdx.x] + only[threadIdx.x];
+    }";
+    let c = compiled(src);
+    let k = c.program.kernel("k").expect("kernel k");
+    assert_eq!(k.shared_bytes, 128);
+    assert_eq!(c.shared_bytes[0], 128);
+    for which in ["which=1", "which=0"] {
+        let (a, b) = both(src, "k", &["out=zeros(64)", which], Some("32"));
+        assert_eq!(a, b, "{which}");
+    }
+}
