@@ -8,6 +8,7 @@
 
 pub mod analysis;
 pub mod back;
+pub mod bench;
 pub mod diag;
 pub mod driver;
 pub mod front;

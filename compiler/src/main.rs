@@ -65,6 +65,11 @@ enum Command {
     /// `spmdc run examples/saxpy.spmd --entry saxpy --arg n=1000 --arg a=2 --arg x='range(1000)' --arg y='fill(1000,1)' --print y`.
     #[command(after_help = RUN_HELP)]
     Run(Box<RunArgs>),
+    /// Run a benchmark suite and print its table, e.g. `spmdc bench gpu`: the
+    /// GPU-style example kernels compiled for dac-gpu, each run with the timing model on
+    /// a grid of at least 1M threads and checked against the interpreter.
+    #[command(after_help = BENCH_HELP)]
+    Bench(BenchArgs),
     /// Print the long explanation of a diagnostic code, e.g. `spmdc explain E0400`.
     Explain {
         /// The code (E0001...). `--list` prints every code with its summary.
@@ -74,6 +79,36 @@ enum Command {
         #[arg(long)]
         list: bool,
     },
+}
+
+const BENCH_HELP: &str = "\
+Suites: gpu (saxpy, tiled matmul, 2-D and 3-D stencils, block reduction, histogram,
+mandelbrot on the dac-gpu timing model, each checked bit for bit against the interpreter).
+
+Exit codes:
+  0  success
+  1  a kernel failed to compile or run, or disagreed with the interpreter
+  2  usage error: unknown suite or machine configuration";
+
+/// `spmdc bench SUITE`.
+#[derive(Args)]
+struct BenchArgs {
+    /// The suite to run.
+    #[arg(value_name = "SUITE", value_parser = clap::builder::PossibleValuesParser::new(spmdc::bench::SUITES))]
+    suite: String,
+    /// The machine of the timing model: `gtx480`, `maxwell` or a configuration file.
+    #[arg(long, value_name = "gtx480|maxwell|FILE", default_value = "gtx480")]
+    config: String,
+    /// The fewest threads each kernel's launch has (its problem is sized to match).
+    #[arg(long, value_name = "N", default_value_t = 1 << 20,
+          value_parser = clap::value_parser!(u64).range(1..=1 << 26))]
+    threads: u64,
+    /// Where the example kernels are (default: the repository's `examples/`).
+    #[arg(long, value_name = "DIR")]
+    examples: Option<PathBuf>,
+    /// Print the table as JSON instead of aligned text.
+    #[arg(long)]
+    json: bool,
 }
 
 const RUN_HELP: &str = "\
@@ -326,6 +361,7 @@ fn run(cli: Cli) -> u8 {
         Some(Command::Check { front }) => check(&front),
         Some(Command::Run(args)) => run_kernel(&args),
         Some(Command::Explain { code, list }) => explain(code.as_deref(), list),
+        Some(Command::Bench(args)) => bench(&args),
         None => compile(&cli.compile),
     }
 }
@@ -405,9 +441,11 @@ fn compile(args: &CompileArgs) -> u8 {
             result.stdlib_file,
         ),
         Emit::Ir => match driver::lower_front_with(&result, !args.no_opt) {
-            Ok(module) => {
-                uniformity::annotated_module_text(&module, &uniformity::analyze_module(&module))
-            }
+            Ok(module) => spmdc::analysis::affine::annotated_module_text_with_uniformity(
+                &module,
+                &uniformity::analyze_module(&module),
+                &spmdc::analysis::affine::analyze_module(&module),
+            ),
             Err(diags) => {
                 report(&result.sources, diags.iter(), &args.front);
                 return EXIT_COMPILE_ERROR;
@@ -763,5 +801,42 @@ fn explain(code: Option<&str>, list: bool) -> u8 {
             eprintln!("help: `spmdc explain --list` lists every code");
             EXIT_USAGE
         }
+    }
+}
+
+/// `spmdc bench SUITE`: runs the suite, prints its table (and its failed checks on
+/// standard error).
+fn bench(args: &BenchArgs) -> u8 {
+    let opts = spmdc::bench::BenchOptions {
+        config: args.config.clone(),
+        min_threads: args.threads,
+        examples: args
+            .examples
+            .clone()
+            .unwrap_or_else(spmdc::bench::default_examples_dir),
+    };
+    let table = match spmdc::bench::run_suite(&args.suite, &opts) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return match e {
+                spmdc::bench::BenchError::Kernel { .. } => EXIT_COMPILE_ERROR,
+                _ => EXIT_USAGE,
+            };
+        }
+    };
+    let text = if args.json {
+        format!("{:#}\n", table.to_json())
+    } else {
+        table.to_text()
+    };
+    let status = write_output(None, &text);
+    for f in &table.failures {
+        eprintln!("error: {f}");
+    }
+    if table.failures.is_empty() {
+        status
+    } else {
+        EXIT_COMPILE_ERROR
     }
 }

@@ -3,4 +3,5 @@
 //! - [`uniformity`]: which varying-typed values hold the same value in every active
 //!   program instance, and which language-level branches are divergent.
 
+pub mod affine;
 pub mod uniformity;

@@ -1,0 +1,1389 @@
+//! Affine analysis: which IR values are *affine tuples* in the thread indices, the
+//! values Decoupled Affine Computation (paper 000, Wang and Lin, ISCA 2017) computes once
+//! per batch of warps on an affine warp instead of once per warp.
+//!
+//! **What a tuple means.** An affine value `v` of integer or pointer type of width `w`
+//! (pointers: the module's pointer width) holds, in every existing program instance,
+//!
+//! ```text
+//! v = base + stride_lane * lane_index + stride_x * thread_idx.x
+//!          + stride_y * thread_idx.y + stride_z * thread_idx.z   (mod 2^w)
+//! ```
+//!
+//! where `base` and the strides are the same in every instance of the gang (uniform,
+//! possibly run-time values). The paper's tuple is `(base, offset)` over one linear
+//! thread id; we keep one stride per index *register* of the IR, so `threadIdx.y` and
+//! `programIndex` are separate dimensions and the expansion hardware can apply its 2-D
+//! adjustment. `blockIdx`, `blockDim`, parameters, uniform loads and every other
+//! uniform-typed value are uniform: they can appear in the base and the strides.
+//!
+//! Each part of a tuple ([`Part`]) is either a [`Linear`] form known at compile time
+//! (a constant plus constant multiples of uniform IR values, the *atoms*), or
+//! [`Part::Runtime`]: uniform, but only computable at run time by replaying the same
+//! instructions on tuples (which is what the affine warp does: `add` adds bases and
+//! strides, `mul` by a uniform scales both). A value whose strides are all zero is
+//! *uniform*; a tuple with a nonzero (or run-time) stride is *affine*.
+//!
+//! **Rules** (all arithmetic is modulo `2^w`, where add, sub, neg, bnot (`-x-1`), mul by a
+//! uniform and shl by a constant are exact, so these rules need no assumption):
+//! - constants, `splat u`, uniform-typed values: uniform (a uniform-typed value is its
+//!   own atom); `lane_index`, `thread_idx.{x,y,z}`: stride 1 in their dimension;
+//! - `iadd`, `isub`, `ineg`, `bnot`: componentwise; `imul` of an affine by a uniform:
+//!   both parts scaled (a product of two run-time values is [`Part::Runtime`]); `ishl`
+//!   by a constant: scaled by `2^k`; by a run-time uniform: run-time strides;
+//! - pointer `iadd` is the IR's address arithmetic (`gep`): the same rule; `bitcast`
+//!   between pointers and integers of one width keeps the tuple; `ireduce` keeps it
+//!   (reduction modulo `2^w` commutes with the ring operations);
+//! - `sext`/`zext` of a non-uniform tuple are *not* exact under the wrapping semantics
+//!   of lang-spec (signed overflow wraps in spmdc): `sext(b + s*i) = sext(b) + sext(s)*i`
+//!   only when the narrow computation does not overflow. The analysis pushes the
+//!   extension through the form (atoms and constants read as signed for `sext`,
+//!   unsigned for `zext`) and records the assumption as a [`NoWrap`] on the tuple, as a
+//!   C compiler may for signed `int` indices (ISPC treats the overflow as undefined).
+//!   A consumer that must be exact either guards on it at run time (the narrow value's
+//!   range over the block's index box) or refuses tuples with assumptions
+//!   ([`Tuple::exact`]). Extensions of uniform values are always exact (uniform);
+//! - §4.6 extras, where representable soundly: `smin`/`smax`/`umin`/`umax`, `sdiv`,
+//!   `srem`, `udiv`, `urem`, floats and every other operation of uniform operands are
+//!   uniform; `urem` by a power of two `c` (and `band` with `c - 1`) of a tuple whose
+//!   strides are known multiples of `c` is uniform (exact: `c` divides `2^w`); `udiv` /
+//!   `ushr` by `c = 2^k` dividing every stride divide the strides (assumes no unsigned
+//!   wrap), `sshr` likewise (floor division; assumes no signed wrap); `sdiv` of a
+//!   non-uniform tuple truncates toward zero, which is not affine when lanes straddle
+//!   zero, so it is non-affine, as are min/max of a non-uniform tuple (piecewise);
+//! - `select c, a, b` with a uniform `c`, and block parameters (every `brif` is uniform,
+//!   so a gang takes one edge as a whole): the meet of the inputs: equal known parts
+//!   stay, different ones become run-time. A select on a varying condition is non-affine
+//!   unless both inputs are the same value;
+//! - `icmp` of a non-uniform tuple with a uniform value, or of two uniform values, is an
+//!   *affine predicate* (the paper's `enq.pred`, [`Pred`]);
+//! - varying loads, atomics, calls, cross-lane operations and varying entry parameters
+//!   are non-affine (they start no tuple).
+//!
+//! **Loops.** The analysis is optimistic (values start unknown) and iterates in reverse
+//! postorder to a fixpoint, meeting each value's new class with its old one so it only
+//! descends: `i = phi(i0, i + step)` with a uniform `step` keeps `i0`'s strides and gets
+//! a run-time base. Atoms in a form always dominate the value (operands do, and the
+//! block-parameter meet keeps a form only when every incoming edge has it), so a form
+//! can be evaluated wherever the value is live.
+//!
+//! Soundness is checked at run time by [`insert_affine_checks`], which instruments a
+//! module to compare every claim with the interpreter's per-lane values.
+
+use cranelift_entity::SecondaryMap;
+use smallvec::SmallVec;
+
+use crate::ir::dominance::DominatorTree;
+use crate::ir::write::Names;
+use crate::ir::{
+    BinaryOp, Block, ConvOp, FuncRef, Function, InstData, IntCC, Module, Scalar, SpecialReg, Type,
+    UnaryOp, Value, ValueDef,
+};
+
+/// The thread-index dimensions of a tuple.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dim {
+    /// `programIndex` (`lane_index`).
+    Lane,
+    ThreadX,
+    ThreadY,
+    ThreadZ,
+}
+
+impl Dim {
+    pub const ALL: [Dim; 4] = [Dim::Lane, Dim::ThreadX, Dim::ThreadY, Dim::ThreadZ];
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The special register holding this index.
+    pub fn reg(self) -> SpecialReg {
+        match self {
+            Dim::Lane => SpecialReg::LaneIndex,
+            Dim::ThreadX => SpecialReg::ThreadIdxX,
+            Dim::ThreadY => SpecialReg::ThreadIdxY,
+            Dim::ThreadZ => SpecialReg::ThreadIdxZ,
+        }
+    }
+
+    fn of_reg(reg: SpecialReg) -> Option<Dim> {
+        Dim::ALL.into_iter().find(|d| d.reg() == reg)
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Dim::Lane => "lane",
+            Dim::ThreadX => "tid.x",
+            Dim::ThreadY => "tid.y",
+            Dim::ThreadZ => "tid.z",
+        }
+    }
+}
+
+/// A uniform IR value read as a mathematical integer: sign-extended (`signed`) or
+/// zero-extended from its own width, then reduced modulo the width of the form it
+/// appears in (so a wider atom is truncated).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Atom {
+    pub value: Value,
+    pub signed: bool,
+}
+
+/// `constant + sum(coef * atom)` modulo `2^w`. Coefficients are kept sign-extended
+/// from `w` bits and terms sorted by atom, so equal forms compare equal.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Linear {
+    pub constant: i64,
+    pub terms: SmallVec<[(Atom, i64); 2]>,
+}
+
+/// The low `w` bits of `x`, sign-extended: the canonical representative modulo `2^w`.
+fn wrap(x: i64, w: u32) -> i64 {
+    if w >= 64 {
+        x
+    } else {
+        let shift = 64 - w;
+        (x << shift) >> shift
+    }
+}
+
+impl Linear {
+    pub fn constant(c: i64, w: u32) -> Linear {
+        Linear {
+            constant: wrap(c, w),
+            terms: SmallVec::new(),
+        }
+    }
+
+    pub fn atom(value: Value) -> Linear {
+        Linear {
+            constant: 0,
+            terms: smallvec::smallvec![(
+                Atom {
+                    value,
+                    signed: true
+                },
+                1
+            )],
+        }
+    }
+
+    /// The constant, if the form has no atoms.
+    pub fn as_const(&self) -> Option<i64> {
+        self.terms.is_empty().then_some(self.constant)
+    }
+
+    fn add(&self, other: &Linear, w: u32) -> Linear {
+        let mut terms = self.terms.clone();
+        for &(a, c) in &other.terms {
+            match terms.iter_mut().find(|(b, _)| *b == a) {
+                Some((_, k)) => *k = wrap(k.wrapping_add(c), w),
+                None => terms.push((a, c)),
+            }
+        }
+        terms.retain(|(_, c)| *c != 0);
+        terms.sort_by_key(|(a, _)| *a);
+        Linear {
+            constant: wrap(self.constant.wrapping_add(other.constant), w),
+            terms,
+        }
+    }
+
+    fn scale(&self, k: i64, w: u32) -> Linear {
+        let mut terms: SmallVec<[(Atom, i64); 2]> = self
+            .terms
+            .iter()
+            .map(|&(a, c)| (a, wrap(c.wrapping_mul(k), w)))
+            .collect();
+        terms.retain(|(_, c)| *c != 0);
+        Linear {
+            constant: wrap(self.constant.wrapping_mul(k), w),
+            terms,
+        }
+    }
+
+    /// The same form read at another width `to`, after `from`-bit arithmetic: with
+    /// `ext` (`Some(signed)`) widening reads every constant and atom as a signed or
+    /// unsigned integer; `None` truncates (exact modulo `2^to`).
+    fn rewidth(&self, from: u32, to: u32, ext: Option<bool>) -> Linear {
+        let read = |c: i64| match ext {
+            Some(false) if from < 64 => c & ((1i64 << from) - 1),
+            _ => c,
+        };
+        let mut terms: SmallVec<[(Atom, i64); 2]> = self
+            .terms
+            .iter()
+            .map(|&(a, c)| {
+                let a = match ext {
+                    Some(signed) => Atom { signed, ..a },
+                    None => a,
+                };
+                (a, wrap(read(c), to))
+            })
+            .collect();
+        terms.retain(|(_, c)| *c != 0);
+        Linear {
+            constant: wrap(read(self.constant), to),
+            terms,
+        }
+    }
+}
+
+/// A base or stride: a compile-time [`Linear`] form, or a uniform value known only at
+/// run time (computed by replaying the instructions on tuples).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Part {
+    Known(Linear),
+    Runtime,
+}
+
+impl Part {
+    fn zero() -> Part {
+        Part::Known(Linear::default())
+    }
+
+    pub fn is_zero(&self) -> bool {
+        matches!(self, Part::Known(l) if l.as_const() == Some(0))
+    }
+
+    /// The constant, when known to be one.
+    pub fn as_const(&self) -> Option<i64> {
+        match self {
+            Part::Known(l) => l.as_const(),
+            Part::Runtime => None,
+        }
+    }
+
+    fn add(&self, other: &Part, w: u32) -> Part {
+        match (self, other) {
+            (Part::Known(a), Part::Known(b)) => Part::Known(a.add(b, w)),
+            _ => Part::Runtime,
+        }
+    }
+
+    fn scale(&self, k: i64, w: u32) -> Part {
+        match self {
+            Part::Known(a) => Part::Known(a.scale(k, w)),
+            Part::Runtime if k == 0 => Part::zero(),
+            Part::Runtime => Part::Runtime,
+        }
+    }
+
+    fn mul(&self, other: &Part, w: u32) -> Part {
+        if let Some(k) = other.as_const() {
+            return self.scale(k, w);
+        }
+        if let Some(k) = self.as_const() {
+            return other.scale(k, w);
+        }
+        Part::Runtime
+    }
+
+    fn meet(&self, other: &Part) -> Part {
+        if self == other {
+            self.clone()
+        } else {
+            Part::Runtime
+        }
+    }
+
+    fn rewidth(&self, from: u32, to: u32, ext: Option<bool>) -> Part {
+        match self {
+            Part::Known(l) => Part::Known(l.rewidth(from, to, ext)),
+            Part::Runtime => Part::Runtime,
+        }
+    }
+}
+
+/// An assumption a tuple rests on: the narrow value `value` (the operand of a `sext`,
+/// `zext`, `udiv`, `ushr` or `sshr`) equals the exact integer evaluation of its own tuple
+/// in every thread, i.e. its computation does not overflow (signed or unsigned).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NoWrap {
+    pub value: Value,
+    pub signed: bool,
+}
+
+/// An affine tuple (see the module documentation for its meaning).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Tuple {
+    /// The width in bits the parts are computed modulo.
+    pub width: u32,
+    pub base: Part,
+    /// One stride per [`Dim`], indexed by [`Dim::index`].
+    pub strides: [Part; 4],
+    /// What the tuple assumes about narrower computations (empty: exact).
+    pub assumes: SmallVec<[NoWrap; 1]>,
+}
+
+impl Tuple {
+    fn uniform(base: Part, width: u32) -> Tuple {
+        Tuple {
+            width,
+            base,
+            strides: [Part::zero(), Part::zero(), Part::zero(), Part::zero()],
+            assumes: SmallVec::new(),
+        }
+    }
+
+    /// Every stride is zero: the same value in every thread.
+    pub fn is_uniform(&self) -> bool {
+        self.strides.iter().all(Part::is_zero)
+    }
+
+    /// The tuple holds under the wrapping semantics without any [`NoWrap`] assumption.
+    pub fn exact(&self) -> bool {
+        self.assumes.is_empty()
+    }
+
+    pub fn stride(&self, d: Dim) -> &Part {
+        &self.strides[d.index()]
+    }
+
+    /// The stride in `d` when it is a compile-time constant.
+    pub fn const_stride(&self, d: Dim) -> Option<i64> {
+        self.stride(d).as_const()
+    }
+
+    fn assumes_union(&self, other: &Tuple) -> SmallVec<[NoWrap; 1]> {
+        let mut a = self.assumes.clone();
+        a.extend(other.assumes.iter().copied());
+        a.sort();
+        a.dedup();
+        a
+    }
+
+    fn add(&self, other: &Tuple) -> Tuple {
+        let w = self.width;
+        Tuple {
+            width: w,
+            base: self.base.add(&other.base, w),
+            strides: std::array::from_fn(|d| self.strides[d].add(&other.strides[d], w)),
+            assumes: self.assumes_union(other),
+        }
+    }
+
+    fn scale(&self, k: i64) -> Tuple {
+        let w = self.width;
+        Tuple {
+            width: w,
+            base: self.base.scale(k, w),
+            strides: std::array::from_fn(|d| self.strides[d].scale(k, w)),
+            assumes: self.assumes.clone(),
+        }
+    }
+
+    /// `self * u` where `u` is uniform.
+    fn mul_uniform(&self, u: &Tuple) -> Tuple {
+        let w = self.width;
+        Tuple {
+            width: w,
+            base: self.base.mul(&u.base, w),
+            strides: std::array::from_fn(|d| self.strides[d].mul(&u.base, w)),
+            assumes: self.assumes_union(u),
+        }
+    }
+
+    fn meet(&self, other: &Tuple) -> Tuple {
+        Tuple {
+            width: self.width,
+            base: self.base.meet(&other.base),
+            strides: std::array::from_fn(|d| self.strides[d].meet(&other.strides[d])),
+            assumes: self.assumes_union(other),
+        }
+    }
+
+    /// The strides divided by `c` when each is a known multiple of `c` (`None`
+    /// otherwise); the base becomes a run-time value.
+    fn div_strides(&self, c: i64) -> Option<[Part; 4]> {
+        let mut out = [Part::zero(), Part::zero(), Part::zero(), Part::zero()];
+        for (o, s) in out.iter_mut().zip(&self.strides) {
+            let s = s.as_const()?;
+            if s % c != 0 {
+                return None;
+            }
+            *o = Part::Known(Linear::constant(s / c, self.width));
+        }
+        Some(out)
+    }
+}
+
+/// An affine predicate: `icmp cond args[0], args[1]` where one side is a tuple and the
+/// other uniform (or both uniform: `uniform` is set, one comparison serves the gang).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Pred {
+    pub cond: IntCC,
+    pub args: [Value; 2],
+    pub uniform: bool,
+}
+
+/// What the analysis knows about a value.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Class {
+    #[default]
+    NonAffine,
+    /// A tuple (uniform when its strides are all zero).
+    Affine(Tuple),
+    /// A comparison the predicate expansion can produce.
+    Predicate(Pred),
+}
+
+impl Class {
+    fn uniform_runtime(width: u32) -> Class {
+        Class::Affine(Tuple::uniform(Part::Runtime, width))
+    }
+
+    pub fn tuple(&self) -> Option<&Tuple> {
+        match self {
+            Class::Affine(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    pub fn is_uniform(&self) -> bool {
+        match self {
+            Class::Affine(t) => t.is_uniform(),
+            Class::Predicate(p) => p.uniform,
+            Class::NonAffine => false,
+        }
+    }
+
+    fn meet(&self, other: &Class) -> Class {
+        match (self, other) {
+            (Class::Affine(a), Class::Affine(b)) if a.width == b.width => Class::Affine(a.meet(b)),
+            (a, b) if a == b => a.clone(),
+            (a, b) if a.is_uniform() && b.is_uniform() => Class::uniform_runtime(1),
+            _ => Class::NonAffine,
+        }
+    }
+}
+
+/// The results for one function.
+#[derive(Clone, Debug, Default)]
+pub struct FunctionAffine {
+    classes: SecondaryMap<Value, Class>,
+}
+
+impl FunctionAffine {
+    pub fn class(&self, v: Value) -> &Class {
+        &self.classes[v]
+    }
+
+    /// The tuple of `v`, if it has one (uniform values included).
+    pub fn tuple(&self, v: Value) -> Option<&Tuple> {
+        self.classes[v].tuple()
+    }
+
+    /// `v` is a tuple with some stride not known to be zero.
+    pub fn is_affine(&self, v: Value) -> bool {
+        self.tuple(v).is_some_and(|t| !t.is_uniform())
+    }
+
+    /// `v` is the same in every thread of the gang (tuple or predicate).
+    pub fn is_uniform(&self, v: Value) -> bool {
+        self.classes[v].is_uniform()
+    }
+
+    pub fn predicate(&self, v: Value) -> Option<Pred> {
+        match self.classes[v] {
+            Class::Predicate(p) => Some(p),
+            _ => None,
+        }
+    }
+}
+
+/// The results for every function of a module.
+#[derive(Clone, Debug, Default)]
+pub struct ModuleAffine {
+    pub functions: SecondaryMap<FuncRef, FunctionAffine>,
+}
+
+/// Analyzes every function of `module`.
+pub fn analyze_module(module: &Module) -> ModuleAffine {
+    let mut out = ModuleAffine::default();
+    for (fref, func) in module.functions.iter() {
+        out.functions[fref] = analyze_function(func, module.ptr_size, module.lane_count);
+    }
+    out
+}
+
+/// The width in bits tuples of type `ty` are computed modulo (`None`: no tuple, only
+/// uniformity: floats).
+fn int_width(ty: Type, ptr_size: u32) -> Option<u32> {
+    match ty.scalar {
+        Scalar::Ptr => Some(ptr_size * 8),
+        s if s.is_int() || s == Scalar::Bool => Some(s.bits()),
+        _ => None,
+    }
+}
+
+struct Ctx<'a> {
+    func: &'a Function,
+    ptr_size: u32,
+    lane_count: u32,
+    /// `None`: not yet known (optimistic top).
+    state: SecondaryMap<Value, Option<Class>>,
+    incoming: SecondaryMap<Value, Vec<Value>>,
+}
+
+/// Analyzes one function; `ptr_size` is the module's pointer width in bytes and
+/// `lane_count` its gang width (`lane_index` is below it).
+pub fn analyze_function(func: &Function, ptr_size: u32, lane_count: u32) -> FunctionAffine {
+    let mut ctx = Ctx {
+        func,
+        ptr_size,
+        lane_count,
+        state: SecondaryMap::with_capacity(func.values.len()),
+        incoming: incoming_args(func),
+    };
+    let order: Vec<Block> = DominatorTree::compute(func).rpo().to_vec();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &block in &order {
+            let data = &func.blocks[block];
+            let values: Vec<Value> = data
+                .params
+                .iter()
+                .copied()
+                .chain(data.insts.iter().filter_map(|&i| func.results[i]))
+                .collect();
+            for v in values {
+                let Some(new) = ctx.transfer(v) else {
+                    continue;
+                };
+                let next = match &ctx.state[v] {
+                    Some(old) => old.meet(&new),
+                    None => new,
+                };
+                if ctx.state[v].as_ref() != Some(&next) {
+                    ctx.state[v] = Some(next);
+                    changed = true;
+                }
+            }
+        }
+    }
+    let mut out = FunctionAffine {
+        classes: SecondaryMap::with_capacity(func.values.len()),
+    };
+    for (v, c) in ctx.state.iter() {
+        if let Some(c) = c {
+            out.classes[v] = c.clone();
+        }
+    }
+    out
+}
+
+/// For each block parameter, the arguments every branch passes to it.
+fn incoming_args(func: &Function) -> SecondaryMap<Value, Vec<Value>> {
+    let mut incoming: SecondaryMap<Value, Vec<Value>> = SecondaryMap::new();
+    for &block in &func.layout {
+        let Some(term) = func.terminator(block) else {
+            continue;
+        };
+        for call in func.insts[term].successors() {
+            let params = &func.blocks[call.block].params;
+            for (&p, &a) in params.iter().zip(call.args.iter()) {
+                incoming[p].push(a);
+            }
+        }
+    }
+    incoming
+}
+
+impl Ctx<'_> {
+    fn width(&self, v: Value) -> Option<u32> {
+        int_width(self.func.value_type(v), self.ptr_size)
+    }
+
+    /// The class of `v` given what is known so far; `None` while an operand is unknown.
+    fn transfer(&self, v: Value) -> Option<Class> {
+        let ty = self.func.value_type(v);
+        if !ty.varying {
+            return Some(self.uniform_typed(v));
+        }
+        let inst = match self.func.values[v].def {
+            ValueDef::Param(block, _) if Some(block) == self.func.entry_block() => {
+                return Some(Class::NonAffine)
+            }
+            ValueDef::Param(..) => return self.block_param(v),
+            ValueDef::Result(inst) => inst,
+        };
+        let data = &self.func.insts[inst];
+        for op in data.operands() {
+            self.state[op].as_ref()?;
+        }
+        let Some(w) = self.width(v) else {
+            return Some(self.float_like(data));
+        };
+        Some(self.varying_inst(data, w))
+    }
+
+    fn class(&self, v: Value) -> &Class {
+        self.state[v].as_ref().unwrap_or(&Class::NonAffine)
+    }
+
+    fn tuple(&self, v: Value) -> Option<&Tuple> {
+        self.class(v).tuple()
+    }
+
+    /// A uniform-typed value is its own atom (constants fold).
+    fn uniform_typed(&self, v: Value) -> Class {
+        let ty = self.func.value_type(v);
+        let Some(w) = int_width(ty, self.ptr_size).filter(|_| ty.scalar != Scalar::Bool) else {
+            return Class::uniform_runtime(ty.scalar.bits());
+        };
+        if let ValueDef::Result(inst) = self.func.values[v].def {
+            if let InstData::Iconst { bits, .. } = self.func.insts[inst] {
+                return Class::Affine(Tuple::uniform(
+                    Part::Known(Linear::constant(bits as i64, w)),
+                    w,
+                ));
+            }
+        }
+        Class::Affine(Tuple::uniform(Part::Known(Linear::atom(v)), w))
+    }
+
+    fn block_param(&self, v: Value) -> Option<Class> {
+        let mut acc: Option<Class> = None;
+        for &a in &self.incoming[v] {
+            let Some(c) = self.state[a].as_ref() else {
+                continue;
+            };
+            acc = Some(match acc {
+                None => c.clone(),
+                Some(prev) => prev.meet(c),
+            });
+        }
+        acc
+    }
+
+    /// Float (and other non-integer) varying results: uniform when every operand is.
+    fn float_like(&self, data: &InstData) -> Class {
+        let uniform = match data {
+            InstData::Fconst { .. } | InstData::Splat { .. } => true,
+            InstData::Unary { .. }
+            | InstData::Binary { .. }
+            | InstData::Convert { .. }
+            | InstData::Select { .. } => {
+                data.operands().iter().all(|&x| self.class(x).is_uniform())
+            }
+            _ => false,
+        };
+        if uniform {
+            Class::uniform_runtime(64)
+        } else {
+            Class::NonAffine
+        }
+    }
+
+    fn varying_inst(&self, data: &InstData, w: u32) -> Class {
+        match data {
+            InstData::Iconst { bits, .. } => Class::Affine(Tuple::uniform(
+                Part::Known(Linear::constant(*bits as i64, w)),
+                w,
+            )),
+            InstData::Splat { arg } => self.class(*arg).clone(),
+            InstData::Special { reg } => match Dim::of_reg(*reg) {
+                Some(d) => {
+                    let mut t = Tuple::uniform(Part::zero(), w);
+                    t.strides[d.index()] = Part::Known(Linear::constant(1, w));
+                    Class::Affine(t)
+                }
+                None => Class::uniform_runtime(w),
+            },
+            InstData::Unary { op, arg } => self.unary(*op, *arg, w),
+            InstData::Binary { op, args } => self.binary(*op, args[0], args[1], w),
+            InstData::Convert { op, arg, .. } => self.convert(*op, *arg, w),
+            InstData::Select { args: [c, a, b] } => {
+                if a == b {
+                    self.class(*a).clone()
+                } else if self.class(*c).is_uniform() {
+                    self.class(*a).meet(self.class(*b))
+                } else {
+                    Class::NonAffine
+                }
+            }
+            InstData::Icmp { cond, args } => self.icmp(*cond, *args),
+            InstData::Fcmp { args, .. } => self.all_uniform(args, w),
+            _ => Class::NonAffine,
+        }
+    }
+
+    fn all_uniform(&self, args: &[Value], w: u32) -> Class {
+        if args.iter().all(|&x| self.class(x).is_uniform()) {
+            Class::uniform_runtime(w)
+        } else {
+            Class::NonAffine
+        }
+    }
+
+    fn unary(&self, op: UnaryOp, arg: Value, w: u32) -> Class {
+        let Some(t) = self.tuple(arg).filter(|_| w > 1) else {
+            return self.all_uniform(&[arg], w);
+        };
+        match op {
+            UnaryOp::Ineg => Class::Affine(t.scale(-1)),
+            // ~x = -x - 1.
+            UnaryOp::Bnot => {
+                let minus_one = Tuple::uniform(Part::Known(Linear::constant(-1, w)), w);
+                Class::Affine(t.scale(-1).add(&minus_one))
+            }
+            _ => self.all_uniform(&[arg], w),
+        }
+    }
+
+    fn binary(&self, op: BinaryOp, a: Value, b: Value, w: u32) -> Class {
+        let (Some(ta), Some(tb)) = (self.tuple(a), self.tuple(b)) else {
+            return self.all_uniform(&[a, b], w);
+        };
+        if w == 1 {
+            return self.all_uniform(&[a, b], w);
+        }
+        let cb = tb.is_uniform().then(|| tb.base.as_const()).flatten();
+        let shift = |k: i64| k.rem_euclid(i64::from(w)) as u32;
+        match op {
+            BinaryOp::Iadd => Class::Affine(ta.add(tb)),
+            BinaryOp::Isub => Class::Affine(ta.add(&tb.scale(-1))),
+            BinaryOp::Imul if tb.is_uniform() => Class::Affine(ta.mul_uniform(tb)),
+            BinaryOp::Imul if ta.is_uniform() => Class::Affine(tb.mul_uniform(ta)),
+            BinaryOp::Ishl => match cb {
+                Some(k) => Class::Affine(ta.scale(1i64.wrapping_shl(shift(k)))),
+                None if tb.is_uniform() => Class::Affine(Tuple {
+                    width: w,
+                    base: Part::Runtime,
+                    strides: ta.strides.clone().map(|s| s.mul(&Part::Runtime, w)),
+                    assumes: ta.assumes_union(tb),
+                }),
+                None => Class::NonAffine,
+            },
+            _ if ta.is_uniform() && tb.is_uniform() => Class::uniform_runtime(w),
+            BinaryOp::Urem => self.low_bits(ta, cb, w),
+            BinaryOp::Band => self.low_bits(ta, cb.map(|m| m.wrapping_add(1)), w),
+            BinaryOp::Udiv => self.divide(a, ta, cb, false),
+            BinaryOp::Ushr | BinaryOp::Sshr => {
+                let c = cb.map(|k| 1i64.wrapping_shl(shift(k)));
+                self.divide(a, ta, c, op == BinaryOp::Sshr)
+            }
+            _ => Class::NonAffine,
+        }
+    }
+
+    /// `t mod c` for a power of two `c` dividing every stride: the same in every
+    /// thread (exact even with wrapping, since `c` divides `2^w`).
+    fn low_bits(&self, t: &Tuple, c: Option<i64>, w: u32) -> Class {
+        match c {
+            Some(c) if c > 0 && (c as u64).is_power_of_two() && t.div_strides(c).is_some() => {
+                Class::uniform_runtime(w)
+            }
+            _ => Class::NonAffine,
+        }
+    }
+
+    /// `t / c` (floor) for a positive `c` dividing every stride: strides divided, base at
+    /// run time, assuming `operand` does not wrap.
+    fn divide(&self, operand: Value, t: &Tuple, c: Option<i64>, signed: bool) -> Class {
+        let Some(c) = c.filter(|&c| c > 0) else {
+            return Class::NonAffine;
+        };
+        let Some(strides) = t.div_strides(c) else {
+            return Class::NonAffine;
+        };
+        let mut assumes = t.assumes.clone();
+        assumes.push(NoWrap {
+            value: operand,
+            signed,
+        });
+        assumes.sort();
+        assumes.dedup();
+        Class::Affine(Tuple {
+            width: t.width,
+            base: Part::Runtime,
+            strides,
+            assumes,
+        })
+    }
+
+    fn convert(&self, op: ConvOp, arg: Value, w: u32) -> Class {
+        let from_ty = self.func.value_type(arg);
+        let (Some(t), Some(from)) = (self.tuple(arg), int_width(from_ty, self.ptr_size)) else {
+            return self.all_uniform(&[arg], w);
+        };
+        match op {
+            ConvOp::Bitcast if from == w => Class::Affine(t.clone()),
+            ConvOp::Ireduce => Class::Affine(Tuple {
+                width: w,
+                base: t.base.rewidth(from, w, None),
+                strides: t.strides.clone().map(|s| s.rewidth(from, w, None)),
+                assumes: t.assumes.clone(),
+            }),
+            ConvOp::Sext | ConvOp::Zext if from > 1 => {
+                let signed = op == ConvOp::Sext;
+                Class::Affine(self.extend(arg, t, from, w, signed))
+            }
+            _ => self.all_uniform(&[arg], w),
+        }
+    }
+
+    /// `sext`/`zext` of tuple `t` of width `from` to width `to` (see the module docs).
+    fn extend(&self, arg: Value, t: &Tuple, from: u32, to: u32, signed: bool) -> Tuple {
+        // A constant, or a lone atom of exactly the narrow width, extends exactly.
+        let lone_atom = |l: &Linear| {
+            l.constant == 0 && matches!(l.terms[..], [(a, 1)] if self.width(a.value) == Some(from))
+        };
+        let base = match &t.base {
+            Part::Known(l) if l.as_const().is_some() || lone_atom(l) => {
+                Part::Known(l.rewidth(from, to, Some(signed)))
+            }
+            _ if t.is_uniform() => Part::Runtime,
+            other => other.rewidth(from, to, Some(signed)),
+        };
+        if t.is_uniform() {
+            return Tuple {
+                width: to,
+                base,
+                strides: [Part::zero(), Part::zero(), Part::zero(), Part::zero()],
+                assumes: t.assumes.clone(),
+            };
+        }
+        let mut assumes = t.assumes.clone();
+        if !self.lane_range_fits(t, from, signed) {
+            assumes.push(NoWrap { value: arg, signed });
+            assumes.sort();
+            assumes.dedup();
+        }
+        Tuple {
+            width: to,
+            base,
+            strides: t.strides.clone().map(|s| s.rewidth(from, to, Some(signed))),
+            assumes,
+        }
+    }
+
+    /// Whether extending `t` (width `from`) is provably exact: `t` is one index register
+    /// (read as a signed `i32`, the meaning of an index in a tuple), or has a constant
+    /// base and a constant stride in the lane dimension only and stays in the signed or
+    /// unsigned range of its width over `0..lane_count` (thread indices have no static
+    /// bound).
+    fn lane_range_fits(&self, t: &Tuple, from: u32, signed: bool) -> bool {
+        // An index register itself: indices are read as signed `i32` by definition.
+        let nonzero: Vec<Dim> = Dim::ALL
+            .into_iter()
+            .filter(|&d| !t.stride(d).is_zero())
+            .collect();
+        if let [d] = nonzero[..] {
+            if signed && from == 32 && t.base.is_zero() && t.const_stride(d) == Some(1) {
+                return true;
+            }
+        }
+        let (Some(b), Some(s)) = (t.base.as_const(), t.const_stride(Dim::Lane)) else {
+            return false;
+        };
+        if Dim::ALL[1..].iter().any(|&d| !t.stride(d).is_zero()) || from >= 64 {
+            return false;
+        }
+        let read = |c: i64| -> i128 {
+            if signed {
+                i128::from(c)
+            } else {
+                i128::from(c) & ((1i128 << from) - 1)
+            }
+        };
+        let (lo, hi) = if signed {
+            (-(1i128 << (from - 1)), (1i128 << (from - 1)) - 1)
+        } else {
+            (0, (1i128 << from) - 1)
+        };
+        let last = read(b) + read(s) * i128::from(self.lane_count.max(1) - 1);
+        [read(b), last].iter().all(|x| (lo..=hi).contains(x))
+    }
+
+    fn icmp(&self, cond: IntCC, args: [Value; 2]) -> Class {
+        let (Some(a), Some(b)) = (self.tuple(args[0]), self.tuple(args[1])) else {
+            return Class::NonAffine;
+        };
+        if !a.is_uniform() && !b.is_uniform() {
+            return Class::NonAffine;
+        }
+        Class::Predicate(Pred {
+            cond,
+            args,
+            uniform: a.is_uniform() && b.is_uniform(),
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Text: the `--emit ir` annotations.
+
+fn linear_text(func: &Function, ptr_size: u32, names: &Names, l: &Linear, w: u32) -> String {
+    let mut parts: Vec<(bool, String)> = Vec::new();
+    for &(a, c) in &l.terms {
+        let name = names.value(a.value);
+        let aw = int_width(func.value_type(a.value), ptr_size).unwrap_or(w);
+        let atom = if aw < w {
+            format!("{}({name})", if a.signed { "sext" } else { "zext" })
+        } else if aw > w {
+            format!("trunc({name})")
+        } else {
+            name.to_string()
+        };
+        parts.push(match c {
+            1 => (false, atom),
+            -1 => (true, atom),
+            c if c < 0 => (true, format!("{}*{atom}", c.unsigned_abs())),
+            c => (false, format!("{c}*{atom}")),
+        });
+    }
+    if l.constant != 0 || parts.is_empty() {
+        parts.push((l.constant < 0, l.constant.unsigned_abs().to_string()));
+    }
+    join_signed(parts)
+}
+
+fn join_signed(parts: Vec<(bool, String)>) -> String {
+    let mut out = String::new();
+    for (i, (neg, text)) in parts.into_iter().enumerate() {
+        match (i, neg) {
+            (0, false) => {}
+            (0, true) => out.push('-'),
+            (_, false) => out.push_str(" + "),
+            (_, true) => out.push_str(" - "),
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
+/// `v42 + 4*sext(v37) + 4*lane`; run-time parts print as `base(vN)` / `stride(vN)`.
+pub fn tuple_text(func: &Function, ptr_size: u32, names: &Names, v: Value, t: &Tuple) -> String {
+    let me = names.value(v);
+    let mut out = match &t.base {
+        Part::Known(l) if l.as_const() == Some(0) && !t.is_uniform() => String::new(),
+        Part::Known(l) => linear_text(func, ptr_size, names, l, t.width),
+        Part::Runtime => format!("base({me})"),
+    };
+    for d in Dim::ALL {
+        let (neg, stride) = match t.stride(d) {
+            s if s.is_zero() => continue,
+            Part::Known(l) => match l.as_const() {
+                Some(1) => (false, String::new()),
+                Some(-1) => (true, String::new()),
+                Some(c) => (c < 0, format!("{}*", c.unsigned_abs())),
+                None => (
+                    false,
+                    format!("({})*", linear_text(func, ptr_size, names, l, t.width)),
+                ),
+            },
+            Part::Runtime => (false, format!("stride({me})*")),
+        };
+        let sep = match (out.is_empty(), neg) {
+            (true, false) => "",
+            (true, true) => "-",
+            (false, false) => " + ",
+            (false, true) => " - ",
+        };
+        out.push_str(&format!("{sep}{stride}{}", d.name()));
+    }
+    if !t.assumes.is_empty() {
+        let list: Vec<String> = t
+            .assumes
+            .iter()
+            .map(|n| {
+                let kind = if n.signed { "signed" } else { "unsigned" };
+                format!("{} {kind}", names.value(n.value))
+            })
+            .collect();
+        out.push_str(&format!(" [no wrap: {}]", list.join(", ")));
+    }
+    out
+}
+
+/// The annotation `--emit ir` prints after a varying-typed value: `affine ...`,
+/// `uniform ...`, `affine predicate ...` or `non-affine`; nothing for values typed
+/// uniform (their type already says it).
+pub fn annotation(
+    func: &Function,
+    ptr_size: u32,
+    result: &FunctionAffine,
+    names: &Names,
+    v: Value,
+) -> Option<String> {
+    if !func.values.get(v)?.ty.varying {
+        return None;
+    }
+    Some(match result.class(v) {
+        Class::NonAffine => "non-affine".to_string(),
+        Class::Affine(t) if t.width <= 1 || int_width(func.value_type(v), ptr_size).is_none() => {
+            debug_assert!(t.is_uniform());
+            "uniform".to_string()
+        }
+        Class::Affine(t) => {
+            let kind = if t.is_uniform() { "uniform" } else { "affine" };
+            format!("{kind} {}", tuple_text(func, ptr_size, names, v, t))
+        }
+        Class::Predicate(p) => format!(
+            "{} predicate {} {}, {}",
+            if p.uniform { "uniform" } else { "affine" },
+            p.cond.name(),
+            names.value(p.args[0]),
+            names.value(p.args[1])
+        ),
+    })
+}
+
+/// `module` as text with the affine classes as comments.
+pub fn annotated_module_text(module: &Module, result: &ModuleAffine) -> String {
+    let mut out = String::new();
+    crate::ir::write::write_module_annotated(&mut out, module, &|fref, names, v| {
+        let func = &module.functions[fref];
+        annotation(func, module.ptr_size, &result.functions[fref], names, v)
+    })
+    .expect("writing to a String cannot fail");
+    out
+}
+
+/// `module` with both the uniformity and the affine annotations (`--emit ir`):
+/// `divergent <- v56; affine v42 + 4*lane`.
+pub fn annotated_module_text_with_uniformity(
+    module: &Module,
+    uniformity: &super::uniformity::ModuleUniformity,
+    affine: &ModuleAffine,
+) -> String {
+    let mut out = String::new();
+    crate::ir::write::write_module_annotated(&mut out, module, &|fref, names, v| {
+        let func = &module.functions[fref];
+        let u = super::uniformity::annotation(module, func, &uniformity.functions[fref], names, v);
+        let a = annotation(func, module.ptr_size, &affine.functions[fref], names, v);
+        match (u, a) {
+            (Some(u), Some(a)) => Some(format!("{u}; {a}")),
+            (u, a) => u.or(a),
+        }
+    })
+    .expect("writing to a String cannot fail");
+    out
+}
+
+// ---------------------------------------------------------------------------------
+// Statistics.
+
+/// Static counts of memory accesses by the class of their address: what share of a
+/// kernel's gathers and scatters DAC can decouple.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AccessStats {
+    /// Loads with a varying address (one access per lane).
+    pub loads: u32,
+    /// ... of which the address is a tuple (affine or uniform-valued).
+    pub affine_loads: u32,
+    /// Stores with a varying address.
+    pub stores: u32,
+    pub affine_stores: u32,
+    /// Loads and stores with a uniform-typed address (one access per gang).
+    pub scalar_accesses: u32,
+}
+
+impl AccessStats {
+    /// Affine varying-address loads over all varying-address loads (1 when none).
+    pub fn load_fraction(&self) -> f64 {
+        fraction(self.affine_loads, self.loads)
+    }
+
+    /// Affine varying-address loads and stores over all of them (1 when none).
+    pub fn access_fraction(&self) -> f64 {
+        fraction(
+            self.affine_loads + self.affine_stores,
+            self.loads + self.stores,
+        )
+    }
+
+    pub fn add(&mut self, other: &AccessStats) {
+        self.loads += other.loads;
+        self.affine_loads += other.affine_loads;
+        self.stores += other.stores;
+        self.affine_stores += other.affine_stores;
+        self.scalar_accesses += other.scalar_accesses;
+    }
+}
+
+fn fraction(a: u32, b: u32) -> f64 {
+    if b == 0 {
+        1.0
+    } else {
+        f64::from(a) / f64::from(b)
+    }
+}
+
+/// Counts the loads and stores of `func` (reachable or not) whose space `keep` accepts.
+pub fn access_stats(
+    func: &Function,
+    result: &FunctionAffine,
+    keep: impl Fn(crate::ir::Space) -> bool,
+) -> AccessStats {
+    let mut s = AccessStats::default();
+    for &block in &func.layout {
+        for &inst in &func.blocks[block].insts {
+            let (is_load, space, addr) = match &func.insts[inst] {
+                InstData::Load { space, addr, .. } => (true, *space, *addr),
+                InstData::Store { space, addr, .. } => (false, *space, *addr),
+                _ => continue,
+            };
+            if !keep(space) {
+                continue;
+            }
+            if !func.value_type(addr).varying {
+                s.scalar_accesses += 1;
+                continue;
+            }
+            let affine = u32::from(result.tuple(addr).is_some());
+            if is_load {
+                s.loads += 1;
+                s.affine_loads += affine;
+            } else {
+                s.stores += 1;
+                s.affine_stores += affine;
+            }
+        }
+    }
+    s
+}
+
+// ---------------------------------------------------------------------------------
+// Soundness checks at run time.
+
+/// Instruments `module` to check the analysis at run time (the soundness test): after
+/// the definition of every varying integer or pointer value with a tuple whose strides
+/// are all known, it computes `d = v - sum(stride * index)` and checks that `d` is the
+/// same in every existing lane (`reduce_equal`) and, when the base is known, equal to
+/// it. Each block's terminator runs only if all of the block's checks hold and traps
+/// (`unreachable`) otherwise. Claims are about every lane, so the checks use an all-on
+/// mask. Assumptions ([`NoWrap`]) are checked too, through the wide tuple's value.
+pub fn insert_affine_checks(module: &mut Module, result: &ModuleAffine) {
+    let ptr_size = module.ptr_size;
+    for (fref, func) in module.functions.iter_mut() {
+        insert_function_checks(func, &result.functions[fref], ptr_size);
+    }
+}
+
+/// The integer type of width `w` (`None` for widths without one).
+fn int_type(w: u32) -> Option<Scalar> {
+    match w {
+        8 => Some(Scalar::I8),
+        16 => Some(Scalar::I16),
+        32 => Some(Scalar::I32),
+        64 => Some(Scalar::I64),
+        _ => None,
+    }
+}
+
+/// Appends instructions to a list under construction (the block's new order).
+struct Emitter<'a> {
+    func: &'a mut Function,
+    block: Block,
+    new: Vec<crate::ir::Inst>,
+    ptr_size: u32,
+}
+
+impl Emitter<'_> {
+    fn emit(&mut self, data: InstData, ty: Type) -> Value {
+        let inst =
+            self.func
+                .append_inst(self.block, data, Some(ty), crate::source::Span::default());
+        self.func.blocks[self.block].insts.pop();
+        self.new.push(inst);
+        self.func.results[inst].expect("the instruction has a result")
+    }
+
+    fn iconst(&mut self, ty: Type, bits: i64) -> Value {
+        self.emit(
+            InstData::Iconst {
+                ty,
+                bits: bits as u64,
+            },
+            ty,
+        )
+    }
+
+    fn binary(&mut self, op: BinaryOp, a: Value, b: Value, ty: Type) -> Value {
+        self.emit(InstData::Binary { op, args: [a, b] }, ty)
+    }
+
+    /// `x` (integer or pointer) as the integer type `to`, extending as `signed` says.
+    fn to_int(&mut self, x: Value, signed: bool, to: Scalar) -> Value {
+        let ty = self.func.value_type(x);
+        let from = int_width(ty, self.ptr_size).unwrap_or(64);
+        let target = Type {
+            scalar: to,
+            varying: ty.varying,
+        };
+        let op = if ty.scalar == to {
+            return x;
+        } else if from == to.bits() {
+            ConvOp::Bitcast
+        } else if from > to.bits() {
+            ConvOp::Ireduce
+        } else if signed {
+            ConvOp::Sext
+        } else {
+            ConvOp::Zext
+        };
+        self.emit(
+            InstData::Convert {
+                op,
+                arg: x,
+                to: target,
+            },
+            target,
+        )
+    }
+
+    /// The uniform value of `l` as an integer of type `s`.
+    fn linear(&mut self, l: &Linear, s: Scalar) -> Value {
+        let ty = Type::uniform(s);
+        let mut acc = self.iconst(ty, l.constant);
+        for &(a, c) in &l.terms {
+            let x = self.to_int(a.value, a.signed, s);
+            let k = self.iconst(ty, c);
+            let term = self.binary(BinaryOp::Imul, x, k, ty);
+            acc = self.binary(BinaryOp::Iadd, acc, term, ty);
+        }
+        acc
+    }
+
+    /// The uniform `bool` that holds when `v` matches its tuple `t` in every lane.
+    fn check(&mut self, v: Value, t: &Tuple) -> Option<Value> {
+        let s = int_type(t.width)?;
+        let vty = Type::varying(s);
+        let mut diff = self.to_int(v, true, s);
+        for d in Dim::ALL {
+            let Part::Known(l) = t.stride(d) else {
+                return None;
+            };
+            if l.as_const() == Some(0) {
+                continue;
+            }
+            let stride = self.linear(l, s);
+            let stride = self.emit(InstData::Splat { arg: stride }, vty);
+            let index = self.emit(
+                InstData::Special { reg: d.reg() },
+                Type::varying(Scalar::I32),
+            );
+            let index = self.to_int(index, true, s);
+            let term = self.binary(BinaryOp::Imul, index, stride, vty);
+            diff = self.binary(BinaryOp::Isub, diff, term, vty);
+        }
+        let all = self.iconst(Type::MASK, 1);
+        Some(match &t.base {
+            Part::Known(l) => {
+                let base = self.linear(l, s);
+                let base = self.emit(InstData::Splat { arg: base }, vty);
+                let eq = self.emit(
+                    InstData::Icmp {
+                        cond: IntCC::Eq,
+                        args: [diff, base],
+                    },
+                    Type::MASK,
+                );
+                self.emit(
+                    InstData::Lane {
+                        op: crate::ir::LaneOp::All,
+                        args: smallvec::smallvec![eq],
+                    },
+                    Type::BOOL,
+                )
+            }
+            Part::Runtime => self.emit(
+                InstData::Lane {
+                    op: crate::ir::LaneOp::ReduceEqual,
+                    args: smallvec::smallvec![diff, all],
+                },
+                Type::BOOL,
+            ),
+        })
+    }
+}
+
+fn insert_function_checks(func: &mut Function, result: &FunctionAffine, ptr_size: u32) {
+    if func.entry_block().is_none() {
+        return;
+    }
+    let trap = func.create_block();
+    func.append_inst(
+        trap,
+        InstData::Trap {
+            code: crate::ir::TrapCode::Unreachable,
+        },
+        None,
+        crate::source::Span::default(),
+    );
+    let blocks: Vec<Block> = func.layout.iter().copied().filter(|&b| b != trap).collect();
+    for block in blocks {
+        let Some(term) = func.terminator(block) else {
+            continue;
+        };
+        let old = std::mem::take(&mut func.blocks[block].insts);
+        let params: Vec<Value> = func.blocks[block].params.to_vec();
+        let defs: Vec<(Option<crate::ir::Inst>, Option<Value>)> = params
+            .into_iter()
+            .map(|p| (None, Some(p)))
+            .chain(
+                old.iter()
+                    .filter(|&&i| i != term)
+                    .map(|&i| (Some(i), func.results[i])),
+            )
+            .collect();
+        let mut em = Emitter {
+            func,
+            block,
+            new: Vec::with_capacity(old.len() * 2),
+            ptr_size,
+        };
+        let mut all_ok: Option<Value> = None;
+        for (inst, value) in defs {
+            em.new.extend(inst);
+            let Some(v) = value.filter(|&v| em.func.value_type(v).varying) else {
+                continue;
+            };
+            let Some(t) = result.tuple(v).filter(|t| t.width > 1) else {
+                continue;
+            };
+            if int_width(em.func.value_type(v), ptr_size).is_none() {
+                continue;
+            }
+            let Some(ok) = em.check(v, &t.clone()) else {
+                continue;
+            };
+            all_ok = Some(match all_ok {
+                None => ok,
+                Some(acc) => em.binary(BinaryOp::Band, acc, ok, Type::BOOL),
+            });
+        }
+        let mut new = em.new;
+        let Some(all_ok) = all_ok else {
+            new.push(term);
+            func.blocks[block].insts = new;
+            continue;
+        };
+        // The original terminator moves to a block of its own, reached when all hold.
+        let cont = func.create_block();
+        func.blocks[cont].insts.push(term);
+        let brif = InstData::Brif {
+            cond: all_ok,
+            then_dest: crate::ir::BlockCall {
+                block: cont,
+                args: Default::default(),
+            },
+            else_dest: crate::ir::BlockCall {
+                block: trap,
+                args: Default::default(),
+            },
+        };
+        let b = func.append_inst(block, brif, None, func.spans[term]);
+        func.blocks[block].insts.clear();
+        new.push(b);
+        func.blocks[block].insts = new;
+    }
+}
+
+#[cfg(test)]
+mod tests;

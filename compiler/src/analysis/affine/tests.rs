@@ -1,0 +1,648 @@
+//! Tests of the affine analysis: IR text in, annotated text out; the tuples of the
+//! examples' addresses; and the soundness check, which runs every example and
+//! ISPC-style corpus program with each claim checked at run time.
+
+use super::*;
+use crate::ir::parse_module;
+
+fn annotate(text: &str) -> String {
+    let module = parse_module(text).expect("test IR parses");
+    annotated_module_text(&module, &analyze_module(&module))
+}
+
+/// The class of the value printed as `name` (`v7`) in function `f` of `text`.
+fn class_of(text: &str, name: &str) -> Class {
+    let module = parse_module(text).expect("test IR parses");
+    let f = module.function_by_name("f").expect("a function @f");
+    let func = &module.functions[f];
+    let names = Names::new(func);
+    let v = func
+        .values
+        .keys()
+        .find(|&v| names.value(v).to_string() == name)
+        .expect("the value exists");
+    analyze_function(func, module.ptr_size, module.lane_count)
+        .class(v)
+        .clone()
+}
+
+#[test]
+fn arithmetic_on_indices_and_uniforms() {
+    insta::assert_snapshot!(annotate(
+        "module lanes 8 ptr 8
+
+function export @f(i32, ptr) {
+block0(v0: i32, v1: ptr):
+    v2 = special lane_index
+    v3 = special thread_idx.y
+    v4 = splat v0
+    v5 = iadd v4, v2
+    v6 = iconst.[i32] 3
+    v7 = imul v5, v6
+    v8 = isub v7, v3
+    v9 = ineg v8
+    v10 = bnot v8
+    v11 = iconst.i32 2
+    v12 = splat v11
+    v13 = ishl v8, v12
+    v14 = imul v3, v4
+    v15 = imul v2, v3
+    v16 = sext.i64 v2
+    v17 = iconst.[i64] 4
+    v18 = imul v16, v17
+    v19 = bitcast.ptr v18
+    v20 = splat v1
+    v21 = iadd v20, v19
+    v22 = ireduce.i16 v8
+    v23 = ishl v8, v4
+    return
+}
+"
+    ));
+}
+
+#[test]
+fn extensions_record_what_they_assume() {
+    insta::assert_snapshot!(annotate(
+        "module lanes 8 ptr 8
+
+function export @f(i32) {
+block0(v0: i32):
+    v1 = special lane_index
+    v2 = special thread_idx.x
+    v3 = splat v0
+    v4 = iadd v3, v2
+    v5 = sext.i64 v4
+    v6 = zext.i64 v1
+    v7 = sext.i64 v2
+    v8 = iconst.[i32] 1
+    v9 = iadd v4, v8
+    v10 = sext.i64 v9
+    v11 = sext.i64 v3
+    v12 = iadd v3, v8
+    v13 = sext.i64 v12
+    return
+}
+"
+    ));
+}
+
+#[test]
+fn division_remainder_and_min_max() {
+    insta::assert_snapshot!(annotate(
+        "module lanes 8 ptr 8
+
+function export @f(i32) {
+block0(v0: i32):
+    v1 = special lane_index
+    v2 = splat v0
+    v3 = iconst.[i32] 8
+    v4 = imul v1, v3
+    v5 = iadd v4, v2
+    v6 = iconst.[i32] 4
+    v7 = udiv v5, v6
+    v8 = urem v5, v6
+    v9 = iconst.[i32] 3
+    v10 = band v5, v9
+    v11 = iconst.[i32] 2
+    v12 = sshr v5, v11
+    v13 = sdiv v5, v6
+    v14 = smin v5, v2
+    v15 = smin v2, v3
+    v16 = udiv v1, v6
+    v17 = iconst.[i32] 16
+    v18 = urem v5, v17
+    return
+}
+"
+    ));
+}
+
+#[test]
+fn predicates_and_selects() {
+    insta::assert_snapshot!(annotate(
+        "module lanes 8 ptr 8
+
+function export @f(i32, bool) {
+block0(v0: i32, v1: bool):
+    v2 = special lane_index
+    v3 = splat v0
+    v4 = iadd v3, v2
+    v5 = icmp slt v4, v3
+    v6 = icmp eq v3, v3
+    v7 = icmp slt v4, v4
+    v8 = iconst.[i32] 2
+    v9 = iadd v4, v8
+    v10 = select v1, v4, v9
+    v11 = select v5, v4, v9
+    v12 = select v5, v4, v4
+    v13 = select v6, v4, v9
+    return
+}
+"
+    ));
+}
+
+const LOOP: &str = "module lanes 8 ptr 8
+
+function export @f(i32, ptr) {
+block0(v0: i32, v1: ptr):
+    v2 = special lane_index
+    v3 = iconst.i32 0
+    v4 = splat v3
+    v5 = iadd v4, v2
+    jump block1(v3, v5, v5)
+block1(v6: i32, v7: [i32], v8: [i32]):
+    v9 = iconst.i32 8
+    v10 = iadd v6, v9
+    v11 = splat v9
+    v12 = iadd v7, v11
+    v13 = splat v10
+    v14 = iadd v13, v2
+    v15 = imul v8, v8
+    v16 = icmp slt v10, v0
+    brif v16, block1(v10, v12, v15), block2
+block2:
+    return
+}
+";
+
+#[test]
+fn loop_carried_values_keep_their_strides() {
+    insta::assert_snapshot!(annotate(LOOP));
+    // i = i + 8 with i0 = lane: stride 1, base at run time.
+    let Class::Affine(t) = class_of(LOOP, "v7") else {
+        panic!("v7 is affine");
+    };
+    assert_eq!(t.const_stride(Dim::Lane), Some(1));
+    assert_eq!(t.base, Part::Runtime);
+    // v8 * v8 flows back into v8: not affine.
+    assert_eq!(class_of(LOOP, "v8"), Class::NonAffine);
+    assert_eq!(class_of(LOOP, "v15"), Class::NonAffine);
+}
+
+#[test]
+fn varying_loads_parameters_and_cross_lane_results_are_not_affine() {
+    let text = "module lanes 8 ptr 8
+
+function internal @f([i32], ptr) -> [i32] masked {
+block0(v0: [i32], v1: ptr, v2: [bool]):
+    v3 = special lane_index
+    v4 = sext.i64 v3
+    v5 = iconst.[i64] 4
+    v6 = imul v4, v5
+    v7 = bitcast.ptr v6
+    v8 = splat v1
+    v9 = iadd v8, v7
+    v10 = load.i32 generic v9 mask v2
+    v11 = iconst.i32 1
+    v12 = rotate v3, v11
+    v13 = load.i32 generic v1
+    v14 = splat v13
+    v15 = iadd v14, v3
+    return v15
+}
+";
+    assert_eq!(class_of(text, "v0"), Class::NonAffine);
+    assert_eq!(class_of(text, "v10"), Class::NonAffine);
+    assert_eq!(class_of(text, "v12"), Class::NonAffine);
+    let t = class_of(text, "v9")
+        .tuple()
+        .cloned()
+        .expect("v9 has a tuple");
+    assert_eq!(t.const_stride(Dim::Lane), Some(4));
+    assert!(t.exact(), "sext of lane_index is exact");
+    let t = class_of(text, "v15")
+        .tuple()
+        .cloned()
+        .expect("v15 has a tuple");
+    assert_eq!(t.base, Part::Known(Linear::atom(t_atom(text, "v13"))));
+}
+
+fn t_atom(text: &str, name: &str) -> Value {
+    let module = parse_module(text).unwrap();
+    let func = &module.functions[module.function_by_name("f").unwrap()];
+    let names = Names::new(func);
+    func.values
+        .keys()
+        .find(|&v| names.value(v).to_string() == name)
+        .unwrap()
+}
+
+#[test]
+fn linear_forms_wrap_at_their_width() {
+    let w = 8;
+    let a = Linear::constant(200, w);
+    assert_eq!(a.constant, -56);
+    let b = a.add(&Linear::constant(100, w), w);
+    assert_eq!(b.constant, 44);
+    assert_eq!(Linear::constant(64, w).scale(4, w).as_const(), Some(0));
+    // Unsigned reading of -1 at 8 bits, widened to 32.
+    assert_eq!(
+        Linear::constant(-1, 8)
+            .rewidth(8, 32, Some(false))
+            .as_const(),
+        Some(255)
+    );
+}
+
+// ---------------------------------------------------------------------------------
+// The examples.
+
+fn root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn front_of(path: &std::path::Path) -> crate::driver::FrontResult {
+    let text = std::fs::read_to_string(path).expect("the file exists");
+    let name = path.file_name().unwrap().to_string_lossy().to_string();
+    crate::driver::run_front(
+        &name,
+        Some(path.to_path_buf()),
+        text,
+        &crate::driver::FrontOptions::default(),
+        crate::driver::Stage::Check,
+    )
+}
+
+fn example(name: &str) -> Module {
+    let front = front_of(&root().join("examples").join(name));
+    crate::driver::lower_front(&front).expect("the example lowers")
+}
+
+/// The tuples of the varying addresses of `space` accesses in function `entry`.
+fn address_tuples(module: &Module, entry: &str, space: crate::ir::Space) -> Vec<Option<Tuple>> {
+    let f = module.function_by_name(entry).expect("the entry exists");
+    let func = &module.functions[f];
+    let result = analyze_function(func, module.ptr_size, module.lane_count);
+    let mut out = Vec::new();
+    for &block in &func.layout {
+        for &inst in &func.blocks[block].insts {
+            let (s, addr) = match &func.insts[inst] {
+                InstData::Load { space, addr, .. } | InstData::Store { space, addr, .. } => {
+                    (*space, *addr)
+                }
+                _ => continue,
+            };
+            if s == space && func.value_type(addr).varying {
+                out.push(result.tuple(addr).cloned());
+            }
+        }
+    }
+    out
+}
+
+fn strides(t: &Tuple) -> [Option<i64>; 4] {
+    Dim::ALL.map(|d| t.const_stride(d))
+}
+
+#[test]
+fn saxpy_addresses_are_affine_with_stride_4_in_the_lane() {
+    let module = example("saxpy.spmd");
+    let tuples = address_tuples(&module, "saxpy", crate::ir::Space::Generic);
+    assert_eq!(
+        tuples.len(),
+        6,
+        "two loads and a store, in the body and the tail"
+    );
+    for t in tuples {
+        let t = t.expect("every address is affine");
+        assert_eq!(strides(&t), [Some(4), Some(0), Some(0), Some(0)]);
+    }
+    let f = module.function_by_name("saxpy").unwrap();
+    let stats = access_stats(
+        &module.functions[f],
+        &analyze_module(&module).functions[f],
+        |_| true,
+    );
+    assert_eq!(stats.access_fraction(), 1.0, "{stats:?}");
+}
+
+#[test]
+fn stencil1d_global_and_shared_addresses_step_4_in_thread_x() {
+    let module = example("stencil1d.spmd");
+    for space in [crate::ir::Space::Generic, crate::ir::Space::Shared] {
+        let tuples = address_tuples(&module, "stencil1d", space);
+        assert!(!tuples.is_empty(), "{space:?} accesses");
+        for t in tuples {
+            let t = t.unwrap_or_else(|| panic!("a {space:?} address is not affine"));
+            assert_eq!(
+                strides(&t),
+                [Some(0), Some(4), Some(0), Some(0)],
+                "{space:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn matmul_tiled_rows_stride_by_n_and_tiles_by_64() {
+    let module = example("matmul_tiled.spmd");
+    let f = module.function_by_name("matmul_tiled").unwrap();
+    let n = module.functions[f].blocks[module.functions[f].layout[0]].params[0];
+    let four_n = Part::Known(Linear {
+        constant: 0,
+        terms: smallvec::smallvec![(
+            Atom {
+                value: n,
+                signed: true
+            },
+            4
+        )],
+    });
+    let global = address_tuples(&module, "matmul_tiled", crate::ir::Space::Generic);
+    assert_eq!(global.len(), 3, "a, b and c");
+    for t in global {
+        let t = t.expect("every global address is affine");
+        assert_eq!(t.const_stride(Dim::ThreadX), Some(4));
+        assert_eq!(t.stride(Dim::ThreadY), &four_n, "row stride 4 * n");
+    }
+    let shared = address_tuples(&module, "matmul_tiled", crate::ir::Space::Shared);
+    assert!(shared.len() >= 4);
+    for t in shared {
+        let t = t.expect("every shared address is affine");
+        let s = strides(&t);
+        // ta[ty][tx], tb[ty][tx]: (4, 64); ta[ty][k]: (0, 64); tb[k][tx]: (4, 0).
+        assert!(
+            [
+                [Some(0), Some(4), Some(64), Some(0)],
+                [Some(0), Some(0), Some(64), Some(0)],
+                [Some(0), Some(4), Some(0), Some(0)]
+            ]
+            .contains(&s),
+            "{s:?}"
+        );
+    }
+}
+
+#[test]
+fn annotated_examples() {
+    for name in ["saxpy.spmd", "stencil1d.spmd"] {
+        let module = example(name);
+        let text = annotated_module_text(&module, &analyze_module(&module));
+        insta::assert_snapshot!(name, text);
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Soundness: every claim checked at run time.
+
+/// The suggested launch of an example, from its `spmdc run` comment: entry, arguments,
+/// grid and block.
+struct SuggestedLaunch {
+    entry: String,
+    args: Vec<String>,
+    grid: Option<String>,
+    block: Option<String>,
+}
+
+/// Splits a shell command line on blanks, honouring single quotes.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut any = false;
+    for ch in line.chars() {
+        match ch {
+            '\'' => {
+                quoted = !quoted;
+                any = true;
+            }
+            c if c.is_whitespace() && !quoted => {
+                if any {
+                    out.push(std::mem::take(&mut cur));
+                    any = false;
+                }
+            }
+            c => {
+                cur.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        out.push(cur);
+    }
+    out
+}
+
+fn suggested_launches(source: &str) -> Vec<SuggestedLaunch> {
+    let lines: Vec<&str> = source
+        .lines()
+        .map(|l| l.trim_start_matches("//").trim())
+        .collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if !lines[i].starts_with("spmdc run") {
+            i += 1;
+            continue;
+        }
+        let mut cmd = String::new();
+        while i < lines.len() {
+            let l = lines[i];
+            i += 1;
+            cmd.push_str(l.trim_end_matches('\\'));
+            cmd.push(' ');
+            if !l.ends_with('\\') {
+                break;
+            }
+        }
+        let words = shell_words(&cmd);
+        let mut l = SuggestedLaunch {
+            entry: String::new(),
+            args: Vec::new(),
+            grid: None,
+            block: None,
+        };
+        let mut it = words.iter();
+        while let Some(w) = it.next() {
+            match w.as_str() {
+                "--entry" => l.entry = it.next().cloned().unwrap_or_default(),
+                "--arg" => l.args.extend(it.next().cloned()),
+                "--grid" => l.grid = it.next().cloned(),
+                "--block" => l.block = it.next().cloned(),
+                _ => {}
+            }
+        }
+        if !l.entry.is_empty() {
+            out.push(l);
+        }
+    }
+    out
+}
+
+/// Runs `module` (lowered from `front`) on the interpreter with launch `l`.
+fn run(
+    front: &crate::driver::FrontResult,
+    module: &Module,
+    l: &SuggestedLaunch,
+) -> Result<crate::launch::RunResult, String> {
+    let req = crate::driver::RunRequest {
+        optimize: true,
+        entry: &l.entry,
+        args: &l.args,
+        grid: l.grid.as_deref(),
+        block: l.block.as_deref(),
+        limits: crate::interp::Limits {
+            max_steps: 50_000_000,
+            ..Default::default()
+        },
+    };
+    crate::driver::run_module_on_interp(front, module, &req).map_err(|e| format!("{e:?}"))
+}
+
+/// The soundness check on the examples: with every tuple of every value checked at run
+/// time ([`insert_affine_checks`]), each example's suggested launch runs to the same
+/// buffers and output, so no claim was ever wrong (assumptions included).
+#[test]
+fn every_claim_holds_at_run_time_on_the_examples() {
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    let mut paths: Vec<_> = std::fs::read_dir(root().join("examples"))
+        .unwrap()
+        .filter_map(|e| Some(e.ok()?.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "spmd"))
+        .collect();
+    paths.sort();
+    for path in paths {
+        let source = std::fs::read_to_string(&path).unwrap();
+        let front = front_of(&path);
+        let Ok(module) = crate::driver::lower_front(&front) else {
+            failures.push(format!("{}: does not lower", path.display()));
+            continue;
+        };
+        let result = analyze_module(&module);
+        let mut instrumented = module.clone();
+        insert_affine_checks(&mut instrumented, &result);
+        if let Err(e) = crate::ir::verify_module(&instrumented) {
+            failures.push(format!("{}: instrumented IR: {e:?}", path.display()));
+            continue;
+        }
+        for l in suggested_launches(&source) {
+            let Ok(want) = run(&front, &module, &l) else {
+                continue;
+            };
+            match run(&front, &instrumented, &l) {
+                Ok(got) if got.buffers == want.buffers && got.output == want.output => checked += 1,
+                Ok(_) => failures.push(format!("{}: results changed", path.display())),
+                Err(e) => failures.push(format!("{} {}: {e}", path.display(), l.entry)),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(checked >= 15, "only {checked} example launches checked");
+}
+
+/// Runs entry `name` the way the ISPC-style corpora are run (one gang, a zeroed
+/// 64-float `RET`, `aFOO[i] = i + 1`, `b = 5`); returns `RET` or why it stopped.
+fn run_ispc_entry(module: &Module, name: &str) -> Result<Vec<u8>, String> {
+    use crate::interp::{self, Launch, Limits, Memory};
+    let func = module.function_by_name(name).ok_or("no entry")?;
+    let mut mem = Memory::new();
+    let ret = mem.add_buffer(vec![0u8; 64 * 4], "RET");
+    let foo: Vec<u8> = (0..64)
+        .flat_map(|i| ((i + 1) as f32).to_le_bytes())
+        .collect();
+    let afoo = mem.add_buffer(foo, "aFOO");
+    let nparams = module.functions[func].sig.params.len().min(3);
+    let args: Vec<u64> = [ret, afoo, interp::f32_arg(5.0)][..nparams].to_vec();
+    let limits = Limits {
+        max_steps: 2_000_000,
+        ..Limits::default()
+    };
+    let launch = Launch::single_gang(module.lane_count, args);
+    interp::run(module, func, &launch, &mut mem, limits).map_err(|e| e.to_string())?;
+    Ok(mem.buffer(ret).ok_or("RET lost")?.to_vec())
+}
+
+/// The same check on the ISPC-style corpora (`tests/ispc`, `tests/conformance`): many
+/// small functions with
+/// loops, selects, conversions and cross-lane operations.
+#[test]
+fn every_claim_holds_at_run_time_on_the_ispc_style_corpora() {
+    let mut paths: Vec<_> = ["tests/ispc", "tests/conformance"]
+        .into_iter()
+        .filter_map(|dir| std::fs::read_dir(root().join(dir)).ok())
+        .flatten()
+        .filter_map(|e| Some(e.ok()?.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "spmd"))
+        .collect();
+    paths.sort();
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for path in paths {
+        let Ok(module) = crate::driver::lower_front(&front_of(&path)) else {
+            continue;
+        };
+        let Some(entry) = ["f_v", "f_f", "f_fu"]
+            .into_iter()
+            .find(|n| module.function_by_name(n).is_some())
+        else {
+            continue;
+        };
+        let mut instrumented = module.clone();
+        insert_affine_checks(&mut instrumented, &analyze_module(&module));
+        if let Err(e) = crate::ir::verify_module(&instrumented) {
+            failures.push(format!("{}: instrumented IR: {e:?}", path.display()));
+            continue;
+        }
+        for entry in [entry, "result"] {
+            let Ok(want) = run_ispc_entry(&module, entry) else {
+                continue;
+            };
+            match run_ispc_entry(&instrumented, entry) {
+                Ok(got) if got == want => checked += 1,
+                Ok(_) => failures.push(format!("{}: {entry}: results changed", path.display())),
+                Err(e) => failures.push(format!("{}: {entry}: {e}", path.display())),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(checked > 100, "only {checked} runs checked");
+}
+
+#[test]
+fn the_checks_catch_a_wrong_claim() {
+    // `lane_index` claimed to step by 2: the instrumented run must trap.
+    let mut module = parse_module(
+        "module lanes 4 ptr 4
+
+function export @f_v(ptr) {
+block0(v0: ptr):
+    v1 = special lane_index
+    return
+}
+",
+    )
+    .expect("test IR parses");
+    let mut result = analyze_module(&module);
+    let f = module.function_by_name("f_v").unwrap();
+    let lane = module.functions[f].values.keys().nth(1).unwrap();
+    let Class::Affine(t) = &mut result.functions[f].classes[lane] else {
+        panic!("lane_index is affine");
+    };
+    t.strides[0] = Part::Known(Linear::constant(2, 32));
+    insert_affine_checks(&mut module, &result);
+    crate::ir::verify_module(&module).expect("instrumented module verifies");
+    let err = run_ispc_entry(&module, "f_v").expect_err("the check traps");
+    assert!(err.contains("unreachable"), "{err}");
+}
+
+#[test]
+fn annotated_text_reads_back() {
+    let module = example("matmul_tiled.spmd");
+    let text = annotated_module_text_with_uniformity(
+        &module,
+        &crate::analysis::uniformity::analyze_module(&module),
+        &analyze_module(&module),
+    );
+    let back = parse_module(&text).expect("annotated text parses");
+    assert_eq!(
+        crate::ir::write::module_to_string(&back),
+        crate::ir::write::module_to_string(&module)
+    );
+}
