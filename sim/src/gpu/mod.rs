@@ -6,6 +6,7 @@
 
 pub mod asm;
 pub mod config;
+pub mod dac;
 pub mod exec;
 pub mod isa;
 mod lanes32;

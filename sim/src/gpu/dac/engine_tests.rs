@@ -1,0 +1,222 @@
+//! Tests of [`super::engine::DacSm`]: order and content of the queued records,
+//! early requests, the cost model's timing, back-pressure, CTA switching and the
+//! barrier gate.
+
+use super::engine::*;
+use super::*;
+
+fn cfg(pwaq: u32, atq: u32) -> DacConfig {
+    DacConfig {
+        pwaq_entries: pwaq,
+        pwpq_entries: pwaq,
+        atq_entries: atq,
+        ..DacConfig::default()
+    }
+}
+
+fn cta(x: u32, threads: u32, first_warp_slot: usize) -> CtaSlot {
+    CtaSlot {
+        ctaid: [x, 0, 0],
+        block_dim: [threads, 1, 1],
+        first_warp_slot,
+    }
+}
+
+fn data(base: i64, stride: i64) -> Enq {
+    Enq::Data(AddrTuple {
+        tuple: AffineTuple {
+            base,
+            strides: [stride, 0, 0],
+            cta_strides: [stride * 64, 0, 0],
+        },
+        access_bytes: 4,
+        wide: true,
+    })
+}
+
+/// Runs cycles `from..to`, collecting early requests.
+fn run(sm: &mut DacSm, from: u64, to: u64) -> Vec<EarlyRequest> {
+    let mut reqs = vec![];
+    for now in from..to {
+        sm.cycle(now, &mut reqs);
+    }
+    reqs
+}
+
+#[test]
+fn records_and_masks_reach_each_warp_in_order() {
+    let mut sm = DacSm::new(cfg(4, 8), 4).unwrap();
+    sm.start_batch(&[cta(0, 64, 0), cta(1, 40, 2)]).unwrap();
+    assert!(sm.can_enqueue());
+    sm.enqueue(data(0x1000, 4)).unwrap();
+    let bound = PredTuple {
+        lhs: AffineTuple {
+            base: 0,
+            strides: [1, 0, 0],
+            cta_strides: [64, 0, 0],
+        },
+        op: CmpOp::Lt,
+        rhs: AffineTuple::scalar(100),
+        ty: IntType::S32,
+    };
+    sm.enqueue(Enq::Pred(bound)).unwrap();
+    let reqs = run(&mut sm, 0, 40);
+    assert!(sm.is_drained());
+    // CTA 0 warps 0-1, CTA 1 warps 0-1 (slots 2, 3; slot 3 has 8 threads).
+    let lines: Vec<(usize, u64)> = reqs.iter().map(|r| (r.warp_slot, r.line)).collect();
+    assert_eq!(lines.len(), 4);
+    for (slot, line) in [(0, 0x1000), (1, 0x1080), (2, 0x1100), (3, 0x1180)] {
+        assert!(lines.contains(&(slot, line)), "{slot} {line:#x}");
+        let e = sm.deq_addr(slot).unwrap();
+        assert!(e.data && e.seq == 0);
+        assert_eq!(e.record.unwrap().lines[0].line, line);
+    }
+    let masks: Vec<(u32, PeuPath)> = (0..4)
+        .map(|w| sm.deq_pred(w).map(|e| (e.mask, e.path)).unwrap())
+        .collect();
+    assert_eq!(
+        masks,
+        [
+            (u32::MAX, PeuPath::Fast),
+            (u32::MAX, PeuPath::Fast),
+            (u32::MAX, PeuPath::Fast),
+            (0xf, PeuPath::Slow) // ids 96..103 against 100
+        ]
+    );
+    assert_eq!(sm.deq_addr(0), None);
+    let s = sm.stats();
+    assert_eq!((s.addr_records, s.pred_masks, s.early_requests), (4, 4, 4));
+    assert_eq!((s.peu_fast, s.peu_slow), (3, 1));
+    assert_eq!(sm.pwaq_stats().empty_pops, 1);
+}
+
+#[test]
+fn expansion_takes_the_modelled_cycles() {
+    let mut sm = DacSm::new(cfg(4, 8), 1).unwrap();
+    sm.start_batch(&[cta(0, 32, 0)]).unwrap();
+    // Stride 12: three line steps plus the CTA's start address = 4 cycles.
+    sm.enqueue(data(0x8000, 12)).unwrap();
+    let reqs = run(&mut sm, 10, 13);
+    assert!(reqs.is_empty() && sm.peek_addr(0).is_none());
+    let reqs = run(&mut sm, 13, 14);
+    assert_eq!(reqs.len(), 3);
+    assert_eq!(sm.peek_addr(0).unwrap().ready_cycle, 13);
+    assert_eq!(sm.stats().aeu_busy, 4);
+    // An `enq.addr` makes no early requests.
+    sm.enqueue(Enq::Addr(AddrTuple {
+        tuple: AffineTuple::linear(0, 4),
+        access_bytes: 4,
+        wide: true,
+    }))
+    .unwrap();
+    assert!(run(&mut sm, 14, 20).is_empty());
+    assert!(!sm.deq_addr(0).unwrap().record.unwrap().lines.is_empty());
+    assert!(!sm.deq_addr(0).unwrap().data);
+}
+
+#[test]
+fn full_warp_queues_stall_the_unit_and_block_enq() {
+    let mut sm = DacSm::new(cfg(1, 2), 2).unwrap();
+    sm.start_batch(&[cta(0, 64, 0)]).unwrap();
+    sm.enqueue(data(0, 4)).unwrap();
+    sm.enqueue(data(0x100, 4)).unwrap();
+    assert_eq!(sm.enqueue(data(0x200, 4)), Err(data(0x200, 4)), "ATQ full");
+    assert!(!sm.can_enqueue());
+    run(&mut sm, 0, 10);
+    // Both PWAQs hold the first entry, popped from the ATQ; the second waits for
+    // room, and the third now fits in the ATQ.
+    assert!(sm.can_enqueue());
+    sm.enqueue(data(0x200, 4)).unwrap();
+    assert!(!sm.can_enqueue());
+    let stalled = sm.stats().stall_queue_full;
+    assert!(stalled >= 5, "stalled {stalled} cycles");
+    assert_eq!(sm.deq_addr(0).unwrap().seq, 0);
+    run(&mut sm, 10, 13);
+    assert_eq!(sm.peek_addr(0).unwrap().seq, 1);
+    assert_eq!(
+        sm.stats().stall_queue_full,
+        stalled + 1,
+        "warp 1 is still full"
+    );
+    assert_eq!(sm.deq_addr(1).unwrap().seq, 0);
+    run(&mut sm, 13, 16);
+    assert_eq!(sm.deq_addr(0).unwrap().seq, 1);
+    assert_eq!(sm.deq_addr(1).unwrap().seq, 1);
+    run(&mut sm, 16, 20);
+    assert_eq!(
+        (sm.deq_addr(0).unwrap().seq, sm.deq_addr(1).unwrap().seq),
+        (2, 2)
+    );
+    assert!(sm.is_drained());
+    assert_eq!(sm.pwaq_stats().max_occupancy, 1);
+    assert_eq!(sm.stats().enq_refused, 1);
+}
+
+#[test]
+fn a_blocked_cta_does_not_hold_up_the_others() {
+    let mut sm = DacSm::new(cfg(1, 8), 2).unwrap();
+    sm.start_batch(&[cta(0, 32, 0), cta(1, 32, 1)]).unwrap();
+    sm.enqueue(data(0, 4)).unwrap();
+    run(&mut sm, 0, 10);
+    sm.enqueue(data(0x1000, 4)).unwrap();
+    // Warp slot 0 keeps its record; slot 1 drains and receives the next entry.
+    assert_eq!(sm.deq_addr(1).unwrap().seq, 0);
+    run(&mut sm, 10, 20);
+    assert_eq!(sm.peek_addr(1).unwrap().seq, 1);
+    assert_eq!(sm.peek_addr(0).unwrap().seq, 0);
+    assert!(!sm.is_drained());
+}
+
+#[test]
+fn entries_after_a_barrier_wait_for_each_cta() {
+    let mut sm = DacSm::new(cfg(4, 8), 2).unwrap();
+    sm.start_batch(&[cta(0, 32, 0), cta(1, 32, 1)]).unwrap();
+    sm.enqueue(data(0, 4)).unwrap();
+    sm.affine_barrier();
+    sm.enqueue(data(0x1000, 4)).unwrap();
+    let reqs = run(&mut sm, 0, 20);
+    assert_eq!(reqs.len(), 2, "only the pre-barrier entry is requested");
+    assert!(sm.stats().stall_barrier > 0);
+    sm.cta_passed_barrier(1);
+    let reqs = run(&mut sm, 20, 30);
+    assert_eq!(reqs.iter().map(|r| r.warp_slot).collect::<Vec<_>>(), [1]);
+    sm.cta_passed_barrier(0);
+    let reqs = run(&mut sm, 30, 40);
+    assert_eq!(
+        reqs.iter()
+            .map(|r| (r.warp_slot, r.seq))
+            .collect::<Vec<_>>(),
+        [(0, 1)]
+    );
+    assert!(sm.is_drained());
+}
+
+#[test]
+fn batches_are_checked() {
+    let mut sm = DacSm::new(cfg(2, 2), 3).unwrap();
+    assert_eq!(
+        sm.start_batch(&[cta(0, 64, 0), cta(1, 32, 1)]),
+        Err(DacError::WarpSlots { cta: 1 })
+    );
+    assert_eq!(
+        sm.start_batch(&[cta(0, 128, 0)]),
+        Err(DacError::WarpSlots { cta: 0 })
+    );
+    assert!(matches!(
+        sm.start_batch(&[cta(0, 0, 0)]),
+        Err(DacError::Geom(_))
+    ));
+    assert!(DacSm::new(cfg(0, 2), 3).is_err());
+    sm.start_batch(&[cta(0, 64, 1)]).unwrap();
+}
+
+#[test]
+fn config_from_the_presets() {
+    let g = crate::gpu::GpuConfig::preset("gtx480").unwrap();
+    let c = DacConfig::from_gpu(&g);
+    assert_eq!(c.validate(), Ok(()));
+    assert_eq!((c.warp_size, c.line_size, c.peu_slow_cycles), (32, 128, 2));
+    assert_eq!(c.atq_entries, g.atq_entries);
+    let l1 = c.l1_locks(&g).unwrap();
+    assert_eq!((l1.sets(), l1.ways()), (32, 4));
+}
