@@ -58,6 +58,11 @@ pub struct FrontResult {
     /// Present when the `Check` stage ran.
     pub checked: Option<sema::Checked>,
     pub diags: Diagnostics,
+    /// The issue-6 switches every later stage compiles this program with: the pass
+    /// pipeline of [`lower_front_with`] and [`lower_for_target`] reads them, and so
+    /// every back end that lowers through those. Default (all off) from [`run_front`];
+    /// set it before lowering (`spmdc --no-skip-empty ...` does).
+    pub switches: crate::passes::Switches,
 }
 
 impl FrontResult {
@@ -130,6 +135,7 @@ pub fn run_front(
         unit: TranslationUnit::default(),
         checked: None,
         diags: Diagnostics::new(),
+        switches: crate::passes::Switches::default(),
     };
     if stage >= Stage::Ast {
         result.unit = parse::parse(&result.tokens, &result.sources, &mut diags);
@@ -200,12 +206,21 @@ pub fn lower_front(front: &FrontResult) -> Result<crate::ir::Module, Vec<Diagnos
 /// Whether [`lower_front`] runs the IR pass pipeline ([`crate::passes`]).
 pub const OPTIMIZE_BY_DEFAULT: bool = true;
 
-/// [`lower_front`], running the pass pipeline ([`crate::passes::Pipeline::standard`]) on
-/// the lowered module when `optimize` is set; a pass that breaks the IR is reported as an
-/// internal error naming the pass.
+/// [`lower_front`], running the pass pipeline ([`crate::passes::Pipeline::with_switches`]
+/// of `front.switches`) on the lowered module when `optimize` is set; a pass that breaks
+/// the IR is reported as an internal error naming the pass.
 pub fn lower_front_with(
     front: &FrontResult,
     optimize: bool,
+) -> Result<crate::ir::Module, Vec<Diagnostic>> {
+    lower_front_with_switches(front, optimize, &front.switches)
+}
+
+/// [`lower_front_with`] with explicit switches instead of `front.switches`.
+pub fn lower_front_with_switches(
+    front: &FrontResult,
+    optimize: bool,
+    switches: &crate::passes::Switches,
 ) -> Result<crate::ir::Module, Vec<Diagnostic>> {
     let mut module = match &front.checked {
         Some(checked) if !front.diags.has_errors() => {
@@ -234,7 +249,7 @@ pub fn lower_front_with(
         }
     }
     if optimize {
-        if let Err(e) = crate::passes::optimize(&mut module) {
+        if let Err(e) = crate::passes::Pipeline::with_switches(switches).run(&mut module) {
             return Err(vec![Diagnostic::error(
                 codes::INTERNAL_ERROR,
                 format!("internal compiler error: {e}"),
@@ -255,13 +270,24 @@ pub fn lower_for_target(
     optimize: bool,
     target: LegalTarget,
 ) -> Result<crate::ir::Module, Vec<Diagnostic>> {
+    lower_for_target_with_switches(front, optimize, target, &front.switches)
+}
+
+/// [`lower_for_target`] with explicit switches instead of `front.switches` (the
+/// runtime routines linked in are always built with the standard pipeline).
+pub fn lower_for_target_with_switches(
+    front: &FrontResult,
+    optimize: bool,
+    target: LegalTarget,
+    switches: &crate::passes::Switches,
+) -> Result<crate::ir::Module, Vec<Diagnostic>> {
     let internal = |msg: String| {
         vec![Diagnostic::error(
             codes::INTERNAL_ERROR,
             format!("internal compiler error: {msg}"),
         )]
     };
-    let mut module = lower_front_with(front, optimize)?;
+    let mut module = lower_front_with_switches(front, optimize, switches)?;
     let checked = front
         .checked
         .as_ref()

@@ -349,7 +349,7 @@ fn source_text(module: &Module, s: Source) -> String {
 
 /// The mask `brif cond` tests: `m` when `cond` is `any m` or `all m`, looking through
 /// `bnot`.
-fn branch_mask(func: &Function, cond: Value) -> Option<Value> {
+pub fn branch_mask(func: &Function, cond: Value) -> Option<Value> {
     let mut cur = cond;
     loop {
         let ValueDef::Result(inst) = func.values.get(cur)?.def else {

@@ -7,10 +7,23 @@
 //! the tests do) so that a pass that breaks the IR is named instead of surfacing later as
 //! a wrong result.
 
+pub mod cfg;
+pub mod jump_thread;
 pub mod legalize;
 pub mod promote;
+pub mod skip_empty;
+pub mod tail_dup;
 
+use crate::analysis::uniformity::{self, FunctionUniformity};
 use crate::ir::{self, verify};
+
+/// Whether `brif cond` is (the runtime skip or loop test of) a divergent branch of the
+/// source program: `cond` is `any m` or `all m` (through `bnot`) with `m` divergent.
+/// Every other `brif` tests a uniform condition. The code-duplicating passes use this
+/// to leave divergent branches alone unless `--force-cfg-opts`.
+pub fn branch_is_divergent(func: &ir::Function, res: &FunctionUniformity, cond: ir::Value) -> bool {
+    uniformity::branch_mask(func, cond).is_some_and(|m| !res.is_uniform(m))
+}
 
 /// The switches of issue 6 that turn parts of the divergence-aware compilation off (or
 /// on where they are unsafe), so each part's effect can be measured. The default is
@@ -27,6 +40,25 @@ pub struct Switches {
     /// `--force-cfg-opts`: the code-duplicating CFG transforms (jump threading, loop
     /// unswitching, tail duplication) apply to divergent branches too.
     pub force_cfg_opts: bool,
+}
+
+/// Folds the block parameters that always receive one value ([`cfg::remove_trivial_params`]):
+/// `promote` passes every promoted variable to every block, so a condition re-tested
+/// after a join reads a parameter instead of the value tested before it, and the CFG
+/// transforms could not see that the two are the same.
+pub fn trivial_params(module: &mut ir::Module) {
+    for (_, f) in module.functions.iter_mut() {
+        cfg::remove_trivial_params(f);
+    }
+}
+
+/// Merges blocks into their only predecessor when it jumps to them
+/// ([`cfg::merge_jump_chains`]): the copies the CFG transforms leave behind, and the
+/// lowering's chains of jumps, cost a jump each.
+pub fn merge_blocks(module: &mut ir::Module) {
+    for (_, f) in module.functions.iter_mut() {
+        cfg::merge_jump_chains(f);
+    }
 }
 
 /// A transformation of a whole module.
@@ -48,13 +80,55 @@ pub struct Pipeline {
 }
 
 impl Pipeline {
-    /// The default optimization pipeline.
+    /// The default optimization pipeline: [`Pipeline::with_switches`] of the default
+    /// switches.
     pub fn standard() -> Pipeline {
+        Pipeline::with_switches(&Switches::default())
+    }
+
+    /// The pipeline for `switches`: `promote`; `skip_empty` with `no_skip_empty`; then
+    /// `trivial_params` and the code-duplicating CFG transforms (`tail_dup`, `jump_thread`), on uniform
+    /// branches only, or on all with `force_cfg_opts`.
+    pub fn with_switches(switches: &Switches) -> Pipeline {
+        let mut passes = vec![Pass {
+            name: "promote",
+            run: promote::run_module,
+        }];
+        if switches.no_skip_empty {
+            passes.push(Pass {
+                name: "skip_empty",
+                run: skip_empty::run_module,
+            });
+        }
+        let force = switches.force_cfg_opts;
+        passes.extend([
+            Pass {
+                name: "trivial_params",
+                run: trivial_params,
+            },
+            Pass {
+                name: "tail_dup",
+                run: if force {
+                    tail_dup::run_forced
+                } else {
+                    tail_dup::run_uniform
+                },
+            },
+            Pass {
+                name: "jump_thread",
+                run: if force {
+                    jump_thread::run_forced
+                } else {
+                    jump_thread::run_uniform
+                },
+            },
+            Pass {
+                name: "merge_blocks",
+                run: merge_blocks,
+            },
+        ]);
         Pipeline {
-            passes: vec![Pass {
-                name: "promote",
-                run: promote::run_module,
-            }],
+            passes,
             verify: false,
         }
     }

@@ -1,0 +1,519 @@
+//! CFG surgery shared by the code-duplicating transforms ([`super::jump_thread`],
+//! [`super::tail_dup`], [`super::unswitch`]) and the skip removal of
+//! [`super::skip_empty`]: predecessor lists, cloning a set of blocks, repairing SSA after
+//! a value got a second definition, folding block parameters that always receive the
+//! same value, and emptying blocks no path reaches any more.
+//!
+//! Cloning leaves every value defined in the cloned blocks with two definitions (the
+//! original and the copy); [`repair_ssa`] rewrites the uses outside both to the
+//! definition that reaches them, adding block parameters where paths from the two meet
+//! (Braun et al., "Simple and Efficient Construction of SSA Form", read on demand).
+
+use cranelift_entity::SecondaryMap;
+use rustc_hash::FxHashMap;
+
+use crate::ir::dominance::DominatorTree;
+use crate::ir::{Block, BlockCall, Function, InstData, TrapCode, Value, ValueDef};
+use crate::source::Span;
+
+/// Each block's predecessors, once per branch edge (a `brif` with both targets the same
+/// block counts twice).
+pub fn predecessors(func: &Function) -> SecondaryMap<Block, Vec<Block>> {
+    let mut preds: SecondaryMap<Block, Vec<Block>> = SecondaryMap::new();
+    for &b in &func.layout {
+        for s in func.successors(b) {
+            preds[s].push(b);
+        }
+    }
+    preds
+}
+
+/// The number of non-terminator instructions of a block: the size limits' measure.
+pub fn body_len(func: &Function, block: Block) -> usize {
+    func.blocks[block].insts.len().saturating_sub(1)
+}
+
+/// Copies `blocks` (parameters, instructions, spans) to new blocks at the end of the
+/// layout. Inside the copies, operands and branch targets that name the originals name
+/// their copies instead. Returns the block map and the value map (original to copy).
+pub fn clone_blocks(
+    func: &mut Function,
+    blocks: &[Block],
+) -> (FxHashMap<Block, Block>, FxHashMap<Value, Value>) {
+    let mut bmap = FxHashMap::default();
+    let mut vmap = FxHashMap::default();
+    for &b in blocks {
+        let nb = func.create_block();
+        bmap.insert(b, nb);
+        for p in func.blocks[b].params.clone() {
+            let np = func.append_block_param(nb, func.value_type(p));
+            vmap.insert(p, np);
+        }
+    }
+    for &b in blocks {
+        let nb = bmap[&b];
+        for inst in func.blocks[b].insts.clone() {
+            let data = func.insts[inst].clone();
+            let ty = func.results[inst].map(|r| func.value_type(r));
+            let ni = func.append_inst(nb, data, ty, func.spans[inst]);
+            if let (Some(r), Some(nr)) = (func.results[inst], func.results[ni]) {
+                vmap.insert(r, nr);
+            }
+        }
+    }
+    for &b in blocks {
+        let nb = bmap[&b];
+        for inst in func.blocks[nb].insts.clone() {
+            let data = &mut func.insts[inst];
+            data.map_operands(|v| vmap.get(&v).copied().unwrap_or(v));
+            retarget(data, |t| bmap.get(&t).copied().unwrap_or(t));
+        }
+    }
+    (bmap, vmap)
+}
+
+/// Replaces each branch target `t` of a terminator by `f(t)`.
+pub fn retarget(data: &mut InstData, mut f: impl FnMut(Block) -> Block) {
+    match data {
+        InstData::Jump { dest } => dest.block = f(dest.block),
+        InstData::Brif {
+            then_dest,
+            else_dest,
+            ..
+        } => {
+            then_dest.block = f(then_dest.block);
+            else_dest.block = f(else_dest.block);
+        }
+        _ => {}
+    }
+}
+
+/// The branch calls of a terminator, mutably.
+pub fn calls_mut(data: &mut InstData) -> Vec<&mut BlockCall> {
+    match data {
+        InstData::Jump { dest } => vec![dest],
+        InstData::Brif {
+            then_dest,
+            else_dest,
+            ..
+        } => vec![then_dest, else_dest],
+        _ => Vec::new(),
+    }
+}
+
+/// Makes every use of `orig` reach the right one of its definitions: `defs` lists each
+/// block that now defines it (the original's block with `orig`, each copy's with its
+/// copy). Uses inside a defining block keep their value; every other use reads the
+/// definition reaching its block's entry, through new block parameters where paths
+/// from different definitions meet.
+pub fn repair_ssa(
+    func: &mut Function,
+    orig: Value,
+    defs: &[(Block, Value)],
+    skip: &rustc_hash::FxHashSet<Block>,
+) {
+    let def_at: FxHashMap<Block, Value> = defs.iter().copied().collect();
+    let preds = predecessors(func);
+    let mut at_entry: FxHashMap<Block, Value> = FxHashMap::default();
+    let users: Vec<(Block, crate::ir::Inst)> = func
+        .layout
+        .iter()
+        .flat_map(|&b| func.blocks[b].insts.iter().map(move |&i| (b, i)))
+        .filter(|&(b, i)| {
+            !def_at.contains_key(&b)
+                && !skip.contains(&b)
+                && func.insts[i].operands().contains(&orig)
+        })
+        .collect();
+    for (block, inst) in users {
+        let v = read_entry(func, &preds, &def_at, &mut at_entry, orig, block);
+        func.insts[inst].map_operands(|x| if x == orig { v } else { x });
+    }
+}
+
+/// After [`clone_blocks`] (once per map in `copies`) and the redirection of edges to the
+/// copies: empties the blocks that became unreachable and repairs SSA for every cloned
+/// value ([`repair_ssa`]); uses in `skip` are already right and are left alone.
+pub fn repair_clones(
+    func: &mut Function,
+    copies: &[FxHashMap<Value, Value>],
+    skip: &rustc_hash::FxHashSet<Block>,
+) {
+    clear_unreachable(func);
+    let dom = DominatorTree::compute(func);
+    let mut def_block: FxHashMap<Value, Block> = FxHashMap::default();
+    for &b in &func.layout {
+        def_block.extend(func.blocks[b].params.iter().map(|&p| (p, b)));
+        def_block.extend(
+            func.blocks[b]
+                .insts
+                .iter()
+                .filter_map(|&i| Some((func.results[i]?, b))),
+        );
+    }
+    let mut origs: Vec<Value> = copies.iter().flat_map(|m| m.keys().copied()).collect();
+    origs.sort();
+    origs.dedup();
+    for orig in origs {
+        let mut defs: Vec<(Block, Value)> = Vec::new();
+        if let Some(&b) = def_block.get(&orig).filter(|&&b| dom.is_reachable(b)) {
+            defs.push((b, orig));
+        }
+        for m in copies {
+            if let Some(&c) = m.get(&orig) {
+                if let Some(&b) = def_block.get(&c).filter(|&&b| dom.is_reachable(b)) {
+                    defs.push((b, c));
+                }
+            }
+        }
+        repair_ssa(func, orig, &defs, skip);
+    }
+}
+
+/// The definition of `orig` reaching the end of `block`.
+fn read_end(
+    func: &mut Function,
+    preds: &SecondaryMap<Block, Vec<Block>>,
+    def_at: &FxHashMap<Block, Value>,
+    memo: &mut FxHashMap<Block, Value>,
+    orig: Value,
+    block: Block,
+) -> Value {
+    match def_at.get(&block) {
+        Some(&v) => v,
+        None => read_entry(func, preds, def_at, memo, orig, block),
+    }
+}
+
+/// The definition of `orig` reaching the entry of `block`; a parameter when its
+/// predecessors may disagree.
+fn read_entry(
+    func: &mut Function,
+    preds: &SecondaryMap<Block, Vec<Block>>,
+    def_at: &FxHashMap<Block, Value>,
+    memo: &mut FxHashMap<Block, Value>,
+    orig: Value,
+    block: Block,
+) -> Value {
+    if let Some(&v) = memo.get(&block) {
+        return v;
+    }
+    let ps = preds[block].clone();
+    let mut distinct = ps.clone();
+    distinct.dedup();
+    if distinct.len() == 1 && ps.len() == 1 {
+        let v = read_end(func, preds, def_at, memo, orig, ps[0]);
+        memo.insert(block, v);
+        return v;
+    }
+    if ps.is_empty() {
+        // Unreachable or the entry: nothing defines it here; the original stands.
+        memo.insert(block, orig);
+        return orig;
+    }
+    let param = func.append_block_param(block, func.value_type(orig));
+    memo.insert(block, param);
+    let mut seen = rustc_hash::FxHashSet::default();
+    for p in ps {
+        if !seen.insert(p) {
+            continue;
+        }
+        let v = read_end(func, preds, def_at, memo, orig, p);
+        let term = func.terminator(p).expect("a predecessor ends in a branch");
+        for call in calls_mut(&mut func.insts[term]) {
+            if call.block == block {
+                call.args.push(v);
+            }
+        }
+    }
+    param
+}
+
+/// Folds block parameters that always receive one value (or themselves) into that
+/// value, until none is left; returns how many were removed.
+pub fn remove_trivial_params(func: &mut Function) -> usize {
+    let Some(entry) = func.entry_block() else {
+        return 0;
+    };
+    let mut removed = 0;
+    loop {
+        let incoming = incoming_args(func);
+        let found = func.layout.iter().filter(|&&b| b != entry).find_map(|&b| {
+            func.blocks[b]
+                .params
+                .iter()
+                .enumerate()
+                .find_map(|(i, &p)| single_incoming(&incoming, b, i, p).map(|v| (b, i, p, v)))
+        });
+        let Some((block, index, param, value)) = found else {
+            return removed;
+        };
+        replace_uses(func, param, value);
+        remove_param(func, block, index);
+        removed += 1;
+    }
+}
+
+/// For each block, the argument lists of every branch to it.
+fn incoming_args(func: &Function) -> SecondaryMap<Block, Vec<Vec<Value>>> {
+    let mut incoming: SecondaryMap<Block, Vec<Vec<Value>>> = SecondaryMap::new();
+    for &b in &func.layout {
+        if let Some(t) = func.terminator(b) {
+            for call in func.insts[t].successors() {
+                incoming[call.block].push(call.args.to_vec());
+            }
+        }
+    }
+    incoming
+}
+
+/// The one value other than `param` itself that parameter `index` of `block` receives.
+fn single_incoming(
+    incoming: &SecondaryMap<Block, Vec<Vec<Value>>>,
+    block: Block,
+    index: usize,
+    param: Value,
+) -> Option<Value> {
+    let mut only = None;
+    for args in &incoming[block] {
+        let a = *args.get(index)?;
+        if a == param || Some(a) == only {
+            continue;
+        }
+        if only.is_some() {
+            return None;
+        }
+        only = Some(a);
+    }
+    only
+}
+
+/// Replaces every use of `from` by `to`.
+pub fn replace_uses(func: &mut Function, from: Value, to: Value) {
+    for &b in &func.layout {
+        for &i in &func.blocks[b].insts {
+            func.insts[i].map_operands(|x| if x == from { to } else { x });
+        }
+    }
+}
+
+/// Removes parameter `index` of `block` and the matching argument of every branch to it.
+fn remove_param(func: &mut Function, block: Block, index: usize) {
+    func.blocks[block].params.remove(index);
+    for (i, &p) in func.blocks[block].params.iter().enumerate() {
+        func.values[p].def = ValueDef::Param(block, i as u32);
+    }
+    for &b in &func.layout {
+        if let Some(t) = func.terminator(b) {
+            for call in calls_mut(&mut func.insts[t]) {
+                if call.block == block {
+                    call.args.remove(index);
+                }
+            }
+        }
+    }
+}
+
+/// Merges each block reached by a single `jump` from a predecessor (its only edge) into
+/// that predecessor, its parameters replaced by the jump's arguments; returns how many.
+/// The merged blocks are left empty (`trap unreachable`).
+pub fn merge_jump_chains(func: &mut Function) -> usize {
+    let Some(entry) = func.entry_block() else {
+        return 0;
+    };
+    let mut merged = 0;
+    let mut preds = predecessors(func);
+    for block in func.layout.clone() {
+        // `block` may have absorbed its successor already: keep going down the chain.
+        while let Some(t) = func.terminator(block) {
+            let InstData::Jump { dest } = func.insts[t].clone() else {
+                break;
+            };
+            let s = dest.block;
+            if s == entry || s == block || preds[s].len() != 1 {
+                break;
+            }
+            let params = func.blocks[s].params.clone();
+            for (&p, &a) in params.iter().zip(dest.args.iter()) {
+                replace_uses(func, p, a);
+            }
+            func.blocks[block].insts.pop();
+            let moved = std::mem::take(&mut func.blocks[s].insts);
+            func.blocks[block].insts.extend(moved);
+            func.blocks[s].params.clear();
+            let trap = InstData::Trap {
+                code: TrapCode::Unreachable,
+            };
+            func.append_inst(s, trap, None, Span::default());
+            for x in func.successors(block) {
+                for p in preds[x].iter_mut().filter(|p| **p == s) {
+                    *p = block;
+                }
+            }
+            merged += 1;
+        }
+    }
+    merged
+}
+
+/// Empties every block no path from the entry reaches: no parameters, a lone `trap
+/// unreachable` (the verifier wants every arena block in the layout, so they stay).
+pub fn clear_unreachable(func: &mut Function) {
+    let dom = DominatorTree::compute(func);
+    let dead: Vec<Block> = func
+        .layout
+        .iter()
+        .copied()
+        .filter(|&b| !dom.is_reachable(b))
+        .collect();
+    for b in dead {
+        let already = func.blocks[b].params.is_empty()
+            && func.blocks[b].insts.len() == 1
+            && matches!(
+                func.insts[func.blocks[b].insts[0]],
+                InstData::Trap {
+                    code: TrapCode::Unreachable
+                }
+            );
+        if already {
+            continue;
+        }
+        func.blocks[b].params.clear();
+        func.blocks[b].insts.clear();
+        let trap = InstData::Trap {
+            code: TrapCode::Unreachable,
+        };
+        func.append_inst(b, trap, None, Span::default());
+    }
+}
+
+/// Structural equality of two values computed by pure instructions (constants,
+/// arithmetic, comparisons, conversions, splats, non-clock special registers, `any` and
+/// `all`), up to `depth` levels: re-tests of a condition are separate instructions in
+/// this IR (there is no value numbering), and threading has to see them as one.
+pub fn same_value(func: &Function, a: Value, b: Value, depth: u32) -> bool {
+    if a == b {
+        return true;
+    }
+    if depth == 0 {
+        return false;
+    }
+    let (ValueDef::Result(ia), ValueDef::Result(ib)) = (func.values[a].def, func.values[b].def)
+    else {
+        return false;
+    };
+    let (da, db) = (&func.insts[ia], &func.insts[ib]);
+    if !is_pure(da) || func.value_type(a) != func.value_type(b) {
+        return false;
+    }
+    let (oa, ob) = (da.operands(), db.operands());
+    let mut sa = da.clone();
+    sa.map_operands(|_| a);
+    let mut sb = db.clone();
+    sb.map_operands(|_| a);
+    sa == sb
+        && oa.len() == ob.len()
+        && oa
+            .iter()
+            .zip(&ob)
+            .all(|(&x, &y)| same_value(func, x, y, depth - 1))
+}
+
+/// Whether an instruction computes its result from its operands alone.
+pub fn is_pure(data: &InstData) -> bool {
+    use crate::ir::{LaneOp, SpecialReg};
+    match data {
+        InstData::Iconst { .. }
+        | InstData::Fconst { .. }
+        | InstData::Unary { .. }
+        | InstData::Binary { .. }
+        | InstData::Icmp { .. }
+        | InstData::Fcmp { .. }
+        | InstData::Select { .. }
+        | InstData::Convert { .. }
+        | InstData::Splat { .. } => true,
+        InstData::Special { reg } => *reg != SpecialReg::Clock,
+        InstData::Lane { op, .. } => matches!(op, LaneOp::Any | LaneOp::All),
+        _ => false,
+    }
+}
+
+/// IR text in, pass, verifier, IR text out: the helper of the CFG passes' tests.
+#[cfg(test)]
+pub(crate) fn run_on_text(text: &str, pass: fn(&mut crate::ir::Module)) -> String {
+    let mut module = crate::ir::parse_module(text).unwrap_or_else(|e| panic!("{e:?}"));
+    crate::ir::verify_module(&module).unwrap_or_else(|e| panic!("input: {e:?}"));
+    pass(&mut module);
+    crate::ir::verify_module(&module).unwrap_or_else(|e| panic!("output: {e:?}"));
+    crate::ir::write::module_to_string(&module)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn simplify(m: &mut crate::ir::Module) {
+        for (_, f) in m.functions.iter_mut() {
+            remove_trivial_params(f);
+            merge_jump_chains(f);
+        }
+    }
+
+    #[test]
+    fn trivial_params_fold_and_chains_merge() {
+        let out = run_on_text(
+            "module lanes 16 ptr 8
+
+function internal @f(i32) -> i32 {
+block0(v0: i32):
+    jump block1(v0)
+block1(v1: i32):
+    v2 = iconst.i32 1
+    v3 = iadd v1, v2
+    jump block2(v1, v3)
+block2(v4: i32, v5: i32):
+    v6 = iadd v4, v5
+    return v6
+}
+",
+            simplify,
+        );
+        assert_eq!(
+            out,
+            "module lanes 16 ptr 8
+
+function internal @f(i32) -> i32 {
+block0(v0: i32):
+    v1 = iconst.i32 1
+    v2 = iadd v0, v1
+    v3 = iadd v0, v2
+    return v3
+block1:
+    trap unreachable
+block2:
+    trap unreachable
+}
+"
+        );
+    }
+
+    #[test]
+    fn loop_carried_params_stay() {
+        let text = "module lanes 16 ptr 8
+
+function internal @f(i32) -> i32 {
+block0(v0: i32):
+    v1 = iconst.i32 0
+    jump block1(v1)
+block1(v2: i32):
+    v3 = iconst.i32 1
+    v4 = iadd v2, v3
+    v5 = icmp slt v4, v0
+    brif v5, block1(v4), block2
+block2:
+    return v4
+}
+";
+        assert_eq!(run_on_text(text, simplify), text);
+    }
+}
