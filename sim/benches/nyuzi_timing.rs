@@ -109,6 +109,13 @@ fn bench_one(c: &mut Criterion, name: &str, prog: &[Inst], threads: u32) {
         "{name}: {} instructions, {} cycles, ipc {:.3}, l1d misses {}",
         report.instructions, report.cycles, report.ipc, report.l1d.read_misses
     );
+    // NYUZI_TIMING_STATS=1 prints every counter, to check that a speed change of
+    // the model leaves its results exactly as they were.
+    if std::env::var_os("NYUZI_TIMING_STATS").is_some() {
+        for (k, v) in report.stat_pairs() {
+            eprintln!("{name}.{k} = {v}");
+        }
+    }
     let mut g = c.benchmark_group("nyuzi_timing");
     g.throughput(Throughput::Elements(report.instructions));
     g.sample_size(10);

@@ -290,6 +290,24 @@ impl Cache {
         Some(ready)
     }
 
+    /// `n` reads within the most recently used line at cycles `at`, `at + 1`, ...,
+    /// with the effect of `n` [`Cache::read_mru`] calls (the lanes of a gather that
+    /// fall in one line); `None`, and no effect, when `addr`'s line is not the most
+    /// recently used one. Returns the cycle the line is usable from.
+    #[inline]
+    pub fn read_mru_repeat(&mut self, addr: u64, n: u64, at: u64) -> Option<u64> {
+        if self.line_of(addr) != self.mru.0 {
+            return None;
+        }
+        self.clock += n;
+        let l = &mut self.lines[self.mru.1];
+        l.used = self.clock;
+        self.stats.read_hits += n;
+        // The reads at at + i for i < ready - at find the fill still in flight.
+        self.stats.pending_hits += l.ready.saturating_sub(at).min(n);
+        Some(l.ready)
+    }
+
     /// Installs the line of `addr`, usable from cycle `ready`, as the most recently
     /// used way, replacing an invalid way or else the least recently used one. Returns
     /// the valid line it replaced, if any. `dirty` marks a line allocated by a store in
@@ -299,20 +317,20 @@ impl Cache {
         let line = self.line_of(addr);
         let r = self.set_range(line);
         let start = r.start;
-        // Prefer an invalid way (used == 0 never wins over one: pick invalid first).
-        let set = &self.lines[r];
-        let way = set
-            .iter()
-            .position(|l| l.tag == INVALID || l.tag == line)
-            .unwrap_or_else(|| {
-                let mut best = 0;
-                for (i, l) in set.iter().enumerate() {
-                    if l.used < set[best].used {
-                        best = i;
-                    }
-                }
-                best
-            });
+        // The first invalid way (or the line's own), else the first least recently
+        // used one, in one pass.
+        let mut way = 0;
+        let mut oldest = u64::MAX;
+        for (i, l) in self.lines[r].iter().enumerate() {
+            if l.tag == INVALID || l.tag == line {
+                way = i;
+                break;
+            }
+            if l.used < oldest {
+                oldest = l.used;
+                way = i;
+            }
+        }
         let slot = &mut self.lines[start + way];
         let victim = (slot.tag != INVALID && slot.tag != line).then(|| Victim {
             addr: slot.tag << self.line_shift,

@@ -207,7 +207,7 @@ impl MemorySystem {
     /// cycle `now`. An access that spans several L1 lines accesses each, and is done
     /// when the last is. An `l1` past the last L1 goes straight to the L2 (an uncached
     /// path, as GPU loads that bypass L1 use).
-    #[inline]
+    #[inline(always)]
     pub fn access(
         &mut self,
         l1: usize,
@@ -228,6 +228,33 @@ impl MemorySystem {
                 };
             }
         }
+        self.access_slow(l1, addr, size, kind, now)
+    }
+
+    /// `n` reads of at most one line's bytes each, all within the line of `addr`,
+    /// through L1 `l1` at cycles `at`, `at + 1`, ..., when that line is the L1's most
+    /// recently used one: the effect of `n` [`MemorySystem::access`] reads, done in one
+    /// step. Returns the cycle the line is usable from (each read is done at the later
+    /// of that and its own cycle), or `None`, with no effect, when the line is not the
+    /// most recently used one (or `l1` is not an L1).
+    #[inline]
+    pub fn read_mru_repeat(&mut self, l1: usize, addr: u64, n: u64, at: u64) -> Option<u64> {
+        self.l1
+            .get_mut(l1)
+            .and_then(|c| c.read_mru_repeat(addr, n, at))
+    }
+
+    /// [`MemorySystem::access`] past the MRU-line fast path (kept out of line so that
+    /// the fast path inlines into the simulators' loops).
+    #[inline(never)]
+    fn access_slow(
+        &mut self,
+        l1: usize,
+        addr: u64,
+        size: u32,
+        kind: AccessKind,
+        now: u64,
+    ) -> Outcome {
         let line_bytes = match self.l1.get(l1) {
             Some(c) => u64::from(c.config().line_bytes),
             None => u64::from(self.cfg.l2.line_bytes),

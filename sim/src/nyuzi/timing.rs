@@ -711,7 +711,7 @@ impl<'a> Sim<'a> {
                 match self.pick(c, now) {
                     Ok(t) => {
                         self.issue(t, now)?;
-                        next = next.min(self.core_wake(c));
+                        next = next.min(self.core_wake(c, now));
                     }
                     Err(wake) => next = next.min(wake),
                 }
@@ -727,12 +727,21 @@ impl<'a> Sim<'a> {
         Ok(self.report(now))
     }
 
-    /// The first cycle a thread of core `c` can issue (after its issue slot frees).
-    fn core_wake(&self, c: usize) -> u64 {
+    /// The first cycle a thread of core `c` can issue (after its issue slot frees), or
+    /// some cycle no later than `now + 1` when that is at most `now + 1` (the loop
+    /// goes on at `now + 1` either way), so the scan can stop at the first thread
+    /// ready by then. (A plain minimum over the threads is vectorized into a slow
+    /// 64-bit SSE2 sequence.)
+    fn core_wake(&self, c: usize, now: u64) -> u64 {
         let base = c * self.tpc;
-        let first = self.ready[base..base + self.tpc]
-            .iter()
-            .fold(u64::MAX, |a, &b| a.min(b));
+        let mut first = u64::MAX;
+        for &r in &self.ready[base..base + self.tpc] {
+            if r <= now + 1 {
+                first = r;
+                break;
+            }
+            first = first.min(r);
+        }
         first.max(self.cores[c].busy_until)
     }
 
@@ -963,7 +972,6 @@ impl<'a> Sim<'a> {
         dest: Option<RegId>,
     ) {
         let l1d = 2 * self.th[t].core + 1;
-        let mem_lat = u64::from(self.cfg.mem_latency);
         match *acc {
             MemAccess::Scalar { addr, bytes, store } => {
                 let width = u32::from(bytes);
@@ -989,30 +997,7 @@ impl<'a> Sim<'a> {
                 }
                 self.cores[core].busy_until = done;
                 self.th[t].pipe_until = done;
-                let (mut data, mut fill) = (0u64, 0u64);
-                let mut k = 0u64;
-                for (lane, &a) in addrs.iter().enumerate() {
-                    if mask >> lane & 1 == 0 {
-                        continue;
-                    }
-                    let at = now + k;
-                    k += 1;
-                    let kind = if store {
-                        AccessKind::Write
-                    } else {
-                        AccessKind::Read
-                    };
-                    let ready = if a >= MMIO_BASE {
-                        at + u64::from(self.cfg.io_latency)
-                    } else {
-                        let o = self.mem.access(l1d, u64::from(a), 4, kind, at);
-                        if !store && o.ready > at {
-                            fill = fill.max(o.ready);
-                        }
-                        o.ready
-                    };
-                    data = data.max(ready.max(at) + if store { 0 } else { mem_lat });
-                }
+                let (data, fill) = self.lanes(l1d, now, addrs, mask, store);
                 if store {
                     let th = &mut self.th[t];
                     th.store_free = th.store_free.max(data);
@@ -1025,6 +1010,84 @@ impl<'a> Sim<'a> {
                 }
             }
         }
+    }
+
+    /// The cache accesses of a gather (`store` false) or scatter issued at `now`: one
+    /// per active lane, in lane order, lane k of them in cycle `now + k`. Returns when
+    /// the last datum is ready (a gather's result, with the hit latency) or the last
+    /// store accepted, and the latest fill a gather lane waits for (0 if none).
+    fn lanes(
+        &mut self,
+        l1d: usize,
+        now: u64,
+        addrs: &[u32; 16],
+        mask: u16,
+        store: bool,
+    ) -> (u64, u64) {
+        let lat = if store {
+            0
+        } else {
+            u64::from(self.cfg.mem_latency)
+        };
+        let kind = if store {
+            AccessKind::Write
+        } else {
+            AccessKind::Read
+        };
+        let shift = self.cfg.l1d.line_bytes.trailing_zeros();
+        let (mut data, mut fill) = (0u64, 0u64);
+        let mut at = now;
+        let mut left = u32::from(mask);
+        while left != 0 {
+            let a = addrs[left.trailing_zeros() as usize];
+            left &= left - 1;
+            if a >= MMIO_BASE {
+                data = data.max(at + u64::from(self.cfg.io_latency) + lat);
+                at += 1;
+                continue;
+            }
+            let o = self.mem.access(l1d, u64::from(a), 4, kind, at);
+            if !store && o.ready > at {
+                fill = fill.max(o.ready);
+            }
+            data = data.max(o.ready.max(at) + lat);
+            at += 1;
+            if store {
+                continue;
+            }
+            // The next active lanes in the same line are hits on the line just used
+            // (now the most recently used one): account for them in one step.
+            let line = a >> shift;
+            let mut n = 0u64;
+            while left != 0 && addrs[left.trailing_zeros() as usize] >> shift == line {
+                left &= left - 1;
+                n += 1;
+            }
+            if n == 0 {
+                continue;
+            }
+            match self.mem.read_mru_repeat(l1d, u64::from(a), n, at) {
+                Some(ready) => {
+                    if ready > at {
+                        fill = fill.max(ready);
+                    }
+                    data = data.max(ready.max(at + n - 1) + lat);
+                    at += n;
+                }
+                None => {
+                    // Not expected (the line was just accessed), but exact anyway.
+                    for _ in 0..n {
+                        let o = self.mem.access(l1d, u64::from(a), 4, kind, at);
+                        if o.ready > at {
+                            fill = fill.max(o.ready);
+                        }
+                        data = data.max(o.ready.max(at) + lat);
+                        at += 1;
+                    }
+                }
+            }
+        }
+        (data, fill)
     }
 
     /// A scalar or block access of `bytes` at `addr` (one L1 line for aligned
