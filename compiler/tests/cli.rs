@@ -562,8 +562,8 @@ fn run_json_holds_buffers_and_stats() {
     assert!(v["stats"]["dynamic_instructions"].as_u64().unwrap() > 0);
 }
 
-/// `spmdc FILE --emit ir` prints IR, annotated with the uniformity analysis's results as
-/// `;` comments, that the IR parser reads back to the same module: analyzing that
+/// `spmdc FILE --emit ir` prints IR, annotated with the uniformity and affine analyses'
+/// results as `;` comments, that the IR parser reads back to the same module: analyzing that
 /// module again gives exactly the same annotated text.
 #[test]
 fn emit_ir_round_trips_through_the_parser() {
@@ -578,8 +578,11 @@ fn emit_ir_round_trips_through_the_parser() {
             spmdc::ir::verify::verify_module(&module)
                 .unwrap_or_else(|e| panic!("{name} ({target}): {e:?}"));
             let analysis = spmdc::analysis::uniformity::analyze_module(&module);
+            let affine = spmdc::analysis::affine::analyze_module(&module);
             assert_eq!(
-                spmdc::analysis::uniformity::annotated_module_text(&module, &analysis),
+                spmdc::analysis::affine::annotated_module_text_with_uniformity(
+                    &module, &analysis, &affine
+                ),
                 text,
                 "{name} ({target}) does not round-trip"
             );

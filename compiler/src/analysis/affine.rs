@@ -919,7 +919,10 @@ impl Ctx<'_> {
 
 fn linear_text(func: &Function, ptr_size: u32, names: &Names, l: &Linear, w: u32) -> String {
     let mut parts: Vec<(bool, String)> = Vec::new();
-    for &(a, c) in &l.terms {
+    // In the order of the printed names, so the text does not depend on numbering.
+    let mut terms = l.terms.to_vec();
+    terms.sort_by_key(|(a, _)| (names.value(a.value), a.signed));
+    for (a, c) in terms {
         let name = names.value(a.value);
         let aw = int_width(func.value_type(a.value), ptr_size).unwrap_or(w);
         let atom = if aw < w {
