@@ -161,6 +161,8 @@ struct RunArgs {
     #[arg(long)]
     no_opt: bool,
     #[command(flatten)]
+    switches: SwitchArgs,
+    #[command(flatten)]
     nyuzi: NyuziArgs,
     /// Run the timing model (cycles, caches, stalls) instead of the functional
     /// simulator (nyuzi, dac-gpu).
@@ -231,6 +233,34 @@ impl NyuziArgs {
     }
 }
 
+/// The switches of issue 6 (`spmdc::passes::Switches`), to measure each part of the
+/// divergence-aware compilation.
+#[derive(Args)]
+struct SwitchArgs {
+    /// Code generation ignores the uniformity analysis: only `uniform`-typed values use
+    /// the scalar registers (nyuzi) or the uniform datapath (dac-gpu).
+    #[arg(long)]
+    no_uniformity: bool,
+    /// Regions under a divergent branch run even when no program instance takes them
+    /// (no `any(mask)` runtime skips).
+    #[arg(long)]
+    no_skip_empty: bool,
+    /// Apply the code-duplicating CFG transforms (jump threading, tail duplication) to
+    /// divergent branches too.
+    #[arg(long)]
+    force_cfg_opts: bool,
+}
+
+impl SwitchArgs {
+    fn switches(&self) -> spmdc::passes::Switches {
+        spmdc::passes::Switches {
+            no_uniformity: self.no_uniformity,
+            no_skip_empty: self.no_skip_empty,
+            force_cfg_opts: self.force_cfg_opts,
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum RunTarget {
     Interp,
@@ -273,6 +303,8 @@ struct CompileArgs {
     /// `--emit hex`: threads in a block, X[,Y[,Z]].
     #[arg(long, value_name = "X[,Y[,Z]]")]
     block: Option<String>,
+    #[command(flatten)]
+    switches: SwitchArgs,
     #[command(flatten)]
     nyuzi: NyuziArgs,
 }
@@ -421,10 +453,11 @@ fn compile(args: &CompileArgs) -> u8 {
         Emit::Ast => Stage::Ast,
         Emit::Ir | Emit::Asm | Emit::Hex => Stage::Check,
     };
-    let result = match front_for(&args.front, stage, args.target.sema_target()) {
+    let mut result = match front_for(&args.front, stage, args.target.sema_target()) {
         Ok(r) => r,
         Err(code) => return code,
     };
+    result.switches = args.switches.switches();
     let status = finish(&result, &args.front);
     if status != EXIT_OK {
         return status;
@@ -596,7 +629,8 @@ fn run_kernel(args: &RunArgs) -> u8 {
     if args.target == RunTarget::DacGpu {
         options.target = Target::DacGpu.sema_target();
     }
-    let front = driver::run_front(&name, file, text, &options, Stage::Check);
+    let mut front = driver::run_front(&name, file, text, &options, Stage::Check);
+    front.switches = args.switches.switches();
     let status = finish(&front, &args.front);
     if status != EXIT_OK {
         return status;
