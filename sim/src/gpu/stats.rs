@@ -42,8 +42,9 @@ pub struct Stats {
     /// Warp instructions issued by the uniform datapath (`.uni` or writing `%ur`);
     /// `warp_insts` counts them too.
     pub uniform_insts: u64,
-    /// Active lanes of the vector (non-uniform) warp instructions: `thread_insts`
-    /// without the uniform ones, the numerator of lane utilization.
+    /// Lanes of the vector (non-uniform) warp instructions that are active and whose
+    /// guard holds: the numerator of lane utilization (compiler-managed masks live in
+    /// guards, so `thread_insts`, which counts active lanes, would miss them).
     pub vector_thread_insts: u64,
     pub theoretical_occupancy: f64,
     pub achieved_occupancy: f64,

@@ -25,7 +25,8 @@
 //! `uniform_issue_cycles` per instruction, result after `uniform_latency`); uniform
 //! loads, divides and f64 use the same units and latencies as vector ones. It counts
 //! in `warp_insts` and `uniform_insts`, and its active lanes in `thread_insts`, but
-//! not in `vector_thread_insts` (the lane-utilization numerator).
+//! not in `vector_thread_insts` (the lane-utilization numerator: the lanes of vector
+//! instructions that are active and whose guard holds).
 //!
 //! Structure for later issues: every instruction's unit class comes from
 //! [`Inst::unit`]; the per-SM units are the `UNIT_*` slots of `Sm::unit_free`, where
@@ -34,7 +35,7 @@
 
 use super::config::{GpuConfig, SchedPolicy};
 use super::exec::{step, CtaInfo, Env, Flow, StepBuffers, WarpState, WARP};
-use super::isa::{Inst, Op, Program, RegFile, Space, Unit};
+use super::isa::{Guard, Inst, Op, Program, RegFile, Space, Unit};
 use super::machine::{
     deadlock, prepare, runaway, GlobalMemory, GpuFault, Launch, Limits, Prepared,
 };
@@ -766,6 +767,7 @@ impl Run<'_, '_> {
         }
         sm.hint[ws].set((0, Stall::Idle));
         let active = warp.state.active_mask();
+        let executing = active & guard_lanes(&warp.state, inst.and_then(|i| i.guard));
         let flow = step(env, &mut warp.state, &mut cta.info, &mut self.trace)?;
         self.stats.warp_insts += 1;
         self.stats.thread_insts += u64::from(active.count_ones());
@@ -817,7 +819,7 @@ impl Run<'_, '_> {
             self.stats.uniform_insts += 1;
             1
         } else {
-            self.stats.vector_thread_insts += u64::from(active.count_ones());
+            self.stats.vector_thread_insts += u64::from(executing.count_ones());
             ctx.issue_cycles
         };
         match flow {
@@ -952,6 +954,22 @@ impl Run<'_, '_> {
             }
         }
         ready - now + u64::from(cfg.l1_latency)
+    }
+}
+
+/// The lanes whose guard holds (all without a guard). Generated code keeps masks in
+/// guards rather than in the active mask, so lane utilization counts these.
+fn guard_lanes(state: &WarpState, guard: Option<Guard>) -> u32 {
+    match guard {
+        None => u32::MAX,
+        Some(g) => {
+            let p = state.preds.get(usize::from(g.pred)).copied().unwrap_or(0);
+            if g.negate {
+                !p
+            } else {
+                p
+            }
+        }
     }
 }
 
