@@ -165,7 +165,7 @@ pub fn expand(a: &AddrTuple, g: &WarpGeom, line_size: u32) -> Result<WarpAddrRec
     let mut current: Option<usize> = None;
     for acc in accumulate(&a.tuple, g) {
         let addr = address(acc.value, a.wide);
-        if addr % u64::from(a.access_bytes) != 0 {
+        if !addr.is_multiple_of(u64::from(a.access_bytes)) {
             return Err(AeuError::Misaligned {
                 lane: acc.lane,
                 addr,
@@ -249,7 +249,7 @@ mod tests {
         let mut prev = None;
         for lane in 0..g.lanes() {
             let addr = address(a.tuple.eval(g.ctaid, g.tid(lane)), a.wide);
-            if addr % u64::from(a.access_bytes) != 0 {
+            if !addr.is_multiple_of(u64::from(a.access_bytes)) {
                 return Err(AeuError::Misaligned { lane, addr });
             }
             let line = addr / u64::from(line_size) * u64::from(line_size);

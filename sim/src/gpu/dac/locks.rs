@@ -135,7 +135,7 @@ impl LockTable {
             ways,
         };
         let set_bytes = line_size.checked_mul(ways).ok_or(shape)?;
-        if !line_size.is_power_of_two() || set_bytes == 0 || size % set_bytes != 0 {
+        if !line_size.is_power_of_two() || set_bytes == 0 || !size.is_multiple_of(set_bytes) {
             return Err(shape);
         }
         LockTable::new(size / set_bytes, ways, max_count)

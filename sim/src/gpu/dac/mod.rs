@@ -13,7 +13,9 @@
 //! * [`locks`]: the L1 lock counters of early requests, at most N−1 of N ways
 //!   locked (§4.2);
 //! * [`engine`]: one SM's ATQ, expansion units and queues together, with the barrier
-//!   gate (§4.1, §4.2).
+//!   gate (§4.1, §4.2);
+//! * [`prefetch`]: early requests from issue to use: readiness for `deq.data`, the
+//!   locks held in between, prefetch timeliness.
 //!
 //! Sizes and costs are in [`DacConfig`]. The design page is
 //! `lang-spec/dac-hardware.md`.
@@ -22,6 +24,7 @@ pub mod aeu;
 pub mod engine;
 pub mod locks;
 pub mod peu;
+pub mod prefetch;
 pub mod queues;
 pub mod tuple;
 
@@ -34,6 +37,7 @@ pub use aeu::{AddrTuple, AeuError, LineAccess, WarpAddrRecord};
 pub use engine::{AddrEntry, CtaSlot, DacError, DacSm, DacStats, EarlyRequest, Enq, PredEntry};
 pub use locks::{LockError, LockStats, LockTable};
 pub use peu::{PeuPath, PredOutcome};
+pub use prefetch::{PrefetchStats, PrefetchTracker};
 pub use queues::{BoundedQueue, PerWarpQueues, QueueStats};
 pub use tuple::{AffineTuple, CmpOp, IntType, PredTuple, WarpGeom};
 

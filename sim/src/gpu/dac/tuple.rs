@@ -61,20 +61,20 @@ impl AffineTuple {
     /// The CTA's start value `base + Σ cta_strides[d]·ctaid[d]`, exact: what the
     /// expansion units compute once per CTA and keep in its accumulator (§4.2, ①②).
     pub fn cta_start(&self, ctaid: [u32; DIMS]) -> i128 {
-        let mut v = i128::from(self.base);
-        for d in 0..DIMS {
-            v += i128::from(self.cta_strides[d]) * i128::from(ctaid[d]);
-        }
-        v
+        let terms = self.cta_strides.iter().zip(ctaid);
+        i128::from(self.base)
+            + terms
+                .map(|(&s, c)| i128::from(s) * i128::from(c))
+                .sum::<i128>()
     }
 
     /// The exact value in thread `tid` of CTA `ctaid` (the brute-force definition).
     pub fn eval(&self, ctaid: [u32; DIMS], tid: [u32; DIMS]) -> i128 {
-        let mut v = self.cta_start(ctaid);
-        for d in 0..DIMS {
-            v += i128::from(self.strides[d]) * i128::from(tid[d]);
-        }
-        v
+        let terms = self.strides.iter().zip(tid);
+        self.cta_start(ctaid)
+            + terms
+                .map(|(&s, t)| i128::from(s) * i128::from(t))
+                .sum::<i128>()
     }
 
     /// Affine addition (§3, equation 2): bases add, offsets add.
