@@ -11,8 +11,14 @@
 //! ISPC-style program of `tests/ispc` and `tests/conformance` (the test entry and
 //! `result`, as `tests/lower.rs` runs them). A launch that fails because of a known
 //! back-end limitation is listed in [`KNOWN_FAILURES`] with the reason; the list is
-//! checked exactly, so regressions and fixes both show. A timing-mode run checks
+//! checked exactly, so regressions and fixes both show. The printed text and the
+//! entry's return value must be the interpreter's too. A timing-mode run checks
 //! that statistics are present and plausible.
+//!
+//! `print` is formatted on the device by the runtime routines of
+//! `stdlib/runtime_print.spmd` (as on Nyuzi) and written to the simulator's console
+//! buffer; the print tests below run programs printing every type under partial
+//! masks, from several gangs and blocks, and entries returning values.
 
 mod common;
 
@@ -107,6 +113,12 @@ fn differential(
         .map_err(|e| format!("interp failed: {}", run_error(e, front)))?;
     let got = run_compiled(front, compiled.as_ref()?, spec, &DacRunOptions::default())?;
     compare("dac-gpu", &want, &got)?;
+    if want.output != got.output {
+        return Err(format!(
+            "printed text differs:\ninterp:\n{}\ndac-gpu:\n{}",
+            want.output, got.output
+        ));
+    }
     Ok(got)
 }
 
@@ -202,5 +214,163 @@ fn timing_runs_report_plausible_statistics() {
             cycles * 64 >= insts,
             "{file}: {insts} insts in {cycles} cycles"
         );
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// print and entry return values
+
+fn front_src(src: &str) -> FrontResult {
+    let options = FrontOptions {
+        target: dac_target(),
+        ..FrontOptions::default()
+    };
+    driver::run_front("print.spmd", None, src.to_string(), &options, Stage::Check)
+}
+
+/// Runs `entry(args)` on the interpreter and the dac-gpu: the printed text and the
+/// return value must agree; returns the text and the value.
+fn print_both(
+    src: &str,
+    entry: &str,
+    args: &[&str],
+    grid: Option<&str>,
+    block: Option<&str>,
+) -> (String, Option<spmdc::launch::Value>) {
+    let front = front_src(src);
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let req = spmdc::driver::RunRequest {
+        optimize: driver::OPTIMIZE_BY_DEFAULT,
+        entry,
+        args: &args,
+        grid,
+        block,
+        limits: spmdc::interp::Limits {
+            max_steps: MAX_STEPS,
+            ..spmdc::interp::Limits::default()
+        },
+    };
+    let want = driver::run_on_interp(&front, &req).unwrap_or_else(|e| panic!("interp: {e:?}"));
+    let got = dac::run_on_dac_gpu(&front, &req, &DacRunOptions::default())
+        .unwrap_or_else(|e| panic!("dac-gpu: {e:?}"));
+    assert_eq!(got.output, want.output, "printed text differs");
+    assert_eq!(got.ret, want.ret, "return value differs");
+    (want.output, want.ret)
+}
+
+#[test]
+fn print_integers_and_bools() {
+    let src = r#"
+export void ints(uniform int n) {
+    print("hello, world\n");
+    print("% and %\n", n, -n);
+    uniform int8 a = -128;
+    uniform uint16 d = 65535;
+    uniform int64 e = -9223372036854775807 - 1;
+    print("% % % %\n", a, d, e, 2147483647);
+    uniform bool t = n > 3;
+    print("bools % %\n", t, !t);
+    if (programIndex > 100)
+        print("never %\n", programIndex);
+    print("é ü ∑ end\n");
+}
+"#;
+    let (out, _) = print_both(src, "ints", &["n=5"], None, None);
+    assert_eq!(
+        out,
+        "hello, world\n5 and -5\n-128 -1 -9223372036854775808 2147483647\n\
+         bools true false\né ü ∑ end\n"
+    );
+}
+
+#[test]
+fn print_varying_values_and_pointers_under_masks() {
+    let src = r#"
+export void lanes(uniform int n) {
+    if (programIndex < n) {
+        print("lanes % %\n", programIndex, (int16)(programIndex * -3000));
+        print("wide %\n", (int64)programIndex * 1000000000000);
+        print("bool %\n", programIndex % 2 == 0);
+    }
+    uniform int arr[4];
+    uniform int * uniform p = &arr[0];
+    print("% %\n", &arr[3] - p, (uniform int * uniform)(uniform uint64)0xffff0048u);
+}
+"#;
+    let (out, _) = print_both(src, "lanes", &["n=5"], None, None);
+    assert!(out.starts_with("lanes [0,1,2,3,4,((5))"), "{out}");
+    assert!(out.contains("bool [true,false,true,false,true,(("), "{out}");
+    assert!(out.ends_with("3 0xffff0048\n"), "{out}");
+}
+
+#[test]
+fn print_floats_uniform_and_varying() {
+    let src = r#"
+export void floats(uniform int n) {
+    print("% % % %\n", 0.1f, -2.5f, floatbits(0x7f800000u), doublebits(0xfff8000000000000ull));
+    print("% %\n", 123456789.0d, 1e-7d);
+    float x = programIndex * 0.37f - 3;
+    double y = (double)programIndex / 7;
+    if (programIndex % 4 != 1)
+        print("% %\n", x, y);
+}
+"#;
+    let (out, _) = print_both(src, "floats", &["n=3"], None, None);
+    assert!(out.starts_with("0.100000 -2.500000 inf -nan\n"), "{out}");
+}
+
+#[test]
+fn print_from_several_gangs_and_blocks_and_in_callees() {
+    let src = r#"
+void show(int x, uniform int tag) {
+    print("tag % x %\n", tag, x);
+}
+task void gangs(uniform int n) {
+    print("gang % of block %: %\n", threadIdx.x / 32, blockIdx.x, threadIdx.x);
+    if (threadIdx.x % 3 == 1)
+        show(threadIdx.x, 7);
+    for (int i = 0; i < threadIdx.x % 32; i++) {
+        if (i >= n)
+            break;
+        print("i=%\n", i);
+    }
+}
+"#;
+    let (out, _) = print_both(src, "gangs", &["n=2"], Some("3"), Some("80"));
+    assert_eq!(out.matches("gang ").count(), 9, "{out}");
+}
+
+#[test]
+fn entry_return_values_are_the_interpreters() {
+    let src = r#"
+export uniform int ri(uniform int a[], uniform int n) {
+    a[programIndex] = programIndex;
+    return n * 7 - 100;
+}
+export uniform double rd(uniform int n) {
+    return n / 3.0d;
+}
+export uniform bool rb(uniform int n) {
+    return n > 2;
+}
+export uniform int8 r8(uniform int n) {
+    return (int8)(n - 200);
+}
+export uniform float rv(uniform int n) {
+    float x = programIndex + 0.5f;
+    return extract(x, 0) + n;
+}
+"#;
+    let (_, r) = print_both(src, "ri", &["a=zeros(40)", "n=5"], None, Some("40"));
+    assert_eq!(r.map(|v| v.to_bits() as u32 as i32), Some(-65));
+    for (entry, arg) in [
+        ("rd", "n=5"),
+        ("rb", "n=3"),
+        ("rb", "n=1"),
+        ("r8", "n=7"),
+        ("rv", "n=2"),
+    ] {
+        let (_, r) = print_both(src, entry, &[arg], None, None);
+        assert!(r.is_some(), "{entry}");
     }
 }

@@ -27,14 +27,29 @@ use crate::ir::{
 use crate::source::Span;
 
 /// Names of the hidden kernel parameters, after the entry's own.
-pub const HIDDEN_PARAMS: [&str; 6] = [
+pub const HIDDEN_PARAMS: [&str; 8] = [
     "__globals",
     "__shared",
     "__frames",
     "__ntid_x",
     "__ntid_y",
     "__ntid_z",
+    "__console",
+    "__result",
 ];
+
+/// Index of `__console` in [`HIDDEN_PARAMS`]: the console buffer, a 32-bit cursor
+/// (bytes written so far) at offset 0 and the text from [`CONSOLE_TEXT`] on.
+const CONSOLE: usize = 6;
+/// Index of `__result`: 8 bytes for the entry's return value.
+const RESULT: usize = 7;
+/// Offset of the console's text in its buffer.
+pub const CONSOLE_TEXT: u64 = 8;
+/// Bytes of console text kept (more is counted by the cursor but dropped).
+pub const CONSOLE_CAPACITY: u64 = 1 << 20;
+/// The serial port the print runtime (`stdlib/runtime_print.spmd`) stores its
+/// characters to, as on Nyuzi: on the dac-gpu, a store to it appends to the console.
+const SERIAL_OUTPUT: u64 = 0xffff_0048;
 
 /// Where a value lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -206,6 +221,8 @@ struct Isel<'a> {
     shared_base: Reg,
     frame_base: Reg,
     slot_offsets: Vec<u32>,
+    /// The hidden parameters' indices (as [`HIDDEN_PARAMS`]).
+    hidden: Vec<u16>,
     /// Uniform-datapath candidates ([`super::uniform`]).
     uni: super::uniform::Marks,
     /// The first registers of every pair handed out (for [`super::alloc`]).
@@ -315,6 +332,7 @@ impl<'a> Isel<'a> {
             frame_base,
             slot_offsets,
             uni: super::uniform::Marks::new(ctx.uniformity),
+            hidden: Vec::new(),
             pairs,
         }
     }
@@ -466,9 +484,6 @@ impl<'a> Isel<'a> {
 
     fn run(mut self) -> Result<Selected, Vec<Diagnostic>> {
         let f = self.f;
-        if f.sig.ret.is_some() {
-            self.unsupported("an entry that returns a value");
-        }
         let Some(entry) = f.entry_block() else {
             self.unsupported("an entry without a body");
             return Err(self.errors);
@@ -646,7 +661,8 @@ impl<'a> Isel<'a> {
         // The block's real extents: the launch is a one-dimensional block rounded up
         // to whole warps, so lanes past the block (which the interpreter computes but
         // never lets have effects) run too, under `exists` = linear id < threads.
-        for (d, &pi) in hidden[3..].iter().enumerate() {
+        self.hidden = hidden.clone();
+        for (d, &pi) in hidden[3..6].iter().enumerate() {
             let r = self.tmp();
             self.op(Op::Ld {
                 space: sim::gpu::Space::Param,
@@ -961,8 +977,8 @@ impl<'a> Isel<'a> {
                     self.bra(None, cont);
                 }
                 None => {
-                    if value.is_some() {
-                        self.unsupported("returning a value");
+                    if let Some(v) = value {
+                        self.entry_return(*v);
                     }
                     self.op(Op::Exit);
                 }
@@ -1776,6 +1792,10 @@ impl<'a> Isel<'a> {
     }
 
     fn store(&mut self, space: Space, addr: Value, value: Value, mask: Option<Value>) {
+        if self.constant(addr) == Some(SERIAL_OUTPUT) {
+            self.console_write(value, mask);
+            return;
+        }
         let a = self.addr(space, addr);
         let s = self.scalar(value);
         let v = self.loc(value);
@@ -1797,6 +1817,131 @@ impl<'a> Isel<'a> {
             }
             None => self.op(st),
         }
+    }
+
+    /// The value of `v` when it is an integer constant (through conversions).
+    fn constant(&self, v: Value) -> Option<u64> {
+        let f = self.f;
+        let crate::ir::ValueDef::Result(inst) = f.values[v].def else {
+            return None;
+        };
+        match &f.insts[inst] {
+            InstData::Iconst { bits, .. } => Some(*bits),
+            InstData::Convert {
+                op: ConvOp::Bitcast | ConvOp::Zext,
+                arg,
+                ..
+            } => self.constant(*arg),
+            _ => None,
+        }
+    }
+
+    /// Loads hidden parameter `i` (a 64-bit address) into a fresh pair.
+    fn hidden_param(&mut self, i: usize) -> Reg {
+        let d = self.tmp64();
+        let pi = self.hidden[i];
+        self.op(Op::Ld {
+            space: Space::Param,
+            ty: T::U64,
+            dst: d,
+            addr: Address {
+                base: AddrBase::Param(pi),
+                offset: 0,
+            },
+        });
+        d
+    }
+
+    /// A store of a character to the serial port: once per gang (by its first on
+    /// lane), the console cursor is bumped atomically and the byte stored at the old
+    /// cursor, if within [`CONSOLE_CAPACITY`]. Blocks and gangs print in the order
+    /// they run, which is the interpreter's in the functional simulator.
+    fn console_write(&mut self, value: Value, mask: Option<Value>) {
+        let c = self.reg(value);
+        let on = match mask {
+            Some(m) => {
+                let m = self.reg(m);
+                self.existing(m)
+            }
+            None => self.exists,
+        };
+        let b = self.ballot(on);
+        let first = self.ctz32(b);
+        let me = self.ptmp();
+        self.setp(Cmp::Eq, T::U32, me, Src::Special(Special::LaneId), rs(first));
+        let base = self.hidden_param(CONSOLE);
+        let pos = self.tmp();
+        self.mov(T::B32, pos, imm(CONSOLE_CAPACITY));
+        self.guarded(
+            me,
+            Op::Atom {
+                space: Space::Global,
+                op: AtomOp::Add,
+                ty: T::U32,
+                dst: pos,
+                addr: Address {
+                    base: AddrBase::RegPair(base),
+                    offset: 0,
+                },
+                a: imm(1),
+                b: None,
+            },
+        );
+        let fits = self.ptmp();
+        self.setp(Cmp::Lt, T::U32, fits, rs(pos), imm(CONSOLE_CAPACITY));
+        let wide = self.tmp64();
+        self.cvt(None, T::U64, T::U32, wide, rs(pos));
+        self.bin(BinOp::Add, T::U64, wide, rs(wide), rs(base));
+        self.bin(BinOp::And, T::Pred, fits, rs(fits), rs(me));
+        self.guarded(
+            fits,
+            Op::St {
+                space: Space::Global,
+                ty: T::U8,
+                addr: Address {
+                    base: AddrBase::RegPair(wide),
+                    offset: CONSOLE_TEXT as i32,
+                },
+                a: rs(c),
+            },
+        );
+    }
+
+    /// The entry's return value: lane 0 of gang 0 of block 0 (where the interpreter
+    /// reads it) stores it to the hidden `__result`.
+    fn entry_return(&mut self, v: Value) {
+        use sim::gpu::Dim;
+        let s = self.scalar(v);
+        let src = match self.loc(v) {
+            Loc::P(p) => self.pred_to_word(p),
+            l => l.reg(),
+        };
+        let first = self.ptmp();
+        self.setp(
+            Cmp::Eq,
+            T::U32,
+            first,
+            Src::Special(Special::Tid(Dim::X)),
+            imm(0),
+        );
+        let t = self.ptmp();
+        for d in Dim::ALL {
+            self.setp(Cmp::Eq, T::U32, t, Src::Special(Special::Ctaid(d)), imm(0));
+            self.bin(BinOp::And, T::Pred, first, rs(first), rs(t));
+        }
+        let base = self.hidden_param(RESULT);
+        self.guarded(
+            first,
+            Op::St {
+                space: Space::Global,
+                ty: mem_ty(s),
+                addr: Address {
+                    base: AddrBase::RegPair(base),
+                    offset: 0,
+                },
+                a: rs(src),
+            },
+        );
     }
 
     /// An atomic read-modify-write (`op`) or compare-and-swap (`op` = None). A

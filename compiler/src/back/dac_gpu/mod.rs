@@ -43,8 +43,18 @@
 //! * **Registers** ([`alloc`]): selection gives each value its own register;
 //!   liveness and greedy colouring (pairs even-aligned) then give `num_regs`.
 //! * `frem` becomes a runtime routine call (`LegalTarget::DacGpu`), inlined like any.
-//! * **Not yet:** recursion (`.func` call/ret with a stack), `print`, returning a
-//!   value from an entry, 8/16-bit atomics, spilling (`--max-regs` only
+//! * **`print`** is formatted on the device as on Nyuzi: legalization (shared by both
+//!   targets) turns each print into calls of the `stdlib/runtime_print.spmd` routines,
+//!   whose characters are stores to the serial port address. Selection turns such a
+//!   store into a console write: once per gang (its first on lane) an `atom.add` on
+//!   the cursor of the hidden `__console` buffer and a byte store at the old cursor.
+//!   [`run`] allocates the buffer (1 MiB of text) only for kernels that print and
+//!   returns the text as the run's output; blocks and gangs print in the order they
+//!   run, the interpreter's order in the functional simulator.
+//! * **An entry's return value** is stored by thread 0 of block 0 (lane 0 of gang 0,
+//!   where the interpreter reads it) to the hidden `__result` buffer; [`run`] reads it
+//!   back as the run's return value.
+//! * **Not yet:** recursion (`.func` call/ret with a stack), 8/16-bit atomics, spilling (`--max-regs` only
 //!   rejects kernels that need more), predicate allocation, and the uniform datapath.
 //!   These are reported as compile errors, never miscompiled.
 
@@ -105,6 +115,23 @@ impl Compiled {
         let k = self.program.kernels.iter().position(|k| k.name == kernel)?;
         let traps = self.traps.get(k)?;
         traps.iter().find(|t| t.0 == pc).map(|t| t.1)
+    }
+
+    /// Whether kernel `k` reads its hidden parameter `name` (e.g. `__console`: it
+    /// prints).
+    pub fn reads_param(&self, k: usize, name: &str) -> bool {
+        let Some(kernel) = self.program.kernels.get(k) else {
+            return false;
+        };
+        let Some(pi) = kernel.param_index(name) else {
+            return false;
+        };
+        kernel.insts.iter().any(|i| {
+            matches!(i.op, sim::gpu::Op::Ld {
+                addr: sim::gpu::Address { base: sim::gpu::AddrBase::Param(p), .. },
+                ..
+            } if usize::from(p) == pi)
+        })
     }
 
     /// The source span of instruction `pc` of kernel `kernel`.

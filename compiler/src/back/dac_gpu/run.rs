@@ -8,7 +8,7 @@
 
 use sim::gpu::{self, GlobalMemory, GpuConfig, GpuFault, SchedulerKind, StatValue};
 
-use super::{compile_module, Compiled, Options};
+use super::{compile_module, isel, Compiled, Options};
 use crate::driver::{self, FrontResult, RunError, RunRequest};
 use crate::interp::RuntimeError;
 use crate::launch::{self, RunResult, Stats};
@@ -116,6 +116,15 @@ pub fn run_compiled(
     bits.push(mem.add_zeroed(hidden_sizes[1], "__shared"));
     bits.push(mem.add_zeroed(hidden_sizes[2], "__frames"));
     bits.extend([block.x, block.y, block.z].map(u64::from));
+    // The console (only for a kernel that prints) and the entry's return value.
+    let console_bytes = if compiled.reads_param(k, "__console") {
+        (isel::CONSOLE_TEXT + isel::CONSOLE_CAPACITY) as usize
+    } else {
+        8
+    };
+    let console = mem.add_zeroed(console_bytes, "__console");
+    let result = mem.add_zeroed(8, "__result");
+    bits.extend([console, result]);
     let kernel = &compiled.program.kernels[k];
     let gl = gpu::Launch {
         kernel: name.clone(),
@@ -158,13 +167,29 @@ pub fn run_compiled(
             }
         }
     }
+    let ret = prepared.signature.ret.map(|ty| {
+        let b = mem.buffer(result).unwrap_or(&[0; 8]);
+        let bits = u64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8]));
+        launch::Value::from_bits(ty, bits)
+    });
+    let output = console_text(&mem, console);
     Ok(RunResult::from_launch(
         &prepared,
         "dac-gpu",
-        None,
-        String::new(),
+        ret,
+        output,
         stats,
     ))
+}
+
+/// What the kernel printed: the console buffer's text up to its cursor.
+fn console_text(mem: &GlobalMemory, console: u64) -> String {
+    let Some(b) = mem.buffer(console) else {
+        return String::new();
+    };
+    let n = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize;
+    let text = &b[isel::CONSOLE_TEXT as usize..];
+    String::from_utf8_lossy(&text[..n.min(text.len())]).into_owned()
 }
 
 fn copy_stats(stats: &mut Stats, pairs: &[(String, StatValue)]) {
