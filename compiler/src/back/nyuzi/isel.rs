@@ -305,6 +305,8 @@ struct Isel<'a> {
     /// Loads of a per-lane private slot that read what a store in the same block
     /// just wrote, and that value (see [`Isel::forwarded_loads`]).
     forward: HashMap<Value, Value>,
+    /// The affine analysis of `f` (block accesses at affine addresses).
+    affine: crate::analysis::affine::FunctionAffine,
 }
 
 /// Selects one function. `fidx` is its index in the module (barrier identifiers).
@@ -329,6 +331,7 @@ pub fn select(m: &Module, f: &Function, fidx: u32) -> Result<Selected, Vec<Diagn
         live: HashSet::new(),
         ctx_cache: HashMap::new(),
         forward: HashMap::new(),
+        affine: crate::analysis::affine::analyze_function(f, m.ptr_size, m.lane_count),
     };
     s.run();
     if !s.diags.is_empty() {
@@ -2089,6 +2092,12 @@ impl<'a> Isel<'a> {
                 return self.define(res, &[d]);
             }
         }
+        if width(s) == 32 {
+            if let Some(base) = self.affine_block_base(addr, va) {
+                let d = self.block_or_gather_load_at(base, false, va, act);
+                return self.define(res, &[d]);
+            }
+        }
         let out: Regs = match s {
             Scalar::I64 | Scalar::F64 => {
                 smallvec![self.gather(va, 0, act), self.gather(va, 4, act)]
@@ -2155,6 +2164,58 @@ impl<'a> Isel<'a> {
             }
         }
         None
+    }
+
+    /// The uniform address of lane 0 of a varying address the affine analysis proves
+    /// to be exactly `base + 4 * lane_index` (no other index, no no-wrap assumption):
+    /// computed on the scalar side from the base's linear form when its atoms are
+    /// 32-bit uniform values (so the per-lane address arithmetic becomes dead), read
+    /// from lane 0 of the address vector `va` otherwise. Catches what
+    /// [`Isel::consecutive`]'s pattern misses: `a[programIndex + i + 1]`, `a[2 * i +
+    /// programIndex]`, addresses built in other orders or through loop parameters.
+    fn affine_block_base(&mut self, addr: Value, va: Reg) -> Option<Reg> {
+        use crate::analysis::affine::{Dim, Part};
+        let t = self.affine.tuple(addr)?;
+        let block = t.exact()
+            && t.width == 32
+            && t.const_stride(Dim::Lane) == Some(4)
+            && Dim::ALL[1..].iter().all(|&d| t.stride(d).is_zero());
+        if !block {
+            return None;
+        }
+        let scalar_atoms = match &t.base {
+            Part::Known(l) => l.terms.iter().all(|(a, _)| {
+                let ty = self.ty(a.value);
+                !ty.varying && width(ty.scalar) == 32
+            }),
+            Part::Runtime => false,
+        };
+        if let (true, Part::Known(l)) = (scalar_atoms, t.base.clone()) {
+            let mut acc = (l.constant != 0).then(|| self.li(l.constant as u32));
+            for (a, c) in l.terms {
+                let r = self.reg(a.value);
+                let term = if c == 1 {
+                    r
+                } else {
+                    let k = self.li(c as u32);
+                    self.bin(false, AluOp::MullI, r, k)
+                };
+                acc = Some(match acc {
+                    None => term,
+                    Some(x) => self.bin(false, AluOp::AddI, x, term),
+                });
+            }
+            return Some(acc.unwrap_or_else(|| self.li(0)));
+        }
+        let d = self.ns();
+        self.push(MInst::I {
+            op: AluOp::GetLane,
+            vector: true,
+            dest: d,
+            src1: Some(va),
+            imm: 0,
+        });
+        Some(d)
     }
 
     /// `Some(index)` when `v` is `(lane_index [+ splat(index)]) * 4`.
@@ -2331,8 +2392,15 @@ impl<'a> Isel<'a> {
         act: Reg,
     ) -> Reg {
         let addr = self.block_base(base, index);
+        let aligned = self.aligned_slot(base, index);
+        self.block_or_gather_load_at(addr, aligned, va, act)
+    }
+
+    /// [`Isel::block_or_gather_load`] from the uniform address `addr` of lane 0
+    /// (`aligned`: known 64-byte aligned).
+    fn block_or_gather_load_at(&mut self, addr: Reg, aligned: bool, va: Reg, act: Reg) -> Reg {
         let d = self.vconst(0);
-        if self.aligned_slot(base, index) {
+        if aligned {
             self.push(MInst::Load {
                 op: MemOp::BlockMask,
                 dest: d,
@@ -2422,6 +2490,9 @@ impl<'a> Isel<'a> {
             if let Some((base, off)) = self.consecutive(addr) {
                 return self.block_or_scatter_store(base, off, va, vals[0], act);
             }
+            if let Some(base) = self.affine_block_base(addr, va) {
+                return self.block_or_scatter_store_at(base, false, va, vals[0], act);
+            }
         }
         match s {
             Scalar::I64 | Scalar::F64 => {
@@ -2452,7 +2523,14 @@ impl<'a> Isel<'a> {
         act: Reg,
     ) {
         let addr = self.block_base(base, index);
-        if self.aligned_slot(base, index) {
+        let aligned = self.aligned_slot(base, index);
+        self.block_or_scatter_store_at(addr, aligned, va, val, act)
+    }
+
+    /// [`Isel::block_or_scatter_store`] to the uniform address `addr` of lane 0
+    /// (`aligned`: known 64-byte aligned).
+    fn block_or_scatter_store_at(&mut self, addr: Reg, aligned: bool, va: Reg, val: Reg, act: Reg) {
+        if aligned {
             self.push(MInst::Store {
                 op: MemOp::BlockMask,
                 src: val,
