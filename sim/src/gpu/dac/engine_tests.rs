@@ -4,6 +4,7 @@
 
 use super::engine::*;
 use super::*;
+use super::{aeu, peu};
 
 fn cfg(pwaq: u32, atq: u32) -> DacConfig {
     DacConfig {
@@ -219,4 +220,158 @@ fn config_from_the_presets() {
     assert_eq!(c.atq_entries, g.atq_entries);
     let l1 = c.l1_locks(&g).unwrap();
     assert_eq!((l1.sets(), l1.ways()), (32, 4));
+}
+
+/// Random batches, entries, barriers and consumer timing: every warp receives every
+/// entry exactly once, in `enqueue` order, equal to the units' direct expansion;
+/// the run never deadlocks (non-affine warps consume their entries in program
+/// order and pass a barrier once they have consumed every entry before it).
+#[test]
+fn random_runs_deliver_every_entry_in_order() {
+    use super::testutil::Rng;
+    let mut rng = Rng(0xdac0_dac0_1234_5678);
+    let shapes = [
+        [32, 1, 1],
+        [64, 1, 1],
+        [40, 1, 1],
+        [16, 4, 1],
+        [8, 4, 2],
+        [5, 3, 2],
+    ];
+    let (mut barrier_stalls, mut full_stalls) = (0, 0);
+    for round in 0..60 {
+        let c = cfg(1 + rng.below(3) as u32, 1 + rng.below(4) as u32);
+        let mut slots = 0usize;
+        let mut ctas = vec![];
+        for x in 0..1 + rng.below(3) as u32 {
+            let block_dim = rng.pick(&shapes);
+            let warps = WarpGeom {
+                block_dim,
+                ctaid: [x, 0, 0],
+                warp: 0,
+                warp_size: 32,
+            }
+            .warps_per_block() as usize;
+            ctas.push(CtaSlot {
+                ctaid: [x, 0, 0],
+                block_dim,
+                first_warp_slot: slots,
+            });
+            slots += warps;
+        }
+        let mut sm = DacSm::new(c, slots).unwrap();
+        sm.start_batch(&ctas).unwrap();
+        // The affine stream: entries, with barriers between some of them.
+        let n = 12usize;
+        let mut program: Vec<(Enq, u32)> = vec![];
+        let mut epoch = 0;
+        for i in 0..n {
+            if i > 0 && rng.below(4) == 0 {
+                epoch += 1;
+            }
+            let enq = if rng.below(2) == 0 {
+                Enq::Pred(PredTuple {
+                    lhs: AffineTuple {
+                        base: rng.below(64) as i64,
+                        strides: [1, rng.below(3) as i64 * 8 - 8, 0],
+                        cta_strides: [32, 0, 0],
+                    },
+                    op: CmpOp::Lt,
+                    rhs: AffineTuple::scalar(rng.below(128) as i64),
+                    ty: IntType::S32,
+                })
+            } else {
+                data(0x1000 * i as i64, rng.pick(&[4, 8, 12, 64]))
+            };
+            program.push((enq, epoch));
+        }
+        // Per warp slot: its CTA, geometry and the next entry it will consume.
+        let geoms: Vec<(usize, WarpGeom)> = ctas
+            .iter()
+            .enumerate()
+            .flat_map(|(ci, ct)| {
+                let g = WarpGeom {
+                    block_dim: ct.block_dim,
+                    ctaid: ct.ctaid,
+                    warp: 0,
+                    warp_size: 32,
+                };
+                (0..g.warps_per_block()).map(move |w| (ci, g.with_warp(w)))
+            })
+            .collect();
+        let mut next = vec![0usize; slots];
+        let mut passed = vec![0u32; ctas.len()];
+        let (mut issued, mut affine_epoch) = (0usize, 0u32);
+        let mut reqs = vec![];
+        let mut now = 0u64;
+        while next.iter().any(|&k| k < n) {
+            now += 1;
+            assert!(now < 20_000, "round {round}: no progress");
+            // The affine warp: barrier, then enq when allowed.
+            if issued < n {
+                let (enq, e) = program[issued];
+                if e > affine_epoch {
+                    sm.affine_barrier();
+                    affine_epoch += 1;
+                } else if sm.can_enqueue() {
+                    sm.enqueue(enq).unwrap();
+                    issued += 1;
+                }
+            }
+            sm.cycle(now, &mut reqs);
+            // Non-affine warps consume in program order, sometimes stalling.
+            for (slot, &(_, g)) in geoms.iter().enumerate() {
+                let k = next[slot];
+                if k >= n || rng.below(3) == 0 {
+                    continue;
+                }
+                match program[k].0 {
+                    Enq::Pred(p) => {
+                        if let Some(e) = sm.deq_pred(slot) {
+                            assert_eq!(e.seq, k as u64);
+                            assert_eq!(e.mask, peu::expand(&p, &g).unwrap().mask);
+                            next[slot] += 1;
+                        }
+                    }
+                    Enq::Data(a) | Enq::Addr(a) => {
+                        if let Some(e) = sm.deq_addr(slot) {
+                            assert_eq!(e.seq, k as u64);
+                            assert_eq!(e.record, aeu::expand(&a, &g, 128));
+                            next[slot] += 1;
+                        }
+                    }
+                }
+            }
+            // A CTA passes its next barrier once its warps consumed all before it.
+            for (ci, p) in passed.iter_mut().enumerate() {
+                let before = program.iter().filter(|(_, e)| *e <= *p).count();
+                let done = geoms
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (c, _))| *c == ci)
+                    .all(|(slot, _)| next[slot] >= before);
+                if done && *p < epoch {
+                    *p += 1;
+                    sm.cta_passed_barrier(ci);
+                }
+            }
+        }
+        assert!(sm.is_drained(), "round {round}");
+        let lines: u64 = program
+            .iter()
+            .filter_map(|(e, _)| match e {
+                Enq::Data(a) => Some(a),
+                _ => None,
+            })
+            .flat_map(|a| geoms.iter().map(move |(_, g)| aeu::expand(a, g, 128)))
+            .map(|r| u64::from(r.unwrap().transactions()))
+            .sum();
+        assert_eq!(reqs.len() as u64, lines, "round {round}");
+        barrier_stalls += sm.stats().stall_barrier;
+        full_stalls += sm.stats().stall_queue_full;
+    }
+    assert!(
+        barrier_stalls > 0 && full_stalls > 0,
+        "{barrier_stalls} {full_stalls}"
+    );
 }

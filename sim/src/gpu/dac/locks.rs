@@ -12,9 +12,10 @@
 //! lock the last unlocked way, and [`LockTable::victim`] then always finds a way).
 //! Counters are finite (`lock_counter_max`): a lock of a line whose counter is at
 //! its maximum is refused rather than wrapped, since a wrapped counter would release
-//! the line before its last use. A refused lock is back-pressure on the AEU, which
-//! retries the request later; every held lock belongs to a record already queued
-//! for a warp, whose access will release it, so waiting cannot deadlock.
+//! the line before its last use. A refused lock changes nothing; the caller
+//! ([`super::PrefetchTracker::arrive`]) then leaves that request's line unprotected:
+//! it may be evicted before its use, which costs the warp a miss but can never
+//! deadlock, since nothing waits for a lock.
 
 use std::fmt;
 

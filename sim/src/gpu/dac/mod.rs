@@ -2,7 +2,7 @@
 //! paper"; `../shared/papers/000_5b8d47e72f1535c5.txt`) as standalone units of the
 //! `dac-gpu` simulator, for the timing model to call cycle by cycle:
 //!
-//! * [`tuple`]: affine tuples (`base + Σ stride·tid + Σ block offset·ctaid`, §3),
+//! * [`mod@tuple`]: affine tuples (`base + Σ stride·tid + Σ block offset·ctaid`, §3),
 //!   predicate tuples, and the geometry of the warps they expand for;
 //! * [`aeu`]: the Address Expansion Unit (§4.2): a warp's line addresses and word
 //!   masks, with the row adjustment of 2-D and 3-D blocks;
