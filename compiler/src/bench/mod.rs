@@ -10,12 +10,13 @@
 //! report every kernel and still fail.
 
 pub mod gpu;
+pub mod uniformity;
 
 use std::fmt;
 use std::path::PathBuf;
 
 /// The suites [`run_suite`] knows, in the order `spmdc bench --help` lists them.
-pub const SUITES: &[&str] = &["gpu"];
+pub const SUITES: &[&str] = &["gpu", "uniformity"];
 
 /// What every suite is run with.
 #[derive(Clone, Debug)]
@@ -78,6 +79,7 @@ impl std::error::Error for BenchError {}
 pub fn run_suite(name: &str, opts: &BenchOptions) -> Result<Table, BenchError> {
     match name {
         "gpu" => gpu::run(opts),
+        "uniformity" => uniformity::run(opts),
         _ => Err(BenchError::UnknownSuite(name.to_string())),
     }
 }

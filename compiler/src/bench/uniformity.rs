@@ -1,0 +1,644 @@
+//! `spmdc bench uniformity`: what the uniformity analysis buys in code generation.
+//!
+//! Each kernel of [`KERNELS`] (examples, most dominated by uniform loop control and
+//! address arithmetic, some divergent) runs on both targets in timing mode under each
+//! [`Setting`]: the default, `--no-uniformity` (only `uniform`-typed values use the
+//! scalar/uniform datapath), `--no-skip-empty` and `--force-cfg-opts`; on dac-gpu also
+//! `no uniform datapath` (every `.uni` removed after compilation: the baseline SIMT
+//! compiler, for scale). Each run reports dynamic vector and scalar instructions (on
+//! nyuzi: vector and scalar instructions; on dac-gpu: vector and uniform-datapath warp
+//! instructions), cycles and lane utilization, and whether its output buffers equal the
+//! default setting's. [`summary`] gives, per target, the change of dynamic vector
+//! instructions from `--no-uniformity` to the default, the figure issue 6 asks about.
+
+use super::{BenchError, BenchOptions, Cell, Table};
+use crate::back::dac_gpu::{self, DacRunOptions};
+use crate::back::nyuzi::run::{run_on_nyuzi, NyuziRunOptions};
+use crate::driver::{self, FrontOptions, RunError, RunRequest, Stage};
+use crate::launch::{Buffer, RunResult};
+use crate::passes::Switches;
+
+/// What a kernel is dominated by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Uniform loop control and address arithmetic.
+    Uniform,
+    /// Divergent control flow.
+    Divergent,
+}
+
+/// One benchmark kernel: an example and its launch.
+#[derive(Clone, Copy, Debug)]
+pub struct BenchKernel {
+    pub name: &'static str,
+    /// The example's path in the repository (for the docs).
+    pub file: &'static str,
+    pub source: &'static str,
+    pub entry: &'static str,
+    pub args: &'static [&'static str],
+    pub grid: Option<&'static str>,
+    pub block: Option<&'static str>,
+    pub kind: Kind,
+}
+
+impl BenchKernel {
+    /// The example's path, so that its `#include`s resolve.
+    pub fn path(&self) -> std::path::PathBuf {
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(self.file)
+    }
+}
+
+macro_rules! example {
+    ($name:literal, $file:literal, $entry:literal, $kind:ident, $grid:expr, $block:expr, [$($arg:literal),* $(,)?]) => {
+        BenchKernel {
+            name: $name,
+            file: concat!("examples/", $file),
+            source: include_str!(concat!("../../../examples/", $file)),
+            entry: $entry,
+            args: &[$($arg),*],
+            grid: $grid,
+            block: $block,
+            kind: Kind::$kind,
+        }
+    };
+}
+
+/// The kernels, with the examples' suggested launches (a few made smaller).
+pub const KERNELS: &[BenchKernel] = &[
+    example!(
+        "saxpy",
+        "saxpy.spmd",
+        "saxpy",
+        Uniform,
+        None,
+        None,
+        ["n=1000", "a=2", "x=range(1000)", "y=fill(1000,1)"]
+    ),
+    example!(
+        "row_sums",
+        "row_sums.spmd",
+        "row_sums",
+        Uniform,
+        None,
+        None,
+        ["nrows=64", "ncols=64", "m=range(4096)", "out=zeros(64)"]
+    ),
+    example!(
+        "strided_copy",
+        "strided_copy.spmd",
+        "strided_copy",
+        Uniform,
+        Some("2"),
+        Some("64"),
+        ["n=32", "stride=3", "src=range(12288)", "dst=zeros(4096)"]
+    ),
+    example!(
+        "jacobi2d",
+        "jacobi2d.spmd",
+        "jacobi2d",
+        Uniform,
+        None,
+        None,
+        [
+            "nx=64",
+            "ny=32",
+            "c0=0.5",
+            "c1=0.1",
+            "c2=0.025",
+            "w0=fill(2048,1)",
+            "w1=zeros(2048)"
+        ]
+    ),
+    example!(
+        "jacobi2d_gpu",
+        "jacobi2d_gpu.spmd",
+        "jacobi2d_gpu",
+        Uniform,
+        Some("2,4"),
+        Some("32,8"),
+        [
+            "nx=64",
+            "ny=32",
+            "c0=0.5",
+            "c1=0.1",
+            "c2=0.025",
+            "w0=range(2048)",
+            "w1=zeros(2048)"
+        ]
+    ),
+    example!(
+        "wave13pt",
+        "wave13pt.spmd",
+        "wave13pt",
+        Uniform,
+        None,
+        None,
+        [
+            "nx=16",
+            "ny=16",
+            "nz=16",
+            "c0=1.5",
+            "c1=0.1",
+            "c2=-0.05",
+            "w0=fill(4096,1)",
+            "w1=fill(4096,1)",
+            "w2=zeros(4096)"
+        ]
+    ),
+    example!(
+        "gaussblur",
+        "gaussblur.spmd",
+        "gaussblur",
+        Uniform,
+        None,
+        None,
+        [
+            "nx=32",
+            "ny=32",
+            "s0=12",
+            "s1=6",
+            "s2=4",
+            "s4=2",
+            "s5=1",
+            "s8=0.5",
+            "w0=fill(1024,3)",
+            "w1=zeros(1024)"
+        ]
+    ),
+    example!(
+        "matmul_tiled",
+        "matmul_tiled.spmd",
+        "matmul_tiled",
+        Uniform,
+        Some("3,3"),
+        Some("16,16"),
+        ["n=40", "a=fill(1600,1)", "b=fill(1600,2)", "c=zeros(1600)"]
+    ),
+    example!(
+        "stencil1d",
+        "stencil1d.spmd",
+        "stencil1d",
+        Uniform,
+        Some("4"),
+        Some("256"),
+        ["n=1000", "src=fill(1000,1)", "dst=zeros(1000)"]
+    ),
+    example!(
+        "reduce_sum",
+        "reduce_sum.spmd",
+        "reduce_sum",
+        Uniform,
+        None,
+        None,
+        ["n=1000", "x=range(1000)", "result=zeros(3)"]
+    ),
+    example!(
+        "mandelbrot",
+        "mandelbrot.spmd",
+        "mandelbrot",
+        Divergent,
+        None,
+        None,
+        [
+            "x0=-2",
+            "y0=-1",
+            "x1=1",
+            "y1=1",
+            "width=32",
+            "height=16",
+            "rowStart=0",
+            "rowEnd=16",
+            "maxIter=64",
+            "out=zeros(512)"
+        ]
+    ),
+    example!(
+        "histogram",
+        "histogram.spmd",
+        "histogram",
+        Divergent,
+        Some("8"),
+        Some("128"),
+        [
+            "n=1000",
+            "x=range(1000)",
+            "lo=0",
+            "hi=1000",
+            "bins=zeros(64)"
+        ]
+    ),
+    example!(
+        "switch_ops",
+        "switch_ops.spmd",
+        "switch_ops",
+        Divergent,
+        None,
+        None,
+        [
+            "n=13",
+            "ops=range(13)",
+            "a=fill(13,6)",
+            "b=fill(13,3)",
+            "out=zeros(13)"
+        ]
+    ),
+];
+
+/// A target of the benchmark.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    Nyuzi,
+    DacGpu,
+}
+
+impl Target {
+    pub const ALL: [Target; 2] = [Target::Nyuzi, Target::DacGpu];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Nyuzi => "nyuzi",
+            Target::DacGpu => "dac-gpu",
+        }
+    }
+
+    fn sema_target(self) -> crate::front::sema::Target {
+        match self {
+            Target::Nyuzi => crate::front::sema::Target {
+                program_count: 16,
+                pointer_size: 4,
+            },
+            Target::DacGpu => crate::front::sema::Target {
+                program_count: 32,
+                pointer_size: 8,
+            },
+        }
+    }
+}
+
+/// A compilation setting: the issue-6 switches, plus (dac-gpu only) whether the
+/// uniform datapath is used at all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Setting {
+    pub name: &'static str,
+    pub switches: Switches,
+    /// Keep `.uni` instructions (false: the baseline SIMT compiler, dac-gpu only).
+    pub datapath: bool,
+}
+
+/// The default, each switch alone, and the dac-gpu baseline without the datapath.
+pub fn settings() -> Vec<Setting> {
+    let on = Switches::default();
+    vec![
+        Setting {
+            name: "default",
+            switches: on,
+            datapath: true,
+        },
+        Setting {
+            name: "--no-uniformity",
+            switches: Switches {
+                no_uniformity: true,
+                ..on
+            },
+            datapath: true,
+        },
+        Setting {
+            name: "--no-skip-empty",
+            switches: Switches {
+                no_skip_empty: true,
+                ..on
+            },
+            datapath: true,
+        },
+        Setting {
+            name: "--force-cfg-opts",
+            switches: Switches {
+                force_cfg_opts: true,
+                ..on
+            },
+            datapath: true,
+        },
+        Setting {
+            name: "no uniform datapath",
+            switches: Switches {
+                no_uniformity: true,
+                ..on
+            },
+            datapath: false,
+        },
+    ]
+}
+
+/// One run's figures.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Measurement {
+    pub kernel: &'static str,
+    pub kind: Kind,
+    pub target: Target,
+    pub setting: &'static str,
+    /// Dynamic vector (nyuzi) or vector-datapath warp (dac-gpu) instructions.
+    pub vector: u64,
+    /// Dynamic scalar (nyuzi) or uniform-datapath (dac-gpu) instructions.
+    pub scalar: u64,
+    pub cycles: u64,
+    /// Active lanes per vector instruction over the gang width.
+    pub lane_utilization: f64,
+    /// The output buffers equal the default setting's (None for the default itself).
+    pub same_output: Option<bool>,
+}
+
+fn stat_u64(r: &RunResult, key: &str) -> u64 {
+    match r.stats.get(key) {
+        Some(crate::launch::StatValue::Count(v)) => v,
+        Some(crate::launch::StatValue::Ratio(v)) => v as u64,
+        None => 0,
+    }
+}
+
+fn stat_f64(r: &RunResult, key: &str) -> f64 {
+    match r.stats.get(key) {
+        Some(crate::launch::StatValue::Count(v)) => v as f64,
+        Some(crate::launch::StatValue::Ratio(v)) => v,
+        None => 0.0,
+    }
+}
+
+fn describe(e: RunError) -> String {
+    match e {
+        RunError::Compile(d) => d
+            .first()
+            .map_or("compile error".to_string(), |d| d.message.clone()),
+        other => format!("{other:?}"),
+    }
+}
+
+/// Runs `k` on `target` under `setting` in timing mode.
+pub fn run_one(
+    k: &BenchKernel,
+    target: Target,
+    setting: &Setting,
+    config: &str,
+) -> Result<RunResult, String> {
+    if target == Target::Nyuzi && !setting.datapath {
+        return Err("the setting is dac-gpu only".into());
+    }
+    let options = FrontOptions {
+        target: target.sema_target(),
+        ..FrontOptions::default()
+    };
+    let mut front = driver::run_front(
+        k.file,
+        Some(k.path()),
+        k.source.to_string(),
+        &options,
+        Stage::Check,
+    );
+    if front.diags.has_errors() {
+        return Err("front end errors".into());
+    }
+    // The pass pipeline reads the switches from here; the dac-gpu code generator's
+    // use of the analysis is its own option, set below.
+    front.switches = setting.switches;
+    let args: Vec<String> = k.args.iter().map(|a| a.to_string()).collect();
+    let req = RunRequest {
+        optimize: true,
+        entry: k.entry,
+        args: &args,
+        grid: k.grid,
+        block: k.block,
+        limits: crate::interp::Limits::default(),
+    };
+    let sw = setting.switches;
+    match target {
+        Target::Nyuzi => {
+            let opts = NyuziRunOptions {
+                timing: true,
+                ..NyuziRunOptions::default()
+            };
+            run_on_nyuzi(&front, &req, &opts).map_err(describe)
+        }
+        Target::DacGpu => {
+            let opts = DacRunOptions {
+                timing: true,
+                config: config.to_string(),
+                codegen: dac_gpu::Options {
+                    uniformity: !sw.no_uniformity,
+                    ..dac_gpu::Options::default()
+                },
+                ..DacRunOptions::default()
+            };
+            let mut compiled =
+                dac_gpu::run::compile(&front, true, &opts.codegen).map_err(describe)?;
+            if !setting.datapath {
+                for k in &mut compiled.program.kernels {
+                    for i in &mut k.insts {
+                        i.uni = false;
+                    }
+                }
+            }
+            dac_gpu::run::run_compiled(&front, &compiled, &req, &opts).map_err(describe)
+        }
+    }
+}
+
+fn figures(k: &BenchKernel, target: Target, setting: &Setting, r: &RunResult) -> Measurement {
+    let (vector, scalar) = match target {
+        Target::Nyuzi => (
+            stat_u64(r, "vector_instructions"),
+            stat_u64(r, "scalar_instructions"),
+        ),
+        Target::DacGpu => (
+            stat_u64(r, "vector_instructions"),
+            stat_u64(r, "uniform_instructions"),
+        ),
+    };
+    Measurement {
+        kernel: k.name,
+        kind: k.kind,
+        target,
+        setting: setting.name,
+        vector,
+        scalar,
+        cycles: stat_u64(r, crate::launch::Stats::CYCLES),
+        lane_utilization: stat_f64(r, "lane_utilization"),
+        same_output: None,
+    }
+}
+
+fn buffers(r: &RunResult) -> Vec<(String, Buffer)> {
+    r.buffers.clone()
+}
+
+/// Measures every kernel on every target under every setting (dac-gpu-only settings
+/// are skipped on nyuzi). A run that fails is reported as an error row.
+pub fn measure(
+    kernels: &[BenchKernel],
+    settings: &[Setting],
+    config: &str,
+) -> Vec<Result<Measurement, String>> {
+    let mut out = Vec::new();
+    for k in kernels {
+        for target in Target::ALL {
+            let mut reference = None;
+            for s in settings {
+                if target == Target::Nyuzi && !s.datapath {
+                    continue;
+                }
+                let r = run_one(k, target, s, config)
+                    .map_err(|e| format!("{} on {} ({}): {e}", k.name, target.name(), s.name));
+                out.push(r.map(|r| {
+                    let mut m = figures(k, target, s, &r);
+                    match &reference {
+                        None => reference = Some(buffers(&r)),
+                        Some(b) => m.same_output = Some(*b == buffers(&r)),
+                    }
+                    m
+                }));
+            }
+        }
+    }
+    out
+}
+
+/// The table's columns.
+pub const COLUMNS: &[&str] = &[
+    "kernel",
+    "kind",
+    "target",
+    "setting",
+    "vector instr",
+    "scalar instr",
+    "vector vs --no-uniformity",
+    "cycles",
+    "lane util",
+    "output",
+];
+
+/// The change of `m`'s vector instructions from the `--no-uniformity` run of the same
+/// kernel and target, in percent (negative: fewer), when there is one.
+pub fn vector_change(rows: &[Measurement], m: &Measurement) -> Option<f64> {
+    let off = rows
+        .iter()
+        .find(|o| o.kernel == m.kernel && o.target == m.target && o.setting == "--no-uniformity")?;
+    (off.vector > 0).then(|| 100.0 * (m.vector as f64 - off.vector as f64) / off.vector as f64)
+}
+
+/// The table of `rows`: one row per run; errors and outputs that differ from the
+/// default setting's are the table's failures.
+pub fn table(rows: Vec<Result<Measurement, String>>) -> Table {
+    let mut t = Table::new("uniformity", COLUMNS);
+    let ok: Vec<Measurement> = rows
+        .iter()
+        .filter_map(|r| r.as_ref().ok())
+        .cloned()
+        .collect();
+    for r in rows {
+        let m = match r {
+            Ok(m) => m,
+            Err(e) => {
+                t.failures.push(e);
+                continue;
+            }
+        };
+        if m.same_output == Some(false) {
+            t.failures.push(format!(
+                "{} on {} ({}): output differs from the default setting's",
+                m.kernel,
+                m.target.name(),
+                m.setting
+            ));
+        }
+        let change =
+            vector_change(&ok, &m).map_or_else(|| "-".to_string(), |c| format!("{c:+.1}%"));
+        t.rows.push(vec![
+            Cell::Text(m.kernel.to_string()),
+            Cell::Text(
+                match m.kind {
+                    Kind::Uniform => "uniform",
+                    Kind::Divergent => "divergent",
+                }
+                .into(),
+            ),
+            Cell::Text(m.target.name().into()),
+            Cell::Text(m.setting.into()),
+            Cell::Count(m.vector),
+            Cell::Count(m.scalar),
+            Cell::Text(change),
+            Cell::Count(m.cycles),
+            Cell::Real(m.lane_utilization, 3),
+            Cell::Text(
+                match m.same_output {
+                    None => "reference",
+                    Some(true) => "same",
+                    Some(false) => "DIFFERENT",
+                }
+                .into(),
+            ),
+        ]);
+    }
+    t
+}
+
+/// `spmdc bench uniformity`: every kernel of [`KERNELS`] under every [`settings`] on
+/// both targets (dac-gpu on `opts.config`; the kernels' sizes are fixed, so
+/// `opts.min_threads` is not used).
+pub fn run(opts: &BenchOptions) -> Result<Table, BenchError> {
+    sim::gpu::GpuConfig::load(&opts.config).map_err(BenchError::Options)?;
+    Ok(table(measure(KERNELS, &settings(), &opts.config)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel(name: &str) -> BenchKernel {
+        *KERNELS.iter().find(|k| k.name == name).expect("kernel")
+    }
+
+    #[test]
+    fn the_analysis_moves_uniform_loop_work_off_the_vector_datapath() {
+        let s = settings();
+        let two = [s[0], s[1]];
+        let t = table(measure(&[kernel("row_sums")], &two, "gtx480"));
+        assert!(t.failures.is_empty(), "{:?}", t.failures);
+        assert_eq!(t.rows.len(), 4, "two settings on two targets");
+        let count = |row: usize, col: &str| match t.cell(row, col) {
+            Some(Cell::Count(n)) => *n,
+            other => panic!("{col}: {other:?}"),
+        };
+        // Rows: nyuzi default, nyuzi --no-uniformity, dac-gpu default, dac-gpu off.
+        assert_eq!(t.cell(2, "setting"), Some(&Cell::Text("default".into())));
+        assert!(count(2, "vector instr") < count(3, "vector instr"));
+        assert!(count(2, "scalar instr") > count(3, "scalar instr"));
+        assert!(count(2, "cycles") > 0);
+        assert_eq!(t.cell(3, "output"), Some(&Cell::Text("same".into())));
+    }
+
+    #[test]
+    fn every_kernel_compiles_for_both_targets() {
+        for k in KERNELS {
+            for target in Target::ALL {
+                let options = FrontOptions {
+                    target: target.sema_target(),
+                    ..FrontOptions::default()
+                };
+                let front = driver::run_front(
+                    k.file,
+                    Some(k.path()),
+                    k.source.to_string(),
+                    &options,
+                    Stage::Check,
+                );
+                let errors: Vec<String> = front.diags.iter().map(|d| d.message.clone()).collect();
+                assert!(
+                    !front.diags.has_errors(),
+                    "{} on {}: {errors:?}",
+                    k.name,
+                    target.name()
+                );
+            }
+        }
+    }
+}
