@@ -53,22 +53,27 @@ pub struct WarpAddrRecord {
     /// (a line reached again after a row adjustment is a new step, merged into its
     /// earlier entry).
     pub steps: u32,
+    /// Within every line, the lanes' addresses strictly ascend with the lane: the
+    /// units and lanes then pair up in order (§4.2: the addresses are "mapped to
+    /// threads by the bit masks and the line addresses"), and the record determines
+    /// every lane's address ([`WarpAddrRecord::lane_address`]). False when lanes
+    /// share a unit (stride 0) or descend (negative strides, some 2-D layouts).
+    pub ranked: bool,
 }
 
 impl WarpAddrRecord {
-    /// The address lane `lane` accesses, recovered from the record (its line and its
-    /// rank among the lanes of that line whose units are set, ascending addresses
-    /// for ascending lanes within a line): `None` when the lane has no access or the
-    /// record does not determine it (several lanes sharing one unit, or addresses
-    /// decreasing with the lane within a line).
+    /// The address lane `lane` accesses, recovered from the record when it is
+    /// [`ranked`](WarpAddrRecord::ranked): the lane's line, and the unit of its rank
+    /// among that line's lanes. `None` for a lane without a thread or an unranked
+    /// record.
     pub fn lane_address(&self, lane: u32) -> Option<u64> {
         if lane >= 32 {
             return None;
         }
-        let la = self.lines.iter().find(|l| l.lanes >> lane & 1 == 1)?;
-        if la.units.count_ones() != la.lanes.count_ones() {
+        if !self.ranked {
             return None;
         }
+        let la = self.lines.iter().find(|l| l.lanes >> lane & 1 == 1)?;
         let rank = (la.lanes & ((1u32 << lane) - 1)).count_ones();
         let mut units = la.units;
         for _ in 0..rank {
@@ -161,6 +166,7 @@ pub fn expand(a: &AddrTuple, g: &WarpGeom, line_size: u32) -> Result<WarpAddrRec
         access_bytes: a.access_bytes,
         lane_mask: g.lane_mask(),
         steps: 0,
+        ranked: true,
     };
     let mut current: Option<usize> = None;
     for acc in accumulate(&a.tuple, g) {
@@ -181,6 +187,9 @@ pub fn expand(a: &AddrTuple, g: &WarpGeom, line_size: u32) -> Result<WarpAddrRec
         };
         current = Some(idx);
         let unit = (addr - line) / u64::from(a.access_bytes);
+        // Lanes come in order, so ascending means above every unit seen in the line.
+        let units = rec.lines[idx].units;
+        rec.ranked &= units == 0 || unit > u64::from(127 - units.leading_zeros());
         rec.lines[idx].units |= 1u128 << unit;
         rec.lines[idx].lanes |= 1u32 << acc.lane;
     }
@@ -245,14 +254,17 @@ mod tests {
             access_bytes: a.access_bytes,
             lane_mask: g.lane_mask(),
             steps: 0,
+            ranked: true,
         };
         let mut prev = None;
+        let mut addrs = vec![];
         for lane in 0..g.lanes() {
             let addr = address(a.tuple.eval(g.ctaid, g.tid(lane)), a.wide);
             if !addr.is_multiple_of(u64::from(a.access_bytes)) {
                 return Err(AeuError::Misaligned { lane, addr });
             }
             let line = addr / u64::from(line_size) * u64::from(line_size);
+            addrs.push(addr);
             if prev != Some(line) {
                 rec.steps += 1;
             }
@@ -270,6 +282,15 @@ mod tests {
             };
             rec.lines[i].units |= 1 << ((addr - line) / u64::from(a.access_bytes));
             rec.lines[i].lanes |= 1 << lane;
+        }
+        // Ranked: no two lanes k < l of one line with addrs[k] >= addrs[l].
+        let line_of = |a: u64| a / u64::from(line_size);
+        for (l, &al) in addrs.iter().enumerate() {
+            for &ak in &addrs[..l] {
+                if line_of(ak) == line_of(al) && ak >= al {
+                    rec.ranked = false;
+                }
+            }
         }
         Ok(rec)
     }
@@ -314,6 +335,7 @@ mod tests {
                 (0x8100, 0x2492_4924, 0xffc0_0000)
             ]
         );
+        assert!(r.ranked);
         assert_eq!(r.lane_address(11), Some(0x8000 + 132));
         assert_eq!(r.lane_address(31), Some(0x8000 + 372));
     }
@@ -433,6 +455,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!(lines(&n), [(0x3000, u128::from(u32::MAX), u32::MAX)]);
+        assert!(!s.ranked && !n.ranked, "lanes share a word / descend");
+        assert_eq!(n.lane_address(0), None);
     }
 
     #[test]
@@ -482,6 +506,7 @@ mod tests {
     #[test]
     fn random_tuples_equal_the_per_lane_reference() {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let (mut ranked, mut unranked) = (0, 0);
         let dims = [
             [32, 1, 1],
             [256, 1, 1],
@@ -515,12 +540,18 @@ mod tests {
             };
             for warp in 0..g0.warps_per_block() {
                 let g = g0.with_warp(warp);
-                assert_eq!(
-                    expand(&a, &g, line),
-                    brute(&a, &g, line),
-                    "{a:?} {g:?} line {line}"
-                );
+                let r = expand(&a, &g, line);
+                assert_eq!(r, brute(&a, &g, line), "{a:?} {g:?} line {line}");
+                let Ok(r) = r else { continue };
+                ranked += u32::from(r.ranked);
+                unranked += u32::from(!r.ranked);
+                for lane in 0..g.lanes() {
+                    let want = address(a.tuple.eval(g.ctaid, g.tid(lane)), a.wide);
+                    let got = r.lane_address(lane);
+                    assert_eq!(got, r.ranked.then_some(want), "{a:?} {g:?} lane {lane}");
+                }
             }
         }
+        assert!(ranked > 100 && unranked > 100, "{ranked} {unranked}");
     }
 }
