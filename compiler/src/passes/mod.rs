@@ -13,6 +13,7 @@ pub mod legalize;
 pub mod promote;
 pub mod skip_empty;
 pub mod tail_dup;
+pub mod unswitch;
 
 use crate::analysis::uniformity::{self, FunctionUniformity};
 use crate::ir::{self, verify};
@@ -87,7 +88,7 @@ impl Pipeline {
     }
 
     /// The pipeline for `switches`: `promote`; `skip_empty` with `no_skip_empty`; then
-    /// `trivial_params` and the code-duplicating CFG transforms (`tail_dup`, `jump_thread`), on uniform
+    /// `trivial_params` and the code-duplicating CFG transforms (`tail_dup`, `jump_thread`, `unswitch`), on uniform
     /// branches only, or on all with `force_cfg_opts`.
     pub fn with_switches(switches: &Switches) -> Pipeline {
         let mut passes = vec![Pass {
@@ -120,6 +121,14 @@ impl Pipeline {
                     jump_thread::run_forced
                 } else {
                     jump_thread::run_uniform
+                },
+            },
+            Pass {
+                name: "unswitch",
+                run: if force {
+                    unswitch::run_forced
+                } else {
+                    unswitch::run_uniform
                 },
             },
             Pass {
