@@ -443,7 +443,8 @@ impl DacSm {
                     Err(_) => self.stats.aeu_errors += 1,
                 }
                 if let Some(q) = self.pwaq.get_mut(p.warp_slot) {
-                    let _ = q.try_push(e);
+                    let pushed = q.try_push(e);
+                    debug_assert!(pushed.is_ok(), "room was reserved");
                 }
             }
             Output::Pred(mut e) => {
@@ -455,7 +456,8 @@ impl DacSm {
                     PeuPath::Slow => self.stats.peu_slow += 1,
                 }
                 if let Some(q) = self.pwpq.get_mut(p.warp_slot) {
-                    let _ = q.try_push(e);
+                    let pushed = q.try_push(e);
+                    debug_assert!(pushed.is_ok(), "room was reserved");
                 }
             }
         }

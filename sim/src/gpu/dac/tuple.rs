@@ -92,6 +92,21 @@ impl AffineTuple {
         self.zip(&AffineTuple::default(), |a, _| a.wrapping_mul(k))
     }
 
+    /// Shift left by a uniform amount: multiplication by `2^k` (modulo 2^64).
+    pub fn shl(&self, k: u32) -> AffineTuple {
+        self.scale(1i64.checked_shl(k).unwrap_or(0))
+    }
+
+    /// `self · k + c` with a scalar `k` (the affine `mad`).
+    pub fn mad(&self, k: i64, c: &AffineTuple) -> AffineTuple {
+        self.scale(k).add(c)
+    }
+
+    /// True when the value is the same in every thread of every CTA.
+    pub fn is_scalar(&self) -> bool {
+        self.is_cta_uniform() && self.cta_strides == [0; DIMS]
+    }
+
     fn zip(&self, o: &AffineTuple, f: impl Fn(i64, i64) -> i64) -> AffineTuple {
         let mut r = AffineTuple::scalar(f(self.base, o.base));
         for d in 0..DIMS {
@@ -375,6 +390,17 @@ mod tests {
         assert_eq!(c.sub(&b), a);
         assert_eq!(a.scale(3), AffineTuple::linear(0x300, 12));
         assert!(b.is_cta_uniform() && !a.is_cta_uniform());
+        assert_eq!(a.shl(3), AffineTuple::linear(0x800, 32));
+        assert_eq!(a.shl(64), AffineTuple::default(), "shifted out");
+        // blockIdx.x * blockDim.x + threadIdx.x with blockDim.x = 256, then * 4 + A.
+        let tid = AffineTuple {
+            base: 0,
+            strides: [1, 0, 0],
+            cta_strides: [256, 0, 0],
+        };
+        let addr = tid.mad(4, &AffineTuple::scalar(0x1000));
+        assert_eq!(addr.eval([3, 0, 0], [5, 0, 0]), 0x1000 + 4 * (3 * 256 + 5));
+        assert!(b.is_scalar() && !tid.is_scalar() && !tid.is_cta_uniform());
     }
 
     #[test]
