@@ -66,10 +66,13 @@ struct Candidate {
 pub fn unswitch_function(func: &mut Function, force: bool) -> usize {
     let mut done = 0;
     while done < MAX_UNSWITCH {
-        let Some(c) = find_candidate(func, force) else {
+        if let Some(c) = find_candidate(func) {
+            apply(func, c);
+        } else if let Some(s) = force.then(|| find_split(func)).flatten() {
+            apply_split(func, s);
+        } else {
             break;
-        };
-        apply(func, c);
+        }
         done += 1;
     }
     if done > 0 {
@@ -79,7 +82,8 @@ pub fn unswitch_function(func: &mut Function, force: bool) -> usize {
     done
 }
 
-fn find_candidate(func: &Function, force: bool) -> Option<Candidate> {
+/// A uniform invariant branch in a loop.
+fn find_candidate(func: &Function) -> Option<Candidate> {
     let res = analyze_function(func);
     let dom = DominatorTree::compute(func);
     let preds = cfg::predecessors(func);
@@ -111,7 +115,7 @@ fn find_candidate(func: &Function, force: bool) -> Option<Candidate> {
             };
             if then_dest.block == else_dest.block
                 || !invariant(func, &lp.blocks, *cond, MAX_DEPTH)
-                || (!force && super::branch_is_divergent(func, &res, *cond))
+                || super::branch_is_divergent(func, &res, *cond)
             {
                 continue;
             }
@@ -267,6 +271,287 @@ fn apply(func: &mut Function, c: Candidate) {
     cfg::repair_clones(func, &[vmap], &skip);
 }
 
+// ---------------------------------------------------------------------------------
+// The divergent case (`--force-cfg-opts`): unswitching as a SIMT machine runs it.
+
+/// A loop and a divergent, loop-invariant varying condition `cond` its masks test.
+struct Split {
+    lp: Loop,
+    cond: Value,
+    /// The loop's one exit: the exiting block and the index of its branch call.
+    exiting: Block,
+    call: usize,
+}
+
+/// A loop that can be split on a divergent invariant condition: every instruction
+/// pure (no memory, calls, prints, traps), `any`/`all` only as branch conditions, the
+/// exit a single uniform (not mask) branch to a block with no other predecessor.
+fn find_split(func: &Function) -> Option<Split> {
+    let res = analyze_function(func);
+    let dom = DominatorTree::compute(func);
+    let preds = cfg::predecessors(func);
+    for &header in dom.rpo() {
+        let Some(lp) = natural_loop(func, &dom, &preds, header) else {
+            continue;
+        };
+        let size: usize = lp.blocks.iter().map(|&b| func.blocks[b].insts.len()).sum();
+        let Some((exiting, call)) = single_exit(func, &lp, &preds) else {
+            continue;
+        };
+        if size > MAX_LOOP || !splittable(func, &lp, &res) {
+            continue;
+        }
+        let cond = lp.blocks.iter().find_map(|&b| {
+            let t = func.terminator(b)?;
+            let InstData::Brif { cond, .. } = func.insts[t] else {
+                return None;
+            };
+            let m = crate::analysis::uniformity::branch_mask(func, cond)?;
+            leaves(func, m).into_iter().find(|&c| {
+                func.value_type(c).varying
+                    && !res.is_uniform(c)
+                    && invariant(func, &lp.blocks, c, MAX_DEPTH)
+            })
+        });
+        if let Some(cond) = cond {
+            return Some(Split {
+                lp,
+                cond,
+                exiting,
+                call,
+            });
+        }
+    }
+    None
+}
+
+/// The loop's only exit edge, if its target has no other predecessor.
+fn single_exit(
+    func: &Function,
+    lp: &Loop,
+    preds: &cranelift_entity::SecondaryMap<Block, Vec<Block>>,
+) -> Option<(Block, usize)> {
+    let mut exits = Vec::new();
+    for &b in &lp.blocks {
+        let t = func.terminator(b)?;
+        for (i, call) in func.insts[t].successors().iter().enumerate() {
+            if !lp.blocks.contains(&call.block) {
+                exits.push((b, i, call.block));
+            }
+        }
+    }
+    let [(b, i, target)] = exits[..] else {
+        return None;
+    };
+    (preds[target].len() == 1).then_some((b, i))
+}
+
+/// Whether every lane's results in the loop depend only on that lane and on uniform
+/// values that do not depend on masks, and the loop's trip count on no mask.
+fn splittable(
+    func: &Function,
+    lp: &Loop,
+    res: &crate::analysis::uniformity::FunctionUniformity,
+) -> bool {
+    let mut branch_conds = FxHashSet::default();
+    for &b in &lp.blocks {
+        let Some(t) = func.terminator(b) else {
+            return false;
+        };
+        match &func.insts[t] {
+            InstData::Jump { .. } => {}
+            InstData::Brif {
+                cond,
+                then_dest,
+                else_dest,
+            } => {
+                let exits =
+                    !lp.blocks.contains(&then_dest.block) || !lp.blocks.contains(&else_dest.block);
+                if exits && crate::analysis::uniformity::branch_mask(func, *cond).is_some() {
+                    return false;
+                }
+                branch_conds.insert(*cond);
+            }
+            _ => return false,
+        }
+    }
+    let _ = res;
+    for &b in &func.layout {
+        for &i in &func.blocks[b].insts {
+            let data = &func.insts[i];
+            let inside = lp.blocks.contains(&b);
+            if inside && !data.is_terminator() && !cfg::is_pure(data) {
+                return false;
+            }
+            // A mask vote read other than by a branch of the loop.
+            let votes = data.operands().into_iter().any(|v| {
+                matches!(func.values[v].def, ValueDef::Result(d)
+                    if matches!(func.insts[d], InstData::Lane { .. })
+                        && def_block(func, v).is_some_and(|db| lp.blocks.contains(&db)))
+            });
+            let as_branch = matches!(data, InstData::Brif { cond, .. } if branch_conds.contains(cond) && inside);
+            if votes && !as_branch {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// The conditions a mask combines (through `band`, `bor`, `bnot`).
+fn leaves(func: &Function, mask: Value) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut stack = vec![mask];
+    let mut seen = FxHashSet::default();
+    while let Some(v) = stack.pop() {
+        if !seen.insert(v) {
+            continue;
+        }
+        match func.values[v].def {
+            ValueDef::Result(i) => match &func.insts[i] {
+                InstData::Binary {
+                    op: BinaryOp::Band | BinaryOp::Bor,
+                    args,
+                } => stack.extend(args),
+                InstData::Unary {
+                    op: crate::ir::UnaryOp::Bnot,
+                    arg,
+                } => stack.push(*arg),
+                _ => out.push(v),
+            },
+            ValueDef::Param(..) => out.push(v),
+        }
+    }
+    out
+}
+
+/// Runs the loop twice in a row, as a SIMT machine runs both sides of an unswitched
+/// divergent branch: first with the condition true in every lane, then false, both
+/// from the values the loop was entered with; after them each lane takes the values
+/// of its side (`select cond, first, second`; uniform values agree).
+fn apply_split(func: &mut Function, s: Split) {
+    let Split {
+        lp,
+        cond,
+        exiting,
+        call,
+    } = s;
+    let pre = lp.preheader;
+    let c = materialize(func, &lp.blocks, pre, cond);
+    let ty = crate::ir::Type::BOOL.to_varying();
+    let konst = |func: &mut Function, bits| {
+        let term = func.blocks[pre].insts.pop().expect("a terminator");
+        let i = func.append_inst(
+            pre,
+            InstData::Iconst { ty, bits },
+            Some(ty),
+            Default::default(),
+        );
+        func.blocks[pre].insts.push(term);
+        func.results[i].expect("a constant")
+    };
+    let (on, off) = (konst(func, 1), konst(func, 0));
+    let list: Vec<Block> = func
+        .layout
+        .iter()
+        .copied()
+        .filter(|b| lp.blocks.contains(b))
+        .collect();
+    let (bmap, vmap) = cfg::clone_blocks(func, &list);
+    let second_cond = vmap.get(&cond).copied().unwrap_or(cond);
+    for &b in &list {
+        for i in func.blocks[b].insts.clone() {
+            func.insts[i].map_operands(|v| if v == cond { on } else { v });
+        }
+        for i in func.blocks[bmap[&b]].insts.clone() {
+            func.insts[i].map_operands(|v| if v == second_cond { off } else { v });
+        }
+    }
+    // The first loop's exit enters the second with the preheader's arguments.
+    let pre_term = func.terminator(pre).expect("the preheader's jump");
+    let InstData::Jump { dest: entry_call } = func.insts[pre_term].clone() else {
+        return;
+    };
+    let mid = func.create_block();
+    let mut second_entry = entry_call.clone();
+    second_entry.block = bmap[&lp.header];
+    func.append_inst(
+        mid,
+        InstData::Jump { dest: second_entry },
+        None,
+        Default::default(),
+    );
+    let t1 = func.terminator(exiting).expect("the exit branch");
+    let exit_call = func.insts[t1].successors()[call].clone();
+    let post = func.create_block();
+    if let Some(bc) = cfg::calls_mut(&mut func.insts[t1]).into_iter().nth(call) {
+        *bc = crate::ir::BlockCall {
+            block: mid,
+            args: Default::default(),
+        };
+    }
+    let t2 = func.terminator(bmap[&exiting]).expect("the exit branch");
+    let exit_call2 = func.insts[t2].successors()[call].clone();
+    if let Some(bc) = cfg::calls_mut(&mut func.insts[t2]).into_iter().nth(call) {
+        *bc = crate::ir::BlockCall {
+            block: post,
+            args: Default::default(),
+        };
+    }
+    // After both: each lane's values from its side.
+    let mut merged = rustc_hash::FxHashMap::default();
+    let mut merge = |func: &mut Function, v1: Value, v2: Value| -> Value {
+        if v1 == v2 || !func.value_type(v1).varying {
+            return v2;
+        }
+        *merged.entry((v1, v2)).or_insert_with(|| {
+            let data = InstData::Select { args: [c, v1, v2] };
+            let i = func.append_inst(post, data, Some(func.value_type(v1)), Default::default());
+            func.results[i].expect("a select")
+        })
+    };
+    let args: Vec<Value> = exit_call
+        .args
+        .iter()
+        .zip(exit_call2.args.iter())
+        .map(|(&a1, &a2)| merge(func, a1, a2))
+        .collect();
+    let inside: FxHashSet<Block> = list
+        .iter()
+        .flat_map(|b| [*b, bmap[b]])
+        .chain([mid, post])
+        .collect();
+    let outside_uses: Vec<(crate::ir::Inst, Value)> = func
+        .layout
+        .iter()
+        .filter(|b| !inside.contains(b))
+        .flat_map(|&b| func.blocks[b].insts.iter().copied())
+        .flat_map(|i| func.insts[i].operands().into_iter().map(move |v| (i, v)))
+        .filter(|(_, v)| vmap.contains_key(v))
+        .collect();
+    let mut replace = rustc_hash::FxHashMap::default();
+    for &(_, v) in &outside_uses {
+        if !replace.contains_key(&v) {
+            let m = merge(func, v, vmap[&v]);
+            replace.insert(v, m);
+        }
+    }
+    for (i, _) in outside_uses {
+        func.insts[i].map_operands(|v| replace.get(&v).copied().unwrap_or(v));
+    }
+    func.append_inst(
+        post,
+        InstData::Jump {
+            dest: crate::ir::BlockCall {
+                block: exit_call.block,
+                args: args.into(),
+            },
+        },
+        None,
+        Default::default(),
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use crate::passes::cfg::run_on_text;
@@ -356,7 +641,13 @@ block5:
     fn divergent_skip_is_unswitched_only_when_forced() {
         assert_eq!(run_on_text(DIVERGENT, super::run_uniform), DIVERGENT);
         let forced = run_on_text(DIVERGENT, super::run_forced);
-        assert!(forced.contains("any v"), "{forced}");
-        assert_eq!(forced.matches("brif").count(), 3, "{forced}");
+        // Two loops in a row, the condition replaced by constants (the first loop's
+        // `any(true)` is then uniform and unswitched too), and each lane's result
+        // picked by the hoisted condition afterwards.
+        assert!(forced.contains("v4 = icmp slt v3, v1"), "{forced}");
+        assert!(forced.contains("iconst.[bool] 1"), "{forced}");
+        assert!(forced.contains("iconst.[bool] 0"), "{forced}");
+        assert!(forced.contains("jump block6(v2, v1)"), "{forced}");
+        assert!(forced.contains("= select v4, v29, v19\n    return"), "{forced}");
     }
 }

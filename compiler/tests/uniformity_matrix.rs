@@ -1,0 +1,204 @@
+//! The issue-6 switch matrix: every example launch and every conformance program gives
+//! the same buffers and return values with each switch on as the interpreter gives with
+//! the default compiler, on the interpreter itself (the switched pass pipeline) and on
+//! both targets (nyuzi at programCount 16, dac-gpu at 32).
+//!
+//! The switches off are the default compiler, which `tests/nyuzi.rs` and
+//! `tests/dac_gpu.rs` already check against the interpreter; here each switch is on
+//! alone, one test per switch and target (six tests), reusing `common::launches` with a
+//! [`BackEnd`] whose front end carries the switch (`FrontResult::switches`, read by the
+//! driver's lowering for the interpreter and for the back ends alike).
+
+mod common;
+
+use std::path::Path;
+
+use common::launches::*;
+use spmdc::back::dac_gpu::run::{self as dac, DacRunOptions};
+use spmdc::back::nyuzi::image::MachineShape;
+use spmdc::back::nyuzi::run::{self as nyuzi, NyuziRunOptions};
+use spmdc::driver::{self, FrontOptions, FrontResult, Stage};
+use spmdc::front::sema;
+use spmdc::launch::RunResult;
+use spmdc::passes::Switches;
+
+const MAX_STEPS: u64 = 100_000_000;
+
+/// `--no-uniformity`.
+const NO_UNIFORMITY: u8 = 1;
+/// `--no-skip-empty`.
+const NO_SKIP_EMPTY: u8 = 2;
+/// `--force-cfg-opts`.
+const FORCE_CFG_OPTS: u8 = 4;
+
+fn switches(bits: u8) -> Switches {
+    Switches {
+        no_uniformity: bits & NO_UNIFORMITY != 0,
+        no_skip_empty: bits & NO_SKIP_EMPTY != 0,
+        force_cfg_opts: bits & FORCE_CFG_OPTS != 0,
+    }
+}
+
+/// The dac-gpu's known failures (as in `tests/dac_gpu.rs`): recursion is not compiled.
+const DAC_KNOWN: &[(&str, &str, &str)] = &[
+    (
+        "tests/conformance/func_mutual_recursion.spmd",
+        "a recursive call is not supported yet",
+        "calls are inlined",
+    ),
+    (
+        "tests/conformance/func_recursion_uniform.spmd",
+        "a recursive call is not supported yet",
+        "calls are inlined",
+    ),
+    (
+        "tests/conformance/func_recursion_varying.spmd",
+        "a recursive call is not supported yet",
+        "calls are inlined",
+    ),
+    (
+        "tests/conformance/func_recursion_varying_divergent_return.spmd",
+        "a recursive call is not supported yet",
+        "calls are inlined",
+    ),
+];
+
+fn front_with(path: &Path, target: sema::Target, bits: u8) -> FrontResult {
+    let text = std::fs::read_to_string(path).expect("readable program");
+    let options = FrontOptions {
+        target,
+        ..FrontOptions::default()
+    };
+    let name = common::display_name(path);
+    let mut front = driver::run_front(
+        &name,
+        Some(path.to_path_buf()),
+        text,
+        &options,
+        Stage::Check,
+    );
+    front.switches = switches(bits);
+    front
+}
+
+/// The reference (the interpreter, default compiler) and the interpreter with the
+/// front end's switches, which must agree.
+fn reference(front: &FrontResult, spec: &LaunchSpec) -> Result<RunResult, String> {
+    let req = spec.request(MAX_STEPS);
+    let module = driver::lower_front_with_switches(front, true, &Switches::default())
+        .map_err(|e| format!("interp: {e:?}"))?;
+    let want = driver::run_module_on_interp(front, &module, &req)
+        .map_err(|e| format!("interp failed: {}", run_error(e, front)))?;
+    let switched = driver::run_on_interp(front, &req)
+        .map_err(|e| format!("switched interp failed: {}", run_error(e, front)))?;
+    compare("switched interp", &want, &switched)?;
+    Ok(want)
+}
+
+/// Nyuzi with the switches in `SW`.
+struct NyuziWith<const SW: u8>;
+
+impl<const SW: u8> BackEnd for NyuziWith<SW> {
+    type Compiled = (spmdc::ir::Module, spmdc::back::nyuzi::object::Object);
+    const NAME: &'static str = "nyuzi";
+    const KNOWN: &'static [(&'static str, &'static str, &'static str)] = &[];
+    fn front_of(path: &Path) -> FrontResult {
+        let target = sema::Target {
+            program_count: 16,
+            pointer_size: 4,
+        };
+        front_with(path, target, SW)
+    }
+    fn compile(front: &FrontResult) -> Result<Self::Compiled, String> {
+        nyuzi::compile(front, true).map_err(|e| run_error(e, front))
+    }
+    fn differential(
+        front: &FrontResult,
+        compiled: &Result<Self::Compiled, String>,
+        spec: &LaunchSpec,
+    ) -> Result<RunResult, String> {
+        let want = reference(front, spec)?;
+        let (module, object) = compiled.as_ref()?;
+        let opts = NyuziRunOptions::default();
+        let req = spec.request(MAX_STEPS);
+        let shape = MachineShape::default();
+        let mut built = nyuzi::prepare(front, &req)
+            .and_then(|l| nyuzi::place(l, module.clone(), object.clone(), shape, &opts.image))
+            .map_err(|e| run_error(e, front))?;
+        let got =
+            nyuzi::run_built(&mut built, MAX_STEPS, &opts).map_err(|e| run_error(e, front))?;
+        compare("nyuzi", &want, &got)?;
+        Ok(got)
+    }
+}
+
+/// The dac-gpu with the switches in `SW`.
+struct DacWith<const SW: u8>;
+
+impl<const SW: u8> BackEnd for DacWith<SW> {
+    type Compiled = spmdc::back::dac_gpu::Compiled;
+    const NAME: &'static str = "dac-gpu";
+    const KNOWN: &'static [(&'static str, &'static str, &'static str)] = DAC_KNOWN;
+    fn front_of(path: &Path) -> FrontResult {
+        let target = sema::Target {
+            program_count: 32,
+            pointer_size: 8,
+        };
+        front_with(path, target, SW)
+    }
+    fn compile(front: &FrontResult) -> Result<Self::Compiled, String> {
+        let options = spmdc::back::dac_gpu::Options::default();
+        dac::compile(front, true, &options).map_err(|e| run_error(e, front))
+    }
+    fn differential(
+        front: &FrontResult,
+        compiled: &Result<Self::Compiled, String>,
+        spec: &LaunchSpec,
+    ) -> Result<RunResult, String> {
+        let want = reference(front, spec)?;
+        let req = spec.request(MAX_STEPS);
+        let got = dac::run_compiled(front, compiled.as_ref()?, &req, &DacRunOptions::default())
+            .map_err(|e| run_error(e, front))?;
+        compare("dac-gpu", &want, &got)?;
+        Ok(got)
+    }
+}
+
+/// Every example launch and every conformance program on `B`.
+fn matrix<B: BackEnd>() {
+    examples_match::<B>();
+    let failures = ispc_failures::<B>("tests/conformance", (0, 1));
+    check_known(B::NAME, B::KNOWN, failures, |l| {
+        l.starts_with("tests/conformance/")
+    });
+}
+
+#[test]
+fn nyuzi_no_uniformity() {
+    matrix::<NyuziWith<NO_UNIFORMITY>>();
+}
+
+#[test]
+fn nyuzi_no_skip_empty() {
+    matrix::<NyuziWith<NO_SKIP_EMPTY>>();
+}
+
+#[test]
+fn nyuzi_force_cfg_opts() {
+    matrix::<NyuziWith<FORCE_CFG_OPTS>>();
+}
+
+#[test]
+fn dac_gpu_no_uniformity() {
+    matrix::<DacWith<NO_UNIFORMITY>>();
+}
+
+#[test]
+fn dac_gpu_no_skip_empty() {
+    matrix::<DacWith<NO_SKIP_EMPTY>>();
+}
+
+#[test]
+fn dac_gpu_force_cfg_opts() {
+    matrix::<DacWith<FORCE_CFG_OPTS>>();
+}
