@@ -37,28 +37,7 @@ const MAX_STEPS: u64 = 100_000_000;
 
 /// A launch known not to match, by its label (`FILE` or `FILE#entry`): a part of the
 /// message it must fail with, and the reason.
-const KNOWN_FAILURES: &[(&str, &str, &str)] = &[
-    (
-        "tests/conformance/func_mutual_recursion.spmd",
-        "a recursive call is not supported yet",
-        "calls are inlined; recursion needs .func call/ret with a stack, not implemented yet",
-    ),
-    (
-        "tests/conformance/func_recursion_uniform.spmd",
-        "a recursive call is not supported yet",
-        "calls are inlined; recursion needs .func call/ret with a stack, not implemented yet",
-    ),
-    (
-        "tests/conformance/func_recursion_varying.spmd",
-        "a recursive call is not supported yet",
-        "calls are inlined; recursion needs .func call/ret with a stack, not implemented yet",
-    ),
-    (
-        "tests/conformance/func_recursion_varying_divergent_return.spmd",
-        "a recursive call is not supported yet",
-        "calls are inlined; recursion needs .func call/ret with a stack, not implemented yet",
-    ),
-];
+const KNOWN_FAILURES: &[(&str, &str, &str)] = &[];
 
 // ---------------------------------------------------------------------------------
 
@@ -372,5 +351,52 @@ export uniform float rv(uniform int n) {
     ] {
         let (_, r) = print_both(src, entry, &[arg], None, None);
         assert!(r.is_some(), "{entry}");
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Recursion
+
+#[test]
+fn recursion_deeper_than_the_stack_traps_and_shallow_recursion_matches() {
+    let src = r#"
+static int down(int n, uniform int * uniform hits) {
+    if (n <= 0)
+        return 0;
+    hits[0] += 1;
+    return 1 + down(n - 1, hits);
+}
+export void deep(uniform int out[], uniform int n, uniform int hits[]) {
+    out[programIndex] = down(n + programIndex % 3, hits);
+}
+"#;
+    for n in ["n=3", "n=40"] {
+        let (_, r) = print_both(
+            src,
+            "deep",
+            &["out=zeros(32)", n, "hits=zeros(1)"],
+            None,
+            None,
+        );
+        assert!(r.is_none());
+    }
+    let front = front_src(src);
+    let args: Vec<String> = ["out=zeros(32)", "n=100000", "hits=zeros(1)"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let req = spmdc::driver::RunRequest {
+        optimize: driver::OPTIMIZE_BY_DEFAULT,
+        entry: "deep",
+        args: &args,
+        grid: None,
+        block: None,
+        limits: spmdc::interp::Limits::default(),
+    };
+    match dac::run_on_dac_gpu(&front, &req, &DacRunOptions::default()) {
+        Err(spmdc::driver::RunError::Trap(e)) => {
+            assert!(e.message.contains("stack overflow"), "{}", e.message)
+        }
+        other => panic!("expected a stack overflow, got {other:?}"),
     }
 }

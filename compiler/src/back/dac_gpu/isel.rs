@@ -17,6 +17,8 @@ use sim::gpu::{
     Reg, Round, ShflMode, Space, Special, Src, Type as T, UnOp, VoteMode,
 };
 
+mod calls;
+
 use super::spaces::{Spaces, SHARED_WINDOW};
 use super::{Compiled, Options};
 use crate::diag::{codes, Diagnostic};
@@ -102,6 +104,7 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
         globals[o..o + n].copy_from_slice(&g.init[..n]);
     }
     let spaces = Spaces::of(module);
+    let recursive = calls::recursive_functions(module);
     // The global fallback: shared variables without a static space, per block.
     let (shared_offsets, shared_size) = layout(module.shared.iter().map(|(v, s)| {
         if spaces.is_resident(v) {
@@ -131,6 +134,7 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
             shared_offsets: &shared_offsets,
             shared_size,
             spaces: &spaces,
+            recursive: recursive.clone(),
             resident_offsets,
             resident_size,
         };
@@ -172,6 +176,8 @@ struct ModuleCtx<'a> {
     shared_offsets: &'a [u32],
     shared_size: u32,
     spaces: &'a Spaces,
+    /// Functions in call-graph cycles: selected out of line ([`calls`]).
+    recursive: std::collections::HashSet<FuncRef>,
     /// This kernel's `.shared` layout.
     resident_offsets: HashMap<SharedVar, u32>,
     resident_size: u32,
@@ -221,6 +227,13 @@ struct Isel<'a> {
     shared_base: Reg,
     frame_base: Reg,
     slot_offsets: Vec<u32>,
+    /// Out-of-line calls ([`calls`]), the frame root being selected (None: the
+    /// entry; else a recursive function's body), each lane's save-area offset and the
+    /// highest frame base of an activation.
+    calls: calls::Calls,
+    root: Option<FuncRef>,
+    lane_offset: Reg,
+    stack_limit: Option<Reg>,
     /// The hidden parameters' indices (as [`HIDDEN_PARAMS`]).
     hidden: Vec<u16>,
     /// Uniform-datapath candidates ([`super::uniform`]).
@@ -333,6 +346,10 @@ impl<'a> Isel<'a> {
             slot_offsets,
             uni: super::uniform::Marks::new(ctx.uniformity),
             hidden: Vec::new(),
+            calls: calls::Calls::default(),
+            root: None,
+            lane_offset: Reg::r(0),
+            stack_limit: None,
             pairs,
         }
     }
@@ -497,6 +514,7 @@ impl<'a> Isel<'a> {
         self.uni.force(patch);
         self.body();
         let frame = self.frame_end.div_ceil(8) * 8;
+        self.emit_out_of_line();
         // A label bound past the last instruction needs an instruction to point at.
         self.op(Op::Exit);
         if !self.errors.is_empty() {
@@ -513,6 +531,7 @@ impl<'a> Isel<'a> {
                 format!("dac-gpu back end: {e}"),
             )]
         })?;
+        let frame = self.calls.finish(&mut kernel, frame);
         if let Op::Mad { b, .. } = &mut kernel.insts[patch].op {
             *b = imm(u64::from(frame));
         }
@@ -544,7 +563,7 @@ impl<'a> Isel<'a> {
     /// A call, inlined: the callee's blocks are selected in a new instance whose
     /// entry parameters are the arguments (and the caller's mask), whose stack slots
     /// follow the frame so far, and whose `return`s assign the result and branch to
-    /// the continuation. Recursion is refused.
+    /// the continuation. Recursive functions are not inlined ([`calls`]).
     fn inline_call(
         &mut self,
         func: crate::ir::FuncRef,
@@ -778,6 +797,7 @@ impl<'a> Isel<'a> {
             c: rs(self.frame_base),
         }));
         self.lines.push(self.span);
+        self.recursion_prologue();
         patch
     }
 
@@ -916,7 +936,7 @@ impl<'a> Isel<'a> {
                 )
             }
             InstData::Barrier => self.op(Op::Bar { id: 0 }),
-            InstData::Call { func, args, mask } => self.inline_call(*func, args, *mask, result),
+            InstData::Call { func, args, mask } => self.call(inst, *func, args, *mask, result),
             InstData::Print { .. } => self.unsupported("print"),
             InstData::Trap { code } => {
                 // An access to address 0 faults; the run reports it at this line.
@@ -924,18 +944,7 @@ impl<'a> Isel<'a> {
                     crate::ir::TrapCode::Unreachable => "unreachable code reached",
                     crate::ir::TrapCode::AssertFailed => "assertion failed",
                 };
-                self.traps.push((self.lines.len(), what));
-                let t = self.tmp();
-                self.op(Op::Ld {
-                    space: sim::gpu::Space::Global,
-                    ty: T::U32,
-                    dst: t,
-                    addr: Address {
-                        base: AddrBase::None,
-                        offset: 0,
-                    },
-                });
-                self.op(Op::Exit);
+                self.trap(what);
             }
             InstData::Jump { dest } => self.jump(dest),
             InstData::Brif {
@@ -976,14 +985,33 @@ impl<'a> Isel<'a> {
                     }
                     self.bra(None, cont);
                 }
-                None => {
-                    if let Some(v) = value {
-                        self.entry_return(*v);
+                None => match self.root {
+                    Some(func) => self.return_out_of_line(func, *value),
+                    None => {
+                        if let Some(v) = value {
+                            self.entry_return(*v);
+                        }
+                        self.op(Op::Exit);
                     }
-                    self.op(Op::Exit);
-                }
+                },
             },
         }
+    }
+
+    /// A trap: an access to address 0 faults, and the run reports `what` at this line.
+    fn trap(&mut self, what: &'static str) {
+        self.traps.push((self.lines.len(), what));
+        let t = self.tmp();
+        self.op(Op::Ld {
+            space: sim::gpu::Space::Global,
+            ty: T::U32,
+            dst: t,
+            addr: Address {
+                base: AddrBase::None,
+                offset: 0,
+            },
+        });
+        self.op(Op::Exit);
     }
 
     fn iconst(&mut self, d: Loc, s: Scalar, bits: u64) {
@@ -1868,7 +1896,13 @@ impl<'a> Isel<'a> {
         let b = self.ballot(on);
         let first = self.ctz32(b);
         let me = self.ptmp();
-        self.setp(Cmp::Eq, T::U32, me, Src::Special(Special::LaneId), rs(first));
+        self.setp(
+            Cmp::Eq,
+            T::U32,
+            me,
+            Src::Special(Special::LaneId),
+            rs(first),
+        );
         let base = self.hidden_param(CONSOLE);
         let pos = self.tmp();
         self.mov(T::B32, pos, imm(CONSOLE_CAPACITY));

@@ -39,7 +39,14 @@
 //!   interpreter's.
 //! * **Calls are inlined** at selection time (each call site selects the callee's
 //!   blocks again with the arguments and the caller's mask as its entry parameters,
-//!   its stack slots appended to the gang's frame); recursion is refused.
+//!   its stack slots appended to the gang's frame), except calls of **recursive
+//!   functions** (in a call-graph cycle): their bodies are selected once per kernel,
+//!   out of line, and called by branching, with a software stack per gang in the
+//!   `__frames` buffer (caller-saved values, arguments and result in the callee's
+//!   registers, a return-site number and a dispatch; see [`isel`]'s `calls` module).
+//!   The simulator's `call`/`ret` are not used: one region of code keeps register
+//!   allocation a single, ordinary problem (the call and dispatch edges make the
+//!   allocator keep everything live across a call out of the callee's registers).
 //! * **Registers** ([`alloc`]): selection gives each value its own register;
 //!   liveness and greedy colouring (pairs even-aligned) then give `num_regs`.
 //! * `frem` becomes a runtime routine call (`LegalTarget::DacGpu`), inlined like any.
@@ -54,7 +61,7 @@
 //! * **An entry's return value** is stored by thread 0 of block 0 (lane 0 of gang 0,
 //!   where the interpreter reads it) to the hidden `__result` buffer; [`run`] reads it
 //!   back as the run's return value.
-//! * **Not yet:** recursion (`.func` call/ret with a stack), 8/16-bit atomics, spilling (`--max-regs` only
+//! * **Not yet:** 8/16-bit atomics, spilling (`--max-regs` only
 //!   rejects kernels that need more), predicate allocation, and the uniform datapath.
 //!   These are reported as compile errors, never miscompiled.
 
