@@ -503,7 +503,7 @@ pub struct ModuleAffine {
 pub fn analyze_module(module: &Module) -> ModuleAffine {
     let mut out = ModuleAffine::default();
     for (fref, func) in module.functions.iter() {
-        out.functions[fref] = analyze_function(func, module.ptr_size, module.lane_count);
+        out.functions[fref] = analyze_function(module, func);
     }
     out
 }
@@ -518,52 +518,32 @@ fn int_width(ty: Type, ptr_size: u32) -> Option<u32> {
     }
 }
 
+/// How deep call summaries nest (a call inside a summarized callee is summarized
+/// too, up to this depth; deeper calls are non-affine).
+const MAX_CALL_DEPTH: u32 = 3;
+
 struct Ctx<'a> {
+    module: &'a Module,
     func: &'a Function,
     ptr_size: u32,
     lane_count: u32,
     /// `None`: not yet known (optimistic top).
     state: SecondaryMap<Value, Option<Class>>,
     incoming: SecondaryMap<Value, Vec<Value>>,
+    /// When summarizing a callee for one call site: the classes of the caller's
+    /// arguments, in the caller's atoms. Uniform values of the callee are then never
+    /// atoms themselves (they mean nothing in the caller): run-time uniforms.
+    seed: Option<&'a [Class]>,
+    depth: u32,
+    /// Summaries already computed: (callee, argument classes) to the result's class.
+    summaries: std::cell::RefCell<rustc_hash::FxHashMap<(FuncRef, Vec<Class>), Class>>,
 }
 
-/// Analyzes one function; `ptr_size` is the module's pointer width in bytes and
-/// `lane_count` its gang width (`lane_index` is below it).
-pub fn analyze_function(func: &Function, ptr_size: u32, lane_count: u32) -> FunctionAffine {
-    let mut ctx = Ctx {
-        func,
-        ptr_size,
-        lane_count,
-        state: SecondaryMap::with_capacity(func.values.len()),
-        incoming: incoming_args(func),
-    };
-    let order: Vec<Block> = DominatorTree::compute(func).rpo().to_vec();
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &block in &order {
-            let data = &func.blocks[block];
-            let values: Vec<Value> = data
-                .params
-                .iter()
-                .copied()
-                .chain(data.insts.iter().filter_map(|&i| func.results[i]))
-                .collect();
-            for v in values {
-                let Some(new) = ctx.transfer(v) else {
-                    continue;
-                };
-                let next = match &ctx.state[v] {
-                    Some(old) => old.meet(&new),
-                    None => new,
-                };
-                if ctx.state[v].as_ref() != Some(&next) {
-                    ctx.state[v] = Some(next);
-                    changed = true;
-                }
-            }
-        }
-    }
+/// Analyzes `func`, a function of `module` (whose pointer width, gang width and
+/// callees it reads).
+pub fn analyze_function(module: &Module, func: &Function) -> FunctionAffine {
+    let mut ctx = Ctx::new(module, func, None, 0);
+    ctx.solve();
     let mut out = FunctionAffine {
         classes: SecondaryMap::with_capacity(func.values.len()),
     };
@@ -573,6 +553,88 @@ pub fn analyze_function(func: &Function, ptr_size: u32, lane_count: u32) -> Func
         }
     }
     out
+}
+
+impl<'a> Ctx<'a> {
+    fn new(module: &'a Module, func: &'a Function, seed: Option<&'a [Class]>, depth: u32) -> Self {
+        Ctx {
+            module,
+            func,
+            ptr_size: module.ptr_size,
+            lane_count: module.lane_count,
+            state: SecondaryMap::with_capacity(func.values.len()),
+            incoming: incoming_args(func),
+            seed,
+            depth,
+            summaries: Default::default(),
+        }
+    }
+
+    /// Iterates in reverse postorder until nothing changes; each value's class only
+    /// descends (meet with its previous class).
+    fn solve(&mut self) {
+        let func = self.func;
+        let order: Vec<Block> = DominatorTree::compute(func).rpo().to_vec();
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &block in &order {
+                let data = &func.blocks[block];
+                let values: Vec<Value> = data
+                    .params
+                    .iter()
+                    .copied()
+                    .chain(data.insts.iter().filter_map(|&i| func.results[i]))
+                    .collect();
+                for v in values {
+                    let Some(new) = self.transfer(v) else {
+                        continue;
+                    };
+                    let next = match &self.state[v] {
+                        Some(old) => old.meet(&new),
+                        None => new,
+                    };
+                    if self.state[v].as_ref() != Some(&next) {
+                        self.state[v] = Some(next);
+                        changed = true;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The class of what `callee` returns when called with arguments of classes
+    /// `args` (the meet over its `return`s), or non-affine past [`MAX_CALL_DEPTH`].
+    fn summary(&self, callee: FuncRef, args: Vec<Class>) -> Class {
+        let Some(cf) = self.module.functions.get(callee) else {
+            return Class::NonAffine;
+        };
+        if self.depth >= MAX_CALL_DEPTH || cf.linkage.is_entry() {
+            return Class::NonAffine;
+        }
+        let key = (callee, args);
+        if let Some(c) = self.summaries.borrow().get(&key) {
+            return c.clone();
+        }
+        let mut sub = Ctx::new(self.module, cf, Some(&key.1), self.depth + 1);
+        sub.solve();
+        let mut out: Option<Class> = None;
+        for &block in &cf.layout {
+            let Some(term) = cf.terminator(block) else {
+                continue;
+            };
+            if let InstData::Return { value: Some(r) } = cf.insts[term] {
+                let c = sub.state[r].clone().unwrap_or(Class::NonAffine);
+                out = Some(match out {
+                    None => c,
+                    Some(prev) => prev.meet(&c),
+                });
+            }
+        }
+        let out = out.unwrap_or(Class::NonAffine);
+        self.summaries.borrow_mut().insert(key, out.clone());
+        out
+    }
 }
 
 /// For each block parameter, the arguments every branch passes to it.
@@ -600,13 +662,16 @@ impl Ctx<'_> {
     /// The class of `v` given what is known so far; `None` while an operand is unknown.
     fn transfer(&self, v: Value) -> Option<Class> {
         let ty = self.func.value_type(v);
-        if !ty.varying {
-            return Some(self.uniform_typed(v));
-        }
+        let summarizing = self.seed.is_some();
         let inst = match self.func.values[v].def {
-            ValueDef::Param(block, _) if Some(block) == self.func.entry_block() => {
-                return Some(Class::NonAffine)
+            ValueDef::Param(block, i) if Some(block) == self.func.entry_block() => {
+                return Some(match self.seed {
+                    Some(seed) => seed.get(i as usize).cloned().unwrap_or_default(),
+                    None if ty.varying => Class::NonAffine,
+                    None => self.uniform_typed(v),
+                });
             }
+            _ if !ty.varying && !summarizing => return Some(self.uniform_typed(v)),
             ValueDef::Param(..) => return self.block_param(v),
             ValueDef::Result(inst) => inst,
         };
@@ -617,6 +682,19 @@ impl Ctx<'_> {
         let Some(w) = self.width(v) else {
             return Some(self.float_like(data));
         };
+        if !ty.varying {
+            // Summarizing: a uniform computed from the arguments keeps its form when
+            // its operation has a rule; otherwise it is a run-time uniform.
+            return Some(match data {
+                InstData::Iconst { .. }
+                | InstData::Unary { .. }
+                | InstData::Binary { .. }
+                | InstData::Convert { .. }
+                | InstData::Select { .. }
+                | InstData::Icmp { .. } => self.varying_inst(data, w),
+                _ => Class::uniform_runtime(w),
+            });
+        }
         Some(self.varying_inst(data, w))
     }
 
@@ -697,8 +775,11 @@ impl Ctx<'_> {
             InstData::Binary { op, args } => self.binary(*op, args[0], args[1], w),
             InstData::Convert { op, arg, .. } => self.convert(*op, *arg, w),
             InstData::Select { args: [c, a, b] } => {
+                let known = self.tuple(*c).filter(|t| t.is_uniform());
                 if a == b {
                     self.class(*a).clone()
+                } else if let Some(k) = known.and_then(|t| t.base.as_const()) {
+                    self.class(if k != 0 { *a } else { *b }).clone()
                 } else if self.class(*c).is_uniform() {
                     self.class(*a).meet(self.class(*b))
                 } else {
@@ -707,7 +788,28 @@ impl Ctx<'_> {
             }
             InstData::Icmp { cond, args } => self.icmp(*cond, *args),
             InstData::Fcmp { args, .. } => self.all_uniform(args, w),
+            InstData::Call { func, args, mask } if self.all_on(*mask) => {
+                let mut classes: Vec<Class> = args.iter().map(|&a| self.class(a).clone()).collect();
+                // The callee's hidden mask: all on, like the call's.
+                let all_on = Tuple::uniform(Part::Known(Linear::constant(1, 1)), 1);
+                classes.push(Class::Affine(all_on));
+                self.summary(*func, classes)
+            }
             _ => Class::NonAffine,
+        }
+    }
+
+    /// Whether a call's mask is absent or the all-on constant: a call under another
+    /// mask returns 0 in the lanes off, which its summary does not describe.
+    fn all_on(&self, mask: Option<Value>) -> bool {
+        let Some(m) = mask else {
+            return true;
+        };
+        match self.func.values[m].def {
+            ValueDef::Result(i) => {
+                matches!(self.func.insts[i], InstData::Iconst { bits, .. } if bits & 1 == 1)
+            }
+            ValueDef::Param(..) => false,
         }
     }
 

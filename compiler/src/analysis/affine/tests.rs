@@ -21,9 +21,7 @@ fn class_of(text: &str, name: &str) -> Class {
         .keys()
         .find(|&v| names.value(v).to_string() == name)
         .expect("the value exists");
-    analyze_function(func, module.ptr_size, module.lane_count)
-        .class(v)
-        .clone()
+    analyze_function(&module, func).class(v).clone()
 }
 
 #[test]
@@ -277,7 +275,7 @@ fn example(name: &str) -> Module {
 fn address_tuples(module: &Module, entry: &str, space: crate::ir::Space) -> Vec<Option<Tuple>> {
     let f = module.function_by_name(entry).expect("the entry exists");
     let func = &module.functions[f];
-    let result = analyze_function(func, module.ptr_size, module.lane_count);
+    let result = analyze_function(&module, func);
     let mut out = Vec::new();
     for &block in &func.layout {
         for &inst in &func.blocks[block].insts {
@@ -695,4 +693,41 @@ fn nyuzi_block_loads_at_affine_addresses() {
     let got = crate::back::nyuzi::run::run_on_nyuzi(&front, &req, &Default::default())
         .expect("runs on nyuzi");
     assert_eq!(got.buffers, want.buffers);
+}
+
+const CALLS: &str = "module lanes 8 ptr 8
+
+function internal @g([i32], i32) -> [i32] masked {
+block0(v0: [i32], v1: i32, v2: [bool]):
+    v3 = splat v1
+    v4 = imul v0, v3
+    v5 = iconst.[i32] 0
+    v6 = select v2, v4, v5
+    return v6
+}
+
+function export @f(i32) {
+block0(v0: i32):
+    v1 = special lane_index
+    v2 = iconst.[bool] 1
+    v3 = call @g(v1, v0) mask v2
+    v4 = splat v0
+    v5 = icmp slt v1, v4
+    v6 = call @g(v1, v0) mask v5
+    return
+}
+";
+
+/// A call to an internal function under an all-on mask gets the class of the
+/// callee's result computed from the arguments' classes (a summary per call site);
+/// under another mask the lanes off read 0, so it is non-affine.
+#[test]
+fn calls_under_an_all_on_mask_are_summarized() {
+    let Class::Affine(t) = class_of(CALLS, "v3") else {
+        panic!("g(lane, n) is affine");
+    };
+    let n = t_atom(CALLS, "v0");
+    assert_eq!(t.stride(Dim::Lane), &Part::Known(Linear::atom(n)));
+    assert!(t.base.is_zero());
+    assert_eq!(class_of(CALLS, "v6"), Class::NonAffine);
 }

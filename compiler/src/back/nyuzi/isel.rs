@@ -331,7 +331,7 @@ pub fn select(m: &Module, f: &Function, fidx: u32) -> Result<Selected, Vec<Diagn
         live: HashSet::new(),
         ctx_cache: HashMap::new(),
         forward: HashMap::new(),
-        affine: crate::analysis::affine::analyze_function(f, m.ptr_size, m.lane_count),
+        affine: crate::analysis::affine::analyze_function(m, f),
     };
     s.run();
     if !s.diags.is_empty() {
