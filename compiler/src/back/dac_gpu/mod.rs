@@ -17,8 +17,10 @@
 //!   never diverges the SIMT stack (a `bra.uni` whose lanes disagree faults, which
 //!   checks us). One mask discipline is shared with the nyuzi target, and the explicit
 //!   masks are what the uniformity and affine analyses of later issues read.
-//! * **Uniform values are computed redundantly** in every thread's `%r` registers,
-//!   like a baseline GPU compiler; 64-bit values (`i64`, `f64`, pointers) sit in
+//! * **Uniform values use the uniform datapath** ([`uniform`]): instructions selected
+//!   for uniform IR values (by type, or by the uniformity analysis when
+//!   [`Options::uniformity`]) carry `.uni` once a fixed point on the selected code
+//!   confirms their operands are uniform; they stay in `%r` registers. 64-bit values (`i64`, `f64`, pointers) sit in
 //!   even-aligned pairs. Uniform effects that must happen once per gang (atomics) are
 //!   done by the gang's first active lane and the result is broadcast with `shfl`.
 //! * **Memory.** Module globals and per-gang stack frames are carved out of hidden
@@ -62,7 +64,7 @@
 //!   where the interpreter reads it) to the hidden `__result` buffer; [`run`] reads it
 //!   back as the run's return value.
 //! * **Not yet:** 8/16-bit atomics, spilling (`--max-regs` only
-//!   rejects kernels that need more), predicate allocation, and the uniform datapath.
+//!   rejects kernels that need more), predicate allocation, and uniform registers (`%ur`).
 //!   These are reported as compile errors, never miscompiled.
 
 pub mod alloc;
