@@ -240,3 +240,95 @@ pub fn mark(k: &mut Kernel, marks: &Marks) -> usize {
     }
     n
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sim::gpu::{parse, Program};
+
+    /// Marks `text`'s only kernel with every instruction a candidate; returns the
+    /// `.uni` flags.
+    fn marked(text: &str) -> Vec<bool> {
+        let mut p: Program = parse(text).expect("assembles");
+        let k = &mut p.kernels[0];
+        let marks = Marks {
+            candidates: (0..k.insts.len()).collect(),
+            ..Marks::default()
+        };
+        mark(k, &marks);
+        k.insts.iter().map(|i| i.uni).collect()
+    }
+
+    #[test]
+    fn lane_dependent_values_and_what_they_reach_stay_vector() {
+        let flags = marked(
+            ".entry k(.param .u32 n) { .reg 6; .pred 2;
+               ld.param.u32 %r0, [n];
+               add.u32 %r1, %r0, 1;
+               mov.u32 %r2, %tid.x;
+               add.u32 %r3, %r1, %r2;
+               mul.u32 %r4, %r1, %r1;
+               exit; }",
+        );
+        assert_eq!(flags, [true, true, false, false, true, false]);
+    }
+
+    #[test]
+    fn a_write_under_a_varying_guard_makes_its_register_varying() {
+        let flags = marked(
+            ".entry k() { .reg 4; .pred 2;
+               mov.u32 %r0, 5;
+               setp.lt.u32 %p0, %tid.x, 3;
+               @%p0 mov.u32 %r0, 7;
+               add.u32 %r1, %r0, 1;
+               vote.any.pred %p1, %p0;
+               @%p1 mov.u32 %r2, 9;
+               add.u32 %r3, %r2, 1;
+               exit; }",
+        );
+        // %r0 is written under a varying guard: neither its writes nor its reader
+        // are uniform. %p1 (a vote) is uniform, so %r2 and %r3 are.
+        assert_eq!(
+            flags,
+            [false, false, false, false, false, true, true, false]
+        );
+    }
+
+    #[test]
+    fn loop_carried_values_are_uniform_unless_something_varying_flows_in() {
+        let flags = marked(
+            ".entry k(.param .u32 n) { .reg 6; .pred 2;
+               ld.param.u32 %r0, [n];
+               mov.u32 %r1, 0;
+               mov.u32 %r2, 0;
+             L:
+               add.u32 %r1, %r1, 1;
+               add.u32 %r2, %r2, %laneid;
+               setp.lt.u32 %p0, %r1, %r0;
+               @%p0 bra.uni L;
+               exit; }",
+        );
+        assert_eq!(flags, [true, true, false, true, false, true, false, false]);
+    }
+
+    #[test]
+    fn only_candidates_are_marked() {
+        let mut p = parse(
+            ".entry k(.param .u32 n) { .reg 3;
+               ld.param.u32 %r0, [n];
+               add.u32 %r1, %r0, 1;
+               add.u32 %r2, %r1, 1;
+               exit; }",
+        )
+        .unwrap();
+        let k = &mut p.kernels[0];
+        let marks = Marks {
+            candidates: vec![0, 2],
+            ..Marks::default()
+        };
+        assert_eq!(mark(k, &marks), 1);
+        // %r1 is not a candidate, so it is not known uniform and %r2 is not either.
+        let flags: Vec<bool> = k.insts.iter().map(|i| i.uni).collect();
+        assert_eq!(flags, [true, false, false, false]);
+    }
+}
