@@ -24,7 +24,7 @@ use crate::analysis::uniformity::{analyze_function, FunctionUniformity};
 use crate::ir::dominance::DominatorTree;
 use crate::ir::{Block, Function, InstData, Module, UnaryOp, Value, ValueDef};
 
-use super::cfg;
+use super::{cfg, Scope};
 
 /// The largest block (non-terminator instructions) that is copied.
 pub const MAX_BODY: usize = 16;
@@ -36,14 +36,21 @@ const MAX_WALK: usize = 8;
 /// Threads the uniform branches of every function.
 pub fn run_uniform(module: &mut Module) {
     for (_, f) in module.functions.iter_mut() {
-        thread_function(f, false);
+        thread_function(f, Scope::Uniform);
+    }
+}
+
+/// The same, with every mask branch counted as divergent (`--no-uniformity`).
+pub fn run_typed(module: &mut Module) {
+    for (_, f) in module.functions.iter_mut() {
+        thread_function(f, Scope::Typed);
     }
 }
 
 /// Threads every branch, divergent skips included (`--force-cfg-opts`).
 pub fn run_forced(module: &mut Module) {
     for (_, f) in module.functions.iter_mut() {
-        thread_function(f, true);
+        thread_function(f, Scope::All);
     }
 }
 
@@ -57,11 +64,11 @@ struct Thread {
 }
 
 /// Threads what it can in one function; returns how many edges were threaded.
-pub fn thread_function(func: &mut Function, force: bool) -> usize {
+pub fn thread_function(func: &mut Function, scope: Scope) -> usize {
     let mut done = 0;
     while done < MAX_THREADS {
         let res = analyze_function(func);
-        let Some(t) = find_thread(func, &res, force) else {
+        let Some(t) = find_thread(func, &res, scope) else {
             break;
         };
         apply(func, &t);
@@ -73,7 +80,7 @@ pub fn thread_function(func: &mut Function, force: bool) -> usize {
     done
 }
 
-fn find_thread(func: &Function, res: &FunctionUniformity, force: bool) -> Option<Thread> {
+fn find_thread(func: &Function, res: &FunctionUniformity, scope: Scope) -> Option<Thread> {
     let entry = func.entry_block()?;
     let dom = DominatorTree::compute(func);
     let preds = cfg::predecessors(func);
@@ -88,7 +95,7 @@ fn find_thread(func: &Function, res: &FunctionUniformity, force: bool) -> Option
         if block == entry || loop_header || cfg::body_len(func, block) > MAX_BODY {
             continue;
         }
-        if !force && super::branch_is_divergent(func, res, cond) {
+        if scope.excludes(func, res, cond) {
             continue;
         }
         let mut seen = rustc_hash::FxHashSet::default();

@@ -18,6 +18,38 @@ pub mod unswitch;
 use crate::analysis::uniformity::{self, FunctionUniformity};
 use crate::ir::{self, verify};
 
+/// Which branches the code-duplicating passes may transform.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Branches the uniformity analysis proves uniform (the default).
+    Uniform,
+    /// Branches on uniform-typed conditions only: every `brif any(mask)` counts as
+    /// divergent, as without the analysis (`--no-uniformity`).
+    Typed,
+    /// Every branch (`--force-cfg-opts`).
+    All,
+}
+
+impl Scope {
+    /// The scope the switches ask for.
+    pub fn of(switches: &Switches) -> Scope {
+        match (switches.force_cfg_opts, switches.no_uniformity) {
+            (true, _) => Scope::All,
+            (false, true) => Scope::Typed,
+            (false, false) => Scope::Uniform,
+        }
+    }
+
+    /// Whether `brif cond` is out of this scope.
+    pub fn excludes(self, func: &ir::Function, res: &FunctionUniformity, cond: ir::Value) -> bool {
+        match self {
+            Scope::Uniform => branch_is_divergent(func, res, cond),
+            Scope::Typed => uniformity::branch_mask(func, cond).is_some(),
+            Scope::All => false,
+        }
+    }
+}
+
 /// Whether `brif cond` is (the runtime skip or loop test of) a divergent branch of the
 /// source program: `cond` is `any m` or `all m` (through `bnot`) with `m` divergent.
 /// Every other `brif` tests a uniform condition. The code-duplicating passes use this
@@ -33,7 +65,8 @@ pub fn branch_is_divergent(func: &ir::Function, res: &FunctionUniformity, cond: 
 pub struct Switches {
     /// `--no-uniformity`: code generation ignores the uniformity analysis (values
     /// typed `varying` but proven uniform are still computed per lane, and only
-    /// `uniform`-typed values use the scalar/uniform datapath).
+    /// `uniform`-typed values use the scalar/uniform datapath), and so do the
+    /// code-duplicating CFG transforms ([`Scope::Typed`]).
     pub no_uniformity: bool,
     /// `--no-skip-empty`: regions under a divergent branch run even when their mask
     /// is empty (no `brif any(mask)` runtime checks).
@@ -88,8 +121,10 @@ impl Pipeline {
     }
 
     /// The pipeline for `switches`: `promote`; `skip_empty` with `no_skip_empty`; then
-    /// `trivial_params` and the code-duplicating CFG transforms (`tail_dup`, `jump_thread`, `unswitch`), on uniform
-    /// branches only, or on all with `force_cfg_opts`.
+    /// `trivial_params` and the code-duplicating CFG transforms (`tail_dup`,
+    /// `jump_thread`, `unswitch`) on the branches in [`Scope::of`] the switches (proven
+    /// uniform; uniform-typed with `no_uniformity`; all with `force_cfg_opts`), then
+    /// `merge_blocks`.
     pub fn with_switches(switches: &Switches) -> Pipeline {
         let mut passes = vec![Pass {
             name: "promote",
@@ -101,7 +136,12 @@ impl Pipeline {
                 run: skip_empty::run_module,
             });
         }
-        let force = switches.force_cfg_opts;
+        let scope = Scope::of(switches);
+        let pick = |uniform: PassFn, typed: PassFn, all: PassFn| match scope {
+            Scope::Uniform => uniform,
+            Scope::Typed => typed,
+            Scope::All => all,
+        };
         passes.extend([
             Pass {
                 name: "trivial_params",
@@ -109,27 +149,27 @@ impl Pipeline {
             },
             Pass {
                 name: "tail_dup",
-                run: if force {
-                    tail_dup::run_forced
-                } else {
-                    tail_dup::run_uniform
-                },
+                run: pick(
+                    tail_dup::run_uniform,
+                    tail_dup::run_typed,
+                    tail_dup::run_forced,
+                ),
             },
             Pass {
                 name: "jump_thread",
-                run: if force {
-                    jump_thread::run_forced
-                } else {
-                    jump_thread::run_uniform
-                },
+                run: pick(
+                    jump_thread::run_uniform,
+                    jump_thread::run_typed,
+                    jump_thread::run_forced,
+                ),
             },
             Pass {
                 name: "unswitch",
-                run: if force {
-                    unswitch::run_forced
-                } else {
-                    unswitch::run_uniform
-                },
+                run: pick(
+                    unswitch::run_uniform,
+                    unswitch::run_typed,
+                    unswitch::run_forced,
+                ),
             },
             Pass {
                 name: "merge_blocks",

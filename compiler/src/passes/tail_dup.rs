@@ -16,7 +16,7 @@ use crate::analysis::uniformity::{analyze_function, FunctionUniformity};
 use crate::ir::dominance::DominatorTree;
 use crate::ir::{Block, Function, InstData, Module};
 
-use super::cfg;
+use super::{cfg, Scope};
 
 /// The largest join (non-terminator instructions) that is copied.
 pub const MAX_BODY: usize = 8;
@@ -28,23 +28,30 @@ const MAX_DUPS: usize = 32;
 /// Duplicates the joins of uniform branches in every function.
 pub fn run_uniform(module: &mut Module) {
     for (_, f) in module.functions.iter_mut() {
-        dup_function(f, false);
+        dup_function(f, Scope::Uniform);
+    }
+}
+
+/// The same, with every mask branch counted as divergent (`--no-uniformity`).
+pub fn run_typed(module: &mut Module) {
+    for (_, f) in module.functions.iter_mut() {
+        dup_function(f, Scope::Typed);
     }
 }
 
 /// Duplicates every small join (`--force-cfg-opts`).
 pub fn run_forced(module: &mut Module) {
     for (_, f) in module.functions.iter_mut() {
-        dup_function(f, true);
+        dup_function(f, Scope::All);
     }
 }
 
 /// Duplicates what it can in one function; returns how many joins were duplicated.
-pub fn dup_function(func: &mut Function, force: bool) -> usize {
+pub fn dup_function(func: &mut Function, scope: Scope) -> usize {
     let mut done = 0;
     while done < MAX_DUPS {
         let res = analyze_function(func);
-        let Some(block) = find_join(func, &res, force) else {
+        let Some(block) = find_join(func, &res, scope) else {
             break;
         };
         duplicate(func, block);
@@ -53,7 +60,7 @@ pub fn dup_function(func: &mut Function, force: bool) -> usize {
     done
 }
 
-fn find_join(func: &Function, res: &FunctionUniformity, force: bool) -> Option<Block> {
+fn find_join(func: &Function, res: &FunctionUniformity, scope: Scope) -> Option<Block> {
     let entry = func.entry_block()?;
     let dom = DominatorTree::compute(func);
     let preds = cfg::predecessors(func);
@@ -70,20 +77,21 @@ fn find_join(func: &Function, res: &FunctionUniformity, force: bool) -> Option<B
             && by_jumps
             && !ps.iter().any(|&p| dom.dominates(b, p))
             && cfg::body_len(func, b) <= MAX_BODY
-            && (force || !divergent_join(func, res, &dom, b))
+            && !divergent_join(func, res, &dom, b, scope)
     })
 }
 
-/// Whether `block` joins the paths of a divergent branch or ends in one.
+/// Whether `block` joins the paths of a branch out of `scope` or ends in one.
 fn divergent_join(
     func: &Function,
     res: &FunctionUniformity,
     dom: &DominatorTree,
     block: Block,
+    scope: Scope,
 ) -> bool {
     let divergent_brif = |b: Block| {
         func.terminator(b).is_some_and(|t| match func.insts[t] {
-            InstData::Brif { cond, .. } => super::branch_is_divergent(func, res, cond),
+            InstData::Brif { cond, .. } => scope.excludes(func, res, cond),
             _ => false,
         })
     };

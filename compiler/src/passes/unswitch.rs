@@ -25,7 +25,7 @@ use crate::analysis::uniformity::analyze_function;
 use crate::ir::dominance::DominatorTree;
 use crate::ir::{BinaryOp, Block, Function, InstData, Module, Value, ValueDef};
 
-use super::cfg;
+use super::{cfg, Scope};
 
 /// The largest loop (all its instructions) that is copied.
 pub const MAX_LOOP: usize = 96;
@@ -37,14 +37,21 @@ const MAX_DEPTH: u32 = 6;
 /// Unswitches uniform branches in every function.
 pub fn run_uniform(module: &mut Module) {
     for (_, f) in module.functions.iter_mut() {
-        unswitch_function(f, false);
+        unswitch_function(f, Scope::Uniform);
+    }
+}
+
+/// The same, with every mask branch counted as divergent (`--no-uniformity`).
+pub fn run_typed(module: &mut Module) {
+    for (_, f) in module.functions.iter_mut() {
+        unswitch_function(f, Scope::Typed);
     }
 }
 
 /// Unswitches every invariant branch (`--force-cfg-opts`).
 pub fn run_forced(module: &mut Module) {
     for (_, f) in module.functions.iter_mut() {
-        unswitch_function(f, true);
+        unswitch_function(f, Scope::All);
     }
 }
 
@@ -63,12 +70,12 @@ struct Candidate {
 }
 
 /// Unswitches what it can in one function; returns how many loops were unswitched.
-pub fn unswitch_function(func: &mut Function, force: bool) -> usize {
+pub fn unswitch_function(func: &mut Function, scope: Scope) -> usize {
     let mut done = 0;
     while done < MAX_UNSWITCH {
-        if let Some(c) = find_candidate(func) {
+        if let Some(c) = find_candidate(func, scope) {
             apply(func, c);
-        } else if let Some(s) = force.then(|| find_split(func)).flatten() {
+        } else if let Some(s) = (scope == Scope::All).then(|| find_split(func)).flatten() {
             apply_split(func, s);
         } else {
             break;
@@ -83,7 +90,7 @@ pub fn unswitch_function(func: &mut Function, force: bool) -> usize {
 }
 
 /// A uniform invariant branch in a loop.
-fn find_candidate(func: &Function) -> Option<Candidate> {
+fn find_candidate(func: &Function, scope: Scope) -> Option<Candidate> {
     let res = analyze_function(func);
     let dom = DominatorTree::compute(func);
     let preds = cfg::predecessors(func);
@@ -116,6 +123,7 @@ fn find_candidate(func: &Function) -> Option<Candidate> {
             if then_dest.block == else_dest.block
                 || !invariant(func, &lp.blocks, *cond, MAX_DEPTH)
                 || super::branch_is_divergent(func, &res, *cond)
+                || scope.excludes(func, &res, *cond)
             {
                 continue;
             }
@@ -298,7 +306,7 @@ fn find_split(func: &Function) -> Option<Split> {
         let Some((exiting, call)) = single_exit(func, &lp, &preds) else {
             continue;
         };
-        if size > MAX_LOOP || !splittable(func, &lp, &res) {
+        if size > MAX_LOOP || !splittable(func, &lp) {
             continue;
         }
         let cond = lp.blocks.iter().find_map(|&b| {
@@ -311,6 +319,7 @@ fn find_split(func: &Function) -> Option<Split> {
                 func.value_type(c).varying
                     && !res.is_uniform(c)
                     && invariant(func, &lp.blocks, c, MAX_DEPTH)
+                    && votes_only_branch(func, &lp, c)
             })
         });
         if let Some(cond) = cond {
@@ -346,20 +355,12 @@ fn single_exit(
     (preds[target].len() == 1).then_some((b, i))
 }
 
-/// Whether every lane's results in the loop depend only on that lane and on uniform
-/// values that do not depend on masks, and the loop's trip count on no mask.
-fn splittable(
-    func: &Function,
-    lp: &Loop,
-    res: &crate::analysis::uniformity::FunctionUniformity,
-) -> bool {
-    let mut branch_conds = FxHashSet::default();
-    for &b in &lp.blocks {
-        let Some(t) = func.terminator(b) else {
-            return false;
-        };
-        match &func.insts[t] {
-            InstData::Jump { .. } => {}
+/// Whether the loop's instructions are pure and its exits uniform (not on a mask), so
+/// that each lane's results depend on that lane and on uniform values alone.
+fn splittable(func: &Function, lp: &Loop) -> bool {
+    lp.blocks.iter().all(|&b| {
+        func.blocks[b].insts.iter().all(|&i| match &func.insts[i] {
+            InstData::Jump { .. } => true,
             InstData::Brif {
                 cond,
                 then_dest,
@@ -367,35 +368,61 @@ fn splittable(
             } => {
                 let exits =
                     !lp.blocks.contains(&then_dest.block) || !lp.blocks.contains(&else_dest.block);
-                if exits && crate::analysis::uniformity::branch_mask(func, *cond).is_some() {
-                    return false;
+                !exits || crate::analysis::uniformity::branch_mask(func, *cond).is_none()
+            }
+            data => !data.is_terminator() && cfg::is_pure(data),
+        })
+    })
+}
+
+/// Whether every cross-lane vote (`any`/`all`) in the loop that depends on `cond` is
+/// read only as a branch condition inside the loop: replacing `cond` by a constant may
+/// change such votes, which may change which regions run, but no lane's values.
+fn votes_only_branch(func: &Function, lp: &Loop, cond: Value) -> bool {
+    // The loop's values that depend on `cond`, to a fixpoint (block parameters through
+    // the arguments passed to them).
+    let mut dep: FxHashSet<Value> = FxHashSet::default();
+    dep.insert(cond);
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in &lp.blocks {
+            for &i in &func.blocks[b].insts {
+                let data = &func.insts[i];
+                if let Some(r) = func.results[i] {
+                    if !dep.contains(&r) && data.operands().iter().any(|v| dep.contains(v)) {
+                        changed |= dep.insert(r);
+                    }
                 }
-                branch_conds.insert(*cond);
+                for call in data.successors() {
+                    let params = &func.blocks[call.block].params;
+                    for (&p, a) in params.iter().zip(call.args.iter()) {
+                        if dep.contains(a) && !dep.contains(&p) {
+                            changed |= dep.insert(p);
+                        }
+                    }
+                }
             }
-            _ => return false,
         }
     }
-    let _ = res;
-    for &b in &func.layout {
-        for &i in &func.blocks[b].insts {
+    let votes: FxHashSet<Value> = dep
+        .iter()
+        .copied()
+        .filter(|&v| {
+            matches!(func.values[v].def, ValueDef::Result(i)
+                if matches!(func.insts[i], InstData::Lane { .. }))
+        })
+        .collect();
+    func.layout.iter().all(|&b| {
+        func.blocks[b].insts.iter().all(|&i| {
             let data = &func.insts[i];
-            let inside = lp.blocks.contains(&b);
-            if inside && !data.is_terminator() && !cfg::is_pure(data) {
-                return false;
-            }
-            // A mask vote read other than by a branch of the loop.
-            let votes = data.operands().into_iter().any(|v| {
-                matches!(func.values[v].def, ValueDef::Result(d)
-                    if matches!(func.insts[d], InstData::Lane { .. })
-                        && def_block(func, v).is_some_and(|db| lp.blocks.contains(&db)))
-            });
-            let as_branch = matches!(data, InstData::Brif { cond, .. } if branch_conds.contains(cond) && inside);
-            if votes && !as_branch {
-                return false;
-            }
-        }
-    }
-    true
+            let as_branch = lp.blocks.contains(&b)
+                && matches!(data, InstData::Brif { cond, then_dest, else_dest }
+                    if votes.contains(cond)
+                        && !then_dest.args.iter().chain(else_dest.args.iter()).any(|a| votes.contains(a)));
+            as_branch || !data.operands().iter().any(|v| votes.contains(v))
+        })
+    })
 }
 
 /// The conditions a mask combines (through `band`, `bor`, `bnot`).
@@ -648,6 +675,9 @@ block5:
         assert!(forced.contains("iconst.[bool] 1"), "{forced}");
         assert!(forced.contains("iconst.[bool] 0"), "{forced}");
         assert!(forced.contains("jump block6(v2, v1)"), "{forced}");
-        assert!(forced.contains("= select v4, v29, v19\n    return"), "{forced}");
+        assert!(
+            forced.contains("= select v4, v29, v19\n    return"),
+            "{forced}"
+        );
     }
 }
