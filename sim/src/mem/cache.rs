@@ -220,10 +220,15 @@ impl Cache {
         }
         let r = self.set_range(line);
         let start = r.start;
-        self.lines[r]
-            .iter()
-            .position(|l| l.tag == line)
-            .map(|i| start + i)
+        // A line is in at most one way: scan them all without an early exit (which
+        // way holds it is unpredictable, and the sets are small).
+        let mut way = usize::MAX;
+        for (i, l) in self.lines[r].iter().enumerate() {
+            if l.tag == line {
+                way = i;
+            }
+        }
+        (way != usize::MAX).then(|| start + way)
     }
 
     /// Whether the line holding `addr` is present (no statistics, no LRU update).
@@ -252,9 +257,7 @@ impl Cache {
                 } else {
                     self.stats.read_hits += 1;
                 }
-                if ready > now {
-                    self.stats.pending_hits += 1;
-                }
+                self.stats.pending_hits += u64::from(ready > now);
                 Lookup::Hit { ready }
             }
             None => {
@@ -284,9 +287,8 @@ impl Cache {
         l.used = self.clock;
         let ready = l.ready;
         self.stats.read_hits += 1;
-        if ready > now {
-            self.stats.pending_hits += 1;
-        }
+        // Branch-free: whether a fill is still in flight is unpredictable.
+        self.stats.pending_hits += u64::from(ready > now);
         Some(ready)
     }
 

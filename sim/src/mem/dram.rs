@@ -103,7 +103,9 @@ impl Dram {
         };
         let start = earliest.max(self.free[ch]);
         // Rounded down to 1/1024 cycle: a stream runs at most that fast per line.
-        let len = (f64::from(bytes) * self.fp_per_byte).floor().max(1.0) as u64;
+        // The cast truncates, which is the floor of this non-negative product (and
+        // avoids a libm call).
+        let len = ((f64::from(bytes) * self.fp_per_byte) as u64).max(1);
         self.free[ch] = start + len;
         self.busy_fp += len;
         self.stats.queue_cycles += ceil_cycle(start - earliest);

@@ -644,6 +644,8 @@ struct Sim<'a> {
     ready: Vec<u64>,
     /// The memory access and branch of the instruction being issued (reused).
     eff: Effects,
+    /// [`Sim::sync_running`] ran since the scheduler last cleared this.
+    synced: bool,
 }
 
 impl<'a> Sim<'a> {
@@ -654,6 +656,12 @@ impl<'a> Sim<'a> {
     ) -> Result<Sim<'a>, TimingError> {
         let cores = m.config().cores as usize;
         let tpc = m.config().threads_per_core as usize;
+        if cores * tpc != m.hw_threads() {
+            // The machine keeps at most 64 threads (its enable mask is a u64).
+            return Err(TimingError::Config(ConfigError(
+                "the timing model supports at most 64 hardware threads",
+            )));
+        }
         let mem = MemorySystem::new(cfg.mem_config(cores)).map_err(TimingError::Config)?;
         let m_threads = m.hw_threads();
         let th = (0..m.hw_threads())
@@ -687,6 +695,7 @@ impl<'a> Sim<'a> {
             woke: false,
             ready: vec![u64::MAX; m_threads],
             eff: Effects::default(),
+            synced: false,
         };
         sim.sync_running(0);
         Ok(sim)
@@ -709,9 +718,18 @@ impl<'a> Sim<'a> {
                     continue;
                 }
                 match self.pick(c, now) {
-                    Ok(t) => {
+                    Ok((t, others)) => {
+                        self.synced = false;
                         self.issue(t, now)?;
-                        next = next.min(self.core_wake(c, now));
+                        // Threads that were ready stay ready unless the running set
+                        // changed: the core can issue again next cycle, or when its
+                        // issue slot frees.
+                        let wake = if others && !self.synced {
+                            self.cores[c].busy_until.max(now + 1)
+                        } else {
+                            self.core_wake(c, now)
+                        };
+                        next = next.min(wake);
                     }
                     Err(wake) => next = next.min(wake),
                 }
@@ -729,49 +747,52 @@ impl<'a> Sim<'a> {
 
     /// The first cycle a thread of core `c` can issue (after its issue slot frees), or
     /// some cycle no later than `now + 1` when that is at most `now + 1` (the loop
-    /// goes on at `now + 1` either way), so the scan can stop at the first thread
-    /// ready by then. (A plain minimum over the threads is vectorized into a slow
-    /// 64-bit SSE2 sequence.)
+    /// goes on at `now + 1` either way).
     fn core_wake(&self, c: usize, now: u64) -> u64 {
         let base = c * self.tpc;
-        let mut first = u64::MAX;
-        for &r in &self.ready[base..base + self.tpc] {
-            if r <= now + 1 {
-                first = r;
-                break;
-            }
-            first = first.min(r);
+        let busy = self.cores[c].busy_until;
+        let (first, soon) = scan(&self.ready[base..base + self.tpc], now + 1);
+        if soon != 0 {
+            busy.max(now + 1)
+        } else {
+            first.max(busy)
         }
-        first.max(self.cores[c].busy_until)
     }
 
-    /// The next ready thread of core `c` after the last one that issued, or the
-    /// earliest cycle one of its running threads can issue.
-    fn pick(&self, c: usize, now: u64) -> Result<usize, u64> {
-        let mut wake = u64::MAX;
+    /// The next ready thread of core `c` after the last one that issued, and whether
+    /// another of its threads is ready too; or else the earliest cycle one of its
+    /// running threads can issue.
+    fn pick(&self, c: usize, now: u64) -> Result<(usize, bool), u64> {
         let base = c * self.tpc;
-        let mut lt = self.cores[c].last;
-        for _ in 0..self.tpc {
-            lt += 1;
-            if lt == self.tpc {
-                lt = 0;
-            }
-            let ready = self.ready[base + lt];
-            if ready <= now {
-                return Ok(base + lt);
-            }
-            wake = wake.min(ready);
+        let (first, mask) = scan(&self.ready[base..base + self.tpc], now);
+        if mask == 0 {
+            return Err(first);
         }
-        Err(wake)
+        // Round robin: the first ready thread after the last one that issued.
+        let last = self.cores[c].last + 1;
+        let start = if last == self.tpc { 0 } else { last };
+        let after = mask >> start;
+        let i = if after != 0 {
+            start + after.trailing_zeros() as usize
+        } else {
+            mask.trailing_zeros() as usize
+        };
+        Ok((base + i, mask & (mask - 1) != 0))
     }
 
     /// Charges thread `t`'s cycles up to `end` (exclusive) to its current constraints.
+    #[inline]
     fn account(&mut self, t: usize, end: u64) {
+        if end > self.th[t].acc {
+            self.charge(t, end);
+        }
+    }
+
+    /// [`Sim::account`] when there are cycles to charge.
+    #[inline(never)]
+    fn charge(&mut self, t: usize, end: u64) {
         let busy = self.cores[self.th[t].core].busy_until;
         let th = &mut self.th[t];
-        if end <= th.acc {
-            return;
-        }
         let s = &mut th.rep.stalls;
         if !th.running {
             s[StallCause::Halted as usize] += end - th.acc;
@@ -798,11 +819,10 @@ impl<'a> Sim<'a> {
             (StallCause::StoreQueue, th.store_until),
             (StallCause::Dependency, th.dep_until),
         ] {
-            let stop = until.min(end);
-            if stop > cur {
-                s[cause as usize] += stop - cur;
-                cur = stop;
-            }
+            // Branch-free: a constraint already past (or the same) charges nothing.
+            let stop = until.min(end).max(cur);
+            s[cause as usize] += stop - cur;
+            cur = stop;
         }
         s[StallCause::NotSelected as usize] += end - cur;
         th.acc = end;
@@ -811,6 +831,7 @@ impl<'a> Sim<'a> {
     /// Updates every thread's running state from the machine's enable mask at the end
     /// of cycle `now`; a thread that starts fetches its first instruction in the next.
     fn sync_running(&mut self, now: u64) {
+        self.synced = true;
         let mask = self.m.enable_mask();
         for t in 0..self.th.len() {
             let on = t < 64 && mask >> t & 1 == 1;
@@ -1167,6 +1188,21 @@ impl<'a> Sim<'a> {
             threads,
         }
     }
+}
+
+/// The earliest of `ready` cycles, and a mask with bit i set when `ready[i] <= by`
+/// (the first 64). Without a branch per thread (which thread is ready is
+/// unpredictable); the mask's shift chain also keeps the loop scalar, since the
+/// compiler would otherwise turn the minimum into a slow 64-bit SSE2 sequence.
+#[inline(always)]
+fn scan(ready: &[u64], by: u64) -> (u64, u64) {
+    let mut first = u64::MAX;
+    let mut mask = 0u64;
+    for &r in ready.iter().rev() {
+        first = first.min(r);
+        mask = mask << 1 | u64::from(r <= by);
+    }
+    (first, mask)
 }
 
 /// Stores and `membar` wait for the thread's pending store.
