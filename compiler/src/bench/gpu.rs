@@ -152,9 +152,9 @@ fn saxpy(t: u64) -> GpuLaunch {
     launch([n / 256, 1, 1], [256, 1, 1], a)
 }
 
-/// C (s x s) = A (s x 64) * B (64 x s): one thread per element of C.
+/// C (s x s) = A (s x 32) * B (32 x s): one thread per element of C, two tiles of k.
 fn matmul(t: u64) -> GpuLaunch {
-    let (s, k) = (square_side(t, 16), 64);
+    let (s, k) = (square_side(t, 16), 32);
     let a = args(&[
         format!("m={s}"),
         format!("n={s}"),
