@@ -11,8 +11,9 @@
 //! from shared variables goes to `.shared`; one that also derives from something
 //! else has no static space, so the shared variables involved move to the global
 //! fallback (a per-block slice of the hidden `__shared` buffer), as does a shared
-//! variable whose address is stored to memory (a pointer loaded back is not
-//! tracked). The analysis repeats until no variable moves.
+//! variable whose address is stored to memory other than a stack slot (what each
+//! stack slot may hold is tracked, so pointers kept in local variables keep their
+//! provenance). The analysis repeats until no variable moves.
 //!
 //! A pointer to a `.shared` variable holds [`SHARED_WINDOW`] plus its offset, so it is
 //! never null nor equal to a global address (the simulator's global buffers start at
@@ -32,6 +33,9 @@ pub const SHARED_WINDOW: u64 = 0x0100_0000;
 struct Prov {
     /// `.shared`-resident shared variables (by index).
     shared: BTreeSet<u32>,
+    /// Stack slots, by (function, slot) index: their contents are tracked, so a
+    /// pointer kept in a local variable keeps its provenance.
+    slots: BTreeSet<(u32, u32)>,
     /// Anything else that may be an address.
     other: bool,
 }
@@ -39,17 +43,23 @@ struct Prov {
 impl Prov {
     fn other() -> Prov {
         Prov {
-            shared: BTreeSet::new(),
             other: true,
+            ..Prov::default()
         }
     }
 
     /// Joins `p` in; true when that changed `self`.
     fn join(&mut self, p: &Prov) -> bool {
-        let before = (self.shared.len(), self.other);
+        let before = (self.shared.len(), self.slots.len(), self.other);
         self.shared.extend(p.shared.iter().copied());
+        self.slots.extend(p.slots.iter().copied());
         self.other |= p.other;
-        before != (self.shared.len(), self.other)
+        before != (self.shared.len(), self.slots.len(), self.other)
+    }
+
+    /// As an address: it may point outside `.shared` (a stack slot or elsewhere).
+    fn elsewhere(&self) -> bool {
+        self.other || !self.slots.is_empty()
     }
 }
 
@@ -101,7 +111,7 @@ impl Spaces {
             if !seen.insert(f) {
                 continue;
             }
-            for data in module.functions[f].insts.values() {
+            for (_, data) in live_insts(&module.functions[f]) {
                 match data {
                     InstData::SharedAddr { shared } if self.is_resident(*shared) => {
                         used.insert(*shared);
@@ -132,6 +142,8 @@ struct Analysis<'m> {
     vals: HashMap<FuncRef, Vec<Prov>>,
     params: HashMap<FuncRef, Vec<Prov>>,
     rets: HashMap<FuncRef, Prov>,
+    /// What each stack slot may hold.
+    cells: HashMap<(u32, u32), Prov>,
 }
 
 impl<'m> Analysis<'m> {
@@ -142,6 +154,7 @@ impl<'m> Analysis<'m> {
             vals: HashMap::new(),
             params: HashMap::new(),
             rets: HashMap::new(),
+            cells: HashMap::new(),
         };
         for (fr, f) in module.functions.iter() {
             a.vals.insert(fr, vec![Prov::default(); f.values.len()]);
@@ -204,22 +217,58 @@ impl<'m> Analysis<'m> {
                 }
                 p
             }
-            InstData::StackAddr { .. } | InstData::GlobalAddr { .. } => Prov::other(),
+            InstData::StackAddr { slot } => Prov {
+                slots: BTreeSet::from([(fr.index() as u32, slot.index() as u32)]),
+                ..Prov::default()
+            },
+            InstData::GlobalAddr { .. } => Prov::other(),
             InstData::SharedAddr { shared } => {
                 if self.resident[shared.index()] {
                     Prov {
                         shared: BTreeSet::from([shared.index() as u32]),
-                        other: false,
+                        ..Prov::default()
                     }
                 } else {
                     Prov::other()
                 }
             }
-            InstData::Load { .. } | InstData::AtomicRmw { .. } | InstData::AtomicCas { .. } => {
-                match f.inst_result(inst) {
-                    Some(r) if may_hold_address(f.value_type(r).scalar) => Prov::other(),
-                    _ => Prov::default(),
+            InstData::Load { addr, .. }
+            | InstData::AtomicRmw { addr, .. }
+            | InstData::AtomicCas { addr, .. } => {
+                let a = of(*addr);
+                let mut changed = false;
+                // What is stored to a stack slot is what the slot may hold.
+                let stored = match data {
+                    InstData::AtomicRmw { value, .. } => Some(*value),
+                    InstData::AtomicCas { replacement, .. } => Some(*replacement),
+                    _ => None,
+                };
+                if let Some(v) = stored {
+                    let pv = of(v);
+                    for k in &a.slots {
+                        changed |= self.cells.entry(*k).or_default().join(&pv);
+                    }
                 }
+                let mut p = Prov::default();
+                for k in &a.slots {
+                    if let Some(c) = self.cells.get(k) {
+                        p.join(c);
+                    }
+                }
+                let r = f.inst_result(inst);
+                let outside = a.other || !a.shared.is_empty() || a.slots.is_empty();
+                if outside && r.is_some_and(|r| may_hold_address(f.value_type(r).scalar)) {
+                    p.other = true;
+                }
+                return changed | set(r, vals, &p);
+            }
+            InstData::Store { addr, value, .. } => {
+                let (a, pv) = (of(*addr), of(*value));
+                let mut changed = false;
+                for k in &a.slots {
+                    changed |= self.cells.entry(*k).or_default().join(&pv);
+                }
+                return changed;
             }
             InstData::Call { func, args, .. } => {
                 let mut changed = false;
@@ -255,7 +304,7 @@ impl<'m> Analysis<'m> {
     fn unplaceable(&self) -> BTreeSet<u32> {
         let mut out = BTreeSet::new();
         self.each_access(|p, escaped| {
-            if p.other || escaped {
+            if p.elsewhere() || escaped {
                 out.extend(p.shared.iter().copied());
             }
         });
@@ -267,10 +316,10 @@ impl<'m> Analysis<'m> {
         let mut out = std::collections::HashSet::new();
         for (fr, f) in self.module.functions.iter() {
             let vals = &self.vals[&fr];
-            for (inst, data) in f.insts.iter() {
+            for (inst, data) in live_insts(f) {
                 if let Some(addr) = access_addr(data) {
                     let p = &vals[addr.index()];
-                    if !p.shared.is_empty() && !p.other {
+                    if !p.shared.is_empty() && !p.elsewhere() {
                         out.insert((fr, inst));
                     }
                 }
@@ -280,11 +329,11 @@ impl<'m> Analysis<'m> {
     }
 
     /// Calls `f(provenance, escaped)` for every access address (escaped = false) and
-    /// every value stored to memory (escaped = true).
+    /// every value stored to memory other than a tracked stack slot (escaped = true).
     fn each_access(&self, mut f: impl FnMut(&Prov, bool)) {
         for (fr, func) in self.module.functions.iter() {
             let vals = &self.vals[&fr];
-            for data in func.insts.values() {
+            for (_, data) in live_insts(func) {
                 if let Some(addr) = access_addr(data) {
                     f(&vals[addr.index()], false);
                 }
@@ -295,8 +344,13 @@ impl<'m> Analysis<'m> {
                     InstData::AtomicCas { replacement, .. } => std::slice::from_ref(replacement),
                     _ => &[],
                 };
+                let addr = access_addr(data).map(|a| &vals[a.index()]);
+                let untracked =
+                    addr.is_none_or(|a| a.other || !a.shared.is_empty() || a.slots.is_empty());
                 for v in stored {
-                    f(&vals[v.index()], true);
+                    if untracked {
+                        f(&vals[v.index()], true);
+                    }
                 }
             }
         }
@@ -325,4 +379,11 @@ fn access_addr(data: &InstData) -> Option<crate::ir::Value> {
         | InstData::AtomicCas { addr, .. } => Some(*addr),
         _ => None,
     }
+}
+
+/// The instructions of `f`'s blocks (not the dead ones left in its arena).
+pub fn live_insts(f: &crate::ir::Function) -> impl Iterator<Item = (Inst, &InstData)> {
+    f.layout
+        .iter()
+        .flat_map(move |&b| f.blocks[b].insts.iter().map(move |&i| (i, &f.insts[i])))
 }

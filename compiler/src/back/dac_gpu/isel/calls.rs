@@ -41,10 +41,8 @@ pub const MAX_DEPTH: u32 = 256;
 /// not).
 pub fn recursive_functions(module: &Module) -> HashSet<FuncRef> {
     let callees = |f: FuncRef| -> Vec<FuncRef> {
-        module.functions[f]
-            .insts
-            .values()
-            .filter_map(|d| match d {
+        crate::back::dac_gpu::spaces::live_insts(&module.functions[f])
+            .filter_map(|(_, d)| match d {
                 InstData::Call { func, .. } => Some(*func),
                 _ => None,
             })
