@@ -1017,7 +1017,7 @@ fn statements(line: &[Token]) -> Vec<&[Token]> {
                 out.push(&line[i..i + 2]);
                 i += 2;
             }
-            Tok::Word(w) if w == ".entry" || w == ".func" => {
+            Tok::Word(w) if w == ".entry" || w == ".func" || w == ".affine" => {
                 let mut j = i + 1;
                 while j < line.len() && !matches!(line[j].tok, Tok::Punct('{') | Tok::Punct(';')) {
                     j += 1;
@@ -1314,6 +1314,53 @@ pub fn parse(text: &str) -> Result<Program, Vec<AsmError>> {
     }
 }
 
+/// `.affine name`: opens the DAC affine stream of the `.entry` `name` defined above
+/// (with that entry's parameters, so `ld.param` may name them).
+fn affine_header(st: &[Token], prog: &Program) -> PResult<Kernel> {
+    let name = match st.get(1).map(|t| &t.tok) {
+        Some(Tok::Word(n)) => n,
+        _ => return Err(err_at(&st[0], "`.affine` needs the name of its `.entry`")),
+    };
+    if let Some(t) = st.get(2) {
+        return Err(err_at(
+            t,
+            format!("unexpected {} after `.affine {name}`", describe(&t.tok)),
+        ));
+    }
+    let Some(entry) = prog
+        .kernels
+        .iter()
+        .find(|k| k.name == *name && k.kind == KernelKind::Entry)
+    else {
+        return Err(err_at(
+            &st[1],
+            format!("`.affine {name}` must follow the `.entry {name}` it belongs to"),
+        ));
+    };
+    if entry.affine.is_some() {
+        return Err(err_at(&st[1], format!("`{name}` has two affine streams")));
+    }
+    let mut k = Kernel::new(name, KernelKind::Affine);
+    k.params = entry.params.clone();
+    Ok(k)
+}
+
+/// Adds a closed kernel: an affine stream goes to its entry (dropped when the
+/// header failed, which was reported).
+fn push_kernel(prog: &mut Program, k: Kernel) {
+    if k.kind != KernelKind::Affine {
+        prog.kernels.push(k);
+        return;
+    }
+    let entry = prog
+        .kernels
+        .iter_mut()
+        .find(|e| e.name == k.name && e.kind == KernelKind::Entry && e.affine.is_none());
+    if let Some(e) = entry {
+        e.set_affine(k);
+    }
+}
+
 /// Handles one statement in the current state (outside or inside a kernel).
 fn statement<'a>(
     st: &[Token],
@@ -1348,6 +1395,24 @@ fn statement<'a>(
             });
             Ok(())
         }
+        (Tok::Word(w), None) if w == ".affine" => {
+            let kernel = affine_header(st, prog).or_else(|e| {
+                errs.push(e);
+                Ok::<_, AsmError>(Kernel::new("?", KernelKind::Affine))
+            })?;
+            *open = Some(Open {
+                kernel,
+                ctx: Ctx {
+                    funcs,
+                    regs: RegUse::default(),
+                    fixups: Vec::new(),
+                },
+                labels: HashMap::new(),
+                body_open: false,
+                line: first.line,
+            });
+            Ok(())
+        }
         (_, None) => Err(err_at(
             first,
             format!(
@@ -1366,7 +1431,7 @@ fn statement<'a>(
         (Tok::Punct('}'), Some(_)) => {
             if let Some(o) = open.take() {
                 let k = close(o, errs);
-                prog.kernels.push(k);
+                push_kernel(prog, k);
             }
             Ok(())
         }
@@ -1381,14 +1446,15 @@ fn statement<'a>(
             });
             Ok(())
         }
-        (Tok::Word(w), Some(o)) if w == ".entry" || w == ".func" => {
+        (Tok::Word(w), Some(o)) if w == ".entry" || w == ".func" || w == ".affine" => {
             // A missing `}`: report it, close the open kernel and start the new one.
             errs.push(err_at(
                 first,
                 format!("`{}` is not closed before this `{w}`", o.kernel.name),
             ));
             if let Some(o) = open.take() {
-                prog.kernels.push(close(o, errs));
+                let k = close(o, errs);
+                push_kernel(prog, k);
             }
             statement(st, open, funcs, prog, errs)
         }
@@ -1660,13 +1726,16 @@ pub fn kernel_text(k: &Kernel, names: &[&str]) -> String {
     let kw = match k.kind {
         KernelKind::Entry => ".entry",
         KernelKind::Func => ".func",
+        KernelKind::Affine => ".affine",
     };
     let params: Vec<String> = k
         .params
         .iter()
         .map(|p| format!(".param .{} {}", p.ty, p.name))
         .collect();
-    if k.kind == KernelKind::Entry || !params.is_empty() {
+    if k.kind == KernelKind::Affine {
+        let _ = writeln!(s, "{kw} {}", k.name);
+    } else if k.kind == KernelKind::Entry || !params.is_empty() {
         let _ = writeln!(s, "{kw} {}({})", k.name, params.join(", "));
     } else {
         let _ = writeln!(s, "{kw} {}", k.name);
@@ -1734,7 +1803,15 @@ fn branch_targets(k: &Kernel) -> Vec<u32> {
 /// Prints a whole program in the canonical form that [`parse`] reads back.
 pub fn print(p: &Program) -> String {
     let names: Vec<&str> = p.kernels.iter().map(|k| k.name.as_str()).collect();
-    let texts: Vec<String> = p.kernels.iter().map(|k| kernel_text(k, &names)).collect();
+    let texts: Vec<String> = p
+        .kernels
+        .iter()
+        .map(|k| match &k.affine {
+            // The affine stream right after its entry, as the parser wants it.
+            Some(a) => format!("{}\n{}", kernel_text(k, &names), kernel_text(a, &names)),
+            None => kernel_text(k, &names),
+        })
+        .collect();
     texts.join("\n")
 }
 

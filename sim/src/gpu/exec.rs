@@ -224,6 +224,8 @@ pub struct WarpState {
     pub tid: [[u32; WARP]; 3],
     /// Lanes that hold a thread of the block.
     pub valid: u32,
+    /// DAC: this warp's queues when its kernel has an affine stream.
+    pub dac: Option<Box<super::affine::WarpQueues>>,
 }
 
 /// A block's shared state during execution.
@@ -289,6 +291,7 @@ impl WarpState {
             warp_id,
             tid,
             valid,
+            dac: None,
         }
     }
 
@@ -608,9 +611,11 @@ impl WarpState {
                 let p = kernel.params.get(i as usize).ok_or("no such parameter")?;
                 *out = [u64::from(p.offset); WARP];
             }
-            AddrBase::DeqAddr | AddrBase::DeqData => {
-                return Err("DAC queues run only on the DAC simulator".into())
-            }
+            AddrBase::DeqAddr | AddrBase::DeqData => match &self.dac {
+                // Popped at the start of the step (`affine::pop_addr`).
+                Some(q) => *out = q.addrs,
+                None => return Err("a deq in a kernel without an affine stream".into()),
+            },
         }
         let off = a.offset as i64 as u64;
         if off != 0 {
@@ -1167,6 +1172,12 @@ pub fn step(
         // once-per-warp result broadcast to the executing lanes.
         super::uniform::check_operands(warp, &inst, exec)
             .map_err(|(l, m)| at.fault(FaultKind::NonUniformOperand, Some(l), None, m))?;
+    }
+    if warp.dac.is_some() {
+        if let Some((data, space, bytes)) = super::affine::deq_use(&inst) {
+            super::affine::pop_addr(warp, data, space, bytes)
+                .map_err(|m| at.fault(FaultKind::DacQueue, None, None, m))?;
+        }
     }
     let mut next_pc = top.pc + 1;
     match inst.op {
@@ -1727,12 +1738,17 @@ pub fn step(
                 warp.write_pred_bits(p, exec, valid).map_err(err)?;
             }
         }
-        Op::EnqData { .. } | Op::EnqAddr { .. } | Op::EnqPred { .. } | Op::DeqPred { .. } => {
+        Op::DeqPred { dst } => {
+            let bits = super::affine::pop_pred(warp)
+                .map_err(|m| at.fault(FaultKind::DacQueue, None, None, m))?;
+            warp.write_pred_bits(dst, exec, bits).map_err(err)?;
+        }
+        Op::EnqData { .. } | Op::EnqAddr { .. } | Op::EnqPred { .. } => {
             return Err(at.fault(
                 FaultKind::Unsupported,
                 None,
                 None,
-                "DAC queue instructions run only on the DAC simulator".into(),
+                "enq instructions belong to the affine stream (`.affine`)".into(),
             ));
         }
     }

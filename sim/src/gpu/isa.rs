@@ -1070,6 +1070,9 @@ pub enum KernelKind {
     Entry,
     /// `.func`: a subroutine reached by `call`.
     Func,
+    /// `.affine`: the DAC affine stream of the `.entry` of the same name, held in
+    /// that entry's [`Kernel::affine`] (never in [`Program::kernels`]).
+    Affine,
 }
 
 /// A kernel or function with everything the simulator and the occupancy calculator
@@ -1091,6 +1094,10 @@ pub struct Kernel {
     pub insts: Vec<Inst>,
     /// Sorted by `at`; every branch target has at least one.
     pub labels: Vec<Label>,
+    /// DAC: the affine stream of a decoupled entry (kind [`KernelKind::Affine`], the
+    /// entry's name and parameters, its own code and labels; see `sim::gpu::affine`).
+    /// `None` for an ordinary kernel.
+    pub affine: Option<Box<Kernel>>,
 }
 
 impl Kernel {
@@ -1107,7 +1114,18 @@ impl Kernel {
             local_bytes: 0,
             insts: Vec::new(),
             labels: Vec::new(),
+            affine: None,
         }
+    }
+
+    /// Attaches `stream` as this entry's DAC affine stream: it takes the entry's name
+    /// and parameters and the kind [`KernelKind::Affine`].
+    pub fn set_affine(&mut self, mut stream: Kernel) {
+        stream.name = self.name.clone();
+        stream.kind = KernelKind::Affine;
+        stream.params = self.params.clone();
+        stream.affine = None;
+        self.affine = Some(Box::new(stream));
     }
 
     /// Size of the parameter block in bytes.

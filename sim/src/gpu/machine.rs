@@ -230,6 +230,10 @@ pub enum FaultKind {
     /// The launch itself is wrong: no such kernel, an empty grid, short parameters, a
     /// block the machine cannot hold.
     BadLaunch,
+    /// DAC: a `deq` on an empty queue, a `deq` of the wrong kind or width, entries
+    /// left over when a block ends (enq/deq counts differ), or an affine stream that
+    /// is not affine (see `sim::gpu::affine`).
+    DacQueue,
 }
 
 impl fmt::Display for FaultKind {
@@ -244,6 +248,7 @@ impl fmt::Display for FaultKind {
             FaultKind::Unsupported => "unsupported instruction",
             FaultKind::Invalid => "invalid instruction",
             FaultKind::BadLaunch => "bad launch",
+            FaultKind::DacQueue => "DAC queue fault",
         })
     }
 }
@@ -320,6 +325,8 @@ pub(crate) struct Prepared {
     pub threads_per_block: u32,
     pub warps_per_block: u32,
     pub num_ctas: u64,
+    /// DAC: what the entry's affine stream enqueues (see [`super::affine`]).
+    pub dac: Option<std::sync::Arc<super::affine::AffineTrace>>,
 }
 
 /// Checks a launch against the program.
@@ -359,6 +366,7 @@ pub(crate) fn prepare(program: &Program, launch: &Launch) -> Result<Prepared, Gp
         threads_per_block: threads,
         warps_per_block: threads.div_ceil(WARP as u32),
         num_ctas: u64::from(grid[0]) * u64::from(grid[1]) * u64::from(grid[2]),
+        dac: None,
     })
 }
 
@@ -383,9 +391,12 @@ impl Prepared {
             nctaid: self.grid,
             shared: vec![0; k.shared_bytes as usize],
         };
-        let warps = (0..self.warps_per_block)
+        let mut warps: Vec<WarpState> = (0..self.warps_per_block)
             .map(|w| WarpState::new(k, self.entry, w, self.block))
             .collect();
+        if let Some(t) = &self.dac {
+            super::affine::attach(&mut warps, t, cta.ctaid);
+        }
         (cta, warps)
     }
 }
@@ -462,7 +473,8 @@ pub(crate) fn run_functional_on(
     limits: Limits,
     threads: u64,
 ) -> Result<FunctionalReport, GpuFault> {
-    let prep = prepare(program, launch)?;
+    let mut prep = prepare(program, launch)?;
+    prep.dac = super::affine::trace_for(program, prep.entry, launch, limits.max_warp_insts, false)?;
     let all = 0..prep.num_ctas;
     let (warp_insts, thread_insts) = if threads >= 2 && prep.num_ctas >= 4 * threads {
         run_parallel(program, launch, &prep, mem, limits, threads)?
@@ -618,6 +630,9 @@ fn run_blocks(
                 b.0.ctaid = prep.ctaid(i);
                 super::exec::zero(&mut b.0.shared);
                 b.1.iter_mut().for_each(|w| w.reset(prep.entry));
+                if let Some(t) = &prep.dac {
+                    super::affine::attach(&mut b.1, t, b.0.ctaid);
+                }
                 b
             }
         };
@@ -651,6 +666,11 @@ fn run_blocks(
             }
             if !release_barrier(program, cta, warps, &mut waiting)? {
                 break;
+            }
+        }
+        if prep.dac.is_some() {
+            for w in warps.iter() {
+                super::affine::check_drained(w, &launch.kernel, cta.ctaid)?;
             }
         }
     }

@@ -4,6 +4,7 @@
 //! launches and global memory ([`machine`], [`run_functional`]), the timing model
 //! ([`timing`], [`run_timing`]) and statistics ([`stats`]).
 
+pub mod affine;
 pub mod asm;
 pub mod config;
 pub mod dac;
@@ -30,6 +31,8 @@ pub use timing::{run_timing, SchedulerKind, TimingReport};
 
 #[cfg(test)]
 mod sim_tests;
+#[cfg(test)]
+mod affine_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
