@@ -857,6 +857,7 @@ impl<'a> Sim<'a> {
 
     /// Makes thread `t` ready to issue its next instruction from cycle `at` on: fetches
     /// it through the L1I (when `fetch`) and reads its registers' readiness.
+    #[inline(always)]
     fn prepare(&mut self, t: usize, at: u64, fetch: bool) {
         if fetch {
             let pc = self.m.pc(t);
