@@ -282,6 +282,43 @@ export void lanes(uniform int n) {
     assert!(out.ends_with("3 0xffff0048\n"), "{out}");
 }
 
+/// Many prints in one kernel: the print routines are called out of line, so the
+/// kernel stays small.
+#[test]
+fn print_many_values_in_one_kernel() {
+    let src = r#"
+export void ints(uniform int n) {
+    print("hello, world\n");
+    print("% and %\n", n, -n);
+    uniform int8 a = -128;
+    uniform uint16 d = 65535;
+    uniform int64 e = -9223372036854775807 - 1;
+    uniform uint64 f = 18446744073709551615u;
+    print("% % % % %\n", a, d, e, f, 2147483647);
+    uniform bool t = n > 3;
+    print("bools % %\n", t, !t);
+    if (programIndex < n) {
+        print("lanes % % %\n", programIndex, (int8)(programIndex * 20),
+              (int16)(programIndex * -3000));
+        print("wide % %\n", (int64)programIndex * 1000000000000, (uint32)programIndex - 8);
+        print("bool %\n", programIndex % 2 == 0);
+    }
+    if (programIndex > 100)
+        print("never %\n", programIndex);
+    uniform int arr[4];
+    uniform int * uniform p = &arr[0];
+    print("% %\n", &arr[3] - p, (uniform int * uniform)(uniform uint64)0xffff0048u);
+    print("é ü ∑ end\n");
+}
+"#;
+    let front = front_src(src);
+    let compiled = compile(&front).expect("compiles");
+    let insts: usize = compiled.program.kernels.iter().map(|k| k.insts.len()).sum();
+    assert!(insts < 20_000, "{insts} instructions");
+    let (out, _) = print_both(src, "ints", &["n=5"], None, None);
+    assert!(out.ends_with("3 0xffff0048\né ü ∑ end\n"), "{out}");
+}
+
 #[test]
 fn print_floats_uniform_and_varying() {
     let src = r#"

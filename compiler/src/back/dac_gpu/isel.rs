@@ -104,7 +104,7 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
         globals[o..o + n].copy_from_slice(&g.init[..n]);
     }
     let spaces = Spaces::of(module);
-    let recursive = calls::recursive_functions(module);
+    let out_of_line = calls::out_of_line_functions(module);
     // The global fallback: shared variables without a static space, per block.
     let (shared_offsets, shared_size) = layout(module.shared.iter().map(|(v, s)| {
         if spaces.is_resident(v) {
@@ -134,7 +134,7 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
             shared_offsets: &shared_offsets,
             shared_size,
             spaces: &spaces,
-            recursive: recursive.clone(),
+            out_of_line: out_of_line.clone(),
             resident_offsets,
             resident_size,
         };
@@ -176,8 +176,9 @@ struct ModuleCtx<'a> {
     shared_offsets: &'a [u32],
     shared_size: u32,
     spaces: &'a Spaces,
-    /// Functions in call-graph cycles: selected out of line ([`calls`]).
-    recursive: std::collections::HashSet<FuncRef>,
+    /// Functions selected out of line ([`calls`]): the recursive ones and the print
+    /// runtime's routines.
+    out_of_line: std::collections::HashSet<FuncRef>,
     /// This kernel's `.shared` layout.
     resident_offsets: HashMap<SharedVar, u32>,
     resident_size: u32,

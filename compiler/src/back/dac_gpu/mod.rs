@@ -53,8 +53,9 @@
 //!   liveness and greedy colouring (pairs even-aligned) then give `num_regs`.
 //! * `frem` becomes a runtime routine call (`LegalTarget::DacGpu`), inlined like any.
 //! * **`print`** is formatted on the device as on Nyuzi: legalization (shared by both
-//!   targets) turns each print into calls of the `stdlib/runtime_print.spmd` routines,
-//!   whose characters are stores to the serial port address. Selection turns such a
+//!   targets) turns each print into calls of the `stdlib/runtime_print.spmd` routines
+//!   (selected once per kernel and called out of line, like recursive functions, not
+//!   inlined at every print), whose characters are stores to the serial port address. Selection turns such a
 //!   store into a console write: once per gang (its first on lane) an `atom.add` on
 //!   the cursor of the hidden `__console` buffer and a byte store at the old cursor.
 //!   [`run`] allocates the buffer (1 MiB of text) only for kernels that print and

@@ -1,4 +1,5 @@
-//! Calls of recursive functions: selected once, out of line, in the same kernel.
+//! Calls of recursive functions (and of the print runtime's routines): selected once,
+//! out of line, in the same kernel.
 //!
 //! A function in a cycle of the call graph cannot be inlined. Its body is selected
 //! once per kernel, after the entry's code, as one more instance with its own frame
@@ -36,6 +37,19 @@ use crate::ir::{Block, FuncRef, Function, Inst, InstData, Module, Value, ValueDe
 
 /// Activations of recursive functions each gang's stack holds.
 pub const MAX_DEPTH: u32 = 256;
+
+/// The functions called out of line: the recursive ones and the print runtime's
+/// routines (`__spmdc_rt_print_*`, `__spmdc_rtp_*`), which would otherwise be
+/// inlined at every `print`, thousands of instructions each.
+pub fn out_of_line_functions(module: &Module) -> HashSet<FuncRef> {
+    let mut out = recursive_functions(module);
+    for (f, func) in module.functions.iter() {
+        if func.name.starts_with("__spmdc_rt_print") || func.name.starts_with("__spmdc_rtp_") {
+            out.insert(f);
+        }
+    }
+    out
+}
 
 /// The functions in a cycle of `module`'s call graph (calling themselves, directly or
 /// not).
@@ -91,6 +105,8 @@ pub struct Calls {
     /// Instructions whose immediate is a root's frame bytes plus an extra.
     patches: Vec<(usize, Option<FuncRef>, u32)>,
     next_site: u32,
+    /// The module's recursive functions (computed on first need).
+    recursive: Option<HashSet<FuncRef>>,
     /// The instruction computing the stack limit (its immediate patched).
     limit_patch: Option<usize>,
     /// IR liveness per function: the values live out of each block.
@@ -107,7 +123,7 @@ impl<'a> Isel<'a> {
         mask: Option<Value>,
         result: Option<Value>,
     ) {
-        if self.ctx.recursive.contains(&func) {
+        if self.ctx.out_of_line.contains(&func) {
             self.call_out_of_line(inst, func, args, mask, result);
         } else {
             self.inline_call(func, args, mask, result);
@@ -157,7 +173,7 @@ impl<'a> Isel<'a> {
         };
         // Caller saves: only a recursive function's own registers can be overwritten.
         let mut saved: Vec<Loc> = Vec::new();
-        if self.root.is_some() && self.ctx.recursive.contains(&self.fref) {
+        if self.root.is_some() && self.is_recursive(self.fref) {
             for v in self.live_after(inst) {
                 let l = self.loc(v);
                 saved.push(l);
@@ -411,10 +427,20 @@ impl<'a> Isel<'a> {
         self.b.bind(skip);
     }
 
-    /// In the prologue, when the module has recursive functions: each lane's offset
+    /// Whether `f` is in a call-graph cycle (so its own registers need saving
+    /// around its calls).
+    fn is_recursive(&mut self, f: FuncRef) -> bool {
+        let module = self.ctx.module;
+        self.calls
+            .recursive
+            .get_or_insert_with(|| recursive_functions(module))
+            .contains(&f)
+    }
+
+    /// In the prologue, when the module has out-of-line functions: each lane's offset
     /// in a save area and the highest frame base an activation may start at.
     pub(super) fn recursion_prologue(&mut self) {
-        if self.ctx.recursive.is_empty() {
+        if self.ctx.out_of_line.is_empty() {
             return;
         }
         let t = self.tmp();
