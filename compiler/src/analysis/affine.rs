@@ -315,6 +315,10 @@ pub struct Tuple {
     pub strides: [Part; 4],
     /// What the tuple assumes about narrower computations (empty: exact).
     pub assumes: SmallVec<[NoWrap; 1]>,
+    /// `Some(m)`: the tuple holds only in the lanes where the mask `m` is on (the value
+    /// is unspecified elsewhere): values computed by a call under `m`, or chosen by
+    /// `select m, a, b`. `None`: in every lane.
+    pub under: Option<Value>,
 }
 
 impl Tuple {
@@ -324,6 +328,7 @@ impl Tuple {
             base,
             strides: [Part::zero(), Part::zero(), Part::zero(), Part::zero()],
             assumes: SmallVec::new(),
+            under: None,
         }
     }
 
@@ -361,6 +366,7 @@ impl Tuple {
             base: self.base.add(&other.base, w),
             strides: std::array::from_fn(|d| self.strides[d].add(&other.strides[d], w)),
             assumes: self.assumes_union(other),
+            under: None,
         }
     }
 
@@ -371,6 +377,7 @@ impl Tuple {
             base: self.base.scale(k, w),
             strides: std::array::from_fn(|d| self.strides[d].scale(k, w)),
             assumes: self.assumes.clone(),
+            under: None,
         }
     }
 
@@ -382,6 +389,7 @@ impl Tuple {
             base: self.base.mul(&u.base, w),
             strides: std::array::from_fn(|d| self.strides[d].mul(&u.base, w)),
             assumes: self.assumes_union(u),
+            under: None,
         }
     }
 
@@ -391,6 +399,7 @@ impl Tuple {
             base: self.base.meet(&other.base),
             strides: std::array::from_fn(|d| self.strides[d].meet(&other.strides[d])),
             assumes: self.assumes_union(other),
+            under: None,
         }
     }
 
@@ -416,6 +425,8 @@ pub struct Pred {
     pub cond: IntCC,
     pub args: [Value; 2],
     pub uniform: bool,
+    /// As [`Tuple::under`]: the lanes the comparison's operands are claimed in.
+    pub under: Option<Value>,
 }
 
 /// What the analysis knows about a value.
@@ -450,12 +461,43 @@ impl Class {
     }
 
     fn meet(&self, other: &Class) -> Class {
-        match (self, other) {
+        let Some(under) = merge_under(self.under(), other.under()) else {
+            return Class::NonAffine;
+        };
+        let met = match (self, other) {
             (Class::Affine(a), Class::Affine(b)) if a.width == b.width => Class::Affine(a.meet(b)),
             (a, b) if a == b => a.clone(),
             (a, b) if a.is_uniform() && b.is_uniform() => Class::uniform_runtime(1),
             _ => Class::NonAffine,
+        };
+        met.with_under(under)
+    }
+
+    /// The mask the claim is qualified by ([`Tuple::under`]).
+    pub fn under(&self) -> Option<Value> {
+        match self {
+            Class::Affine(t) => t.under,
+            Class::Predicate(p) => p.under,
+            Class::NonAffine => None,
         }
+    }
+
+    fn with_under(mut self, under: Option<Value>) -> Class {
+        match &mut self {
+            Class::Affine(t) => t.under = under,
+            Class::Predicate(p) => p.under = under,
+            Class::NonAffine => {}
+        }
+        self
+    }
+}
+
+/// The qualifier of a claim that needs both `a` and `b`: the one that is set, or
+/// `None` (outer) when they are two different masks (no claim).
+fn merge_under(a: Option<Value>, b: Option<Value>) -> Option<Option<Value>> {
+    match (a, b) {
+        (Some(x), Some(y)) if x != y => None,
+        (x, y) => Some(x.or(y)),
     }
 }
 
@@ -483,6 +525,13 @@ impl FunctionAffine {
     /// `v` is the same in every thread of the gang (tuple or predicate).
     pub fn is_uniform(&self, v: Value) -> bool {
         self.classes[v].is_uniform()
+    }
+
+    /// The tuple of the address of an access under `mask`, when it holds in every lane
+    /// the access makes (its qualifier is absent or that very mask).
+    pub fn address_tuple(&self, addr: Value, mask: Option<Value>) -> Option<&Tuple> {
+        self.tuple(addr)
+            .filter(|t| t.under.is_none() || t.under == mask)
     }
 
     pub fn predicate(&self, v: Value) -> Option<Pred> {
@@ -529,7 +578,7 @@ struct Ctx<'a> {
     lane_count: u32,
     /// `None`: not yet known (optimistic top).
     state: SecondaryMap<Value, Option<Class>>,
-    incoming: SecondaryMap<Value, Vec<Value>>,
+    incoming: Incoming,
     /// When summarizing a callee for one call site: the classes of the caller's
     /// arguments, in the caller's atoms. Uniform values of the callee are then never
     /// atoms themselves (they mean nothing in the caller): run-time uniforms.
@@ -537,6 +586,9 @@ struct Ctx<'a> {
     depth: u32,
     /// Summaries already computed: (callee, argument classes) to the result's class.
     summaries: std::cell::RefCell<rustc_hash::FxHashMap<(FuncRef, Vec<Class>), Class>>,
+    dom: DominatorTree,
+    /// The block each value is defined in.
+    def_block: SecondaryMap<Value, Option<Block>>,
 }
 
 /// Analyzes `func`, a function of `module` (whose pointer width, gang width and
@@ -567,6 +619,8 @@ impl<'a> Ctx<'a> {
             seed,
             depth,
             summaries: Default::default(),
+            dom: DominatorTree::compute(func),
+            def_block: def_blocks(func),
         }
     }
 
@@ -574,7 +628,7 @@ impl<'a> Ctx<'a> {
     /// descends (meet with its previous class).
     fn solve(&mut self) {
         let func = self.func;
-        let order: Vec<Block> = DominatorTree::compute(func).rpo().to_vec();
+        let order: Vec<Block> = self.dom.rpo().to_vec();
         let mut changed = true;
         while changed {
             changed = false;
@@ -637,21 +691,66 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// One argument a branch passes to a block parameter: the value, and `Some(m)` when
+/// the branch is the else edge of `brif any(m)` (taken only when no lane of `m` is
+/// on, so a claim qualified by `m` holds vacuously along it).
+type Incoming = SecondaryMap<Value, Vec<(Value, Option<Value>)>>;
+
 /// For each block parameter, the arguments every branch passes to it.
-fn incoming_args(func: &Function) -> SecondaryMap<Value, Vec<Value>> {
-    let mut incoming: SecondaryMap<Value, Vec<Value>> = SecondaryMap::new();
+fn incoming_args(func: &Function) -> Incoming {
+    let mut incoming: Incoming = SecondaryMap::new();
     for &block in &func.layout {
         let Some(term) = func.terminator(block) else {
             continue;
         };
-        for call in func.insts[term].successors() {
+        let empty_mask = match &func.insts[term] {
+            InstData::Brif {
+                cond,
+                then_dest,
+                else_dest,
+            } if then_dest.block != else_dest.block => any_mask(func, *cond),
+            _ => None,
+        };
+        let succs = func.insts[term].successors();
+        for (k, call) in succs.iter().enumerate() {
+            let skip = if k == 1 { empty_mask } else { None };
             let params = &func.blocks[call.block].params;
             for (&p, &a) in params.iter().zip(call.args.iter()) {
-                incoming[p].push(a);
+                incoming[p].push((a, skip));
             }
         }
     }
     incoming
+}
+
+/// `m` when `cond` is `any m`.
+fn any_mask(func: &Function, cond: Value) -> Option<Value> {
+    let ValueDef::Result(inst) = func.values.get(cond)?.def else {
+        return None;
+    };
+    match &func.insts[inst] {
+        InstData::Lane {
+            op: crate::ir::LaneOp::Any,
+            args,
+        } => args.first().copied(),
+        _ => None,
+    }
+}
+
+/// The block that defines each value.
+fn def_blocks(func: &Function) -> SecondaryMap<Value, Option<Block>> {
+    let mut out = SecondaryMap::with_capacity(func.values.len());
+    for &block in &func.layout {
+        for &p in &func.blocks[block].params {
+            out[p] = Some(block);
+        }
+        for &i in &func.blocks[block].insts {
+            if let Some(r) = func.results[i] {
+                out[r] = Some(block);
+            }
+        }
+    }
+    out
 }
 
 impl Ctx<'_> {
@@ -691,11 +790,29 @@ impl Ctx<'_> {
                 | InstData::Binary { .. }
                 | InstData::Convert { .. }
                 | InstData::Select { .. }
-                | InstData::Icmp { .. } => self.varying_inst(data, w),
+                | InstData::Icmp { .. } => self.qualify(data, self.varying_inst(data, w)),
                 _ => Class::uniform_runtime(w),
             });
         }
-        Some(self.varying_inst(data, w))
+        Some(self.qualify(data, self.varying_inst(data, w)))
+    }
+
+    /// Qualifies the class of an arithmetic result by its operands' masks: it holds
+    /// where all of theirs do (non-affine when two differ). Selects and calls
+    /// qualify their results themselves.
+    fn qualify(&self, data: &InstData, class: Class) -> Class {
+        match data {
+            InstData::Select { .. } | InstData::Call { .. } => return class,
+            _ => {}
+        }
+        let mut under = class.under();
+        for op in data.operands() {
+            match merge_under(under, self.class(op).under()) {
+                Some(u) => under = u,
+                None => return Class::NonAffine,
+            }
+        }
+        class.with_under(under)
     }
 
     fn class(&self, v: Value) -> &Class {
@@ -723,18 +840,63 @@ impl Ctx<'_> {
         Class::Affine(Tuple::uniform(Part::Known(Linear::atom(v)), w))
     }
 
+    /// The meet over the incoming arguments known so far. When some argument's claim is
+    /// qualified by a mask `q`, edges taken only when no lane of `q` is on are left out
+    /// and the result is qualified by `q`, which must be defined before the block.
     fn block_param(&self, v: Value) -> Option<Class> {
+        let known: Vec<(&Class, Option<Value>)> = self.incoming[v]
+            .iter()
+            .filter_map(|&(a, skip)| Some((self.state[a].as_ref()?, skip)))
+            .collect();
+        let q = known.iter().find_map(|(c, _)| c.under());
+        // When summarizing, masks are the caller's values: nothing in the callee tests
+        // them, and they are defined before the call.
+        let caller = self.seed.is_none();
+        let skipping = caller && q.is_some() && known.iter().any(|&(_, skip)| skip == q);
         let mut acc: Option<Class> = None;
-        for &a in &self.incoming[v] {
-            let Some(c) = self.state[a].as_ref() else {
+        for &(c, skip) in &known {
+            if skipping && skip == q {
                 continue;
-            };
+            }
             acc = Some(match acc {
                 None => c.clone(),
                 Some(prev) => prev.meet(c),
             });
         }
-        acc
+        let mut acc = acc.or_else(|| known.first().map(|(c, _)| (*c).clone()))?;
+        if skipping {
+            acc = match merge_under(acc.under(), q) {
+                Some(u) => acc.with_under(u),
+                None => Class::NonAffine,
+            };
+        }
+        let block = self.def_block[v];
+        if let (Some(m), Some(b), true) = (acc.under(), block, caller) {
+            if !self.defined_before(m, b) {
+                return Some(Class::NonAffine);
+            }
+        }
+        if let (Class::Affine(t), Some(b), true) = (&mut acc, block, skipping) {
+            // A skipped edge may come from where an atom of the kept forms is not
+            // defined: such parts are known only at run time here.
+            for part in std::iter::once(&mut t.base).chain(t.strides.iter_mut()) {
+                if let Part::Known(l) = part {
+                    if !l.terms.iter().all(|(a, _)| self.defined_before(a.value, b)) {
+                        *part = Part::Runtime;
+                    }
+                }
+            }
+        }
+        Some(acc)
+    }
+
+    /// Whether `m` is available at the start of block `b` (after its parameters).
+    fn defined_before(&self, m: Value, b: Block) -> bool {
+        let Some(d) = self.def_block[m] else {
+            return false;
+        };
+        let is_param = matches!(self.func.values[m].def, ValueDef::Param(..));
+        self.dom.dominates(d, b) && (d != b || is_param)
     }
 
     /// Float (and other non-integer) varying results: uniform when every operand is.
@@ -774,27 +936,10 @@ impl Ctx<'_> {
             InstData::Unary { op, arg } => self.unary(*op, *arg, w),
             InstData::Binary { op, args } => self.binary(*op, args[0], args[1], w),
             InstData::Convert { op, arg, .. } => self.convert(*op, *arg, w),
-            InstData::Select { args: [c, a, b] } => {
-                let known = self.tuple(*c).filter(|t| t.is_uniform());
-                if a == b {
-                    self.class(*a).clone()
-                } else if let Some(k) = known.and_then(|t| t.base.as_const()) {
-                    self.class(if k != 0 { *a } else { *b }).clone()
-                } else if self.class(*c).is_uniform() {
-                    self.class(*a).meet(self.class(*b))
-                } else {
-                    Class::NonAffine
-                }
-            }
+            InstData::Select { args: [c, a, b] } => self.select(*c, *a, *b),
             InstData::Icmp { cond, args } => self.icmp(*cond, *args),
             InstData::Fcmp { args, .. } => self.all_uniform(args, w),
-            InstData::Call { func, args, mask } if self.all_on(*mask) => {
-                let mut classes: Vec<Class> = args.iter().map(|&a| self.class(a).clone()).collect();
-                // The callee's hidden mask: all on, like the call's.
-                let all_on = Tuple::uniform(Part::Known(Linear::constant(1, 1)), 1);
-                classes.push(Class::Affine(all_on));
-                self.summary(*func, classes)
-            }
+            InstData::Call { func, args, mask } => self.call(*func, args, *mask),
             _ => Class::NonAffine,
         }
     }
@@ -810,6 +955,51 @@ impl Ctx<'_> {
                 matches!(self.func.insts[i], InstData::Iconst { bits, .. } if bits & 1 == 1)
             }
             ValueDef::Param(..) => false,
+        }
+    }
+
+    /// `select c, a, b`: `a` (or `b`) for a constant `c`; the meet of both for a
+    /// uniform `c`; otherwise `a` in the lanes where `c` is on (not when summarizing a
+    /// callee, whose masks mean nothing to the caller).
+    fn select(&self, c: Value, a: Value, b: Value) -> Class {
+        let cond = self.class(c);
+        let known = cond
+            .tuple()
+            .filter(|t| t.is_uniform())
+            .and_then(|t| t.base.as_const());
+        let (class, under) = if a == b {
+            (self.class(a).clone(), None)
+        } else if let Some(k) = known {
+            (self.class(if k != 0 { a } else { b }).clone(), cond.under())
+        } else if cond.is_uniform() {
+            (self.class(a).meet(self.class(b)), cond.under())
+        } else if self.seed.is_none() && self.class(a) != &Class::NonAffine {
+            (self.class(a).clone(), Some(c))
+        } else {
+            return Class::NonAffine;
+        };
+        match merge_under(class.under(), under) {
+            Some(u) => class.with_under(u),
+            None => Class::NonAffine,
+        }
+    }
+
+    /// A call to an internal function: its summary for the arguments' classes, with
+    /// the hidden mask all on in the lanes of the call's mask; the result is qualified
+    /// by that mask (lanes off read 0) unless it is the all-on constant.
+    fn call(&self, callee: FuncRef, args: &[Value], mask: Option<Value>) -> Class {
+        let q = if self.all_on(mask) { None } else { mask };
+        if q.is_some() && self.seed.is_some() {
+            return Class::NonAffine;
+        }
+        let mut classes: Vec<Class> = args.iter().map(|&a| self.class(a).clone()).collect();
+        let mut all_on = Tuple::uniform(Part::Known(Linear::constant(1, 1)), 1);
+        all_on.under = q;
+        classes.push(Class::Affine(all_on));
+        let class = self.summary(callee, classes);
+        match merge_under(class.under(), q) {
+            Some(u) => class.with_under(u),
+            None => Class::NonAffine,
         }
     }
 
@@ -857,6 +1047,7 @@ impl Ctx<'_> {
                     base: Part::Runtime,
                     strides: ta.strides.clone().map(|s| s.mul(&Part::Runtime, w)),
                     assumes: ta.assumes_union(tb),
+                    under: None,
                 }),
                 None => Class::NonAffine,
             },
@@ -904,6 +1095,7 @@ impl Ctx<'_> {
             base: Part::Runtime,
             strides,
             assumes,
+            under: None,
         })
     }
 
@@ -919,6 +1111,7 @@ impl Ctx<'_> {
                 base: t.base.rewidth(from, w, None),
                 strides: t.strides.clone().map(|s| s.rewidth(from, w, None)),
                 assumes: t.assumes.clone(),
+                under: None,
             }),
             ConvOp::Sext | ConvOp::Zext if from > 1 => {
                 let signed = op == ConvOp::Sext;
@@ -947,6 +1140,7 @@ impl Ctx<'_> {
                 base,
                 strides: [Part::zero(), Part::zero(), Part::zero(), Part::zero()],
                 assumes: t.assumes.clone(),
+                under: None,
             };
         }
         let mut assumes = t.assumes.clone();
@@ -960,6 +1154,7 @@ impl Ctx<'_> {
             base,
             strides: t.strides.clone().map(|s| s.rewidth(from, to, Some(signed))),
             assumes,
+            under: None,
         }
     }
 
@@ -1012,6 +1207,7 @@ impl Ctx<'_> {
             cond,
             args,
             uniform: a.is_uniform() && b.is_uniform(),
+            under: None,
         })
     }
 }
@@ -1102,6 +1298,9 @@ pub fn tuple_text(func: &Function, ptr_size: u32, names: &Names, v: Value, t: &T
             .collect();
         out.push_str(&format!(" [no wrap: {}]", list.join(", ")));
     }
+    if let Some(m) = t.under {
+        out.push_str(&format!(" [under {}]", names.value(m)));
+    }
     out
 }
 
@@ -1129,11 +1328,14 @@ pub fn annotation(
             format!("{kind} {}", tuple_text(func, ptr_size, names, v, t))
         }
         Class::Predicate(p) => format!(
-            "{} predicate {} {}, {}",
+            "{} predicate {} {}, {}{}",
             if p.uniform { "uniform" } else { "affine" },
             p.cond.name(),
             names.value(p.args[0]),
-            names.value(p.args[1])
+            names.value(p.args[1]),
+            p.under
+                .map(|m| format!(" [under {}]", names.value(m)))
+                .unwrap_or_default()
         ),
     })
 }
@@ -1228,9 +1430,13 @@ pub fn access_stats(
     let mut s = AccessStats::default();
     for &block in &func.layout {
         for &inst in &func.blocks[block].insts {
-            let (is_load, space, addr) = match &func.insts[inst] {
-                InstData::Load { space, addr, .. } => (true, *space, *addr),
-                InstData::Store { space, addr, .. } => (false, *space, *addr),
+            let (is_load, space, addr, mask) = match &func.insts[inst] {
+                InstData::Load {
+                    space, addr, mask, ..
+                } => (true, *space, *addr, *mask),
+                InstData::Store {
+                    space, addr, mask, ..
+                } => (false, *space, *addr, *mask),
                 _ => continue,
             };
             if !keep(space) {
@@ -1240,7 +1446,7 @@ pub fn access_stats(
                 s.scalar_accesses += 1;
                 continue;
             }
-            let affine = u32::from(result.tuple(addr).is_some());
+            let affine = u32::from(result.address_tuple(addr, mask).is_some());
             if is_load {
                 s.loads += 1;
                 s.affine_loads += affine;
@@ -1377,18 +1583,32 @@ impl Emitter<'_> {
             let term = self.binary(BinaryOp::Imul, index, stride, vty);
             diff = self.binary(BinaryOp::Isub, diff, term, vty);
         }
-        let all = self.iconst(Type::MASK, 1);
+        let all = match t.under {
+            Some(m) => m,
+            None => self.iconst(Type::MASK, 1),
+        };
         Some(match &t.base {
             Part::Known(l) => {
                 let base = self.linear(l, s);
                 let base = self.emit(InstData::Splat { arg: base }, vty);
-                let eq = self.emit(
+                let mut eq = self.emit(
                     InstData::Icmp {
                         cond: IntCC::Eq,
                         args: [diff, base],
                     },
                     Type::MASK,
                 );
+                if let Some(m) = t.under {
+                    // Lanes off in `m` pass.
+                    let off = self.emit(
+                        InstData::Unary {
+                            op: UnaryOp::Bnot,
+                            arg: m,
+                        },
+                        Type::MASK,
+                    );
+                    eq = self.binary(BinaryOp::Bor, eq, off, Type::MASK);
+                }
                 self.emit(
                     InstData::Lane {
                         op: crate::ir::LaneOp::All,

@@ -2093,7 +2093,7 @@ impl<'a> Isel<'a> {
             }
         }
         if width(s) == 32 {
-            if let Some(base) = self.affine_block_base(addr, va) {
+            if let Some(base) = self.affine_block_base(addr, mask, va) {
                 let d = self.block_or_gather_load_at(base, false, va, act);
                 return self.define(res, &[d]);
             }
@@ -2167,15 +2167,17 @@ impl<'a> Isel<'a> {
     }
 
     /// The uniform address of lane 0 of a varying address the affine analysis proves
-    /// to be exactly `base + 4 * lane_index` (no other index, no no-wrap assumption):
+    /// to be exactly `base + 4 * lane_index` (no other index, no no-wrap assumption) in
+    /// every lane of the access's `mask`:
     /// computed on the scalar side from the base's linear form when its atoms are
     /// 32-bit uniform values (so the per-lane address arithmetic becomes dead), read
     /// from lane 0 of the address vector `va` otherwise. Catches what
     /// [`Isel::consecutive`]'s pattern misses: `a[programIndex + i + 1]`, `a[2 * i +
     /// programIndex]`, addresses built in other orders or through loop parameters.
-    fn affine_block_base(&mut self, addr: Value, va: Reg) -> Option<Reg> {
+    fn affine_block_base(&mut self, addr: Value, mask: Option<Value>, va: Reg) -> Option<Reg> {
         use crate::analysis::affine::{Dim, Part};
-        let t = self.affine.tuple(addr)?;
+        let t = self.affine.address_tuple(addr, mask)?;
+        let qualified = t.under.is_some();
         let block = t.exact()
             && t.width == 32
             && t.const_stride(Dim::Lane) == Some(4)
@@ -2206,6 +2208,10 @@ impl<'a> Isel<'a> {
                 });
             }
             return Some(acc.unwrap_or_else(|| self.li(0)));
+        }
+        if qualified {
+            // Lane 0 may be off in the tuple's mask, where the address is not the tuple's.
+            return None;
         }
         let d = self.ns();
         self.push(MInst::I {
@@ -2490,7 +2496,7 @@ impl<'a> Isel<'a> {
             if let Some((base, off)) = self.consecutive(addr) {
                 return self.block_or_scatter_store(base, off, va, vals[0], act);
             }
-            if let Some(base) = self.affine_block_base(addr, va) {
+            if let Some(base) = self.affine_block_base(addr, mask, va) {
                 return self.block_or_scatter_store_at(base, false, va, vals[0], act);
             }
         }
