@@ -1197,6 +1197,18 @@ impl<'a> Sim<'a> {
 /// compiler would otherwise turn the minimum into a slow 64-bit SSE2 sequence.
 #[inline(always)]
 fn scan(ready: &[u64], by: u64) -> (u64, u64) {
+    // Fixed sizes for the common shapes, so the loop unrolls.
+    if let Ok(r) = <&[u64; 4]>::try_from(ready) {
+        return scan_slice(r, by);
+    }
+    if let Ok(r) = <&[u64; 1]>::try_from(ready) {
+        return scan_slice(r, by);
+    }
+    scan_slice(ready, by)
+}
+
+#[inline(always)]
+fn scan_slice(ready: &[u64], by: u64) -> (u64, u64) {
     let mut first = u64::MAX;
     let mut mask = 0u64;
     for &r in ready.iter().rev() {
