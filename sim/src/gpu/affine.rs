@@ -395,7 +395,7 @@ impl AffineWarp<'_> {
             .l
             .params
             .get(at..at + n)
-            .filter(|_| at % n == 0)
+            .filter(|_| at.is_multiple_of(n))
             .ok_or_else(|| format!("{n}-byte .param access at {at} outside the parameters"))?;
         let mut v = 0u64;
         for (i, b) in bytes.iter().enumerate() {
@@ -669,6 +669,7 @@ pub(crate) fn pop_pred(warp: &mut WarpState) -> R<u32> {
         return Err("internal: a predicate queue entry that is not a predicate".into());
     };
     let mut mask = 0u32;
+    #[allow(clippy::needless_range_loop)] // three arrays indexed by lane
     for l in 0..WARP {
         let t = [tid[0][l], tid[1][l], tid[2][l]];
         let (x, y) = (

@@ -15,6 +15,7 @@ pub mod machine;
 pub mod occupancy;
 pub mod stats;
 pub mod timing;
+mod timing_dac;
 pub mod uniform;
 
 pub use asm::{check, parse, print, AsmError};

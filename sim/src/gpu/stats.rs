@@ -29,6 +29,8 @@ pub enum Stall {
     Memory,
     Dependency,
     Barrier,
+    /// DAC: a `deq` waits for its queue entry or its prefetched data.
+    Queue,
     Idle,
 }
 
@@ -78,6 +80,38 @@ pub struct Stats {
     /// Scheduler cycles spent issuing (a warp instruction occupies its scheduler for
     /// warp_size / lanes cycles).
     pub issue_cycles: u64,
+    /// DAC: scheduler cycles stalled because the chosen warps' `deq` had no entry
+    /// (or no data) yet.
+    pub stall_queue: u64,
+    /// DAC: instructions of the affine warps (not in `warp_insts`, which counts the
+    /// non-affine warps), summed over SMs and batches.
+    pub affine_warp_insts: u64,
+    /// DAC: non-affine warp instructions dequeuing: loads through `[deq.data]` (the
+    /// decoupled loads), accesses through `[deq.addr]`, and `deq.pred`.
+    pub deq_data_insts: u64,
+    pub deq_addr_insts: u64,
+    pub deq_pred_insts: u64,
+    /// DAC: `enq` entries the affine warps queued, and the cycles an `enq` waited
+    /// for room (back-pressure).
+    pub enq_entries: u64,
+    pub enq_stall_cycles: u64,
+    /// DAC: mean and largest occupancy of the ATQ and of a per-warp address and
+    /// predicate queue (entries, sampled every cycle of the expansion units).
+    pub atq_mean_occupancy: f64,
+    pub pwaq_mean_occupancy: f64,
+    pub pwpq_mean_occupancy: f64,
+    pub pwaq_max_occupancy: u64,
+    /// DAC: expansion-unit cycles held up by full per-warp queues or by barriers.
+    pub expand_stall_queue_full: u64,
+    pub expand_stall_barrier: u64,
+    /// DAC: early requests of `enq.data` (lines), lines used by `deq.data`, and how
+    /// early they arrived before their use (lead = use − arrival, cycles).
+    pub early_requests: u64,
+    pub prefetched_lines_used: u64,
+    pub prefetch_lead_sum: u64,
+    pub prefetch_lead_max: u64,
+    /// DAC: early lines the lock table could not protect.
+    pub prefetch_unprotected: u64,
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
@@ -94,6 +128,7 @@ impl Stats {
             Stall::Memory => self.stall_memory += n,
             Stall::Dependency => self.stall_dependency += n,
             Stall::Barrier => self.stall_barrier += n,
+            Stall::Queue => self.stall_queue += n,
             Stall::Idle => self.stall_idle += n,
         }
     }
@@ -115,6 +150,11 @@ impl Stats {
             self.vector_thread_insts,
             self.vector_insts() * u64::from(warp_size),
         )
+    }
+
+    /// DAC: mean cycles a prefetched line waited in L1 before its `deq.data`.
+    pub fn prefetch_mean_lead(&self) -> f64 {
+        ratio(self.prefetch_lead_sum, self.prefetched_lines_used)
     }
 
     pub fn l1_hit_rate(&self) -> f64 {
@@ -183,6 +223,39 @@ impl Stats {
             ("stall_dependency", U64(self.stall_dependency)),
             ("stall_barrier", U64(self.stall_barrier)),
             ("stall_idle", U64(self.stall_idle)),
+            ("stall_queue", U64(self.stall_queue)),
+        ];
+        v.extend(more.into_iter().map(|(n, x)| (n.to_string(), x)));
+        if self.affine_warp_insts + self.deq_data_insts + self.deq_addr_insts + self.deq_pred_insts
+            == 0
+        {
+            return v;
+        }
+        let loads = self.global_load_insts + self.local_load_insts;
+        let more: Vec<(&str, StatValue)> = vec![
+            ("affine_warp_instructions", U64(self.affine_warp_insts)),
+            ("nonaffine_warp_instructions", U64(self.warp_insts)),
+            (
+                "total_warp_instructions",
+                U64(self.warp_insts + self.affine_warp_insts),
+            ),
+            ("deq_data_instructions", U64(self.deq_data_insts)),
+            ("deq_addr_instructions", U64(self.deq_addr_insts)),
+            ("deq_pred_instructions", U64(self.deq_pred_insts)),
+            ("loads_decoupled", F64(ratio(self.deq_data_insts, loads))),
+            ("enq_entries", U64(self.enq_entries)),
+            ("enq_stall_cycles", U64(self.enq_stall_cycles)),
+            ("atq_mean_occupancy", F64(self.atq_mean_occupancy)),
+            ("pwaq_mean_occupancy", F64(self.pwaq_mean_occupancy)),
+            ("pwpq_mean_occupancy", F64(self.pwpq_mean_occupancy)),
+            ("pwaq_max_occupancy", U64(self.pwaq_max_occupancy)),
+            ("expand_stall_queue_full", U64(self.expand_stall_queue_full)),
+            ("expand_stall_barrier", U64(self.expand_stall_barrier)),
+            ("early_requests", U64(self.early_requests)),
+            ("prefetched_lines_used", U64(self.prefetched_lines_used)),
+            ("prefetch_mean_lead", F64(self.prefetch_mean_lead())),
+            ("prefetch_lead_max", U64(self.prefetch_lead_max)),
+            ("prefetch_unprotected", U64(self.prefetch_unprotected)),
         ];
         v.extend(more.into_iter().map(|(n, x)| (n.to_string(), x)));
         v

@@ -41,6 +41,7 @@ use super::machine::{
 };
 use super::occupancy::{occupancy, BlockResources};
 use super::stats::{Stall, StatValue, Stats};
+use super::timing_dac::{deq_need, DacTotals, DeqNeed, Plan, SmDac};
 use std::cell::Cell;
 
 use crate::mem::{AccessKind, CacheConfig, DramConfig, MemConfig, MemorySystem, WritePolicy};
@@ -225,6 +226,8 @@ struct Sm {
     wake: u64,
     resident_warps: u64,
     occ_since: u64,
+    /// DAC: the affine warp and expansion hardware, for a decoupled kernel.
+    dac: Option<SmDac>,
 }
 
 /// Everything fixed during a run.
@@ -238,6 +241,8 @@ struct Ctx<'a> {
     policy: SchedulerKind,
     issue_cycles: u64,
     line: u64,
+    /// DAC: the affine warp's replay, for a decoupled kernel.
+    plan: Option<Plan>,
 }
 
 /// The line-sized segments a warp's access touches, in first-lane order, with the
@@ -348,8 +353,13 @@ pub fn run_timing(
     limits: Limits,
     scheduler: SchedulerKind,
 ) -> Result<TimingReport, GpuFault> {
-    let prep = prepare(program, launch)?;
+    let mut prep = prepare(program, launch)?;
+    prep.dac = super::affine::trace_for(program, prep.entry, launch, limits.max_warp_insts, true)?;
     let kernel = &program.kernels[prep.entry as usize];
+    let plan = match (&prep.dac, kernel.affine.as_deref()) {
+        (Some(t), Some(k)) => Some(super::timing_dac::plan(t, k)),
+        _ => None,
+    };
     let bad = |m: String| GpuFault::launch(&launch.kernel, m);
     config
         .validate()
@@ -378,12 +388,21 @@ pub fn run_timing(
         policy: scheduler,
         issue_cycles: u64::from((config.warp_size / config.simt_lanes_per_scheduler.max(1)).max(1)),
         line: u64::from(config.line_size),
+        plan,
     };
     let nsched = config.schedulers_per_sm.max(1) as usize;
     let blocks_per_sm = occ.blocks_per_sm as usize;
     let warp_slots = blocks_per_sm * prep.warps_per_block as usize;
-    let mut sms: Vec<Sm> = (0..config.num_sms)
-        .map(|_| Sm {
+    let mut dacs = Vec::new();
+    for _ in 0..config.num_sms {
+        dacs.push(match ctx.plan {
+            Some(_) => Some(SmDac::new(config, warp_slots, blocks_per_sm).map_err(bad)?),
+            None => None,
+        });
+    }
+    let mut sms: Vec<Sm> = dacs
+        .into_iter()
+        .map(|dac| Sm {
             warps: (0..warp_slots).map(|_| None).collect(),
             ctas: (0..blocks_per_sm).map(|_| None).collect(),
             sched: vec![
@@ -401,6 +420,7 @@ pub fn run_timing(
             wake: 0,
             resident_warps: 0,
             occ_since: 0,
+            dac,
         })
         .collect();
     let mut stats = Stats {
@@ -485,6 +505,13 @@ pub fn run_timing(
         stats.warp_cycles += sm.resident_warps * (cycles - sm.occ_since);
     }
     stats.cycles = cycles;
+    if ctx.plan.is_some() {
+        let mut t = DacTotals::default();
+        sms.iter()
+            .filter_map(|sm| sm.dac.as_ref())
+            .for_each(|d| d.add_to(&mut t));
+        dac_stats(&mut stats, &t);
+    }
     stats.achieved_occupancy = if cycles == 0 {
         0.0
     } else {
@@ -540,6 +567,10 @@ impl Run<'_, '_> {
         let Some(slot) = sm.ctas.iter().position(Option::is_none) else {
             return false;
         };
+        if sm.dac.as_ref().is_some_and(|d| d.running) {
+            // DAC: blocks join only between batches.
+            return false;
+        }
         let (info, states) = prep.new_cta(self.ctx.program, self.next_cta);
         let wpb = prep.warps_per_block as usize;
         let mut warps = Vec::with_capacity(wpb);
@@ -595,14 +626,24 @@ impl Run<'_, '_> {
     }
 
     /// Whether warp `w` can issue at `now`.
-    fn blocked(&self, sm: &Sm, w: &Warp, now: u64) -> Block {
+    fn blocked(&self, sm: &Sm, w: &Warp, ws: usize, now: u64) -> Block {
         if w.done {
             return Block::Done;
         }
         if w.barrier.is_some() {
             return Block::Wait(Stall::Barrier, u64::MAX);
         }
-        self.blocked_now(sm, w, now)
+        match self.blocked_now(sm, w, now) {
+            Block::Ready => {}
+            b => return b,
+        }
+        if let Some(d) = sm.dac.as_ref() {
+            let need = self.inst(w).and_then(|i| deq_need(&i));
+            if need.is_some_and(|n| d.deq_blocked(n, ws)) {
+                return Block::Wait(Stall::Queue, now + 1);
+            }
+        }
+        Block::Ready
     }
 
     /// [`Self::blocked`] without the cached bound.
@@ -647,6 +688,7 @@ impl Run<'_, '_> {
         let nsched = sm.sched.len();
         let nslots = sm.warps.len();
         let mut wake = u64::MAX;
+        self.dac_cycle(sm, id, now)?;
         for s in 0..nsched {
             let mut sc = sm.sched[s];
             if sc.busy_until > now {
@@ -655,6 +697,16 @@ impl Run<'_, '_> {
             }
             if now > sc.counted_to {
                 self.stats.add_stall(sc.reason, now - sc.counted_to);
+            }
+            if s == 0 && self.affine_issue(sm, now) {
+                // The affine warp took the first scheduler's slot.
+                let cost = self.ctx.issue_cycles;
+                sc.busy_until = now + cost;
+                sc.counted_to = now + cost;
+                self.stats.issue_cycles += cost;
+                wake = wake.min(now + cost);
+                sm.sched[s] = sc;
+                continue;
             }
             // This scheduler's warp slots are s, s + nsched, s + 2 * nsched, ...
             let count = (nslots + nsched - 1 - s) / nsched;
@@ -676,7 +728,7 @@ impl Run<'_, '_> {
                     hint.set((u64::MAX, Stall::Idle));
                     return false;
                 };
-                match self.blocked(sm, w, now) {
+                match self.blocked(sm, w, slot_of(k), now) {
                     Block::Ready => true,
                     Block::Done => {
                         hint.set((u64::MAX, Stall::Idle));
@@ -736,7 +788,48 @@ impl Run<'_, '_> {
             sm.sched[s] = sc;
         }
         sm.wake = wake.max(now + 1);
+        if let (Some(d), Some(p)) = (sm.dac.as_ref(), self.ctx.plan.as_ref()) {
+            if d.busy(p) {
+                sm.wake = now + 1;
+            }
+        }
         Ok(())
+    }
+
+    /// DAC, once per SM cycle: ends a finished batch, starts one on the resident
+    /// blocks, and advances the expansion units and early requests.
+    fn dac_cycle(&mut self, sm: &mut Sm, id: usize, now: u64) -> Result<(), GpuFault> {
+        let (Some(d), Some(plan)) = (sm.dac.as_mut(), self.ctx.plan.as_ref()) else {
+            return Ok(());
+        };
+        let empty = sm.ctas.iter().all(Option::is_none);
+        if d.running && empty && d.affine_done(plan) {
+            d.running = false;
+        }
+        if !d.running && !empty {
+            let prep = self.ctx.prep;
+            let blocks: Vec<(usize, [u32; 3])> = sm
+                .ctas
+                .iter()
+                .enumerate()
+                .filter_map(|(i, c)| c.as_ref().map(|c| (i, c.info.ctaid)))
+                .collect();
+            d.start_batch(&blocks, prep.block, prep.warps_per_block as usize)
+                .map_err(|m| {
+                    GpuFault::launch(&self.ctx.program.kernels[prep.entry as usize].name, m)
+                })?;
+        }
+        d.tick(now, self.memsys, id);
+        Ok(())
+    }
+
+    /// DAC: issues the affine warp's next instruction on the SM's first scheduler
+    /// when it can; true when it did.
+    fn affine_issue(&mut self, sm: &mut Sm, now: u64) -> bool {
+        let (Some(d), Some(plan)) = (sm.dac.as_mut(), self.ctx.plan.as_ref()) else {
+            return false;
+        };
+        d.issue_affine(plan, now, u64::from(self.ctx.cfg.alu_latency)) == Some(true)
     }
 
     /// Issues the next instruction of warp slot `ws`; returns its issue cost.
@@ -768,6 +861,14 @@ impl Run<'_, '_> {
         sm.hint[ws].set((0, Stall::Idle));
         let active = warp.state.active_mask();
         let executing = active & guard_lanes(&warp.state, inst.and_then(|i| i.guard));
+        if let (Some(d), Some(need)) = (sm.dac.as_mut(), inst.and_then(|i| deq_need(&i))) {
+            d.deq(need, ws, now);
+            match need {
+                DeqNeed::Pred => self.stats.deq_pred_insts += 1,
+                DeqNeed::Addr { data: true } => self.stats.deq_data_insts += 1,
+                DeqNeed::Addr { data: false } => self.stats.deq_addr_insts += 1,
+            }
+        }
         let flow = step(env, &mut warp.state, &mut cta.info, &mut self.trace)?;
         self.stats.warp_insts += 1;
         self.stats.thread_insts += u64::from(active.count_ones());
@@ -835,6 +936,14 @@ impl Run<'_, '_> {
                 let c = sm.ctas[cta_slot].as_mut().expect("block");
                 c.live -= 1;
                 if c.live == 0 {
+                    if sm.dac.is_some() {
+                        let name = &ctx.program.kernels[ctx.prep.entry as usize].name;
+                        for &w in &c.warps {
+                            if let Some(wp) = sm.warps[w].as_ref() {
+                                super::affine::check_drained(&wp.state, name, c.info.ctaid)?;
+                            }
+                        }
+                    }
                     let c = sm.ctas[cta_slot].take().expect("block");
                     for &w in &c.warps {
                         sm.warps[w] = None;
@@ -872,6 +981,11 @@ impl Run<'_, '_> {
                 if !warp.done {
                     sm.hint[w].set((0, Stall::Idle));
                 }
+            }
+        }
+        if let Some(d) = sm.dac.as_mut() {
+            if let Some(&Some(b)) = d.batch_index.get(cta_slot) {
+                d.engine.cta_passed_barrier(b);
             }
         }
         Ok(())
@@ -979,6 +1093,7 @@ fn worse(a: Stall, b: Stall) -> Stall {
         Stall::Memory => 3,
         Stall::Dependency => 2,
         Stall::Barrier => 1,
+        Stall::Queue => 2,
         Stall::Idle => 0,
     };
     if rank(b) > rank(a) {
@@ -986,4 +1101,22 @@ fn worse(a: Stall, b: Stall) -> Stall {
     } else {
         a
     }
+}
+
+/// Copies the DAC hardware's totals into the run's statistics.
+fn dac_stats(s: &mut Stats, t: &DacTotals) {
+    s.affine_warp_insts = t.affine_insts;
+    s.enq_entries = t.atq.pushes;
+    s.enq_stall_cycles = t.enq_stall_cycles;
+    s.atq_mean_occupancy = t.atq.mean_occupancy();
+    s.pwaq_mean_occupancy = t.pwaq.mean_occupancy();
+    s.pwpq_mean_occupancy = t.pwpq.mean_occupancy();
+    s.pwaq_max_occupancy = u64::from(t.pwaq.max_occupancy);
+    s.expand_stall_queue_full = t.engine.stall_queue_full;
+    s.expand_stall_barrier = t.engine.stall_barrier;
+    s.early_requests = t.prefetch.requests;
+    s.prefetched_lines_used = t.prefetch.lines;
+    s.prefetch_lead_sum = t.prefetch.lead_sum;
+    s.prefetch_lead_max = t.prefetch.lead_max;
+    s.prefetch_unprotected = t.prefetch.unprotected;
 }
