@@ -3,19 +3,21 @@
 //! per batch of warps on an affine warp instead of once per warp.
 //!
 //! **What a tuple means.** An affine value `v` of integer or pointer type of width `w`
-//! (pointers: the module's pointer width) holds, in every existing program instance,
+//! (pointers: the module's pointer width) holds, in every existing program instance
+//! (only in those where the mask [`Tuple::under`] is on, when it is set),
 //!
 //! ```text
 //! v = base + stride_lane * lane_index + stride_x * thread_idx.x
 //!          + stride_y * thread_idx.y + stride_z * thread_idx.z   (mod 2^w)
 //! ```
 //!
-//! where `base` and the strides are the same in every instance of the gang (uniform,
-//! possibly run-time values). The paper's tuple is `(base, offset)` over one linear
-//! thread id; we keep one stride per index *register* of the IR, so `threadIdx.y` and
-//! `programIndex` are separate dimensions and the expansion hardware can apply its 2-D
-//! adjustment. `blockIdx`, `blockDim`, parameters, uniform loads and every other
-//! uniform-typed value are uniform: they can appear in the base and the strides.
+//! where the index registers are read as signed `i32`s, and `base` and the strides are
+//! the same in every instance of the gang (uniform, possibly run-time values). The
+//! paper's tuple is `(base, offset)` over one linear thread id; we keep one stride per
+//! index *register* of the IR, so `threadIdx.y` and `programIndex` are separate
+//! dimensions and the expansion hardware can apply its 2-D adjustment. `blockIdx`,
+//! `blockDim`, parameters, uniform loads and every other uniform-typed value are
+//! uniform: they can appear in the base and the strides (the paper's "scalars").
 //!
 //! Each part of a tuple ([`Part`]) is either a [`Linear`] form known at compile time
 //! (a constant plus constant multiples of uniform IR values, the *atoms*), or
@@ -30,45 +32,74 @@
 //!   own atom); `lane_index`, `thread_idx.{x,y,z}`: stride 1 in their dimension;
 //! - `iadd`, `isub`, `ineg`, `bnot`: componentwise; `imul` of an affine by a uniform:
 //!   both parts scaled (a product of two run-time values is [`Part::Runtime`]); `ishl`
-//!   by a constant: scaled by `2^k`; by a run-time uniform: run-time strides;
+//!   by a constant: scaled by `2^k`; by a run-time uniform: run-time strides; the
+//!   product of two non-uniform tuples is non-affine;
 //! - pointer `iadd` is the IR's address arithmetic (`gep`): the same rule; `bitcast`
 //!   between pointers and integers of one width keeps the tuple; `ireduce` keeps it
 //!   (reduction modulo `2^w` commutes with the ring operations);
 //! - `sext`/`zext` of a non-uniform tuple are *not* exact under the wrapping semantics
 //!   of lang-spec (signed overflow wraps in spmdc): `sext(b + s*i) = sext(b) + sext(s)*i`
 //!   only when the narrow computation does not overflow. The analysis pushes the
-//!   extension through the form (atoms and constants read as signed for `sext`,
-//!   unsigned for `zext`) and records the assumption as a [`NoWrap`] on the tuple, as a
-//!   C compiler may for signed `int` indices (ISPC treats the overflow as undefined).
-//!   A consumer that must be exact either guards on it at run time (the narrow value's
-//!   range over the block's index box) or refuses tuples with assumptions
-//!   ([`Tuple::exact`]). Extensions of uniform values are always exact (uniform);
-//! - §4.6 extras, where representable soundly: `smin`/`smax`/`umin`/`umax`, `sdiv`,
-//!   `srem`, `udiv`, `urem`, floats and every other operation of uniform operands are
-//!   uniform; `urem` by a power of two `c` (and `band` with `c - 1`) of a tuple whose
-//!   strides are known multiples of `c` is uniform (exact: `c` divides `2^w`); `udiv` /
-//!   `ushr` by `c = 2^k` dividing every stride divide the strides (assumes no unsigned
-//!   wrap), `sshr` likewise (floor division; assumes no signed wrap); `sdiv` of a
-//!   non-uniform tuple truncates toward zero, which is not affine when lanes straddle
-//!   zero, so it is non-affine, as are min/max of a non-uniform tuple (piecewise);
-//! - `select c, a, b` with a uniform `c`, and block parameters (every `brif` is uniform,
-//!   so a gang takes one edge as a whole): the meet of the inputs: equal known parts
-//!   stay, different ones become run-time. A select on a varying condition is non-affine
-//!   unless both inputs are the same value;
+//!   extension through the form (atoms, coefficients and constants read as signed for
+//!   `sext`, unsigned for `zext`) and records the assumption as a [`NoWrap`] on the
+//!   tuple: "the narrow operand's value is the exact integer value of that form", as a
+//!   C compiler may assume for signed `int` indices (ISPC treats the overflow as
+//!   undefined). Exact without assumption: extensions of uniform values (a lone atom
+//!   keeps its form, others become run-time), `sext` of an index register itself, and
+//!   constant-base lane-only tuples whose range over `0..programCount` fits. A consumer
+//!   that must be exact either guards at run time (the operand's range over the block's
+//!   index box) or refuses tuples with assumptions ([`Tuple::exact`]);
+//! - §4.6 extras, where representable soundly (the paper's section is not in our
+//!   transcription; these are our rules): `smin`/`smax`/`umin`/`umax`, `sdiv`, `srem`,
+//!   `udiv`, `urem`, floats and every other operation of uniform operands are uniform;
+//!   `urem` by a power of two `c` (and `band` with `c - 1`) of a tuple whose strides are
+//!   known multiples of `c` is uniform (exact: `c` divides `2^w`); `udiv` / `ushr` by
+//!   `c = 2^k` dividing every stride divide the strides (assumes no unsigned wrap),
+//!   `sshr` likewise (floor division; assumes no signed wrap); `sdiv` of a non-uniform
+//!   tuple truncates toward zero, which is not affine when lanes straddle zero, so it is
+//!   non-affine, as are min/max of a non-uniform tuple (piecewise);
+//! - `select c, a, b`: `a` or `b` for a constant `c`; the meet of both for a uniform `c`
+//!   (a gang takes one side as a whole: equal known parts stay, different ones become
+//!   run-time); for a varying `c`, `a`'s tuple qualified by `c` (it holds where `c` is
+//!   on, which is where masked uses look). Block parameters: the meet of the incoming
+//!   arguments (every `brif` is uniform, so a gang takes one edge as a whole);
+//! - a call to an internal function is *summarized* per call site: the callee is
+//!   analyzed with the arguments' classes as its parameters (its own uniforms become
+//!   run-time values, depth at most 3) and the meet of its `return`s is the result's
+//!   class, qualified by the call's mask unless that is the all-on constant (lanes off
+//!   read 0);
 //! - `icmp` of a non-uniform tuple with a uniform value, or of two uniform values, is an
 //!   *affine predicate* (the paper's `enq.pred`, [`Pred`]);
-//! - varying loads, atomics, calls, cross-lane operations and varying entry parameters
-//!   are non-affine (they start no tuple).
+//! - varying loads, atomics, cross-lane operations and varying entry parameters are
+//!   non-affine (they start no tuple).
+//!
+//! **Masks.** The IR keeps divergence in masks, so after `if (i >= n) return;` every
+//! value is computed under a mask. A claim qualified by a mask `m` ([`Tuple::under`])
+//! needs only hold where `m` is on; combining claims under two different masks gives
+//! no claim. A block parameter leaves out the else edge of `brif any(m)` (taken only
+//! when no lane of `m` is on: the lowering's skip of empty regions) when the other
+//! edges are qualified by `m`, and keeps `m` only when `m` is defined before the block.
+//! An access may use a tuple qualified by its own mask
+//! ([`FunctionAffine::address_tuple`]).
 //!
 //! **Loops.** The analysis is optimistic (values start unknown) and iterates in reverse
 //! postorder to a fixpoint, meeting each value's new class with its old one so it only
 //! descends: `i = phi(i0, i + step)` with a uniform `step` keeps `i0`'s strides and gets
-//! a run-time base. Atoms in a form always dominate the value (operands do, and the
-//! block-parameter meet keeps a form only when every incoming edge has it), so a form
-//! can be evaluated wherever the value is live.
+//! a run-time base. Atoms in a form always dominate the value (operands do, the
+//! block-parameter meet keeps a form only when every kept edge has it, and forms whose
+//! atoms do not dominate the block after a left-out edge become run-time), so a form
+//! can be evaluated wherever the value is live. (The values named in [`NoWrap`]s need
+//! not dominate.)
 //!
 //! Soundness is checked at run time by [`insert_affine_checks`], which instruments a
-//! module to compare every claim with the interpreter's per-lane values.
+//! module to compare every claim with the interpreter's per-lane values; the tests run
+//! every example and the ISPC-style corpora that way.
+//!
+//! **API** for the passes that use it: [`analyze_module`] / [`analyze_function`] give a
+//! [`FunctionAffine`] per function: [`FunctionAffine::class`], [`FunctionAffine::tuple`],
+//! [`FunctionAffine::is_affine`], [`FunctionAffine::is_uniform`],
+//! [`FunctionAffine::predicate`], [`FunctionAffine::address_tuple`]; [`access_stats`]
+//! counts affine addresses; [`annotated_module_text_with_uniformity`] is `--emit ir`.
 
 use cranelift_entity::SecondaryMap;
 use smallvec::SmallVec;
