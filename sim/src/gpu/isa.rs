@@ -1227,6 +1227,22 @@ impl KernelBuilder {
         r
     }
 
+    /// A fresh even-aligned uniform register pair (`%urd`).
+    pub fn ureg64(&mut self) -> Reg {
+        self.kernel.num_uregs += self.kernel.num_uregs % 2;
+        let r = Reg::ur(self.kernel.num_uregs as u16);
+        self.kernel.num_uregs += 2;
+        r
+    }
+
+    /// A fresh even-aligned affine register pair (`%ad`, a 64-bit tuple).
+    pub fn areg64(&mut self) -> Reg {
+        self.kernel.num_aregs += self.kernel.num_aregs % 2;
+        let r = Reg::a(self.kernel.num_aregs as u16);
+        self.kernel.num_aregs += 2;
+        r
+    }
+
     pub fn set_shared_bytes(&mut self, n: u32) {
         self.kernel.shared_bytes = n;
     }
