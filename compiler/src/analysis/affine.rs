@@ -461,6 +461,9 @@ pub struct Pred {
 }
 
 /// What the analysis knows about a value.
+// Most classified values are tuples, so boxing the large variant would allocate for
+// nearly every value instead of saving space.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Class {
     #[default]
@@ -1551,7 +1554,7 @@ impl Emitter<'_> {
     }
 
     /// `x` (integer or pointer) as the integer type `to`, extending as `signed` says.
-    fn to_int(&mut self, x: Value, signed: bool, to: Scalar) -> Value {
+    fn int_of(&mut self, x: Value, signed: bool, to: Scalar) -> Value {
         let ty = self.func.value_type(x);
         let from = int_width(ty, self.ptr_size).unwrap_or(64);
         let target = Type {
@@ -1584,7 +1587,7 @@ impl Emitter<'_> {
         let ty = Type::uniform(s);
         let mut acc = self.iconst(ty, l.constant);
         for &(a, c) in &l.terms {
-            let x = self.to_int(a.value, a.signed, s);
+            let x = self.int_of(a.value, a.signed, s);
             let k = self.iconst(ty, c);
             let term = self.binary(BinaryOp::Imul, x, k, ty);
             acc = self.binary(BinaryOp::Iadd, acc, term, ty);
@@ -1596,7 +1599,7 @@ impl Emitter<'_> {
     fn check(&mut self, v: Value, t: &Tuple) -> Option<Value> {
         let s = int_type(t.width)?;
         let vty = Type::varying(s);
-        let mut diff = self.to_int(v, true, s);
+        let mut diff = self.int_of(v, true, s);
         for d in Dim::ALL {
             let Part::Known(l) = t.stride(d) else {
                 return None;
@@ -1610,7 +1613,7 @@ impl Emitter<'_> {
                 InstData::Special { reg: d.reg() },
                 Type::varying(Scalar::I32),
             );
-            let index = self.to_int(index, true, s);
+            let index = self.int_of(index, true, s);
             let term = self.binary(BinaryOp::Imul, index, stride, vty);
             diff = self.binary(BinaryOp::Isub, diff, term, vty);
         }

@@ -275,7 +275,7 @@ fn example(name: &str) -> Module {
 fn address_tuples(module: &Module, entry: &str, space: crate::ir::Space) -> Vec<Option<Tuple>> {
     let f = module.function_by_name(entry).expect("the entry exists");
     let func = &module.functions[f];
-    let result = analyze_function(&module, func);
+    let result = analyze_function(module, func);
     let mut out = Vec::new();
     for &block in &func.layout {
         for &inst in &func.blocks[block].insts {
