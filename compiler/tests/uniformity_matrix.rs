@@ -39,30 +39,6 @@ fn switches(bits: u8) -> Switches {
     }
 }
 
-/// The dac-gpu's known failures (as in `tests/dac_gpu.rs`): recursion is not compiled.
-const DAC_KNOWN: &[(&str, &str, &str)] = &[
-    (
-        "tests/conformance/func_mutual_recursion.spmd",
-        "a recursive call is not supported yet",
-        "calls are inlined",
-    ),
-    (
-        "tests/conformance/func_recursion_uniform.spmd",
-        "a recursive call is not supported yet",
-        "calls are inlined",
-    ),
-    (
-        "tests/conformance/func_recursion_varying.spmd",
-        "a recursive call is not supported yet",
-        "calls are inlined",
-    ),
-    (
-        "tests/conformance/func_recursion_varying_divergent_return.spmd",
-        "a recursive call is not supported yet",
-        "calls are inlined",
-    ),
-];
-
 fn front_with(path: &Path, target: sema::Target, bits: u8) -> FrontResult {
     let text = std::fs::read_to_string(path).expect("readable program");
     let options = FrontOptions {
@@ -138,7 +114,7 @@ struct DacWith<const SW: u8>;
 impl<const SW: u8> BackEnd for DacWith<SW> {
     type Compiled = spmdc::back::dac_gpu::Compiled;
     const NAME: &'static str = "dac-gpu";
-    const KNOWN: &'static [(&'static str, &'static str, &'static str)] = DAC_KNOWN;
+    const KNOWN: &'static [(&'static str, &'static str, &'static str)] = &[];
     fn front_of(path: &Path) -> FrontResult {
         let target = sema::Target {
             program_count: 32,
@@ -201,4 +177,56 @@ fn dac_gpu_no_skip_empty() {
 #[test]
 fn dac_gpu_force_cfg_opts() {
     matrix::<DacWith<FORCE_CFG_OPTS>>();
+}
+
+/// `examples/uniformity_demo.spmd` (README "Divergence and the code-duplicating CFG
+/// transforms"): the dynamic instruction counts of one launch on the interpreter
+/// (gang instructions) and on the dac-gpu (warp instructions) under `bits`, with the
+/// output checked against the default interpreter.
+fn demo_counts(entry: &str, extra: &[&str], bits: u8) -> (u64, u64) {
+    let path = common::repo_root().join("examples/uniformity_demo.spmd");
+    let mut args = vec!["n=1024", "steps=64", "out=zeros(1024)"];
+    args.extend(extra);
+    let spec = LaunchSpec {
+        entry: entry.into(),
+        args: args.iter().map(|s| s.to_string()).collect(),
+        grid: Some("4".into()),
+        block: Some("256".into()),
+    };
+    let count = |r: &RunResult| match r.stats.get("dynamic_instructions") {
+        Some(spmdc::launch::StatValue::Count(n)) => n,
+        other => panic!("{entry}: dynamic_instructions {other:?}"),
+    };
+    let front = <DacWith<0>>::front_of(&path);
+    let mut switched = <DacWith<0>>::front_of(&path);
+    switched.switches = switches(bits);
+    let want = reference(&front, &spec).unwrap();
+    let interp = driver::run_on_interp(&switched, &spec.request(MAX_STEPS)).unwrap();
+    let compiled = <DacWith<0>>::compile(&switched);
+    let req = spec.request(MAX_STEPS);
+    let gpu = dac::run_compiled(
+        &switched,
+        compiled.as_ref().unwrap(),
+        &req,
+        &Default::default(),
+    )
+    .unwrap();
+    compare("dac-gpu", &want, &gpu).unwrap();
+    (count(&interp), count(&gpu))
+}
+
+#[test]
+fn demo_forced_unswitching_of_a_divergent_branch_costs_and_of_a_uniform_one_pays() {
+    let default = demo_counts("divergent_branch", &[], 0);
+    let forced = demo_counts("divergent_branch", &[], FORCE_CFG_OPTS);
+    assert!(
+        forced.0 > default.0 && forced.1 > default.1,
+        "{forced:?} {default:?}"
+    );
+    let unswitched = demo_counts("uniform_branch", &["mode=1"], 0);
+    let typed = demo_counts("uniform_branch", &["mode=1"], NO_UNIFORMITY);
+    assert!(
+        unswitched.0 < typed.0 && unswitched.1 < typed.1,
+        "{unswitched:?} {typed:?}"
+    );
 }
