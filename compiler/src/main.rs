@@ -181,8 +181,9 @@ struct DacArgs {
     /// dac-gpu warp scheduler of the timing model.
     #[arg(long, value_enum, default_value_t = SchedArg::Gto)]
     sched: SchedArg,
-    /// dac-gpu: the most 32-bit registers per thread a kernel may use.
-    #[arg(long, value_name = "N", default_value_t = 255)]
+    /// dac-gpu: the most 32-bit registers per thread a kernel may use (values that
+    /// do not fit are spilled to local memory; 63, the Fermi limit, by default).
+    #[arg(long, value_name = "N", default_value_t = 63)]
     max_regs: u32,
 }
 

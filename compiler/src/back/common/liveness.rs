@@ -155,6 +155,100 @@ pub fn solve(blocks: &[BlockAccess], nvars: usize) -> Liveness {
     Liveness { live_in, live_out }
 }
 
+/// Where variables are read, or live, with no write before them on any path from
+/// the function's entry (see [`unwritten_reads`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UnwrittenReads {
+    /// (block, instruction, variable): the instruction reads the variable and no
+    /// write of it reaches there.
+    pub before: Vec<(usize, usize, u32)>,
+    /// (block, variable): the variable is live into a successor of the block that
+    /// another predecessor may have written it for, but no write of it reaches the
+    /// block's end.
+    pub at_end: Vec<(usize, u32)>,
+}
+
+/// Finds where a variable is read, or live, while no write of it can have happened
+/// on any path from the entry: it holds whatever the register held at the start.
+/// A target that gives such values a defined initial value (registers zeroed at
+/// launch) writes it explicitly at the returned points, so that the value is live
+/// only from there instead of from the entry: every such variable would otherwise
+/// occupy a register over everything before its first write, as with a value only
+/// ever written under a guard (a masked write keeps the old value in the other lanes).
+///
+/// After the target writes each variable at those points, no variable is live where
+/// no write reaches. Only variables below `nvars` that `is_candidate` accepts are
+/// reported (physical argument registers are live from the entry on purpose).
+pub fn unwritten_reads(
+    blocks: &[BlockAccess],
+    nvars: usize,
+    live: &Liveness,
+    is_candidate: impl Fn(u32) -> bool,
+) -> UnwrittenReads {
+    // Forward "may be written": a read counts as a write, since the target writes
+    // the variable before each reported read.
+    let gens: Vec<BitSet> = blocks
+        .iter()
+        .map(|b| {
+            let mut g = BitSet::new(nvars);
+            for inst in &b.insts {
+                for &v in inst.uses.iter().chain(&inst.defs) {
+                    g.insert(v);
+                }
+            }
+            g
+        })
+        .collect();
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
+    for (b, block) in blocks.iter().enumerate() {
+        for &s in &block.succs {
+            preds[s].push(b);
+        }
+    }
+    let mut written_in = vec![BitSet::new(nvars); blocks.len()];
+    let mut written_out = gens.clone();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in 0..blocks.len() {
+            let mut inn = BitSet::new(nvars);
+            for &p in &preds[b] {
+                inn.union_with(&written_out[p]);
+            }
+            changed |= written_out[b].union_with(&inn);
+            written_in[b] = inn;
+        }
+    }
+    let mut out = UnwrittenReads::default();
+    for (b, block) in blocks.iter().enumerate() {
+        let mut written = written_in[b].clone();
+        for (i, inst) in block.insts.iter().enumerate() {
+            for &u in &inst.uses {
+                if !written.contains(u) && is_candidate(u) {
+                    out.before.push((b, i, u));
+                }
+                written.insert(u);
+            }
+            for &d in &inst.defs {
+                written.insert(d);
+            }
+        }
+        // Only where a successor may see a write through another predecessor: if
+        // none can, the variable is still unwritten there and the write goes later.
+        let mut needed = BitSet::new(nvars);
+        for &s in &block.succs {
+            for v in live.live_in[s].iter() {
+                if written_in[s].contains(v) && !written_out[b].contains(v) {
+                    needed.insert(v);
+                }
+            }
+        }
+        out.at_end
+            .extend(needed.iter().filter(|&v| is_candidate(v)).map(|v| (b, v)));
+    }
+    out
+}
+
 /// The linear numbering of a function's blocks and instructions.
 #[derive(Clone, Debug)]
 pub struct Layout {
@@ -381,6 +475,40 @@ mod tests {
         let ranges = live_ranges(&blocks, 2, &live, &lay);
         assert_eq!(ranges[1], vec![r(4 + DEF, 8 + CLOBBER)]);
         assert!(intersects(&ranges[0], &[r(8 + CLOBBER, 8 + CLOBBER)]));
+    }
+
+    #[test]
+    fn unwritten_reads_at_reads_and_on_edges() {
+        // b0: read v0 (never written)      -> b1, b2
+        // b1: v1 = ..                       -> b3
+        // b2: (nothing)                     -> b3
+        // b3: read v1 (written on one path only); v2 read then written (tied)
+        let blocks = vec![
+            BlockAccess {
+                insts: vec![inst(&[0], &[])],
+                succs: smallvec![1, 2],
+            },
+            BlockAccess {
+                insts: vec![inst(&[], &[1])],
+                succs: smallvec![3],
+            },
+            BlockAccess {
+                insts: vec![],
+                succs: smallvec![3],
+            },
+            BlockAccess {
+                insts: vec![inst(&[1], &[]), inst(&[2], &[2])],
+                succs: smallvec![],
+            },
+        ];
+        let live = solve(&blocks, 3);
+        let found = unwritten_reads(&blocks, 3, &live, |_| true);
+        assert_eq!(found.before, vec![(0, 0, 0), (3, 1, 2)]);
+        // v1 reaches b3 unwritten through b2: written at b2's end, not earlier.
+        assert_eq!(found.at_end, vec![(2, 1)]);
+        let none = unwritten_reads(&blocks, 3, &live, |v| v == 2);
+        assert_eq!(none.before, vec![(3, 1, 2)]);
+        assert!(none.at_end.is_empty());
     }
 
     #[test]

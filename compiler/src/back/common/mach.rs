@@ -84,6 +84,14 @@ pub trait RegTarget {
     fn allocatable(&self, class: RegClass) -> &[PReg];
     /// Bytes of a spill slot of `class`.
     fn spill_size(&self, class: RegClass) -> u32;
+    /// Whether values of `class` can be spilled. A class the target cannot store
+    /// to memory directly (dac-gpu's predicates) is never spilled: a function
+    /// needing more of its registers at once than are allocatable fails to
+    /// allocate. All classes by default.
+    fn spillable(&self, class: RegClass) -> bool {
+        let _ = class;
+        true
+    }
     /// Stores physical register `reg` to `slot`.
     fn spill(&self, slot: SpillSlot, reg: PReg) -> SmallVec<[Self::Inst; 2]>;
     /// Loads `slot` into physical register `reg`.

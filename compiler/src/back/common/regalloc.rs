@@ -19,7 +19,8 @@
 //! just after, and allocation starts over. The fresh registers are never spilled, so
 //! each round removes at least one spillable register and the process terminates;
 //! if even they do not fit, the instruction needs more registers than exist and
-//! allocation fails with an [`AllocError`].
+//! allocation fails with an [`AllocError`]. Values of a class the target cannot
+//! spill ([`RegTarget::spillable`]) are treated like those temporaries.
 //!
 //! A value live across an instruction that clobbers every register of its class (a
 //! barrier) could never keep a register there; rather than spilling it everywhere,
@@ -74,11 +75,25 @@ pub struct Allocation {
 
 /// Why a function cannot be allocated.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AllocError(pub String);
+pub struct AllocError {
+    pub message: String,
+    /// The source position of the instruction that needs more registers than
+    /// exist, when that is the reason and the instruction has one.
+    pub span: Option<Span>,
+}
+
+impl AllocError {
+    fn new(message: String) -> Self {
+        AllocError {
+            message,
+            span: None,
+        }
+    }
+}
 
 impl fmt::Display for AllocError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "register allocation failed: {}", self.0)
+        write!(f, "register allocation failed: {}", self.message)
     }
 }
 
@@ -194,7 +209,7 @@ pub fn allocate<T: RegTarget>(
             .collect(),
         vregs: func.vregs.clone(),
         slots: func.spill_slots.clone(),
-        unspillable: vec![false; func.vregs.len()],
+        unspillable: func.vregs.values().map(|&c| !target.spillable(c)).collect(),
         slot_of: vec![None; func.vregs.len()],
         spilled: vec![false; func.vregs.len()],
         spilled_vregs: 0,
@@ -208,7 +223,7 @@ pub fn allocate<T: RegTarget>(
             Round::Stuck(err) => return Err(err),
         }
     }
-    Err(AllocError(format!(
+    Err(AllocError::new(format!(
         "function {}: spilling did not converge",
         work.name
     )))
@@ -221,7 +236,7 @@ fn validate<I: MachInst>(func: &MachFunction<I>) -> Result<BTreeSet<RegClass>, A
     let mut ops = SmallVec::new();
     for (b, block) in func.blocks.iter() {
         if let Some(s) = block.succs.iter().find(|s| s.index() >= func.blocks.len()) {
-            return Err(AllocError(format!(
+            return Err(AllocError::new(format!(
                 "function {}: block {b} names a missing successor {s}",
                 func.name
             )));
@@ -232,7 +247,7 @@ fn validate<I: MachInst>(func: &MachFunction<I>) -> Result<BTreeSet<RegClass>, A
             for op in &ops {
                 match op.reg {
                     Reg::Virt(v) if !func.vregs.is_valid(v) => {
-                        return Err(AllocError(format!(
+                        return Err(AllocError::new(format!(
                             "function {}: `{:?}` in block {b} uses undeclared register {v}",
                             func.name, line.inst
                         )))
@@ -372,7 +387,7 @@ fn split_around_full_clobbers<I: MachInst>(work: &mut Work<I>, phys: &PhysTable)
                     .iter()
                     .filter(|&var| var >= nphys && !acc.defs.contains(&var))
                     .map(|var| VReg::new((var - nphys) as usize))
-                    .filter(|&v| classes.contains(&work.vregs[v]))
+                    .filter(|&v| classes.contains(&work.vregs[v]) && !work.unspillable[v.index()])
                     .collect();
                 if !across.is_empty() {
                     crossing.push((i, across));
@@ -634,21 +649,21 @@ fn stuck_error<I: MachInst>(
         .max(1)
         - 1;
     let first = ((pos - layout.block_from[b]) / SLOT).saturating_sub(1) as usize;
-    let inst = work.blocks[b]
-        .iter()
-        .skip(first)
-        .find_map(|l| match l {
-            Line::Inst(ml) => Some(format!("{:?}", ml.inst)),
-            _ => None,
-        })
-        .unwrap_or_else(|| "?".to_string());
+    let served = work.blocks[b].iter().skip(first).find_map(|l| match l {
+        Line::Inst(ml) => Some((format!("{:?}", ml.inst), ml.span)),
+        _ => None,
+    });
+    let (inst, span) = served.unwrap_or_else(|| ("?".to_string(), None));
     let class = work.vregs[v];
     let n = scan.phys.class_regs(class).len();
-    AllocError(format!(
-        "function {}: instruction `{inst}` in block {} needs more registers of class {} \
-         than the {n} allocatable ones not fixed or clobbered there",
-        work.name, b, class.0
-    ))
+    AllocError {
+        message: format!(
+            "function {}: instruction `{inst}` in block {} needs more registers of class {} \
+             than the {n} allocatable ones not fixed or clobbered there",
+            work.name, b, class.0
+        ),
+        span,
+    }
 }
 
 /// The spill slot of `v`, made on first use.

@@ -189,6 +189,8 @@ pub struct ToyTarget {
     pub a: Vec<PReg>,
     pub b: Vec<PReg>,
     pub pairs: Vec<PReg>,
+    /// Classes the target cannot spill.
+    pub unspillable: Vec<RegClass>,
 }
 
 impl Default for ToyTarget {
@@ -197,6 +199,7 @@ impl Default for ToyTarget {
             a: vec![a(0), a(1), a(2)],
             b: vec![b(0), b(1)],
             pairs: vec![],
+            unspillable: vec![],
         }
     }
 }
@@ -215,6 +218,10 @@ impl RegTarget for ToyTarget {
 
     fn spill_size(&self, _class: RegClass) -> u32 {
         8
+    }
+
+    fn spillable(&self, class: RegClass) -> bool {
+        !self.unspillable.contains(&class)
     }
 
     fn spill(&self, slot: SpillSlot, reg: PReg) -> SmallVec<[Toy; 2]> {

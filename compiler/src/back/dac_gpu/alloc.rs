@@ -1,46 +1,688 @@
-//! Register allocation on finished kernels: instruction selection gives every value
-//! its own `%r` register (or even-aligned pair); this pass computes liveness on the
-//! instruction-level control-flow graph and colours the interference graph greedily,
-//! pairs on even registers, so `num_regs` is what occupancy should see.
+//! Register allocation for the dac-gpu under a per-thread register budget, with the
+//! shared linear-scan allocator ([`crate::back::common::regalloc`]).
 //!
-//! A guarded definition, or a write of one half of a pair, does not kill the old
-//! value (lanes where the guard is false keep it), so it counts as a use too. No
-//! spilling yet: a kernel that needs more than `--max-regs` is rejected by the caller.
+//! Instruction selection gives every value its own `%r` register, even-aligned
+//! `%rd` pair or `%p` predicate (virtual numbering). [`allocate`] turns the selected
+//! kernel into a [`MachFunction`] (basic blocks split at labels, branch targets and
+//! after branches and exits), lets the shared allocator assign physical registers
+//! within the budget, and writes the kernel back with new instruction indices.
+//!
+//! * **Classes.** `%r` (32-bit, [`R`]), even-aligned pairs (64-bit, [`D`], aliasing
+//!   the two `%r` they are made of, so a pair and a single never overlap while both
+//!   live) and predicates ([`P`]). A register accessed with a 64-bit type anywhere
+//!   is a pair; its halves, when an instruction reads or writes just one, are
+//!   accesses to the pair.
+//! * **Operand kinds.** A guarded definition (`@%p`) or a write of one half of a pair
+//!   keeps the old value in the lanes or half it does not write, so it reads the
+//!   register too (`UseDef`): the old value stays live up to it.
+//! * **Budget.** `%r0..%r{budget-1}` are allocatable; the kernel's `.reg` count is the
+//!   highest register the final code names, plus one, so with the default budget (63,
+//!   the Fermi limit) a kernel that needs no spill gets about the fewest registers
+//!   its values need at once (the scan takes the lowest free register first).
+//! * **Spills** go to per-thread local memory: `st.local`/`ld.local` at fixed offsets
+//!   (`[N]`, no address register, so spill code needs no register of its own) past
+//!   whatever local bytes the kernel already had; `Kernel::local_bytes` grows by the
+//!   slots. 32-bit slots take 4 bytes, pairs 8 (8-aligned). Local memory is private
+//!   per thread, so lanes never see each other's slots, and the timing model counts
+//!   the accesses as memory traffic through L1/L2 (`local_transactions`).
+//! * **Predicates** are allocated too (so `.pred` is compact), from 256 registers and
+//!   never spilled: memory holds no `.pred` values, and no kernel keeps that many
+//!   masks live. Needing more is an allocation error.
+//!
+//! A budget too small for some instruction's operands (even with everything else
+//! spilled) is reported as E0904 with the smallest budget that works.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
+use std::fmt;
 
-use sim::gpu::{AddrBase, Address, Kernel, Op, Reg, RegFile, Src};
+use cranelift_entity::EntityRef;
+use smallvec::{smallvec, SmallVec};
 
-/// Dense bit set.
-#[derive(Clone, PartialEq)]
-struct Bits(Vec<u64>);
+use sim::gpu::{AddrBase, Address, Inst, Kernel, Op, Reg, RegFile, Space, Src, Type, UnOp};
 
-impl Bits {
-    fn new(n: usize) -> Bits {
-        Bits(vec![0; n.div_ceil(64)])
-    }
-    fn set(&mut self, i: usize) {
-        self.0[i / 64] |= 1 << (i % 64);
-    }
-    fn clear(&mut self, i: usize) {
-        self.0[i / 64] &= !(1 << (i % 64));
-    }
-    fn union(&mut self, o: &Bits) {
-        for (a, b) in self.0.iter_mut().zip(&o.0) {
-            *a |= *b;
+use crate::back::common::liveness::{self, BlockAccess, InstAccess};
+use crate::back::common::mach::{
+    MBlock, MachFunction, MachInst, MachLine, Operand, OperandKind, PReg, Reg as MReg, RegClass,
+    RegTarget, SpillSlot, VReg,
+};
+use crate::back::common::regalloc::{self, AllocError};
+use crate::diag::{codes, Diagnostic};
+use crate::source::Span;
+
+/// 32-bit registers `%rN`.
+pub const R: RegClass = RegClass(0);
+/// Even-aligned pairs `%rdN` (`PReg::index` is the low register, even).
+pub const D: RegClass = RegClass(1);
+/// Predicates `%pN`.
+pub const P: RegClass = RegClass(2);
+
+/// The default budget: Fermi's 63 registers per thread.
+pub const DEFAULT_MAX_REGS: u32 = 63;
+/// The largest budget (`PReg` indices are bytes; Maxwell's limit is 255 too).
+pub const MAX_BUDGET: u32 = 255;
+/// Predicate registers the allocator may use.
+const NUM_PREDS: u32 = 256;
+
+/// What allocation did to one kernel.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RegReport {
+    /// The budget allocated under (`--max-regs`, at most [`MAX_BUDGET`]).
+    pub budget: u32,
+    /// 32-bit registers the final code uses (`Kernel::num_regs`).
+    pub num_regs: u32,
+    pub num_preds: u32,
+    /// Values of the selected code given a spill slot.
+    pub spilled_values: u32,
+    pub spill_slots: u32,
+    /// Local bytes per thread taken by the spill slots.
+    pub spill_bytes: u32,
+    /// `st.local` and `ld.local` instructions of spill code in the kernel (static).
+    pub spill_stores: u32,
+    pub spill_loads: u32,
+}
+
+/// An allocated kernel's new line table and instruction numbering.
+#[derive(Clone, Debug)]
+pub struct Allocated {
+    /// Source span of each instruction of the allocated kernel.
+    pub lines: Vec<Option<Span>>,
+    /// For each instruction index of the selected kernel (and its length), the index
+    /// of the same instruction afterwards; a deleted copy maps to what follows it.
+    pub new_pc: Vec<u32>,
+    pub report: RegReport,
+}
+
+/// Why a kernel cannot be allocated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegError {
+    pub kernel: String,
+    pub budget: u32,
+    pub message: String,
+    pub span: Option<Span>,
+    /// The smallest budget that works, if the budget was the problem and one does.
+    pub smallest: Option<u32>,
+}
+
+impl RegError {
+    /// The diagnostic: E0904 when the budget is too small, an internal error
+    /// otherwise.
+    pub fn diagnostic(&self) -> Diagnostic {
+        let mut d = match self.smallest {
+            Some(n) => Diagnostic::error(
+                codes::REGISTER_BUDGET,
+                format!(
+                    "kernel `{}` cannot be compiled with --max-regs {}: an instruction needs \
+                     more registers at once; the smallest budget that works is {n}",
+                    self.kernel, self.budget
+                ),
+            )
+            .with_note(self.message.clone()),
+            None => Diagnostic::error(
+                codes::INTERNAL_ERROR,
+                format!(
+                    "dac-gpu back end: kernel `{}`: {}",
+                    self.kernel, self.message
+                ),
+            ),
+        };
+        if let Some(s) = self.span {
+            d = d.with_primary(s, "this instruction's operands do not fit");
         }
-    }
-    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.0.iter().enumerate().flat_map(|(w, &x)| {
-            (0..64)
-                .filter(move |b| x >> b & 1 != 0)
-                .map(move |b| w * 64 + b)
-        })
+        d
     }
 }
 
-/// Calls `f` on every register operand of `op` (any file), allowing a rewrite.
-pub fn map_regs(op: &mut Op, mut f: impl FnMut(Reg) -> Reg) {
+// ---- the instruction wrapper the shared allocator sees ---------------------------
+
+/// A register of the selected (virtual) numbering: a single, a pair or a predicate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Group {
+    file: RegFile,
+    base: u16,
+    pair: bool,
+}
+
+impl Group {
+    fn holds(&self, r: Reg) -> bool {
+        r.file == self.file && r.idx >= self.base && r.idx - self.base <= u16::from(self.pair)
+    }
+}
+
+/// One instruction with its register operands, one per register group it touches
+/// (`groups[i]` is where `ops[i]` sits in the instruction's own numbering).
+#[derive(Clone)]
+pub struct GpuInst {
+    inst: Inst,
+    ops: SmallVec<[Operand; 6]>,
+    groups: SmallVec<[Group; 6]>,
+    /// Index in the selected kernel; `None` for spill code.
+    orig: Option<u32>,
+    /// The spill slot a spill or reload accesses (its offset is set at the end).
+    slot: Option<SpillSlot>,
+}
+
+impl fmt::Debug for GpuInst {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let label = |t: u32| format!("pc{t}");
+        let func = |t: u32| format!("f{t}");
+        let text = sim::gpu::asm::inst_text(&self.inst, &[], &label, &func);
+        write!(f, "{}", text.trim_end_matches(';'))
+    }
+}
+
+impl MachInst for GpuInst {
+    fn operands(&self, out: &mut SmallVec<[Operand; 8]>) {
+        out.extend(self.ops.iter().copied());
+    }
+
+    fn map_regs(&mut self, f: &mut dyn FnMut(MReg) -> MReg) {
+        for op in &mut self.ops {
+            op.reg = f(op.reg);
+        }
+    }
+
+    fn as_move(&self) -> Option<(MReg, MReg)> {
+        let Op::Un {
+            op: UnOp::Mov,
+            a: Src::Reg(_),
+            ..
+        } = self.inst.op
+        else {
+            return None;
+        };
+        if self.inst.guard.is_some() {
+            return None;
+        }
+        // A full copy: one register read and one of the same class written whole.
+        match (&self.ops[..], &self.groups[..]) {
+            ([src, dst], [gs, gd])
+                if src.kind == OperandKind::Use
+                    && dst.kind == OperandKind::Def
+                    && gs.file == gd.file
+                    && gs.pair == gd.pair =>
+            {
+                Some((dst.reg, src.reg))
+            }
+            _ => None,
+        }
+    }
+
+    fn clobbers(&self) -> &'static [PReg] {
+        &[]
+    }
+}
+
+/// How an instruction accesses one register group.
+#[derive(Clone, Copy, Default)]
+struct Access {
+    read: bool,
+    /// Written whole and unconditionally.
+    def: bool,
+    /// Written in part (one half of a pair) or under a guard.
+    partial: bool,
+}
+
+/// The register groups of a selected kernel and their virtual registers.
+struct Numbering {
+    /// Per `%r` index: the low register of a pair.
+    pair_base: Vec<bool>,
+    vregs: HashMap<Group, VReg>,
+    /// The group of each virtual register.
+    groups: Vec<Group>,
+}
+
+impl Numbering {
+    /// Finds the pairs: every register accessed with a 64-bit type.
+    fn new(k: &Kernel) -> Result<Numbering, String> {
+        let mut pair_base = Vec::new();
+        for inst in &k.insts {
+            let mut bad = None;
+            inst.for_each_reg(|a| {
+                if a.wide && a.reg.file == RegFile::R {
+                    let i = usize::from(a.reg.idx);
+                    if i % 2 == 1 {
+                        bad = Some(a.reg.idx);
+                    }
+                    if pair_base.len() <= i {
+                        pair_base.resize(i + 1, false);
+                    }
+                    pair_base[i] = true;
+                }
+            });
+            if let Some(r) = bad {
+                return Err(format!("64-bit access to the odd register %r{r}"));
+            }
+        }
+        Ok(Numbering {
+            pair_base,
+            vregs: HashMap::new(),
+            groups: Vec::new(),
+        })
+    }
+
+    fn group(&self, r: Reg) -> Group {
+        let is_base = |i: u16| self.pair_base.get(usize::from(i)).copied() == Some(true);
+        match r.file {
+            RegFile::R if is_base(r.idx) => Group {
+                file: r.file,
+                base: r.idx,
+                pair: true,
+            },
+            RegFile::R if r.idx > 0 && is_base(r.idx - 1) => Group {
+                file: r.file,
+                base: r.idx - 1,
+                pair: true,
+            },
+            _ => Group {
+                file: r.file,
+                base: r.idx,
+                pair: false,
+            },
+        }
+    }
+
+    fn vreg(&mut self, g: Group, mf: &mut MachFunction<GpuInst>) -> VReg {
+        let groups = &mut self.groups;
+        *self.vregs.entry(g).or_insert_with(|| {
+            groups.push(g);
+            mf.new_vreg(match (g.file, g.pair) {
+                (RegFile::P, _) => P,
+                (_, true) => D,
+                _ => R,
+            })
+        })
+    }
+
+    /// The allocator's view of `inst` (at `pc` of the selected kernel).
+    fn wrap(&mut self, inst: Inst, pc: u32, mf: &mut MachFunction<GpuInst>) -> GpuInst {
+        let mut seen: SmallVec<[(Group, Access); 6]> = SmallVec::new();
+        let guarded = inst.guard.is_some();
+        inst.for_each_reg(|a| {
+            // Uniform and affine registers are not allocated here.
+            if !matches!(a.reg.file, RegFile::R | RegFile::P) {
+                return;
+            }
+            let g = self.group(a.reg);
+            let i = seen.iter().position(|s| s.0 == g).unwrap_or_else(|| {
+                seen.push((g, Access::default()));
+                seen.len() - 1
+            });
+            let acc = &mut seen[i].1;
+            if !a.def {
+                acc.read = true;
+            } else if a.wide == g.pair && !guarded {
+                acc.def = true;
+            } else {
+                acc.partial = true;
+            }
+        });
+        let mut ops = SmallVec::new();
+        let mut groups = SmallVec::new();
+        // Uses first, then tied operands, then definitions.
+        for pass in 0..3 {
+            for &(g, acc) in &seen {
+                let kind = match pass {
+                    0 if acc.read && !acc.partial => OperandKind::Use,
+                    1 if acc.partial => OperandKind::UseDef,
+                    2 if acc.def && !acc.partial => OperandKind::Def,
+                    _ => continue,
+                };
+                ops.push(Operand {
+                    reg: MReg::Virt(self.vreg(g, mf)),
+                    kind,
+                });
+                groups.push(g);
+            }
+        }
+        GpuInst {
+            inst,
+            ops,
+            groups,
+            orig: Some(pc),
+            slot: None,
+        }
+    }
+}
+
+// ---- the target -------------------------------------------------------------------
+
+/// The dac-gpu register file under a budget.
+struct GpuTarget {
+    r: Vec<PReg>,
+    d: Vec<PReg>,
+    p: Vec<PReg>,
+}
+
+impl GpuTarget {
+    fn new(budget: u32) -> GpuTarget {
+        let budget = budget.min(MAX_BUDGET);
+        let preg = |class, index: u32| PReg {
+            class,
+            index: index as u8,
+        };
+        GpuTarget {
+            r: (0..budget).map(|i| preg(R, i)).collect(),
+            d: (0..budget / 2).map(|i| preg(D, 2 * i)).collect(),
+            p: (0..NUM_PREDS).map(|i| preg(P, i)).collect(),
+        }
+    }
+}
+
+fn class_ty(class: RegClass) -> Type {
+    match class {
+        D => Type::B64,
+        P => Type::Pred,
+        _ => Type::B32,
+    }
+}
+
+fn sim_reg(p: PReg) -> Reg {
+    match p.class {
+        P => Reg::p(u16::from(p.index)),
+        _ => Reg::r(u16::from(p.index)),
+    }
+}
+
+/// A spill or reload of `p`: its only operand is `p` itself.
+fn spill_code(inst: Inst, p: PReg, kind: OperandKind, slot: Option<SpillSlot>) -> GpuInst {
+    let r = sim_reg(p);
+    GpuInst {
+        inst,
+        ops: smallvec![Operand {
+            reg: MReg::Phys(p),
+            kind,
+        }],
+        groups: smallvec![Group {
+            file: r.file,
+            base: r.idx,
+            pair: p.class == D,
+        }],
+        orig: None,
+        slot,
+    }
+}
+
+/// The address of a slot before layout: patched in [`finish_inst`].
+const UNPLACED: Address = Address {
+    base: AddrBase::None,
+    offset: 0,
+};
+
+impl RegTarget for GpuTarget {
+    type Inst = GpuInst;
+
+    fn allocatable(&self, class: RegClass) -> &[PReg] {
+        match class {
+            R => &self.r,
+            D => &self.d,
+            P => &self.p,
+            _ => &[],
+        }
+    }
+
+    fn spill_size(&self, class: RegClass) -> u32 {
+        if class == D {
+            8
+        } else {
+            4
+        }
+    }
+
+    fn spillable(&self, class: RegClass) -> bool {
+        class != P
+    }
+
+    fn spill(&self, slot: SpillSlot, reg: PReg) -> SmallVec<[GpuInst; 2]> {
+        let st = Op::St {
+            space: Space::Local,
+            ty: class_ty(reg.class),
+            addr: UNPLACED,
+            a: Src::Reg(sim_reg(reg)),
+        };
+        smallvec![spill_code(Inst::new(st), reg, OperandKind::Use, Some(slot))]
+    }
+
+    fn reload(&self, slot: SpillSlot, reg: PReg) -> SmallVec<[GpuInst; 2]> {
+        let ld = Op::Ld {
+            space: Space::Local,
+            ty: class_ty(reg.class),
+            dst: sim_reg(reg),
+            addr: UNPLACED,
+        };
+        smallvec![spill_code(Inst::new(ld), reg, OperandKind::Def, Some(slot))]
+    }
+
+    fn copy(&self, dest: PReg, src: PReg) -> GpuInst {
+        let mov = Op::Un {
+            op: UnOp::Mov,
+            ty: class_ty(dest.class),
+            dst: sim_reg(dest),
+            a: Src::Reg(sim_reg(src)),
+        };
+        let mut inst = spill_code(Inst::new(mov), src, OperandKind::Use, None);
+        let def = spill_code(inst.inst, dest, OperandKind::Def, None);
+        inst.ops.extend(def.ops);
+        inst.groups.extend(def.groups);
+        inst
+    }
+
+    /// A pair and its two halves.
+    fn aliases(&self, reg: PReg) -> SmallVec<[PReg; 4]> {
+        match reg.class {
+            D => smallvec![
+                PReg {
+                    class: R,
+                    index: reg.index,
+                },
+                PReg {
+                    class: R,
+                    index: reg.index + 1,
+                }
+            ],
+            _ => SmallVec::new(),
+        }
+    }
+}
+
+// ---- kernel to machine function and back ---------------------------------------
+
+/// Whether control can fall through past `inst`.
+fn falls_through(inst: &Inst) -> bool {
+    inst.guard.is_some() || !matches!(inst.op, Op::Bra { .. } | Op::Exit | Op::Ret)
+}
+
+/// Block starts: the entry, every label and branch target, and what follows a
+/// branch, exit or return. Returns, per instruction index (and the end), its block.
+fn block_of_pcs(k: &Kernel) -> Vec<u32> {
+    let n = k.insts.len();
+    let mut leader = vec![false; n + 1];
+    leader[0] = true;
+    for l in &k.labels {
+        if let Some(x) = leader.get_mut(l.at as usize) {
+            *x = true;
+        }
+    }
+    for (pc, inst) in k.insts.iter().enumerate() {
+        if let Op::Bra { target, .. } = inst.op {
+            if let Some(x) = leader.get_mut(target as usize) {
+                *x = true;
+            }
+        }
+        if matches!(inst.op, Op::Bra { .. } | Op::Exit | Op::Ret) {
+            leader[pc + 1] = true;
+        }
+    }
+    let mut block = Vec::with_capacity(n + 1);
+    let mut b = 0u32;
+    for (pc, &is_leader) in leader.iter().enumerate() {
+        if is_leader && pc > 0 {
+            b += 1;
+        }
+        block.push(b);
+    }
+    block
+}
+
+/// The selected kernel as a machine function over virtual registers.
+fn to_mach(
+    k: &Kernel,
+    lines: &[Option<Span>],
+) -> Result<(MachFunction<GpuInst>, Vec<u32>), String> {
+    let mut numbering = Numbering::new(k)?;
+    let block_of = block_of_pcs(k);
+    let n = k.insts.len();
+    let mut mf = MachFunction::new(k.name.clone());
+    let nblocks = block_of.last().map_or(0, |&b| b as usize + 1);
+    for _ in 0..nblocks {
+        mf.new_block();
+    }
+    for (pc, inst) in k.insts.iter().enumerate() {
+        let b = MBlock::new(block_of[pc] as usize);
+        let g = numbering.wrap(*inst, pc as u32, &mut mf);
+        let span = lines.get(pc).copied().flatten();
+        mf.blocks[b].insts.push(MachLine { inst: g, span });
+        let ends_block = block_of[pc + 1] != block_of[pc];
+        if !ends_block {
+            continue;
+        }
+        let mut succs: SmallVec<[MBlock; 2]> = SmallVec::new();
+        if let Op::Bra { target, .. } = inst.op {
+            if target as usize > n {
+                return Err(format!("branch at {pc} to {target}, past the end"));
+            }
+            succs.push(MBlock::new(block_of[target as usize] as usize));
+        }
+        if falls_through(inst) && pc + 1 < n {
+            let next = MBlock::new(block_of[pc + 1] as usize);
+            if !succs.contains(&next) {
+                succs.push(next);
+            }
+        }
+        mf.blocks[b].succs = succs;
+    }
+    init_unwritten(&mut mf, &numbering.groups);
+    Ok((mf, block_of))
+}
+
+/// An instruction writing zero to the virtual register `v` of group `g`.
+fn zero(v: VReg, g: Group) -> GpuInst {
+    let dst = Reg {
+        file: g.file,
+        idx: g.base,
+    };
+    let op = match (g.file, g.pair) {
+        // Predicates take no immediates: `0 != 0` is false.
+        (RegFile::P, _) => Op::Setp {
+            cmp: sim::gpu::Cmp::Ne,
+            ty: Type::U32,
+            dst,
+            a: Src::Imm(0),
+            b: Src::Imm(0),
+        },
+        (_, pair) => Op::Un {
+            op: UnOp::Mov,
+            ty: if pair { Type::B64 } else { Type::B32 },
+            dst,
+            a: Src::Imm(0),
+        },
+    };
+    GpuInst {
+        inst: Inst::new(op),
+        ops: smallvec![Operand {
+            reg: MReg::Virt(v),
+            kind: OperandKind::Def,
+        }],
+        groups: smallvec![g],
+        orig: None,
+        slot: None,
+    }
+}
+
+/// Writes zero explicitly where a register is read, or live, before anything can
+/// have written it ([`liveness::unwritten_reads`]). Registers start at zero, so
+/// this changes no result; but a value only ever written under a guard (a masked
+/// result, an inlined call's return value) would otherwise be live, and hold a
+/// register, from the kernel's entry to its first write.
+fn init_unwritten(mf: &mut MachFunction<GpuInst>, groups: &[Group]) {
+    let mut ops: SmallVec<[Operand; 8]> = SmallVec::new();
+    let blocks: Vec<BlockAccess> = mf
+        .blocks
+        .values()
+        .map(|b| BlockAccess {
+            insts: b
+                .insts
+                .iter()
+                .map(|l| {
+                    ops.clear();
+                    l.inst.operands(&mut ops);
+                    let mut acc = InstAccess::default();
+                    for op in &ops {
+                        let MReg::Virt(v) = op.reg else { continue };
+                        let var = v.index() as u32;
+                        if op.kind != OperandKind::Def {
+                            acc.uses.push(var);
+                        }
+                        if op.kind != OperandKind::Use {
+                            acc.defs.push(var);
+                        }
+                    }
+                    acc
+                })
+                .collect(),
+            succs: b.succs.iter().map(|s| s.index()).collect(),
+        })
+        .collect();
+    let nvars = mf.vregs.len();
+    let live = liveness::solve(&blocks, nvars);
+    let found = liveness::unwritten_reads(&blocks, nvars, &live, |_| true);
+    // Per block: (insert before this instruction index, register), in order.
+    let mut inserts: Vec<Vec<(usize, VReg)>> = vec![Vec::new(); blocks.len()];
+    for &(b, i, v) in &found.before {
+        inserts[b].push((i, VReg::new(v as usize)));
+    }
+    for &(b, v) in &found.at_end {
+        let insts = &mf.blocks[MBlock::new(b)].insts;
+        let at = match insts.last() {
+            Some(l) if !falls_through(&l.inst.inst) || matches!(l.inst.inst.op, Op::Bra { .. }) => {
+                insts.len() - 1
+            }
+            _ => insts.len(),
+        };
+        inserts[b].push((at, VReg::new(v as usize)));
+    }
+    for (b, mut list) in inserts.into_iter().enumerate() {
+        if list.is_empty() {
+            continue;
+        }
+        list.sort_by_key(|x| x.0);
+        let block = &mut mf.blocks[MBlock::new(b)];
+        let old = std::mem::take(&mut block.insts);
+        let mut next = list.into_iter().peekable();
+        let span_at = |i: usize| old.get(i).or(old.last()).and_then(|l| l.span);
+        for i in 0..=old.len() {
+            while let Some(&(at, v)) = next.peek() {
+                if at != i {
+                    break;
+                }
+                let span = span_at(i);
+                block.insts.push(MachLine {
+                    inst: zero(v, groups[v.index()]),
+                    span,
+                });
+                next.next();
+            }
+            if let Some(l) = old.get(i) {
+                block.insts.push(l.clone());
+            }
+        }
+    }
+}
+
+/// Calls `f` on every register of `inst` (guard included), allowing a rewrite.
+fn map_sim_regs(inst: &mut Inst, mut f: impl FnMut(Reg) -> Reg) {
+    if let Some(g) = &mut inst.guard {
+        g.pred = f(Reg::p(g.pred)).idx;
+    }
     let src = |s: &mut Src, f: &mut dyn FnMut(Reg) -> Reg| {
         if let Src::Reg(r) = s {
             *r = f(*r);
@@ -50,7 +692,7 @@ pub fn map_regs(op: &mut Op, mut f: impl FnMut(Reg) -> Reg) {
         AddrBase::Reg(r) | AddrBase::RegPair(r) => *r = f(*r),
         _ => {}
     };
-    match op {
+    match &mut inst.op {
         Op::Bin { dst, a, b, .. } | Op::Setp { dst, a, b, .. } => {
             src(a, &mut f);
             src(b, &mut f);
@@ -61,9 +703,9 @@ pub fn map_regs(op: &mut Op, mut f: impl FnMut(Reg) -> Reg) {
             *dst = f(*dst);
         }
         Op::Mad { dst, a, b, c, .. } => {
-            src(a, &mut f);
-            src(b, &mut f);
-            src(c, &mut f);
+            for s in [a, b, c] {
+                src(s, &mut f);
+            }
             *dst = f(*dst);
         }
         Op::Selp { dst, a, b, p, .. } => {
@@ -106,9 +748,9 @@ pub fn map_regs(op: &mut Op, mut f: impl FnMut(Reg) -> Reg) {
             clamp,
             ..
         } => {
-            src(a, &mut f);
-            src(lane, &mut f);
-            src(clamp, &mut f);
+            for s in [a, lane, clamp] {
+                src(s, &mut f);
+            }
             *dst = f(*dst);
             if let Some(p) = dst_pred {
                 *p = f(*p);
@@ -125,175 +767,221 @@ pub fn map_regs(op: &mut Op, mut f: impl FnMut(Reg) -> Reg) {
     }
 }
 
-/// Register groups: a single register or an even-aligned pair.
-struct Groups {
-    /// Group of each virtual register index.
-    of: Vec<usize>,
-    /// Whether each group is a pair.
-    pair: Vec<bool>,
-}
-
-fn groups(num_regs: u32, pairs: &HashSet<u16>) -> Groups {
-    let mut of = vec![usize::MAX; num_regs as usize];
-    let mut pair = Vec::new();
-    let mut i = 0usize;
-    while i < num_regs as usize {
-        let g = pair.len();
-        if pairs.contains(&(i as u16)) {
-            of[i] = g;
-            if i + 1 < of.len() {
-                of[i + 1] = g;
-            }
-            pair.push(true);
-            i += 2;
-        } else {
-            of[i] = g;
-            pair.push(false);
-            i += 1;
-        }
-    }
-    Groups { of, pair }
-}
-
-/// (uses, full defs) of instruction `inst`, as groups.
-fn uses_defs(k: &Kernel, i: usize, g: &Groups) -> (Vec<usize>, Vec<usize>) {
-    let inst = k.insts[i];
-    let (mut uses, mut defs) = (Vec::new(), Vec::new());
-    inst.for_each_reg(|a| {
-        if a.reg.file != RegFile::R {
-            return;
-        }
-        let grp = g.of[a.reg.idx as usize];
-        let full = a.wide == g.pair[grp];
-        if a.def && full && inst.guard.is_none() {
-            defs.push(grp);
-        } else {
-            uses.push(grp);
-            if a.def {
-                // A partial or guarded write keeps the rest: the group must have a
-                // register here even if never read before (it is written).
-                defs.push(grp);
-                uses.push(grp);
-            }
+/// The sim instruction of an allocated line: physical registers, spill slots at
+/// their offsets.
+fn finish_inst(g: &GpuInst, slot_offsets: &[u32]) -> Inst {
+    let mut inst = g.inst;
+    map_sim_regs(&mut inst, |r| {
+        let hit = g.groups.iter().zip(&g.ops).find(|(grp, _)| grp.holds(r));
+        match hit {
+            Some((grp, op)) => match op.reg {
+                MReg::Phys(p) => Reg {
+                    file: r.file,
+                    idx: u16::from(p.index) + (r.idx - grp.base),
+                },
+                // Unreachable after allocation: every operand is physical.
+                MReg::Virt(_) => r,
+            },
+            None => r,
         }
     });
-    (uses, defs)
+    if let Some(slot) = g.slot {
+        let offset = slot_offsets.get(slot.index()).copied().unwrap_or(0);
+        match &mut inst.op {
+            Op::Ld { addr, .. } | Op::St { addr, .. } => addr.offset = offset as i32,
+            _ => {}
+        }
+    }
+    inst
 }
 
-fn successors(k: &Kernel, i: usize) -> Vec<usize> {
-    let inst = k.insts[i];
-    let n = k.insts.len();
-    match inst.op {
-        Op::Exit | Op::Ret if inst.guard.is_none() => vec![],
-        Op::Bra { target, .. } => {
-            let mut v = vec![target as usize];
-            if inst.guard.is_some() && i + 1 < n {
-                v.push(i + 1);
-            }
-            v
-        }
-        _ if i + 1 < n => vec![i + 1],
-        _ => vec![],
-    }
+/// Lays the spill slots out in local memory from `base`: (offsets, end).
+fn slot_layout(slots: impl Iterator<Item = RegClass>, base: u32) -> (Vec<u32>, u32) {
+    let mut end = base;
+    let offsets = slots
+        .map(|c| {
+            let size = if c == D { 8 } else { 4 };
+            let at = end.div_ceil(size) * size;
+            end = at + size;
+            at
+        })
+        .collect();
+    (offsets, end)
 }
 
-/// Allocates the `%r` registers of `k` in place; returns the number used.
-pub fn allocate(k: &mut Kernel, pairs: &HashSet<u16>) -> u32 {
-    let g = groups(k.num_regs, pairs);
-    let ng = g.pair.len();
-    let n = k.insts.len();
-    let ud: Vec<(Vec<usize>, Vec<usize>)> = (0..n).map(|i| uses_defs(k, i, &g)).collect();
-    let succ: Vec<Vec<usize>> = (0..n).map(|i| successors(k, i)).collect();
-    let mut live_out = vec![Bits::new(ng); n];
-    let mut live_in = vec![Bits::new(ng); n];
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for i in (0..n).rev() {
-            let mut out = Bits::new(ng);
-            for &s in &succ[i] {
-                out.union(&live_in[s]);
+/// Registers (`%r` count, `%p` count) the code names.
+fn register_counts(insts: &[Inst]) -> (u32, u32) {
+    let (mut r, mut p) = (0u32, 0u32);
+    for inst in insts {
+        inst.for_each_reg(|a| {
+            let top = u32::from(a.reg.idx) + 1 + u32::from(a.wide);
+            match a.reg.file {
+                RegFile::R => r = r.max(top),
+                RegFile::P => p = p.max(top),
+                _ => {}
             }
-            let mut inn = out.clone();
-            for &d in &ud[i].1 {
-                inn.clear(d);
-            }
-            for &u in &ud[i].0 {
-                inn.set(u);
-            }
-            if inn != live_in[i] {
-                live_in[i] = inn;
-                changed = true;
-            }
-            live_out[i] = out;
-        }
-    }
-    let mut adj: Vec<HashSet<usize>> = vec![HashSet::new(); ng];
-    for i in 0..n {
-        for &d in &ud[i].1 {
-            for l in live_out[i].iter() {
-                if l != d {
-                    adj[d].insert(l);
-                    adj[l].insert(d);
-                }
-            }
-        }
-    }
-    // Live on entry (the parameters are loaded first, so only what is never
-    // defined): they all interfere with each other.
-    let entry: Vec<usize> = if n > 0 {
-        live_in[0].iter().collect()
-    } else {
-        vec![]
-    };
-    for &a in &entry {
-        for &b in &entry {
-            if a != b {
-                adj[a].insert(b);
-            }
-        }
-    }
-    let mut color = vec![u32::MAX; ng];
-    let mut used = 0u32;
-    for grp in 0..ng {
-        let taken: HashSet<u32> = adj[grp]
-            .iter()
-            .filter(|&&o| color[o] != u32::MAX)
-            .flat_map(|&o| {
-                if g.pair[o] {
-                    vec![color[o], color[o] + 1]
-                } else {
-                    vec![color[o]]
-                }
-            })
-            .collect();
-        let step = if g.pair[grp] { 2 } else { 1 };
-        let mut c = 0u32;
-        while taken.contains(&c) || (g.pair[grp] && taken.contains(&(c + 1))) {
-            c += step;
-        }
-        color[grp] = c;
-        used = used.max(c + step);
-    }
-    let starts: Vec<usize> = {
-        let mut s = vec![0usize; ng];
-        for (idx, &grp) in g.of.iter().enumerate().rev() {
-            if grp != usize::MAX {
-                s[grp] = idx;
-            }
-        }
-        s
-    };
-    for inst in &mut k.insts {
-        map_regs(&mut inst.op, |r| {
-            if r.file != RegFile::R {
-                return r;
-            }
-            let grp = g.of[r.idx as usize];
-            let off = r.idx as usize - starts[grp];
-            Reg::r((color[grp] as usize + off) as u16)
         });
     }
-    k.num_regs = used;
-    used
+    (r, p)
 }
+
+/// Writes the allocated function back into `k`; returns the line table, the new
+/// instruction numbering and the report.
+fn write_back(
+    k: &mut Kernel,
+    mf: &MachFunction<GpuInst>,
+    block_of: &[u32],
+    budget: u32,
+    spilled_values: u32,
+) -> Allocated {
+    let base = k.local_bytes.div_ceil(8) * 8;
+    let (slot_offsets, local_end) = slot_layout(mf.spill_slots.values().copied(), base);
+    let old_n = k.insts.len();
+    let mut insts = Vec::new();
+    let mut lines = Vec::new();
+    let mut block_start = Vec::with_capacity(mf.blocks.len() + 1);
+    let mut new_pc = vec![u32::MAX; old_n + 1];
+    let mut report = RegReport {
+        budget,
+        spilled_values,
+        spill_slots: mf.spill_slots.len() as u32,
+        ..RegReport::default()
+    };
+    for block in mf.blocks.values() {
+        block_start.push(insts.len() as u32);
+        for line in &block.insts {
+            if let Some(pc) = line.inst.orig {
+                new_pc[pc as usize] = insts.len() as u32;
+            }
+            let inst = finish_inst(&line.inst, &slot_offsets);
+            match (line.inst.slot, inst.op) {
+                (Some(_), Op::St { .. }) => report.spill_stores += 1,
+                (Some(_), Op::Ld { .. }) => report.spill_loads += 1,
+                _ => {}
+            }
+            insts.push(inst);
+            lines.push(line.span);
+        }
+    }
+    block_start.push(insts.len() as u32);
+    // Deleted copies map to whatever follows them.
+    let mut next = insts.len() as u32;
+    for x in new_pc.iter_mut().rev() {
+        if *x == u32::MAX {
+            *x = next;
+        } else {
+            next = *x;
+        }
+    }
+    let end = insts.len() as u32;
+    let start_of = |pc: u32| -> u32 {
+        match block_of.get(pc as usize) {
+            Some(&b) if (pc as usize) < old_n => block_start[b as usize],
+            _ => end,
+        }
+    };
+    let targets: Vec<u32> = insts
+        .iter()
+        .map(|i| match i.op {
+            Op::Bra { target, .. } => start_of(target),
+            _ => 0,
+        })
+        .collect();
+    for (inst, t) in insts.iter_mut().zip(targets) {
+        if let Op::Bra { target, .. } = &mut inst.op {
+            *target = t;
+        }
+    }
+    for l in &mut k.labels {
+        l.at = start_of(l.at);
+    }
+    let (num_regs, num_preds) = register_counts(&insts);
+    report.num_regs = num_regs;
+    report.num_preds = num_preds;
+    report.spill_bytes = local_end - base;
+    k.insts = insts;
+    k.num_regs = num_regs;
+    k.num_preds = num_preds;
+    if report.spill_slots > 0 {
+        k.local_bytes = local_end.div_ceil(8) * 8;
+    }
+    Allocated {
+        lines,
+        new_pc,
+        report,
+    }
+}
+
+/// Allocates the registers of a selected kernel in place under `budget` 32-bit
+/// registers (clamped to 1..=[`MAX_BUDGET`]), spilling to local memory as needed.
+/// `lines` is the selected kernel's line table. On error `k` is unchanged.
+pub fn allocate(
+    k: &mut Kernel,
+    lines: &[Option<Span>],
+    budget: u32,
+) -> Result<Allocated, RegError> {
+    let budget = budget.clamp(1, MAX_BUDGET);
+    let kernel = k.name.clone();
+    let error = |message: String, span, smallest| RegError {
+        kernel: kernel.clone(),
+        budget,
+        message,
+        span,
+        smallest,
+    };
+    let (mf, block_of) = to_mach(k, lines).map_err(|m| error(m, None, None))?;
+    match run_allocator(&mf, budget) {
+        Ok((out, a)) => Ok(write_back(k, &out, &block_of, budget, a.spilled_vregs)),
+        Err(e) => {
+            let smallest = smallest_budget(&mf, budget);
+            Err(error(e.message, e.span, smallest))
+        }
+    }
+}
+
+fn run_allocator(
+    mf: &MachFunction<GpuInst>,
+    budget: u32,
+) -> Result<(MachFunction<GpuInst>, regalloc::Allocation), AllocError> {
+    let mut out = mf.clone();
+    let a = regalloc::allocate(&mut out, &GpuTarget::new(budget))?;
+    Ok((out, a))
+}
+
+/// The smallest budget above `failed` that allocates `mf`, if any (binary search:
+/// an instruction that fits in n registers fits in more).
+fn smallest_budget(mf: &MachFunction<GpuInst>, failed: u32) -> Option<u32> {
+    let works = |b: u32| run_allocator(mf, b).is_ok();
+    if failed >= MAX_BUDGET || !works(MAX_BUDGET) {
+        return None;
+    }
+    let (mut lo, mut hi) = (failed, MAX_BUDGET);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if works(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
+}
+
+/// Allocates a kernel fresh from instruction selection and renumbers what refers
+/// to its instruction indices (the line table and the trap sites).
+pub fn allocate_selected(
+    k: &mut Kernel,
+    lines: &mut Vec<Option<Span>>,
+    traps: &mut [(usize, &'static str)],
+    budget: u32,
+) -> Result<RegReport, Diagnostic> {
+    let done = allocate(k, lines, budget).map_err(|e| e.diagnostic())?;
+    for t in traps.iter_mut() {
+        t.0 = done.new_pc.get(t.0).map_or(t.0, |&p| p as usize);
+    }
+    *lines = done.lines;
+    Ok(done.report)
+}
+
+#[cfg(test)]
+mod tests;

@@ -120,6 +120,7 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
         shared_bytes: Vec::new(),
         frame_bytes: Vec::new(),
         traps: Vec::new(),
+        regs: Vec::new(),
     };
     let mut errors = Vec::new();
     for (fref, func) in module.functions.iter() {
@@ -139,17 +140,19 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
             resident_size,
         };
         match Isel::new(&ctx, fref).run() {
-            Ok((kernel, lines, frame, traps)) => {
-                if kernel.num_regs > options.max_regs {
-                    errors.push(Diagnostic::error(
-                        codes::INTERNAL_ERROR,
-                        format!(
-                            "kernel `{}` needs {} registers, more than --max-regs {} \
-                             (spilling is not implemented for dac-gpu yet)",
-                            kernel.name, kernel.num_regs, options.max_regs
-                        ),
-                    ));
-                    continue;
+            Ok((mut kernel, mut lines, frame, mut traps)) => {
+                let regs = super::alloc::allocate_selected(
+                    &mut kernel,
+                    &mut lines,
+                    &mut traps,
+                    options.max_regs,
+                );
+                match regs {
+                    Ok(r) => out.regs.push(r),
+                    Err(d) => {
+                        errors.push(d);
+                        continue;
+                    }
                 }
                 out.program.kernels.push(kernel);
                 out.lines.push(lines);
@@ -239,8 +242,6 @@ struct Isel<'a> {
     hidden: Vec<u16>,
     /// Uniform-datapath candidates ([`super::uniform`]).
     uni: super::uniform::Marks,
-    /// The first registers of every pair handed out (for [`super::alloc`]).
-    pairs: std::collections::HashSet<u16>,
 }
 
 fn imm(x: u64) -> Src {
@@ -316,10 +317,6 @@ impl<'a> Isel<'a> {
         let globals_base = b.reg64();
         let shared_base = b.reg64();
         let frame_base = b.reg64();
-        let pairs = [globals_base, shared_base, frame_base]
-            .iter()
-            .map(|r| r.idx)
-            .collect();
         let (slot_offsets, _) = layout(f.stack_slots.values().map(|s| (s.size, s.align)));
         Isel {
             ctx,
@@ -351,7 +348,6 @@ impl<'a> Isel<'a> {
             root: None,
             lane_offset: Reg::r(0),
             stack_limit: None,
-            pairs,
         }
     }
 
@@ -430,9 +426,7 @@ impl<'a> Isel<'a> {
     }
 
     fn tmp64(&mut self) -> Reg {
-        let r = self.b.reg64();
-        self.pairs.insert(r.idx);
-        r
+        self.b.reg64()
     }
 
     fn ptmp(&mut self) -> Reg {
@@ -523,7 +517,6 @@ impl<'a> Isel<'a> {
         }
         let lines = self.lines;
         let uni = self.uni;
-        let pairs = self.pairs;
         let self_traps = self.traps;
         self.b.set_shared_bytes(self.ctx.resident_size);
         let mut kernel = self.b.finish().map_err(|e| {
@@ -537,7 +530,6 @@ impl<'a> Isel<'a> {
             *b = imm(u64::from(frame));
         }
         super::uniform::mark(&mut kernel, &uni);
-        super::alloc::allocate(&mut kernel, &pairs);
         Ok((kernel, lines, frame, self_traps))
     }
 

@@ -49,8 +49,13 @@
 //!   The simulator's `call`/`ret` are not used: one region of code keeps register
 //!   allocation a single, ordinary problem (the call and dispatch edges make the
 //!   allocator keep everything live across a call out of the callee's registers).
-//! * **Registers** ([`alloc`]): selection gives each value its own register;
-//!   liveness and greedy colouring (pairs even-aligned) then give `num_regs`.
+//! * **Registers** ([`alloc`]): selection gives each value its own virtual register;
+//!   the shared linear-scan allocator ([`crate::back::common::regalloc`], as on
+//!   nyuzi) assigns `%r`, even-aligned pairs and `%p` under `--max-regs` (default
+//!   63), spilling to per-thread local memory (`st.local`/`ld.local` at fixed
+//!   offsets) when the budget is exceeded. `num_regs` is what the code uses, so the
+//!   default gives about the fewest registers that avoid spills. A budget too small
+//!   for one instruction's operands is E0904.
 //! * `frem` becomes a runtime routine call (`LegalTarget::DacGpu`), inlined like any.
 //! * **`print`** is formatted on the device as on Nyuzi: legalization (shared by both
 //!   targets) turns each print into calls of the `stdlib/runtime_print.spmd` routines
@@ -64,8 +69,8 @@
 //! * **An entry's return value** is stored by thread 0 of block 0 (lane 0 of gang 0,
 //!   where the interpreter reads it) to the hidden `__result` buffer; [`run`] reads it
 //!   back as the run's return value.
-//! * **Not yet:** 8/16-bit atomics, spilling (`--max-regs` only
-//!   rejects kernels that need more), predicate allocation, and uniform registers (`%ur`).
+//! * **Not yet:** 8/16-bit atomics, spilling predicates (they are allocated, from
+//!   256), and uniform registers (`%ur`).
 //!   These are reported as compile errors, never miscompiled.
 
 pub mod alloc;
@@ -88,7 +93,9 @@ use crate::source::Span;
 /// Code generation options.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
-    /// The most 32-bit registers a kernel may use (`--max-regs`).
+    /// The most 32-bit registers per thread a kernel may use (`--max-regs`); values
+    /// that do not fit are spilled to local memory. Default
+    /// [`alloc::DEFAULT_MAX_REGS`] (63).
     pub max_regs: u32,
     /// Values the uniformity analysis proves uniform use the uniform datapath too (not
     /// only uniform-typed ones); off with `--no-uniformity`. See [`uniform`].
@@ -98,7 +105,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            max_regs: 255,
+            max_regs: alloc::DEFAULT_MAX_REGS,
             uniformity: true,
         }
     }
@@ -117,6 +124,8 @@ pub struct Compiled {
     pub frame_bytes: Vec<u32>,
     /// Per kernel, the pcs of `trap` sites (a load from address 0) and what they mean.
     pub traps: Vec<Vec<(usize, &'static str)>>,
+    /// Per kernel, what register allocation did (registers, spills).
+    pub regs: Vec<alloc::RegReport>,
 }
 
 impl Compiled {

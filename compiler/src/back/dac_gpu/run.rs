@@ -160,6 +160,13 @@ pub fn run_compiled(
         copy_stats(&mut stats, &report.stats);
     }
     stats.set("registers", u64::from(kernel.num_regs));
+    if let Some(r) = compiled.regs.get(k) {
+        // Static: the spill code register allocation put in the kernel.
+        stats.set("spilled_values", u64::from(r.spilled_values));
+        stats.set("spill_bytes", u64::from(r.spill_bytes));
+        stats.set("spill_stores", u64::from(r.spill_stores));
+        stats.set("spill_loads", u64::from(r.spill_loads));
+    }
     for (arg, addr) in prepared.args.iter_mut().zip(&bits[..arg_count]) {
         if let launch::ArgValue::Buffer(b) = arg {
             if let Some(bytes) = mem.buffer(*addr) {

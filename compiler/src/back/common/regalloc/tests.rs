@@ -325,6 +325,7 @@ fn pair_target() -> ToyTarget {
         a: vec![a(0), a(1), a(2), a(3)],
         b: vec![b(0), b(1)],
         pairs: vec![p(0), p(2)],
+        unspillable: vec![],
     }
 }
 
@@ -410,7 +411,7 @@ fn too_many_simultaneous_registers_is_an_error() {
     bd.end(Toy::Ret, &[]);
     let mut func = bd.func.clone();
     let err = allocate(&mut func, &ToyTarget::default()).unwrap_err();
-    assert!(err.0.contains("Sum"), "{err}");
+    assert!(err.message.contains("Sum"), "{err}");
     assert!(err.to_string().contains("class 0"), "{err}");
     // Unchanged on error.
     assert_eq!(format!("{func:?}"), format!("{:?}", bd.func));
@@ -435,7 +436,37 @@ fn fixed_registers_leaving_too_few_is_an_error() {
     bd.out(z);
     bd.end(Toy::Ret, &[]);
     let err = allocate(&mut bd.func.clone(), &ToyTarget::default()).unwrap_err();
-    assert!(err.0.contains("Add"), "{err}");
+    assert!(err.message.contains("Add"), "{err}");
+}
+
+/// A class the target cannot spill keeps every value in a register, while the
+/// other classes spill around it; needing more of it at once is an error.
+#[test]
+fn unspillable_classes_are_never_spilled() {
+    let no_spilled_b = ToyTarget {
+        unspillable: vec![B],
+        ..ToyTarget::default()
+    };
+    let mut bd = Builder::new();
+    let bs: Vec<Reg> = (0..2).map(|k| bd.konst(B, 10 + k)).collect();
+    let avals: Vec<Reg> = (0..5).map(|k| bd.konst(A, k)).collect();
+    let sum_a = avals[1..].iter().fold(avals[0], |acc, &x| bd.add(acc, x));
+    let sum_b = bd.add(bs[0], bs[1]);
+    bd.out(sum_a);
+    bd.out(sum_b);
+    bd.end(Toy::Ret, &[]);
+    let (alloc, out) = check_with(&bd.func, &no_spilled_b);
+    assert!(alloc.spilled_vregs > 0);
+    assert!(out.spill_slots.values().all(|&c| c == A));
+
+    let mut bd = Builder::new();
+    let bs: Vec<Reg> = (0..3).map(|k| bd.konst(B, k)).collect();
+    let s01 = bd.add(bs[0], bs[1]);
+    let all = bd.add(s01, bs[2]);
+    bd.out(all);
+    bd.end(Toy::Ret, &[]);
+    check(&bd.func);
+    assert!(allocate(&mut bd.func.clone(), &no_spilled_b).is_err());
 }
 
 #[test]
@@ -448,6 +479,7 @@ fn malformed_input_is_an_error() {
         a: vec![a(0)],
         b: vec![],
         pairs: vec![],
+        unspillable: vec![],
     };
     assert!(allocate(&mut bd.func.clone(), &no_b).is_err());
 
@@ -455,7 +487,7 @@ fn malformed_input_is_an_error() {
     bd.out(Reg::Virt(toy::vreg(7)));
     bd.end(Toy::Ret, &[]);
     let err = allocate(&mut bd.func, &ToyTarget::default()).unwrap_err();
-    assert!(err.0.contains("undeclared"), "{err}");
+    assert!(err.message.contains("undeclared"), "{err}");
 
     let mut empty = MachFunction::<Toy>::new("empty");
     let alloc = allocate(&mut empty, &ToyTarget::default()).unwrap();
@@ -773,7 +805,7 @@ proptest! {
     #[test]
     fn random_programs_with_few_registers_never_panic(r in recipe(40), live in 0usize..8, na in 0usize..3, nb in 0usize..2) {
         let func = build(&r, live);
-        let target = ToyTarget { a: [a(0), a(1), a(2)][..na].to_vec(), b: [b(0), b(1)][..nb].to_vec(), pairs: vec![] };
+        let target = ToyTarget { a: [a(0), a(1), a(2)][..na].to_vec(), b: [b(0), b(1)][..nb].to_vec(), pairs: vec![], unspillable: vec![] };
         let mut out = func.clone();
         if allocate(&mut out, &target).is_ok() {
             prop_assert_eq!(toy::check_allocated(&out, &target, &input_phys(&func)), Ok(()));

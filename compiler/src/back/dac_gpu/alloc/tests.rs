@@ -1,0 +1,336 @@
+//! Register allocation on hand-built kernels: each runs on the functional simulator
+//! before allocation (virtual registers are valid registers too) and after, under
+//! budgets from roomy to tiny, with byte-identical output.
+
+use sim::gpu::{
+    BinOp, Cmp, GlobalMemory, Guard, Inst, KernelBuilder, KernelKind, Launch, Limits, Op, Program,
+    Special, Src, Type as T,
+};
+
+use super::*;
+
+const LANES: usize = 32;
+/// Values the test kernel keeps live at once.
+const LIVE: u32 = 24;
+
+fn bin(op: BinOp, ty: T, dst: Reg, a: Src, b: Src) -> Inst {
+    Inst::new(Op::Bin { op, ty, dst, a, b })
+}
+
+/// A kernel with `LIVE` values live around a loop, a guarded redefinition, a pair
+/// built half by half and 64-bit arithmetic; it stores a 32-bit sum and a 64-bit
+/// value per thread.
+fn pressure_kernel() -> Kernel {
+    let mut b = KernelBuilder::new("pressure", KernelKind::Entry);
+    let out_param = b.param("out", T::U64);
+    let out = b.reg64();
+    b.push(Inst::new(Op::Ld {
+        space: Space::Param,
+        ty: T::U64,
+        dst: out,
+        addr: Address {
+            base: AddrBase::Param(out_param),
+            offset: 0,
+        },
+    }));
+    let tid = b.reg();
+    b.push(Inst::new(Op::Un {
+        op: UnOp::Mov,
+        ty: T::U32,
+        dst: tid,
+        a: Src::Special(Special::Tid(sim::gpu::Dim::X)),
+    }));
+    let vals: Vec<Reg> = (0..LIVE)
+        .map(|i| {
+            let v = b.reg();
+            b.push(Inst::new(Op::Mad {
+                ty: T::U32,
+                dst: v,
+                a: Src::Reg(tid),
+                b: Src::Imm(u64::from(i + 1)),
+                c: Src::Imm(u64::from(i * 7)),
+            }));
+            v
+        })
+        .collect();
+    // @p v0 += 1000 where tid < 16: the other lanes keep v0.
+    let p = b.pred();
+    b.push(Inst::new(Op::Setp {
+        cmp: Cmp::Lt,
+        ty: T::U32,
+        dst: p,
+        a: Src::Reg(tid),
+        b: Src::Imm(16),
+    }));
+    b.push(Inst {
+        guard: Some(Guard {
+            pred: p.idx,
+            negate: false,
+        }),
+        ..bin(
+            BinOp::Add,
+            T::U32,
+            vals[0],
+            Src::Reg(vals[0]),
+            Src::Imm(1000),
+        )
+    });
+    // A pair written half by half, then used whole.
+    let pair = b.reg64();
+    let hi = Reg::r(pair.idx + 1);
+    b.push(bin(
+        BinOp::Add,
+        T::U32,
+        pair,
+        Src::Reg(vals[1]),
+        Src::Imm(3),
+    ));
+    b.push(bin(
+        BinOp::Xor,
+        T::B32,
+        hi,
+        Src::Reg(vals[2]),
+        Src::Imm(0x55),
+    ));
+    let sum = b.reg();
+    b.push(Inst::new(Op::Un {
+        op: UnOp::Mov,
+        ty: T::U32,
+        dst: sum,
+        a: Src::Imm(0),
+    }));
+    // Three trips around a loop reading every value.
+    let count = b.reg();
+    b.push(Inst::new(Op::Un {
+        op: UnOp::Mov,
+        ty: T::U32,
+        dst: count,
+        a: Src::Imm(3),
+    }));
+    let top = b.label("top");
+    b.bind(top);
+    for (i, &v) in vals.iter().enumerate() {
+        let op = if i % 3 == 0 { BinOp::Xor } else { BinOp::Add };
+        let ty = if op == BinOp::Xor { T::B32 } else { T::U32 };
+        b.push(bin(op, ty, sum, Src::Reg(sum), Src::Reg(v)));
+    }
+    b.push(bin(BinOp::Mul, T::U32, sum, Src::Reg(sum), Src::Imm(31)));
+    b.push(bin(BinOp::Sub, T::U32, count, Src::Reg(count), Src::Imm(1)));
+    let again = b.pred();
+    b.push(Inst::new(Op::Setp {
+        cmp: Cmp::Ne,
+        ty: T::U32,
+        dst: again,
+        a: Src::Reg(count),
+        b: Src::Imm(0),
+    }));
+    b.bra(
+        Some(Guard {
+            pred: again.idx,
+            negate: false,
+        }),
+        true,
+        top,
+    );
+    let wide = b.reg64();
+    b.push(bin(
+        BinOp::Add,
+        T::U64,
+        wide,
+        Src::Reg(pair),
+        Src::Reg(pair),
+    ));
+    // Stores: out[tid] (u32) and out[32 + tid] (u64, 8-aligned at 128 + 8 tid).
+    let off = b.reg64();
+    b.push(Inst::new(Op::Cvt {
+        rnd: None,
+        dty: T::U64,
+        sty: T::U32,
+        dst: off,
+        a: Src::Reg(tid),
+    }));
+    let addr4 = b.reg64();
+    b.push(Inst::new(Op::Mad {
+        ty: T::U64,
+        dst: addr4,
+        a: Src::Reg(off),
+        b: Src::Imm(4),
+        c: Src::Reg(out),
+    }));
+    b.push(Inst::new(Op::St {
+        space: Space::Global,
+        ty: T::U32,
+        addr: Address {
+            base: AddrBase::RegPair(addr4),
+            offset: 0,
+        },
+        a: Src::Reg(sum),
+    }));
+    let addr8 = b.reg64();
+    b.push(Inst::new(Op::Mad {
+        ty: T::U64,
+        dst: addr8,
+        a: Src::Reg(off),
+        b: Src::Imm(8),
+        c: Src::Reg(out),
+    }));
+    b.push(Inst::new(Op::St {
+        space: Space::Global,
+        ty: T::U64,
+        addr: Address {
+            base: AddrBase::RegPair(addr8),
+            offset: 128,
+        },
+        a: Src::Reg(wide),
+    }));
+    b.push(Inst::new(Op::Exit));
+    b.finish().expect("the test kernel builds")
+}
+
+/// The output buffer of one block of 32 threads running `k`.
+fn run(k: &Kernel) -> Vec<u8> {
+    sim::gpu::check(&Program {
+        kernels: vec![k.clone()],
+    })
+    .unwrap_or_else(|e| panic!("{e:?}\n{}", text(k)));
+    let mut mem = GlobalMemory::new();
+    let out = mem.add_zeroed(LANES * 12, "out");
+    let launch = Launch {
+        kernel: k.name.clone(),
+        grid: (1, 1, 1),
+        block: (LANES as u32, 1, 1),
+        params: sim::gpu::pack_params(k, &[out]),
+    };
+    let program = Program {
+        kernels: vec![k.clone()],
+    };
+    sim::gpu::run_functional(&program, &launch, &mut mem, Limits::default())
+        .unwrap_or_else(|f| panic!("{f}\n{}", text(k)));
+    mem.buffer(out).expect("the output buffer").to_vec()
+}
+
+fn text(k: &Kernel) -> String {
+    sim::gpu::print(&Program {
+        kernels: vec![k.clone()],
+    })
+}
+
+fn allocated(k: &Kernel, budget: u32) -> (Kernel, Allocated) {
+    let mut out = k.clone();
+    let lines = vec![None; k.insts.len()];
+    let done = allocate(&mut out, &lines, budget).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(done.lines.len(), out.insts.len());
+    (out, done)
+}
+
+#[test]
+fn default_budget_needs_no_spill_and_few_registers() {
+    let k = pressure_kernel();
+    let want = run(&k);
+    let (out, done) = allocated(&k, DEFAULT_MAX_REGS);
+    assert_eq!(run(&out), want, "{}", text(&out));
+    let r = &done.report;
+    assert_eq!((r.spill_slots, r.spill_stores, r.spill_loads), (0, 0, 0));
+    assert_eq!(out.local_bytes, 0);
+    // The values, the loop's sum and counter, the tid, the pair and the output base
+    // are live at once; far fewer than the virtual registers.
+    assert!(r.num_regs >= LIVE + 5 && r.num_regs <= LIVE + 10, "{r:?}");
+    assert!(r.num_regs < k.num_regs && r.num_regs <= DEFAULT_MAX_REGS);
+    assert_eq!(out.num_regs, r.num_regs);
+    // The guard dies before the loop's condition is born: they share `%p0`.
+    assert_eq!(r.num_preds, 1);
+}
+
+#[test]
+fn tiny_budgets_spill_to_local_memory_and_keep_results() {
+    let k = pressure_kernel();
+    let want = run(&k);
+    let mut spilled = Vec::new();
+    for budget in [24, 16, 12, 9] {
+        let (out, done) = allocated(&k, budget);
+        assert!(out.num_regs <= budget, "budget {budget}: {:?}", done.report);
+        assert_eq!(run(&out), want, "budget {budget}:\n{}", text(&out));
+        let r = &done.report;
+        assert!(r.spill_stores > 0 && r.spill_loads > 0, "{r:?}");
+        assert_eq!(out.local_bytes, r.spill_bytes.div_ceil(8) * 8);
+        let local = |store: bool| {
+            out.insts
+                .iter()
+                .filter(|i| match i.op {
+                    Op::St { space, .. } => store && space == Space::Local,
+                    Op::Ld { space, .. } => !store && space == Space::Local,
+                    _ => false,
+                })
+                .count() as u32
+        };
+        assert_eq!((local(true), local(false)), (r.spill_stores, r.spill_loads));
+        spilled.push(r.spilled_values);
+    }
+    // Fewer registers, more values in memory.
+    assert!(spilled.windows(2).all(|w| w[0] <= w[1]), "{spilled:?}");
+}
+
+#[test]
+fn a_budget_below_one_instructions_operands_is_an_e0904_error() {
+    let k = pressure_kernel();
+    let mut out = k.clone();
+    let lines = vec![None; k.insts.len()];
+    // `mad.u64` reads two pairs and a single and writes a pair.
+    let err = allocate(&mut out, &lines, 3).expect_err("3 registers are too few");
+    assert_eq!(out, k, "the kernel is unchanged on error");
+    let smallest = err.smallest.expect("a larger budget works");
+    assert!(smallest > 3 && smallest <= 9, "{err:?}");
+    let d = err.diagnostic();
+    assert_eq!(d.code, codes::REGISTER_BUDGET);
+    assert!(d.message.contains("--max-regs 3"), "{}", d.message);
+    let (fits, _) = allocated(&k, smallest);
+    assert_eq!(run(&fits), run(&k));
+    assert!(allocate(&mut k.clone(), &lines, smallest - 1).is_err());
+}
+
+fn trap_addr() -> Address {
+    Address {
+        base: AddrBase::None,
+        offset: 0,
+    }
+}
+
+#[test]
+fn instruction_indices_are_renumbered() {
+    let mut k = pressure_kernel();
+    let n = k.insts.len();
+    // A trap site (a load from address 0), as instruction selection makes them.
+    let trap = Inst::new(Op::Ld {
+        space: Space::Global,
+        ty: T::U32,
+        dst: Reg::r(0),
+        addr: trap_addr(),
+    });
+    k.insts.insert(n - 1, trap);
+    let mut lines: Vec<Option<Span>> = vec![None; k.insts.len()];
+    let mut traps = [(n - 1, "trap")];
+    let report = allocate_selected(&mut k, &mut lines, &mut traps, 10).unwrap();
+    assert!(report.spill_stores > 0);
+    assert_eq!(lines.len(), k.insts.len());
+    let is_trap =
+        |i: &Inst| matches!(i.op, Op::Ld { space: Space::Global, addr, .. } if addr == trap_addr());
+    assert!(is_trap(&k.insts[traps[0].0]), "{}", text(&k));
+    // The loop's branch goes to the label `top`, which starts a block.
+    let top = k.labels.iter().find(|l| l.name == "top").unwrap().at;
+    let bra = k.insts.iter().find_map(|i| match i.op {
+        Op::Bra { target, .. } => Some(target),
+        _ => None,
+    });
+    assert_eq!(bra, Some(top));
+}
+
+#[test]
+fn odd_pairs_are_an_internal_error_not_a_panic() {
+    let mut b = KernelBuilder::new("odd", KernelKind::Entry);
+    let _ = b.reg();
+    b.push(bin(BinOp::Add, T::U64, Reg::r(1), Src::Imm(1), Src::Imm(2)));
+    b.push(Inst::new(Op::Exit));
+    let mut k = b.finish().unwrap();
+    let err = allocate(&mut k, &[], 63).unwrap_err();
+    assert_eq!(err.diagnostic().code, codes::INTERNAL_ERROR);
+}
