@@ -195,6 +195,10 @@ config! {
     pwaq_entries: u32 = 0;
     /// DAC per-warp predicate queue entries.
     pwpq_entries: u32 = 0;
+    /// DAC: the largest value of an L1 line's lock counter (15: 4-bit counters).
+    lock_counter_max: u32 = 0;
+    /// DAC: AEU cycles per line step of its accumulator (one integer ALU, §4.2).
+    aeu_cycles_per_step: u32 = 0;
 }
 
 /// A configuration file error at a 1-based line.

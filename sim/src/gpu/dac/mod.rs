@@ -97,9 +97,9 @@ impl Default for DacConfig {
 }
 
 impl DacConfig {
-    /// The machine's values: warp and line size, queue sizes, and the slow PEU
-    /// path's `warp_size / simt_lanes_per_scheduler` cycles; costs otherwise as
-    /// [`DacConfig::default`].
+    /// The machine's values: warp and line size, queue sizes, lock counter width, AEU
+    /// step cost, and the slow PEU path's `warp_size / simt_lanes_per_scheduler`
+    /// cycles; costs otherwise as [`DacConfig::default`].
     pub fn from_gpu(g: &GpuConfig) -> DacConfig {
         let lanes = g.simt_lanes_per_scheduler.max(1);
         DacConfig {
@@ -108,6 +108,8 @@ impl DacConfig {
             atq_entries: g.atq_entries,
             pwaq_entries: g.pwaq_entries,
             pwpq_entries: g.pwpq_entries,
+            lock_counter_max: g.lock_counter_max,
+            aeu_cycles_per_step: g.aeu_cycles_per_step,
             peu_slow_cycles: g.warp_size.div_ceil(lanes).max(1),
             ..DacConfig::default()
         }
