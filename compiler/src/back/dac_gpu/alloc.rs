@@ -969,6 +969,7 @@ fn smallest_budget(mf: &MachFunction<GpuInst>, failed: u32) -> Option<u32> {
 
 /// Allocates a kernel fresh from instruction selection and renumbers what refers
 /// to its instruction indices (the line table and the trap sites).
+#[allow(clippy::result_large_err)] // the selector collects diagnostics as they are
 pub fn allocate_selected(
     k: &mut Kernel,
     lines: &mut Vec<Option<Span>>,
