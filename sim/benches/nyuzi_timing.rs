@@ -4,6 +4,9 @@
 //! and with four hardware threads, each thread streaming over its own 64 KiB buffer;
 //! (b) a 1-D 3-point stencil whose neighbours come from gathers, four threads.
 //! Each iteration builds a fresh machine (outside the measurement) and runs it to the end.
+//! With `NYUZI_TIMING_STATS=1` every counter of each program's report is printed too
+//! (`cargo bench -p sim --bench nyuzi_timing -- --test`), so a speed change of the
+//! model can be checked to leave its results exactly as they were.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use sim::nyuzi::asm::{cr, li, mem, rr as r, si, stream_passes, vi};
