@@ -1285,6 +1285,21 @@ impl KernelBuilder {
 
     /// Resolves branches and returns the kernel, or the names of labels never bound.
     pub fn finish(mut self) -> Result<Kernel, String> {
+        // Register operands are 16-bit indices: past that, fresh registers would wrap
+        // onto earlier ones and silently alias them.
+        let limit = u16::MAX as u32 + 1;
+        let counts = [
+            ("%r", self.kernel.num_regs),
+            ("%p", self.kernel.num_preds),
+            ("%ur", self.kernel.num_uregs),
+            ("%a", self.kernel.num_aregs),
+        ];
+        if let Some((file, n)) = counts.iter().find(|c| c.1 > limit) {
+            return Err(format!(
+                "`{}` needs {n} {file} registers before allocation; at most {limit} can be named",
+                self.kernel.name
+            ));
+        }
         for &(i, l) in &self.fixups {
             let at = self.label_at[l.0 as usize].ok_or_else(|| {
                 format!("label `{}` is never bound", self.label_names[l.0 as usize])

@@ -1322,3 +1322,14 @@ fn occupancy_is_monotone_and_within_the_sm() {
         }
     }
 }
+
+#[test]
+fn builder_refuses_more_registers_than_operands_can_name() {
+    let mut b = KernelBuilder::new("huge", KernelKind::Entry);
+    for _ in 0..=u16::MAX as u32 + 1 {
+        b.reg();
+    }
+    b.push(Inst::new(Op::Exit));
+    let err = b.finish().unwrap_err();
+    assert!(err.contains("65537 %r registers"), "{err}");
+}
