@@ -621,6 +621,8 @@ struct Ctx<'a> {
     /// Summaries already computed: (callee, argument classes) to the result's class.
     summaries: std::cell::RefCell<rustc_hash::FxHashMap<(FuncRef, Vec<Class>), Class>>,
     dom: DominatorTree,
+    /// `func` is an entry point that no call in the module reaches.
+    launched: bool,
     /// The block each value is defined in.
     def_block: SecondaryMap<Value, Option<Block>>,
 }
@@ -654,6 +656,7 @@ impl<'a> Ctx<'a> {
             depth,
             summaries: Default::default(),
             dom: DominatorTree::compute(func),
+            launched: func.linkage.is_entry() && !is_called(module, &func.name),
             def_block: def_blocks(func),
         }
     }
@@ -771,6 +774,16 @@ fn any_mask(func: &Function, cond: Value) -> Option<Value> {
     }
 }
 
+/// Whether some call in `module` targets the function named `name`.
+fn is_called(module: &Module, name: &str) -> bool {
+    module.functions.values().any(|g| {
+        g.insts.values().any(|d| {
+            matches!(d, InstData::Call { func, .. }
+                if module.functions.get(*func).is_some_and(|c| c.name == name))
+        })
+    })
+}
+
 /// The block that defines each value.
 fn def_blocks(func: &Function) -> SecondaryMap<Value, Option<Block>> {
     let mut out = SecondaryMap::with_capacity(func.values.len());
@@ -800,6 +813,9 @@ impl Ctx<'_> {
             ValueDef::Param(block, i) if Some(block) == self.func.entry_block() => {
                 return Some(match self.seed {
                     Some(seed) => seed.get(i as usize).cloned().unwrap_or_default(),
+                    None if self.launch_mask(i) => {
+                        Class::Affine(Tuple::uniform(Part::Known(Linear::constant(1, 1)), 1))
+                    }
                     None if ty.varying => Class::NonAffine,
                     None => self.uniform_typed(v),
                 });
@@ -976,6 +992,13 @@ impl Ctx<'_> {
             InstData::Call { func, args, mask } => self.call(*func, args, *mask),
             _ => Class::NonAffine,
         }
+    }
+
+    /// Whether entry parameter `i` is the hidden mask of an entry point that nothing in
+    /// the module calls: a launch passes every existing lane, so it is all on there.
+    fn launch_mask(&self, i: u32) -> bool {
+        let f = self.func;
+        f.sig.takes_mask && i as usize == f.sig.params.len() && self.launched
     }
 
     /// Whether a call's mask is absent or the all-on constant: a call under another
