@@ -80,7 +80,10 @@
 //! when no lane of `m` is on: the lowering's skip of empty regions) when the other
 //! edges are qualified by `m`, and keeps `m` only when `m` is defined before the block.
 //! An access may use a tuple qualified by its own mask
-//! ([`FunctionAffine::address_tuple`]).
+//! ([`FunctionAffine::address_tuple`]). The hidden mask of an entry point that no call
+//! in the module reaches is the all-on constant: a launch passes every existing lane
+//! (and claims are only about existing lanes), so `band` with it and loops it guards
+//! stay uniform.
 //!
 //! **Loops.** The analysis is optimistic (values start unknown) and iterates in reverse
 //! postorder to a fixpoint, meeting each value's new class with its old one so it only
