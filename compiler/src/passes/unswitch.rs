@@ -558,9 +558,8 @@ fn apply_split(func: &mut Function, s: Split) {
         .collect();
     let mut replace = rustc_hash::FxHashMap::default();
     for &(_, v) in &outside_uses {
-        if !replace.contains_key(&v) {
-            let m = merge(func, v, vmap[&v]);
-            replace.insert(v, m);
+        if let std::collections::hash_map::Entry::Vacant(e) = replace.entry(v) {
+            e.insert(merge(func, v, vmap[&v]));
         }
     }
     for (i, _) in outside_uses {
