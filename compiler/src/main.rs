@@ -495,7 +495,10 @@ fn compile(args: &CompileArgs) -> u8 {
         }
         Emit::Hex if matches!(args.target, Target::Nyuzi) => return emit_hex(&result, args),
         Emit::Asm => {
-            let options = spmdc::back::dac_gpu::Options::default();
+            let options = spmdc::back::dac_gpu::Options {
+                uniformity: !args.switches.no_uniformity,
+                ..Default::default()
+            };
             match spmdc::back::dac_gpu::run::compile(&result, !args.no_opt, &options) {
                 Ok(c) => {
                     spmdc::back::dac_gpu::listing(&c, args.source_lines.then_some(&result.sources))
@@ -665,6 +668,7 @@ fn run_kernel(args: &RunArgs) -> u8 {
             },
             codegen: spmdc::back::dac_gpu::Options {
                 max_regs: args.dac.max_regs,
+                uniformity: !args.switches.no_uniformity,
                 ..Default::default()
             },
             max_warp_insts: args.max_steps,
