@@ -124,7 +124,11 @@ impl<const SW: u8> BackEnd for DacWith<SW> {
         front_with(path, target, SW)
     }
     fn compile(front: &FrontResult) -> Result<Self::Compiled, String> {
-        let options = spmdc::back::dac_gpu::Options::default();
+        // The code generator's use of the analysis is its own option.
+        let options = spmdc::back::dac_gpu::Options {
+            uniformity: !front.switches.no_uniformity,
+            ..Default::default()
+        };
         dac::compile(front, true, &options).map_err(|e| run_error(e, front))
     }
     fn differential(
