@@ -1530,9 +1530,18 @@ pub fn access_stats(
 /// (`unreachable`) otherwise. Claims are about every lane, so the checks use an all-on
 /// mask. Assumptions ([`NoWrap`]) are checked too, through the wide tuple's value.
 pub fn insert_affine_checks(module: &mut Module, result: &ModuleAffine) {
+    insert_affine_checks_where(module, result, &|_| true);
+}
+
+/// [`insert_affine_checks`] for the tuples `keep` accepts (e.g. only the exact ones).
+pub fn insert_affine_checks_where(
+    module: &mut Module,
+    result: &ModuleAffine,
+    keep: &dyn Fn(&Tuple) -> bool,
+) {
     let ptr_size = module.ptr_size;
     for (fref, func) in module.functions.iter_mut() {
-        insert_function_checks(func, &result.functions[fref], ptr_size);
+        insert_function_checks(func, &result.functions[fref], ptr_size, keep);
     }
 }
 
@@ -1688,7 +1697,12 @@ impl Emitter<'_> {
     }
 }
 
-fn insert_function_checks(func: &mut Function, result: &FunctionAffine, ptr_size: u32) {
+fn insert_function_checks(
+    func: &mut Function,
+    result: &FunctionAffine,
+    ptr_size: u32,
+    keep: &dyn Fn(&Tuple) -> bool,
+) {
     if func.entry_block().is_none() {
         return;
     }
@@ -1729,7 +1743,7 @@ fn insert_function_checks(func: &mut Function, result: &FunctionAffine, ptr_size
             let Some(v) = value.filter(|&v| em.func.value_type(v).varying) else {
                 continue;
             };
-            let Some(t) = result.tuple(v).filter(|t| t.width > 1) else {
+            let Some(t) = result.tuple(v).filter(|t| t.width > 1 && keep(t)) else {
                 continue;
             };
             if int_width(em.func.value_type(v), ptr_size).is_none() {

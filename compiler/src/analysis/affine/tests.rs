@@ -762,3 +762,121 @@ fn every_access_of_the_gpu_kernels_is_affine() {
         assert_eq!(s.access_fraction(), 1.0, "{file}: {s:?}");
     }
 }
+
+// ---------------------------------------------------------------------------------
+// Property test: random arithmetic on indices, exact tuples checked under wrapping.
+
+/// One step of a random function: a new `[i32]` value from earlier ones (indices into
+/// the pool of values built so far).
+#[derive(Clone, Debug)]
+enum Step {
+    Add(usize, usize),
+    Sub(usize, usize),
+    MulConst(usize, i32),
+    MulParam(usize),
+    Shl(usize, u8),
+    Neg(usize),
+    Not(usize),
+    SelectUniform(usize, usize),
+    SelectLane(usize, usize),
+    RemPow2(usize, u8),
+}
+
+fn step_strategy() -> impl proptest::strategy::Strategy<Value = Step> {
+    use proptest::prelude::*;
+    let i = 0usize..64;
+    prop_oneof![
+        (i.clone(), i.clone()).prop_map(|(a, b)| Step::Add(a, b)),
+        (i.clone(), i.clone()).prop_map(|(a, b)| Step::Sub(a, b)),
+        (i.clone(), any::<i32>()).prop_map(|(a, k)| Step::MulConst(a, k)),
+        i.clone().prop_map(Step::MulParam),
+        (i.clone(), 0u8..40).prop_map(|(a, k)| Step::Shl(a, k)),
+        i.clone().prop_map(Step::Neg),
+        i.clone().prop_map(Step::Not),
+        (i.clone(), i.clone()).prop_map(|(a, b)| Step::SelectUniform(a, b)),
+        (i.clone(), i.clone()).prop_map(|(a, b)| Step::SelectLane(a, b)),
+        (i, 0u8..6).prop_map(|(a, k)| Step::RemPow2(a, k)),
+    ]
+}
+
+/// The IR text of `@f_v(i32 p, i32 q, bool c)` computing `steps` over the pool
+/// `[lane_index, splat p, splat q, thread_idx.x]`, ending with a `sext` and an
+/// `ireduce` of the last value.
+fn random_function(steps: &[Step]) -> String {
+    let mut body = String::new();
+    let mut next = 3;
+    let mut fresh = |body: &mut String, rhs: String| {
+        next += 1;
+        body.push_str(&format!("    v{next} = {rhs}\n"));
+        next
+    };
+    let mut pool = vec![
+        fresh(&mut body, "special lane_index".into()),
+        fresh(&mut body, "splat v0".into()),
+        fresh(&mut body, "splat v1".into()),
+        fresh(&mut body, "special thread_idx.x".into()),
+    ];
+    let lane = pool[0];
+    for s in steps {
+        let at = |i: usize| pool[i % pool.len()];
+        let v = match *s {
+            Step::Add(a, b) => fresh(&mut body, format!("iadd v{}, v{}", at(a), at(b))),
+            Step::Sub(a, b) => fresh(&mut body, format!("isub v{}, v{}", at(a), at(b))),
+            Step::MulConst(a, k) => {
+                let c = fresh(&mut body, format!("iconst.[i32] {}", k as u32));
+                fresh(&mut body, format!("imul v{}, v{c}", at(a)))
+            }
+            Step::MulParam(a) => fresh(&mut body, format!("imul v{}, v{}", at(a), pool[1])),
+            Step::Shl(a, k) => {
+                let c = fresh(&mut body, format!("iconst.[i32] {k}"));
+                fresh(&mut body, format!("ishl v{}, v{c}", at(a)))
+            }
+            Step::Neg(a) => fresh(&mut body, format!("ineg v{}", at(a))),
+            Step::Not(a) => fresh(&mut body, format!("bnot v{}", at(a))),
+            Step::SelectUniform(a, b) => {
+                fresh(&mut body, format!("select v2, v{}, v{}", at(a), at(b)))
+            }
+            Step::SelectLane(a, b) => {
+                let m = fresh(&mut body, format!("icmp slt v{lane}, v{}", at(b)));
+                fresh(&mut body, format!("select v{m}, v{}, v{}", at(a), at(b)))
+            }
+            Step::RemPow2(a, k) => {
+                let c = fresh(&mut body, format!("iconst.[i32] {}", 1u32 << k));
+                fresh(&mut body, format!("urem v{}, v{c}", at(a)))
+            }
+        };
+        pool.push(v);
+    }
+    let last = *pool.last().unwrap();
+    let wide = fresh(&mut body, format!("sext.i64 v{last}"));
+    fresh(&mut body, format!("ireduce.i16 v{wide}"));
+    format!(
+        "module lanes 8 ptr 8\n\nfunction export @f_v(i32, i32, bool) {{\nblock0(v0: i32, v1: i32, v2: bool):\n{body}    return\n}}\n"
+    )
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Every tuple the analysis calls exact holds in every lane, with parameters near
+    /// the ends of the `i32` range so the arithmetic wraps.
+    #[test]
+    fn exact_tuples_hold_under_wrapping(
+        steps in proptest::collection::vec(step_strategy(), 1..24),
+        p in proptest::prop_oneof![proptest::prelude::any::<i32>(), (i32::MAX - 40)..=i32::MAX, i32::MIN..=(i32::MIN + 40)],
+        q in proptest::prelude::any::<i32>(),
+        c in proptest::prelude::any::<bool>(),
+    ) {
+        use crate::interp::{self, Launch, Limits, Memory};
+        let text = random_function(&steps);
+        let mut module = parse_module(&text).expect("generated IR parses");
+        let result = analyze_module(&module);
+        insert_affine_checks_where(&mut module, &result, &|t| t.exact());
+        crate::ir::verify_module(&module).expect("instrumented IR verifies");
+        let f = module.function_by_name("f_v").unwrap();
+        let args = vec![u64::from(p as u32), u64::from(q as u32), u64::from(c)];
+        let launch = Launch::single_gang(module.lane_count, args);
+        let run = interp::run(&module, f, &launch, &mut Memory::new(), Limits::default());
+        proptest::prop_assert!(run.is_ok(), "{:?}\n{text}", run.err());
+    }
+}
