@@ -905,15 +905,22 @@ impl<'a> Sim<'a> {
 
     /// The scheduling facts of the instruction at `pc` (empty if it cannot be
     /// fetched: the fault surfaces when the instruction is stepped).
+    #[inline(always)]
     fn info_at(&mut self, pc: u32) -> Info {
         let Ok(bytes) = self.m.read_bytes(pc, 4) else {
             return Info::default();
         };
         let word = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-        let slot = &mut self.info[(pc >> 2) as usize & (INFO_CACHE - 1)];
+        let slot = &self.info[(pc >> 2) as usize & (INFO_CACHE - 1)];
         if slot.0 == pc && slot.1 == word {
             return slot.2;
         }
+        self.decode_info(pc, word)
+    }
+
+    /// Decodes `word` (at `pc`) for [`Sim::info_at`] and caches the result.
+    #[cold]
+    fn decode_info(&mut self, pc: u32, word: u32) -> Info {
         let info = match decode(word) {
             Ok(i) => Info {
                 regs: regs(&i),
@@ -922,7 +929,7 @@ impl<'a> Sim<'a> {
             },
             Err(_) => Info::default(),
         };
-        *slot = (pc, word, info);
+        self.info[(pc >> 2) as usize & (INFO_CACHE - 1)] = (pc, word, info);
         info
     }
 
