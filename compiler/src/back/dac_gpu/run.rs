@@ -47,7 +47,13 @@ pub fn compile(
 ) -> Result<Compiled, RunError> {
     let module = driver::lower_for_target(front, optimize, driver::LegalTarget::DacGpu)
         .map_err(RunError::Compile)?;
-    compile_module(&module, options).map_err(RunError::Compile)
+    // `--no-uniformity` (the front end's switches) turns the analysis off in code
+    // generation too: only uniform-typed values use the uniform datapath.
+    let options = Options {
+        uniformity: options.uniformity && !front.switches.no_uniformity,
+        ..*options
+    };
+    compile_module(&module, &options).map_err(RunError::Compile)
 }
 
 /// Runs `req` on the dac-gpu simulator.
