@@ -185,6 +185,10 @@ struct DacArgs {
     /// do not fit are spilled to local memory; 63, the Fermi limit, by default).
     #[arg(long, value_name = "N", default_value_t = 63)]
     max_regs: u32,
+    /// dac-gpu: decouple affine address computation (first version, off by default;
+    /// one-dimensional blocks only, other launches run the baseline).
+    #[arg(long)]
+    dac: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -669,6 +673,7 @@ fn run_kernel(args: &RunArgs) -> u8 {
             codegen: spmdc::back::dac_gpu::Options {
                 max_regs: args.dac.max_regs,
                 uniformity: !args.switches.no_uniformity,
+                dac: args.dac.dac,
                 ..Default::default()
             },
             max_warp_insts: args.max_steps,

@@ -18,6 +18,7 @@ use sim::gpu::{
 };
 
 mod calls;
+mod dac;
 
 use super::spaces::{Spaces, SHARED_WINDOW};
 use super::{Compiled, Options};
@@ -138,6 +139,11 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
             out_of_line: out_of_line.clone(),
             resident_offsets,
             resident_size,
+            dac: if options.dac {
+                super::decouple::Plan::of(module, fref, |i| spaces.is_shared_access(fref, i))
+            } else {
+                None
+            },
         };
         match Isel::new(&ctx, fref).run() {
             Ok((mut kernel, mut lines, frame, mut traps)) => {
@@ -152,6 +158,15 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
                     Err(d) => {
                         errors.push(d);
                         continue;
+                    }
+                }
+                if let Some(plan) = &ctx.dac {
+                    match plan.affine_stream(module, &kernel) {
+                        Ok(a) => kernel.set_affine(a),
+                        Err(e) => {
+                            errors.push(Diagnostic::error(codes::INTERNAL_ERROR, e));
+                            continue;
+                        }
                     }
                 }
                 out.program.kernels.push(kernel);
@@ -185,6 +200,8 @@ struct ModuleCtx<'a> {
     /// This kernel's `.shared` layout.
     resident_offsets: HashMap<SharedVar, u32>,
     resident_size: u32,
+    /// The decoupling of this entry ([`super::decouple`]), when `Options::dac`.
+    dac: Option<super::decouple::Plan>,
 }
 
 /// A selected kernel, its line table, its frame bytes per gang and its trap sites.
@@ -836,6 +853,9 @@ impl<'a> Isel<'a> {
     }
 
     fn inst(&mut self, inst: crate::ir::Inst) {
+        if self.dac_dead(inst) {
+            return;
+        }
         let f = self.f;
         let data = &f.insts[inst];
         let result = f.inst_result(inst);
@@ -890,6 +910,12 @@ impl<'a> Isel<'a> {
                     self.bin(BinOp::Add, T::U64, d, rs(base), imm(u64::from(off)));
                 }
             }
+            InstData::Load { ty, mask, .. } if self.dac_decoupled(inst) => {
+                self.dac_load(ty.scalar, *mask, result.expect("result"))
+            }
+            InstData::Store { value, mask, .. } if self.dac_decoupled(inst) => {
+                self.dac_store(*value, *mask)
+            }
             InstData::Load { ty, addr, mask, .. } => {
                 let sp = self.space_of(inst);
                 self.load(sp, ty.scalar, *addr, *mask, result.expect("result"))
@@ -939,14 +965,18 @@ impl<'a> Isel<'a> {
                 };
                 self.trap(what);
             }
-            InstData::Jump { dest } => self.jump(dest),
+            InstData::Jump { dest } => {
+                self.dac_drain(inst, Some(dest.block));
+                self.jump(dest)
+            }
             InstData::Brif {
                 cond,
                 then_dest,
                 else_dest,
             } => {
                 let p = self.reg(*cond);
-                if else_dest.args.is_empty() {
+                let drains = self.dac_has_drains(inst, Some(else_dest.block));
+                if else_dest.args.is_empty() && !drains {
                     let l = self.block_label(else_dest.block);
                     self.bra(
                         Some(Guard {
@@ -955,6 +985,7 @@ impl<'a> Isel<'a> {
                         }),
                         l,
                     );
+                    self.dac_drain(inst, Some(then_dest.block));
                     self.jump(then_dest);
                 } else {
                     let other = self.new_label();
@@ -965,8 +996,10 @@ impl<'a> Isel<'a> {
                         }),
                         other,
                     );
+                    self.dac_drain(inst, Some(then_dest.block));
                     self.jump(then_dest);
                     self.b.bind(other);
+                    self.dac_drain(inst, Some(else_dest.block));
                     self.jump(else_dest);
                 }
             }
@@ -984,6 +1017,7 @@ impl<'a> Isel<'a> {
                         if let Some(v) = value {
                             self.entry_return(*v);
                         }
+                        self.dac_drain(inst, None);
                         self.op(Op::Exit);
                     }
                 },

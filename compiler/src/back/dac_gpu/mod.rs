@@ -75,6 +75,7 @@
 
 pub mod alloc;
 pub mod asm;
+pub mod decouple;
 pub mod isel;
 pub mod run;
 pub mod spaces;
@@ -100,6 +101,9 @@ pub struct Options {
     /// Values the uniformity analysis proves uniform use the uniform datapath too (not
     /// only uniform-typed ones); off with `--no-uniformity`. See [`uniform`].
     pub uniformity: bool,
+    /// Decoupled affine computation ([`decouple`]); off by default in this first
+    /// version.
+    pub dac: bool,
 }
 
 impl Default for Options {
@@ -107,6 +111,7 @@ impl Default for Options {
         Options {
             max_regs: alloc::DEFAULT_MAX_REGS,
             uniformity: true,
+            dac: false,
         }
     }
 }

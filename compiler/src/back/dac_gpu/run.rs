@@ -63,7 +63,11 @@ pub fn run_on_dac_gpu(
     req: &RunRequest<'_>,
     opts: &DacRunOptions,
 ) -> Result<RunResult, RunError> {
-    let compiled = compile(front, req.optimize, &opts.codegen)?;
+    // Decoupled kernels read thread indices as the linear id: one-dimensional blocks
+    // only ([`super::decouple`]); other launches run the baseline.
+    let mut codegen = opts.codegen;
+    codegen.dac &= super::decouple::one_dimensional(req.block);
+    let compiled = compile(front, req.optimize, &codegen)?;
     run_compiled(front, &compiled, req, opts)
 }
 
@@ -96,6 +100,12 @@ pub fn run_compiled(
         .position(|k| k.name == name)
         .ok_or_else(|| trap(format!("entry `{name}` was not compiled")))?;
     let (grid, block) = (prepared.config.grid, prepared.config.block);
+    if compiled.program.kernels[k].affine.is_some() && (block.y, block.z) != (1, 1) {
+        // Decoupled code reads thread indices as the linear id ([`super::decouple`]).
+        return Err(trap(format!(
+            "`{name}` was compiled decoupled, for one-dimensional blocks only"
+        )));
+    }
     let blocks = u64::from(grid.x) * u64::from(grid.y) * u64::from(grid.z);
     let threads = u64::from(block.x) * u64::from(block.y) * u64::from(block.z);
     let gangs = threads.div_ceil(32);

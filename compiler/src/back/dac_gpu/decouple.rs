@@ -1,0 +1,601 @@
+//! Decoupled Affine Computation on `dac-gpu`, first version: which global accesses of
+//! an entry move their address computation to the affine stream, in which order the
+//! affine stream enqueues them, and the affine stream itself (paper 000, Wang and Lin,
+//! ISCA 2017; `lang-spec/dac-gpu-isa.md`, "The DAC extension").
+//!
+//! Enabled by [`super::Options::dac`]; **off by default** in this version: decoupled
+//! kernels are checked bit for bit against the interpreter by
+//! `compiler/tests/dac_decouple.rs`, but the whole dac-gpu suite has not been run with
+//! it on yet.
+//!
+//! **What qualifies** (a [`Plan`] exists only for such an entry, else the kernel is the
+//! baseline unchanged):
+//! - the entry's control-flow graph is acyclic (no loops: the affine stream here is
+//!   straight-line; uniform loop control is not replicated yet), and no function of
+//!   the module has a barrier (barrier replication not done yet);
+//! - an access qualifies when it is a `load` with a varying result or a `store` of a
+//!   32- or 64-bit value (`i32`, `i64`, `f32`, `f64`, pointers), in the entry itself
+//!   (not in an inlined or out-of-line callee), to the global space (not `.shared`),
+//!   whose address is a non-uniform affine tuple under the access's mask
+//!   ([`FunctionAffine::address_tuple`]) and whose definition chain replays on tuples:
+//!   constants, uniform entry parameters, thread, block and grid indices and extents,
+//!   `iadd`, `isub`, `imul` (the analysis guarantees a uniform factor), `ishl` by a
+//!   constant, `ineg`, `sext`/`zext`/`ireduce`/`bitcast` between 32/64-bit integers
+//!   and pointers, `splat`; every value of the chain must have a tuple.
+//!
+//! **The queue contract.** The affine stream runs once per launch and enqueues every
+//! planned access once, in reverse postorder of their blocks (a topological order of
+//! the acyclic graph) and program order within a block. A warp of the non-affine stream
+//! visits a subsequence of that order along its path; on every edge `u -> v` it drains
+//! (issues, with an all-off guard, a `[deq.data]` load or `[deq.addr]` store) the
+//! entries of the accesses it skips, those between the end of `u` and the start of
+//! `v`, and before its exit those after its last block. So every warp pops exactly the
+//! entries pushed, whatever its path (`brif any(m)` skips of empty regions included);
+//! only skipping warps pay for the drains. Decoupled accesses are guarded by the access
+//! mask and the `exists` predicate (lanes past the block).
+//!
+//! **Thread indices.** The launch is one-dimensional ([`super::run`]), so the affine
+//! stream reads `thread_idx.x` as `%tid.x` and `thread_idx.y/z` as 0, which holds only
+//! for one-dimensional blocks: [`one_dimensional`] decides, and a run with another
+//! block shape compiles the baseline.
+
+use std::collections::{HashMap, HashSet};
+
+use sim::gpu::{
+    AddrBase, Address, BinOp, Dim as GDim, Inst as GInst, Kernel, KernelBuilder, KernelKind, Op,
+    Reg, Space, Special, Src, Type as T, UnOp,
+};
+
+use crate::analysis::affine::{analyze_function, FunctionAffine};
+use crate::ir::dominance::DominatorTree;
+use crate::ir::{
+    BinaryOp, Block, ConvOp, FuncRef, Function, Inst, InstData, Module, Scalar, SpecialReg,
+    UnaryOp, Value, ValueDef,
+};
+
+/// Whether an access is a load (`enq.data`) or a store (`enq.addr`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Data,
+    Addr,
+}
+
+/// One decoupled access.
+#[derive(Clone, Copy, Debug)]
+pub struct Access {
+    pub inst: Inst,
+    pub addr: Value,
+    pub kind: Kind,
+    /// The scalar accessed (its memory type is the enq's and the deq's).
+    pub scalar: Scalar,
+}
+
+/// The decoupling of one entry.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The entry function.
+    pub fref: FuncRef,
+    /// The accesses in enqueue order.
+    pub accesses: Vec<Access>,
+    index: HashMap<Inst, usize>,
+    /// Per block: the first access index at or after its start, and after its end.
+    start: HashMap<Block, usize>,
+    end: HashMap<Block, usize>,
+    /// The block of each terminator (for edges).
+    term_block: HashMap<Inst, Block>,
+    /// Address arithmetic only the decoupled accesses used.
+    dead: HashSet<Inst>,
+}
+
+/// The memory type of an access of `s` (as the baseline selects it).
+pub fn mem_type(s: Scalar) -> T {
+    match s {
+        Scalar::I32 => T::B32,
+        Scalar::F32 => T::F32,
+        Scalar::I64 | Scalar::Ptr => T::B64,
+        Scalar::F64 => T::F64,
+        Scalar::Bool => T::U8,
+        Scalar::I8 => T::S8,
+        Scalar::I16 => T::S16,
+    }
+}
+
+fn word_scalar(s: Scalar) -> bool {
+    matches!(
+        s,
+        Scalar::I32 | Scalar::I64 | Scalar::F32 | Scalar::F64 | Scalar::Ptr
+    )
+}
+
+fn int_width(s: Scalar) -> Option<u32> {
+    match s {
+        Scalar::I32 => Some(32),
+        Scalar::I64 | Scalar::Ptr => Some(64),
+        _ => None,
+    }
+}
+
+/// Whether a launch with block `block` (as given to `spmdc run --block`) is
+/// one-dimensional; an absent or unreadable block is not (the caller then compiles the
+/// baseline).
+pub fn one_dimensional(block: Option<&str>) -> bool {
+    let Some(s) = block else { return false };
+    let parts: Vec<&str> = s
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|p| !p.is_empty())
+        .collect();
+    if parts.is_empty() || parts.iter().any(|p| p.parse::<u64>().is_err()) {
+        return false;
+    }
+    parts[1..].iter().all(|p| p.parse::<u64>() == Ok(1))
+}
+
+impl Plan {
+    /// The plan for entry `fref`, or `None` when nothing qualifies. `shared(inst)`
+    /// tells whether an access is to `.shared` memory.
+    pub fn of(module: &Module, fref: FuncRef, shared: impl Fn(Inst) -> bool) -> Option<Plan> {
+        let f = &module.functions[fref];
+        f.entry_block()?;
+        if module
+            .functions
+            .values()
+            .any(|g| g.insts.values().any(|d| matches!(d, InstData::Barrier)))
+        {
+            return None;
+        }
+        let dom = DominatorTree::compute(f);
+        let rpo = dom.rpo().to_vec();
+        let number: HashMap<Block, usize> = rpo.iter().enumerate().map(|(i, &b)| (b, i)).collect();
+        for (i, &b) in rpo.iter().enumerate() {
+            if f.successors(b)
+                .iter()
+                .any(|s| number.get(s).is_some_and(|&j| j <= i))
+            {
+                return None; // a loop
+            }
+        }
+        let aff = analyze_function(module, f);
+        let mut plan = Plan {
+            fref,
+            accesses: Vec::new(),
+            index: HashMap::new(),
+            start: HashMap::new(),
+            end: HashMap::new(),
+            term_block: HashMap::new(),
+            dead: HashSet::new(),
+        };
+        let mut memo = HashMap::new();
+        for &b in &rpo {
+            plan.start.insert(b, plan.accesses.len());
+            for &inst in &f.blocks[b].insts {
+                if let Some(a) = candidate(f, inst) {
+                    let mask = match &f.insts[inst] {
+                        InstData::Load { mask, .. } | InstData::Store { mask, .. } => *mask,
+                        _ => None,
+                    };
+                    let ok = !shared(inst)
+                        && aff
+                            .address_tuple(a.addr, mask)
+                            .is_some_and(|t| !t.is_uniform())
+                        && replays(f, &aff, a.addr, &mut memo, 0);
+                    if ok {
+                        plan.index.insert(inst, plan.accesses.len());
+                        plan.accesses.push(a);
+                    }
+                }
+            }
+            plan.end.insert(b, plan.accesses.len());
+            if let Some(&t) = f.blocks[b].insts.last() {
+                plan.term_block.insert(t, b);
+            }
+        }
+        if plan.accesses.is_empty() {
+            return None;
+        }
+        plan.dead = plan.dead_code(f, &rpo);
+        Some(plan)
+    }
+
+    /// The pure instructions left without uses once the decoupled accesses no longer
+    /// read their addresses (the address arithmetic the affine stream took over).
+    fn dead_code(&self, f: &Function, rpo: &[Block]) -> HashSet<Inst> {
+        let mut uses: HashMap<Value, usize> = HashMap::new();
+        for &b in rpo {
+            for &inst in &f.blocks[b].insts {
+                let mut ops = f.insts[inst].operands();
+                if let Some(&i) = self.index.get(&inst) {
+                    let addr = self.accesses[i].addr;
+                    if let Some(k) = ops.iter().position(|&x| x == addr) {
+                        ops.remove(k);
+                    }
+                }
+                for x in ops {
+                    *uses.entry(x).or_default() += 1;
+                }
+            }
+        }
+        let mut dead = HashSet::new();
+        let mut work: Vec<Value> = self.accesses.iter().map(|a| a.addr).collect();
+        while let Some(v) = work.pop() {
+            let ValueDef::Result(inst) = f.values[v].def else {
+                continue;
+            };
+            if uses.get(&v).copied().unwrap_or(0) > 0 || !pure(&f.insts[inst]) {
+                continue;
+            }
+            if dead.insert(inst) {
+                for x in f.insts[inst].operands() {
+                    if let Some(n) = uses.get_mut(&x) {
+                        *n -= 1;
+                    }
+                    work.push(x);
+                }
+            }
+        }
+        dead
+    }
+
+    /// Whether `inst` (of the entry) is left out of the non-affine stream.
+    pub fn dead(&self, inst: Inst) -> bool {
+        self.dead.contains(&inst)
+    }
+
+    /// Whether `inst` (of the entry) is decoupled.
+    pub fn decoupled(&self, inst: Inst) -> bool {
+        self.index.contains_key(&inst)
+    }
+
+    /// The accesses to drain on the edge from terminator `term` to block `to` (`None`:
+    /// the exit).
+    pub fn drains(&self, term: Inst, to: Option<Block>) -> &[Access] {
+        let Some(from) = self.term_block.get(&term) else {
+            return &[];
+        };
+        let lo = self.end.get(from).copied().unwrap_or(0);
+        let hi = match to {
+            Some(b) => self.start.get(&b).copied().unwrap_or(lo),
+            None => self.accesses.len(),
+        };
+        if lo < hi {
+            &self.accesses[lo..hi]
+        } else {
+            &[]
+        }
+    }
+
+    /// The affine stream for `entry` (the selected entry, for its parameter indices).
+    pub fn affine_stream(&self, module: &Module, entry: &Kernel) -> Result<Kernel, String> {
+        let f = &module.functions[self.fref];
+        let mut s = Stream {
+            f,
+            entry,
+            b: KernelBuilder::new(&entry.name, KernelKind::Affine),
+            regs: HashMap::new(),
+        };
+        for a in &self.accesses {
+            let r = s.value(a.addr)?;
+            let (ty, space) = (mem_type(a.scalar), Space::Global);
+            let op = match a.kind {
+                Kind::Data => Op::EnqData {
+                    space,
+                    ty,
+                    addr: r,
+                    wide: true,
+                },
+                Kind::Addr => Op::EnqAddr {
+                    space,
+                    ty,
+                    addr: r,
+                    wide: true,
+                },
+            };
+            s.op(op);
+        }
+        s.op(Op::Exit);
+        s.b.finish()
+    }
+}
+
+/// `inst` as an access that may be decoupled (by its kind and type).
+fn candidate(f: &Function, inst: Inst) -> Option<Access> {
+    match &f.insts[inst] {
+        InstData::Load { ty, addr, .. }
+            if word_scalar(ty.scalar)
+                && f.inst_result(inst).is_some_and(|r| f.value_type(r).varying) =>
+        {
+            Some(Access {
+                inst,
+                addr: *addr,
+                kind: Kind::Data,
+                scalar: ty.scalar,
+            })
+        }
+        InstData::Store { addr, value, .. } => {
+            let s = f.value_type(*value).scalar;
+            word_scalar(s).then_some(Access {
+                inst,
+                addr: *addr,
+                kind: Kind::Addr,
+                scalar: s,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// An instruction of the tuple rules, without effects (removable when unused).
+fn pure(d: &InstData) -> bool {
+    match d {
+        InstData::Iconst { .. } | InstData::Special { .. } | InstData::Splat { .. } => true,
+        InstData::Binary { op, .. } => matches!(
+            op,
+            BinaryOp::Iadd | BinaryOp::Isub | BinaryOp::Imul | BinaryOp::Ishl
+        ),
+        InstData::Unary { op, .. } => *op == UnaryOp::Ineg,
+        InstData::Convert { op, .. } => matches!(
+            op,
+            ConvOp::Sext | ConvOp::Zext | ConvOp::Ireduce | ConvOp::Bitcast
+        ),
+        _ => false,
+    }
+}
+
+/// The entry's own (non-mask) parameter number of `v`, when it is one.
+fn entry_param(f: &Function, v: Value) -> Option<u32> {
+    let ValueDef::Param(b, i) = f.values[v].def else {
+        return None;
+    };
+    let entry = f.entry_block()?;
+    let n = f.blocks[entry].params.len() as u32 - u32::from(f.sig.takes_mask);
+    (b == entry && i < n).then_some(i)
+}
+
+/// Whether `v`'s definition chain can be replayed on tuples by the affine stream.
+fn replays(
+    f: &Function,
+    aff: &FunctionAffine,
+    v: Value,
+    memo: &mut HashMap<Value, bool>,
+    depth: u32,
+) -> bool {
+    if let Some(&r) = memo.get(&v) {
+        return r;
+    }
+    let r = depth < 64 && aff.tuple(v).is_some() && replays_def(f, aff, v, memo, depth);
+    memo.insert(v, r);
+    r
+}
+
+fn replays_def(
+    f: &Function,
+    aff: &FunctionAffine,
+    v: Value,
+    memo: &mut HashMap<Value, bool>,
+    depth: u32,
+) -> bool {
+    let ty = f.value_type(v);
+    if int_width(ty.scalar).is_none() {
+        return false;
+    }
+    let inst = match f.values[v].def {
+        ValueDef::Param(..) => return !ty.varying && entry_param(f, v).is_some(),
+        ValueDef::Result(i) => i,
+    };
+    let ok = |x: Value, memo: &mut HashMap<Value, bool>| replays(f, aff, x, memo, depth + 1);
+    match &f.insts[inst] {
+        InstData::Iconst { .. } => true,
+        InstData::Special { reg } => !matches!(
+            reg,
+            SpecialReg::LaneIndex | SpecialReg::GangIndex | SpecialReg::Clock
+        ),
+        InstData::Binary { op, args } => match op {
+            BinaryOp::Iadd | BinaryOp::Isub | BinaryOp::Imul => {
+                ok(args[0], memo) && ok(args[1], memo)
+            }
+            BinaryOp::Ishl => {
+                ok(args[0], memo)
+                    && const_of(f, args[1]).is_some_and(|k| k < u64::from(ty.scalar.bits()))
+            }
+            _ => false,
+        },
+        InstData::Unary {
+            op: UnaryOp::Ineg,
+            arg,
+        } => ok(*arg, memo),
+        InstData::Convert { op, arg, .. } => {
+            matches!(
+                op,
+                ConvOp::Sext | ConvOp::Zext | ConvOp::Ireduce | ConvOp::Bitcast
+            ) && int_width(f.value_type(*arg).scalar).is_some()
+                && ok(*arg, memo)
+        }
+        InstData::Splat { arg } => ok(*arg, memo),
+        _ => false,
+    }
+}
+
+fn const_of(f: &Function, v: Value) -> Option<u64> {
+    match f.values[v].def {
+        ValueDef::Result(i) => match f.insts[i] {
+            InstData::Iconst { bits, .. } => Some(bits),
+            _ => None,
+        },
+        ValueDef::Param(..) => None,
+    }
+}
+
+/// The affine stream being built: each replayed value in an `%a`/`%ad` register.
+struct Stream<'a> {
+    f: &'a Function,
+    entry: &'a Kernel,
+    b: KernelBuilder,
+    regs: HashMap<Value, Reg>,
+}
+
+fn a(r: Reg) -> Src {
+    Src::Reg(r)
+}
+
+impl Stream<'_> {
+    fn op(&mut self, op: Op) {
+        self.b.push(GInst::new(op));
+    }
+
+    fn mov(&mut self, ty: T, dst: Reg, a: Src) {
+        self.op(Op::Un {
+            op: UnOp::Mov,
+            ty,
+            dst,
+            a,
+        });
+    }
+
+    fn param(&mut self, name: &str, ty: T, dst: Reg) -> Result<(), String> {
+        let pi = self
+            .entry
+            .param_index(name)
+            .ok_or_else(|| format!("decoupling: no parameter `{name}`"))?;
+        self.op(Op::Ld {
+            space: Space::Param,
+            ty,
+            dst,
+            addr: Address {
+                base: AddrBase::Param(pi as u16),
+                offset: 0,
+            },
+        });
+        Ok(())
+    }
+
+    /// The register holding `v`'s tuple, emitting its chain first.
+    fn value(&mut self, v: Value) -> Result<Reg, String> {
+        if let Some(&r) = self.regs.get(&v) {
+            return Ok(r);
+        }
+        let f = self.f;
+        let w = int_width(f.value_type(v).scalar).ok_or("decoupling: a non-integer tuple")?;
+        let (ity, bty) = if w == 64 {
+            (T::U64, T::B64)
+        } else {
+            (T::U32, T::B32)
+        };
+        let d = if w == 64 {
+            self.b.areg64()
+        } else {
+            self.b.areg()
+        };
+        let inst = match f.values[v].def {
+            ValueDef::Param(..) => {
+                let i = entry_param(f, v).ok_or("decoupling: a non-entry parameter")?;
+                self.param(&format!("p{i}"), bty, d)?;
+                self.regs.insert(v, d);
+                return Ok(d);
+            }
+            ValueDef::Result(i) => i,
+        };
+        match &f.insts[inst] {
+            InstData::Iconst { bits, .. } => self.mov(bty, d, Src::Imm(*bits)),
+            InstData::Special { reg } => self.special(*reg, d)?,
+            InstData::Binary { op, args } => {
+                let x = self.value(args[0])?;
+                let (bop, y) = match op {
+                    BinaryOp::Iadd => (BinOp::Add, a(self.value(args[1])?)),
+                    BinaryOp::Isub => (BinOp::Sub, a(self.value(args[1])?)),
+                    BinaryOp::Imul => (BinOp::Mul, a(self.value(args[1])?)),
+                    BinaryOp::Ishl => {
+                        let k = const_of(f, args[1]).ok_or("decoupling: shift")?;
+                        (BinOp::Shl, Src::Imm(k))
+                    }
+                    _ => return Err("decoupling: an operation off the tuple rules".into()),
+                };
+                let ty = if bop == BinOp::Shl { bty } else { ity };
+                self.op(Op::Bin {
+                    op: bop,
+                    ty,
+                    dst: d,
+                    a: a(x),
+                    b: y,
+                });
+            }
+            InstData::Unary { arg, .. } => {
+                let x = self.value(*arg)?;
+                self.op(Op::Un {
+                    op: UnOp::Neg,
+                    ty: if w == 64 { T::S64 } else { T::S32 },
+                    dst: d,
+                    a: a(x),
+                });
+            }
+            InstData::Convert { op, arg, .. } => {
+                let x = self.value(*arg)?;
+                let from = int_width(f.value_type(*arg).scalar).ok_or("decoupling: convert")?;
+                let (dty, sty) = match (op, from, w) {
+                    (ConvOp::Sext, 32, 64) => (T::S64, T::S32),
+                    (ConvOp::Zext, 32, 64) => (T::U64, T::U32),
+                    (ConvOp::Ireduce, 64, 32) => (T::U32, T::U64),
+                    _ => (bty, bty), // same width: a move
+                };
+                if dty == sty {
+                    self.mov(bty, d, a(x));
+                } else {
+                    self.op(Op::Cvt {
+                        rnd: None,
+                        dty,
+                        sty,
+                        dst: d,
+                        a: a(x),
+                    });
+                }
+            }
+            InstData::Splat { arg } => {
+                let x = self.value(*arg)?;
+                self.regs.insert(v, x);
+                return Ok(x);
+            }
+            _ => return Err("decoupling: an instruction off the tuple rules".into()),
+        }
+        self.regs.insert(v, d);
+        Ok(d)
+    }
+
+    fn special(&mut self, reg: SpecialReg, d: Reg) -> Result<(), String> {
+        use SpecialReg as S;
+        let src = match reg {
+            S::ThreadIdxX => Src::Special(Special::Tid(GDim::X)),
+            // One-dimensional blocks only (see the module docs).
+            S::ThreadIdxY | S::ThreadIdxZ => Src::Imm(0),
+            S::BlockIdxX => Src::Special(Special::Ctaid(GDim::X)),
+            S::BlockIdxY => Src::Special(Special::Ctaid(GDim::Y)),
+            S::BlockIdxZ => Src::Special(Special::Ctaid(GDim::Z)),
+            S::GridDimX => Src::Special(Special::Nctaid(GDim::X)),
+            S::GridDimY => Src::Special(Special::Nctaid(GDim::Y)),
+            S::GridDimZ => Src::Special(Special::Nctaid(GDim::Z)),
+            S::LaneCount => Src::Imm(32),
+            S::BlockDimX | S::BlockDimY | S::BlockDimZ => {
+                let name = match reg {
+                    S::BlockDimX => "__ntid_x",
+                    S::BlockDimY => "__ntid_y",
+                    _ => "__ntid_z",
+                };
+                return self.param(name, T::U32, d);
+            }
+            _ => return Err("decoupling: a special register off the tuple rules".into()),
+        };
+        self.mov(T::U32, d, src);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_dimensional_blocks() {
+        assert!(one_dimensional(Some("256")));
+        assert!(one_dimensional(Some("64,1,1")));
+        assert!(!one_dimensional(Some("16,16")));
+        assert!(!one_dimensional(None));
+        assert!(!one_dimensional(Some("")));
+    }
+}

@@ -1,0 +1,126 @@
+//! The non-affine side of decoupling ([`super::super::decouple`]): decoupled accesses
+//! through `[deq.data]` / `[deq.addr]`, guarded by their mask and `exists`, and the
+//! drains that keep every warp's dequeues equal to the affine stream's enqueues.
+
+use sim::gpu::{AddrBase, Address, Inst, Op, Reg, Space};
+
+use super::{imm, rs, Isel, Loc, T};
+use crate::back::dac_gpu::decouple::{mem_type, Access, Kind, Plan};
+use crate::ir::{Block, Value};
+
+const DEQ_DATA: Address = Address {
+    base: AddrBase::DeqData,
+    offset: 0,
+};
+const DEQ_ADDR: Address = Address {
+    base: AddrBase::DeqAddr,
+    offset: 0,
+};
+
+impl Isel<'_> {
+    /// The plan, when the current code is the entry itself and the kernel is decoupled.
+    fn plan(&self) -> Option<&Plan> {
+        let p = self.ctx.dac.as_ref()?;
+        (self.instance == 0 && self.root.is_none() && self.fref == p.fref).then_some(p)
+    }
+
+    /// Whether IR instruction `inst` is selected as a decoupled access.
+    pub(super) fn dac_decoupled(&self, inst: crate::ir::Inst) -> bool {
+        self.plan().is_some_and(|p| p.decoupled(inst))
+    }
+
+    /// Whether IR instruction `inst` is address arithmetic left to the affine stream.
+    pub(super) fn dac_dead(&self, inst: crate::ir::Inst) -> bool {
+        self.plan().is_some_and(|p| p.dead(inst))
+    }
+
+    /// The access's guard: its mask (if any) and `exists`.
+    fn dac_guard(&mut self, mask: Option<Value>) -> Reg {
+        match mask {
+            Some(m) => {
+                let m = self.reg(m);
+                self.existing(m)
+            }
+            None => self.exists,
+        }
+    }
+
+    /// `res = load [deq.data]` under `mask`.
+    pub(super) fn dac_load(&mut self, s: crate::ir::Scalar, mask: Option<Value>, res: Value) {
+        let g = self.dac_guard(mask);
+        let (Loc::R(d) | Loc::D(d)) = self.loc(res) else {
+            self.unsupported("a decoupled load of a predicate");
+            return;
+        };
+        let ty = mem_type(s);
+        let zty = if ty.is_wide() { T::B64 } else { T::B32 };
+        self.mov(zty, d, imm(0));
+        self.guarded(
+            g,
+            Op::Ld {
+                space: Space::Global,
+                ty,
+                dst: d,
+                addr: DEQ_DATA,
+            },
+        );
+    }
+
+    /// `store [deq.addr], value` under `mask`.
+    pub(super) fn dac_store(&mut self, value: Value, mask: Option<Value>) {
+        let g = self.dac_guard(mask);
+        let s = self.scalar(value);
+        let v = self.reg(value);
+        self.guarded(
+            g,
+            Op::St {
+                space: Space::Global,
+                ty: mem_type(s),
+                addr: DEQ_ADDR,
+                a: rs(v),
+            },
+        );
+    }
+
+    /// Whether the edge from terminator `term` to `to` (None: the exit) drains.
+    pub(super) fn dac_has_drains(&self, term: crate::ir::Inst, to: Option<Block>) -> bool {
+        self.plan().is_some_and(|p| !p.drains(term, to).is_empty())
+    }
+
+    /// Pops, with an all-off guard, the entries of the accesses the edge from `term`
+    /// to `to` skips.
+    pub(super) fn dac_drain(&mut self, term: crate::ir::Inst, to: Option<Block>) {
+        let Some(p) = self.plan() else { return };
+        let skipped: Vec<Access> = p.drains(term, to).to_vec();
+        if skipped.is_empty() {
+            return;
+        }
+        let off = self.ptmp();
+        self.const_pred(off, false);
+        for a in skipped {
+            let ty = mem_type(a.scalar);
+            let op = match a.kind {
+                Kind::Data => {
+                    let dst = if ty.is_wide() {
+                        self.tmp64()
+                    } else {
+                        self.tmp()
+                    };
+                    Op::Ld {
+                        space: Space::Global,
+                        ty,
+                        dst,
+                        addr: DEQ_DATA,
+                    }
+                }
+                Kind::Addr => Op::St {
+                    space: Space::Global,
+                    ty,
+                    addr: DEQ_ADDR,
+                    a: imm(0),
+                },
+            };
+            self.emit(Inst::guarded(off.idx, false, op));
+        }
+    }
+}
