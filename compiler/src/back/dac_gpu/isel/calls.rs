@@ -309,11 +309,7 @@ impl<'a> Isel<'a> {
     fn live_after(&mut self, inst: Inst) -> Vec<Value> {
         let f = self.f;
         let fr = self.fref;
-        if !self.calls.live_out.contains_key(&fr) {
-            let lo = live_out(f);
-            self.calls.live_out.insert(fr, lo);
-        }
-        let lo = &self.calls.live_out[&fr];
+        let lo = self.calls.live_out.entry(fr).or_insert_with(|| live_out(f));
         let Some(block) = f
             .layout
             .iter()
