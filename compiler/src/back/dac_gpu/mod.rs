@@ -71,7 +71,9 @@
 //!   back as the run's return value.
 //! * **Not yet:** 8/16-bit atomics, spilling predicates (they are allocated, from
 //!   256), and uniform registers (`%ur`).
-//!   These are reported as compile errors, never miscompiled.
+//!   These are reported as compile errors, never miscompiled. `clock()` reads 0
+//!   (the ISA has no cycle counter yet; the interpreter counts its instructions and
+//!   Nyuzi reads its cycle counter, so no program's results can depend on it).
 
 pub mod alloc;
 pub mod asm;
