@@ -73,7 +73,7 @@
 //!   256), and uniform registers (`%ur`).
 //!   These are reported as compile errors, never miscompiled. `clock()` reads 0
 //!   (the ISA has no cycle counter yet; the interpreter counts its instructions and
-//!   Nyuzi reads its cycle counter, so no program's results can depend on it).
+//!   Nyuzi reads its cycle counter, so its values differ between all targets).
 
 pub mod alloc;
 pub mod asm;
