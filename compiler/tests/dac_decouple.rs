@@ -76,20 +76,20 @@ const KERNELS: &[(&str, &str, bool)] = &[
         "examples/jacobi2d_gpu.spmd",
         "--entry jacobi2d_gpu --grid 1,32 --block 64 --arg nx=64 --arg ny=32 --arg c0=0.5 \
          --arg c1=0.1 --arg c2=0.025 --arg w0='random(2048,3)' --arg w1='zeros(2048)'",
-        false, // calls and block parameters in the address: not replayed yet
+        true,
     ),
     (
         "examples/wave13pt_gpu.spmd",
         "--entry wave13pt_gpu --grid 1,16,16 --block 16 --arg nx=16 --arg ny=16 --arg nz=16 \
          --arg c0=1.5 --arg c1=0.1 --arg c2=-0.05 --arg w0='random(4096,5)' \
          --arg w1='random(4096,6)' --arg w2='zeros(4096)'",
-        false, // calls and block parameters in the address: not replayed yet
+        true,
     ),
     (
         "examples/laplacian3d.spmd",
         "--entry laplacian3d --grid 1,32,32 --block 32 --arg n=32 --arg alpha=-6 --arg beta=1 \
          --arg w0='random(32768,9)' --arg w1='zeros(32768)'",
-        false, // calls and block parameters in the address: not replayed yet
+        true,
     ),
     (
         "examples/matmul_tiled.spmd",

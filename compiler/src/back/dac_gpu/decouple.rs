@@ -49,7 +49,7 @@ use sim::gpu::{
 use crate::analysis::affine::{analyze_function, FunctionAffine};
 use crate::ir::dominance::DominatorTree;
 use crate::ir::{
-    BinaryOp, Block, ConvOp, FuncRef, Function, Inst, InstData, Module, Scalar, SpecialReg,
+    BinaryOp, Block, ConvOp, FuncRef, Function, Inst, InstData, LaneOp, Module, Scalar, SpecialReg,
     UnaryOp, Value, ValueDef,
 };
 
@@ -68,6 +68,8 @@ pub struct Access {
     pub kind: Kind,
     /// The scalar accessed (its memory type is the enq's and the deq's).
     pub scalar: Scalar,
+    /// The access's mask (its lanes are the only ones whose address matters).
+    pub mask: Option<Value>,
 }
 
 /// The decoupling of one entry.
@@ -85,6 +87,8 @@ pub struct Plan {
     term_block: HashMap<Inst, Block>,
     /// Address arithmetic only the decoupled accesses used.
     dead: HashSet<Inst>,
+    /// The callee instances the replayed addresses go through.
+    frames: Frames,
 }
 
 /// The memory type of an access of `s` (as the baseline selects it).
@@ -163,21 +167,31 @@ impl Plan {
             end: HashMap::new(),
             term_block: HashMap::new(),
             dead: HashSet::new(),
+            frames: Frames::new(fref),
         };
         let mut memo = HashMap::new();
         for &b in &rpo {
             plan.start.insert(b, plan.accesses.len());
             for &inst in &f.blocks[b].insts {
                 if let Some(a) = candidate(f, inst) {
-                    let mask = match &f.insts[inst] {
-                        InstData::Load { mask, .. } | InstData::Store { mask, .. } => *mask,
-                        _ => None,
+                    let root = Node {
+                        frame: 0,
+                        v: a.addr,
                     };
                     let ok = !shared(inst)
                         && aff
-                            .address_tuple(a.addr, mask)
+                            .address_tuple(a.addr, a.mask)
                             .is_some_and(|t| !t.is_uniform())
-                        && replays(f, &aff, a.addr, &mut memo, 0);
+                        && {
+                            let mut r = Replay {
+                                module,
+                                aff: &aff,
+                                frames: &mut plan.frames,
+                                mask: a.mask,
+                                memo: &mut memo,
+                            };
+                            r.replays(root, 0)
+                        };
                     if ok {
                         plan.index.insert(inst, plan.accesses.len());
                         plan.accesses.push(a);
@@ -265,15 +279,20 @@ impl Plan {
 
     /// The affine stream for `entry` (the selected entry, for its parameter indices).
     pub fn affine_stream(&self, module: &Module, entry: &Kernel) -> Result<Kernel, String> {
-        let f = &module.functions[self.fref];
         let mut s = Stream {
-            f,
+            module,
+            frames: self.frames.clone(),
+            mask: None,
             entry,
             b: KernelBuilder::new(&entry.name, KernelKind::Affine),
             regs: HashMap::new(),
         };
         for a in &self.accesses {
-            let r = s.value(a.addr)?;
+            s.mask = a.mask;
+            let r = s.value(Node {
+                frame: 0,
+                v: a.addr,
+            })?;
             let (ty, space) = (mem_type(a.scalar), Space::Global);
             let op = match a.kind {
                 Kind::Data => Op::EnqData {
@@ -308,6 +327,7 @@ fn candidate(f: &Function, inst: Inst) -> Option<Access> {
                 addr: *addr,
                 kind: Kind::Data,
                 scalar: ty.scalar,
+                mask: f.insts[inst].mask(),
             })
         }
         InstData::Store { addr, value, .. } => {
@@ -317,6 +337,7 @@ fn candidate(f: &Function, inst: Inst) -> Option<Access> {
                 addr: *addr,
                 kind: Kind::Addr,
                 scalar: s,
+                mask: f.insts[inst].mask(),
             })
         }
         _ => None,
@@ -350,67 +371,243 @@ fn entry_param(f: &Function, v: Value) -> Option<u32> {
     (b == entry && i < n).then_some(i)
 }
 
-/// Whether `v`'s definition chain can be replayed on tuples by the affine stream.
-fn replays(
-    f: &Function,
-    aff: &FunctionAffine,
+/// A value of the entry (frame 0) or of an inlined callee instance (a frame per call
+/// site the replayed addresses go through).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Node {
+    frame: u32,
     v: Value,
-    memo: &mut HashMap<Value, bool>,
-    depth: u32,
-) -> bool {
-    if let Some(&r) = memo.get(&v) {
-        return r;
-    }
-    let r = depth < 64 && aff.tuple(v).is_some() && replays_def(f, aff, v, memo, depth);
-    memo.insert(v, r);
-    r
 }
 
-fn replays_def(
-    f: &Function,
-    aff: &FunctionAffine,
-    v: Value,
-    memo: &mut HashMap<Value, bool>,
-    depth: u32,
-) -> bool {
-    let ty = f.value_type(v);
-    if int_width(ty.scalar).is_none() {
-        return false;
-    }
-    let inst = match f.values[v].def {
-        ValueDef::Param(..) => return !ty.varying && entry_param(f, v).is_some(),
-        ValueDef::Result(i) => i,
-    };
-    let ok = |x: Value, memo: &mut HashMap<Value, bool>| replays(f, aff, x, memo, depth + 1);
-    match &f.insts[inst] {
-        InstData::Iconst { .. } => true,
-        InstData::Special { reg } => !matches!(
-            reg,
-            SpecialReg::LaneIndex | SpecialReg::GangIndex | SpecialReg::Clock
-        ),
-        InstData::Binary { op, args } => match op {
-            BinaryOp::Iadd | BinaryOp::Isub | BinaryOp::Imul => {
-                ok(args[0], memo) && ok(args[1], memo)
-            }
-            BinaryOp::Ishl => {
-                ok(args[0], memo)
-                    && const_of(f, args[1]).is_some_and(|k| k < u64::from(ty.scalar.bits()))
-            }
-            _ => false,
-        },
-        InstData::Unary {
-            op: UnaryOp::Ineg,
-            arg,
-        } => ok(*arg, memo),
-        InstData::Convert { op, arg, .. } => {
-            matches!(
-                op,
-                ConvOp::Sext | ConvOp::Zext | ConvOp::Ireduce | ConvOp::Bitcast
-            ) && int_width(f.value_type(*arg).scalar).is_some()
-                && ok(*arg, memo)
+/// The callee instances: each frame's function and its arguments (nodes of the
+/// caller's frame).
+#[derive(Clone, Debug)]
+struct Frames {
+    list: Vec<(FuncRef, Vec<Node>)>,
+    by_call: HashMap<(u32, Inst), u32>,
+}
+
+impl Frames {
+    fn new(entry: FuncRef) -> Frames {
+        Frames {
+            list: vec![(entry, Vec::new())],
+            by_call: HashMap::new(),
         }
-        InstData::Splat { arg } => ok(*arg, memo),
-        _ => false,
+    }
+
+    fn func<'m>(&self, m: &'m Module, frame: u32) -> &'m Function {
+        &m.functions[self.list[frame as usize].0]
+    }
+
+    /// `n` followed through copies that are not computations: block parameters (in
+    /// the entry: the single incoming edge other than the `brif any(mask)` skips,
+    /// which no warp with a lane of the access's `mask` on takes), calls made under
+    /// the access's mask (the callee's single returned value) and callee parameters
+    /// (the call's arguments). Ends at an instruction result or an entry parameter.
+    fn resolve(&mut self, m: &Module, mut n: Node, mask: Option<Value>) -> Option<Node> {
+        for _ in 0..64 {
+            let f = self.func(m, n.frame);
+            match f.values[n.v].def {
+                ValueDef::Param(b, i) => {
+                    if Some(b) == f.entry_block() {
+                        if entry_param(f, n.v).is_none() {
+                            return None;
+                        }
+                        if n.frame == 0 {
+                            return Some(n);
+                        }
+                        n = *self.list[n.frame as usize].1.get(i as usize)?;
+                        continue;
+                    }
+                    if n.frame != 0 {
+                        return None;
+                    }
+                    n = Node {
+                        frame: 0,
+                        v: single_incoming(f, b, i as usize, mask)?,
+                    };
+                }
+                ValueDef::Result(inst) => match &f.insts[inst] {
+                    InstData::Call {
+                        func,
+                        args,
+                        mask: cm,
+                    } => {
+                        if n.frame != 0 || (cm.is_some() && *cm != mask) {
+                            return None;
+                        }
+                        let ret = single_return(&m.functions[*func])?;
+                        let key = (n.frame, inst);
+                        let fr = match self.by_call.get(&key) {
+                            Some(&x) => x,
+                            None => {
+                                let a = args.iter().map(|&v| Node { frame: n.frame, v }).collect();
+                                self.list.push((*func, a));
+                                let x = (self.list.len() - 1) as u32;
+                                self.by_call.insert(key, x);
+                                x
+                            }
+                        };
+                        n = Node { frame: fr, v: ret };
+                    }
+                    // `select m, a, 0` on the mask the access runs under (a callee's
+                    // entry mask is the call's, the access's): `a` where it matters.
+                    InstData::Select { args } if self.is_mask(f, n.frame, args[0], mask) => {
+                        n = Node {
+                            frame: n.frame,
+                            v: args[1],
+                        };
+                    }
+                    _ => return Some(n),
+                },
+            }
+        }
+        None
+    }
+}
+
+impl Frames {
+    /// Whether `c` (of `frame`) is on in every lane where the access's `mask` is.
+    fn is_mask(&self, f: &Function, frame: u32, c: Value, mask: Option<Value>) -> bool {
+        if frame == 0 {
+            return mask == Some(c);
+        }
+        let Some(entry) = f.entry_block() else {
+            return false;
+        };
+        f.sig.takes_mask && f.blocks[entry].params.last() == Some(&c)
+    }
+}
+
+/// The argument `i` of block `b`'s single incoming edge that is not the skip edge of
+/// a `brif any(mask)`.
+fn single_incoming(f: &Function, b: Block, i: usize, mask: Option<Value>) -> Option<Value> {
+    let mut found = Vec::new();
+    for &blk in &f.layout {
+        let Some(&t) = f.blocks[blk].insts.last() else {
+            continue;
+        };
+        let data = &f.insts[t];
+        let skip_else = match data {
+            InstData::Brif { cond, .. } => is_any_of(f, *cond, mask),
+            _ => false,
+        };
+        for (k, call) in data.successors().iter().enumerate() {
+            if call.block != b || (skip_else && k == 1) {
+                continue;
+            }
+            found.push(*call.args.get(i)?);
+        }
+    }
+    match found.as_slice() {
+        [v] => Some(*v),
+        _ => None,
+    }
+}
+
+/// Whether `c` is `any(mask)`.
+fn is_any_of(f: &Function, c: Value, mask: Option<Value>) -> bool {
+    let (ValueDef::Result(i), Some(m)) = (f.values[c].def, mask) else {
+        return false;
+    };
+    matches!(&f.insts[i], InstData::Lane { op: LaneOp::Any, args } if args.as_slice() == [m])
+}
+
+/// The value of `g`'s single `return` (none when it has several or returns nothing).
+fn single_return(g: &Function) -> Option<Value> {
+    let mut rets = g.layout.iter().flat_map(|&b| {
+        g.blocks[b].insts.iter().filter_map(|&i| match g.insts[i] {
+            InstData::Return { value } => Some(value),
+            _ => None,
+        })
+    });
+    let first = rets.next()??;
+    rets.next().is_none().then_some(first)
+}
+
+/// The replay check of one access's address.
+struct Replay<'a> {
+    module: &'a Module,
+    aff: &'a FunctionAffine,
+    frames: &'a mut Frames,
+    mask: Option<Value>,
+    memo: &'a mut HashMap<(Node, Option<Value>), (bool, bool)>,
+}
+
+impl Replay<'_> {
+    /// Whether `n`'s definition chain replays on tuples.
+    fn replays(&mut self, n: Node, depth: u32) -> bool {
+        self.check(n, depth).0
+    }
+
+    /// (replays, varies with the thread index).
+    fn check(&mut self, n: Node, depth: u32) -> (bool, bool) {
+        let Some(n) = self.frames.resolve(self.module, n, self.mask) else {
+            return (false, true);
+        };
+        if let Some(&r) = self.memo.get(&(n, self.mask)) {
+            return r;
+        }
+        let typed = n.frame != 0 || self.aff.tuple(n.v).is_some();
+        let r = if depth < 64 && typed {
+            self.check_def(n, depth)
+        } else {
+            (false, true)
+        };
+        self.memo.insert((n, self.mask), r);
+        r
+    }
+
+    fn check_def(&mut self, n: Node, depth: u32) -> (bool, bool) {
+        const NO: (bool, bool) = (false, true);
+        let f = self.frames.func(self.module, n.frame);
+        let ty = f.value_type(n.v);
+        if int_width(ty.scalar).is_none() {
+            return NO;
+        }
+        let inst = match f.values[n.v].def {
+            // Resolved: an entry parameter of the entry.
+            ValueDef::Param(..) => return (!ty.varying, false),
+            ValueDef::Result(i) => i,
+        };
+        let sub = |this: &mut Self, v: Value| this.check(Node { frame: n.frame, v }, depth + 1);
+        match &f.insts[inst] {
+            InstData::Iconst { .. } => (true, false),
+            InstData::Special { reg } => match reg {
+                SpecialReg::LaneIndex | SpecialReg::GangIndex | SpecialReg::Clock => NO,
+                r => (true, r.is_varying()),
+            },
+            InstData::Binary { op, args } => {
+                let (a, b) = (sub(self, args[0]), sub(self, args[1]));
+                match op {
+                    BinaryOp::Iadd | BinaryOp::Isub => (a.0 && b.0, a.1 || b.1),
+                    // A product needs a uniform factor (else it is no tuple).
+                    BinaryOp::Imul => (a.0 && b.0 && !(a.1 && b.1), a.1 || b.1),
+                    BinaryOp::Ishl => {
+                        let k = const_of(f, args[1]);
+                        (
+                            a.0 && k.is_some_and(|k| k < u64::from(ty.scalar.bits())),
+                            a.1,
+                        )
+                    }
+                    _ => NO,
+                }
+            }
+            InstData::Unary {
+                op: UnaryOp::Ineg,
+                arg,
+            } => sub(self, *arg),
+            InstData::Convert { op, arg, .. } => {
+                let conv = matches!(
+                    op,
+                    ConvOp::Sext | ConvOp::Zext | ConvOp::Ireduce | ConvOp::Bitcast
+                ) && int_width(f.value_type(*arg).scalar).is_some();
+                let a = sub(self, *arg);
+                (conv && a.0, a.1)
+            }
+            InstData::Splat { arg } => sub(self, *arg),
+            _ => NO,
+        }
     }
 }
 
@@ -426,10 +623,13 @@ fn const_of(f: &Function, v: Value) -> Option<u64> {
 
 /// The affine stream being built: each replayed value in an `%a`/`%ad` register.
 struct Stream<'a> {
-    f: &'a Function,
+    module: &'a Module,
+    frames: Frames,
+    /// The mask of the access being replayed (for [`Frames::resolve`]).
+    mask: Option<Value>,
     entry: &'a Kernel,
     b: KernelBuilder,
-    regs: HashMap<Value, Reg>,
+    regs: HashMap<Node, Reg>,
 }
 
 fn a(r: Reg) -> Src {
@@ -468,11 +668,18 @@ impl Stream<'_> {
     }
 
     /// The register holding `v`'s tuple, emitting its chain first.
-    fn value(&mut self, v: Value) -> Result<Reg, String> {
-        if let Some(&r) = self.regs.get(&v) {
+    fn value(&mut self, n: Node) -> Result<Reg, String> {
+        let n = self
+            .frames
+            .resolve(self.module, n, self.mask)
+            .ok_or("decoupling: an address that does not resolve")?;
+        if let Some(&r) = self.regs.get(&n) {
             return Ok(r);
         }
-        let f = self.f;
+        let module = self.module;
+        let f = self.frames.func(module, n.frame);
+        let v = n.v;
+        let at = |v: Value| Node { frame: n.frame, v };
         let w = int_width(f.value_type(v).scalar).ok_or("decoupling: a non-integer tuple")?;
         let (ity, bty) = if w == 64 {
             (T::U64, T::B64)
@@ -488,7 +695,7 @@ impl Stream<'_> {
             ValueDef::Param(..) => {
                 let i = entry_param(f, v).ok_or("decoupling: a non-entry parameter")?;
                 self.param(&format!("p{i}"), bty, d)?;
-                self.regs.insert(v, d);
+                self.regs.insert(n, d);
                 return Ok(d);
             }
             ValueDef::Result(i) => i,
@@ -497,11 +704,11 @@ impl Stream<'_> {
             InstData::Iconst { bits, .. } => self.mov(bty, d, Src::Imm(*bits)),
             InstData::Special { reg } => self.special(*reg, d)?,
             InstData::Binary { op, args } => {
-                let x = self.value(args[0])?;
+                let x = self.value(at(args[0]))?;
                 let (bop, y) = match op {
-                    BinaryOp::Iadd => (BinOp::Add, a(self.value(args[1])?)),
-                    BinaryOp::Isub => (BinOp::Sub, a(self.value(args[1])?)),
-                    BinaryOp::Imul => (BinOp::Mul, a(self.value(args[1])?)),
+                    BinaryOp::Iadd => (BinOp::Add, a(self.value(at(args[1]))?)),
+                    BinaryOp::Isub => (BinOp::Sub, a(self.value(at(args[1]))?)),
+                    BinaryOp::Imul => (BinOp::Mul, a(self.value(at(args[1]))?)),
                     BinaryOp::Ishl => {
                         let k = const_of(f, args[1]).ok_or("decoupling: shift")?;
                         (BinOp::Shl, Src::Imm(k))
@@ -518,7 +725,7 @@ impl Stream<'_> {
                 });
             }
             InstData::Unary { arg, .. } => {
-                let x = self.value(*arg)?;
+                let x = self.value(at(*arg))?;
                 self.op(Op::Un {
                     op: UnOp::Neg,
                     ty: if w == 64 { T::S64 } else { T::S32 },
@@ -527,7 +734,7 @@ impl Stream<'_> {
                 });
             }
             InstData::Convert { op, arg, .. } => {
-                let x = self.value(*arg)?;
+                let x = self.value(at(*arg))?;
                 let from = int_width(f.value_type(*arg).scalar).ok_or("decoupling: convert")?;
                 let (dty, sty) = match (op, from, w) {
                     (ConvOp::Sext, 32, 64) => (T::S64, T::S32),
@@ -548,13 +755,13 @@ impl Stream<'_> {
                 }
             }
             InstData::Splat { arg } => {
-                let x = self.value(*arg)?;
-                self.regs.insert(v, x);
+                let x = self.value(at(*arg))?;
+                self.regs.insert(n, x);
                 return Ok(x);
             }
             _ => return Err("decoupling: an instruction off the tuple rules".into()),
         }
-        self.regs.insert(v, d);
+        self.regs.insert(n, d);
         Ok(d)
     }
 
