@@ -931,12 +931,44 @@ pub fn allocate(
     };
     let (mf, block_of) = to_mach(k, lines).map_err(|m| error(m, None, None))?;
     match run_allocator(&mf, budget) {
-        Ok((out, a)) => Ok(write_back(k, &out, &block_of, budget, a.spilled_vregs)),
+        Ok((out, a)) if a.spilled_vregs > 0 => {
+            Ok(write_back(k, &out, &block_of, budget, a.spilled_vregs))
+        }
+        Ok((out, _)) => Ok(fewest_without_spills(k, &mf, out, &block_of, budget)),
         Err(e) => {
             let smallest = smallest_budget(&mf, budget);
             Err(error(e.message, e.span, smallest))
         }
     }
+}
+
+/// Writes back the spill-free allocation `out` with the fewest registers: the scan
+/// takes the lowest free register, which is usually but not always minimal, so smaller
+/// budgets are tried while they still need no spill (issue 5: by default, the fewest
+/// registers that avoid spills).
+fn fewest_without_spills(
+    k: &mut Kernel,
+    mf: &MachFunction<GpuInst>,
+    mut out: MachFunction<GpuInst>,
+    block_of: &[u32],
+    budget: u32,
+) -> Allocated {
+    let original = k.clone();
+    let mut best = write_back(k, &out, block_of, budget, 0);
+    while best.report.num_regs > 1 {
+        match run_allocator(mf, best.report.num_regs - 1) {
+            Ok((tighter, a)) if a.spilled_vregs == 0 => out = tighter,
+            _ => break,
+        }
+        let mut candidate = original.clone();
+        let done = write_back(&mut candidate, &out, block_of, budget, 0);
+        if done.report.num_regs >= best.report.num_regs {
+            break;
+        }
+        *k = candidate;
+        best = done;
+    }
+    best
 }
 
 fn run_allocator(

@@ -239,6 +239,9 @@ fn default_budget_needs_no_spill_and_few_registers() {
     assert_eq!(out.num_regs, r.num_regs);
     // The guard dies before the loop's condition is born: they share `%p0`.
     assert_eq!(r.num_preds, 1);
+    // The fewest registers that avoid spills: one fewer spills.
+    let (_, tighter) = allocated(&k, r.num_regs - 1);
+    assert!(tighter.report.spill_slots > 0, "{:?}", tighter.report);
 }
 
 #[test]
