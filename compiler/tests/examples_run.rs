@@ -1030,6 +1030,127 @@ static KERNELS: &[Kernel] = &[
         launches: wave13pt_launches,
         reference: wave13pt_ref,
     },
+    Kernel {
+        id: "saxpy_gpu",
+        file: "saxpy_gpu.spmd",
+        entry: "saxpy_gpu",
+        params: &[("n", Ty::I), ("a", Ty::F), ("x", Ty::Fv), ("y", Ty::Fv)],
+        launches: saxpy_gpu_launches,
+        reference: saxpy_gpu_ref,
+    },
+    Kernel {
+        id: "matmul_rect",
+        file: "matmul_rect.spmd",
+        entry: "matmul_rect",
+        params: &[
+            ("m", Ty::I),
+            ("n", Ty::I),
+            ("k", Ty::I),
+            ("a", Ty::Fv),
+            ("b", Ty::Fv),
+            ("c", Ty::Fv),
+        ],
+        launches: matmul_rect_launches,
+        reference: matmul_rect_ref,
+    },
+    Kernel {
+        id: "jacobi2d_gpu",
+        file: "jacobi2d_gpu.spmd",
+        entry: "jacobi2d_gpu",
+        params: &[
+            ("nx", Ty::I),
+            ("ny", Ty::I),
+            ("c0", Ty::F),
+            ("c1", Ty::F),
+            ("c2", Ty::F),
+            ("w0", Ty::Fv),
+            ("w1", Ty::Fv),
+        ],
+        launches: jacobi2d_gpu_launches,
+        reference: jacobi2d_gpu_ref,
+    },
+    Kernel {
+        id: "wave13pt_gpu",
+        file: "wave13pt_gpu.spmd",
+        entry: "wave13pt_gpu",
+        params: &[
+            ("nx", Ty::I),
+            ("ny", Ty::I),
+            ("nz", Ty::I),
+            ("c0", Ty::F),
+            ("c1", Ty::F),
+            ("c2", Ty::F),
+            ("w0", Ty::Fv),
+            ("w1", Ty::Fv),
+            ("w2", Ty::Fv),
+        ],
+        launches: wave13pt_gpu_launches,
+        reference: wave13pt_gpu_ref,
+    },
+    Kernel {
+        id: "mandelbrot_gpu",
+        file: "mandelbrot_gpu.spmd",
+        entry: "mandelbrot_gpu",
+        params: &[
+            ("x0", Ty::F),
+            ("y0", Ty::F),
+            ("x1", Ty::F),
+            ("y1", Ty::F),
+            ("width", Ty::I),
+            ("height", Ty::I),
+            ("maxIter", Ty::I),
+            ("out", Ty::Iv),
+        ],
+        launches: mandelbrot_gpu_launches,
+        reference: mandelbrot_gpu_ref,
+    },
+    Kernel {
+        id: "row_sums",
+        file: "row_sums.spmd",
+        entry: "row_sums",
+        params: &[
+            ("nrows", Ty::I),
+            ("ncols", Ty::I),
+            ("m", Ty::Fv),
+            ("out", Ty::Fv),
+        ],
+        launches: row_sums_launches,
+        reference: row_sums_ref,
+    },
+    Kernel {
+        id: "strided_copy",
+        file: "strided_copy.spmd",
+        entry: "strided_copy",
+        params: &[
+            ("n", Ty::I),
+            ("stride", Ty::I),
+            ("src", Ty::Fv),
+            ("dst", Ty::Fv),
+        ],
+        launches: strided_copy_launches,
+        reference: strided_copy_ref,
+    },
+    Kernel {
+        id: "uniformity_demo/divergent_branch",
+        file: "uniformity_demo.spmd",
+        entry: "divergent_branch",
+        params: &[("n", Ty::I), ("steps", Ty::I), ("out", Ty::Fv)],
+        launches: divergent_branch_launches,
+        reference: divergent_branch_ref,
+    },
+    Kernel {
+        id: "uniformity_demo/uniform_branch",
+        file: "uniformity_demo.spmd",
+        entry: "uniform_branch",
+        params: &[
+            ("n", Ty::I),
+            ("steps", Ty::I),
+            ("mode", Ty::I),
+            ("out", Ty::Fv),
+        ],
+        launches: uniform_branch_launches,
+        reference: uniform_branch_ref,
+    },
 ];
 
 use Val::{F, I};
@@ -2056,6 +2177,424 @@ fn wave13pt_ref(a: &Args, _: &Shape) -> Outputs {
     vec![("w2", Expect::Exact(w2))]
 }
 
+// The GPU-style kernels below run one thread per element; a launch whose grid does not
+// cover the data leaves the uncovered elements alone, so the references bound every
+// index by the threads launched as well as by the data.
+
+/// The number of threads launched along each dimension (grid times block).
+fn threads(s: &Shape) -> [usize; 3] {
+    [0, 1, 2].map(|d| (s.grid[d] * s.block[d]) as usize)
+}
+
+// saxpy_gpu: GPU-style; a grid that covers n exactly, one that overhangs it (the tail
+// of y past n is checked), and one of blocks of 100 that covers only part of n.
+
+fn saxpy_gpu_launches(_pc: u32) -> Vec<Launch> {
+    let mut r = Rng(20);
+    let mut l = |label: &str, n: usize, len: usize, grid: u32, block: u32| {
+        launch(
+            label,
+            Some([grid, 1, 1]),
+            Some([block, 1, 1]),
+            Args::new(vec![
+                ("n", I(n as i32)),
+                ("a", F(r.f32_in(-3.0, 3.0))),
+                ("x", r.fvec(len, -10.0, 10.0)),
+                ("y", r.fvec(len, -10.0, 10.0)),
+            ]),
+        )
+    };
+    vec![
+        l("g4b256", 1000, 1000, 4, 256),
+        l("g3b16-n37", 37, 50, 3, 16),
+        l("g2b100-n500", 500, 500, 2, 100),
+    ]
+}
+
+fn saxpy_gpu_ref(a: &Args, s: &Shape) -> Outputs {
+    let (n, sa, x, mut y) = (a.i("n") as usize, a.f("a"), a.fv("x"), a.fv("y"));
+    for i in 0..n.min(threads(s)[0]) {
+        y[i] = sa * x[i] + y[i];
+    }
+    vec![("y", Expect::Exact(y))]
+}
+
+// matmul_rect: GPU-style 16 x 16 blocks over an m x n result. Each thread adds TILE
+// products per tile in k order; past k both tile elements are 0, so the padding adds
+// 0 * 0, as in the reference: bit-exact. The shapes: the header's, one whose grid
+// overhangs m and n with a short k, and one with k over several partial tiles.
+
+fn matmul_rect_launches(_pc: u32) -> Vec<Launch> {
+    let mut r = Rng(21);
+    let mut l = |label: &str, (m, n, k): (usize, usize, usize), grid: [u32; 3]| {
+        launch(
+            label,
+            Some(grid),
+            Some([16, 16, 1]),
+            Args::new(vec![
+                ("m", I(m as i32)),
+                ("n", I(n as i32)),
+                ("k", I(k as i32)),
+                ("a", r.fvec(m * k, -1.0, 1.0)),
+                ("b", r.fvec(k * n, -1.0, 1.0)),
+                ("c", fill_f(m * n + 3, SENTINEL)),
+            ]),
+        )
+    };
+    vec![
+        l("40x24-k20", (40, 24, 20), [2, 3, 1]),
+        l("17x33-k5", (17, 33, 5), [3, 2, 1]),
+        l("16x16-k37", (16, 16, 37), [1, 1, 1]),
+    ]
+}
+
+fn matmul_rect_ref(args: &Args, s: &Shape) -> Outputs {
+    let (m, n, k) = (
+        args.i("m") as usize,
+        args.i("n") as usize,
+        args.i("k") as usize,
+    );
+    let (a, b, mut c) = (args.fv("a"), args.fv("b"), args.fv("c"));
+    let [cols, rows, _] = threads(s);
+    let tiles = k.div_ceil(16);
+    for row in 0..m.min(rows) {
+        for col in 0..n.min(cols) {
+            let mut acc = 0.0f32;
+            for q in 0..tiles * 16 {
+                let (x, y) = if q < k {
+                    (a[row * k + q], b[q * n + col])
+                } else {
+                    (0.0, 0.0)
+                };
+                acc += x * y;
+            }
+            c[row * n + col] = acc;
+        }
+    }
+    vec![("c", Expect::Exact(c))]
+}
+
+// jacobi2d_gpu: GPU-style 2-D grid; the sums in the kernel's order, bit-exact; the
+// border must stay untouched. Grids that cover the field exactly, overhang it, and
+// cover only part of it.
+
+fn jacobi2d_gpu_launches(_pc: u32) -> Vec<Launch> {
+    let mut r = Rng(22);
+    let mut l = |label: &str, nx: usize, ny: usize, grid: [u32; 3], block: [u32; 3]| {
+        launch(
+            label,
+            Some(grid),
+            Some(block),
+            Args::new(vec![
+                ("nx", I(nx as i32)),
+                ("ny", I(ny as i32)),
+                ("c0", F(0.5)),
+                ("c1", F(0.1)),
+                ("c2", F(0.025)),
+                ("w0", r.fvec(nx * ny, -1.0, 1.0)),
+                ("w1", fill_f(nx * ny, SENTINEL)),
+            ]),
+        )
+    };
+    vec![
+        l("64x32-b32x8", 64, 32, [2, 4, 1], [32, 8, 1]),
+        l("37x23-b16x8", 37, 23, [3, 3, 1], [16, 8, 1]),
+        l("40x40-partial", 40, 40, [1, 2, 1], [32, 16, 1]),
+    ]
+}
+
+fn jacobi2d_gpu_ref(a: &Args, s: &Shape) -> Outputs {
+    let (nx, ny) = (a.i("nx") as usize, a.i("ny") as usize);
+    let (c0, c1, c2) = (a.f("c0"), a.f("c1"), a.f("c2"));
+    let (w0, mut w1) = (a.fv("w0"), a.fv("w1"));
+    let [ti, tj, _] = threads(s);
+    for j in 1..(ny - 1).min(tj) {
+        for i in 1..(nx - 1).min(ti) {
+            let c = i + nx * j;
+            let edges = w0[c - 1] + w0[c - nx] + w0[c + 1] + w0[c + nx];
+            let corners = w0[c - nx - 1] + w0[c + nx - 1] + w0[c - nx + 1] + w0[c + nx + 1];
+            w1[c] = c0 * w0[c] + c1 * edges + c2 * corners;
+        }
+    }
+    vec![("w1", Expect::Exact(w1))]
+}
+
+// wave13pt_gpu: GPU-style, threads over (i, j), blocks in z over k; bit-exact. The
+// second launch overhangs the field in x and y; the third stops short of it in z.
+
+fn wave13pt_gpu_launches(_pc: u32) -> Vec<Launch> {
+    let mut r = Rng(23);
+    let mut l = |label: &str, (nx, ny, nz): (usize, usize, usize), grid: [u32; 3], block| {
+        let len = nx * ny * nz;
+        launch(
+            label,
+            Some(grid),
+            Some(block),
+            Args::new(vec![
+                ("nx", I(nx as i32)),
+                ("ny", I(ny as i32)),
+                ("nz", I(nz as i32)),
+                ("c0", F(1.5)),
+                ("c1", F(0.1)),
+                ("c2", F(-0.05)),
+                ("w0", r.fvec(len, -1.0, 1.0)),
+                ("w1", r.fvec(len, -1.0, 1.0)),
+                ("w2", fill_f(len, SENTINEL)),
+            ]),
+        )
+    };
+    vec![
+        l("16^3-b16x8", (16, 16, 16), [1, 2, 16], [16, 8, 1]),
+        l("13x11x9-b8x4", (13, 11, 9), [2, 3, 9], [8, 4, 1]),
+        l("12x10x9-z6", (12, 10, 9), [1, 1, 6], [16, 16, 1]),
+    ]
+}
+
+fn wave13pt_gpu_ref(a: &Args, s: &Shape) -> Outputs {
+    let (nx, ny, nz) = (a.i("nx") as usize, a.i("ny") as usize, a.i("nz") as usize);
+    let (c0, c1, c2) = (a.f("c0"), a.f("c1"), a.f("c2"));
+    let (w0, w1, mut w2) = (a.fv("w0"), a.fv("w1"), a.fv("w2"));
+    let [ti, tj, _] = threads(s);
+    let tk = s.grid[2] as usize;
+    let (sy, sz) = (nx, nx * ny);
+    for k in 2..(nz - 2).min(tk) {
+        for j in 2..(ny - 2).min(tj) {
+            for i in 2..(nx - 2).min(ti) {
+                let c = i + nx * (j + ny * k);
+                let near =
+                    w1[c - 1] + w1[c + 1] + w1[c - sy] + w1[c + sy] + w1[c - sz] + w1[c + sz];
+                let far = w1[c - 2]
+                    + w1[c + 2]
+                    + w1[c - 2 * sy]
+                    + w1[c + 2 * sy]
+                    + w1[c - 2 * sz]
+                    + w1[c + 2 * sz];
+                w2[c] = c0 * w1[c] - w0[c] + c1 * near + c2 * far;
+            }
+        }
+    }
+    vec![("w2", Expect::Exact(w2))]
+}
+
+// mandelbrot_gpu: GPU-style, one thread per pixel; the same f32 iteration and the
+// same three-way code. A grid that covers the image exactly, one that overhangs it,
+// and a window on the set's boundary (many different trip counts per warp).
+
+fn mandelbrot_gpu_args(window: [f32; 4], w: usize, h: usize, max_iter: i32) -> Args {
+    Args::new(vec![
+        ("x0", F(window[0])),
+        ("y0", F(window[1])),
+        ("x1", F(window[2])),
+        ("y1", F(window[3])),
+        ("width", I(w as i32)),
+        ("height", I(h as i32)),
+        ("maxIter", I(max_iter)),
+        ("out", fill_i(w * h + 2, -1)),
+    ])
+}
+
+fn mandelbrot_gpu_launches(_pc: u32) -> Vec<Launch> {
+    let full = [-2.0, -1.0, 1.0, 1.0];
+    vec![
+        launch(
+            "32x24-b32x8",
+            Some([1, 3, 1]),
+            Some([32, 8, 1]),
+            mandelbrot_gpu_args(full, 32, 24, 64),
+        ),
+        launch(
+            "20x13-b16x8",
+            Some([2, 2, 1]),
+            Some([16, 8, 1]),
+            mandelbrot_gpu_args(full, 20, 13, 40),
+        ),
+        launch(
+            "boundary-16x16",
+            Some([1, 2, 1]),
+            Some([16, 8, 1]),
+            mandelbrot_gpu_args([-0.8, 0.05, -0.7, 0.15], 16, 16, 100),
+        ),
+    ]
+}
+
+fn mandelbrot_gpu_ref(a: &Args, s: &Shape) -> Outputs {
+    let (x0, y0, x1, y1) = (a.f("x0"), a.f("y0"), a.f("x1"), a.f("y1"));
+    let (width, height, max_iter) = (a.i("width"), a.i("height"), a.i("maxIter"));
+    let mut out = a.iv("out");
+    let [ti, tj, _] = threads(s);
+    let dx = (x1 - x0) / width as f32;
+    let dy = (y1 - y0) / height as f32;
+    for j in 0..(height as usize).min(tj) {
+        for i in 0..(width as usize).min(ti) {
+            let c_re = x0 + i as f32 * dx;
+            let c_im = y0 + j as f32 * dy;
+            let (mut z_re, mut z_im) = (c_re, c_im);
+            let mut n = 0;
+            while n < max_iter && z_re * z_re + z_im * z_im <= 4.0 {
+                let new_re = z_re * z_re - z_im * z_im;
+                let new_im = 2.0 * z_re * z_im;
+                z_re = c_re + new_re;
+                z_im = c_im + new_im;
+                n += 1;
+            }
+            out[j * width as usize + i] = if n == max_iter {
+                0
+            } else if n < 4 {
+                1
+            } else {
+                // After an escape |z|^2 is small (below 40), so the conversion is exact
+                // truncation, as the language's.
+                n + (z_re * z_re + z_im * z_im) as i32
+            };
+        }
+    }
+    vec![("out", Expect::Ints(out))]
+}
+
+// row_sums: ISPC-style, a column per lane; each column summed in row order, bit-exact.
+// 37 columns leave a partial gang (and a tail of out to check); no rows gives zeros.
+
+fn row_sums_launches(_pc: u32) -> Vec<Launch> {
+    let mut r = Rng(24);
+    let mut l = |label: &str, nrows: usize, ncols: usize| {
+        launch(
+            label,
+            None,
+            None,
+            Args::new(vec![
+                ("nrows", I(nrows as i32)),
+                ("ncols", I(ncols as i32)),
+                ("m", r.fvec(nrows * ncols + 1, -10.0, 10.0)),
+                ("out", fill_f(ncols + 3, SENTINEL)),
+            ]),
+        )
+    };
+    vec![l("64x64", 64, 64), l("7x37", 7, 37), l("0x5", 0, 5)]
+}
+
+fn row_sums_ref(a: &Args, _: &Shape) -> Outputs {
+    let (nrows, ncols) = (a.i("nrows") as usize, a.i("ncols") as usize);
+    let (m, mut out) = (a.fv("m"), a.fv("out"));
+    for c in 0..ncols {
+        let mut s = 0.0f32;
+        for r in 0..nrows {
+            s += m[r * ncols + c];
+        }
+        out[c] = s;
+    }
+    vec![("out", Expect::Exact(out))]
+}
+
+// strided_copy: GPU-style; every thread copies n elements, `total` apart. Blocks of 40
+// (a partial gang at both programCounts); dst has a tail past n * total to check.
+
+fn strided_copy_launches(_pc: u32) -> Vec<Launch> {
+    let mut r = Rng(25);
+    let mut l = |label: &str, n: usize, stride: usize, grid: u32, block: u32| {
+        let total = (grid * block) as usize;
+        launch(
+            label,
+            Some([grid, 1, 1]),
+            Some([block, 1, 1]),
+            Args::new(vec![
+                ("n", I(n as i32)),
+                ("stride", I(stride as i32)),
+                ("src", r.fvec(n * total * stride.max(1) + 2, -1.0, 1.0)),
+                ("dst", fill_f(n * total + 5, SENTINEL)),
+            ]),
+        )
+    };
+    vec![
+        l("g3b40-s2", 5, 2, 3, 40),
+        l("g2b64-s1", 8, 1, 2, 64),
+        l("g1b32-s0", 3, 0, 1, 32),
+    ]
+}
+
+fn strided_copy_ref(a: &Args, s: &Shape) -> Outputs {
+    let (n, stride) = (a.i("n") as usize, a.i("stride") as usize);
+    let (src, mut dst) = (a.fv("src"), a.fv("dst"));
+    let total = threads(s)[0];
+    for j in 0..n * total {
+        dst[j] = src[j * stride];
+    }
+    vec![("dst", Expect::Exact(dst))]
+}
+
+// uniformity_demo: GPU-style; x = x * a + b per step in f32 (separate multiply and
+// add), bit-exact. The launches cover more threads than n (the extra ones store
+// nothing) or fewer (the rest of out stays), and no steps at all.
+
+/// The demo's launches; `mode` is uniform_branch's parameter (none for
+/// divergent_branch).
+fn demo_launches(mode: Option<i32>) -> Vec<Launch> {
+    let mut launches = Vec::new();
+    for (label, n, steps, grid, block) in [
+        ("g3b128-n300", 300, 20, 3, 128),
+        ("g2b100-n500", 500, 7, 2, 100),
+        ("g1b64-steps0", 64, 0, 1, 64),
+    ] {
+        let mut args = vec![
+            ("n", I(n)),
+            ("steps", I(steps)),
+            ("out", fill_f(n as usize + 2, SENTINEL)),
+        ];
+        let mut label = label.to_string();
+        if let Some(mode) = mode {
+            args.push(("mode", I(mode)));
+            label = format!("{label}-mode{mode}");
+        }
+        launches.push(launch(
+            &label,
+            Some([grid, 1, 1]),
+            Some([block, 1, 1]),
+            Args::new(args),
+        ));
+    }
+    launches
+}
+
+fn divergent_branch_launches(_pc: u32) -> Vec<Launch> {
+    demo_launches(None)
+}
+
+fn uniform_branch_launches(_pc: u32) -> Vec<Launch> {
+    [1, 0, -3]
+        .into_iter()
+        .flat_map(|mode| demo_launches(Some(mode)))
+        .collect()
+}
+
+/// The demo's per-thread iteration; `first` picks `x * 0.5 + 1` over `x * 0.25 + 2`.
+fn demo_value(i: usize, steps: i32, first: bool) -> f32 {
+    let mut x = (i % 7) as f32 * 0.125f32;
+    for _ in 0..steps {
+        x = if first {
+            x * 0.5f32 + 1.0f32
+        } else {
+            x * 0.25f32 + 2.0f32
+        };
+    }
+    x
+}
+
+fn demo_ref(a: &Args, s: &Shape, first: impl Fn(usize) -> bool) -> Outputs {
+    let (n, steps, mut out) = (a.i("n") as usize, a.i("steps"), a.fv("out"));
+    for i in 0..n.min(threads(s)[0]) {
+        out[i] = demo_value(i, steps, first(i));
+    }
+    vec![("out", Expect::Exact(out))]
+}
+
+fn divergent_branch_ref(a: &Args, s: &Shape) -> Outputs {
+    demo_ref(a, s, |i| i & 1 == 0)
+}
+
+fn uniform_branch_ref(a: &Args, s: &Shape) -> Outputs {
+    let mode = a.i("mode");
+    demo_ref(a, s, |_| mode > 0)
+}
+
 // ---------------------------------------------------------------------------------
 // One test per kernel
 
@@ -2159,6 +2698,51 @@ fn wave13pt() {
     check_kernel("wave13pt");
 }
 
+#[test]
+fn saxpy_gpu() {
+    check_kernel("saxpy_gpu");
+}
+
+#[test]
+fn matmul_rect() {
+    check_kernel("matmul_rect");
+}
+
+#[test]
+fn jacobi2d_gpu() {
+    check_kernel("jacobi2d_gpu");
+}
+
+#[test]
+fn wave13pt_gpu() {
+    check_kernel("wave13pt_gpu");
+}
+
+#[test]
+fn mandelbrot_gpu() {
+    check_kernel("mandelbrot_gpu");
+}
+
+#[test]
+fn row_sums() {
+    check_kernel("row_sums");
+}
+
+#[test]
+fn strided_copy() {
+    check_kernel("strided_copy");
+}
+
+#[test]
+fn uniformity_demo_divergent_branch() {
+    check_kernel("uniformity_demo/divergent_branch");
+}
+
+#[test]
+fn uniformity_demo_uniform_branch() {
+    check_kernel("uniformity_demo/uniform_branch");
+}
+
 // ---------------------------------------------------------------------------------
 // Tests
 
@@ -2169,7 +2753,7 @@ fn every_example_is_covered() {
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(files.len(), 18, "{files:?}");
+    assert_eq!(files.len(), 26, "{files:?}");
     for f in &files {
         assert!(
             KERNELS.iter().any(|k| &k.file == f),
