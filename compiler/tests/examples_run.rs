@@ -2580,8 +2580,8 @@ fn demo_value(i: usize, steps: i32, first: bool) -> f32 {
 
 fn demo_ref(a: &Args, s: &Shape, first: impl Fn(usize) -> bool) -> Outputs {
     let (n, steps, mut out) = (a.i("n") as usize, a.i("steps"), a.fv("out"));
-    for i in 0..n.min(threads(s)[0]) {
-        out[i] = demo_value(i, steps, first(i));
+    for (i, o) in out.iter_mut().enumerate().take(n.min(threads(s)[0])) {
+        *o = demo_value(i, steps, first(i));
     }
     vec![("out", Expect::Exact(out))]
 }
