@@ -427,16 +427,22 @@ impl<'t, 'c, 'a> Cursor<'t, 'c, 'a> {
         match &t.tok {
             Tok::Reg(s) if special_name(s).is_some() => {
                 self.pos += 1;
-                if !matches!(ty, Type::U32 | Type::S32 | Type::B32) {
+                let sp = special_name(s).unwrap_or(Special::LaneId);
+                let (fits, width) = if sp.is_wide() {
+                    (matches!(ty, Type::U64 | Type::S64 | Type::B64), ".u64")
+                } else {
+                    (matches!(ty, Type::U32 | Type::S32 | Type::B32), ".u32")
+                };
+                if !fits {
                     return Err(err_at(
                         t,
                         format!(
-                            "special register `{s}` is .u32; it cannot be a .{} operand",
+                            "special register `{s}` is {width}; it cannot be a .{} operand",
                             ty.name()
                         ),
                     ));
                 }
-                Ok(Src::Special(special_name(s).unwrap_or(Special::LaneId)))
+                Ok(Src::Special(sp))
             }
             Tok::Reg(_) => Ok(Src::Reg(self.dst(ty)?)),
             Tok::Num(s) => {

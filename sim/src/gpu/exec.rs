@@ -226,6 +226,10 @@ pub struct WarpState {
     pub valid: u32,
     /// DAC: this warp's queues when its kernel has an affine stream.
     pub dac: Option<Box<super::affine::WarpQueues>>,
+    /// What `%clock64` reads; [`step`] never changes it, its driver does: the timing
+    /// model sets the SM's cycle before each issue, the functional machine counts the
+    /// warp's instructions (both never go backwards, the latter deterministically).
+    pub clock: u64,
 }
 
 /// A block's shared state during execution.
@@ -292,6 +296,7 @@ impl WarpState {
             tid,
             valid,
             dac: None,
+            clock: 0,
         }
     }
 
@@ -366,6 +371,7 @@ impl WarpState {
                 }
             }
             Special::WarpId => *out = [u64::from(self.warp_id); WARP],
+            Special::Clock64 => *out = [self.clock; WARP],
         }
     }
 

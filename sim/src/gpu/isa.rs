@@ -190,7 +190,7 @@ impl Dim {
     }
 }
 
-/// A read-only special register (all `.u32`).
+/// A read-only special register (all `.u32` except the 64-bit `%clock64`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Special {
     /// Thread index within the block.
@@ -205,6 +205,9 @@ pub enum Special {
     LaneId,
     /// Warp index within the block.
     WarpId,
+    /// A 64-bit counter that never goes backwards, equal in all lanes of a warp: the
+    /// SM's cycle in timing mode, the warp's executed instructions in functional mode.
+    Clock64,
 }
 
 impl Special {
@@ -219,7 +222,7 @@ impl Special {
                 Special::Nctaid(d),
             ]);
         }
-        v.extend([Special::LaneId, Special::WarpId]);
+        v.extend([Special::LaneId, Special::WarpId, Special::Clock64]);
         v
     }
 
@@ -231,7 +234,13 @@ impl Special {
             Special::Nctaid(d) => format!("%nctaid.{}", d.name()),
             Special::LaneId => "%laneid".into(),
             Special::WarpId => "%warpid".into(),
+            Special::Clock64 => "%clock64".into(),
         }
+    }
+
+    /// Whether the register is 64 bits wide (a `.u64`/`.s64`/`.b64` operand).
+    pub fn is_wide(self) -> bool {
+        self == Special::Clock64
     }
 }
 

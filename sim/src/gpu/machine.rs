@@ -654,6 +654,7 @@ fn run_blocks(
                     }
                     warp_insts += 1;
                     thread_insts += u64::from(warp.active_mask().count_ones());
+                    warp.clock += 1; // `%clock64`: this warp's instructions, this one included
                     match step(&mut env, warp, cta, &mut trace)? {
                         Flow::Continue => {}
                         Flow::Barrier(id) => {

@@ -564,6 +564,73 @@ fn u64_values_and_64bit_atomics() {
     );
 }
 
+/// Reads `%clock64` before and after a 10-iteration loop; stores both (per warp).
+const CLOCK_LOOP: &str = r#"
+.entry clk(.param .u64 out)
+{
+    .reg 10;
+    .pred 1;
+    ld.param.u64 %rd0, [out];
+    mov.b64 %rd2, %clock64;
+    mov.u32 %r8, 0;
+LOOP:
+    add.u32 %r8, %r8, 1;
+    setp.lt.u32 %p0, %r8, 10;
+    @%p0 bra LOOP;
+    mov.b64 %rd4, %clock64;
+    mov.u32 %r9, %laneid;
+    setp.ne.u32 %p0, %r9, 0;
+    @%p0 bra DONE;
+    mov.u32 %r9, %warpid;
+    shl.b32 %r9, %r9, 4;
+    cvt.u64.u32 %rd6, %r9;
+    add.u64 %rd0, %rd0, %rd6;
+    st.global.u64 [%rd0], %rd2;
+    add.u64 %rd0, %rd0, 8;
+    st.global.u64 [%rd0], %rd4;
+DONE:
+    exit;
+}
+"#;
+
+/// The (before, after) clock pairs of the `warps` warps of [`CLOCK_LOOP`].
+fn clock_pairs(mem: &GlobalMemory, out: u64, warps: usize) -> Vec<(u64, u64)> {
+    let v = u64s(mem, out);
+    (0..warps).map(|w| (v[2 * w], v[2 * w + 1])).collect()
+}
+
+#[test]
+fn clock_counts_warp_instructions_functionally_and_cycles_in_timing() {
+    let p = asm(CLOCK_LOOP);
+    let l = launch(&p, "clk", 1, 64, &[0]);
+    let mut mem = GlobalMemory::new();
+    let out = mem.add_zeroed(32, "out");
+    let l = Launch {
+        params: pack_params(p.kernel("clk").expect("kernel"), &[out]),
+        ..l
+    };
+    let mut fmem = mem.clone();
+    run(&p, &l, &mut fmem).unwrap();
+    // Functional: the warp's instruction count, this read included: the first read
+    // is instruction 2; the loop runs 3 instructions 10 times after the first 3.
+    for (before, after) in clock_pairs(&fmem, out, 2) {
+        assert_eq!((before, after), (2, 2 + 1 + 30 + 1));
+    }
+    let r = timed(&p, &l, &mut mem, &small_config(1, 1), SchedulerKind::Gto);
+    for (before, after) in clock_pairs(&mem, out, 2) {
+        assert!(
+            after > before + 30 && after <= r.cycles,
+            "before {before} after {after}"
+        );
+    }
+}
+
+#[test]
+fn clock64_is_a_wide_operand_only() {
+    assert!(parse(".entry k() {\n .reg 2;\n mov.u32 %r0, %clock64;\n exit;\n}").is_err());
+    assert!(parse(".entry k() {\n .reg 2;\n mov.u64 %rd0, %laneid;\n exit;\n}").is_err());
+}
+
 fn fault_of(
     text: &str,
     name: &str,

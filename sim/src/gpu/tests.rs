@@ -322,6 +322,7 @@ top:
     shl.b64 %rd4, %rd6, 3;
     shr.s32 %r1, %r2, %r3;
     mov.u32 %r1, %laneid;
+    mov.b64 %rd4, %clock64;
     mov.u32 %ur1, %ctaid.y;
     neg.f32 %r1, %r2;
     not.pred %p1, %p2;
@@ -785,7 +786,11 @@ fn rand_src(r: &mut Rng, ty: Type) -> Src {
             Src::Imm(bits)
         }
         1 if matches!(ty, Type::U32 | Type::S32 | Type::B32) => {
-            let all = Special::all();
+            // Only the 32-bit specials fit a 32-bit slot (`%clock64` is wide).
+            let all: Vec<Special> = Special::all()
+                .into_iter()
+                .filter(|sp| !sp.is_wide())
+                .collect();
             Src::Special(all[r.below(all.len() as u64) as usize])
         }
         _ => Src::Reg(rand_reg(r, ty)),

@@ -869,6 +869,7 @@ impl Run<'_, '_> {
                 DeqNeed::Addr { data: false } => self.stats.deq_addr_insts += 1,
             }
         }
+        warp.state.clock = now; // `%clock64` reads the SM's cycle at issue
         let flow = step(env, &mut warp.state, &mut cta.info, &mut self.trace)?;
         self.stats.warp_insts += 1;
         self.stats.thread_insts += u64::from(active.count_ones());
