@@ -92,6 +92,12 @@ const KERNELS: &[(&str, &str, bool)] = &[
         true,
     ),
     (
+        "examples/stencil1d.spmd",
+        "--entry stencil1d --grid 4 --block 256 --arg n=1000 --arg src='random(1000,8)' \
+         --arg dst='zeros(1000)'",
+        true,
+    ),
+    (
         "examples/matmul_tiled.spmd",
         "--entry matmul_tiled --grid 3,3 --block 16,16 --arg n=40 --arg a='random(1600,1)' \
          --arg b='random(1600,2)' --arg c='zeros(1600)'",

@@ -3,41 +3,56 @@
 //! affine stream enqueues them, and the affine stream itself (paper 000, Wang and Lin,
 //! ISCA 2017; `lang-spec/dac-gpu-isa.md`, "The DAC extension").
 //!
-//! Enabled by [`super::Options::dac`]; **off by default** in this version: decoupled
-//! kernels are checked bit for bit against the interpreter by
-//! `compiler/tests/dac_decouple.rs`, but the whole dac-gpu suite has not been run with
-//! it on yet.
+//! Enabled by [`super::Options::dac`] (`spmdc run --target dac-gpu --dac`); **off by
+//! default** in this version: every example, ISPC-style and conformance program gives
+//! the interpreter's results with it on (`compiler/tests/dac_decouple.rs`), but the
+//! rest of the dac-gpu suite (statistics, benches, CLI) has not been run with it on.
 //!
-//! **What qualifies** (a [`Plan`] exists only for such an entry, else the kernel is the
-//! baseline unchanged):
-//! - the entry's control-flow graph is acyclic (no loops: the affine stream here is
-//!   straight-line; uniform loop control is not replicated yet), and no function of
-//!   the module has a barrier (barrier replication not done yet);
+//! **What qualifies** (a [`Plan`] exists only for an entry with at least one decoupled
+//! access; else the kernel is the baseline unchanged):
+//! - no function but the entry has a barrier, and each barrier of the entry lies
+//!   outside every loop on every path from the entry to a `return` (so every warp
+//!   meets it once, as the affine stream's replicated `bar.sync` does);
 //! - an access qualifies when it is a `load` with a varying result or a `store` of a
 //!   32- or 64-bit value (`i32`, `i64`, `f32`, `f64`, pointers), in the entry itself
-//!   (not in an inlined or out-of-line callee), to the global space (not `.shared`),
-//!   whose address is a non-uniform affine tuple under the access's mask
+//!   (not in an inlined or out-of-line callee's body), outside every loop span (see
+//!   [`loop_spans`]: the affine stream is straight-line, uniform loop control is not
+//!   replicated yet), to the global space (not `.shared`), whose address is a
+//!   non-uniform affine tuple under the access's mask
 //!   ([`FunctionAffine::address_tuple`]) and whose definition chain replays on tuples:
 //!   constants, uniform entry parameters, thread, block and grid indices and extents,
-//!   `iadd`, `isub`, `imul` (the analysis guarantees a uniform factor), `ishl` by a
-//!   constant, `ineg`, `sext`/`zext`/`ireduce`/`bitcast` between 32/64-bit integers
-//!   and pointers, `splat`; every value of the chain must have a tuple.
+//!   `iadd`, `isub`, `imul` with a uniform factor, `ishl` by a constant, `ineg`,
+//!   `sext`/`zext`/`ireduce`/`bitcast` between 32/64-bit integers and pointers,
+//!   `splat`; through calls made under the access's mask (the callee's single returned
+//!   value, its parameters being the call's arguments), `select` on that mask (the
+//!   inliner's "lanes off read 0"), and entry block parameters with a single incoming
+//!   edge besides the else edges of `brif any(mask)` (taken only when no lane of the
+//!   mask is on, when the guard disables every lane anyway). Entry-level values of the
+//!   chain must have a tuple.
 //!
 //! **The queue contract.** The affine stream runs once per launch and enqueues every
-//! planned access once, in reverse postorder of their blocks (a topological order of
-//! the acyclic graph) and program order within a block. A warp of the non-affine stream
+//! planned access once, in reverse postorder of their blocks (topological outside the
+//! loop spans) and program order within a block. A warp of the non-affine stream
 //! visits a subsequence of that order along its path; on every edge `u -> v` it drains
 //! (issues, with an all-off guard, a `[deq.data]` load or `[deq.addr]` store) the
 //! entries of the accesses it skips, those between the end of `u` and the start of
 //! `v`, and before its exit those after its last block. So every warp pops exactly the
 //! entries pushed, whatever its path (`brif any(m)` skips of empty regions included);
-//! only skipping warps pay for the drains. Decoupled accesses are guarded by the access
-//! mask and the `exists` predicate (lanes past the block).
+//! no edge inside a loop span drains. Only skipping warps pay for the drains, but the
+//! simulator counts the drains as `deq.data` loads, so `loads_decoupled` can exceed 1
+//! on kernels with many idle warps (halo threads of stencils). Decoupled accesses are
+//! guarded by the access mask and the `exists` predicate (lanes past the block). The
+//! address arithmetic left unused in the non-affine stream is not selected there.
 //!
 //! **Thread indices.** The launch is one-dimensional ([`super::run`]), so the affine
 //! stream reads `thread_idx.x` as `%tid.x` and `thread_idx.y/z` as 0, which holds only
-//! for one-dimensional blocks: [`one_dimensional`] decides, and a run with another
-//! block shape compiles the baseline.
+//! for one-dimensional blocks: [`one_dimensional`] decides, `run_on_dac_gpu` compiles
+//! the baseline for other block shapes and `run_compiled` refuses them.
+//!
+//! **Not yet:** accesses in loops (uniform loop control in the affine stream),
+//! `enq.pred`/`deq.pred` (masks are still computed per warp), multi-dimensional blocks
+//! (needs the hardware launch in its real shape), local-memory accesses, 8/16-bit
+//! accesses, barriers in loops or callees.
 
 use std::collections::{HashMap, HashSet};
 
@@ -89,6 +104,8 @@ pub struct Plan {
     dead: HashSet<Inst>,
     /// The callee instances the replayed addresses go through.
     frames: Frames,
+    /// The entry's barriers, each as the number of accesses enqueued before it.
+    bars: Vec<usize>,
 }
 
 /// The memory type of an access of `s` (as the baseline selects it).
@@ -140,24 +157,16 @@ impl Plan {
     pub fn of(module: &Module, fref: FuncRef, shared: impl Fn(Inst) -> bool) -> Option<Plan> {
         let f = &module.functions[fref];
         f.entry_block()?;
-        if module
-            .functions
-            .values()
-            .any(|g| g.insts.values().any(|d| matches!(d, InstData::Barrier)))
-        {
+        // Barriers only in the entry itself (callees' would need their call sites).
+        if module.functions.iter().any(|(g, func)| {
+            g != fref && func.insts.values().any(|d| matches!(d, InstData::Barrier))
+        }) {
             return None;
         }
         let dom = DominatorTree::compute(f);
         let rpo = dom.rpo().to_vec();
         let number: HashMap<Block, usize> = rpo.iter().enumerate().map(|(i, &b)| (b, i)).collect();
-        for (i, &b) in rpo.iter().enumerate() {
-            if f.successors(b)
-                .iter()
-                .any(|s| number.get(s).is_some_and(|&j| j <= i))
-            {
-                return None; // a loop
-            }
-        }
+        let looped = loop_spans(f, &rpo, &number);
         let aff = analyze_function(module, f);
         let mut plan = Plan {
             fref,
@@ -168,12 +177,20 @@ impl Plan {
             term_block: HashMap::new(),
             dead: HashSet::new(),
             frames: Frames::new(fref),
+            bars: Vec::new(),
         };
         let mut memo = HashMap::new();
         for &b in &rpo {
             plan.start.insert(b, plan.accesses.len());
             for &inst in &f.blocks[b].insts {
-                if let Some(a) = candidate(f, inst) {
+                if matches!(f.insts[inst], InstData::Barrier) {
+                    // Every warp must meet it once, as the affine stream does.
+                    if looped[number[&b]] || !on_every_path(f, &rpo, b) {
+                        return None;
+                    }
+                    plan.bars.push(plan.accesses.len());
+                }
+                if let Some(a) = candidate(f, inst).filter(|_| !looped[number[&b]]) {
                     let root = Node {
                         frame: 0,
                         v: a.addr,
@@ -287,7 +304,11 @@ impl Plan {
             b: KernelBuilder::new(&entry.name, KernelKind::Affine),
             regs: HashMap::new(),
         };
-        for a in &self.accesses {
+        let mut bars = self.bars.iter().peekable();
+        for (k, a) in self.accesses.iter().enumerate() {
+            while bars.next_if(|&&p| p == k).is_some() {
+                s.op(Op::Bar { id: 0 });
+            }
             s.mask = a.mask;
             let r = s.value(Node {
                 frame: 0,
@@ -310,9 +331,50 @@ impl Plan {
             };
             s.op(op);
         }
+        for _ in bars {
+            s.op(Op::Bar { id: 0 });
+        }
         s.op(Op::Exit);
         s.b.finish()
     }
+}
+
+/// Per reverse-postorder number, whether the block lies in the span of a loop: from
+/// a header to its last latch (every block of a natural loop lies there). Accesses in
+/// a span are not decoupled, so no edge of a loop drains and no access repeats.
+pub(crate) fn loop_spans(f: &Function, rpo: &[Block], number: &HashMap<Block, usize>) -> Vec<bool> {
+    let mut looped = vec![false; rpo.len()];
+    for (i, &b) in rpo.iter().enumerate() {
+        for s in f.successors(b) {
+            if let Some(&j) = number.get(&s) {
+                if j <= i {
+                    looped[j..=i].iter_mut().for_each(|x| *x = true);
+                }
+            }
+        }
+    }
+    looped
+}
+
+/// Whether every path from the entry to a `return` of the acyclic `f` passes `b`: no
+/// `return` is reachable from the entry once `b` is removed.
+fn on_every_path(f: &Function, rpo: &[Block], b: Block) -> bool {
+    let mut seen: HashSet<Block> = HashSet::new();
+    let mut work = vec![rpo[0]];
+    while let Some(x) = work.pop() {
+        if x == b || !seen.insert(x) {
+            continue;
+        }
+        let returns = f.blocks[x]
+            .insts
+            .last()
+            .is_some_and(|&t| matches!(f.insts[t], InstData::Return { .. }));
+        if returns {
+            return false;
+        }
+        work.extend(f.successors(x));
+    }
+    true
 }
 
 /// `inst` as an access that may be decoupled (by its kind and type).
