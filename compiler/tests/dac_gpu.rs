@@ -391,6 +391,49 @@ export uniform float rv(uniform int n) {
     }
 }
 
+/// `clock()` reads `%clock64`: a loop between two reads makes the second larger, in
+/// functional mode (warp instructions) and in timing mode (cycles). Only the dac-gpu
+/// runs: clock values differ between targets by design.
+#[test]
+fn clock_advances_across_a_loop_functionally_and_in_timing() {
+    let src = r#"
+export uniform int64 elapsed(uniform int a[], uniform int n) {
+    uniform int64 t0 = clock();
+    uniform int s = 0;
+    for (uniform int i = 0; i < n; i++) {
+        s += a[i] * i;
+    }
+    a[0] = s;
+    uniform int64 t1 = clock();
+    return t1 - t0;
+}
+"#;
+    let front = front_src(src);
+    let args = vec!["a=zeros(40)".to_string(), "n=40".to_string()];
+    let req = spmdc::driver::RunRequest {
+        optimize: driver::OPTIMIZE_BY_DEFAULT,
+        entry: "elapsed",
+        args: &args,
+        grid: None,
+        block: None,
+        limits: spmdc::interp::Limits {
+            max_steps: MAX_STEPS,
+            ..spmdc::interp::Limits::default()
+        },
+    };
+    for timing in [false, true] {
+        let opts = DacRunOptions {
+            timing,
+            ..DacRunOptions::default()
+        };
+        let got = dac::run_on_dac_gpu(&front, &req, &opts)
+            .unwrap_or_else(|e| panic!("timing {timing}: {e:?}"));
+        let dt = got.ret.map(|v| v.to_bits() as i64);
+        // 40 iterations of at least a load, a multiply-add and the loop test.
+        assert!(dt.is_some_and(|d| d > 40 * 3), "timing {timing}: {dt:?}");
+    }
+}
+
 // ---------------------------------------------------------------------------------
 // Recursion
 

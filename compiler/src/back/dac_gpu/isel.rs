@@ -1413,8 +1413,7 @@ impl<'a> Isel<'a> {
             S::GridDimZ => Special::Nctaid(Dim::Z),
             S::GangIndex => Special::WarpId,
             S::Clock => {
-                // No cycle counter in the ISA yet: a constant that never goes backwards.
-                self.mov(T::B64, d, imm(0));
+                self.mov(T::B64, d, Src::Special(Special::Clock64));
                 return;
             }
         };

@@ -71,9 +71,10 @@
 //!   back as the run's return value.
 //! * **Not yet:** 8/16-bit atomics, spilling predicates (they are allocated, from
 //!   256), and uniform registers (`%ur`).
-//!   These are reported as compile errors, never miscompiled. `clock()` reads 0
-//!   (the ISA has no cycle counter yet; the interpreter counts its instructions and
-//!   Nyuzi reads its cycle counter, so its values differ between all targets).
+//!   These are reported as compile errors, never miscompiled.
+//! * **`clock()`** reads `%clock64`: the SM's cycle in timing mode, the gang's
+//!   executed warp instructions in functional mode (the interpreter counts its
+//!   instructions and Nyuzi reads its cycle counter, so values differ between targets).
 
 pub mod alloc;
 pub mod asm;
