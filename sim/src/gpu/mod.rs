@@ -31,9 +31,9 @@ pub use stats::{StatValue, Stats};
 pub use timing::{run_timing, SchedulerKind, TimingReport};
 
 #[cfg(test)]
-mod sim_tests;
-#[cfg(test)]
 mod affine_tests;
+#[cfg(test)]
+mod sim_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
