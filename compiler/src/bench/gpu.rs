@@ -110,17 +110,17 @@ pub const KERNELS: &[GpuKernel] = &[
 ];
 
 /// The smallest multiple of `m` that is at least `x`.
-fn up(x: u64, m: u64) -> u64 {
+pub(super) fn up(x: u64, m: u64) -> u64 {
     x.div_ceil(m) * m
 }
 
 /// The side of a square of at least `t` points, a multiple of `m`.
-fn square_side(t: u64, m: u64) -> u64 {
+pub(super) fn square_side(t: u64, m: u64) -> u64 {
     up((t as f64).sqrt().ceil() as u64, m)
 }
 
 /// The side of a cube of at least `t` points, a multiple of `m`.
-fn cube_side(t: u64, m: u64) -> u64 {
+pub(super) fn cube_side(t: u64, m: u64) -> u64 {
     let mut s = (t as f64).cbrt().floor() as u64;
     while s * s * s < t {
         s += 1;
@@ -128,7 +128,7 @@ fn cube_side(t: u64, m: u64) -> u64 {
     up(s, m)
 }
 
-fn launch(grid: [u64; 3], block: [u64; 3], args: Vec<String>) -> GpuLaunch {
+pub(super) fn launch(grid: [u64; 3], block: [u64; 3], args: Vec<String>) -> GpuLaunch {
     let dims = |d: [u64; 3]| format!("{},{},{}", d[0], d[1], d[2]);
     GpuLaunch {
         grid: dims(grid),
@@ -272,7 +272,7 @@ pub fn run(opts: &BenchOptions) -> Result<Table, BenchError> {
 }
 
 /// The checked front end of an example for the dac-gpu (32 lanes, 64-bit pointers).
-fn front(path: &Path, kernel: &str) -> Result<FrontResult, BenchError> {
+pub(super) fn front(path: &Path, kernel: &str) -> Result<FrontResult, BenchError> {
     let text = std::fs::read_to_string(path).map_err(|e| BenchError::Kernel {
         kernel: kernel.into(),
         message: format!("cannot read {}: {e}", path.display()),
@@ -307,7 +307,7 @@ fn front(path: &Path, kernel: &str) -> Result<FrontResult, BenchError> {
     Ok(front)
 }
 
-fn run_error(kernel: &str, what: &str, e: RunError) -> BenchError {
+pub(super) fn run_error(kernel: &str, what: &str, e: RunError) -> BenchError {
     let message = match e {
         RunError::Compile(d) => d
             .iter()
@@ -362,7 +362,7 @@ fn run_kernel(
 }
 
 /// The first difference between the interpreter's buffers and the simulator's.
-fn compare(want: &RunResult, got: &RunResult) -> Option<String> {
+pub(super) fn compare(want: &RunResult, got: &RunResult) -> Option<String> {
     for (name, w) in &want.buffers {
         let Some(g) = got.buffer(name) else {
             return Some(format!("buffer `{name}` missing on dac-gpu"));
@@ -381,7 +381,7 @@ fn compare(want: &RunResult, got: &RunResult) -> Option<String> {
     None
 }
 
-fn count(r: &RunResult, key: &str) -> u64 {
+pub(super) fn count(r: &RunResult, key: &str) -> u64 {
     match r.stats.get(key) {
         Some(StatValue::Count(n)) => n,
         Some(StatValue::Ratio(x)) => x as u64,
@@ -389,7 +389,7 @@ fn count(r: &RunResult, key: &str) -> u64 {
     }
 }
 
-fn ratio(r: &RunResult, key: &str) -> f64 {
+pub(super) fn ratio(r: &RunResult, key: &str) -> f64 {
     match r.stats.get(key) {
         Some(StatValue::Count(n)) => n as f64,
         Some(StatValue::Ratio(x)) => x,

@@ -9,6 +9,7 @@
 //! `check` column and the failure is listed in [`Table::failures`], so a caller can
 //! report every kernel and still fail.
 
+pub mod dac;
 pub mod gpu;
 pub mod uniformity;
 
@@ -16,7 +17,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 /// The suites [`run_suite`] knows, in the order `spmdc bench --help` lists them.
-pub const SUITES: &[&str] = &["gpu", "uniformity"];
+pub const SUITES: &[&str] = &["gpu", "uniformity", "dac"];
 
 /// What every suite is run with.
 #[derive(Clone, Debug)]
@@ -80,6 +81,7 @@ pub fn run_suite(name: &str, opts: &BenchOptions) -> Result<Table, BenchError> {
     match name {
         "gpu" => gpu::run(opts),
         "uniformity" => uniformity::run(opts),
+        "dac" => dac::run(opts),
         _ => Err(BenchError::UnknownSuite(name.to_string())),
     }
 }
