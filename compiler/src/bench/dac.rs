@@ -259,13 +259,23 @@ fn scale_copy(t: u64) -> GpuLaunch {
     )
 }
 
-/// A square image of side `s` (a multiple of 128) as 1-D blocks of 128 threads.
+/// The widest of 128, 64, 32 and 16 threads that divides `side` (the x extent of a
+/// kernel's 1-D blocks).
+fn block_x(side: u64) -> u64 {
+    [128, 64, 32, 16]
+        .into_iter()
+        .find(|b| side % b == 0)
+        .unwrap_or(1)
+}
+
+/// A square image of side `s` (a multiple of 32) as 1-D blocks along x.
 fn image(t: u64) -> u64 {
-    square_side(t, 128)
+    square_side(t, 32)
 }
 
 fn image_launch(s: u64, args: Vec<String>) -> GpuLaunch {
-    launch([s / 128, s, 1], [128, 1, 1], args)
+    let b = block_x(s);
+    launch([s / b, s, 1], [b, 1, 1], args)
 }
 
 fn jacobi2d(t: u64) -> GpuLaunch {
@@ -284,13 +294,14 @@ fn jacobi2d(t: u64) -> GpuLaunch {
     )
 }
 
-/// A cube of side `c` (a multiple of 64) as 1-D blocks of 64 threads.
+/// A cube of side `c` (a multiple of 16) as 1-D blocks along x (at most 64 wide).
 fn cube_launch(c: u64, args: Vec<String>) -> GpuLaunch {
-    launch([c / 64, c, c], [64, 1, 1], args)
+    let b = block_x(c).min(64);
+    launch([c / b, c, c], [b, 1, 1], args)
 }
 
 fn laplacian3d(t: u64) -> GpuLaunch {
-    let c = cube_side(t, 64);
+    let c = cube_side(t, 16);
     cube_launch(
         c,
         a(&[
@@ -304,7 +315,7 @@ fn laplacian3d(t: u64) -> GpuLaunch {
 }
 
 fn wave13pt(t: u64) -> GpuLaunch {
-    let c = cube_side(t, 64);
+    let c = cube_side(t, 16);
     let n = c * c * c;
     cube_launch(
         c,

@@ -1,0 +1,106 @@
+//! `spmdc bench dac` at a small scale: every kernel runs baseline and with DAC in
+//! timing mode, both match the interpreter bit for bit, and the table's cells agree
+//! with each other (reduction and speedup from the counts, geomean rows at the end).
+//! The full-size run is a release-mode command (`lang-spec/dac-bench.md`).
+
+use spmdc::bench::{self, dac, BenchOptions, Cell};
+
+fn count(c: Option<&Cell>) -> u64 {
+    match c {
+        Some(Cell::Count(n)) => *n,
+        other => panic!("not a count: {other:?}"),
+    }
+}
+
+fn real(c: Option<&Cell>) -> f64 {
+    match c {
+        Some(Cell::Real(x, _)) => *x,
+        other => panic!("not a real: {other:?}"),
+    }
+}
+
+fn text(c: Option<&Cell>) -> String {
+    match c {
+        Some(Cell::Text(s)) => s.clone(),
+        other => panic!("not text: {other:?}"),
+    }
+}
+
+#[test]
+fn dac_suite_runs_every_kernel_both_ways_and_matches_the_interpreter() {
+    let opts = BenchOptions {
+        min_threads: 512 * dac::SCALE_DIV,
+        ..BenchOptions::default()
+    };
+    let t = bench::run_suite("dac", &opts).expect("the suite runs");
+    assert!(t.failures.is_empty(), "{:?}", t.failures);
+    assert!(dac::KERNELS.len() >= 12);
+    assert_eq!(t.columns.len(), dac::COLUMNS.len());
+    assert_eq!(t.rows.len(), dac::KERNELS.len() + 3);
+    for (r, k) in dac::KERNELS.iter().enumerate() {
+        assert_eq!(text(t.cell(r, "kernel")), k.name);
+        assert_eq!(text(t.cell(r, "check")), "ok", "{}", k.name);
+        assert_eq!(t.rows[r].len(), dac::COLUMNS.len());
+        let base = count(t.cell(r, "warp instr base"));
+        let with = count(t.cell(r, "warp instr dac"));
+        let (cb, cd) = (
+            count(t.cell(r, "cycles base")),
+            count(t.cell(r, "cycles dac")),
+        );
+        assert!(base > 0 && with > 0 && cb > 0 && cd > 0, "{}", k.name);
+        let reduction = real(t.cell(r, "reduction %"));
+        let want = 100.0 * (1.0 - with as f64 / base as f64);
+        assert!((reduction - want).abs() < 1e-9, "{}: {reduction}", k.name);
+        let speedup = real(t.cell(r, "speedup"));
+        assert!((speedup - cb as f64 / cd as f64).abs() < 1e-9, "{}", k.name);
+        let decoupled = real(t.cell(r, "loads decoupled %"));
+        assert!(decoupled >= 0.0, "{}", k.name);
+        let stalls: f64 = [
+            "stall mem %",
+            "stall dep %",
+            "stall barrier %",
+            "stall queue %",
+            "stall idle %",
+        ]
+        .iter()
+        .map(|c| real(t.cell(r, c)))
+        .sum();
+        assert!((0.0..=100.0 + 1e-9).contains(&stalls), "{}", k.name);
+        if text(t.cell(r, "dac")) != "on" {
+            // Not decoupled: the same program runs twice, deterministically.
+            assert_eq!((base, cb), (with, cd), "{}", k.name);
+            assert_eq!(decoupled, 0.0, "{}", k.name);
+        }
+    }
+    // The streaming kernel the pass was built on decouples its loads.
+    let saxpy = dac::KERNELS.iter().position(|k| k.name == "saxpy").unwrap();
+    assert!(real(t.cell(saxpy, "loads decoupled %")) > 0.0);
+    let n = dac::KERNELS.len();
+    for (i, label) in [
+        "geomean memory-bound",
+        "geomean compute-bound",
+        "geomean all",
+    ]
+    .iter()
+    .enumerate()
+    {
+        assert_eq!(text(t.cell(n + i, "kernel")), *label);
+        assert!(real(t.cell(n + i, "speedup")) > 0.0, "{label}");
+    }
+    assert_eq!(
+        text(t.cell(n + 2, "class")),
+        format!("{} kernels", dac::KERNELS.len())
+    );
+}
+
+#[test]
+fn dac_suite_rejects_an_unknown_machine() {
+    let opts = BenchOptions {
+        config: "no-such-machine".into(),
+        ..BenchOptions::default()
+    };
+    assert!(matches!(
+        bench::run_suite("dac", &opts),
+        Err(bench::BenchError::Options(_))
+    ));
+}
