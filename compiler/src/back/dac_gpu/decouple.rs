@@ -542,9 +542,7 @@ impl Frames {
             match f.values[n.v].def {
                 ValueDef::Param(b, i) => {
                     if Some(b) == f.entry_block() {
-                        if entry_param(f, n.v).is_none() {
-                            return None;
-                        }
+                        entry_param(f, n.v)?;
                         if n.frame == 0 {
                             return Some(n);
                         }
