@@ -308,6 +308,10 @@ struct CompileArgs {
     /// `--emit hex`: threads in a block, X[,Y[,Z]].
     #[arg(long, value_name = "X[,Y[,Z]]")]
     block: Option<String>,
+    /// dac-gpu `--emit asm`: decouple affine address computation (shows the `.affine`
+    /// stream after its entry); off by default.
+    #[arg(long)]
+    dac: bool,
     #[command(flatten)]
     switches: SwitchArgs,
     #[command(flatten)]
@@ -501,6 +505,7 @@ fn compile(args: &CompileArgs) -> u8 {
         Emit::Asm => {
             let options = spmdc::back::dac_gpu::Options {
                 uniformity: !args.switches.no_uniformity,
+                dac: args.dac,
                 ..Default::default()
             };
             match spmdc::back::dac_gpu::run::compile(&result, !args.no_opt, &options) {

@@ -304,6 +304,8 @@ impl Plan {
             entry,
             b: KernelBuilder::new(&entry.name, KernelKind::Affine),
             regs: HashMap::new(),
+            ops: Vec::new(),
+            cse: HashMap::new(),
         };
         let mut bars = self.bars.iter().peekable();
         for (k, a) in self.accesses.iter().enumerate() {
@@ -336,6 +338,9 @@ impl Plan {
             s.op(Op::Bar { id: 0 });
         }
         s.op(Op::Exit);
+        for op in std::mem::take(&mut s.ops) {
+            s.b.push(GInst::new(op));
+        }
         s.b.finish()
     }
 }
@@ -760,6 +765,11 @@ struct Stream<'a> {
     entry: &'a Kernel,
     b: KernelBuilder,
     regs: HashMap<Node, Reg>,
+    /// The straight-line code so far (pushed into `b` at the end).
+    ops: Vec<Op>,
+    /// Each computation already emitted (its text with the destination left out) and
+    /// its register: equal tuples are computed once.
+    cse: HashMap<String, Reg>,
 }
 
 fn a(r: Reg) -> Src {
@@ -768,7 +778,7 @@ fn a(r: Reg) -> Src {
 
 impl Stream<'_> {
     fn op(&mut self, op: Op) {
-        self.b.push(GInst::new(op));
+        self.ops.push(op);
     }
 
     fn mov(&mut self, ty: T, dst: Reg, a: Src) {
@@ -825,6 +835,7 @@ impl Stream<'_> {
             ValueDef::Param(..) => {
                 let i = entry_param(f, v).ok_or("decoupling: a non-entry parameter")?;
                 self.param(&format!("p{i}"), bty, d)?;
+                let d = self.reuse(d);
                 self.regs.insert(n, d);
                 return Ok(d);
             }
@@ -873,7 +884,9 @@ impl Stream<'_> {
                     _ => (bty, bty), // same width: a move
                 };
                 if dty == sty {
-                    self.mov(bty, d, a(x));
+                    // Same width: the same tuple.
+                    self.regs.insert(n, x);
+                    return Ok(x);
                 } else {
                     self.op(Op::Cvt {
                         rnd: None,
@@ -891,8 +904,35 @@ impl Stream<'_> {
             }
             _ => return Err("decoupling: an instruction off the tuple rules".into()),
         }
+        let d = self.reuse(d);
         self.regs.insert(n, d);
         Ok(d)
+    }
+
+    /// `d`, or the register of an equal computation emitted before, when the last
+    /// instruction (the one computing `d`) repeats it.
+    fn reuse(&mut self, d: Reg) -> Reg {
+        let name = format!("{d:?}");
+        let Some(last) = self.ops.last() else {
+            return d;
+        };
+        // Operands are older registers than the fresh `d`: the text names `d` only
+        // as the result.
+        let text = format!("{last:?}");
+        if !text.contains(&name) {
+            return d;
+        }
+        let key = text.replace(&name, "_");
+        match self.cse.get(&key) {
+            Some(&r) => {
+                self.ops.pop();
+                r
+            }
+            None => {
+                self.cse.insert(key, d);
+                d
+            }
+        }
     }
 
     fn special(&mut self, reg: SpecialReg, d: Reg) -> Result<(), String> {
