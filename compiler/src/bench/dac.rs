@@ -264,7 +264,7 @@ fn scale_copy(t: u64) -> GpuLaunch {
 fn block_x(side: u64) -> u64 {
     [128, 64, 32, 16]
         .into_iter()
-        .find(|b| side % b == 0)
+        .find(|b| side.is_multiple_of(*b))
         .unwrap_or(1)
 }
 
