@@ -89,6 +89,9 @@ pub struct Stats {
     /// DAC: non-affine warp instructions dequeuing: loads through `[deq.data]` (the
     /// decoupled loads), accesses through `[deq.addr]`, and `deq.pred`.
     pub deq_data_insts: u64,
+    /// DAC: `[deq.data]` loads with at least one executing lane (the decoupled loads
+    /// that access memory; `deq_data_insts` also counts all-off drains).
+    pub decoupled_load_insts: u64,
     pub deq_addr_insts: u64,
     pub deq_pred_insts: u64,
     /// DAC: `enq` entries the affine warps queued, and the cycles an `enq` waited
@@ -242,7 +245,14 @@ impl Stats {
             ("deq_data_instructions", U64(self.deq_data_insts)),
             ("deq_addr_instructions", U64(self.deq_addr_insts)),
             ("deq_pred_instructions", U64(self.deq_pred_insts)),
-            ("loads_decoupled", F64(ratio(self.deq_data_insts, loads))),
+            (
+                "decoupled_load_instructions",
+                U64(self.decoupled_load_insts),
+            ),
+            (
+                "loads_decoupled",
+                F64(ratio(self.decoupled_load_insts, loads)),
+            ),
             ("enq_entries", U64(self.enq_entries)),
             ("enq_stall_cycles", U64(self.enq_stall_cycles)),
             ("atq_mean_occupancy", F64(self.atq_mean_occupancy)),

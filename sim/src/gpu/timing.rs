@@ -865,7 +865,14 @@ impl Run<'_, '_> {
             d.deq(need, ws, now);
             match need {
                 DeqNeed::Pred => self.stats.deq_pred_insts += 1,
-                DeqNeed::Addr { data: true } => self.stats.deq_data_insts += 1,
+                DeqNeed::Addr { data: true } => {
+                    self.stats.deq_data_insts += 1;
+                    // A drain (every lane off) pops its entry but loads nothing: only
+                    // loads that access memory count, as in `global_load_insts`.
+                    if executing != 0 {
+                        self.stats.decoupled_load_insts += 1;
+                    }
+                }
                 DeqNeed::Addr { data: false } => self.stats.deq_addr_insts += 1,
             }
         }

@@ -39,9 +39,10 @@
 //! entries of the accesses it skips, those between the end of `u` and the start of
 //! `v`, and before its exit those after its last block. So every warp pops exactly the
 //! entries pushed, whatever its path (`brif any(m)` skips of empty regions included);
-//! no edge inside a loop span drains. Only skipping warps pay for the drains, but the
-//! simulator counts the drains as `deq.data` loads, so `loads_decoupled` can exceed 1
-//! on kernels with many idle warps (halo threads of stencils). Decoupled accesses are
+//! no edge inside a loop span drains. Only skipping warps pay for the drains; the
+//! simulator counts them in `deq_data_instructions` but not as decoupled loads
+//! (`decoupled_load_instructions`, `loads_decoupled`), since they access no memory,
+//! like all-off loads in `global_load_instructions`. Decoupled accesses are
 //! guarded by the access mask and the `exists` predicate (lanes past the block). The
 //! address arithmetic left unused in the non-affine stream is not selected there.
 //!

@@ -197,11 +197,7 @@ pub fn run_compiled(
     });
     let output = console_text(&mem, console);
     Ok(RunResult::from_launch(
-        &prepared,
-        "dac-gpu",
-        ret,
-        output,
-        stats,
+        &prepared, "dac-gpu", ret, output, stats,
     ))
 }
 

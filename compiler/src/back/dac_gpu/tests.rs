@@ -82,10 +82,14 @@ fn kernel_without_calls_compiles_with_register_count() {
         "{:?}",
         sim::gpu::check(&c.program)
     );
-    let err = compile_module(&m, &Options {
+    let err = compile_module(
+        &m,
+        &Options {
             max_regs: 2,
             ..Options::default()
-        }).expect_err("too few registers");
+        },
+    )
+    .expect_err("too few registers");
     assert!(err[0].message.contains("--max-regs"));
 }
 
