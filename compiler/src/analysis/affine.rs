@@ -1560,18 +1560,13 @@ fn int_type(w: u32) -> Option<Scalar> {
 struct Emitter<'a> {
     func: &'a mut Function,
     block: Block,
-    new: Vec<crate::ir::Inst>,
+    new: &'a mut Vec<crate::ir::Inst>,
     ptr_size: u32,
 }
 
 impl Emitter<'_> {
     fn emit(&mut self, data: InstData, ty: Type) -> Value {
-        let inst =
-            self.func
-                .append_inst(self.block, data, Some(ty), crate::source::Span::default());
-        self.func.blocks[self.block].insts.pop();
-        self.new.push(inst);
-        self.func.results[inst].expect("the instruction has a result")
+        super::checks::emit(self.func, self.block, self.new, data, ty)
     }
 
     fn iconst(&mut self, ty: Type, bits: i64) -> Value {
@@ -1703,85 +1698,20 @@ fn insert_function_checks(
     ptr_size: u32,
     keep: &dyn Fn(&Tuple) -> bool,
 ) {
-    if func.entry_block().is_none() {
-        return;
-    }
-    let trap = func.create_block();
-    func.append_inst(
-        trap,
-        InstData::Trap {
-            code: crate::ir::TrapCode::Unreachable,
-        },
-        None,
-        crate::source::Span::default(),
-    );
-    let blocks: Vec<Block> = func.layout.iter().copied().filter(|&b| b != trap).collect();
-    for block in blocks {
-        let Some(term) = func.terminator(block) else {
-            continue;
-        };
-        let old = std::mem::take(&mut func.blocks[block].insts);
-        let params: Vec<Value> = func.blocks[block].params.to_vec();
-        let defs: Vec<(Option<crate::ir::Inst>, Option<Value>)> = params
-            .into_iter()
-            .map(|p| (None, Some(p)))
-            .chain(
-                old.iter()
-                    .filter(|&&i| i != term)
-                    .map(|&i| (Some(i), func.results[i])),
-            )
-            .collect();
+    super::checks::instrument(func, |func, block, v, new| {
+        if !func.value_type(v).varying {
+            return None;
+        }
+        let t = result.tuple(v).filter(|t| t.width > 1 && keep(t))?.clone();
+        int_width(func.value_type(v), ptr_size)?;
         let mut em = Emitter {
             func,
             block,
-            new: Vec::with_capacity(old.len() * 2),
+            new,
             ptr_size,
         };
-        let mut all_ok: Option<Value> = None;
-        for (inst, value) in defs {
-            em.new.extend(inst);
-            let Some(v) = value.filter(|&v| em.func.value_type(v).varying) else {
-                continue;
-            };
-            let Some(t) = result.tuple(v).filter(|t| t.width > 1 && keep(t)) else {
-                continue;
-            };
-            if int_width(em.func.value_type(v), ptr_size).is_none() {
-                continue;
-            }
-            let Some(ok) = em.check(v, &t.clone()) else {
-                continue;
-            };
-            all_ok = Some(match all_ok {
-                None => ok,
-                Some(acc) => em.binary(BinaryOp::Band, acc, ok, Type::BOOL),
-            });
-        }
-        let mut new = em.new;
-        let Some(all_ok) = all_ok else {
-            new.push(term);
-            func.blocks[block].insts = new;
-            continue;
-        };
-        // The original terminator moves to a block of its own, reached when all hold.
-        let cont = func.create_block();
-        func.blocks[cont].insts.push(term);
-        let brif = InstData::Brif {
-            cond: all_ok,
-            then_dest: crate::ir::BlockCall {
-                block: cont,
-                args: Default::default(),
-            },
-            else_dest: crate::ir::BlockCall {
-                block: trap,
-                args: Default::default(),
-            },
-        };
-        let b = func.append_inst(block, brif, None, func.spans[term]);
-        func.blocks[block].insts.clear();
-        new.push(b);
-        func.blocks[block].insts = new;
-    }
+        em.check(v, &t)
+    });
 }
 
 #[cfg(test)]

@@ -4,4 +4,5 @@
 //!   program instance, and which language-level branches are divergent.
 
 pub mod affine;
+pub mod checks;
 pub mod uniformity;

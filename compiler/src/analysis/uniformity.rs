@@ -705,84 +705,23 @@ fn insert_function_checks(func: &mut Function, result: &FunctionUniformity) {
             func.results[inst].expect("a constant has a result")
         }
     };
-    let trap = func.create_block();
-    func.append_inst(
-        trap,
-        InstData::Trap {
-            code: crate::ir::TrapCode::Unreachable,
-        },
-        None,
-        span,
-    );
     let checked = |func: &Function, v: Value| func.value_type(v).varying && result.is_uniform(v);
-    let blocks: Vec<Block> = func.layout.iter().copied().filter(|&b| b != trap).collect();
-    for block in blocks {
-        let Some(term) = func.terminator(block) else {
-            continue;
-        };
-        let old = std::mem::take(&mut func.blocks[block].insts);
-        let mut new = Vec::with_capacity(old.len() * 2);
-        let mut oks = Vec::new();
-        let params: Vec<Value> = func.blocks[block].params.to_vec();
-        let body = old.iter().copied().filter(|&i| i != term);
-        let defs = params
-            .into_iter()
-            .map(|p| (None, Some(p)))
-            .chain(body.map(|i| (Some(i), func.results[i])));
-        for (inst, value) in defs.collect::<Vec<_>>() {
-            new.extend(inst);
-            let Some(v) = value.filter(|&v| checked(func, v)) else {
-                continue;
-            };
-            let data = InstData::Lane {
-                op: LaneOp::ReduceEqual,
-                args: smallvec::smallvec![v, mask],
-            };
-            let check = func.append_inst(block, data, Some(crate::ir::Type::BOOL), span);
-            new.push(check);
-            oks.push(func.results[check].expect("reduce_equal has a result"));
+    super::checks::instrument(func, |func, block, v, new| {
+        if !checked(func, v) {
+            return None;
         }
-        func.blocks[block].insts.clear();
-        let mut all = None;
-        for ok in oks {
-            all = Some(match all {
-                None => ok,
-                Some(acc) => {
-                    let data = InstData::Binary {
-                        op: BinaryOp::Band,
-                        args: [acc, ok],
-                    };
-                    let i = func.append_inst(block, data, Some(crate::ir::Type::BOOL), span);
-                    new.push(i);
-                    func.results[i].expect("band has a result")
-                }
-            });
-        }
-        func.blocks[block].insts.clear();
-        let Some(all) = all else {
-            new.push(term);
-            func.blocks[block].insts = new;
-            continue;
+        let data = InstData::Lane {
+            op: LaneOp::ReduceEqual,
+            args: smallvec::smallvec![v, mask],
         };
-        // The original terminator moves to a block of its own, reached when all hold.
-        let cont = func.create_block();
-        func.blocks[cont].insts.push(term);
-        let brif = InstData::Brif {
-            cond: all,
-            then_dest: crate::ir::BlockCall {
-                block: cont,
-                args: Default::default(),
-            },
-            else_dest: crate::ir::BlockCall {
-                block: trap,
-                args: Default::default(),
-            },
-        };
-        let b = func.append_inst(block, brif, None, func.spans[term]);
-        func.blocks[block].insts.clear();
-        new.push(b);
-        func.blocks[block].insts = new;
-    }
+        Some(super::checks::emit(
+            func,
+            block,
+            new,
+            data,
+            crate::ir::Type::BOOL,
+        ))
+    });
 }
 
 #[cfg(test)]
