@@ -46,32 +46,8 @@ fn run_with(
     Ok((out, r))
 }
 
-pub(super) const SAXPY_BASE: &str = r#"
-.entry saxpy(.param .u32 n, .param .f32 a, .param .u64 x, .param .u64 y)
-{
-    .reg 9;
-    .pred 1;
-    mov.u32 %r0, %ctaid.x;
-    mov.u32 %r1, %ntid.x;
-    mad.u32 %r0, %r0, %r1, %tid.x;
-    ld.param.u32 %r1, [n];
-    setp.ge.u32 %p0, %r0, %r1;
-    @%p0 bra DONE;
-    cvt.u64.u32 %rd2, %r0;
-    shl.b64 %rd2, %rd2, 2;
-    ld.param.u64 %rd4, [x];
-    add.u64 %rd4, %rd4, %rd2;
-    ld.global.f32 %r6, [%rd4];
-    ld.param.u64 %rd4, [y];
-    add.u64 %rd4, %rd4, %rd2;
-    ld.global.f32 %r7, [%rd4];
-    ld.param.f32 %r8, [a];
-    mad.f32 %r7, %r8, %r6, %r7;
-    st.global.f32 [%rd4], %r7;
-DONE:
-    exit;
-}
-"#;
+/// The baseline saxpy of the functional tests.
+pub(super) use super::sim_tests::SAXPY as SAXPY_BASE;
 
 /// Saxpy decoupled: the index, the bound check and all three addresses move to the
 /// affine stream; the loads are requested early (`enq.data`).
