@@ -34,10 +34,17 @@ pub fn shared_layout(m: &Module) -> (Vec<u32>, u32) {
 /// Operations the Nyuzi back end does not select are reported (E0903) with their
 /// spans; nothing panics.
 pub fn compile_module(module: &Module) -> Result<Object, Vec<Diagnostic>> {
+    compile_module_with(module, true)
+}
+
+/// [`compile_module`]; `uniformity` computes varying-typed values the uniformity
+/// analysis proves uniform in scalar registers (see [`super::scalarize`]); off for
+/// `--no-uniformity`.
+pub fn compile_module_with(module: &Module, uniformity: bool) -> Result<Object, Vec<Diagnostic>> {
     let mut obj = Object::default();
     let mut diags = Vec::new();
     for (fref, f) in module.functions.iter() {
-        let sel = match isel::select(module, f, fref.index() as u32) {
+        let sel = match isel::select_with(module, f, fref.index() as u32, uniformity) {
             Ok(s) => s,
             Err(d) => {
                 diags.extend(d);

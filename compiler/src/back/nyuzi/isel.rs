@@ -307,10 +307,27 @@ struct Isel<'a> {
     forward: HashMap<Value, Value>,
     /// The affine analysis of `f` (block accesses at affine addresses).
     affine: crate::analysis::affine::FunctionAffine,
+    /// Varying-typed values computed in scalar registers (see [`super::scalarize`]).
+    scal: HashSet<Value>,
+    /// While set, scalarized values read as uniform-typed, in their scalar registers.
+    scalar_mode: bool,
+    /// The scalar registers of scalarized values.
+    svals: SecondaryMap<Value, Regs>,
 }
 
 /// Selects one function. `fidx` is its index in the module (barrier identifiers).
 pub fn select(m: &Module, f: &Function, fidx: u32) -> Result<Selected, Vec<Diagnostic>> {
+    select_with(m, f, fidx, true)
+}
+
+/// [`select`], computing uniform varying-typed values in scalar registers when
+/// `uniformity` is set (see [`super::scalarize`]).
+pub fn select_with(
+    m: &Module,
+    f: &Function,
+    fidx: u32,
+    uniformity: bool,
+) -> Result<Selected, Vec<Diagnostic>> {
     let mut mf = MachFunction::new(f.name.clone());
     let entry = mf.new_block();
     let mut s = Isel {
@@ -332,6 +349,9 @@ pub fn select(m: &Module, f: &Function, fidx: u32) -> Result<Selected, Vec<Diagn
         ctx_cache: HashMap::new(),
         forward: HashMap::new(),
         affine: crate::analysis::affine::analyze_function(m, f),
+        scal: super::scalarize::scalarized(f, uniformity),
+        scalar_mode: false,
+        svals: SecondaryMap::new(),
     };
     s.run();
     if !s.diags.is_empty() {
@@ -456,6 +476,7 @@ impl<'a> Isel<'a> {
         self.entry_params(entry);
         for &b in &f.layout {
             self.cur = self.blocks[&b];
+            self.splat_scalar_params(b);
             for &inst in &f.blocks[b].insts {
                 let dead = !f.insts[inst].has_side_effects()
                     && f.inst_result(inst).is_some_and(|r| !self.live.contains(&r));
@@ -463,7 +484,104 @@ impl<'a> Isel<'a> {
                     continue;
                 }
                 self.span = Some(f.spans[inst]);
+                self.inst_or_scalar(inst);
+            }
+        }
+    }
+
+    // ------------------------------------------------------- scalarized values
+
+    /// Selects `inst`, in scalar registers when its result is scalarized: the scalar
+    /// result is then splatted into the value's vector register for vector consumers
+    /// (dead-code removal drops the splat when none reads it).
+    fn inst_or_scalar(&mut self, inst: crate::ir::Inst) {
+        let f = self.f;
+        let res = f.inst_result(inst).filter(|r| self.scal.contains(r));
+        let Some(r) = res else {
+            return self.inst(inst);
+        };
+        match &f.insts[inst] {
+            InstData::Iconst { .. } | InstData::Fconst { .. } => {}
+            InstData::Splat { .. } if self.const_bits(r).is_some() => {}
+            InstData::Splat { arg } => {
+                let arg = *arg;
+                let src = self.reg(arg);
+                self.sdefine(r, src);
                 self.inst(inst);
+            }
+            InstData::Select { args } => {
+                let (c, x, y) = (args[0], args[1], args[2]);
+                // A uniform mask is "all existing lanes or none": on when any existing
+                // lane is (as a uniform bool, 0 / 0xffff).
+                let cond = if self.ty(c).varying {
+                    let act = self.active(Some(c));
+                    self.bin_imm(false, AluOp::CmpNeI, act, 0)
+                } else {
+                    self.reg(c)
+                };
+                self.scalar_mode = true;
+                let (a, b) = (self.reg(x), self.reg(y));
+                let d = self.select_scalar(cond, a, b);
+                self.define(Some(r), &[d]);
+                self.scalar_mode = false;
+                let src = self.sregs(r)[0];
+                let dst = self.reg(r);
+                self.splat_into(dst, src);
+            }
+            _ => {
+                self.scalar_mode = true;
+                self.inst(inst);
+                self.scalar_mode = false;
+                let src = self.sregs(r)[0];
+                let dst = self.reg(r);
+                self.splat_into(dst, src);
+            }
+        }
+    }
+
+    /// The scalar registers of a scalarized value (created on first mention).
+    fn sregs(&mut self, v: Value) -> Regs {
+        if self.vals_is_empty_s(v) {
+            let r = self.ns();
+            self.svals[v] = smallvec![r];
+        }
+        self.svals[v].clone()
+    }
+
+    fn vals_is_empty_s(&self, v: Value) -> bool {
+        self.svals[v].is_empty()
+    }
+
+    /// Copies `src` into the scalar register of the scalarized value `v`.
+    fn sdefine(&mut self, v: Value, src: Reg) {
+        let d = self.sregs(v)[0];
+        self.push(MInst::Copy {
+            dest: d,
+            src,
+            vector: false,
+        });
+    }
+
+    fn splat_into(&mut self, d: Reg, s: Reg) {
+        self.push(MInst::R {
+            op: AluOp::Move,
+            fmt: RFmt::Vvs,
+            dest: d,
+            src1: None,
+            src2: s,
+            mask: None,
+        });
+    }
+
+    /// At the top of block `b`: the vector registers of its scalarized parameters are
+    /// splats of their scalar registers (which the incoming edges wrote).
+    fn splat_scalar_params(&mut self, b: Block) {
+        let params = self.f.blocks[b].params.clone();
+        for p in params {
+            if self.scal.contains(&p) && self.live.contains(&p) {
+                let src = self.sregs(p)[0];
+                let dst = self.reg(p);
+                self.splat_into(dst, src);
             }
         }
     }
@@ -528,6 +646,9 @@ impl<'a> Isel<'a> {
     /// materialized afresh at each use, so immediates and dead constants cost nothing
     /// and no definition has to dominate its uses.
     fn regs(&mut self, v: Value) -> Regs {
+        if self.scalar_mode && self.scal.contains(&v) && self.const_bits(v).is_none() {
+            return self.sregs(v);
+        }
         if let Some(bits) = self.const_bits(v) {
             let ty = self.ty(v);
             return self.const_regs(ty, bits);
@@ -545,7 +666,14 @@ impl<'a> Isel<'a> {
     }
 
     fn ty(&self, v: Value) -> Type {
-        self.f.value_type(v)
+        let ty = self.f.value_type(v);
+        if self.scalar_mode && self.scal.contains(&v) {
+            return Type {
+                varying: false,
+                ..ty
+            };
+        }
+        ty
     }
 
     /// The registers of `v` as vectors: a uniform non-bool value is splatted.
@@ -1080,9 +1208,13 @@ impl<'a> Isel<'a> {
             if !self.live.contains(&p) {
                 continue;
             }
-            let pr = self.regs(p);
+            // A scalarized parameter takes its (scalarized) argument's scalar register.
+            let scalar = self.scal.contains(&p);
+            self.scalar_mode = scalar;
+            let pr = if scalar { self.sregs(p) } else { self.regs(p) };
             let ar = self.regs(a);
             let vector = layout(self.ty(p)).0 == VECTOR;
+            self.scalar_mode = false;
             for (&d, &s) in pr.iter().zip(&ar) {
                 let t = self.nreg(vector);
                 self.push(MInst::Copy {

@@ -22,6 +22,7 @@ pub mod minst;
 pub mod object;
 pub mod run;
 pub mod runtime;
+pub mod scalarize;
 
 pub use asm::listing;
 pub use codegen::{compile_module, shared_layout};

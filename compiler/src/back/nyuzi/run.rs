@@ -67,7 +67,9 @@ pub struct BuiltLaunch {
 pub fn compile(front: &FrontResult, optimize: bool) -> Result<(Module, Object), RunError> {
     let module =
         driver::lower_for_target(front, optimize, LegalTarget::Nyuzi).map_err(RunError::Compile)?;
-    let object = super::compile_module(&module).map_err(RunError::Compile)?;
+    let uniformity = !front.switches.no_uniformity;
+    let object =
+        super::codegen::compile_module_with(&module, uniformity).map_err(RunError::Compile)?;
     Ok((module, object))
 }
 

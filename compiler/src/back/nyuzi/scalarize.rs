@@ -1,0 +1,157 @@
+//! Which varying-typed values the Nyuzi instruction selector computes once, in a
+//! scalar register with scalar instructions (issue 6, point 2: uniform values live in
+//! scalar registers).
+//!
+//! A value is scalarized when its type is a varying `i8`/`i16`/`i32`/`f32`, the
+//! uniformity analysis proves it uniform, and it is one of:
+//! * a constant (`iconst`/`fconst`, or a `splat` of one);
+//! * a `splat` of a uniform value;
+//! * a pure register operation (integer add/sub/mul, bitwise, shifts, min/max, f32
+//!   add/sub/mul, negation, not, absolute value, a conversion between those types)
+//!   whose varying operands are all scalarized, or a `select` of such operands on a
+//!   uniform condition (a uniform `bool`, or a mask the analysis proves uniform);
+//! * a parameter of a non-entry block whose incoming arguments on every edge are all
+//!   scalarized.
+//!
+//! The set is the greatest fixed point of these rules (loop counters feed themselves
+//! through their block parameter). Every lane of such a value holds the same bits by
+//! construction (control flow in the IR is uniform and these operations are not
+//! masked), so one scalar computation plus a splat where a vector consumer reads it
+//! gives the same lanes. Division, remainder, loads, lane operations, masks,
+//! pointers and 64-bit values stay vector.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::analysis::uniformity::FunctionUniformity;
+use crate::ir::{BinaryOp, Block, Function, InstData, Scalar, UnaryOp, Value, ValueDef};
+
+/// Whether `s` is an element type the scalarization handles.
+fn allowed_scalar(s: Scalar) -> bool {
+    matches!(s, Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::F32)
+}
+
+fn allowed_binary(op: BinaryOp) -> bool {
+    use BinaryOp::*;
+    matches!(
+        op,
+        Iadd | Isub
+            | Imul
+            | Band
+            | Bor
+            | Bxor
+            | Ishl
+            | Sshr
+            | Ushr
+            | Smin
+            | Smax
+            | Umin
+            | Umax
+            | Fadd
+            | Fsub
+            | Fmul
+    )
+}
+
+fn allowed_unary(op: UnaryOp) -> bool {
+    matches!(
+        op,
+        UnaryOp::Ineg | UnaryOp::Bnot | UnaryOp::Fneg | UnaryOp::Fabs
+    )
+}
+
+/// The incoming arguments of every block parameter, over all jumps and branches.
+fn incoming(f: &Function) -> HashMap<(Block, usize), Vec<Value>> {
+    let mut map: HashMap<(Block, usize), Vec<Value>> = HashMap::new();
+    for &b in &f.layout {
+        for &i in &f.blocks[b].insts {
+            let calls = match &f.insts[i] {
+                InstData::Jump { dest } => vec![dest],
+                InstData::Brif {
+                    then_dest,
+                    else_dest,
+                    ..
+                } => vec![then_dest, else_dest],
+                _ => continue,
+            };
+            for call in calls {
+                for (k, &a) in call.args.iter().enumerate() {
+                    map.entry((call.block, k)).or_default().push(a);
+                }
+            }
+        }
+    }
+    map
+}
+
+/// The operands a candidate depends on (`None`: not a candidate at all).
+fn operands(
+    f: &Function,
+    uni: &FunctionUniformity,
+    v: Value,
+    inc: &HashMap<(Block, usize), Vec<Value>>,
+) -> Option<Vec<Value>> {
+    let entry = f.entry_block();
+    match f.values[v].def {
+        ValueDef::Param(b, k) => {
+            if Some(b) == entry {
+                return None;
+            }
+            inc.get(&(b, k as usize)).cloned()
+        }
+        ValueDef::Result(i) => match &f.insts[i] {
+            InstData::Iconst { .. } | InstData::Fconst { .. } | InstData::Splat { .. } => {
+                Some(Vec::new())
+            }
+            InstData::Unary { op, arg } if allowed_unary(*op) => Some(vec![*arg]),
+            InstData::Binary { op, args } if allowed_binary(*op) => Some(args.to_vec()),
+            InstData::Convert { arg, .. } => Some(vec![*arg]),
+            // A select on a uniform condition (a uniform bool, or a mask the analysis
+            // proves uniform) picks one operand for every lane.
+            InstData::Select { args } => {
+                let c = args[0];
+                (!f.value_type(c).varying || uni.is_uniform(c)).then(|| args[1..].to_vec())
+            }
+            _ => None,
+        },
+    }
+}
+
+/// The scalarized values of `f` (empty when `enabled` is false).
+pub fn scalarized(f: &Function, enabled: bool) -> HashSet<Value> {
+    if !enabled {
+        return HashSet::new();
+    }
+    let uni = crate::analysis::uniformity::analyze_function(f);
+    let inc = incoming(f);
+    let mut deps: HashMap<Value, Vec<Value>> = HashMap::new();
+    for (v, _) in f.values.iter() {
+        let ty = f.value_type(v);
+        if !ty.varying || !allowed_scalar(ty.scalar) || !uni.is_uniform(v) {
+            continue;
+        }
+        if let Some(ops) = operands(f, &uni, v, &inc) {
+            let ok = ops.iter().all(|&o| allowed_scalar(f.value_type(o).scalar));
+            if ok {
+                deps.insert(v, ops);
+            }
+        }
+    }
+    let mut set: HashSet<Value> = deps.keys().copied().collect();
+    loop {
+        let drop: Vec<Value> = set
+            .iter()
+            .copied()
+            .filter(|v| {
+                deps[v]
+                    .iter()
+                    .any(|&o| f.value_type(o).varying && !set.contains(&o))
+            })
+            .collect();
+        if drop.is_empty() {
+            return set;
+        }
+        for v in drop {
+            set.remove(&v);
+        }
+    }
+}
