@@ -59,15 +59,15 @@
 use std::collections::{HashMap, HashSet};
 
 use sim::gpu::{
-    AddrBase, Address, BinOp, Dim as GDim, Inst as GInst, Kernel, KernelBuilder, KernelKind, Op,
-    Reg, Space, Special, Src, Type as T, UnOp,
+    AddrBase, Address, BinOp, Cmp, Dim as GDim, Guard, Inst as GInst, Kernel, KernelBuilder,
+    KernelKind, LabelId, Op, Reg, Space, Special, Src, Type as T, UnOp,
 };
 
 use crate::analysis::affine::{analyze_function, FunctionAffine};
 use crate::ir::dominance::DominatorTree;
 use crate::ir::{
-    BinaryOp, Block, ConvOp, FuncRef, Function, Inst, InstData, LaneOp, Module, Scalar, SpecialReg,
-    UnaryOp, Value, ValueDef,
+    BinaryOp, Block, ConvOp, FuncRef, Function, Inst, InstData, IntCC, LaneOp, Module, Scalar,
+    SpecialReg, UnaryOp, Value, ValueDef,
 };
 
 /// Whether an access is a load (`enq.data`) or a store (`enq.addr`).
@@ -108,6 +108,8 @@ pub struct Plan {
     frames: Frames,
     /// The entry's barriers, each as the number of accesses enqueued before it.
     bars: Vec<usize>,
+    /// The uniform loops the affine stream replicates, in enqueue order.
+    loops: Vec<ULoop>,
 }
 
 /// The memory type of an access of `s` (as the baseline selects it).
@@ -180,8 +182,13 @@ impl Plan {
             dead: HashSet::new(),
             frames: Frames::new(fref),
             bars: Vec::new(),
+            loops: Vec::new(),
         };
         let mut memo = HashMap::new();
+        let cands = uniform_loops(f, &rpo, &number);
+        plan.loops = plan.settle_loops(module, &aff, cands, &mut memo);
+        let in_loop =
+            |b: Block, loops: &[ULoop]| loops.iter().any(|l| l.header == b || l.latch == b);
         for &b in &rpo {
             plan.start.insert(b, plan.accesses.len());
             for &inst in &f.blocks[b].insts {
@@ -192,7 +199,8 @@ impl Plan {
                     }
                     plan.bars.push(plan.accesses.len());
                 }
-                if let Some(a) = candidate(f, inst).filter(|_| !looped[number[&b]]) {
+                let allowed = !looped[number[&b]] || in_loop(b, &plan.loops);
+                if let Some(a) = candidate(f, inst).filter(|_| allowed) {
                     let root = Node {
                         frame: 0,
                         v: a.addr,
@@ -222,11 +230,81 @@ impl Plan {
                 plan.term_block.insert(t, b);
             }
         }
+        for l in &mut plan.loops {
+            l.start = plan.start[&l.header];
+            l.mid = plan.end[&l.header];
+            l.end = plan.end[&l.latch];
+        }
         if plan.accesses.is_empty() {
             return None;
         }
         plan.dead = plan.dead_code(f, &rpo);
         Some(plan)
+    }
+
+    /// The loops of `cands` whose condition replays, each with the header parameters
+    /// that replay (registered in the frames): a loop dropped may have been used by
+    /// another's, so this repeats until nothing changes.
+    fn settle_loops(
+        &mut self,
+        module: &Module,
+        aff: &FunctionAffine,
+        mut cands: Vec<ULoop>,
+        memo: &mut HashMap<(Node, Option<Value>), (bool, bool)>,
+    ) -> Vec<ULoop> {
+        let f = &module.functions[self.fref];
+        for _ in 0..8 {
+            self.frames.loops = cands
+                .iter()
+                .map(|l| (l.header, (l.pre_args.clone(), l.latch_args.clone())))
+                .collect();
+            self.frames.carried.clear();
+            memo.clear();
+            let before = cands.len();
+            let mut kept = Vec::new();
+            for mut l in cands {
+                l.carried.clear();
+                for (i, &p) in f.blocks[l.header].params.iter().enumerate() {
+                    let mut r = Replay {
+                        module,
+                        aff,
+                        frames: &mut self.frames,
+                        mask: None,
+                        memo,
+                    };
+                    let ok = r.check(Node { frame: 0, v: p }, 0);
+                    if ok.0 {
+                        l.carried.push(i);
+                    } else {
+                        // Provisional results under this parameter are void.
+                        memo.clear();
+                    }
+                    self.frames.carried.insert(p, ok);
+                }
+                let mut r = Replay {
+                    module,
+                    aff,
+                    frames: &mut self.frames,
+                    mask: None,
+                    memo,
+                };
+                if l.cmp_args
+                    .iter()
+                    .all(|&a| r.replays(Node { frame: 0, v: a }, 0))
+                {
+                    kept.push(l);
+                }
+            }
+            cands = kept;
+            if cands.len() == before {
+                memo.clear();
+                return cands;
+            }
+        }
+        self.frames.loops.clear();
+        self.frames.carried.clear();
+        memo.clear();
+        Vec::new()
     }
 
     /// The pure instructions left without uses once the decoupled accesses no longer
@@ -284,7 +362,14 @@ impl Plan {
         let Some(from) = self.term_block.get(&term) else {
             return &[];
         };
-        let lo = self.end.get(from).copied().unwrap_or(0);
+        let mut lo = self.end.get(from).copied().unwrap_or(0);
+        // Leaving a replicated loop (from its header): its whole body was enqueued.
+        for l in &self.loops {
+            let inside = |b: &Block| *b == l.header || *b == l.latch;
+            if inside(from) && !to.as_ref().is_some_and(inside) {
+                lo = lo.max(l.end);
+            }
+        }
         let hi = match to {
             Some(b) => self.start.get(&b).copied().unwrap_or(lo),
             None => self.accesses.len(),
@@ -307,12 +392,40 @@ impl Plan {
             regs: HashMap::new(),
             ops: Vec::new(),
             cse: HashMap::new(),
+            wide_regs: HashSet::new(),
         };
         let mut bars = self.bars.iter().peekable();
-        for (k, a) in self.accesses.iter().enumerate() {
+        let mut next_loop = 0;
+        let mut open: Option<Open> = None;
+        for k in 0..=self.accesses.len() {
+            if let Some(o) = open.as_mut() {
+                let l = &self.loops[o.at];
+                if k == l.mid && !o.branched {
+                    s.loop_branch(l, o)?;
+                }
+                if k == l.end {
+                    s.loop_close(l, open.take().ok_or("decoupling: loop")?)?;
+                }
+            }
             while bars.next_if(|&&p| p == k).is_some() {
                 s.op(Op::Bar { id: 0 });
             }
+            while open.is_none() && self.loops.get(next_loop).is_some_and(|l| l.start == k) {
+                let l = &self.loops[next_loop];
+                let mut o = s.loop_open(l, next_loop)?;
+                if l.mid == k {
+                    s.loop_branch(l, &mut o)?;
+                }
+                next_loop += 1;
+                if l.end == k {
+                    s.loop_close(l, o)?;
+                } else {
+                    open = Some(o);
+                }
+            }
+            let Some(a) = self.accesses.get(k) else {
+                break;
+            };
             s.mask = a.mask;
             let r = s.value(Node {
                 frame: 0,
@@ -339,11 +452,20 @@ impl Plan {
             s.op(Op::Bar { id: 0 });
         }
         s.op(Op::Exit);
-        for op in std::mem::take(&mut s.ops) {
-            s.b.push(GInst::new(op));
-        }
+        s.flush();
         s.b.finish()
     }
+}
+
+/// A loop of the affine stream being emitted: its labels and what the header's
+/// parameters and the code before the loop left in registers.
+struct Open {
+    at: usize,
+    head: LabelId,
+    exit: LabelId,
+    branched: bool,
+    regs: HashMap<Node, Reg>,
+    cse: HashMap<String, Reg>,
 }
 
 /// A reverse postorder of `f` in which loops tend to be contiguous: the depth-first
@@ -430,6 +552,190 @@ pub(crate) fn loop_spans(f: &Function, rpo: &[Block], number: &HashMap<Block, us
         }
     }
     looped
+}
+
+/// A uniform loop the affine stream replicates: a header `header` ending in
+/// `brif cond, latch, exit` (or the reverse), a single latch `latch` ending in
+/// `jump header(..)`, both contiguous in the enqueue order, in no other loop, on every
+/// path from the entry to a `return`, its condition an integer comparison of values
+/// the same for every warp of every block (see [`launch_uniform`]).
+#[derive(Clone, Debug)]
+struct ULoop {
+    header: Block,
+    latch: Block,
+    /// Per header parameter: the preheader edge's and the back edge's argument.
+    pre_args: Vec<Value>,
+    latch_args: Vec<Value>,
+    /// The header parameters the affine stream keeps in registers.
+    carried: Vec<usize>,
+    cond: IntCC,
+    cmp_args: [Value; 2],
+    /// Whether the loop goes on when the condition holds.
+    on_true: bool,
+    /// The accesses enqueued before the header, before its branch, and before the
+    /// end of the latch.
+    start: usize,
+    mid: usize,
+    end: usize,
+}
+
+/// The entry's uniform loops (see [`ULoop`]); the access indices are filled later.
+fn uniform_loops(f: &Function, rpo: &[Block], number: &HashMap<Block, usize>) -> Vec<ULoop> {
+    let mut spans = Vec::new();
+    for (i, &b) in rpo.iter().enumerate() {
+        for s in f.successors(b) {
+            if let Some(&j) = number.get(&s) {
+                if j <= i {
+                    spans.push((j, i));
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for &(j, i) in &spans {
+        let alone = spans.iter().filter(|&&(a, b)| a <= i && j <= b).count() == 1;
+        if alone && i == j + 1 && on_every_path(f, rpo, rpo[j]) {
+            if let Some(l) = uniform_loop(f, rpo[j], rpo[i]) {
+                out.push(l);
+            }
+        }
+    }
+    out.sort_by_key(|l| number[&l.header]);
+    out
+}
+
+/// The [`ULoop`] of header `h` and latch `l`, when the shape and the condition fit.
+fn uniform_loop(f: &Function, h: Block, l: Block) -> Option<ULoop> {
+    let term = |b: Block| f.blocks[b].insts.last().map(|&t| &f.insts[t]);
+    let (cond, on_true) = match term(h)? {
+        InstData::Brif {
+            cond,
+            then_dest,
+            else_dest,
+        } if then_dest.block == l && else_dest.block != l && else_dest.block != h => (*cond, true),
+        InstData::Brif {
+            cond,
+            then_dest,
+            else_dest,
+        } if else_dest.block == l && then_dest.block != l && then_dest.block != h => (*cond, false),
+        _ => return None,
+    };
+    let latch_args = match term(l)? {
+        InstData::Jump { dest } if dest.block == h => dest.args.to_vec(),
+        _ => return None,
+    };
+    // Exactly two edges into the header (the preheader's and the back edge), one
+    // into the latch.
+    let mut pre_args = None;
+    let mut into_latch = 0;
+    for &b in &f.layout {
+        let Some(&t) = f.blocks[b].insts.last() else {
+            continue;
+        };
+        for call in f.insts[t].successors() {
+            if call.block == l {
+                into_latch += 1;
+            }
+            if call.block == h && b != l {
+                if pre_args.is_some() {
+                    return None;
+                }
+                pre_args = Some(call.args.to_vec());
+            }
+        }
+    }
+    let pre_args = pre_args?;
+    if into_latch != 1 || pre_args.len() != latch_args.len() {
+        return None;
+    }
+    let (ValueDef::Result(ci), true) = (f.values[cond].def, !f.value_type(cond).varying) else {
+        return None;
+    };
+    let InstData::Icmp { cond: cc, args } = f.insts[ci] else {
+        return None;
+    };
+    let lp = ULoop {
+        header: h,
+        latch: l,
+        pre_args,
+        latch_args,
+        carried: Vec::new(),
+        cond: cc,
+        cmp_args: args,
+        on_true,
+        start: 0,
+        mid: 0,
+        end: 0,
+    };
+    let mut seen = HashSet::new();
+    let uniform = args
+        .iter()
+        .all(|&a| launch_uniform(f, &lp, a, &mut seen, 0));
+    uniform.then_some(lp)
+}
+
+/// Whether `v` is the same in every warp of every block: constants, uniform entry
+/// parameters, block and grid extents, integer arithmetic on them, `select
+/// any(entry mask), a, _` (every warp has a lane on) and the loop's header
+/// parameters whose incoming values are such.
+fn launch_uniform(f: &Function, lp: &ULoop, v: Value, seen: &mut HashSet<Value>, d: u32) -> bool {
+    if d > 64 || int_width(f.value_type(v).scalar).is_none() {
+        return false;
+    }
+    let sub = |x: Value, seen: &mut HashSet<Value>| launch_uniform(f, lp, x, seen, d + 1);
+    match f.values[v].def {
+        ValueDef::Param(b, i) if b == lp.header => {
+            let i = i as usize;
+            !seen.insert(v) || (sub(lp.pre_args[i], seen) && sub(lp.latch_args[i], seen))
+        }
+        ValueDef::Param(..) => entry_param(f, v).is_some() && !f.value_type(v).varying,
+        ValueDef::Result(inst) => match &f.insts[inst] {
+            InstData::Iconst { .. } => true,
+            InstData::Special { reg } => matches!(
+                reg,
+                SpecialReg::BlockDimX
+                    | SpecialReg::BlockDimY
+                    | SpecialReg::BlockDimZ
+                    | SpecialReg::GridDimX
+                    | SpecialReg::GridDimY
+                    | SpecialReg::GridDimZ
+            ),
+            InstData::Binary { op, args } => {
+                matches!(
+                    op,
+                    BinaryOp::Iadd | BinaryOp::Isub | BinaryOp::Imul | BinaryOp::Ishl
+                ) && sub(args[0], seen)
+                    && sub(args[1], seen)
+            }
+            InstData::Convert { op, arg, .. } => {
+                matches!(
+                    op,
+                    ConvOp::Sext | ConvOp::Zext | ConvOp::Ireduce | ConvOp::Bitcast
+                ) && sub(*arg, seen)
+            }
+            InstData::Splat { arg } => sub(*arg, seen),
+            InstData::Select { args } if any_of_entry_mask(f, args[0]) => sub(args[1], seen),
+            _ => false,
+        },
+    }
+}
+
+/// Whether `c` is `any` of the entry's mask parameter (on in every warp: a warp has
+/// at least one thread).
+fn any_of_entry_mask(f: &Function, c: Value) -> bool {
+    let Some(entry) = f.entry_block() else {
+        return false;
+    };
+    let mask = f
+        .sig
+        .takes_mask
+        .then(|| f.blocks[entry].params.last())
+        .flatten();
+    let ValueDef::Result(i) = f.values[c].def else {
+        return false;
+    };
+    matches!(&f.insts[i], InstData::Lane { op: LaneOp::Any, args }
+        if args.len() == 1 && Some(&args[0]) == mask)
 }
 
 /// Whether every path from the entry to a `return` of the acyclic `f` passes `b`: no
@@ -523,6 +829,10 @@ struct Node {
 struct Frames {
     list: Vec<(FuncRef, Vec<Node>)>,
     by_call: HashMap<(u32, Inst), u32>,
+    /// The replicated loops' headers: (preheader arguments, back edge arguments).
+    loops: HashMap<Block, (Vec<Value>, Vec<Value>)>,
+    /// The header parameters decided: (replays, varies with the thread index).
+    carried: HashMap<Value, (bool, bool)>,
 }
 
 impl Frames {
@@ -530,6 +840,8 @@ impl Frames {
         Frames {
             list: vec![(entry, Vec::new())],
             by_call: HashMap::new(),
+            loops: HashMap::new(),
+            carried: HashMap::new(),
         }
     }
 
@@ -557,6 +869,10 @@ impl Frames {
                     }
                     if n.frame != 0 {
                         return None;
+                    }
+                    if self.loops.contains_key(&b) {
+                        // A loop-carried value: a register of the affine stream.
+                        return Some(n);
                     }
                     n = Node {
                         frame: 0,
@@ -588,7 +904,11 @@ impl Frames {
                     }
                     // `select m, a, 0` on the mask the access runs under (a callee's
                     // entry mask is the call's, the access's): `a` where it matters.
-                    InstData::Select { args } if self.is_mask(f, n.frame, args[0], mask) => {
+                    // `select any(entry mask), a, _`: every warp has a lane on.
+                    InstData::Select { args }
+                        if self.is_mask(f, n.frame, args[0], mask)
+                            || (n.frame == 0 && any_of_entry_mask(f, args[0])) =>
+                    {
                         n = Node {
                             frame: n.frame,
                             v: args[1],
@@ -681,6 +1001,9 @@ impl Replay<'_> {
         let Some(n) = self.frames.resolve(self.module, n, self.mask) else {
             return (false, true);
         };
+        if let Some(r) = self.header_param(n, depth) {
+            return r;
+        }
         if let Some(&r) = self.memo.get(&(n, self.mask)) {
             return r;
         }
@@ -692,6 +1015,39 @@ impl Replay<'_> {
         };
         self.memo.insert((n, self.mask), r);
         r
+    }
+
+    /// The check of a replicated loop's header parameter (`None`: `n` is none): as
+    /// decided, else (while the loops are settled) its two incoming values, the
+    /// parameter itself taken to replay meanwhile.
+    fn header_param(&mut self, n: Node, depth: u32) -> Option<(bool, bool)> {
+        let f = self.frames.func(self.module, n.frame);
+        let ValueDef::Param(b, i) = f.values[n.v].def else {
+            return None;
+        };
+        if n.frame != 0 {
+            return None;
+        }
+        let (pre, latch) = self.frames.loops.get(&b)?;
+        let (pre, latch) = (pre[i as usize], latch[i as usize]);
+        if let Some(&r) = self.frames.carried.get(&n.v) {
+            return Some(r);
+        }
+        let key = (n, None);
+        if let Some(&r) = self.memo.get(&key) {
+            return Some(r);
+        }
+        if depth >= 64 || int_width(f.value_type(n.v).scalar).is_none() {
+            return Some((false, true));
+        }
+        self.memo.insert(key, (true, false));
+        let saved = self.mask.take();
+        let x = self.check(Node { frame: 0, v: pre }, depth + 1);
+        let y = self.check(Node { frame: 0, v: latch }, depth + 1);
+        self.mask = saved;
+        let r = (x.0 && y.0, x.1 || y.1);
+        self.memo.insert(key, r);
+        Some(r)
     }
 
     fn check_def(&mut self, n: Node, depth: u32) -> (bool, bool) {
@@ -771,6 +1127,8 @@ struct Stream<'a> {
     /// Each computation already emitted (its text with the destination left out) and
     /// its register: equal tuples are computed once.
     cse: HashMap<String, Reg>,
+    /// The loop-carried registers that are 64-bit pairs.
+    wide_regs: HashSet<Reg>,
 }
 
 fn a(r: Reg) -> Src {
@@ -780,6 +1138,154 @@ fn a(r: Reg) -> Src {
 impl Stream<'_> {
     fn op(&mut self, op: Op) {
         self.ops.push(op);
+    }
+
+    /// Moves the code so far into the kernel (before a label or a branch).
+    fn flush(&mut self) {
+        for op in std::mem::take(&mut self.ops) {
+            self.b.push(GInst::new(op));
+        }
+    }
+
+    fn fresh(&mut self, v: Value) -> Result<Reg, String> {
+        let f = self.frames.func(self.module, 0);
+        Ok(match int_width(f.value_type(v).scalar) {
+            Some(64) => self.b.areg64(),
+            Some(_) => self.b.areg(),
+            None => return Err("decoupling: a non-integer loop-carried value".into()),
+        })
+    }
+
+    fn copy(&mut self, dst: Reg, src: Reg) {
+        let ty = if !self.wide(dst) { T::B32 } else { T::B64 };
+        self.mov(ty, dst, a(src));
+    }
+
+    fn wide(&self, r: Reg) -> bool {
+        self.wide_regs.contains(&r)
+    }
+
+    /// Before the loop: the carried parameters' first values in their own registers,
+    /// then the header's label.
+    fn loop_open(&mut self, l: &ULoop, at: usize) -> Result<Open, String> {
+        self.mask = None;
+        let f = self.frames.func(self.module, 0);
+        let params = f.blocks[l.header].params.clone();
+        for &i in &l.carried {
+            let x = self.value(Node {
+                frame: 0,
+                v: l.pre_args[i],
+            })?;
+            let d = self.fresh(params[i])?;
+            if int_width(f.value_type(params[i]).scalar) == Some(64) {
+                self.wide_regs.insert(d);
+            }
+            self.copy(d, x);
+            self.regs.insert(
+                Node {
+                    frame: 0,
+                    v: params[i],
+                },
+                d,
+            );
+        }
+        self.flush();
+        let head = self.b.label(&format!("LOOP{at}"));
+        let exit = self.b.label(&format!("DONE{at}"));
+        self.b.bind(head);
+        Ok(Open {
+            at,
+            head,
+            exit,
+            branched: false,
+            regs: self.regs.clone(),
+            cse: self.cse.clone(),
+        })
+    }
+
+    /// The header's exit test: `setp` on the replayed operands, `bra.uni` out.
+    fn loop_branch(&mut self, l: &ULoop, o: &mut Open) -> Result<(), String> {
+        self.mask = None;
+        let x = self.value(Node {
+            frame: 0,
+            v: l.cmp_args[0],
+        })?;
+        let y = self.value(Node {
+            frame: 0,
+            v: l.cmp_args[1],
+        })?;
+        let f = self.frames.func(self.module, 0);
+        let w = int_width(f.value_type(l.cmp_args[0]).scalar).ok_or("decoupling: compare")?;
+        let (cmp, signed) = match l.cond {
+            IntCC::Eq => (Cmp::Eq, false),
+            IntCC::Ne => (Cmp::Ne, false),
+            IntCC::Slt => (Cmp::Lt, true),
+            IntCC::Sle => (Cmp::Le, true),
+            IntCC::Sgt => (Cmp::Gt, true),
+            IntCC::Sge => (Cmp::Ge, true),
+            IntCC::Ult => (Cmp::Lt, false),
+            IntCC::Ule => (Cmp::Le, false),
+            IntCC::Ugt => (Cmp::Gt, false),
+            IntCC::Uge => (Cmp::Ge, false),
+        };
+        let ty = match (w, signed) {
+            (64, true) => T::S64,
+            (64, false) => T::U64,
+            (_, true) => T::S32,
+            (_, false) => T::U32,
+        };
+        let p = self.b.pred();
+        self.op(Op::Setp {
+            cmp,
+            ty,
+            dst: p,
+            a: a(x),
+            b: a(y),
+        });
+        self.flush();
+        // Out when the condition says the loop stops.
+        let guard = Guard {
+            pred: p.idx,
+            negate: l.on_true,
+        };
+        self.b.bra(Some(guard), true, o.exit);
+        o.branched = true;
+        Ok(())
+    }
+
+    /// The latch: the carried parameters' next values (through temporaries: a
+    /// parallel copy), the jump back, the exit label; values computed inside the loop
+    /// are forgotten.
+    fn loop_close(&mut self, l: &ULoop, o: Open) -> Result<(), String> {
+        self.mask = None;
+        let f = self.frames.func(self.module, 0);
+        let params = f.blocks[l.header].params.clone();
+        let mut temps = Vec::new();
+        for &i in &l.carried {
+            let x = self.value(Node {
+                frame: 0,
+                v: l.latch_args[i],
+            })?;
+            let t = self.fresh(params[i])?;
+            if int_width(f.value_type(params[i]).scalar) == Some(64) {
+                self.wide_regs.insert(t);
+            }
+            self.copy(t, x);
+            temps.push((i, t));
+        }
+        for (i, t) in temps {
+            let d = o.regs[&Node {
+                frame: 0,
+                v: params[i],
+            }];
+            self.copy(d, t);
+        }
+        self.flush();
+        self.b.bra(None, true, o.head);
+        self.b.bind(o.exit);
+        self.regs = o.regs;
+        self.cse = o.cse;
+        Ok(())
     }
 
     fn mov(&mut self, ty: T, dst: Reg, a: Src) {
