@@ -16,8 +16,8 @@
 //! - an access qualifies when it is a `load` with a varying result or a `store` of a
 //!   32- or 64-bit value (`i32`, `i64`, `f32`, `f64`, pointers), in the entry itself
 //!   (not in an inlined or out-of-line callee's body), outside every loop span (see
-//!   [`loop_spans`]: the affine stream is straight-line, uniform loop control is not
-//!   replicated yet), to the global space (not `.shared`), whose address is a
+//!   [`loop_spans`]) or in a *uniform loop* (below), to the global space (not
+//!   `.shared`), whose address is a
 //!   non-uniform affine tuple under the access's mask
 //!   ([`FunctionAffine::address_tuple`]) and whose definition chain replays on tuples:
 //!   constants, uniform entry parameters, thread, block and grid indices and extents,
@@ -27,8 +27,27 @@
 //!   value, its parameters being the call's arguments), `select` on that mask (the
 //!   inliner's "lanes off read 0"), and entry block parameters with a single incoming
 //!   edge besides the else edges of `brif any(mask)` (taken only when no lane of the
-//!   mask is on, when the guard disables every lane anyway). Entry-level values of the
-//!   chain must have a tuple.
+//!   mask is on, when the guard disables every lane anyway), `select any(entry mask),
+//!   a, _` (every warp has a lane on), and the header parameters of a uniform loop
+//!   (kept in registers). Entry-level values of the chain must have a tuple.
+//!
+//! **Uniform loops** ([`ULoop`], [`uniform_loops`]): a natural loop of exactly two
+//! blocks, a header ending in `brif c, latch, exit` (either way round) and a latch
+//! ending in `jump header(..)`, adjacent in the enqueue order, overlapping no other
+//! loop, entered from a single preheader edge, on every path from the entry to a
+//! `return` (no warp skips it), whose `c` is an integer `icmp` of values the same in
+//! every warp of every block ([`launch_uniform`]: constants, uniform entry parameters,
+//! block and grid extents, integer arithmetic, `select any(entry mask)` and header
+//! parameters whose incoming values are such). So every warp runs it with the
+//! affine stream's trip count. The affine stream replicates it: the header
+//! parameters that replay (carried: both incoming values replay, the parameter taken
+//! to replay meanwhile) get their own `%a`/`%ad` registers set before the header
+//! label, the header's enqueues, a `setp` on the replayed comparison and `@p bra.uni`
+//! out, the latch's enqueues, the next values through temporaries (a parallel copy),
+//! `bra.uni` back. What the loop computed is forgotten after it (loop-invariant
+//! address arithmetic is recomputed every iteration: not hoisted yet). ISPC-style
+//! `for (int k ..)` loops (a varying counter proved uniform, the loop controlled by
+//! `any` of a loop-carried mask) and loops of more blocks do not qualify yet.
 //!
 //! **The queue contract.** The affine stream runs once per launch and enqueues every
 //! planned access once, in a reverse postorder of their blocks that keeps loops
@@ -39,7 +58,10 @@
 //! entries of the accesses it skips, those between the end of `u` and the start of
 //! `v`, and before its exit those after its last block. So every warp pops exactly the
 //! entries pushed, whatever its path (`brif any(m)` skips of empty regions included);
-//! no edge inside a loop span drains. Only skipping warps pay for the drains; the
+//! no edge inside a loop span drains, and an edge leaving a uniform loop drains from
+//! the end of its latch (the warp dequeued the whole body each iteration and the
+//! header's part on the last visit, as the affine stream enqueued them). Only
+//! skipping warps pay for the drains; the
 //! simulator counts them in `deq_data_instructions` but not as decoupled loads
 //! (`decoupled_load_instructions`, `loads_decoupled`), since they access no memory,
 //! like all-off loads in `global_load_instructions`. Decoupled accesses are
@@ -51,7 +73,8 @@
 //! for one-dimensional blocks: [`one_dimensional`] decides, `run_on_dac_gpu` compiles
 //! the baseline for other block shapes and `run_compiled` refuses them.
 //!
-//! **Not yet:** accesses in loops (uniform loop control in the affine stream),
+//! **Not yet:** accesses in other loops (varying-typed counters, several blocks,
+//! nested loops, loops some warps skip), barriers in loops,
 //! `enq.pred`/`deq.pred` (masks are still computed per warp), multi-dimensional blocks
 //! (needs the hardware launch in its real shape), local-memory accesses, 8/16-bit
 //! accesses, barriers in loops or callees.
@@ -1486,7 +1509,7 @@ mod tests {
     }";
 
     /// Warps skip the first region, the second or both: the drains keep the queues
-    /// balanced, and a loop keeps its own load baseline.
+    /// balanced; the uniform loop after them is replicated in the affine stream.
     const REGIONS: &str = "task void k(uniform int n, uniform float x[], uniform float y[]) {
         int i = blockIdx.x * blockDim.x + threadIdx.x;
         if (i < 40) y[i] = x[i] * 2;
@@ -1545,7 +1568,7 @@ mod tests {
     }
 
     #[test]
-    fn loop_accesses_stay_baseline_and_skipped_regions_drain() {
+    fn uniform_loop_decouples_and_skipped_regions_drain() {
         let f = front(REGIONS);
         let module =
             driver::lower_for_target(&f, true, driver::LegalTarget::DacGpu).expect("lowers");
@@ -1555,9 +1578,12 @@ mod tests {
             .find(|(_, g)| g.linkage.is_entry())
             .expect("entry");
         let plan = Plan::of(&module, fref, |_| false).expect("decouples");
-        // x[i], y[i], x[i + 1], y[i] and the store after the loop: the loop's load
-        // x[i + k] is not decoupled.
-        assert_eq!(plan.accesses.len(), 5);
+        // x[i], y[i], x[i + 1], y[i], the loop's load x[i + k] and the store after
+        // the loop.
+        assert_eq!(plan.accesses.len(), 6);
+        assert_eq!(plan.loops.len(), 1);
+        let l = &plan.loops[0];
+        assert_eq!((l.start, l.end), (4, 5));
         let args: Vec<String> = ["n=100", "x=random(200,3)", "y=zeros(200)"]
             .iter()
             .map(|s| s.to_string())
@@ -1577,6 +1603,43 @@ mod tests {
         };
         let got = run_on_dac_gpu(&f, &req, &opts).expect("decoupled run");
         assert_eq!(format!("{:?}", want.buffers), format!("{:?}", got.buffers));
+        // The affine stream's loop: one exit test, one branch back.
+        let c = compile(&f, true, &dac()).expect("compiles");
+        let aff = c.program.kernels[0].affine.as_ref().expect("decoupled");
+        let bras = aff.insts.iter().filter(|i| matches!(i.op, Op::Bra { .. }));
+        assert_eq!(bras.count(), 2);
+    }
+
+    /// A loop that warps may skip (under a bound check), and one whose trip count
+    /// depends on the block, are not replicated.
+    #[test]
+    fn skipped_or_block_dependent_loops_are_not_replicated() {
+        for src in [
+            "task void k(uniform int n, uniform float x[], uniform float y[]) {
+                int i = blockIdx.x * blockDim.x + threadIdx.x;
+                if (i < n) { float s = 0;
+                    for (uniform int k = 0; k < 3; k++) s += x[i + k];
+                    y[i] = s; }
+            }",
+            "task void k(uniform int n, uniform float x[], uniform float y[]) {
+                int i = blockIdx.x * blockDim.x + threadIdx.x;
+                float s = 0;
+                for (uniform int k = 0; k < blockIdx.x; k++) s += x[i + k];
+                y[i] = s;
+            }",
+        ] {
+            let f = front(src);
+            let module =
+                driver::lower_for_target(&f, true, driver::LegalTarget::DacGpu).expect("lowers");
+            let (fref, _) = module
+                .functions
+                .iter()
+                .find(|(_, g)| g.linkage.is_entry())
+                .expect("entry");
+            let plan = Plan::of(&module, fref, |_| false).expect("the store decouples");
+            assert!(plan.loops.is_empty());
+            assert_eq!(plan.accesses.len(), 1);
+        }
     }
 
     #[test]
