@@ -44,8 +44,8 @@
 //! to replay meanwhile) get their own `%a`/`%ad` registers set before the header
 //! label, the header's enqueues, a `setp` on the replayed comparison and `@p bra.uni`
 //! out, the latch's enqueues, the next values through temporaries (a parallel copy),
-//! `bra.uni` back. What the loop computed is forgotten after it (loop-invariant
-//! address arithmetic is recomputed every iteration: not hoisted yet). ISPC-style
+//! `bra.uni` back. What the loop changed is forgotten after it (loop-invariant
+//! address arithmetic goes before the header label, [`Body`]). ISPC-style
 //! `for (int k ..)` loops (a varying counter proved uniform, the loop controlled by
 //! `any` of a loop-carried mask) and loops of more blocks do not qualify yet.
 //!
@@ -416,6 +416,7 @@ impl Plan {
             ops: Vec::new(),
             cse: HashMap::new(),
             wide_regs: HashSet::new(),
+            body: None,
         };
         let mut bars = self.bars.iter().peekable();
         let mut next_loop = 0;
@@ -480,15 +481,14 @@ impl Plan {
     }
 }
 
-/// A loop of the affine stream being emitted: its labels and what the header's
-/// parameters and the code before the loop left in registers.
+/// A loop of the affine stream being emitted: its labels and the values in registers
+/// before it (the header's parameters included).
 struct Open {
     at: usize,
     head: LabelId,
     exit: LabelId,
     branched: bool,
     regs: HashMap<Node, Reg>,
-    cse: HashMap<String, Reg>,
 }
 
 /// A reverse postorder of `f` in which loops tend to be contiguous: the depth-first
@@ -1152,6 +1152,45 @@ struct Stream<'a> {
     cse: HashMap<String, Reg>,
     /// The loop-carried registers that are 64-bit pairs.
     wide_regs: HashSet<Reg>,
+    /// The loop being emitted (its code is pushed at its end, after what it hoisted).
+    body: Option<Body>,
+}
+
+/// The code of a loop being emitted.
+#[derive(Default)]
+struct Body {
+    /// Computations that read no register the loop changes: before the header label.
+    hoisted: Vec<Op>,
+    /// The loop's code: instructions and the exit branch.
+    items: Vec<Item>,
+    /// The registers the loop changes (carried ones, and what is computed from them).
+    variant: HashSet<Reg>,
+}
+
+enum Item {
+    Op(Op),
+    Exit(Guard),
+}
+
+/// The registers `op` reads, when it is a computation the stream may hoist.
+fn hoistable_sources(op: &Op) -> Option<Vec<Reg>> {
+    let regs = |s: &[Src]| {
+        s.iter()
+            .filter_map(|x| match x {
+                Src::Reg(r) => Some(*r),
+                _ => None,
+            })
+            .collect()
+    };
+    match op {
+        Op::Bin { a, b, .. } => Some(regs(&[*a, *b])),
+        Op::Un { a, .. } | Op::Cvt { a, .. } => Some(regs(&[*a])),
+        Op::Ld {
+            space: Space::Param,
+            ..
+        } => Some(Vec::new()),
+        _ => None,
+    }
 }
 
 fn a(r: Reg) -> Src {
@@ -1165,9 +1204,41 @@ impl Stream<'_> {
 
     /// Moves the code so far into the kernel (before a label or a branch).
     fn flush(&mut self) {
-        for op in std::mem::take(&mut self.ops) {
-            self.b.push(GInst::new(op));
+        let ops = std::mem::take(&mut self.ops);
+        match self.body.as_mut() {
+            Some(body) => body.items.extend(ops.into_iter().map(Item::Op)),
+            None => {
+                for op in ops {
+                    self.b.push(GInst::new(op));
+                }
+            }
         }
+    }
+
+    /// `d` after [`Self::reuse`]; inside a loop, the computation of `d` goes before
+    /// the loop when it reads nothing the loop changes.
+    fn settle(&mut self, d: Reg) -> Reg {
+        let r = self.reuse(d);
+        if r != d {
+            return r;
+        }
+        let Some(body) = self.body.as_mut() else {
+            return d;
+        };
+        let invariant = self
+            .ops
+            .last()
+            .and_then(hoistable_sources)
+            .is_some_and(|srcs| srcs.iter().all(|x| !body.variant.contains(x)));
+        match self.ops.pop() {
+            Some(op) if invariant => body.hoisted.push(op),
+            Some(op) => {
+                self.ops.push(op);
+                body.variant.insert(d);
+            }
+            None => {}
+        }
+        d
     }
 
     fn fresh(&mut self, v: Value) -> Result<Reg, String> {
@@ -1215,14 +1286,28 @@ impl Stream<'_> {
         self.flush();
         let head = self.b.label(&format!("LOOP{at}"));
         let exit = self.b.label(&format!("DONE{at}"));
-        self.b.bind(head);
+        let variant = l
+            .carried
+            .iter()
+            .filter_map(|&i| {
+                self.regs
+                    .get(&Node {
+                        frame: 0,
+                        v: params[i],
+                    })
+                    .copied()
+            })
+            .collect();
+        self.body = Some(Body {
+            variant,
+            ..Body::default()
+        });
         Ok(Open {
             at,
             head,
             exit,
             branched: false,
             regs: self.regs.clone(),
-            cse: self.cse.clone(),
         })
     }
 
@@ -1271,7 +1356,9 @@ impl Stream<'_> {
             pred: p.idx,
             negate: l.on_true,
         };
-        self.b.bra(Some(guard), true, o.exit);
+        if let Some(body) = self.body.as_mut() {
+            body.items.push(Item::Exit(guard));
+        }
         o.branched = true;
         Ok(())
     }
@@ -1304,10 +1391,28 @@ impl Stream<'_> {
             self.copy(d, t);
         }
         self.flush();
+        let mut body = self.body.take().ok_or("decoupling: no loop open")?;
+        for op in std::mem::take(&mut body.hoisted) {
+            self.b.push(GInst::new(op));
+        }
+        self.b.bind(o.head);
+        for item in std::mem::take(&mut body.items) {
+            match item {
+                Item::Op(op) => {
+                    self.b.push(GInst::new(op));
+                }
+                Item::Exit(g) => {
+                    self.b.bra(Some(g), true, o.exit);
+                }
+            }
+        }
         self.b.bra(None, true, o.head);
         self.b.bind(o.exit);
-        self.regs = o.regs;
-        self.cse = o.cse;
+        // What the loop changed is forgotten; what it hoisted stays valid.
+        let variant = body.variant;
+        self.regs
+            .retain(|n, r| !variant.contains(r) || o.regs.contains_key(n));
+        self.cse.retain(|_, r| !variant.contains(r));
         Ok(())
     }
 
@@ -1365,7 +1470,7 @@ impl Stream<'_> {
             ValueDef::Param(..) => {
                 let i = entry_param(f, v).ok_or("decoupling: a non-entry parameter")?;
                 self.param(&format!("p{i}"), bty, d)?;
-                let d = self.reuse(d);
+                let d = self.settle(d);
                 self.regs.insert(n, d);
                 return Ok(d);
             }
@@ -1434,7 +1539,7 @@ impl Stream<'_> {
             }
             _ => return Err("decoupling: an instruction off the tuple rules".into()),
         }
-        let d = self.reuse(d);
+        let d = self.settle(d);
         self.regs.insert(n, d);
         Ok(d)
     }
