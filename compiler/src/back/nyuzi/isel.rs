@@ -498,7 +498,13 @@ impl<'a> Isel<'a> {
         let f = self.f;
         let res = f.inst_result(inst).filter(|r| self.scal.contains(r));
         let Some(r) = res else {
-            return self.inst(inst);
+            // A compare of scalarized values is a scalar compare: its 0 / 0xffff is
+            // the mask the vector compare of equal lanes writes.
+            let scalar = self.compares_scalarized(inst);
+            self.scalar_mode = scalar;
+            self.inst(inst);
+            self.scalar_mode = false;
+            return;
         };
         match &f.insts[inst] {
             InstData::Iconst { .. } | InstData::Fconst { .. } => {}
@@ -537,6 +543,21 @@ impl<'a> Isel<'a> {
                 self.splat_into(dst, src);
             }
         }
+    }
+
+    /// Whether `inst` is an `icmp`/`fcmp` whose varying operands are all scalarized
+    /// (at least one varying).
+    fn compares_scalarized(&self, inst: crate::ir::Inst) -> bool {
+        let args = match &self.f.insts[inst] {
+            InstData::Icmp { args, .. } | InstData::Fcmp { args, .. } => args,
+            _ => return false,
+        };
+        let varying: Vec<Value> = args
+            .iter()
+            .copied()
+            .filter(|&a| self.f.value_type(a).varying)
+            .collect();
+        !varying.is_empty() && varying.iter().all(|a| self.scal.contains(a))
     }
 
     /// The scalar registers of a scalarized value (created on first mention).
