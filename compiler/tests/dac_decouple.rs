@@ -3,8 +3,9 @@
 //! * GPU-style kernels with one-dimensional blocks, decoupled: the buffers equal the
 //!   interpreter's bit for bit, the non-affine warps issue fewer instructions than the
 //!   baseline, and loads go through `[deq.data]` (timing runs, with the DAC
-//!   statistics). Kernels the first version does not decouple (loops, barriers) must
-//!   run unchanged.
+//!   statistics). Kernels the pass does not decouple (loops some warps skip or with
+//!   barriers, 2-D blocks) must run unchanged; uniform loops are replicated in the
+//!   affine stream.
 //! * Every example launch and every ISPC-style and conformance program gives the
 //!   interpreter's results with decoupling on (through `common::launches`, as
 //!   `tests/dac_gpu.rs` does for the baseline); multi-dimensional blocks fall back to
@@ -121,6 +122,13 @@ const KERNELS: &[(&str, &str, Expect)] = &[
         Expect::Loads,
     ),
     (
+        // A `for (int i ..)` loop (a varying counter proved uniform): replicated.
+        "examples/strided_copy.spmd",
+        "--entry strided_copy --grid 2 --block 64 --arg n=32 --arg stride=3 \
+         --arg src='range(12288)' --arg dst='zeros(4096)'",
+        Expect::Loads,
+    ),
+    (
         "examples/matmul_tiled.spmd",
         "--entry matmul_tiled --grid 3,3 --block 16,16 --arg n=40 --arg a='random(1600,1)' \
          --arg b='random(1600,2)' --arg c='zeros(1600)'",
@@ -181,6 +189,22 @@ const LOOP_KERNELS: &[(&str, &str, &str, Expect)] = &[
         }",
         "--entry scale_columns --grid 2 --block 96 --arg n=192 --arg m=7 \
          --arg a='random(1344,4)' --arg b='zeros(1344)'",
+        Expect::Loads,
+    ),
+    (
+        "varying_counter",
+        // ISPC-style: `int k` is varying, the loop is controlled by `any` of its mask.
+        "task void varying_counter(uniform int n, uniform int m, uniform float a[], \
+                                   uniform float out[]) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            float s = 0;
+            for (int k = 0; k < m; k++) {
+                s += a[i + k * n] * k;
+            }
+            out[i] = s;
+        }",
+        "--entry varying_counter --grid 3 --block 160 --arg n=480 --arg m=6 \
+         --arg a='random(2880,6)' --arg out='zeros(480)'",
         Expect::Loads,
     ),
     (

@@ -31,23 +31,27 @@
 //!   a, _` (every warp has a lane on), and the header parameters of a uniform loop
 //!   (kept in registers). Entry-level values of the chain must have a tuple.
 //!
-//! **Uniform loops** ([`ULoop`], [`uniform_loops`]): a natural loop of exactly two
-//! blocks, a header ending in `brif c, latch, exit` (either way round) and a latch
-//! ending in `jump header(..)`, adjacent in the enqueue order, overlapping no other
-//! loop, entered from a single preheader edge, on every path from the entry to a
-//! `return` (no warp skips it), whose `c` is an integer `icmp` of values the same in
-//! every warp of every block ([`launch_uniform`]: constants, uniform entry parameters,
-//! block and grid extents, integer arithmetic, `select any(entry mask)` and header
-//! parameters whose incoming values are such). So every warp runs it with the
-//! affine stream's trip count. The affine stream replicates it: the header
+//! **Uniform loops** ([`ULoop`], [`uniform_loops`], [`uniform_loop`]): a natural
+//! loop of two or three blocks adjacent in the enqueue order, each falling through to
+//! the next or leaving the loop, the last (the latch) ending in `jump header(..)`,
+//! overlapping no other loop, entered from a single preheader edge, on every path
+//! from the entry to a `return` (no warp skips it). One branch is the exit test: on
+//! an `icmp` `c`, or on `any(m & c)` with `m` on in every thread ([`full`]: the
+//! entry mask, a loop-carried mask that starts full and is `and`ed with `c`); the
+//! other branches are `any` of such masks (never leave). `c` compares values the same
+//! in every warp of every block ([`launch_uniform`]: constants, uniform entry
+//! parameters, block and grid extents, integer arithmetic, `select any(entry mask)`,
+//! the latch's `select` on full masks, and header parameters whose incoming values
+//! are such). This covers `for (uniform int k ..)` and ISPC-style `for (int k ..)`
+//! loops over uniform bounds. So every warp runs the loop with the affine stream's
+//! trip count. The affine stream replicates it: the header
 //! parameters that replay (carried: both incoming values replay, the parameter taken
 //! to replay meanwhile) get their own `%a`/`%ad` registers set before the header
 //! label, the header's enqueues, a `setp` on the replayed comparison and `@p bra.uni`
 //! out, the latch's enqueues, the next values through temporaries (a parallel copy),
 //! `bra.uni` back. What the loop changed is forgotten after it (loop-invariant
-//! address arithmetic goes before the header label, [`Body`]). ISPC-style
-//! `for (int k ..)` loops (a varying counter proved uniform, the loop controlled by
-//! `any` of a loop-carried mask) and loops of more blocks do not qualify yet.
+//! address arithmetic goes before the header label, [`Body`]). Loops of more blocks
+//! (an `if` in the body), nested loops and loops under a skip do not qualify yet.
 //!
 //! **The queue contract.** The affine stream runs once per launch and enqueues every
 //! planned access once, in a reverse postorder of their blocks that keeps loops
@@ -73,8 +77,8 @@
 //! for one-dimensional blocks: [`one_dimensional`] decides, `run_on_dac_gpu` compiles
 //! the baseline for other block shapes and `run_compiled` refuses them.
 //!
-//! **Not yet:** accesses in other loops (varying-typed counters, several blocks,
-//! nested loops, loops some warps skip), barriers in loops,
+//! **Not yet:** accesses in other loops (more blocks, nested loops, loops some warps
+//! skip or leave early), barriers in loops,
 //! `enq.pred`/`deq.pred` (masks are still computed per warp), multi-dimensional blocks
 //! (needs the hardware launch in its real shape), local-memory accesses, 8/16-bit
 //! accesses, barriers in loops or callees.
@@ -89,8 +93,8 @@ use sim::gpu::{
 use crate::analysis::affine::{analyze_function, FunctionAffine};
 use crate::ir::dominance::DominatorTree;
 use crate::ir::{
-    BinaryOp, Block, ConvOp, FuncRef, Function, Inst, InstData, IntCC, LaneOp, Module, Scalar,
-    SpecialReg, UnaryOp, Value, ValueDef,
+    BinaryOp, Block, BlockCall, ConvOp, FuncRef, Function, Inst, InstData, IntCC, LaneOp, Module,
+    Scalar, SpecialReg, UnaryOp, Value, ValueDef,
 };
 
 /// Whether an access is a load (`enq.data`) or a store (`enq.addr`).
@@ -210,8 +214,7 @@ impl Plan {
         let mut memo = HashMap::new();
         let cands = uniform_loops(f, &rpo, &number);
         plan.loops = plan.settle_loops(module, &aff, cands, &mut memo);
-        let in_loop =
-            |b: Block, loops: &[ULoop]| loops.iter().any(|l| l.header == b || l.latch == b);
+        let in_loop = |b: Block, loops: &[ULoop]| loops.iter().any(|l| l.blocks.contains(&b));
         for &b in &rpo {
             plan.start.insert(b, plan.accesses.len());
             for &inst in &f.blocks[b].insts {
@@ -255,7 +258,7 @@ impl Plan {
         }
         for l in &mut plan.loops {
             l.start = plan.start[&l.header];
-            l.mid = plan.end[&l.header];
+            l.mid = plan.end[&l.test];
             l.end = plan.end[&l.latch];
         }
         if plan.accesses.is_empty() {
@@ -281,6 +284,7 @@ impl Plan {
                 .iter()
                 .map(|l| (l.header, (l.pre_args.clone(), l.latch_args.clone())))
                 .collect();
+            self.frames.full_selects = cands.iter().flat_map(|l| l.full_selects.clone()).collect();
             self.frames.carried.clear();
             memo.clear();
             let before = cands.len();
@@ -326,6 +330,7 @@ impl Plan {
         }
         self.frames.loops.clear();
         self.frames.carried.clear();
+        self.frames.full_selects.clear();
         memo.clear();
         Vec::new()
     }
@@ -388,7 +393,7 @@ impl Plan {
         let mut lo = self.end.get(from).copied().unwrap_or(0);
         // Leaving a replicated loop (from its header): its whole body was enqueued.
         for l in &self.loops {
-            let inside = |b: &Block| *b == l.header || *b == l.latch;
+            let inside = |b: &Block| l.blocks.contains(b);
             if inside(from) && !to.as_ref().is_some_and(inside) {
                 lo = lo.max(l.end);
             }
@@ -586,6 +591,12 @@ pub(crate) fn loop_spans(f: &Function, rpo: &[Block], number: &HashMap<Block, us
 struct ULoop {
     header: Block,
     latch: Block,
+    /// The loop's blocks in order (header first, latch last; two or three).
+    blocks: Vec<Block>,
+    /// The block whose branch is the real exit test (the others' never leave).
+    test: Block,
+    /// The latch's `select m, a, _` whose `m` is on in every thread (see [`full`]).
+    full_selects: HashSet<Value>,
     /// Per header parameter: the preheader edge's and the back edge's argument.
     pre_args: Vec<Value>,
     latch_args: Vec<Value>,
@@ -617,8 +628,8 @@ fn uniform_loops(f: &Function, rpo: &[Block], number: &HashMap<Block, usize>) ->
     let mut out = Vec::new();
     for &(j, i) in &spans {
         let alone = spans.iter().filter(|&&(a, b)| a <= i && j <= b).count() == 1;
-        if alone && i == j + 1 && on_every_path(f, rpo, rpo[j]) {
-            if let Some(l) = uniform_loop(f, rpo[j], rpo[i]) {
+        if alone && (j + 1..j + 3).contains(&i) && on_every_path(f, rpo, rpo[j]) {
+            if let Some(l) = uniform_loop(f, &rpo[j..=i]) {
                 out.push(l);
             }
         }
@@ -627,38 +638,53 @@ fn uniform_loops(f: &Function, rpo: &[Block], number: &HashMap<Block, usize>) ->
     out
 }
 
-/// The [`ULoop`] of header `h` and latch `l`, when the shape and the condition fit.
-fn uniform_loop(f: &Function, h: Block, l: Block) -> Option<ULoop> {
+/// The [`ULoop`] of `blocks` (header first, latch last), when the shape and the
+/// condition fit: each block but the latch falls through to the next one or leaves
+/// the loop, the latch jumps back; one branch tests the condition (an `icmp`, or
+/// `any(m & icmp)` with `m` [`full`]), the others are `brif any(m)` with `m` full
+/// (always taken into the loop), as ISPC-style `for` loops with a varying counter
+/// the uniformity analysis proves uniform are lowered.
+fn uniform_loop(f: &Function, blocks: &[Block]) -> Option<ULoop> {
+    let (h, l) = (*blocks.first()?, *blocks.last()?);
     let term = |b: Block| f.blocks[b].insts.last().map(|&t| &f.insts[t]);
-    let (cond, on_true) = match term(h)? {
-        InstData::Brif {
-            cond,
-            then_dest,
-            else_dest,
-        } if then_dest.block == l && else_dest.block != l && else_dest.block != h => (*cond, true),
-        InstData::Brif {
-            cond,
-            then_dest,
-            else_dest,
-        } if else_dest.block == l && then_dest.block != l && then_dest.block != h => (*cond, false),
-        _ => return None,
-    };
     let latch_args = match term(l)? {
         InstData::Jump { dest } if dest.block == h => dest.args.to_vec(),
         _ => return None,
     };
-    // Exactly two edges into the header (the preheader's and the back edge), one
-    // into the latch.
+    // Per block but the latch: (branch condition, whether `then` stays in the loop).
+    let mut branches = Vec::new();
+    for w in blocks.windows(2) {
+        let (b, next) = (w[0], w[1]);
+        match term(b)? {
+            InstData::Jump { dest } if dest.block == next && dest.args.is_empty() => {}
+            InstData::Brif {
+                cond,
+                then_dest,
+                else_dest,
+            } => {
+                let stays = |d: &BlockCall| d.block == next && d.args.is_empty();
+                let leaves = |d: &BlockCall| !blocks.contains(&d.block);
+                if stays(then_dest) && leaves(else_dest) {
+                    branches.push((b, *cond, true));
+                } else if stays(else_dest) && leaves(then_dest) {
+                    branches.push((b, *cond, false));
+                } else {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+    }
+    // Exactly one edge into each block, two into the header (the preheader's and
+    // the back edge).
     let mut pre_args = None;
-    let mut into_latch = 0;
+    let mut into: HashMap<Block, usize> = HashMap::new();
     for &b in &f.layout {
         let Some(&t) = f.blocks[b].insts.last() else {
             continue;
         };
         for call in f.insts[t].successors() {
-            if call.block == l {
-                into_latch += 1;
-            }
+            *into.entry(call.block).or_default() += 1;
             if call.block == h && b != l {
                 if pre_args.is_some() {
                     return None;
@@ -668,33 +694,135 @@ fn uniform_loop(f: &Function, h: Block, l: Block) -> Option<ULoop> {
         }
     }
     let pre_args = pre_args?;
-    if into_latch != 1 || pre_args.len() != latch_args.len() {
+    if blocks[1..].iter().any(|b| into.get(b) != Some(&1)) || pre_args.len() != latch_args.len() {
         return None;
     }
-    let (ValueDef::Result(ci), true) = (f.values[cond].def, !f.value_type(cond).varying) else {
+    // The test: the single branch on a comparison.
+    let icmp_of = |v: Value| match f.values[v].def {
+        ValueDef::Result(i) => match f.insts[i] {
+            InstData::Icmp { cond, args } => Some((cond, args)),
+            _ => None,
+        },
+        ValueDef::Param(..) => None,
+    };
+    let band_args = |v: Value| match f.values[v].def {
+        ValueDef::Result(i) => match &f.insts[i] {
+            InstData::Binary {
+                op: BinaryOp::Band,
+                args,
+            } => Some(*args),
+            _ => None,
+        },
+        ValueDef::Param(..) => None,
+    };
+    let any_arg = |v: Value| match f.values[v].def {
+        ValueDef::Result(i) => match &f.insts[i] {
+            InstData::Lane {
+                op: LaneOp::Any,
+                args,
+            } if args.len() == 1 => Some(args[0]),
+            _ => None,
+        },
+        ValueDef::Param(..) => None,
+    };
+    // Candidates: (block, compare value, the mask it is `and`ed with, continues on true).
+    let mut tests = Vec::new();
+    for &(b, cond, on_true) in &branches {
+        if icmp_of(cond).is_some() && !f.value_type(cond).varying {
+            tests.push((b, cond, None, on_true));
+        } else if let Some([x, y]) = any_arg(cond).and_then(band_args) {
+            if icmp_of(y).is_some() {
+                tests.push((b, y, Some(x), on_true));
+            } else if icmp_of(x).is_some() {
+                tests.push((b, x, Some(y), on_true));
+            }
+        }
+    }
+    let [(test, c, m, on_true)] = tests.as_slice() else {
         return None;
     };
-    let InstData::Icmp { cond: cc, args } = f.insts[ci] else {
-        return None;
-    };
-    let lp = ULoop {
+    let (cc, args) = icmp_of(*c)?;
+    let mut lp = ULoop {
         header: h,
         latch: l,
+        blocks: blocks.to_vec(),
+        test: *test,
+        full_selects: HashSet::new(),
         pre_args,
         latch_args,
         carried: Vec::new(),
         cond: cc,
         cmp_args: args,
-        on_true,
+        on_true: *on_true,
         start: 0,
         mid: 0,
         end: 0,
     };
+    let is_full = |v: Value| full(f, &lp, *c, v, &mut HashSet::new(), 0);
+    if m.is_some_and(|m| !is_full(m)) {
+        return None;
+    }
+    // The other branches never leave: `any` of a full mask, staying on `then`.
+    for &(b, cond, stays_on_true) in &branches {
+        if b != *test && !(stays_on_true && any_arg(cond).is_some_and(is_full)) {
+            return None;
+        }
+    }
+    let selects: HashSet<Value> = f.blocks[l]
+        .insts
+        .iter()
+        .filter_map(|&i| match &f.insts[i] {
+            InstData::Select { args } if is_full(args[0]) => f.inst_result(i),
+            _ => None,
+        })
+        .collect();
+    lp.full_selects = selects;
     let mut seen = HashSet::new();
     let uniform = args
         .iter()
         .all(|&a| launch_uniform(f, &lp, a, &mut seen, 0));
     uniform.then_some(lp)
+}
+
+/// Whether mask `v` is on in every thread of the launch at the loop's latch (and in
+/// the blocks after its test): the entry's mask, a true constant, `band` of such
+/// masks or of one with the loop's test `c` (true there), and a header parameter
+/// whose incoming values are such (the preheader's not reading the loop).
+fn full(f: &Function, lp: &ULoop, c: Value, v: Value, seen: &mut HashSet<Value>, d: u32) -> bool {
+    if d > 64 {
+        return false;
+    }
+    let entry = f.entry_block();
+    if f.sig.takes_mask && entry.and_then(|e| f.blocks[e].params.last().copied()) == Some(v) {
+        return true;
+    }
+    match f.values[v].def {
+        ValueDef::Param(b, i) if b == lp.header => {
+            let i = i as usize;
+            if !seen.insert(v) {
+                return true;
+            }
+            let pre = lp.pre_args[i];
+            let outside = |x: Value| match f.values[x].def {
+                ValueDef::Param(pb, _) => !lp.blocks.contains(&pb),
+                ValueDef::Result(r) => !lp.blocks.iter().any(|&lb| f.blocks[lb].insts.contains(&r)),
+            };
+            outside(pre)
+                && full(f, lp, c, pre, &mut HashSet::new(), d + 1)
+                && full(f, lp, c, lp.latch_args[i], seen, d + 1)
+        }
+        ValueDef::Param(..) => false,
+        ValueDef::Result(inst) => match &f.insts[inst] {
+            InstData::Iconst { bits, .. } => f.value_type(v).scalar == Scalar::Bool && *bits != 0,
+            InstData::Binary {
+                op: BinaryOp::Band,
+                args,
+            } => args
+                .iter()
+                .all(|&x| x == c || full(f, lp, c, x, seen, d + 1)),
+            _ => false,
+        },
+    }
 }
 
 /// Whether `v` is the same in every warp of every block: constants, uniform entry
@@ -737,7 +865,11 @@ fn launch_uniform(f: &Function, lp: &ULoop, v: Value, seen: &mut HashSet<Value>,
                 ) && sub(*arg, seen)
             }
             InstData::Splat { arg } => sub(*arg, seen),
-            InstData::Select { args } if any_of_entry_mask(f, args[0]) => sub(args[1], seen),
+            InstData::Select { args }
+                if any_of_entry_mask(f, args[0]) || lp.full_selects.contains(&v) =>
+            {
+                sub(args[1], seen)
+            }
             _ => false,
         },
     }
@@ -856,6 +988,8 @@ struct Frames {
     loops: HashMap<Block, (Vec<Value>, Vec<Value>)>,
     /// The header parameters decided: (replays, varies with the thread index).
     carried: HashMap<Value, (bool, bool)>,
+    /// The replicated loops' latch `select`s on masks on in every thread.
+    full_selects: HashSet<Value>,
 }
 
 impl Frames {
@@ -865,6 +999,7 @@ impl Frames {
             by_call: HashMap::new(),
             loops: HashMap::new(),
             carried: HashMap::new(),
+            full_selects: HashSet::new(),
         }
     }
 
@@ -930,7 +1065,9 @@ impl Frames {
                     // `select any(entry mask), a, _`: every warp has a lane on.
                     InstData::Select { args }
                         if self.is_mask(f, n.frame, args[0], mask)
-                            || (n.frame == 0 && any_of_entry_mask(f, args[0])) =>
+                            || (n.frame == 0
+                                && (any_of_entry_mask(f, args[0])
+                                    || self.full_selects.contains(&n.v))) =>
                     {
                         n = Node {
                             frame: n.frame,
