@@ -1852,6 +1852,33 @@ mod tests {
         assert_eq!(bras.count(), 2);
     }
 
+    /// An ISPC-style loop (varying counter, `any` of a loop-carried mask): three
+    /// blocks, the test in the second, the counter's `select` resolved.
+    #[test]
+    fn varying_counter_loop_is_replicated() {
+        let f = front(
+            "task void k(uniform int n, uniform float x[], uniform float y[]) {
+                int i = blockIdx.x * blockDim.x + threadIdx.x;
+                for (int k = 0; k < n; k++) y[i + k * 64] = x[i + k * 64];
+            }",
+        );
+        let module =
+            driver::lower_for_target(&f, true, driver::LegalTarget::DacGpu).expect("lowers");
+        let (fref, _) = module
+            .functions
+            .iter()
+            .find(|(_, g)| g.linkage.is_entry())
+            .expect("entry");
+        let plan = Plan::of(&module, fref, |_| false).expect("decouples");
+        assert_eq!(plan.loops.len(), 1);
+        let l = &plan.loops[0];
+        assert_eq!(l.blocks.len(), 3);
+        assert_ne!(l.test, l.header);
+        assert!(!l.full_selects.is_empty());
+        assert_eq!(plan.accesses.len(), 2);
+        assert_eq!((l.start, l.end), (0, 2));
+    }
+
     /// A loop that warps may skip (under a bound check), and one whose trip count
     /// depends on the block, are not replicated.
     #[test]
