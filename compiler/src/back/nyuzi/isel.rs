@@ -517,17 +517,21 @@ impl<'a> Isel<'a> {
             }
             InstData::Select { args } => {
                 let (c, x, y) = (args[0], args[1], args[2]);
-                // A uniform mask is "all existing lanes or none": on when any existing
-                // lane is (as a uniform bool, 0 / 0xffff).
-                let cond = if self.ty(c).varying {
-                    let act = self.active(Some(c));
-                    self.bin_imm(false, AluOp::CmpNeI, act, 0)
+                // A uniform mask holds one bit for every existing lane, so lane 0's
+                // bit (lane 0 always exists) decides; widened to 0 / -1.
+                let m32 = if self.ty(c).varying {
+                    let m = self.reg(c);
+                    let t = self.bin_imm(false, AluOp::Shl, m, 31);
+                    self.bin_imm(false, AluOp::Ashr, t, 31)
                 } else {
-                    self.reg(c)
+                    let c = self.reg(c);
+                    self.full32(c)
                 };
                 self.scalar_mode = true;
                 let (a, b) = (self.reg(x), self.reg(y));
-                let d = self.select_scalar(cond, a, b);
+                let t = self.bin(false, AluOp::Xor, a, b);
+                let t = self.bin(false, AluOp::And, t, m32);
+                let d = self.bin(false, AluOp::Xor, b, t);
                 self.define(Some(r), &[d]);
                 self.scalar_mode = false;
                 let src = self.sregs(r)[0];
