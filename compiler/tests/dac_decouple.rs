@@ -246,41 +246,39 @@ fn check_kernel(
     expect: Expect,
     failures: &mut Vec<String>,
 ) {
-    {
-        let spec = parse_command(launch);
-        let want = driver::run_on_interp(&front, &spec.request(MAX_STEPS))
-            .unwrap_or_else(|e| panic!("{file}: interp: {}", run_error(e, &front)));
-        let base = run(&front, &spec, false, true);
-        let got = run(&front, &spec, true, true);
-        if let Err(e) = compare("dac-gpu --dac", &want, &got) {
-            failures.push(format!("{file}: {e}"));
-            return;
-        }
-        let (bi, di) = (
-            stat(&base, "warp_instructions"),
-            stat(&got, "warp_instructions"),
-        );
-        let deq = stat(&got, "deq_data_instructions");
-        let share = stat(&got, "loads_decoupled");
-        eprintln!(
-            "{file}: non-affine warp insts {bi} -> {di}, affine {}, loads decoupled {share:.3}, \
+    let spec = parse_command(launch);
+    let want = driver::run_on_interp(front, &spec.request(MAX_STEPS))
+        .unwrap_or_else(|e| panic!("{file}: interp: {}", run_error(e, front)));
+    let base = run(front, &spec, false, true);
+    let got = run(front, &spec, true, true);
+    if let Err(e) = compare("dac-gpu --dac", &want, &got) {
+        failures.push(format!("{file}: {e}"));
+        return;
+    }
+    let (bi, di) = (
+        stat(&base, "warp_instructions"),
+        stat(&got, "warp_instructions"),
+    );
+    let deq = stat(&got, "deq_data_instructions");
+    let share = stat(&got, "loads_decoupled");
+    eprintln!(
+        "{file}: non-affine warp insts {bi} -> {di}, affine {}, loads decoupled {share:.3}, \
              cycles {} -> {}",
-            stat(&got, "affine_warp_instructions"),
-            stat(&base, "cycles"),
-            stat(&got, "cycles"),
-        );
-        let deq_addr = stat(&got, "deq_addr_instructions");
-        let ok = match expect {
-            Expect::Loads => di < bi && deq > 0.0 && share > 0.0,
-            Expect::StoresOnly => di < bi && deq == 0.0 && deq_addr > 0.0,
-            Expect::Unchanged => di == bi && deq == 0.0 && deq_addr == 0.0,
-        };
-        if !ok {
-            failures.push(format!(
-                "{file}: not as expected ({bi} -> {di} insts, {deq} deq.data, \
+        stat(&got, "affine_warp_instructions"),
+        stat(&base, "cycles"),
+        stat(&got, "cycles"),
+    );
+    let deq_addr = stat(&got, "deq_addr_instructions");
+    let ok = match expect {
+        Expect::Loads => di < bi && deq > 0.0 && share > 0.0,
+        Expect::StoresOnly => di < bi && deq == 0.0 && deq_addr > 0.0,
+        Expect::Unchanged => di == bi && deq == 0.0 && deq_addr == 0.0,
+    };
+    if !ok {
+        failures.push(format!(
+            "{file}: not as expected ({bi} -> {di} insts, {deq} deq.data, \
                  {deq_addr} deq.addr)"
-            ));
-        }
+        ));
     }
 }
 
