@@ -1008,6 +1008,43 @@ fn lanes_mem<const TRACE: bool>(
     let store = matches!(cls, SCATTER | SCATTER_M);
     let (d, p, off) = (f_d(u), f_a(u), f_imm(u));
     let addrs: [u32; 16] = th.v[p].map(|x| x.wrapping_add(off));
+    if !store && mask & 0xffff == 0xffff && all_plain_words(sys, &addrs) {
+        // Every lane loads an aligned word of RAM: no per-lane checks (same result).
+        for (lane, &addr) in addrs.iter().enumerate() {
+            th.v[d][lane] = sys.read32(addr);
+        }
+    } else {
+        lanes_mem_checked(th, sys, d, store, mask, &addrs)?;
+    }
+    sys.extra_subcycles += 15;
+    note_vector(sys, eff, masked, mask);
+    if TRACE {
+        eff.mem = Some(MemAccess::Lanes {
+            addrs,
+            mask: mask as u16,
+            store,
+        });
+    }
+    Ok(())
+}
+
+/// Whether every address is word-aligned and inside RAM (branch-free over the lanes).
+#[inline(always)]
+fn all_plain_words(sys: &Sys, addrs: &[u32; 16]) -> bool {
+    let low_bits = addrs.iter().fold(0, |acc, &a| acc | a);
+    let highest = addrs.iter().fold(0, |acc, &a| acc.max(a));
+    low_bits & 3 == 0 && sys.in_ram(highest, 4)
+}
+
+/// The lane-by-lane path: each active lane checked, then accessed, in lane order.
+fn lanes_mem_checked(
+    th: &mut Thread,
+    sys: &mut Sys,
+    d: usize,
+    store: bool,
+    mask: u32,
+    addrs: &[u32; 16],
+) -> Result<(), Trap> {
     for (lane, &addr) in addrs.iter().enumerate() {
         if mask >> lane & 1 == 0 {
             continue;
@@ -1024,15 +1061,6 @@ fn lanes_mem<const TRACE: bool>(
         } else {
             th.v[d][lane] = sys.read32(addr);
         }
-    }
-    sys.extra_subcycles += 15;
-    note_vector(sys, eff, masked, mask);
-    if TRACE {
-        eff.mem = Some(MemAccess::Lanes {
-            addrs,
-            mask: mask as u16,
-            store,
-        });
     }
     Ok(())
 }
