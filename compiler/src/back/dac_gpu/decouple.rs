@@ -1761,6 +1761,18 @@ mod tests {
         if (i < n) x[i] = s;
     }";
 
+    /// The plan of the (only) entry of `f`, lowered for dac-gpu, no shared accesses.
+    fn entry_plan(f: &FrontResult) -> Option<Plan> {
+        let module =
+            driver::lower_for_target(f, true, driver::LegalTarget::DacGpu).expect("lowers");
+        let (fref, _) = module
+            .functions
+            .iter()
+            .find(|(_, g)| g.linkage.is_entry())
+            .expect("entry");
+        Plan::of(&module, fref, |_| false)
+    }
+
     fn front(src: &str) -> FrontResult {
         let opts = FrontOptions {
             target: Target {
@@ -1812,14 +1824,7 @@ mod tests {
     #[test]
     fn uniform_loop_decouples_and_skipped_regions_drain() {
         let f = front(REGIONS);
-        let module =
-            driver::lower_for_target(&f, true, driver::LegalTarget::DacGpu).expect("lowers");
-        let (fref, _) = module
-            .functions
-            .iter()
-            .find(|(_, g)| g.linkage.is_entry())
-            .expect("entry");
-        let plan = Plan::of(&module, fref, |_| false).expect("decouples");
+        let plan = entry_plan(&f).expect("decouples");
         // x[i], y[i], x[i + 1], y[i], the loop's load x[i + k] and the store after
         // the loop.
         assert_eq!(plan.accesses.len(), 6);
@@ -1862,14 +1867,7 @@ mod tests {
                 for (int k = 0; k < n; k++) y[i + k * 64] = x[i + k * 64];
             }",
         );
-        let module =
-            driver::lower_for_target(&f, true, driver::LegalTarget::DacGpu).expect("lowers");
-        let (fref, _) = module
-            .functions
-            .iter()
-            .find(|(_, g)| g.linkage.is_entry())
-            .expect("entry");
-        let plan = Plan::of(&module, fref, |_| false).expect("decouples");
+        let plan = entry_plan(&f).expect("decouples");
         assert_eq!(plan.loops.len(), 1);
         let l = &plan.loops[0];
         assert_eq!(l.blocks.len(), 3);
@@ -1898,14 +1896,7 @@ mod tests {
             }",
         ] {
             let f = front(src);
-            let module =
-                driver::lower_for_target(&f, true, driver::LegalTarget::DacGpu).expect("lowers");
-            let (fref, _) = module
-                .functions
-                .iter()
-                .find(|(_, g)| g.linkage.is_entry())
-                .expect("entry");
-            let plan = Plan::of(&module, fref, |_| false).expect("the store decouples");
+            let plan = entry_plan(&f).expect("the store decouples");
             assert!(plan.loops.is_empty());
             assert_eq!(plan.accesses.len(), 1);
         }
