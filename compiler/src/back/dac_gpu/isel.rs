@@ -19,6 +19,7 @@ use sim::gpu::{
 
 mod calls;
 mod dac;
+pub mod full_warp;
 
 use super::spaces::{Spaces, SHARED_WINDOW};
 use super::{Compiled, Options};
@@ -145,8 +146,15 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
                 None
             },
         };
-        match Isel::new(&ctx, fref).run() {
-            Ok((mut kernel, mut lines, frame, mut traps)) => {
+        // The full-warp split ([`full_warp`]) is a uniformity-driven transform, kept
+        // only when it pays.
+        let split = options.uniformity;
+        let selected = match Isel::new(&ctx, fref, split).run() {
+            Ok((.., false)) if split => Isel::new(&ctx, fref, false).run(),
+            other => other,
+        };
+        match selected {
+            Ok((mut kernel, mut lines, frame, mut traps, _)) => {
                 let regs = super::alloc::allocate_selected(
                     &mut kernel,
                     &mut lines,
@@ -204,12 +212,15 @@ struct ModuleCtx<'a> {
     dac: Option<super::decouple::Plan>,
 }
 
-/// A selected kernel, its line table, its frame bytes per gang and its trap sites.
+/// A selected kernel, its line table, its frame bytes per gang, its trap sites and
+/// whether its entry body was split into a full-warp and a general version
+/// ([`full_warp`]) that pays.
 type Selected = (
     sim::gpu::Kernel,
     Vec<Option<Span>>,
     u32,
     Vec<(usize, &'static str)>,
+    bool,
 );
 
 /// The selector of one function.
@@ -239,6 +250,16 @@ struct Isel<'a> {
     /// warps) and whether this thread is one of the block's (an existing lane).
     ntid: [Reg; 3],
     exists: Reg,
+    /// Split the entry's body into a full-warp and a general version ([`full_warp`]),
+    /// and whether the code selected now is the full-warp version (`exists` is true
+    /// in every lane).
+    specialize: bool,
+    full_warp: bool,
+    /// The instance number of the entry's full-warp version, once split.
+    full_instance: Option<u32>,
+    /// In the full-warp version, the current instance's bool values that are true in
+    /// every lane ([`full_warp::all_on`]).
+    all_on: std::collections::HashSet<Value>,
     lines: Vec<Option<Span>>,
     span: Option<Span>,
     errors: Vec<Diagnostic>,
@@ -328,7 +349,7 @@ fn mem_ty(s: Scalar) -> T {
 }
 
 impl<'a> Isel<'a> {
-    fn new(ctx: &'a ModuleCtx<'a>, fref: FuncRef) -> Self {
+    fn new(ctx: &'a ModuleCtx<'a>, fref: FuncRef, specialize: bool) -> Self {
         let f = &ctx.module.functions[fref];
         let mut b = KernelBuilder::new(&f.name, KernelKind::Entry);
         let globals_base = b.reg64();
@@ -351,6 +372,10 @@ impl<'a> Isel<'a> {
             traps: Vec::new(),
             ntid: [Reg::r(0); 3],
             exists: Reg::p(0),
+            specialize,
+            full_warp: false,
+            full_instance: None,
+            all_on: Default::default(),
             lines: Vec::new(),
             span: None,
             errors: Vec::new(),
@@ -524,7 +549,10 @@ impl<'a> Isel<'a> {
         let patch = self.prologue(entry);
         self.uni.set(false);
         self.uni.force(patch);
-        self.body();
+        let split = self.specialize.then(|| self.split_body(entry));
+        if split.is_none() {
+            self.body();
+        }
         let frame = self.frame_end.div_ceil(8) * 8;
         self.emit_out_of_line();
         // A label bound past the last instruction needs an instruction to point at.
@@ -547,7 +575,8 @@ impl<'a> Isel<'a> {
             *b = imm(u64::from(frame));
         }
         super::uniform::mark(&mut kernel, &uni);
-        Ok((kernel, lines, frame, self_traps))
+        let pays = split.is_some_and(|s| s.pays(&kernel));
+        Ok((kernel, lines, frame, self_traps, pays))
     }
 
     /// The blocks of the current function (instance), in layout order.
@@ -598,6 +627,14 @@ impl<'a> Isel<'a> {
             }
         }
         let res = result.map(|r| self.loc(r));
+        let callee_on = self.full_warp.then(|| {
+            let mut on: Vec<bool> = args.iter().map(|a| self.all_on.contains(a)).collect();
+            if callee.sig.takes_mask {
+                on.push(mask.is_none_or(|m| self.all_on.contains(&m)));
+            }
+            full_warp::all_on(callee, &on)
+        });
+        let saved_on = std::mem::replace(&mut self.all_on, callee_on.unwrap_or_default());
         let cont = self.new_label();
         let (slot_offsets, size) = layout(callee.stack_slots.values().map(|s| (s.size, s.align)));
         let base = self.frame_end.div_ceil(64) * 64;
@@ -634,6 +671,7 @@ impl<'a> Isel<'a> {
             self.ret,
             self.span,
         ) = saved;
+        self.all_on = saved_on;
         self.b.bind(cont);
     }
 
@@ -1291,6 +1329,10 @@ impl<'a> Isel<'a> {
         let c = self.reg(args[0]);
         let (a, b) = (self.loc(args[1]), self.loc(args[2]));
         let d = self.loc(res);
+        if self.on(args[0]) {
+            self.copy(d, a);
+            return;
+        }
         match d {
             Loc::P(dp) => {
                 let (t1, t2) = (self.ptmp(), self.ptmp());
@@ -1438,8 +1480,22 @@ impl<'a> Isel<'a> {
         }
     }
 
-    /// `m` restricted to the existing lanes.
+    /// Whether the code selected now is the entry function itself (either version of
+    /// its body), not an inlined or out-of-line callee's.
+    fn entry_instance(&self) -> bool {
+        self.instance == 0 || Some(self.instance) == self.full_instance
+    }
+
+    /// Whether bool value `v` is known true in every lane (full-warp version only).
+    fn on(&self, v: Value) -> bool {
+        self.full_warp && self.all_on.contains(&v)
+    }
+
+    /// `m` restricted to the existing lanes (`m` itself in the full-warp version).
     fn existing(&mut self, m: Reg) -> Reg {
+        if self.full_warp {
+            return m;
+        }
         let p = self.ptmp();
         self.bin(BinOp::And, T::Pred, p, rs(m), rs(self.exists));
         p
@@ -1502,10 +1558,11 @@ impl<'a> Isel<'a> {
         };
         let d = self.loc(res);
         match op {
+            LaneOp::Any | LaneOp::All if self.on(args[0]) => self.const_pred(d.reg(), true),
             LaneOp::Any | LaneOp::All => {
                 let m = self.reg(args[0]);
                 // any: some existing lane on; all: every existing lane on.
-                let m = if op == LaneOp::Any {
+                let m = if op == LaneOp::Any || self.full_warp {
                     self.existing(m)
                 } else {
                     let p = self.ptmp();
@@ -1807,6 +1864,7 @@ impl<'a> Isel<'a> {
     }
 
     fn load(&mut self, space: Space, s: Scalar, addr: Value, mask: Option<Value>, res: Value) {
+        let mask = mask.filter(|&m| !self.on(m));
         let a = self.addr(space, addr);
         let d = self.loc(res);
         let mut mask = mask.map(|m| self.reg(m)).map(|m| self.existing(m));
@@ -1846,6 +1904,7 @@ impl<'a> Isel<'a> {
     }
 
     fn store(&mut self, space: Space, addr: Value, value: Value, mask: Option<Value>) {
+        let mask = mask.filter(|&m| !self.on(m));
         if self.constant(addr) == Some(SERIAL_OUTPUT) {
             self.console_write(value, mask);
             return;
@@ -2072,7 +2131,7 @@ impl<'a> Isel<'a> {
         };
         let zty = if wide(s) { T::B64 } else { T::B32 };
         self.mov(zty, dst, imm(0));
-        let mut guard = mask.map(|m| self.reg(m));
+        let mut guard = mask.filter(|&m| !self.on(m)).map(|m| self.reg(m));
         let exists = self.exists;
         guard = Some(match guard {
             Some(m) => self.existing(m),

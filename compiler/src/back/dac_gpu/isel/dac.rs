@@ -21,7 +21,7 @@ impl Isel<'_> {
     /// The plan, when the current code is the entry itself and the kernel is decoupled.
     fn plan(&self) -> Option<&Plan> {
         let p = self.ctx.dac.as_ref()?;
-        (self.instance == 0 && self.root.is_none() && self.fref == p.fref).then_some(p)
+        (self.entry_instance() && self.root.is_none() && self.fref == p.fref).then_some(p)
     }
 
     /// Whether IR instruction `inst` is selected as a decoupled access.
