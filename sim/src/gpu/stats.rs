@@ -107,6 +107,16 @@ pub struct Stats {
     /// DAC: expansion-unit cycles held up by full per-warp queues or by barriers.
     pub expand_stall_queue_full: u64,
     pub expand_stall_barrier: u64,
+    /// DAC: AEU cycles a finished `enq.data` record waited for the AEU's request
+    /// buffer (its previous requests waiting for L1 miss registers), cycles the
+    /// buffer's oldest request waited for a miss register, and runs of the affine
+    /// warp (batches).
+    pub expand_stall_l1: u64,
+    pub early_mshr_wait: u64,
+    pub dac_batches: u64,
+    /// DAC: early requests not issued because the L1 could not lock their line (the
+    /// warp's `deq.data` then loads the line itself).
+    pub prefetch_dropped: u64,
     /// DAC: early requests of `enq.data` (lines), lines used by `deq.data`, and how
     /// early they arrived before their use (lead = use − arrival, cycles).
     pub early_requests: u64,
@@ -261,6 +271,10 @@ impl Stats {
             ("pwaq_max_occupancy", U64(self.pwaq_max_occupancy)),
             ("expand_stall_queue_full", U64(self.expand_stall_queue_full)),
             ("expand_stall_barrier", U64(self.expand_stall_barrier)),
+            ("expand_stall_l1", U64(self.expand_stall_l1)),
+            ("early_mshr_wait", U64(self.early_mshr_wait)),
+            ("dac_batches", U64(self.dac_batches)),
+            ("prefetch_dropped", U64(self.prefetch_dropped)),
             ("early_requests", U64(self.early_requests)),
             ("prefetched_lines_used", U64(self.prefetched_lines_used)),
             ("prefetch_mean_lead", F64(self.prefetch_mean_lead())),

@@ -314,7 +314,7 @@ pub fn bank_conflict_degree(addrs: &[u64; WARP], mask: u32, bytes: u32) -> u32 {
     per_bank.iter().copied().max().unwrap_or(0)
 }
 
-fn mem_config(cfg: &GpuConfig) -> MemConfig {
+pub(crate) fn mem_config(cfg: &GpuConfig) -> MemConfig {
     let l1 = CacheConfig {
         size_bytes: cfg.l1_size,
         ways: cfg.l1_assoc,
@@ -567,10 +567,6 @@ impl Run<'_, '_> {
         let Some(slot) = sm.ctas.iter().position(Option::is_none) else {
             return false;
         };
-        if sm.dac.as_ref().is_some_and(|d| d.running) {
-            // DAC: blocks join only between batches.
-            return false;
-        }
         let (info, states) = prep.new_cta(self.ctx.program, self.next_cta);
         let wpb = prep.warps_per_block as usize;
         let mut warps = Vec::with_capacity(wpb);
@@ -802,22 +798,26 @@ impl Run<'_, '_> {
         let (Some(d), Some(plan)) = (sm.dac.as_mut(), self.ctx.plan.as_ref()) else {
             return Ok(());
         };
-        let empty = sm.ctas.iter().all(Option::is_none);
-        if d.running && empty && d.affine_done(plan) {
+        if d.running && d.batch_over(plan) {
             d.running = false;
         }
-        if !d.running && !empty {
-            let prep = self.ctx.prep;
-            let blocks: Vec<(usize, [u32; 3])> = sm
+        if !d.running {
+            // The next batch: the resident blocks no batch has served yet (blocks
+            // join the SM whenever a block slot frees, as in the baseline).
+            let blocks: Vec<(usize, [u32; 3], u64)> = sm
                 .ctas
                 .iter()
                 .enumerate()
-                .filter_map(|(i, c)| c.as_ref().map(|c| (i, c.info.ctaid)))
+                .filter_map(|(i, c)| c.as_ref().map(|c| (i, c.info.ctaid, c.linear)))
+                .filter(|&(i, _, linear)| !d.is_served(i, linear))
                 .collect();
-            d.start_batch(&blocks, prep.block, prep.warps_per_block as usize)
-                .map_err(|m| {
-                    GpuFault::launch(&self.ctx.program.kernels[prep.entry as usize].name, m)
-                })?;
+            if !blocks.is_empty() {
+                let prep = self.ctx.prep;
+                d.start_batch(&blocks, prep.block, prep.warps_per_block as usize)
+                    .map_err(|m| {
+                        GpuFault::launch(&self.ctx.program.kernels[prep.entry as usize].name, m)
+                    })?;
+            }
         }
         d.tick(now, self.memsys, id);
         Ok(())
@@ -862,7 +862,7 @@ impl Run<'_, '_> {
         let active = warp.state.active_mask();
         let executing = active & guard_lanes(&warp.state, inst.and_then(|i| i.guard));
         if let (Some(d), Some(need)) = (sm.dac.as_mut(), inst.and_then(|i| deq_need(&i))) {
-            d.deq(need, ws, now);
+            d.deq(need, ws, now, self.memsys, sm_id);
             match need {
                 DeqNeed::Pred => self.stats.deq_pred_insts += 1,
                 DeqNeed::Addr { data: true } => {
@@ -1122,6 +1122,10 @@ fn dac_stats(s: &mut Stats, t: &DacTotals) {
     s.pwaq_max_occupancy = u64::from(t.pwaq.max_occupancy);
     s.expand_stall_queue_full = t.engine.stall_queue_full;
     s.expand_stall_barrier = t.engine.stall_barrier;
+    s.expand_stall_l1 = t.engine.stall_l1;
+    s.early_mshr_wait = t.mshr_wait_cycles;
+    s.dac_batches = t.batches;
+    s.prefetch_dropped = t.dropped;
     s.early_requests = t.prefetch.requests;
     s.prefetched_lines_used = t.prefetch.lines;
     s.prefetch_lead_sum = t.prefetch.lead_sum;

@@ -5,10 +5,14 @@
 //!
 //! What the affine warp computes is known before the run (functional semantics,
 //! [`super::affine`]): the timing model replays the launch's affine instruction
-//! sequence ([`Plan`]) once per batch of blocks resident on the SM. Blocks are
-//! dispatched to a DAC SM in batches: when the SM is empty, it is filled, the batch
-//! starts ([`DacSm::start_batch`]) and no block joins until every block of the batch
-//! has finished (the paper runs the affine warp once per batch of concurrent warps).
+//! sequence ([`Plan`]) once per batch of blocks resident on the SM (the paper runs
+//! the affine warp once per batch of concurrent warps, §4.1). Blocks join a DAC SM
+//! as in the baseline, whenever a block slot frees; a batch is the set of resident
+//! blocks no batch has served yet when the affine warp starts a run
+//! ([`DacSm::start_batch`]), which it does as soon as its previous run is over (its
+//! stream done and every entry expanded). A block that arrives during a run waits,
+//! its warps stalled at their first `deq`, for the next run. Warps of earlier batches
+//! keep their queues while a new batch starts.
 //!
 //! The affine warp issues on the SM's first scheduler ahead of the non-affine warps
 //! (it is their producer), at most one instruction per `alu_latency` cycles (it has no
@@ -17,12 +21,18 @@
 //! waits (stall reason `queue`) until its queue holds an entry and, for `deq.data`,
 //! until every early request of the entry has arrived in L1.
 //!
-//! Not modelled: the L1 model of [`crate::mem`] does not consult the lock table in
-//! its replacement, so locks are bookkeeping (counted, refused at N−1 ways, released
-//! at use) and a locked line may still be evicted before its `deq.data` (which then
-//! misses like any load).
+//! Early requests (§4.1 ⑦, §4.2). A finished `enq.data` record's line requests go
+//! to the AEU's request buffer and leave it one per cycle; a request whose line is
+//! not in L1 waits for a free L1 miss register, so prefetches never book miss
+//! registers ahead of the warps' own misses. Each request locks its line's way at
+//! issue ([`LockTable`], at most N−1 ways of a set); the L1 never replaces a locked
+//! way ([`crate::mem::Cache::set_pinned`]), so the data stays until the `deq.data`
+//! that uses it releases the lock. A request whose line cannot be locked is dropped
+//! (not fetched): the warp's `deq.data` then loads the line itself.
+//!
+//! Not modelled: the affine warp's scoreboard (see above).
 
-use std::collections::HashMap;
+use std::collections::VecDeque;
 
 use super::affine::{AffineEvent, AffineTrace};
 use super::config::GpuConfig;
@@ -148,15 +158,25 @@ pub(crate) struct SmDac {
     requests: Vec<EarlyRequest>,
     /// Early requests in flight: (arrival cycle, line).
     arrivals: Vec<(u64, u64)>,
-    /// The way each locked line was given.
-    ways: HashMap<u64, u32>,
     /// The affine warp: next step, and the cycle it may issue.
     pub pc: usize,
     pub ready_at: u64,
-    /// A batch is being served (no block may join).
+    /// A batch is being served: the affine warp runs its stream, or the engine still
+    /// expands its entries. Blocks that arrive meanwhile wait for the next batch.
     pub running: bool,
-    /// Per block slot: its index in the batch.
+    /// Per block slot: its index in the current batch (`None` for a block of an
+    /// earlier batch, all of whose entries are expanded, or one not yet served).
     pub batch_index: Vec<Option<usize>>,
+    /// Per block slot: the linear index of the block a batch served there.
+    served: Vec<Option<u64>>,
+    /// Batches started (runs of the affine warp).
+    pub batches: u64,
+    /// Early requests not issued because their line could not be locked.
+    pub dropped: u64,
+    /// The AEU's request buffer: early requests of the last record, not yet sent.
+    outbox: VecDeque<EarlyRequest>,
+    /// Cycles the buffer's oldest request waited for a free L1 miss register.
+    pub mshr_wait_cycles: u64,
     pub affine_insts: u64,
     /// Cycles the affine warp could not issue an `enq` (back-pressure).
     pub enq_stall_cycles: u64,
@@ -174,6 +194,9 @@ pub(crate) struct DacTotals {
     pub affine_insts: u64,
     pub enq_stall_cycles: u64,
     pub locks_refused: u64,
+    pub batches: u64,
+    pub dropped: u64,
+    pub mshr_wait_cycles: u64,
 }
 
 impl SmDac {
@@ -185,28 +208,44 @@ impl SmDac {
             prefetch: PrefetchTracker::new(),
             requests: Vec::new(),
             arrivals: Vec::new(),
-            ways: HashMap::new(),
             pc: 0,
             ready_at: 0,
             running: false,
             batch_index: vec![None; block_slots],
+            served: vec![None; block_slots],
+            batches: 0,
+            dropped: 0,
+            outbox: VecDeque::new(),
+            mshr_wait_cycles: 0,
             affine_insts: 0,
             enq_stall_cycles: 0,
             line_size: cfg.line_size,
         })
     }
 
-    /// Starts a batch of the resident blocks: `(block slot, ctaid)`, warps from
-    /// `slot * warps_per_block`.
+    /// Whether the current batch is over: the affine warp ran its whole stream and
+    /// every entry was expanded for every warp of the batch.
+    pub fn batch_over(&self, plan: &Plan) -> bool {
+        self.affine_done(plan) && self.engine.is_drained()
+    }
+
+    /// Whether the block with linear index `linear` in block slot `slot` has been
+    /// served by a batch.
+    pub fn is_served(&self, slot: usize, linear: u64) -> bool {
+        self.served.get(slot).copied().flatten() == Some(linear)
+    }
+
+    /// Starts a batch of resident blocks not served yet: `(block slot, ctaid,
+    /// linear block index)`, warps from `slot * warps_per_block`.
     pub fn start_batch(
         &mut self,
-        blocks: &[(usize, [u32; 3])],
+        blocks: &[(usize, [u32; 3], u64)],
         block_dim: [u32; 3],
         warps_per_block: usize,
     ) -> Result<(), String> {
         let slots: Vec<CtaSlot> = blocks
             .iter()
-            .map(|&(s, ctaid)| CtaSlot {
+            .map(|&(s, ctaid, _)| CtaSlot {
                 ctaid,
                 block_dim,
                 first_warp_slot: s * warps_per_block,
@@ -214,24 +253,31 @@ impl SmDac {
             .collect();
         self.engine.start_batch(&slots).map_err(|e| e.to_string())?;
         self.batch_index.iter_mut().for_each(|b| *b = None);
-        for (i, &(s, _)) in blocks.iter().enumerate() {
+        for (i, &(s, _, linear)) in blocks.iter().enumerate() {
             if let Some(b) = self.batch_index.get_mut(s) {
                 *b = Some(i);
             }
+            if let Some(b) = self.served.get_mut(s) {
+                *b = Some(linear);
+            }
         }
         (self.pc, self.running) = (0, true);
+        self.batches += 1;
         Ok(())
     }
 
-    /// One cycle of the expansion units and the early requests' arrivals.
+    /// One cycle of the expansion units, the AEU's early requests and their
+    /// arrivals. A finished `enq.data` record leaves the AEU only when the previous
+    /// record's requests have all gone to the L1 ([`DacSm::cycle_admit`]); its
+    /// requests wait in the AEU's request buffer and go out one per cycle
+    /// ([`SmDac::issue_early`]).
     pub fn tick(&mut self, now: u64, memsys: &mut MemorySystem, sm_id: usize) {
         self.requests.clear();
-        self.engine.cycle(now, &mut self.requests);
-        for r in &self.requests {
-            self.prefetch.issue(r);
-            let o = memsys.access(sm_id, r.line, self.line_size, AccessKind::Read, now);
-            self.arrivals.push((o.ready.max(now), r.line));
-        }
+        let room = self.outbox.is_empty();
+        self.engine
+            .cycle_admit(now, &mut self.requests, &mut |_| room);
+        self.outbox.extend(self.requests.drain(..));
+        self.issue_early(now, memsys, sm_id);
         let mut i = 0;
         while i < self.arrivals.len() {
             let (at, line) = self.arrivals[i];
@@ -240,15 +286,39 @@ impl SmDac {
                 continue;
             }
             self.arrivals.swap_remove(i);
-            let set = self.locks.set_of(line, self.line_size);
-            let ways = self.locks.ways();
-            let way = match self.ways.get(&line) {
-                Some(&w) if self.locks.is_locked(set, w) => w,
-                _ => self.locks.victim(set, 0..ways).unwrap_or(0),
-            };
-            self.ways.insert(line, way);
-            self.prefetch.arrive(line, at, set, way, &mut self.locks);
+            self.prefetch.arrive(line, at);
         }
+    }
+
+    /// The AEU's port into the L1: the oldest buffered early request, at most one
+    /// a cycle. A request whose line is absent waits for a free miss register (it
+    /// does not queue ahead of the warps' own misses). A request whose line cannot
+    /// be locked (its set has N−1 ways locked, or the line's counter is saturated)
+    /// is dropped: the line is neither fetched nor locked, and the warp's
+    /// `deq.data` loads it itself, as the baseline does, rather than the prefetch
+    /// evicting data still to be used or waiting for locks to be released.
+    pub fn issue_early(&mut self, now: u64, memsys: &mut MemorySystem, sm_id: usize) {
+        let Some(r) = self.outbox.front().copied() else {
+            return;
+        };
+        let present = memsys.l1_locate(sm_id, r.line).is_some();
+        if !present && !memsys.l1_mshr_available(sm_id, now) {
+            self.mshr_wait_cycles += 1;
+            return;
+        }
+        self.outbox.pop_front();
+        if !lockable(&self.locks, memsys, sm_id, self.line_size, r.line) {
+            self.dropped += 1;
+            return;
+        }
+        let o = memsys.access(sm_id, r.line, self.line_size, AccessKind::Read, now);
+        let lock = memsys.l1_locate(sm_id, r.line).and_then(|(set, way)| {
+            self.locks.lock(set, way).ok()?;
+            memsys.l1_set_pinned(sm_id, set, way, true);
+            Some((set, way))
+        });
+        self.prefetch.issue(&r, lock);
+        self.arrivals.push((o.ready.max(now), r.line));
     }
 
     /// The affine warp's next step when it may issue at `now`: `Some(true)` issued,
@@ -289,14 +359,29 @@ impl SmDac {
             DeqNeed::Pred => self.engine.peek_pred(ws).is_none(),
             DeqNeed::Addr { data } => match self.engine.peek_addr(ws) {
                 None => true,
-                Some(e) => data && e.data && !self.prefetch.is_ready(ws, e.seq),
+                Some(e) => {
+                    data && e.data
+                        && (!self.prefetch.is_ready(ws, e.seq)
+                            || self
+                                .outbox
+                                .iter()
+                                .any(|r| r.warp_slot == ws && r.seq == e.seq))
+                }
             },
         }
     }
 
     /// Warp slot `ws` issues `need` at `now`: pops its entry (and releases the
-    /// locks of a `deq.data`'s lines).
-    pub fn deq(&mut self, need: DeqNeed, ws: usize, now: u64) {
+    /// locks of a `deq.data`'s lines; a way whose last lock goes is replaceable
+    /// again in L1 number `sm_id`).
+    pub fn deq(
+        &mut self,
+        need: DeqNeed,
+        ws: usize,
+        now: u64,
+        memsys: &mut MemorySystem,
+        sm_id: usize,
+    ) {
         match need {
             DeqNeed::Pred => {
                 self.engine.deq_pred(ws);
@@ -304,17 +389,22 @@ impl SmDac {
             DeqNeed::Addr { .. } => {
                 if let Some(e) = self.engine.deq_addr(ws) {
                     if e.data {
-                        self.prefetch.consume(ws, e.seq, now, &mut self.locks);
+                        let mut freed = Vec::new();
+                        self.prefetch
+                            .consume(ws, e.seq, now, &mut self.locks, &mut freed);
+                        for (set, way) in freed {
+                            memsys.l1_set_pinned(sm_id, set, way, false);
+                        }
                     }
                 }
             }
         }
     }
 
-    /// Something happens next cycle (expansion, arrivals, the affine warp).
-    pub fn busy(&self, plan: &Plan) -> bool {
-        self.running && (!self.affine_done(plan) || !self.engine.is_drained())
-            || !self.arrivals.is_empty()
+    /// Something happens next cycle (expansion, arrivals, the affine warp, or the
+    /// end of a batch, after which the next one may start).
+    pub fn busy(&self, _plan: &Plan) -> bool {
+        self.running || !self.arrivals.is_empty() || !self.outbox.is_empty()
     }
 
     pub fn add_to(&self, t: &mut DacTotals) {
@@ -335,6 +425,7 @@ impl SmDac {
         te.peu_fast += e.peu_fast;
         te.peu_slow += e.peu_slow;
         te.enq_refused += e.enq_refused;
+        te.stall_l1 += e.stall_l1;
         let p = self.prefetch.stats();
         let tp = &mut t.prefetch;
         tp.requests += p.requests;
@@ -354,6 +445,9 @@ impl SmDac {
         t.affine_insts += self.affine_insts;
         t.enq_stall_cycles += self.enq_stall_cycles;
         t.locks_refused += p.unprotected;
+        t.batches += self.batches;
+        t.dropped += self.dropped;
+        t.mshr_wait_cycles += self.mshr_wait_cycles;
     }
 }
 
@@ -367,4 +461,140 @@ fn add_queue(a: &mut QueueStats, b: &QueueStats) {
     a.full_samples += b.full_samples;
     a.empty_samples += b.empty_samples;
     a.max_occupancy = a.max_occupancy.max(b.max_occupancy);
+}
+
+/// Whether L1 number `l1` can lock the line of `addr` now: a locked line below the
+/// counter's maximum, or any other line when its set has a way to spare (at most
+/// N−1 of N ways locked).
+pub(crate) fn lockable(
+    locks: &LockTable,
+    mem: &MemorySystem,
+    l1: usize,
+    line_size: u32,
+    addr: u64,
+) -> bool {
+    match mem.l1_locate(l1, addr) {
+        Some((set, way)) => locks.can_lock(set, way).is_ok(),
+        None => {
+            let set = locks.set_of(addr, line_size);
+            locks.locked_ways(set) + 1 < locks.ways()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::dac::AffineTuple;
+
+    /// The GTX 480 with `mshrs` L1 miss registers: 32 sets x 4 ways of 128 bytes.
+    fn machine(mshrs: u32) -> (GpuConfig, MemorySystem) {
+        let mut cfg = GpuConfig::gtx480();
+        cfg.l1_mshrs = mshrs;
+        let m = MemorySystem::new(super::super::timing::mem_config(&cfg)).unwrap();
+        (cfg, m)
+    }
+
+    /// One CTA of `warps` warps; `enq.data` of a stride-4 tuple at `base` (one line
+    /// per warp, consecutive lines).
+    fn batch(cfg: &GpuConfig, warps: u32, base: i64) -> SmDac {
+        let mut d = SmDac::new(cfg, 48, 8).unwrap();
+        d.start_batch(&[(0, [0, 0, 0], 0)], [32 * warps, 1, 1], warps as usize)
+            .unwrap();
+        let t = AddrTuple {
+            tuple: AffineTuple {
+                base,
+                strides: [4, 0, 0],
+                cta_strides: [0, 0, 0],
+            },
+            access_bytes: 4,
+            wide: true,
+        };
+        d.engine.enqueue(Enq::Data(t)).unwrap();
+        d
+    }
+
+    #[test]
+    fn locked_lines_stay_until_used_and_a_full_set_drops_the_request() {
+        let (cfg, mut m) = machine(0);
+        // Stride 128: lane l of warp w fetches line 32w + l, in set l; each set
+        // gets one line of each of the 4 warps (set 0: 0x0, 0x1000, 0x2000, 0x3000).
+        let mut d = SmDac::new(&cfg, 48, 8).unwrap();
+        d.start_batch(&[(0, [0, 0, 0], 0)], [128, 1, 1], 4).unwrap();
+        let t = AddrTuple {
+            tuple: AffineTuple {
+                base: 0,
+                strides: [128, 0, 0],
+                cta_strides: [0, 0, 0],
+            },
+            access_bytes: 4,
+            wide: true,
+        };
+        d.engine.enqueue(Enq::Data(t)).unwrap();
+        for now in 0..2000 {
+            d.tick(now, &mut m, 0);
+        }
+        assert_eq!(d.engine.stats().early_requests, 4 * 32);
+        let s = d.prefetch.stats();
+        // 128 lines of 32 sets: 3 per set locked, the 4th of each set dropped.
+        assert_eq!((s.requests, d.dropped), (96, 32));
+        assert_eq!(d.locks.stats().max_locked_ways, 3);
+        // Demand misses to set 0 replace its unlocked way, never a locked line.
+        for k in 10..20u64 {
+            m.access(0, k * 0x1000, 4, AccessKind::Read, 2000 + k);
+        }
+        assert!(
+            m.l1_locate(0, 0x3000).is_none(),
+            "the dropped line was not fetched"
+        );
+        for line in [0x0u64, 0x1000, 0x2000] {
+            let (set, way) = m.l1_locate(0, line).expect("locked line present");
+            assert!(d.locks.is_locked(set, way));
+        }
+        // Warp 0 uses its record: its locks go, and the ways are replaceable again.
+        assert!(!d.deq_blocked(DeqNeed::Addr { data: true }, 0));
+        d.deq(DeqNeed::Addr { data: true }, 0, 2100, &mut m, 0);
+        assert_eq!(d.locks.locked_ways(0), 2);
+        assert_eq!(d.prefetch.stats().unprotected, 0);
+    }
+
+    #[test]
+    fn early_requests_wait_for_a_free_miss_register() {
+        let (cfg, mut m) = machine(2);
+        let mut d = batch(&cfg, 4, 0x10_0000);
+        let mut issued = Vec::new();
+        for now in 0..30 {
+            d.tick(now, &mut m, 0);
+            issued.push(d.prefetch.stats().requests);
+        }
+        // Two misses take both registers; the third waits for a fill.
+        assert_eq!(
+            issued[29], 2,
+            "two registers, fills take hundreds of cycles"
+        );
+        assert!(d.mshr_wait_cycles > 0);
+        // The waiting record is not ready, so its warp does not load it itself.
+        assert!(d.deq_blocked(DeqNeed::Addr { data: true }, 2));
+        let mut now = 30;
+        while d.prefetch.stats().requests < 4 {
+            d.tick(now, &mut m, 0);
+            now += 1;
+            assert!(now < 5000, "the requests go out once registers free");
+        }
+        assert!(now > 200);
+    }
+
+    #[test]
+    fn a_batch_starts_only_for_blocks_not_served_yet() {
+        let (cfg, _) = machine(0);
+        let mut d = SmDac::new(&cfg, 48, 8).unwrap();
+        d.start_batch(&[(0, [0, 0, 0], 7), (1, [1, 0, 0], 8)], [32, 1, 1], 1)
+            .unwrap();
+        assert!(d.is_served(0, 7) && d.is_served(1, 8));
+        assert!(!d.is_served(0, 9), "another block in the same slot");
+        assert!(!d.is_served(2, 7));
+        let plan = Plan::default();
+        assert!(d.batch_over(&plan) && d.busy(&plan));
+        assert_eq!(d.batches, 1);
+    }
 }

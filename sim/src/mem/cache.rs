@@ -1,4 +1,5 @@
-//! A set-associative cache tag store with LRU replacement and a write policy.
+//! A set-associative cache tag store with LRU replacement and a write policy, and
+//! optional pinning of ways (DAC's L1 lock counters: a pinned way is never a victim).
 //!
 //! It models *where lines are and when they arrive*, never data (the functional
 //! machines own memory contents). Each line remembers the cycle its fill completes, so
@@ -170,6 +171,9 @@ pub struct Cache {
     /// The most recently used line and its slot: repeated accesses to one line (the
     /// lanes of a gather, sequential fetch) skip the set search.
     mru: (u64, usize),
+    /// Per slot: pinned by its owner (DAC's L1 lock counters), never a victim.
+    /// Empty until the first pin, so caches that never pin pay nothing.
+    pinned: Vec<bool>,
 }
 
 impl Cache {
@@ -185,6 +189,7 @@ impl Cache {
             clock: 0,
             stats: CacheStats::default(),
             mru: (INVALID, 0),
+            pinned: Vec::new(),
         })
     }
 
@@ -320,18 +325,30 @@ impl Cache {
         let r = self.set_range(line);
         let start = r.start;
         // The first invalid way (or the line's own), else the first least recently
-        // used one, in one pass.
+        // used one that is not pinned, in one pass. A set whose every way is pinned
+        // (which the pinning owner must prevent) falls back to the LRU way.
         let mut way = 0;
         let mut oldest = u64::MAX;
+        let mut oldest_pinned = (u64::MAX, 0);
         for (i, l) in self.lines[r].iter().enumerate() {
             if l.tag == INVALID || l.tag == line {
                 way = i;
+                oldest = 0;
                 break;
+            }
+            if self.pinned.get(start + i).copied().unwrap_or(false) {
+                if l.used < oldest_pinned.0 {
+                    oldest_pinned = (l.used, i);
+                }
+                continue;
             }
             if l.used < oldest {
                 oldest = l.used;
                 way = i;
             }
+        }
+        if oldest == u64::MAX {
+            way = oldest_pinned.1;
         }
         let slot = &mut self.lines[start + way];
         let victim = (slot.tag != INVALID && slot.tag != line).then(|| Victim {
@@ -354,9 +371,40 @@ impl Cache {
         victim
     }
 
+    /// The set and way holding the line of `addr`, if present (no statistics).
+    pub fn locate(&self, addr: u64) -> Option<(u32, u32)> {
+        let line = self.line_of(addr);
+        let slot = self.find(line)?;
+        let ways = self.cfg.ways as usize;
+        Some(((slot / ways) as u32, (slot % ways) as u32))
+    }
+
+    /// Pins (or unpins) the line in `set`, `way`: a pinned way is never chosen as a
+    /// victim by [`Cache::fill`] (DAC's L1 lock counters, paper §4.2). The owner must
+    /// leave every set an unpinned way; out-of-range ways are ignored.
+    pub fn set_pinned(&mut self, set: u32, way: u32, pinned: bool) {
+        if way >= self.cfg.ways || u64::from(set) >= self.sets {
+            return;
+        }
+        if self.pinned.is_empty() {
+            if !pinned {
+                return;
+            }
+            self.pinned = vec![false; self.lines.len()];
+        }
+        self.pinned[set as usize * self.cfg.ways as usize + way as usize] = pinned;
+    }
+
+    /// Whether `set`, `way` is pinned.
+    pub fn is_pinned(&self, set: u32, way: u32) -> bool {
+        let i = set as usize * self.cfg.ways as usize + way as usize;
+        way < self.cfg.ways && self.pinned.get(i).copied().unwrap_or(false)
+    }
+
     /// Drops every line (no writebacks are counted: callers flush first if needed).
     pub fn invalidate_all(&mut self) {
         self.lines.fill(EMPTY);
+        self.pinned.fill(false);
         self.mru = (INVALID, 0);
     }
 }

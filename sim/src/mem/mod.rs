@@ -188,6 +188,19 @@ impl MemorySystem {
         self.dram.stats()
     }
 
+    /// The set and way of L1 number `l1` holding the line of `addr`, if present.
+    pub fn l1_locate(&self, l1: usize, addr: u64) -> Option<(u32, u32)> {
+        self.l1.get(l1)?.locate(addr)
+    }
+
+    /// Pins or unpins a way of L1 number `l1` ([`Cache::set_pinned`]: a pinned way
+    /// is never a replacement victim; DAC's lock counters).
+    pub fn l1_set_pinned(&mut self, l1: usize, set: u32, way: u32, pinned: bool) {
+        if let Some(c) = self.l1.get_mut(l1) {
+            c.set_pinned(set, way, pinned);
+        }
+    }
+
     /// Cycles requests spent waiting for a busy L2 bank, summed.
     pub fn l2_queue_cycles(&self) -> u64 {
         self.l2_queue_cycles
@@ -196,6 +209,16 @@ impl MemorySystem {
     /// Cycles misses of L1 number `i` waited for a free miss register, summed.
     pub fn l1_mshr_wait_cycles(&self, i: usize) -> u64 {
         self.l1_mshrs.get(i).map_or(0, |m| m.wait)
+    }
+
+    /// Whether a line miss of L1 number `l1` at cycle `now` finds a miss register
+    /// free (always with unlimited registers; false past the last L1). Lets a
+    /// requester that can wait (DAC's address expansion unit) hold its request back
+    /// instead of queueing it behind the others.
+    pub fn l1_mshr_available(&self, l1: usize, now: u64) -> bool {
+        self.l1_mshrs
+            .get(l1)
+            .is_some_and(|m| m.free.is_empty() || m.free.iter().any(|&f| f <= now))
     }
 
     /// Cycles L2 misses waited for a free miss register, summed.

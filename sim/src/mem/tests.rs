@@ -443,3 +443,90 @@ fn accesses_at_the_top_of_the_address_space_do_not_overflow() {
     assert_eq!(o.level, Level::Dram);
     assert_eq!(m.l1_stats(0).unwrap().read_misses, 1);
 }
+
+/// 4 ways x 2 sets of 64-byte lines: lines 128 bytes apart share a set.
+fn four_way() -> CacheConfig {
+    CacheConfig {
+        size_bytes: 512,
+        ways: 4,
+        line_bytes: 64,
+        write_policy: WT,
+    }
+}
+
+#[test]
+fn pinned_ways_are_never_victims() {
+    let mut c = Cache::new(four_way()).unwrap();
+    let line = |k: u64| k * 0x80; // all in set 0
+    for k in 0..4 {
+        c.fill(line(k), 0, false);
+    }
+    assert_eq!(c.locate(line(0)), Some((0, 0)));
+    assert_eq!(c.locate(line(3)), Some((0, 3)));
+    assert_eq!(c.locate(0x40), None);
+    // Lines 0 and 1 are the LRU ones, but pinned: 2 goes, then 3.
+    c.set_pinned(0, 0, true);
+    c.set_pinned(0, 1, true);
+    assert!(c.is_pinned(0, 1) && !c.is_pinned(0, 2) && !c.is_pinned(1, 0));
+    assert_eq!(c.fill(line(4), 0, false).unwrap().addr, line(2));
+    assert_eq!(c.fill(line(5), 0, false).unwrap().addr, line(3));
+    // Way 2 (line 4) is now the LRU unpinned way.
+    assert_eq!(c.fill(line(6), 0, false).unwrap().addr, line(4));
+    assert!(c.contains(line(0)) && c.contains(line(1)));
+    // Unpinned, line 0 is the LRU way again.
+    c.set_pinned(0, 0, false);
+    assert_eq!(c.fill(line(7), 0, false).unwrap().addr, line(0));
+    // Out of range pins are ignored; invalidation drops pins with the lines.
+    c.set_pinned(9, 0, true);
+    c.set_pinned(0, 4, true);
+    c.invalidate_all();
+    assert!(!c.is_pinned(0, 1));
+}
+
+#[test]
+fn a_set_pinned_everywhere_falls_back_to_lru() {
+    let mut c = Cache::new(four_way()).unwrap();
+    for k in 0..4u64 {
+        c.fill(k * 0x80, 0, false);
+        c.set_pinned(0, k as u32, true);
+    }
+    // The owner broke the N-1 rule: the cache still replaces (the LRU way).
+    assert_eq!(c.fill(0x200, 0, false).unwrap().addr, 0);
+}
+
+/// Random fills and pins through the memory system (never pinning a set's last
+/// unpinned way, as the lock counters do): a pinned line is never evicted, so every
+/// access to it hits.
+#[test]
+fn random_fills_never_evict_pinned_lines() {
+    let mut m = system(vec![four_way()], CacheConfig::NYUZI_L2);
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let mut pinned: Vec<(u64, u32, u32)> = Vec::new();
+    for now in 0..5000u64 {
+        let addr = next(64) * 0x40;
+        m.access(0, addr, 4, AccessKind::Read, now);
+        let (set, way) = m.l1_locate(0, addr).expect("a read allocates its line");
+        let held = pinned.iter().filter(|p| p.1 == set).count();
+        let already = pinned.iter().any(|p| p.0 == addr);
+        if next(3) == 0 && !already && held + 1 < 4 {
+            m.l1_set_pinned(0, set, way, true);
+            pinned.push((addr, set, way));
+        } else if next(4) == 0 && !pinned.is_empty() {
+            let (_, s, w) = pinned.swap_remove(next(pinned.len() as u64) as usize);
+            m.l1_set_pinned(0, s, w, false);
+        }
+        for &(a, s, w) in &pinned {
+            assert_eq!(
+                m.l1_locate(0, a),
+                Some((s, w)),
+                "pinned line {a:#x} evicted"
+            );
+        }
+    }
+}

@@ -143,6 +143,10 @@ pub struct DacStats {
     pub peu_slow: u64,
     /// `enqueue` calls refused because the ATQ was full.
     pub enq_refused: u64,
+    /// Cycles a finished `enq.data` record could not leave because the L1 side
+    /// refused it (back-pressure: the AEU's previous requests not yet sent, see
+    /// [`DacSm::cycle_admit`]).
+    pub stall_l1: u64,
 }
 
 struct Entry {
@@ -165,6 +169,8 @@ enum Output {
 
 struct Pending {
     warp_slot: usize,
+    /// The batch CTA whose cursor produced it.
+    cta: usize,
     out: Output,
 }
 
@@ -205,7 +211,9 @@ impl DacSm {
     }
 
     /// Starts serving a new batch of concurrent CTAs (a new run of the affine warp):
-    /// empties the queues and resets the barrier counts.
+    /// empties the ATQ and the batch's own warp queues and resets the barrier counts.
+    /// Call it once the previous batch is drained ([`DacSm::is_drained`]); warps of
+    /// earlier batches still running keep their queues.
     pub fn start_batch(&mut self, ctas: &[CtaSlot]) -> Result<(), DacError> {
         let mut used = vec![false; self.pwaq.len()];
         let mut states = Vec::with_capacity(ctas.len());
@@ -232,8 +240,16 @@ impl DacSm {
         }
         self.ctas = states;
         self.atq.clear();
-        self.pwaq.clear();
-        self.pwpq.clear();
+        // Only the batch's own slots start empty: warps of the previous batch that
+        // are still running keep the records already expanded for them.
+        for w in self.batch_slots().collect::<Vec<_>>() {
+            if let Some(q) = self.pwaq.get_mut(w) {
+                q.clear();
+            }
+            if let Some(q) = self.pwpq.get_mut(w) {
+                q.clear();
+            }
+        }
         (self.epoch, self.rr, self.busy, self.pending) = (0, 0, 0, None);
         Ok(())
     }
@@ -281,6 +297,21 @@ impl DacSm {
     /// One cycle of the expansion units at cycle `now`; early requests of `enq.data`
     /// expansions finishing this cycle are appended to `requests`.
     pub fn cycle(&mut self, now: u64, requests: &mut Vec<EarlyRequest>) {
+        self.cycle_admit(now, requests, &mut |_| true);
+    }
+
+    /// [`DacSm::cycle`] with the memory side's say on early requests: an `enq.data`
+    /// record whose expansion is done leaves (its record queued, its requests
+    /// issued) only when `admit(record)` holds (the timing model: the AEU's request
+    /// buffer has room). Otherwise the AEU drops the expansion, leaves that CTA's
+    /// cursor on the warp and moves on to the next CTA (round robin, as for a full
+    /// queue, §4.2 ⑥), coming back to it later (counted in [`DacStats::stall_l1`]).
+    pub fn cycle_admit(
+        &mut self,
+        now: u64,
+        requests: &mut Vec<EarlyRequest>,
+        admit: &mut dyn FnMut(&WarpAddrRecord) -> bool,
+    ) {
         self.now = now;
         self.stats.cycles += 1;
         self.atq.sample();
@@ -292,14 +323,48 @@ impl DacSm {
                 self.busy -= 1;
                 return;
             }
-            self.finish(requests);
+            self.try_finish(requests, admit);
             return;
         }
-        self.start_next(requests);
+        self.start_next(requests, admit);
+    }
+
+    /// Finishes the pending expansion unless it is an `enq.data` record the L1
+    /// cannot lock yet.
+    fn try_finish(
+        &mut self,
+        requests: &mut Vec<EarlyRequest>,
+        admit: &mut dyn FnMut(&WarpAddrRecord) -> bool,
+    ) {
+        if let Some(Pending {
+            out:
+                Output::Addr(AddrEntry {
+                    record: Ok(r),
+                    data: true,
+                    ..
+                }),
+            ..
+        }) = &self.pending
+        {
+            if !admit(r) {
+                let ci = self.pending.take().map_or(usize::MAX, |p| p.cta);
+                if let Some(c) = self.ctas.get_mut(ci) {
+                    c.next_warp = c.next_warp.saturating_sub(1);
+                }
+                self.busy = 0;
+                self.stats.stall_l1 += 1;
+                return;
+            }
+        }
+        self.finish(requests);
     }
 
     /// Starts the head entry's next warp expansion, popping finished entries.
-    fn start_next(&mut self, requests: &mut Vec<EarlyRequest>) {
+    fn start_next(
+        &mut self,
+        requests: &mut Vec<EarlyRequest>,
+        admit: &mut dyn FnMut(&WarpAddrRecord) -> bool,
+    ) {
         loop {
             let Some(head) = self.atq.front() else {
                 self.stats.idle += 1;
@@ -327,7 +392,7 @@ impl DacSm {
             self.expand_for(ci);
             self.count_busy();
             if self.busy <= 1 {
-                self.finish(requests);
+                self.try_finish(requests, admit);
             } else {
                 self.busy -= 1;
             }
@@ -399,7 +464,11 @@ impl DacSm {
             }
         };
         self.busy = cycles.max(1);
-        self.pending = Some(Pending { warp_slot, out });
+        self.pending = Some(Pending {
+            warp_slot,
+            cta: ci,
+            out,
+        });
     }
 
     fn count_busy(&mut self) {

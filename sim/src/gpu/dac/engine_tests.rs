@@ -375,3 +375,62 @@ fn random_runs_deliver_every_entry_in_order() {
         "{barrier_stalls} {full_stalls}"
     );
 }
+
+/// Runs cycles `from..to` with an admission rule, collecting early requests.
+fn run_admit(
+    sm: &mut DacSm,
+    from: u64,
+    to: u64,
+    admit: &mut dyn FnMut(&WarpAddrRecord) -> bool,
+) -> Vec<EarlyRequest> {
+    let mut reqs = vec![];
+    for now in from..to {
+        sm.cycle_admit(now, &mut reqs, admit);
+    }
+    reqs
+}
+
+#[test]
+fn a_record_the_l1_cannot_lock_waits_and_the_unit_serves_other_ctas() {
+    let mut sm = DacSm::new(cfg(4, 8), 2).unwrap();
+    sm.start_batch(&[cta(0, 32, 0), cta(1, 32, 1)]).unwrap();
+    // CTA 0's line (0x1000) cannot be locked yet; CTA 1's (0x1100) can.
+    sm.enqueue(data(0x1000, 4)).unwrap();
+    let mut blocked = |r: &WarpAddrRecord| r.lines[0].line != 0x1000;
+    let reqs = run_admit(&mut sm, 0, 10, &mut blocked);
+    assert_eq!(
+        reqs.iter()
+            .map(|r| (r.warp_slot, r.line))
+            .collect::<Vec<_>>(),
+        [(1, 0x1100)]
+    );
+    assert!(sm.peek_addr(0).is_none(), "no record without its requests");
+    assert!(sm.stats().stall_l1 > 0);
+    assert!(!sm.is_drained());
+    // Locks freed: the record goes out, whole.
+    let reqs = run_admit(&mut sm, 10, 20, &mut |_| true);
+    assert_eq!(
+        reqs.iter()
+            .map(|r| (r.warp_slot, r.line))
+            .collect::<Vec<_>>(),
+        [(0, 0x1000)]
+    );
+    assert_eq!(sm.peek_addr(0).unwrap().seq, 0);
+    assert!(sm.is_drained());
+}
+
+#[test]
+fn a_new_batch_leaves_the_queues_of_running_warps_alone() {
+    let mut sm = DacSm::new(cfg(4, 8), 2).unwrap();
+    sm.start_batch(&[cta(0, 32, 0)]).unwrap();
+    sm.enqueue(data(0, 4)).unwrap();
+    run(&mut sm, 0, 5);
+    assert!(sm.is_drained());
+    // Slot 0's warp still holds its record while a block in slot 1 starts a batch.
+    sm.start_batch(&[cta(1, 32, 1)]).unwrap();
+    sm.enqueue(data(0, 4)).unwrap();
+    run(&mut sm, 5, 10);
+    assert_eq!(sm.deq_addr(0).unwrap().seq, 0);
+    assert_eq!(sm.deq_addr(1).unwrap().seq, 1, "sequence numbers run on");
+    assert!(sm.deq_addr(0).is_none());
+}

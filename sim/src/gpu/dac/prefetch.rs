@@ -5,12 +5,14 @@
 //! before its use (issue 7's statistic; a line that arrives after the warp first
 //! wanted it counts as a wait).
 //!
-//! The memory model owns the L1 and its [`LockTable`]; it reports fills with
-//! [`PrefetchTracker::arrive`], which locks the line's way once per waiting request
-//! (the paper locks data "upon retrieval from L2 or DRAM"). A lock the table refuses
-//! (the set's last unlocked way, or a saturated counter) leaves that request's line
-//! unprotected: it may be evicted before use, which costs the warp a miss but
-//! cannot deadlock.
+//! The memory model owns the L1 and its [`LockTable`]. The AEU locks a line when it
+//! issues the request (§4.2: "the AEU locks cache lines upon issuing memory
+//! requests"; the line's way is allocated at issue, and the fill lands in it): the
+//! caller passes the way it locked to [`PrefetchTracker::issue`], or `None` when the
+//! table refused (the request is then unprotected: its line may be evicted before
+//! use, which costs the warp a miss but cannot deadlock). Fills are reported with
+//! [`PrefetchTracker::arrive`]; the warp's access releases the locks
+//! ([`PrefetchTracker::consume`]).
 
 use super::engine::EarlyRequest;
 use super::locks::LockTable;
@@ -25,7 +27,7 @@ pub struct PrefetchStats {
     /// Early requests issued, and filled.
     pub requests: u64,
     pub arrivals: u64,
-    /// Arrivals whose lock the table refused.
+    /// Requests whose lock the table refused (their lines may be evicted before use).
     pub unprotected: u64,
     /// Records consumed by `deq.data`, and their lines.
     pub records: u64,
@@ -71,33 +73,28 @@ impl PrefetchTracker {
         PrefetchTracker::default()
     }
 
-    /// The AEU issued `r` (see [`super::DacSm::cycle`]).
-    pub fn issue(&mut self, r: &EarlyRequest) {
+    /// The AEU issued `r` (see [`super::DacSm::cycle`]), holding the lock `lock`
+    /// (set, way) on its line, or none when the table refused it.
+    pub fn issue(&mut self, r: &EarlyRequest, lock: Option<(u32, u32)>) {
         self.records
             .entry((r.warp_slot, r.seq))
             .or_default()
             .push(LineState {
                 line: r.line,
                 arrived: None,
-                lock: None,
+                lock,
             });
         self.waiting
             .entry(r.line)
             .or_default()
             .push((r.warp_slot, r.seq));
         self.stats.requests += 1;
+        self.stats.unprotected += u64::from(lock.is_none());
     }
 
-    /// `line` was filled into L1 set `set`, way `way` at `cycle`: every request
-    /// waiting for it arrives and locks the way. Returns the requests served.
-    pub fn arrive(
-        &mut self,
-        line: u64,
-        cycle: u64,
-        set: u32,
-        way: u32,
-        locks: &mut LockTable,
-    ) -> usize {
+    /// `line` was filled into L1 at `cycle`: every request waiting for it arrives.
+    /// Returns the requests served.
+    pub fn arrive(&mut self, line: u64, cycle: u64) -> usize {
         let Some(keys) = self.waiting.remove(&line) else {
             return 0;
         };
@@ -113,9 +110,7 @@ impl PrefetchTracker {
                 continue;
             };
             l.arrived = Some(cycle);
-            l.lock = locks.lock(set, way).ok().map(|_| (set, way));
             self.stats.arrivals += 1;
-            self.stats.unprotected += u64::from(l.lock.is_none());
             served += 1;
         }
         served
@@ -135,15 +130,25 @@ impl PrefetchTracker {
     }
 
     /// Warp `slot`'s `deq.data` used record `seq` at cycle `now`: releases its
-    /// locks and records each line's lead time. Returns the lines consumed (0 for
-    /// an unknown record).
-    pub fn consume(&mut self, slot: usize, seq: u64, now: u64, locks: &mut LockTable) -> usize {
+    /// locks, appending to `freed` each (set, way) whose last lock it released (the
+    /// cache may replace it again), and records each line's lead time. Returns the
+    /// lines consumed (0 for an unknown record).
+    pub fn consume(
+        &mut self,
+        slot: usize,
+        seq: u64,
+        now: u64,
+        locks: &mut LockTable,
+        freed: &mut Vec<(u32, u32)>,
+    ) -> usize {
         let Some(lines) = self.records.remove(&(slot, seq)) else {
             return 0;
         };
         for l in &lines {
             if let Some((set, way)) = l.lock {
-                let _ = locks.unlock(set, way);
+                if locks.unlock(set, way) == Ok(0) {
+                    freed.push((set, way));
+                }
             }
             if l.arrived.is_none() {
                 self.unwait(l.line, slot, seq);
@@ -194,26 +199,40 @@ mod tests {
         }
     }
 
+    /// Locks as the caller takes them at issue.
+    fn issue_locked(
+        t: &mut PrefetchTracker,
+        locks: &mut LockTable,
+        r: EarlyRequest,
+        sw: (u32, u32),
+    ) {
+        let lock = locks.lock(sw.0, sw.1).ok().map(|_| sw);
+        t.issue(&r, lock);
+    }
+
     #[test]
     fn records_become_ready_when_all_lines_arrive_and_unlock_on_use() {
         let mut locks = LockTable::new(4, 4, 15).unwrap();
         let mut t = PrefetchTracker::new();
+        let mut freed = Vec::new();
         // Warp 0's record 0 has two lines; warp 1's record 0 shares the second.
-        t.issue(&req(0, 0, 0x1000));
-        t.issue(&req(0, 0, 0x1080));
-        t.issue(&req(1, 0, 0x1080));
+        issue_locked(&mut t, &mut locks, req(0, 0, 0x1000), (0, 0));
+        issue_locked(&mut t, &mut locks, req(0, 0, 0x1080), (1, 2));
+        issue_locked(&mut t, &mut locks, req(1, 0, 0x1080), (1, 2));
+        assert_eq!(locks.count(1, 2), 2, "one lock per request, taken at issue");
         assert!(!t.is_ready(0, 0) && !t.is_ready(1, 0));
         assert!(t.is_ready(2, 0), "no early requests: nothing to wait for");
-        assert_eq!(t.arrive(0x1080, 100, 1, 2, &mut locks), 2);
-        assert_eq!(locks.count(1, 2), 2, "one lock per waiting request");
+        assert_eq!(t.arrive(0x1080, 100), 2);
         assert!(t.is_ready(1, 0) && !t.is_ready(0, 0));
-        assert_eq!(t.arrive(0x1000, 120, 0, 0, &mut locks), 1);
-        assert_eq!(t.arrive(0x5000, 120, 0, 1, &mut locks), 0, "nobody waits");
+        assert_eq!(t.arrive(0x1000, 120), 1);
+        assert_eq!(t.arrive(0x5000, 120), 0, "nobody waits");
         assert!(t.is_ready(0, 0));
-        assert_eq!(t.consume(1, 0, 110, &mut locks), 1);
+        assert_eq!(t.consume(1, 0, 110, &mut locks, &mut freed), 1);
         assert_eq!(locks.count(1, 2), 1);
-        assert_eq!(t.consume(0, 0, 400, &mut locks), 2);
+        assert!(freed.is_empty(), "warp 0 still holds the shared line");
+        assert_eq!(t.consume(0, 0, 400, &mut locks, &mut freed), 2);
         assert_eq!(locks.locked_lines(), 0);
+        assert_eq!(freed, vec![(0, 0), (1, 2)]);
         assert_eq!(t.outstanding(), 0);
         let s = t.stats();
         assert_eq!((s.requests, s.arrivals, s.records, s.lines), (3, 3, 2, 3));
@@ -227,13 +246,15 @@ mod tests {
         let mut locks = LockTable::new(1, 2, 15).unwrap();
         locks.lock(0, 0).unwrap();
         let mut t = PrefetchTracker::new();
-        t.issue(&req(0, 3, 0x80));
-        assert_eq!(t.arrive(0x80, 5, 0, 1, &mut locks), 1);
+        let mut freed = Vec::new();
+        issue_locked(&mut t, &mut locks, req(0, 3, 0x80), (0, 1));
         assert_eq!(locks.count(0, 1), 0, "way 1 is the set's last unlocked way");
+        assert_eq!(t.arrive(0x80, 5), 1);
         assert!(t.is_ready(0, 3));
         t.note_wait();
-        assert_eq!(t.consume(0, 3, 5, &mut locks), 1);
+        assert_eq!(t.consume(0, 3, 5, &mut locks, &mut freed), 1);
         assert_eq!(locks.count(0, 0), 1, "another lock is untouched");
+        assert!(freed.is_empty());
         let s = t.stats();
         assert_eq!(
             (s.unprotected, s.wait_cycles, s.lead_histogram[0]),
@@ -245,10 +266,16 @@ mod tests {
     fn consuming_before_arrival_forgets_the_request() {
         let mut locks = LockTable::new(1, 4, 15).unwrap();
         let mut t = PrefetchTracker::new();
-        t.issue(&req(0, 0, 0x80));
-        assert_eq!(t.consume(0, 0, 9, &mut locks), 1);
-        assert_eq!(t.arrive(0x80, 20, 0, 0, &mut locks), 0);
+        let mut freed = Vec::new();
+        issue_locked(&mut t, &mut locks, req(0, 0, 0x80), (0, 0));
+        assert_eq!(t.consume(0, 0, 9, &mut locks, &mut freed), 1);
+        assert_eq!(t.arrive(0x80, 20), 0);
         assert_eq!(locks.locked_lines(), 0);
-        assert_eq!(t.consume(0, 0, 30, &mut locks), 0, "unknown record");
+        assert_eq!(freed, vec![(0, 0)]);
+        assert_eq!(
+            t.consume(0, 0, 30, &mut locks, &mut freed),
+            0,
+            "unknown record"
+        );
     }
 }
