@@ -1189,6 +1189,15 @@ impl<'a> Isel<'a> {
     }
 
     fn binary(&mut self, op: BinaryOp, args: [Value; 2], res: Value) {
+        if op == BinaryOp::Band {
+            // An all-on operand (full-warp version): the result is the other one.
+            if self.on(args[0]) {
+                return self.alias(res, args[1]);
+            }
+            if self.on(args[1]) {
+                return self.alias(res, args[0]);
+            }
+        }
         let s = self.scalar(args[0]);
         let (a, b) = (self.reg(args[0]), self.reg(args[1]));
         let d = self.reg(res);
@@ -1326,13 +1335,12 @@ impl<'a> Isel<'a> {
     }
 
     fn select(&mut self, args: [Value; 3], res: Value) {
+        if self.on(args[0]) {
+            return self.alias(res, args[1]);
+        }
         let c = self.reg(args[0]);
         let (a, b) = (self.loc(args[1]), self.loc(args[2]));
         let d = self.loc(res);
-        if self.on(args[0]) {
-            self.copy(d, a);
-            return;
-        }
         match d {
             Loc::P(dp) => {
                 let (t1, t2) = (self.ptmp(), self.ptmp());
@@ -1484,6 +1492,25 @@ impl<'a> Isel<'a> {
     /// its body), not an inlined or out-of-line callee's.
     fn entry_instance(&self) -> bool {
         self.instance == 0 || Some(self.instance) == self.full_instance
+    }
+
+    /// `res` is a copy of `v`: it shares `v`'s location when it has none yet (no
+    /// instruction), else it is a move. Sharing is safe in SSA: `v`'s location is
+    /// written only where `v` is defined (or, for a block parameter, on the edges into
+    /// its block), which dominates `res`'s definition, so a path from `res`'s
+    /// definition that rewrites it defines `res` again before any use of `res`; and
+    /// block-argument copies read every argument before writing a parameter.
+    fn alias(&mut self, res: Value, v: Value) {
+        let from = self.loc(v);
+        match self.locs.entry((self.instance, res)) {
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(from);
+            }
+            std::collections::hash_map::Entry::Occupied(e) => {
+                let to = *e.get();
+                self.copy(to, from);
+            }
+        }
     }
 
     /// Whether bool value `v` is known true in every lane (full-warp version only).

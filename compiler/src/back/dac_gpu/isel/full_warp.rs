@@ -241,7 +241,8 @@ mod tests {
     }
 
     /// A GPU-style kernel whose loop counter is typed varying but uniform (the
-    /// analysis proves it), with loads under the loop mask and a cross-lane read.
+    /// analysis proves it), with loads under the loop mask, a divergent `if`/`else`
+    /// (masks `&` the all-on entry mask) and cross-lane reads.
     const COUNTER: &str = "
 task void k(uniform int n, uniform float src[], uniform float dst[]) {
     int t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -249,6 +250,10 @@ task void k(uniform int n, uniform float src[], uniform float dst[]) {
     for (int i = 0; i < n; i++) {
         acc += src[i * 128 + t];
     }
+    if (t % 3 == 0)
+        acc *= 2;
+    else
+        acc -= 1;
     dst[t] = acc + rotate(acc, 3);
     if (programIndex == 0)
         dst[200 + blockIdx.x] = reduce_add(acc);
