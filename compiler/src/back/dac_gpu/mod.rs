@@ -23,6 +23,14 @@
 //!   confirms their operands are uniform; they stay in `%r` registers. 64-bit values (`i64`, `f64`, pointers) sit in
 //!   even-aligned pairs. Uniform effects that must happen once per gang (atomics) are
 //!   done by the gang's first active lane and the result is broadcast with `shfl`.
+//! * **Full-warp specialization** ([`isel::full_warp`]): with
+//!   [`Options::uniformity`], a `vote.all` on `exists` after the prologue chooses
+//!   between two selections of the entry's body: one for warps whose 32 lanes all
+//!   exist, selected with `exists` (so the entry mask) a uniform constant true, where
+//!   values updated under masks derived from the entry mask are confirmed `.uni` and
+//!   masks known all-on drop out of guards and selects; and the general one for
+//!   partial warps. Kept only when it pays (fewer static vector instructions, bounded
+//!   body size).
 //! * **Memory.** Module globals and per-gang stack frames are carved out of hidden
 //!   global buffers (hidden kernel parameters `__globals`, `__frames`, placed by
 //!   [`run`]). `shared` variables live in the SM's `.shared` memory, laid out per
