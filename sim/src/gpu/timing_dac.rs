@@ -15,8 +15,9 @@
 //! keep their queues while a new batch starts.
 //!
 //! The affine warp issues on the SM's first scheduler ahead of the non-affine warps
-//! (it is their producer), at most one instruction per `alu_latency` cycles (it has no
-//! scoreboard: each instruction is taken to depend on the previous one). An `enq`
+//! (it is their producer), in order, with its own scoreboard: an instruction waits
+//! until the registers it uses are written (`alu_latency` after their producer; the
+//! scheduler then serves non-affine warps). An `enq`
 //! issues only when [`DacSm::can_enqueue`] (back-pressure). A non-affine warp's `deq`
 //! waits (stall reason `queue`) until its queue holds an entry and, for `deq.data`,
 //! until every early request of the entry has arrived in L1.
@@ -29,10 +30,8 @@
 //! way ([`crate::mem::Cache::set_pinned`]), so the data stays until the `deq.data`
 //! that uses it releases the lock. A request whose line cannot be locked is dropped
 //! (not fetched): the warp's `deq.data` then loads the line itself.
-//!
-//! Not modelled: the affine warp's scoreboard (see above).
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 use super::affine::{AffineEvent, AffineTrace};
 use super::config::GpuConfig;
@@ -40,7 +39,7 @@ use super::dac::{
     AddrTuple, CmpOp, CtaSlot, DacConfig, DacSm, DacStats, EarlyRequest, Enq, IntType, LockTable,
     PredTuple, PrefetchStats, PrefetchTracker, QueueStats,
 };
-use super::isa::{Cmp, Inst, Kernel, Op, Type};
+use super::isa::{Cmp, Inst, Kernel, Op, RegFile, Type};
 use crate::mem::{AccessKind, MemorySystem};
 
 /// One step of the affine warp's replay.
@@ -53,11 +52,45 @@ pub(crate) enum AffStep {
     Barrier,
 }
 
-/// The affine warp's instruction sequence of a launch, with its `enq` tuples.
+/// The affine warp's instruction sequence of a launch, with its `enq` tuples and,
+/// per step, the registers it reads or writes and those it writes (its scoreboard
+/// entries: see [`SmDac::issue_affine`]).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Plan {
     pub steps: Vec<AffStep>,
     pub enqs: Vec<Enq>,
+    pub regs: Vec<StepRegs>,
+}
+
+/// The scoreboard slots of one affine-warp instruction.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct StepRegs {
+    /// Read or written (read after write and write after write).
+    pub used: Vec<u32>,
+    pub written: Vec<u32>,
+}
+
+/// The registers `inst` reads or writes, as scoreboard slots (file, index; a pair
+/// takes two).
+fn step_regs(inst: &Inst) -> StepRegs {
+    let mut r = StepRegs::default();
+    inst.for_each_reg(|a| {
+        let file = match a.reg.file {
+            RegFile::R => 0u32,
+            RegFile::P => 1,
+            RegFile::Ur => 2,
+            RegFile::A => 3,
+        };
+        let n = if a.wide { 2 } else { 1 };
+        for k in 0..n {
+            let slot = file << 16 | (u32::from(a.reg.idx) + k);
+            r.used.push(slot);
+            if a.def {
+                r.written.push(slot);
+            }
+        }
+    });
+    r
 }
 
 fn cmp_op(c: Cmp) -> Option<CmpOp> {
@@ -106,6 +139,7 @@ pub(crate) fn plan(trace: &AffineTrace, k: &Kernel) -> Plan {
             _ => AffStep::Plain,
         };
         p.steps.push(step);
+        p.regs.push(step_regs(inst));
     }
     p
 }
@@ -158,9 +192,12 @@ pub(crate) struct SmDac {
     requests: Vec<EarlyRequest>,
     /// Early requests in flight: (arrival cycle, line).
     arrivals: Vec<(u64, u64)>,
-    /// The affine warp: next step, and the cycle it may issue.
+    /// The affine warp: next step, the cycle it may issue, its scoreboard (the cycle
+    /// each register's pending write completes), and cycles it waited on it.
     pub pc: usize,
     pub ready_at: u64,
+    reg_ready: HashMap<u32, u64>,
+    pub scoreboard_wait: u64,
     /// A batch is being served: the affine warp runs its stream, or the engine still
     /// expands its entries. Blocks that arrive meanwhile wait for the next batch.
     pub running: bool,
@@ -210,6 +247,8 @@ impl SmDac {
             arrivals: Vec::new(),
             pc: 0,
             ready_at: 0,
+            reg_ready: HashMap::new(),
+            scoreboard_wait: 0,
             running: false,
             batch_index: vec![None; block_slots],
             served: vec![None; block_slots],
@@ -262,6 +301,7 @@ impl SmDac {
             }
         }
         (self.pc, self.running) = (0, true);
+        self.reg_ready.clear();
         self.batches += 1;
         Ok(())
     }
@@ -322,12 +362,20 @@ impl SmDac {
     }
 
     /// The affine warp's next step when it may issue at `now`: `Some(true)` issued,
-    /// `Some(false)` blocked by back-pressure, `None` nothing to issue.
+    /// `Some(false)` blocked by back-pressure, `None` nothing to issue (done, or
+    /// waiting on its scoreboard: the step uses a register an earlier step writes
+    /// less than `latency` cycles before, as any warp's scoreboard would hold it).
     pub fn issue_affine(&mut self, plan: &Plan, now: u64, latency: u64) -> Option<bool> {
         if !self.running || self.ready_at > now {
             return None;
         }
         let step = *plan.steps.get(self.pc)?;
+        let regs = plan.regs.get(self.pc);
+        let pending = |k: &u32| self.reg_ready.get(k).is_some_and(|&r| r > now);
+        if regs.is_some_and(|r| r.used.iter().any(pending)) {
+            self.scoreboard_wait += 1;
+            return None;
+        }
         match step {
             AffStep::Plain => {}
             AffStep::Barrier => self.engine.affine_barrier(),
@@ -342,8 +390,11 @@ impl SmDac {
                 }
             }
         }
+        for &k in regs.map_or(&[][..], |r| &r.written[..]) {
+            self.reg_ready.insert(k, now + latency.max(1));
+        }
         self.pc += 1;
-        self.ready_at = now + latency.max(1);
+        self.ready_at = now + 1;
         self.affine_insts += 1;
         Some(true)
     }
@@ -582,6 +633,31 @@ mod tests {
             assert!(now < 5000, "the requests go out once registers free");
         }
         assert!(now > 200);
+    }
+
+    #[test]
+    fn the_affine_warp_waits_only_for_the_registers_it_uses() {
+        let (cfg, _) = machine(0);
+        let mut d = SmDac::new(&cfg, 48, 8).unwrap();
+        d.start_batch(&[(0, [0, 0, 0], 0)], [32, 1, 1], 1).unwrap();
+        let regs = |used: &[u32], written: &[u32]| StepRegs {
+            used: used.to_vec(),
+            written: written.to_vec(),
+        };
+        // r1 = ...; r3 = f(r2) (independent); r4 = g(r1) (dependent).
+        let plan = Plan {
+            steps: vec![AffStep::Plain; 3],
+            enqs: vec![],
+            regs: vec![regs(&[1], &[1]), regs(&[2, 3], &[3]), regs(&[1, 4], &[4])],
+        };
+        let issued: Vec<Option<bool>> = (0..6).map(|t| d.issue_affine(&plan, t, 4)).collect();
+        assert_eq!(
+            issued,
+            [Some(true), Some(true), None, None, Some(true), None],
+            "the dependent step waits for r1 (written at 0, ready at 4)"
+        );
+        assert_eq!((d.scoreboard_wait, d.affine_insts), (2, 3));
+        assert!(d.affine_done(&plan));
     }
 
     #[test]
