@@ -1151,6 +1151,22 @@ static KERNELS: &[Kernel] = &[
         launches: uniform_branch_launches,
         reference: uniform_branch_ref,
     },
+    Kernel {
+        id: "uniformity_demo/divergent_thread",
+        file: "uniformity_demo.spmd",
+        entry: "divergent_thread",
+        params: &[("n", Ty::I), ("out", Ty::Fv)],
+        launches: divergent_thread_launches,
+        reference: divergent_thread_ref,
+    },
+    Kernel {
+        id: "uniformity_demo/uniform_thread",
+        file: "uniformity_demo.spmd",
+        entry: "uniform_thread",
+        params: &[("n", Ty::I), ("mode", Ty::I), ("out", Ty::Fv)],
+        launches: uniform_thread_launches,
+        reference: uniform_thread_ref,
+    },
 ];
 
 use Val::{F, I};
@@ -2595,6 +2611,81 @@ fn uniform_branch_ref(a: &Args, s: &Shape) -> Outputs {
     demo_ref(a, s, |_| mode > 0)
 }
 
+/// The jump-threading entries' launches (the same shapes, no `steps`); `mode` as in
+/// [`demo_launches`].
+fn thread_launches(mode: Option<i32>) -> Vec<Launch> {
+    let mut launches = Vec::new();
+    for (label, n, grid, block) in [
+        ("g3b128-n300", 300, 3, 128),
+        ("g2b100-n500", 500, 2, 100),
+        ("g1b64-n64", 64, 1, 64),
+    ] {
+        let mut args = vec![("n", I(n)), ("out", fill_f(n as usize + 2, SENTINEL))];
+        let mut label = label.to_string();
+        if let Some(mode) = mode {
+            args.push(("mode", I(mode)));
+            label = format!("{label}-mode{mode}");
+        }
+        launches.push(launch(
+            &label,
+            Some([grid, 1, 1]),
+            Some([block, 1, 1]),
+            Args::new(args),
+        ));
+    }
+    launches
+}
+
+fn divergent_thread_launches(_pc: u32) -> Vec<Launch> {
+    thread_launches(None)
+}
+
+fn uniform_thread_launches(_pc: u32) -> Vec<Launch> {
+    [1, 0, -3]
+        .into_iter()
+        .flat_map(|mode| thread_launches(Some(mode)))
+        .collect()
+}
+
+/// The jump-threading entries' value for thread `i`: x by the first `if`, the
+/// polynomial by Horner's rule (`a0 + x * (a1 + ...)`, innermost first), the second `if`.
+fn thread_value(i: usize, first: bool) -> f32 {
+    const COEFS: [f32; 16] = [
+        1.0, 0.5, 0.25, 0.125, 0.75, 0.5, 0.25, 1.0, 0.5, 0.125, 0.25, 0.75, 0.5, 0.25, 0.125, 1.0,
+    ];
+    let x = if first {
+        (i % 7) as f32 * 0.125f32
+    } else {
+        (i % 5) as f32 * 0.25f32
+    };
+    let mut y = COEFS[15];
+    for &a in COEFS[..15].iter().rev() {
+        y = a + x * y;
+    }
+    if first {
+        y + 2.0f32
+    } else {
+        y * 3.0f32
+    }
+}
+
+fn thread_ref(a: &Args, s: &Shape, first: impl Fn(usize) -> bool) -> Outputs {
+    let (n, mut out) = (a.i("n") as usize, a.fv("out"));
+    for (i, o) in out.iter_mut().enumerate().take(n.min(threads(s)[0])) {
+        *o = thread_value(i, first(i));
+    }
+    vec![("out", Expect::Exact(out))]
+}
+
+fn divergent_thread_ref(a: &Args, s: &Shape) -> Outputs {
+    thread_ref(a, s, |i| i & 1 == 0)
+}
+
+fn uniform_thread_ref(a: &Args, s: &Shape) -> Outputs {
+    let mode = a.i("mode");
+    thread_ref(a, s, |_| mode > 0)
+}
+
 // ---------------------------------------------------------------------------------
 // One test per kernel
 
@@ -2741,6 +2832,16 @@ fn uniformity_demo_divergent_branch() {
 #[test]
 fn uniformity_demo_uniform_branch() {
     check_kernel("uniformity_demo/uniform_branch");
+}
+
+#[test]
+fn uniformity_demo_divergent_thread() {
+    check_kernel("uniformity_demo/divergent_thread");
+}
+
+#[test]
+fn uniformity_demo_uniform_thread() {
+    check_kernel("uniformity_demo/uniform_thread");
 }
 
 // ---------------------------------------------------------------------------------

@@ -190,7 +190,7 @@ fn dac_gpu_force_cfg_opts() {
 /// output checked against the default interpreter.
 fn demo_counts(entry: &str, extra: &[&str], bits: u8) -> (u64, u64) {
     let path = common::repo_root().join("examples/uniformity_demo.spmd");
-    let mut args = vec!["n=1024", "steps=64", "out=zeros(1024)"];
+    let mut args = vec!["n=1024", "out=zeros(1024)"];
     args.extend(extra);
     let spec = LaunchSpec {
         entry: entry.into(),
@@ -222,16 +222,37 @@ fn demo_counts(entry: &str, extra: &[&str], bits: u8) -> (u64, u64) {
 
 #[test]
 fn demo_forced_unswitching_of_a_divergent_branch_costs_and_of_a_uniform_one_pays() {
-    let default = demo_counts("divergent_branch", &[], 0);
-    let forced = demo_counts("divergent_branch", &[], FORCE_CFG_OPTS);
+    let default = demo_counts("divergent_branch", &["steps=64"], 0);
+    let forced = demo_counts("divergent_branch", &["steps=64"], FORCE_CFG_OPTS);
     assert!(
         forced.0 > default.0 && forced.1 > default.1,
         "{forced:?} {default:?}"
     );
-    let unswitched = demo_counts("uniform_branch", &["mode=1"], 0);
-    let typed = demo_counts("uniform_branch", &["mode=1"], NO_UNIFORMITY);
+    let unswitched = demo_counts("uniform_branch", &["steps=64", "mode=1"], 0);
+    let typed = demo_counts("uniform_branch", &["steps=64", "mode=1"], NO_UNIFORMITY);
     assert!(
         unswitched.0 < typed.0 && unswitched.1 < typed.1,
         "{unswitched:?} {typed:?}"
     );
+}
+
+/// Issue 6's demonstration with jump threading (paper 002's example): threading the
+/// re-test of a divergent condition runs both paths and the code between the tests
+/// twice; of a uniform condition, one path without the second test.
+#[test]
+fn demo_forced_threading_of_a_divergent_branch_costs_and_of_a_uniform_one_pays() {
+    let default = demo_counts("divergent_thread", &[], 0);
+    let forced = demo_counts("divergent_thread", &[], FORCE_CFG_OPTS);
+    assert!(
+        forced.0 > default.0 && forced.1 > default.1,
+        "{forced:?} {default:?}"
+    );
+    for mode in ["mode=1", "mode=0"] {
+        let threaded = demo_counts("uniform_thread", &[mode], 0);
+        let typed = demo_counts("uniform_thread", &[mode], NO_UNIFORMITY);
+        assert!(
+            threaded.0 < typed.0 && threaded.1 < typed.1,
+            "{mode}: {threaded:?} {typed:?}"
+        );
+    }
 }

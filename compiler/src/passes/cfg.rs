@@ -1,8 +1,9 @@
 //! CFG surgery shared by the code-duplicating transforms ([`super::jump_thread`],
-//! [`super::tail_dup`], [`super::unswitch`]) and the skip removal of
+//! [`super::thread_split`], [`super::tail_dup`], [`super::unswitch`]) and the skip removal of
 //! [`super::skip_empty`]: predecessor lists, cloning a set of blocks, repairing SSA after
 //! a value got a second definition, folding block parameters that always receive the
-//! same value, and emptying blocks no path reaches any more.
+//! same value, emptying blocks no path reaches any more, and deleting the computation
+//! of a branch condition a transform made unused.
 //!
 //! Cloning leaves every value defined in the cloned blocks with two definitions (the
 //! original and the copy); [`repair_ssa`] rewrites the uses outside both to the
@@ -436,6 +437,48 @@ pub fn is_pure(data: &InstData) -> bool {
         InstData::Lane { op, .. } => matches!(op, LaneOp::Any | LaneOp::All),
         _ => false,
     }
+}
+
+/// Deletes the pure instructions that no longer have a use because the instructions
+/// reading `seeds` went away (a guard decided into a jump leaves its `any` and mask
+/// computation behind), following operands back until something is still read.
+/// Instructions that were unused before are left alone: only the seeds' chains go.
+pub fn remove_dead_from(func: &mut Function, seeds: &[Value]) -> usize {
+    let mut uses: FxHashMap<Value, usize> = FxHashMap::default();
+    let mut def_at: FxHashMap<crate::ir::Inst, Block> = FxHashMap::default();
+    for &b in &func.layout {
+        for &i in &func.blocks[b].insts {
+            def_at.insert(i, b);
+            for v in func.insts[i].operands() {
+                *uses.entry(v).or_default() += 1;
+            }
+        }
+    }
+    let mut removed = 0;
+    let mut work: Vec<Value> = seeds.to_vec();
+    while let Some(v) = work.pop() {
+        let ValueDef::Result(inst) = func.values[v].def else {
+            continue;
+        };
+        let Some(&block) = def_at.get(&inst) else {
+            continue;
+        };
+        if uses.get(&v).copied().unwrap_or(0) > 0 || !is_pure(&func.insts[inst]) {
+            continue;
+        }
+        func.blocks[block].insts.retain(|&i| i != inst);
+        def_at.remove(&inst);
+        removed += 1;
+        for x in func.insts[inst].operands() {
+            if let Some(n) = uses.get_mut(&x) {
+                *n -= 1;
+                if *n == 0 {
+                    work.push(x);
+                }
+            }
+        }
+    }
+    removed
 }
 
 /// IR text in, pass, verifier, IR text out: the helper of the CFG passes' tests.

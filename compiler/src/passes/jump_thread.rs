@@ -17,6 +17,11 @@
 //! divergent skips too. Here threading a skip duplicates code on a path the gang takes
 //! at most once, so it costs code size, not executed instructions.
 //!
+//! The entry points first run [`super::thread_split`], which threads a whole re-tested
+//! source-level `if` (`if (c) A; else B; T; if (c) C; else D;`, two mask splits on the
+//! same condition) across `T`: paper 002's example, where forcing it on a divergent
+//! condition runs both paths and `T` twice, as a SIMT machine does.
+//!
 //! Limits: a block of at most [`MAX_BODY`] instructions, not a loop header (no new
 //! irreducible loops), at most [`MAX_THREADS`] threadings per function.
 
@@ -24,7 +29,7 @@ use crate::analysis::uniformity::{analyze_function, FunctionUniformity};
 use crate::ir::dominance::DominatorTree;
 use crate::ir::{Block, Function, InstData, Module, UnaryOp, Value, ValueDef};
 
-use super::{cfg, Scope};
+use super::{cfg, thread_split, Scope};
 
 /// The largest block (non-terminator instructions) that is copied.
 pub const MAX_BODY: usize = 16;
@@ -36,6 +41,7 @@ const MAX_WALK: usize = 8;
 /// Threads the uniform branches of every function.
 pub fn run_uniform(module: &mut Module) {
     for (_, f) in module.functions.iter_mut() {
+        thread_split::split_function(f, Scope::Uniform);
         thread_function(f, Scope::Uniform);
     }
 }
@@ -43,6 +49,7 @@ pub fn run_uniform(module: &mut Module) {
 /// The same, with every mask branch counted as divergent (`--no-uniformity`).
 pub fn run_typed(module: &mut Module) {
     for (_, f) in module.functions.iter_mut() {
+        thread_split::split_function(f, Scope::Typed);
         thread_function(f, Scope::Typed);
     }
 }
@@ -50,6 +57,7 @@ pub fn run_typed(module: &mut Module) {
 /// Threads every branch, divergent skips included (`--force-cfg-opts`).
 pub fn run_forced(module: &mut Module) {
     for (_, f) in module.functions.iter_mut() {
+        thread_split::split_function(f, Scope::All);
         thread_function(f, Scope::All);
     }
 }

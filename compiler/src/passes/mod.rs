@@ -13,6 +13,7 @@ pub mod legalize;
 pub mod promote;
 pub mod skip_empty;
 pub mod tail_dup;
+pub mod thread_split;
 pub mod unswitch;
 
 use crate::analysis::uniformity::{self, FunctionUniformity};
