@@ -82,9 +82,11 @@ fn assert_fewer_vector_instructions(name: &str, on: &RunResult, off: &RunResult)
         v_on < v_off,
         "{name}: vector instructions {v_on} (on) vs {v_off} (off)"
     );
+    // Since the full-mask folding (back::nyuzi::masks) the scalar code can also be
+    // shorter than the baseline's: the claim is that it is not longer in all.
     assert!(
-        s_on > s_off,
-        "{name}: scalar instructions {s_on} (on) vs {s_off} (off)"
+        v_on + s_on <= v_off + s_off,
+        "{name}: instructions {v_on} + {s_on} (on) vs {v_off} + {s_off} (off)"
     );
 }
 

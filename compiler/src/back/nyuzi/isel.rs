@@ -313,6 +313,12 @@ struct Isel<'a> {
     scalar_mode: bool,
     /// The scalar registers of scalarized values.
     svals: SecondaryMap<Value, Regs>,
+    /// The uniformity analysis of `f` (`None` with `--no-uniformity`).
+    uni: Option<crate::analysis::uniformity::FunctionUniformity>,
+    /// Full masks and what they make redundant (see [`super::masks`]).
+    facts: super::masks::MaskFacts,
+    /// The IR block being selected.
+    cur_ir: Option<Block>,
 }
 
 /// Selects one function. `fidx` is its index in the module (barrier identifiers).
@@ -330,6 +336,9 @@ pub fn select_with(
 ) -> Result<Selected, Vec<Diagnostic>> {
     let mut mf = MachFunction::new(f.name.clone());
     let entry = mf.new_block();
+    let uni = uniformity.then(|| crate::analysis::uniformity::analyze_function(f));
+    let facts = super::masks::MaskFacts::compute(m, f, uni.as_ref());
+    let scal = super::scalarize::scalarized(f, uni.as_ref(), &facts);
     let mut s = Isel {
         m,
         f,
@@ -349,9 +358,12 @@ pub fn select_with(
         ctx_cache: HashMap::new(),
         forward: HashMap::new(),
         affine: crate::analysis::affine::analyze_function(m, f),
-        scal: super::scalarize::scalarized(f, uniformity),
+        scal,
         scalar_mode: false,
         svals: SecondaryMap::new(),
+        uni,
+        facts,
+        cur_ir: None,
     };
     s.run();
     if !s.diags.is_empty() {
@@ -457,8 +469,18 @@ fn reorder(mut mf: MachFunction<MInst>, order: &[MBlock]) -> MachFunction<MInst>
 impl<'a> Isel<'a> {
     fn run(&mut self) {
         let f = self.f;
-        // One machine block per IR block, in IR layout order (the entry first).
-        for (i, &b) in f.layout.iter().enumerate() {
+        // One machine block per reachable IR block, in IR layout order (the entry
+        // first); unreachable blocks (the lowering's `trap unreachable` ends) are
+        // dropped, so they do not sit between a block and its successor.
+        let reachable: Vec<Block> = f
+            .layout
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|&(i, b)| i == 0 || self.facts.reachable(b))
+            .map(|(_, b)| b)
+            .collect();
+        for (i, &b) in reachable.iter().enumerate() {
             let mb = if i == 0 {
                 self.cur
             } else {
@@ -474,13 +496,19 @@ impl<'a> Isel<'a> {
         self.live = live_values(f);
         self.forward = self.forwarded_loads();
         self.entry_params(entry);
-        for &b in &f.layout {
+        for &b in &reachable {
             self.cur = self.blocks[&b];
+            self.cur_ir = Some(b);
             self.splat_scalar_params(b);
             for &inst in &f.blocks[b].insts {
                 let dead = !f.insts[inst].has_side_effects()
                     && f.inst_result(inst).is_some_and(|r| !self.live.contains(&r));
-                if dead {
+                // A result that stands for an operand, or an `any`/`all` known true,
+                // needs no code (see `regs` and `const_bits`).
+                let folded = f.inst_result(inst).is_some_and(|r| {
+                    self.facts.aliases().contains_key(&r) || self.facts.is_true(r)
+                });
+                if dead || folded {
                     continue;
                 }
                 self.span = Some(f.spans[inst]);
@@ -517,21 +545,30 @@ impl<'a> Isel<'a> {
             }
             InstData::Select { args } => {
                 let (c, x, y) = (args[0], args[1], args[2]);
-                // A uniform mask holds one bit for every existing lane, so lane 0's
-                // bit (lane 0 always exists) decides; widened to 0 / -1.
-                let m32 = if self.ty(c).varying {
-                    let m = self.reg(c);
-                    let t = self.bin_imm(false, AluOp::Shl, m, 31);
-                    self.bin_imm(false, AluOp::Ashr, t, 31)
+                // A uniform mask holds one bit for every existing lane (scalarized
+                // selects on masks are only made in lane-0 functions, where lane 0
+                // exists and is on at entry), so lane 0's bit decides: a branch over
+                // the copy of the true value (taken only when the mask is off).
+                let on = if self.ty(c).varying {
+                    self.lane0_bit(c)
                 } else {
-                    let c = self.reg(c);
-                    self.full32(c)
+                    self.reg(c)
                 };
                 self.scalar_mode = true;
                 let (a, b) = (self.reg(x), self.reg(y));
-                let t = self.bin(false, AluOp::Xor, a, b);
-                let t = self.bin(false, AluOp::And, t, m32);
-                let d = self.bin(false, AluOp::Xor, b, t);
+                let d = self.ns();
+                self.push(MInst::Copy {
+                    dest: d,
+                    src: b,
+                    vector: false,
+                });
+                let join = self.guard(on);
+                self.push(MInst::Copy {
+                    dest: d,
+                    src: a,
+                    vector: false,
+                });
+                self.end_guard(join);
                 self.define(Some(r), &[d]);
                 self.scalar_mode = false;
                 let src = self.sregs(r)[0];
@@ -614,6 +651,7 @@ impl<'a> Isel<'a> {
     /// The value of a 32-bit-or-narrower constant operand (uniform, or a splat of
     /// one), as the register holds it.
     fn const_val(&self, v: Value) -> Option<i32> {
+        let v = self.facts.resolve(v);
         let ty = self.ty(v);
         if width(ty.scalar) > 32 || ty.scalar == Scalar::Bool || ty.scalar.is_float() {
             return None;
@@ -671,7 +709,12 @@ impl<'a> Isel<'a> {
     /// materialized afresh at each use, so immediates and dead constants cost nothing
     /// and no definition has to dominate its uses.
     fn regs(&mut self, v: Value) -> Regs {
+        let v = self.facts.resolve(v);
         if self.scalar_mode && self.scal.contains(&v) && self.const_bits(v).is_none() {
+            // A scalarized splat is its operand (no copy).
+            if let Some(&InstData::Splat { arg }) = self.def_of(v) {
+                return self.regs(arg);
+            }
             return self.sregs(v);
         }
         if let Some(bits) = self.const_bits(v) {
@@ -691,6 +734,7 @@ impl<'a> Isel<'a> {
     }
 
     fn ty(&self, v: Value) -> Type {
+        let v = self.facts.resolve(v);
         let ty = self.f.value_type(v);
         if self.scalar_mode && self.scal.contains(&v) {
             return Type {
@@ -727,6 +771,7 @@ impl<'a> Isel<'a> {
     }
 
     fn iconst_of(&self, v: Value) -> Option<u64> {
+        let v = self.facts.resolve(v);
         match self.f.values[v].def {
             ValueDef::Result(i) => match self.f.insts[i] {
                 InstData::Iconst { bits, .. } => Some(bits),
@@ -973,6 +1018,26 @@ impl<'a> Isel<'a> {
         self.bin_imm(false, AluOp::Xor, m, 0xffff)
     }
 
+    /// The hidden mask parameter of a lane-0 function (it is the existing lanes).
+    fn entry_mask_param(&self) -> Option<Value> {
+        let f = self.f;
+        if !(self.facts.lane0 && f.sig.takes_mask) {
+            return None;
+        }
+        let entry = f.entry_block()?;
+        f.blocks[entry].params.last().copied()
+    }
+
+    /// The existing lanes: the hidden mask parameter of a lane-0 function when the
+    /// code reads it anyway (a register kept live only for this would cost more in
+    /// spills around calls than the load), else the context record's.
+    fn existing(&mut self) -> Reg {
+        match self.entry_mask_param().filter(|p| self.live.contains(p)) {
+            Some(p) => self.reg(p),
+            None => self.exists(),
+        }
+    }
+
     fn exists(&mut self) -> Reg {
         self.ctx_load(MemOp::W32, ctx::EXISTS)
     }
@@ -1002,6 +1067,11 @@ impl<'a> Isel<'a> {
         if let Some(m) = mask.filter(|&m| self.within_exists(m, 8)) {
             return self.reg(m);
         }
+        if let (Some(m), Some(b)) = (mask, self.cur_ir) {
+            if self.facts.full_at(self.f, m, b) {
+                return self.existing();
+            }
+        }
         let e = self.exists();
         match mask {
             // An all-on constant mask adds nothing to the existing lanes.
@@ -1018,23 +1088,7 @@ impl<'a> Isel<'a> {
     /// mask parameter (callers pass `mask & exists`, launchers the existing lanes), or
     /// a `band` with such a mask (looking `depth` definitions deep).
     fn within_exists(&self, m: Value, depth: u32) -> bool {
-        let f = self.f;
-        match f.values[m].def {
-            ValueDef::Param(b, k) => {
-                f.sig.takes_mask
-                    && Some(b) == f.entry_block()
-                    && k as usize + 1 == f.blocks[b].params.len()
-            }
-            ValueDef::Result(i) => match &f.insts[i] {
-                InstData::Binary {
-                    op: BinaryOp::Band,
-                    args,
-                } if depth > 0 && self.ty(m) == Type::MASK => {
-                    self.within_exists(args[0], depth - 1) || self.within_exists(args[1], depth - 1)
-                }
-                _ => false,
-            },
-        }
+        self.facts.within_exists(self.f, m, depth)
     }
 
     /// A mask as a vector of 0/1 words.
@@ -1193,7 +1247,12 @@ impl<'a> Isel<'a> {
                 then_dest,
                 else_dest,
             } => {
-                let c = self.reg(*cond);
+                if self.facts.is_true(*cond) {
+                    // `any`/`all` of a full mask: the else edge is never taken.
+                    let target = self.edge(then_dest);
+                    return self.jump(target);
+                }
+                let c = self.branch_test(*cond);
                 let from = self.cur;
                 let t = self.edge_block(from, then_dest);
                 let e = self.edge_block(from, else_dest);
@@ -1302,6 +1361,10 @@ impl<'a> Isel<'a> {
     /// splat of one.
     fn const_bits(&self, v: Value) -> Option<u64> {
         let f = self.f;
+        let v = self.facts.resolve(v);
+        if self.facts.is_true(v) {
+            return Some(1);
+        }
         match f.values[v].def {
             ValueDef::Result(i) => match &f.insts[i] {
                 InstData::Iconst { bits, .. } => Some(*bits),
@@ -1542,13 +1605,23 @@ impl<'a> Isel<'a> {
     /// The uniform value a vector operand broadcasts: itself when uniform, the
     /// operand of a `splat`.
     fn broadcast_of(&self, v: Value) -> Option<Value> {
-        if !self.ty(v).varying {
+        if !self.ty(v).varying || self.scal.contains(&self.facts.resolve(v)) {
             return Some(v);
         }
         match self.def_of(v)? {
             InstData::Splat { arg } => Some(*arg),
             _ => None,
         }
+    }
+
+    /// The scalar register of a [`Isel::broadcast_of`] value (a scalarized value's
+    /// scalar register, so its splat is not needed).
+    fn broadcast_reg(&mut self, u: Value) -> Reg {
+        let was = self.scalar_mode;
+        self.scalar_mode = true;
+        let r = self.reg(u);
+        self.scalar_mode = was;
+        r
     }
 
     /// `vector op splat(scalar)` in the `VVS` form (no splat instruction), for the
@@ -1590,7 +1663,7 @@ impl<'a> Isel<'a> {
             _ => return false,
         };
         let a = self.vec_regs(vec)[0];
-        let b = self.reg(uni);
+        let b = self.broadcast_reg(uni);
         let d = self.nv();
         self.push(MInst::R {
             op: opc,
@@ -1615,7 +1688,7 @@ impl<'a> Isel<'a> {
             _ => return None,
         };
         let a = self.vec_regs(vec)[0];
-        let b = self.reg(uni);
+        let b = self.broadcast_reg(uni);
         let d = self.ns();
         self.push(MInst::R {
             op: opc,
@@ -2073,6 +2146,15 @@ impl<'a> Isel<'a> {
         let ty = self.ty(first);
         let is_mask = ty.scalar == Scalar::Bool;
         let out: Regs = match op {
+            LaneOp::Any | LaneOp::All if self.uniform_in_lane0(first) => {
+                // Every existing lane holds lane 0's bit.
+                let t = self.lane0_bit(first);
+                if self.exact(first) {
+                    smallvec![t]
+                } else {
+                    smallvec![self.bin_imm(false, AluOp::CmpNeI, t, 0)]
+                }
+            }
             LaneOp::Any | LaneOp::All | LaneOp::Ballot | LaneOp::FirstLane => {
                 let m = self.reg(first);
                 let e = self.exists();
@@ -2175,6 +2257,101 @@ impl<'a> Isel<'a> {
             _ => return self.unsupported(format!("lane operation `{}`", op.name())),
         };
         self.define(res, &out);
+    }
+
+    /// Whether mask `m` is proven uniform in a function whose entry-active lanes are
+    /// the existing lanes (then lane 0's bit is every existing lane's).
+    fn uniform_in_lane0(&self, m: Value) -> bool {
+        self.facts.lane0
+            && self.f.value_type(m) == Type::MASK
+            && self.uni.as_ref().is_some_and(|u| u.is_uniform(m))
+    }
+
+    /// Whether the register of mask `m` is 0 or 0xffff (all lanes or none): a
+    /// constant, a scalar compare of scalarized values, a uniform bool, or logic of
+    /// those.
+    fn exact(&self, m: Value) -> bool {
+        self.exact_depth(m, 8)
+    }
+
+    fn exact_depth(&self, m: Value, depth: u32) -> bool {
+        let f = self.f;
+        let m = self.facts.resolve(m);
+        if !f.value_type(m).varying || self.const_bits(m).is_some() {
+            return true;
+        }
+        let ValueDef::Result(i) = f.values[m].def else {
+            return false;
+        };
+        match &f.insts[i] {
+            InstData::Icmp { .. } | InstData::Fcmp { .. } => self.compares_scalarized(i),
+            InstData::Splat { arg } => !f.value_type(*arg).varying,
+            InstData::Binary {
+                op: BinaryOp::Band | BinaryOp::Bor | BinaryOp::Bxor,
+                args,
+            } if depth > 0 => args.iter().all(|&a| self.exact_depth(a, depth - 1)),
+            InstData::Unary {
+                op: UnaryOp::Bnot,
+                arg,
+            } if depth > 0 => self.exact_depth(*arg, depth - 1),
+            _ => false,
+        }
+    }
+
+    /// A register that is nonzero exactly when lane 0 of mask `m` is on (`m` itself
+    /// when it is all lanes or none).
+    fn lane0_bit(&mut self, m: Value) -> Reg {
+        let m = self.strip_full(m, 8);
+        let r = self.reg(m);
+        if self.exact(m) {
+            r
+        } else {
+            self.bin_imm(false, AluOp::And, r, 1)
+        }
+    }
+
+    /// `m` without the `band` operands that are full in the current block (their
+    /// lane 0 is on).
+    fn strip_full(&self, m: Value, depth: u32) -> Value {
+        let m = self.facts.resolve(m);
+        let (
+            Some(b),
+            Some(InstData::Binary {
+                op: BinaryOp::Band,
+                args,
+            }),
+        ) = (self.cur_ir, self.def_of(m))
+        else {
+            return m;
+        };
+        if depth == 0 {
+            return m;
+        }
+        if self.facts.full_at(self.f, args[0], b) {
+            self.strip_full(args[1], depth - 1)
+        } else if self.facts.full_at(self.f, args[1], b) {
+            self.strip_full(args[0], depth - 1)
+        } else {
+            m
+        }
+    }
+
+    /// A register that is nonzero exactly when the uniform bool `cond` (a branch
+    /// condition) is true. `any(m)` is tested without its compare: `m` limited to the
+    /// existing lanes, or lane 0's bit of a uniform `m` in a lane-0 function.
+    fn branch_test(&mut self, cond: Value) -> Reg {
+        let any_of = match self.def_of(cond) {
+            Some(InstData::Lane {
+                op: LaneOp::Any,
+                args,
+            }) => args.first().copied(),
+            _ => None,
+        };
+        match any_of {
+            Some(m) if self.uniform_in_lane0(m) => self.lane0_bit(m),
+            Some(m) => self.active(Some(m)),
+            None => self.reg(cond),
+        }
     }
 
     /// Stops with `break` when a lane index is outside the gang (the interpreter's
@@ -2292,6 +2469,7 @@ impl<'a> Isel<'a> {
 
     fn def_of(&self, v: Value) -> Option<&'a InstData> {
         let f = self.f;
+        let v = self.facts.resolve(v);
         if let Some(&src) = self.forward.get(&v) {
             return self.def_of(src);
         }
@@ -2342,17 +2520,21 @@ impl<'a> Isel<'a> {
         if !block {
             return None;
         }
+        // Atoms in scalar registers: uniform-typed, or scalarized.
         let scalar_atoms = match &t.base {
             Part::Known(l) => l.terms.iter().all(|(a, _)| {
-                let ty = self.ty(a.value);
-                !ty.varying && width(ty.scalar) == 32
+                let ty = self.f.value_type(a.value);
+                let scalar = !ty.varying || self.scal.contains(&self.facts.resolve(a.value));
+                scalar && width(ty.scalar) == 32
             }),
             Part::Runtime => false,
         };
         if let (true, Part::Known(l)) = (scalar_atoms, t.base.clone()) {
             let mut acc = (l.constant != 0).then(|| self.li(l.constant as u32));
             for (a, c) in l.terms {
+                self.scalar_mode = true;
                 let r = self.reg(a.value);
+                self.scalar_mode = false;
                 let term = if c == 1 {
                     r
                 } else {

@@ -18,6 +18,7 @@ pub mod emit;
 pub mod image;
 pub mod isel;
 pub mod layout;
+pub mod masks;
 pub mod minst;
 pub mod object;
 pub mod run;

@@ -11,7 +11,13 @@
 //!   whose varying operands are all scalarized, or a `select` of such operands on a
 //!   uniform condition (a uniform `bool`, or a mask the analysis proves uniform);
 //! * a parameter of a non-entry block whose incoming arguments on every edge are all
-//!   scalarized.
+//!   scalarized;
+//! * a `select` or `band` that stands for one of its operands because its mask is
+//!   full ([`super::masks`]), when that operand is scalarized (no analysis needed).
+//!
+//! Selects on a varying mask are scalarized only in functions whose entry-active
+//! lanes are the existing lanes ([`super::masks::lane0_function`]): there lane 0's
+//! bit of a uniform mask decides for the gang; elsewhere lane 0 may be off.
 //!
 //! The set is the greatest fixed point of these rules (loop counters feed themselves
 //! through their block parameter). Every lane of such a value holds the same bits by
@@ -22,6 +28,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::masks::MaskFacts;
 use crate::analysis::uniformity::FunctionUniformity;
 use crate::ir::{BinaryOp, Block, Function, InstData, Scalar, UnaryOp, Value, ValueDef};
 
@@ -87,6 +94,7 @@ fn incoming(f: &Function) -> HashMap<(Block, usize), Vec<Value>> {
 fn operands(
     f: &Function,
     uni: &FunctionUniformity,
+    facts: &MaskFacts,
     v: Value,
     inc: &HashMap<(Block, usize), Vec<Value>>,
 ) -> Option<Vec<Value>> {
@@ -109,27 +117,38 @@ fn operands(
             // proves uniform) picks one operand for every lane.
             InstData::Select { args } => {
                 let c = args[0];
-                (!f.value_type(c).varying || uni.is_uniform(c)).then(|| args[1..].to_vec())
+                let varying = f.value_type(c).varying;
+                (!varying || (facts.lane0 && uni.is_uniform(c))).then(|| args[1..].to_vec())
             }
             _ => None,
         },
     }
 }
 
-/// The scalarized values of `f` (empty when `enabled` is false).
-pub fn scalarized(f: &Function, enabled: bool) -> HashSet<Value> {
-    if !enabled {
+/// The scalarized values of `f` (none without the uniformity analysis `uni`).
+pub fn scalarized(
+    f: &Function,
+    uni: Option<&FunctionUniformity>,
+    facts: &MaskFacts,
+) -> HashSet<Value> {
+    let Some(uni) = uni else {
         return HashSet::new();
-    }
-    let uni = crate::analysis::uniformity::analyze_function(f);
+    };
     let inc = incoming(f);
     let mut deps: HashMap<Value, Vec<Value>> = HashMap::new();
     for (v, _) in f.values.iter() {
         let ty = f.value_type(v);
-        if !ty.varying || !allowed_scalar(ty.scalar) || !uni.is_uniform(v) {
+        if !ty.varying || !allowed_scalar(ty.scalar) {
             continue;
         }
-        if let Some(ops) = operands(f, &uni, v, &inc) {
+        if let Some(&x) = facts.aliases().get(&v) {
+            deps.insert(v, vec![x]);
+            continue;
+        }
+        if !uni.is_uniform(v) {
+            continue;
+        }
+        if let Some(ops) = operands(f, uni, facts, v, &inc) {
             let ok = ops.iter().all(|&o| allowed_scalar(f.value_type(o).scalar));
             if ok {
                 deps.insert(v, ops);
