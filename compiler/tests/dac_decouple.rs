@@ -208,6 +208,78 @@ const LOOP_KERNELS: &[(&str, &str, &str, Expect)] = &[
         Expect::Loads,
     ),
     (
+        "barrier_loop",
+        // Barriers inside a uniform loop (pathfinder's row steps), replicated in both
+        // streams; a masked global load in the loop.
+        "task void barrier_loop(uniform int n, uniform int steps, uniform int w[], \
+                                uniform int out[]) {
+            shared uniform int row[64];
+            int tx = threadIdx.x;
+            int x = blockIdx.x * 64 + tx;
+            row[tx] = 0;
+            barrier();
+            for (uniform int r = 0; r < steps; r++) {
+                int c = x < n ? w[r * n + x] : 0;
+                int nb = row[63 - tx];
+                barrier();
+                row[tx] = nb + c;
+                barrier();
+            }
+            if (x < n) out[x] = row[tx];
+        }",
+        "--entry barrier_loop --grid 3 --block 64 --arg n=170 --arg steps=6 \
+         --arg w='random(1020,7)' --arg out='zeros(170)'",
+        Expect::Loads,
+    ),
+    (
+        "grid_stride",
+        // A grid-stride loop whose body is a skip region (scale+copy).
+        "task void grid_stride(uniform int n, uniform float a[], uniform float b[]) {
+            uniform int stride = gridDim.x * blockDim.x;
+            int i0 = blockIdx.x * blockDim.x + threadIdx.x;
+            for (uniform int base = 0; base < n; base += stride) {
+                int i = base + i0;
+                if (i < n) b[i] = 3 * a[i];
+            }
+        }",
+        "--entry grid_stride --grid 2 --block 96 --arg n=500 \
+         --arg a='random(500,8)' --arg b='zeros(500)'",
+        Expect::Loads,
+    ),
+    (
+        "nested_loops",
+        // Nested uniform loops (a filter window), both replicated.
+        "task void nested_loops(uniform int n, uniform int m, uniform float a[], \
+                                uniform float out[]) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            float s = 0;
+            for (uniform int r = 0; r < m; r++)
+                for (uniform int c = 0; c < 3; c++)
+                    s += a[i + r * n + c] * (c + 1);
+            out[i] = s;
+        }",
+        "--entry nested_loops --grid 2 --block 128 --arg n=256 --arg m=4 \
+         --arg a='random(1300,9)' --arg out='zeros(256)'",
+        Expect::Loads,
+    ),
+    (
+        "skipped_filter",
+        // Filter loops with constant trip counts after a bound check's `return`
+        // (conv2d): replicated; warps past the end drain them with counted loops.
+        "task void skipped_filter(uniform int n, uniform float a[], uniform float out[]) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i >= n) return;
+            float s = 0;
+            for (uniform int r = -1; r <= 1; r++)
+                for (uniform int c = 0; c < 3; c++)
+                    s += a[i + r * 3 + c + 3] * (c + r);
+            out[i] = s;
+        }",
+        "--entry skipped_filter --grid 3 --block 128 --arg n=300 \
+         --arg a='random(320,10)' --arg out='zeros(384)'",
+        Expect::Loads,
+    ),
+    (
         "guarded_loop",
         // The loop under a bound check that whole warps may skip: not replicated.
         "task void guarded_loop(uniform int n, uniform int m, uniform float a[], \

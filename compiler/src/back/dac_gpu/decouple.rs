@@ -1,4 +1,4 @@
-//! Decoupled Affine Computation on `dac-gpu`, first version: which global accesses of
+//! Decoupled Affine Computation on `dac-gpu`: which global accesses of
 //! an entry move their address computation to the affine stream, in which order the
 //! affine stream enqueues them, and the affine stream itself (paper 000, Wang and Lin,
 //! ISCA 2017; `lang-spec/dac-gpu-isa.md`, "The DAC extension").
@@ -10,14 +10,17 @@
 //!
 //! **What qualifies** (a [`Plan`] exists only for an entry with at least one decoupled
 //! access; else the kernel is the baseline unchanged):
-//! - no function but the entry has a barrier, and each barrier of the entry lies
-//!   outside every loop on every path from the entry to a `return` (so every warp
-//!   meets it once, as the affine stream's replicated `bar.sync` does);
+//! - no function but the entry has a barrier; each barrier of the entry lies either
+//!   outside every loop on every path from the entry to a `return`, or in a
+//!   replicated uniform loop (below) in a block every iteration passes (it dominates
+//!   the loop's latch), so every warp meets it as often as the affine stream's
+//!   replicated `bar.sync` (paper §4.2: barriers are replicated in both streams);
+//!   a barrier in any other loop disqualifies the kernel;
 //! - an access qualifies when it is a `load` with a varying result or a `store` of a
 //!   32- or 64-bit value (`i32`, `i64`, `f32`, `f64`, pointers), in the entry itself
-//!   (not in an inlined or out-of-line callee's body), outside every loop span (see
-//!   [`loop_spans`]) or in a *uniform loop* (below), to the global space (not
-//!   `.shared`), whose address is a
+//!   (not in an inlined or out-of-line callee's body), outside every loop or directly
+//!   in a replicated *uniform loop* (below; not in a loop inside it that is not
+//!   replicated), to the global space (not `.shared`), whose address is a
 //!   non-uniform affine tuple under the access's mask
 //!   ([`FunctionAffine::address_tuple`]) and whose definition chain replays on tuples:
 //!   constants, uniform entry parameters, thread, block and grid indices and extents,
@@ -32,26 +35,42 @@
 //!   (kept in registers). Entry-level values of the chain must have a tuple.
 //!
 //! **Uniform loops** ([`ULoop`], [`uniform_loops`], [`uniform_loop`]): a natural
-//! loop of two or three blocks adjacent in the enqueue order, each falling through to
-//! the next or leaving the loop, the last (the latch) ending in `jump header(..)`,
-//! overlapping no other loop, entered from a single preheader edge, on every path
-//! from the entry to a `return` (no warp skips it). One branch is the exit test: on
-//! an `icmp` `c`, or on `any(m & c)` with `m` on in every thread ([`full`]: the
-//! entry mask, a loop-carried mask that starts full and is `and`ed with `c`); the
-//! other branches are `any` of such masks (never leave). `c` compares values the same
-//! in every warp of every block ([`launch_uniform`]: constants, uniform entry
+//! loop, contiguous in the enqueue order, with a single latch ending in `jump
+//! header(..)`, entered from a single preheader edge. Only its *test* block leaves
+//! it (besides branches that never leave: `any` of a mask on in every thread), and
+//! every iteration passes the test (it dominates the latch). The test is an `icmp`
+//! `c`, or `any(m & c)` with `m` on in every thread ([`full`]: the entry mask, a
+//! loop-carried mask that starts full and is `and`ed with `c`); `c` compares values
+//! the same in every warp of every block ([`launch_uniform`]: constants, uniform entry
 //! parameters, block and grid extents, integer arithmetic, `select any(entry mask)`,
-//! the latch's `select` on full masks, and header parameters whose incoming values
-//! are such). This covers `for (uniform int k ..)` and ISPC-style `for (int k ..)`
-//! loops over uniform bounds. So every warp runs the loop with the affine stream's
-//! trip count. The affine stream replicates it: the header
-//! parameters that replay (carried: both incoming values replay, the parameter taken
-//! to replay meanwhile) get their own `%a`/`%ad` registers set before the header
-//! label, the header's enqueues, a `setp` on the replayed comparison and `@p bra.uni`
-//! out, the latch's enqueues, the next values through temporaries (a parallel copy),
-//! `bra.uni` back. What the loop changed is forgotten after it (loop-invariant
-//! address arithmetic goes before the header label, [`Body`]). Loops of more blocks
-//! (an `if` in the body), nested loops and loops under a skip do not qualify yet.
+//! the latches' `select`s on full masks, and header parameters of replicated loops
+//! whose incoming values are such). This covers `for (uniform int k ..)` and
+//! ISPC-style `for (int k ..)` loops over uniform bounds, including grid-stride loops
+//! (`base += gridDim.x * blockDim.x`: the same trip count in every block). Inside, the
+//! body may branch: skip regions (`if (i < n)`) are drained by the warps that skip
+//! them as at top level, and it may hold inner loops. A top-level uniform loop lies
+//! on every path from the entry to a `return` (the else edge of `brif any(entry
+//! mask)`, which the optimizer makes when it unswitches a loop, is never taken); an
+//! inner one lies on every path through an iteration of its enclosing loop (its
+//! header dominates that loop's latch), leaves into that loop, and is replicated only
+//! while that loop is (so all warps are in the same iteration of both). So every warp
+//! runs each replicated loop with the affine stream's trip counts. The affine stream
+//! replicates it: the header parameters that replay (carried: both incoming values
+//! replay, the parameter taken to replay meanwhile) get their own `%a`/`%ad`
+//! registers set before the header label; then the loop's enqueues and barriers in
+//! block order, a `setp` on the replayed comparison and `@p bra.uni` out at the end of
+//! the test block, inner loops, the next values through temporaries (a parallel
+//! copy), `bra.uni` back. What a loop changed is forgotten after it; a computation
+//! goes before the innermost loop that changes one of its operands (loop-invariant
+//! address arithmetic leaves the loops, `Stream::settle`). A loop with no access,
+//! barrier or carried register is not emitted ([`prune_loops`]).
+//!
+//! A trip count that depends on the block (`k < blockIdx.x`) does not qualify, and
+//! cannot in this model: the affine warp runs once for a whole batch of CTAs (paper
+//! §4.1; functionally once per launch, its tuples having per-CTA offsets), so its
+//! control flow is one for all of them. Loops some warps skip (under a bound check,
+//! or after a masked `return`) do not qualify either: the skipping warps would have to
+//! drain a whole loop's entries, whose count they do not compute.
 //!
 //! **The queue contract.** The affine stream runs once per launch and enqueues every
 //! planned access once, in a reverse postorder of their blocks that keeps loops
@@ -61,10 +80,12 @@
 //! (issues, with an all-off guard, a `[deq.data]` load or `[deq.addr]` store) the
 //! entries of the accesses it skips, those between the end of `u` and the start of
 //! `v`, and before its exit those after its last block. So every warp pops exactly the
-//! entries pushed, whatever its path (`brif any(m)` skips of empty regions included);
-//! no edge inside a loop span drains, and an edge leaving a uniform loop drains from
-//! the end of its latch (the warp dequeued the whole body each iteration and the
-//! header's part on the last visit, as the affine stream enqueued them). Only
+//! entries pushed, whatever its path (`brif any(m)` skips of empty regions included,
+//! inside loops too: the body of a replicated loop is visited in the same order each
+//! iteration); loops not replicated hold no decoupled access, so their edges drain
+//! nothing, and an edge leaving a uniform loop (from its test) drains from the end of
+//! its latch (the warp dequeued the whole body each iteration and the part up to the
+//! test on the last visit, as the affine stream enqueued them). Only
 //! skipping warps pay for the drains; the
 //! simulator counts them in `deq_data_instructions` but not as decoupled loads
 //! (`decoupled_load_instructions`, `loads_decoupled`), since they access no memory,
@@ -77,11 +98,12 @@
 //! for one-dimensional blocks: [`one_dimensional`] decides, `run_on_dac_gpu` compiles
 //! the baseline for other block shapes and `run_compiled` refuses them.
 //!
-//! **Not yet:** accesses in other loops (more blocks, nested loops, loops some warps
-//! skip or leave early), barriers in loops,
-//! `enq.pred`/`deq.pred` (masks are still computed per warp), multi-dimensional blocks
-//! (needs the hardware launch in its real shape), local-memory accesses, 8/16-bit
-//! accesses, barriers in loops or callees.
+//! **Not yet:** accesses in loops some warps skip or leave early, or whose trip
+//! count depends on the block (see above), block parameters merging a uniform branch
+//! (`c ? 0 : d - n`: the affine stream has no `selp` rules yet), `/` and `%` of
+//! the thread index, `enq.pred`/`deq.pred` (masks are still computed per warp),
+//! multi-dimensional blocks (needs the hardware launch in its real shape),
+//! local-memory accesses, 8/16-bit accesses, barriers in callees.
 
 use std::collections::{HashMap, HashSet};
 
@@ -93,8 +115,8 @@ use sim::gpu::{
 use crate::analysis::affine::{analyze_function, FunctionAffine};
 use crate::ir::dominance::DominatorTree;
 use crate::ir::{
-    BinaryOp, Block, BlockCall, ConvOp, FuncRef, Function, Inst, InstData, IntCC, LaneOp, Module,
-    Scalar, SpecialReg, UnaryOp, Value, ValueDef,
+    BinaryOp, Block, ConvOp, FuncRef, Function, Inst, InstData, IntCC, LaneOp, Module, Scalar,
+    SpecialReg, UnaryOp, Value, ValueDef,
 };
 
 /// Whether an access is a load (`enq.data`) or a store (`enq.addr`).
@@ -133,10 +155,24 @@ pub struct Plan {
     dead: HashSet<Inst>,
     /// The callee instances the replayed addresses go through.
     frames: Frames,
-    /// The entry's barriers, each as the number of accesses enqueued before it.
-    bars: Vec<usize>,
+    /// The affine stream's program: accesses, barriers and the replicated loops'
+    /// structure, in enqueue order.
+    events: Vec<Ev>,
     /// The uniform loops the affine stream replicates, in enqueue order.
     loops: Vec<ULoop>,
+}
+
+/// One step of the affine stream (indices into [`Plan::accesses`] and [`Plan::loops`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ev {
+    /// Before the loop's header: its carried registers, its label.
+    Open(usize),
+    Access(usize),
+    Bar,
+    /// The end of the loop's test block: the exit branch.
+    Test(usize),
+    /// The end of the latch: the next carried values, the branch back.
+    Close(usize),
 }
 
 /// The memory type of an access of `s` (as the baseline selects it).
@@ -197,7 +233,7 @@ impl Plan {
         let dom = DominatorTree::compute(f);
         let rpo = loop_contiguous_rpo(f, &dom)?;
         let number: HashMap<Block, usize> = rpo.iter().enumerate().map(|(i, &b)| (b, i)).collect();
-        let looped = loop_spans(f, &rpo, &number);
+        let spans = loop_nest(f, &rpo, &number);
         let aff = analyze_function(module, f);
         let mut plan = Plan {
             fref,
@@ -208,25 +244,53 @@ impl Plan {
             term_block: HashMap::new(),
             dead: HashSet::new(),
             frames: Frames::new(fref),
-            bars: Vec::new(),
+            events: Vec::new(),
             loops: Vec::new(),
         };
         let mut memo = HashMap::new();
-        let cands = uniform_loops(f, &rpo, &number);
+        let cands = uniform_loops(f, &rpo, &number, &spans, &dom);
         plan.loops = plan.settle_loops(module, &aff, cands, &mut memo);
-        let in_loop = |b: Block, loops: &[ULoop]| loops.iter().any(|l| l.blocks.contains(&b));
+        let by = |pick: fn(&ULoop) -> Block| -> HashMap<Block, usize> {
+            plan.loops
+                .iter()
+                .enumerate()
+                .map(|(i, l)| (pick(l), i))
+                .collect()
+        };
+        let (heads, tests, latches) = (by(|l| l.header), by(|l| l.test), by(|l| l.latch));
+        // The replicated loop whose body holds `b` directly (`Some(None)`: outside every
+        // loop; `None`: in a loop that is not replicated).
+        let home = |b: Block| -> Option<Option<usize>> {
+            match innermost(&spans, number[&b]) {
+                None => Some(None),
+                Some(sp) => heads.get(&rpo[sp.0]).map(|&i| Some(i)),
+            }
+        };
+        let mut events = Vec::new();
         for &b in &rpo {
+            if let Some(&li) = heads.get(&b) {
+                events.push(Ev::Open(li));
+            }
             plan.start.insert(b, plan.accesses.len());
+            let at = home(b);
             for &inst in &f.blocks[b].insts {
                 if matches!(f.insts[inst], InstData::Barrier) {
-                    // Every warp must meet it once, as the affine stream does.
-                    if looped[number[&b]] || !on_every_path(f, &rpo, b) {
+                    // Every warp must meet it as often as the affine stream does: once,
+                    // or once per iteration of the replicated loop it is in.
+                    let every = match at {
+                        Some(None) => on_every_path(f, &rpo, b),
+                        Some(Some(li)) => {
+                            plan.loops[li].region.is_none()
+                                && dom.dominates(b, plan.loops[li].latch)
+                        }
+                        None => false,
+                    };
+                    if !every {
                         return None;
                     }
-                    plan.bars.push(plan.accesses.len());
+                    events.push(Ev::Bar);
                 }
-                let allowed = !looped[number[&b]] || in_loop(b, &plan.loops);
-                if let Some(a) = candidate(f, inst).filter(|_| allowed) {
+                if let Some(a) = candidate(f, inst).filter(|_| at.is_some()) {
                     let root = Node {
                         frame: 0,
                         v: a.addr,
@@ -246,6 +310,7 @@ impl Plan {
                             r.replays(root, 0)
                         };
                     if ok {
+                        events.push(Ev::Access(plan.accesses.len()));
                         plan.index.insert(inst, plan.accesses.len());
                         plan.accesses.push(a);
                     }
@@ -255,22 +320,32 @@ impl Plan {
             if let Some(&t) = f.blocks[b].insts.last() {
                 plan.term_block.insert(t, b);
             }
+            if let Some(&li) = tests.get(&b) {
+                events.push(Ev::Test(li));
+                plan.loops[li].mid = plan.accesses.len();
+            }
+            if let Some(&li) = latches.get(&b) {
+                events.push(Ev::Close(li));
+                plan.loops[li].end = plan.accesses.len();
+            }
         }
-        for l in &mut plan.loops {
-            l.start = plan.start[&l.header];
-            l.mid = plan.end[&l.test];
-            l.end = plan.end[&l.latch];
+        for &b in &rpo {
+            if let Some(&li) = heads.get(&b) {
+                plan.loops[li].start = plan.start[&b];
+            }
         }
         if plan.accesses.is_empty() {
             return None;
         }
+        plan.events = prune_loops(events, &plan.loops);
         plan.dead = plan.dead_code(f, &rpo);
         Some(plan)
     }
 
-    /// The loops of `cands` whose condition replays, each with the header parameters
-    /// that replay (registered in the frames): a loop dropped may have been used by
-    /// another's, so this repeats until nothing changes.
+    /// The loops of `cands` that stay replicated: each loop's enclosing loop stays,
+    /// its condition is launch-uniform (given the loops kept) and replays, with the
+    /// header parameters that replay (registered in the frames). A loop dropped may
+    /// have been used by another's, so this repeats until nothing changes.
     fn settle_loops(
         &mut self,
         module: &Module,
@@ -279,7 +354,7 @@ impl Plan {
         memo: &mut HashMap<(Node, Option<Value>), (bool, bool)>,
     ) -> Vec<ULoop> {
         let f = &module.functions[self.fref];
-        for _ in 0..8 {
+        for _ in 0..16 {
             self.frames.loops = cands
                 .iter()
                 .map(|l| (l.header, (l.pre_args.clone(), l.latch_args.clone())))
@@ -288,8 +363,19 @@ impl Plan {
             self.frames.carried.clear();
             memo.clear();
             let before = cands.len();
+            let heads: HashSet<Block> = cands.iter().map(|l| l.header).collect();
             let mut kept = Vec::new();
             for mut l in cands {
+                if l.parent.is_some_and(|p| !heads.contains(&p)) {
+                    continue;
+                }
+                let uniform = l
+                    .cmp_args
+                    .iter()
+                    .all(|&a| launch_uniform(f, &self.frames, a, &mut HashSet::new(), 0));
+                if !uniform {
+                    continue;
+                }
                 l.carried.clear();
                 for (i, &p) in f.blocks[l.header].params.iter().enumerate() {
                     let mut r = Replay {
@@ -385,13 +471,15 @@ impl Plan {
     }
 
     /// The accesses to drain on the edge from terminator `term` to block `to` (`None`:
-    /// the exit).
-    pub fn drains(&self, term: Inst, to: Option<Block>) -> &[Access] {
+    /// the exit), each with the number of its entries to drain: the edge skips the
+    /// whole of the replicated loops around it that lie in the skipped range, which
+    /// the affine stream ran their (constant) number of times.
+    pub fn drains(&self, term: Inst, to: Option<Block>) -> Vec<(Access, u64)> {
         let Some(from) = self.term_block.get(&term) else {
-            return &[];
+            return Vec::new();
         };
         let mut lo = self.end.get(from).copied().unwrap_or(0);
-        // Leaving a replicated loop (from its header): its whole body was enqueued.
+        // Leaving a replicated loop (from its test): its whole body was enqueued.
         for l in &self.loops {
             let inside = |b: &Block| l.blocks.contains(b);
             if inside(from) && !to.as_ref().is_some_and(inside) {
@@ -402,11 +490,23 @@ impl Plan {
             Some(b) => self.start.get(&b).copied().unwrap_or(lo),
             None => self.accesses.len(),
         };
-        if lo < hi {
-            &self.accesses[lo..hi]
-        } else {
-            &[]
-        }
+        (lo..hi.max(lo))
+            .map(|k| {
+                let times = self
+                    .loops
+                    .iter()
+                    .filter(|l| {
+                        !l.blocks.contains(from)
+                            && lo <= l.start
+                            && l.end <= hi
+                            && l.start <= k
+                            && k < l.end
+                    })
+                    .map(|l| l.trips.unwrap_or(0) + u64::from(k < l.mid))
+                    .product();
+                (self.accesses[k], times)
+            })
+            .collect()
     }
 
     /// The affine stream for `entry` (the selected entry, for its parameter indices).
@@ -421,64 +521,43 @@ impl Plan {
             ops: Vec::new(),
             cse: HashMap::new(),
             wide_regs: HashSet::new(),
-            body: None,
+            open: Vec::new(),
+            level: HashMap::new(),
         };
-        let mut bars = self.bars.iter().peekable();
-        let mut next_loop = 0;
-        let mut open: Option<Open> = None;
-        for k in 0..=self.accesses.len() {
-            if let Some(o) = open.as_mut() {
-                let l = &self.loops[o.at];
-                if k == l.mid && !o.branched {
-                    s.loop_branch(l, o)?;
-                }
-                if k == l.end {
-                    s.loop_close(l, open.take().ok_or("decoupling: loop")?)?;
+        for &ev in &self.events {
+            match ev {
+                Ev::Open(li) => s.loop_open(&self.loops[li], li)?,
+                Ev::Test(li) => s.loop_branch(&self.loops[li], li)?,
+                Ev::Close(li) => s.loop_close(&self.loops[li], li)?,
+                Ev::Bar => s.op(Op::Bar { id: 0 }),
+                Ev::Access(k) => {
+                    let a = self.accesses[k];
+                    s.mask = a.mask;
+                    let r = s.value(Node {
+                        frame: 0,
+                        v: a.addr,
+                    })?;
+                    let (ty, space) = (mem_type(a.scalar), Space::Global);
+                    let op = match a.kind {
+                        Kind::Data => Op::EnqData {
+                            space,
+                            ty,
+                            addr: r,
+                            wide: true,
+                        },
+                        Kind::Addr => Op::EnqAddr {
+                            space,
+                            ty,
+                            addr: r,
+                            wide: true,
+                        },
+                    };
+                    s.op(op);
                 }
             }
-            while bars.next_if(|&&p| p == k).is_some() {
-                s.op(Op::Bar { id: 0 });
-            }
-            while open.is_none() && self.loops.get(next_loop).is_some_and(|l| l.start == k) {
-                let l = &self.loops[next_loop];
-                let mut o = s.loop_open(l, next_loop)?;
-                if l.mid == k {
-                    s.loop_branch(l, &mut o)?;
-                }
-                next_loop += 1;
-                if l.end == k {
-                    s.loop_close(l, o)?;
-                } else {
-                    open = Some(o);
-                }
-            }
-            let Some(a) = self.accesses.get(k) else {
-                break;
-            };
-            s.mask = a.mask;
-            let r = s.value(Node {
-                frame: 0,
-                v: a.addr,
-            })?;
-            let (ty, space) = (mem_type(a.scalar), Space::Global);
-            let op = match a.kind {
-                Kind::Data => Op::EnqData {
-                    space,
-                    ty,
-                    addr: r,
-                    wide: true,
-                },
-                Kind::Addr => Op::EnqAddr {
-                    space,
-                    ty,
-                    addr: r,
-                    wide: true,
-                },
-            };
-            s.op(op);
         }
-        for _ in bars {
-            s.op(Op::Bar { id: 0 });
+        if !s.open.is_empty() {
+            return Err("decoupling: a loop left open".into());
         }
         s.op(Op::Exit);
         s.flush();
@@ -486,14 +565,17 @@ impl Plan {
     }
 }
 
-/// A loop of the affine stream being emitted: its labels and the values in registers
-/// before it (the header's parameters included).
+/// A loop of the affine stream being emitted: its labels, the values in registers
+/// before it (the header's parameters included), and its code so far.
 struct Open {
     at: usize,
     head: LabelId,
     exit: LabelId,
-    branched: bool,
     regs: HashMap<Node, Reg>,
+    /// Computations that read no register the loop changes: before the header label.
+    hoisted: Vec<Op>,
+    /// The loop's code: instructions, inner loops' labels and branches.
+    items: Vec<Item>,
 }
 
 /// A reverse postorder of `f` in which loops tend to be contiguous: the depth-first
@@ -565,34 +647,105 @@ fn loop_contiguous_rpo(f: &Function, dom: &DominatorTree) -> Option<Vec<Block>> 
     Some(order)
 }
 
-/// Per reverse-postorder number, whether the block lies in the span of a loop: from
-/// a header to its last latch (every block of a natural loop lies there). Accesses in
-/// a span are not decoupled, so no edge of a loop drains and no access repeats.
-pub(crate) fn loop_spans(f: &Function, rpo: &[Block], number: &HashMap<Block, usize>) -> Vec<bool> {
-    let mut looped = vec![false; rpo.len()];
+/// The loops of `f` as spans of the reverse postorder: `(header, last)` numbers, from
+/// a header to its last latch, with the number of back edges into the header; sorted
+/// by header. With [`loop_contiguous_rpo`] a span usually holds exactly its loop.
+type Span = (usize, usize, usize);
+
+fn loop_nest(f: &Function, rpo: &[Block], number: &HashMap<Block, usize>) -> Vec<Span> {
+    let mut by_head: HashMap<usize, (usize, usize)> = HashMap::new();
     for (i, &b) in rpo.iter().enumerate() {
         for s in f.successors(b) {
             if let Some(&j) = number.get(&s) {
                 if j <= i {
-                    looped[j..=i].iter_mut().for_each(|x| *x = true);
+                    let e = by_head.entry(j).or_insert((i, 0));
+                    e.0 = e.0.max(i);
+                    e.1 += 1;
                 }
             }
         }
     }
-    looped
+    let mut spans: Vec<Span> = by_head.into_iter().map(|(j, (i, n))| (j, i, n)).collect();
+    spans.sort();
+    spans
 }
 
-/// A uniform loop the affine stream replicates: a header `header` ending in
-/// `brif cond, latch, exit` (or the reverse), a single latch `latch` ending in
-/// `jump header(..)`, both contiguous in the enqueue order, in no other loop, on every
-/// path from the entry to a `return`, its condition an integer comparison of values
-/// the same for every warp of every block (see [`launch_uniform`]).
+/// The smallest span holding reverse-postorder number `k`.
+fn innermost(spans: &[Span], k: usize) -> Option<Span> {
+    spans
+        .iter()
+        .filter(|&&(j, i, _)| j <= k && k <= i)
+        .min_by_key(|&&(j, i, _)| i - j)
+        .copied()
+}
+
+/// The Open and Close events of a loop holding no access, barrier or carried value
+/// are left out: the affine stream has nothing to do in it.
+fn prune_loops(events: Vec<Ev>, loops: &[ULoop]) -> Vec<Ev> {
+    let mut busy = vec![false; loops.len()];
+    let mut open: Vec<usize> = Vec::new();
+    for &e in &events {
+        match e {
+            Ev::Open(i) => open.push(i),
+            Ev::Close(_) => {
+                open.pop();
+            }
+            Ev::Access(_) | Ev::Bar => open.iter().for_each(|&i| busy[i] = true),
+            Ev::Test(_) => {}
+        }
+    }
+    for (i, l) in loops.iter().enumerate() {
+        busy[i] |= !l.carried.is_empty();
+    }
+    // A busy loop's enclosing loops are busy (their Open/Close bracket it).
+    let mut open: Vec<usize> = Vec::new();
+    for &e in events.iter().rev() {
+        match e {
+            Ev::Close(i) => {
+                if busy[i] {
+                    open.iter().for_each(|&o| busy[o] = true);
+                }
+                open.push(i);
+            }
+            Ev::Open(_) => {
+                open.pop();
+            }
+            _ => {}
+        }
+    }
+    events
+        .into_iter()
+        .filter(|e| match e {
+            Ev::Open(i) | Ev::Test(i) | Ev::Close(i) => busy[*i],
+            _ => true,
+        })
+        .collect()
+}
+
+/// A uniform loop the affine stream replicates: a natural loop, contiguous in the
+/// enqueue order, with a single latch ending in `jump header(..)`, entered from a
+/// single preheader edge, leaving only at its test block (which every iteration
+/// passes: it dominates the latch), its test an integer comparison of values the same
+/// for every warp of every block (see [`launch_uniform`]). Blocks inside may branch
+/// (skip regions, whose warps drain) and hold inner loops. A top-level loop lies on
+/// every path from the entry to a `return`; an inner one on every path through an
+/// iteration of its enclosing loop (its header dominates that loop's latch), leaves
+/// to a block of that loop, and is replicated only while that loop is.
 #[derive(Clone, Debug)]
 struct ULoop {
     header: Block,
     latch: Block,
-    /// The loop's blocks in order (header first, latch last; two or three).
+    /// The loop's blocks in order (header first, latch last).
     blocks: Vec<Block>,
+    /// The header of the enclosing loop, if any.
+    parent: Option<Block>,
+    /// When the loop (or an enclosing one) lies in a region that warps with no lane
+    /// of `m` on skip (`brif any(m), region, after`): `m`. Every warp that runs the
+    /// loop has a lane of `m` on, so `any` of a mask covering `m` is true in it.
+    region: Option<Value>,
+    /// The times the test lets the loop go on, when constant (skipped loops must
+    /// have one: the skipping warps drain that many iterations' entries).
+    trips: Option<u64>,
     /// The block whose branch is the real exit test (the others' never leave).
     test: Block,
     /// The latch's `select m, a, _` whose `m` is on in every thread (see [`full`]).
@@ -606,67 +759,153 @@ struct ULoop {
     cmp_args: [Value; 2],
     /// Whether the loop goes on when the condition holds.
     on_true: bool,
-    /// The accesses enqueued before the header, before its branch, and before the
-    /// end of the latch.
+    /// The accesses enqueued before the header, before the end of the test block,
+    /// and before the end of the latch.
     start: usize,
     mid: usize,
     end: usize,
 }
 
-/// The entry's uniform loops (see [`ULoop`]); the access indices are filled later.
-fn uniform_loops(f: &Function, rpo: &[Block], number: &HashMap<Block, usize>) -> Vec<ULoop> {
-    let mut spans = Vec::new();
-    for (i, &b) in rpo.iter().enumerate() {
+/// The entry's candidate uniform loops (see [`ULoop`]), by shape; whether their
+/// tests are launch-uniform and replay is settled later ([`Plan::settle_loops`]).
+fn uniform_loops(
+    f: &Function,
+    rpo: &[Block],
+    number: &HashMap<Block, usize>,
+    spans: &[Span],
+    dom: &DominatorTree,
+) -> Vec<ULoop> {
+    let mut preds: HashMap<Block, Vec<Block>> = HashMap::new();
+    for &b in rpo {
         for s in f.successors(b) {
-            if let Some(&j) = number.get(&s) {
-                if j <= i {
-                    spans.push((j, i));
-                }
-            }
+            preds.entry(s).or_default().push(b);
         }
     }
     let mut out = Vec::new();
-    for &(j, i) in &spans {
-        let alone = spans.iter().filter(|&&(a, b)| a <= i && j <= b).count() == 1;
-        if alone && (j + 1..j + 3).contains(&i) && on_every_path(f, rpo, rpo[j]) {
-            if let Some(l) = uniform_loop(f, &rpo[j..=i]) {
-                out.push(l);
+    for &(j, i, back) in spans {
+        // Properly nested in every other span, a single latch, exactly its loop.
+        let nested = spans
+            .iter()
+            .all(|&(a, b, _)| b < j || i < a || (a <= j && i <= b) || (j <= a && b <= i));
+        if !nested || back != 1 || i == j {
+            continue;
+        }
+        let blocks = &rpo[j..=i];
+        let (h, l) = (rpo[j], rpo[i]);
+        let mut body: HashSet<Block> = HashSet::from([h]);
+        let mut work = vec![l];
+        while let Some(x) = work.pop() {
+            if body.insert(x) {
+                work.extend(preds.get(&x).into_iter().flatten().copied());
             }
         }
+        if body.len() != blocks.len() || blocks.iter().any(|b| !body.contains(b)) {
+            continue;
+        }
+        let parent = spans
+            .iter()
+            .filter(|&&(a, b, _)| a <= j && i <= b && (a, b) != (j, i))
+            .min_by_key(|&&(a, b, _)| b - a)
+            .copied();
+        // Every warp runs the loop (region `None`), or every warp with a lane of a
+        // skip region's mask on.
+        let inherited = parent.and_then(|(a, _, _)| {
+            out.iter()
+                .find(|l: &&ULoop| l.header == rpo[a])
+                .map(|l| l.region)
+        });
+        let region = match parent {
+            None if on_every_path(f, rpo, h) => Some(None),
+            None => skip_region(f, rpo, h, |g| on_every_path(f, rpo, g)).map(Some),
+            Some((a, b, _)) if a < j => {
+                let within = |g: Block| {
+                    number.get(&g).is_some_and(|&k| a < k && k <= b)
+                        && innermost(spans, number[&g]).map(|s| s.0) == Some(a)
+                        && dom.dominates(g, rpo[b])
+                };
+                let own = if dom.dominates(h, rpo[b]) {
+                    Some(None)
+                } else {
+                    skip_region(f, rpo, h, within).map(Some)
+                };
+                // An enclosing region's mask still holds inside.
+                match (own, inherited.flatten()) {
+                    (Some(None), Some(m)) => Some(Some(m)),
+                    (own, _) => own,
+                }
+            }
+            Some(_) => None,
+        };
+        let Some(region) = region else {
+            continue;
+        };
+        let Some(mut lp) = uniform_loop(f, blocks, dom, region) else {
+            continue;
+        };
+        // The warps that skip a region drain its loops' entries: a constant count.
+        if lp.region.is_some() && lp.trips.is_none() {
+            continue;
+        }
+        // The test is the loop's own (not an inner loop's) and leaves into the
+        // enclosing loop (the affine stream's exit label is inside it).
+        if innermost(spans, number[&lp.test]).map(|s| (s.0, s.1)) != Some((j, i)) {
+            continue;
+        }
+        if let Some((a, b, _)) = parent {
+            let exits_inside = f.successors(lp.test).iter().all(|s| {
+                number
+                    .get(s)
+                    .is_some_and(|&k| (j <= k && k <= i) || (a <= k && k <= b))
+            });
+            if !exits_inside {
+                continue;
+            }
+            lp.parent = Some(rpo[a]);
+        }
+        out.push(lp);
     }
     out.sort_by_key(|l| number[&l.header]);
     out
 }
 
-/// The [`ULoop`] of `blocks` (header first, latch last), when the shape and the
-/// condition fit: each block but the latch falls through to the next one or leaves
-/// the loop, the latch jumps back; one branch tests the condition (an `icmp`, or
-/// `any(m & icmp)` with `m` [`full`]), the others are `brif any(m)` with `m` full
-/// (always taken into the loop), as ISPC-style `for` loops with a varying counter
-/// the uniformity analysis proves uniform are lowered.
-fn uniform_loop(f: &Function, blocks: &[Block]) -> Option<ULoop> {
+/// The [`ULoop`] of `blocks` (header first, latch last, the whole natural loop), when
+/// the shape and the test fit: the latch jumps back; the blocks whose branch leaves
+/// the loop are the test (an `icmp`, or `any(m & icmp)` with `m` [`full`]) and `brif
+/// any(m)` with `m` full (always taken into the loop), as ISPC-style `for` loops
+/// with a varying counter the uniformity analysis proves uniform are lowered.
+fn uniform_loop(
+    f: &Function,
+    blocks: &[Block],
+    dom: &DominatorTree,
+    region: Option<Value>,
+) -> Option<ULoop> {
     let (h, l) = (*blocks.first()?, *blocks.last()?);
+    let inside: HashSet<Block> = blocks.iter().copied().collect();
     let term = |b: Block| f.blocks[b].insts.last().map(|&t| &f.insts[t]);
     let latch_args = match term(l)? {
         InstData::Jump { dest } if dest.block == h => dest.args.to_vec(),
         _ => return None,
     };
-    // Per block but the latch: (branch condition, whether `then` stays in the loop).
+    // Per block leaving the loop: (branch condition, whether `then` stays inside).
     let mut branches = Vec::new();
-    for w in blocks.windows(2) {
-        let (b, next) = (w[0], w[1]);
-        match term(b)? {
-            InstData::Jump { dest } if dest.block == next && dest.args.is_empty() => {}
+    for &b in &blocks[..blocks.len() - 1] {
+        let t = term(b)?;
+        if t.successors().iter().all(|d| inside.contains(&d.block)) {
+            continue;
+        }
+        match t {
             InstData::Brif {
                 cond,
                 then_dest,
                 else_dest,
             } => {
-                let stays = |d: &BlockCall| d.block == next && d.args.is_empty();
-                let leaves = |d: &BlockCall| !blocks.contains(&d.block);
-                if stays(then_dest) && leaves(else_dest) {
+                let (ti, ei) = (
+                    inside.contains(&then_dest.block),
+                    inside.contains(&else_dest.block),
+                );
+                if ti && !ei {
                     branches.push((b, *cond, true));
-                } else if stays(else_dest) && leaves(then_dest) {
+                } else if ei && !ti {
                     branches.push((b, *cond, false));
                 } else {
                     return None;
@@ -675,26 +914,24 @@ fn uniform_loop(f: &Function, blocks: &[Block]) -> Option<ULoop> {
             _ => return None,
         }
     }
-    // Exactly one edge into each block, two into the header (the preheader's and
-    // the back edge).
+    // Two edges into the header: the preheader's and the back edge.
     let mut pre_args = None;
-    let mut into: HashMap<Block, usize> = HashMap::new();
     for &b in &f.layout {
         let Some(&t) = f.blocks[b].insts.last() else {
             continue;
         };
         for call in f.insts[t].successors() {
-            *into.entry(call.block).or_default() += 1;
-            if call.block == h && b != l {
-                if pre_args.is_some() {
-                    return None;
-                }
-                pre_args = Some(call.args.to_vec());
+            if call.block != h || b == l {
+                continue;
             }
+            if inside.contains(&b) || pre_args.is_some() {
+                return None;
+            }
+            pre_args = Some(call.args.to_vec());
         }
     }
     let pre_args = pre_args?;
-    if blocks[1..].iter().any(|b| into.get(b) != Some(&1)) || pre_args.len() != latch_args.len() {
+    if pre_args.len() != latch_args.len() {
         return None;
     }
     // The test: the single branch on a comparison.
@@ -728,9 +965,12 @@ fn uniform_loop(f: &Function, blocks: &[Block]) -> Option<ULoop> {
     // Candidates: (block, compare value, the mask it is `and`ed with, continues on true).
     let mut tests = Vec::new();
     for &(b, cond, on_true) in &branches {
+        // `any` of a mask covering the region's: true in every warp that runs the
+        // loop (checked below), not a test.
+        let in_region = |x: Value| region.is_some_and(|m| covers(f, x, m, 0));
         if icmp_of(cond).is_some() && !f.value_type(cond).varying {
             tests.push((b, cond, None, on_true));
-        } else if let Some([x, y]) = any_arg(cond).and_then(band_args) {
+        } else if let Some([x, y]) = any_arg(cond).filter(|&x| !in_region(x)).and_then(band_args) {
             if icmp_of(y).is_some() {
                 tests.push((b, y, Some(x), on_true));
             } else if icmp_of(x).is_some() {
@@ -741,11 +981,18 @@ fn uniform_loop(f: &Function, blocks: &[Block]) -> Option<ULoop> {
     let [(test, c, m, on_true)] = tests.as_slice() else {
         return None;
     };
+    // Every iteration passes the test.
+    if !dom.dominates(*test, l) {
+        return None;
+    }
     let (cc, args) = icmp_of(*c)?;
     let mut lp = ULoop {
         header: h,
         latch: l,
         blocks: blocks.to_vec(),
+        parent: None,
+        region,
+        trips: None,
         test: *test,
         full_selects: HashSet::new(),
         pre_args,
@@ -758,7 +1005,9 @@ fn uniform_loop(f: &Function, blocks: &[Block]) -> Option<ULoop> {
         mid: 0,
         end: 0,
     };
-    let is_full = |v: Value| full(f, &lp, *c, v, &mut HashSet::new(), 0);
+    let is_full = |v: Value| {
+        full(f, &lp, *c, v, &mut HashSet::new(), 0) || region.is_some_and(|m| covers(f, v, m, 0))
+    };
     if m.is_some_and(|m| !is_full(m)) {
         return None;
     }
@@ -772,16 +1021,202 @@ fn uniform_loop(f: &Function, blocks: &[Block]) -> Option<ULoop> {
         .insts
         .iter()
         .filter_map(|&i| match &f.insts[i] {
-            InstData::Select { args } if is_full(args[0]) => f.inst_result(i),
+            InstData::Select { args }
+                if is_full(args[0]) || any_arg(args[0]).is_some_and(is_full) =>
+            {
+                f.inst_result(i)
+            }
             _ => None,
         })
         .collect();
     lp.full_selects = selects;
-    let mut seen = HashSet::new();
-    let uniform = args
-        .iter()
-        .all(|&a| launch_uniform(f, &lp, a, &mut seen, 0));
-    uniform.then_some(lp)
+    lp.trips = trip_count(f, &lp);
+    Some(lp)
+}
+
+/// Whether mask `x` is on wherever mask `m` is: `m` itself, the entry's mask, `band`
+/// of masks covering `m`, or a mask covering an operand of `m = band(p, q)`.
+fn covers(f: &Function, x: Value, m: Value, d: u32) -> bool {
+    if x == m {
+        return true;
+    }
+    let entry = f.entry_block();
+    if f.sig.takes_mask && entry.and_then(|e| f.blocks[e].params.last().copied()) == Some(x) {
+        return true;
+    }
+    if d > 16 {
+        return false;
+    }
+    let band = |v: Value| match f.values[v].def {
+        ValueDef::Result(i) => match &f.insts[i] {
+            InstData::Binary {
+                op: BinaryOp::Band,
+                args,
+            } => Some(*args),
+            _ => None,
+        },
+        ValueDef::Param(..) => None,
+    };
+    if let Some([a, b]) = band(x) {
+        if covers(f, a, m, d + 1) && covers(f, b, m, d + 1) {
+            return true;
+        }
+    }
+    band(m).is_some_and(|[p, q]| covers(f, x, p, d + 1) || covers(f, x, q, d + 1))
+}
+
+/// The region mask of loop header `h` when it lies in a skip region: a block `g`
+/// that `placed(g)` accepts, ending in `brif any(m), r, after` with `after` accepted
+/// too, every path from `r` reaching `after` through `h` and without returning.
+/// The innermost such `g` (the last in `rpo`) gives `m`.
+fn skip_region(
+    f: &Function,
+    rpo: &[Block],
+    h: Block,
+    placed: impl Fn(Block) -> bool,
+) -> Option<Value> {
+    for &g in rpo.iter().rev() {
+        let Some(&t) = f.blocks[g].insts.last() else {
+            continue;
+        };
+        let InstData::Brif {
+            cond,
+            then_dest,
+            else_dest,
+        } = &f.insts[t]
+        else {
+            continue;
+        };
+        let m = match f.values[*cond].def {
+            ValueDef::Result(i) => match &f.insts[i] {
+                InstData::Lane {
+                    op: LaneOp::Any,
+                    args,
+                } if args.len() == 1 => args[0],
+                _ => continue,
+            },
+            ValueDef::Param(..) => continue,
+        };
+        let (r, after) = (then_dest.block, else_dest.block);
+        if r == after || !placed(g) || !placed(after) {
+            continue;
+        }
+        // From `r`, avoiding `h`: neither `after`, `g` nor a `return` is reachable.
+        let mut seen: HashSet<Block> = HashSet::new();
+        let mut work = vec![r];
+        let mut ok = true;
+        while let Some(x) = work.pop() {
+            if x == h || !seen.insert(x) {
+                continue;
+            }
+            let returns = f.blocks[x]
+                .insts
+                .last()
+                .is_some_and(|&t| matches!(f.insts[t], InstData::Return { .. }));
+            if x == after || x == g || returns {
+                ok = false;
+                break;
+            }
+            work.extend(taken_successors(f, x));
+        }
+        if ok {
+            return Some(m);
+        }
+    }
+    None
+}
+
+/// The number of times `lp`'s test lets the loop go on, when its operands are
+/// constants or header parameters starting at constants and stepped by constants
+/// (at most 2^16 iterations).
+fn trip_count(f: &Function, lp: &ULoop) -> Option<u64> {
+    let params = &f.blocks[lp.header].params;
+    let mut env: HashMap<Value, i64> = HashMap::new();
+    for (i, &p) in params.iter().enumerate() {
+        if int_width(f.value_type(p).scalar).is_some() {
+            if let Some(v) = const_eval(f, lp, lp.pre_args[i], &HashMap::new(), 0) {
+                env.insert(p, v);
+            }
+        }
+    }
+    let w = int_width(f.value_type(lp.cmp_args[0]).scalar)?;
+    for n in 0..=(1u64 << 16) {
+        let x = const_eval(f, lp, lp.cmp_args[0], &env, 0)?;
+        let y = const_eval(f, lp, lp.cmp_args[1], &env, 0)?;
+        if compare_const(lp.cond, w, x, y) != lp.on_true {
+            return Some(n);
+        }
+        let mut next = HashMap::new();
+        for (i, &p) in params.iter().enumerate() {
+            if env.contains_key(&p) {
+                if let Some(v) = const_eval(f, lp, lp.latch_args[i], &env, 0) {
+                    next.insert(p, v);
+                }
+            }
+        }
+        env = next;
+    }
+    None
+}
+
+/// `v` evaluated on constants and the header parameters of `env` (integers wrapped
+/// to their width, sign-extended).
+fn const_eval(
+    f: &Function,
+    lp: &ULoop,
+    v: Value,
+    env: &HashMap<Value, i64>,
+    d: u32,
+) -> Option<i64> {
+    if d > 32 {
+        return None;
+    }
+    let w = int_width(f.value_type(v).scalar)?;
+    let wrap = |x: i64| if w == 32 { x as i32 as i64 } else { x };
+    if let Some(&x) = env.get(&v) {
+        return Some(x);
+    }
+    let sub = |x: Value| const_eval(f, lp, x, env, d + 1);
+    let ValueDef::Result(inst) = f.values[v].def else {
+        return None;
+    };
+    match &f.insts[inst] {
+        InstData::Iconst { bits, .. } => Some(wrap(*bits as i64)),
+        InstData::Binary { op, args } => {
+            let (a, b) = (sub(args[0])?, sub(args[1])?);
+            Some(wrap(match op {
+                BinaryOp::Iadd => a.wrapping_add(b),
+                BinaryOp::Isub => a.wrapping_sub(b),
+                BinaryOp::Imul => a.wrapping_mul(b),
+                _ => return None,
+            }))
+        }
+        InstData::Splat { arg } => sub(*arg),
+        InstData::Unary {
+            op: UnaryOp::Ineg,
+            arg,
+        } => Some(wrap(sub(*arg)?.wrapping_neg())),
+        InstData::Select { args } if lp.full_selects.contains(&v) => sub(args[1]),
+        _ => None,
+    }
+}
+
+/// `x cc y` on `w`-bit integers (held sign-extended).
+fn compare_const(cc: IntCC, w: u32, x: i64, y: i64) -> bool {
+    let mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+    let (ux, uy) = (x as u64 & mask, y as u64 & mask);
+    match cc {
+        IntCC::Eq => x == y,
+        IntCC::Ne => x != y,
+        IntCC::Slt => x < y,
+        IntCC::Sle => x <= y,
+        IntCC::Sgt => x > y,
+        IntCC::Sge => x >= y,
+        IntCC::Ult => ux < uy,
+        IntCC::Ule => ux <= uy,
+        IntCC::Ugt => ux > uy,
+        IntCC::Uge => ux >= uy,
+    }
 }
 
 /// Whether mask `v` is on in every thread of the launch at the loop's latch (and in
@@ -827,17 +1262,19 @@ fn full(f: &Function, lp: &ULoop, c: Value, v: Value, seen: &mut HashSet<Value>,
 
 /// Whether `v` is the same in every warp of every block: constants, uniform entry
 /// parameters, block and grid extents, integer arithmetic on them, `select
-/// any(entry mask), a, _` (every warp has a lane on) and the loop's header
-/// parameters whose incoming values are such.
-fn launch_uniform(f: &Function, lp: &ULoop, v: Value, seen: &mut HashSet<Value>, d: u32) -> bool {
+/// any(entry mask), a, _` (every warp has a lane on), the replicated loops' latch
+/// `select`s on full masks, and the header parameters of the loops in `fr` (uniform
+/// loops: every warp is in the same iteration) whose incoming values are such.
+fn launch_uniform(f: &Function, fr: &Frames, v: Value, seen: &mut HashSet<Value>, d: u32) -> bool {
     if d > 64 || int_width(f.value_type(v).scalar).is_none() {
         return false;
     }
-    let sub = |x: Value, seen: &mut HashSet<Value>| launch_uniform(f, lp, x, seen, d + 1);
+    let sub = |x: Value, seen: &mut HashSet<Value>| launch_uniform(f, fr, x, seen, d + 1);
     match f.values[v].def {
-        ValueDef::Param(b, i) if b == lp.header => {
+        ValueDef::Param(b, i) if fr.loops.contains_key(&b) => {
+            let (pre, latch) = &fr.loops[&b];
             let i = i as usize;
-            !seen.insert(v) || (sub(lp.pre_args[i], seen) && sub(lp.latch_args[i], seen))
+            !seen.insert(v) || (sub(pre[i], seen) && sub(latch[i], seen))
         }
         ValueDef::Param(..) => entry_param(f, v).is_some() && !f.value_type(v).varying,
         ValueDef::Result(inst) => match &f.insts[inst] {
@@ -865,8 +1302,12 @@ fn launch_uniform(f: &Function, lp: &ULoop, v: Value, seen: &mut HashSet<Value>,
                 ) && sub(*arg, seen)
             }
             InstData::Splat { arg } => sub(*arg, seen),
+            InstData::Unary {
+                op: UnaryOp::Ineg,
+                arg,
+            } => sub(*arg, seen),
             InstData::Select { args }
-                if any_of_entry_mask(f, args[0]) || lp.full_selects.contains(&v) =>
+                if any_of_entry_mask(f, args[0]) || fr.full_selects.contains(&v) =>
             {
                 sub(args[1], seen)
             }
@@ -893,8 +1334,22 @@ fn any_of_entry_mask(f: &Function, c: Value) -> bool {
         if args.len() == 1 && Some(&args[0]) == mask)
 }
 
-/// Whether every path from the entry to a `return` of the acyclic `f` passes `b`: no
-/// `return` is reachable from the entry once `b` is removed.
+/// The successors of `b` a warp may take: not the else edge of `brif any(entry
+/// mask)` (every warp has a lane on; the optimizer unswitches loops on it).
+fn taken_successors(f: &Function, b: Block) -> Vec<Block> {
+    let Some(&t) = f.blocks[b].insts.last() else {
+        return Vec::new();
+    };
+    match &f.insts[t] {
+        InstData::Brif {
+            cond, then_dest, ..
+        } if any_of_entry_mask(f, *cond) => vec![then_dest.block],
+        _ => f.successors(b).to_vec(),
+    }
+}
+
+/// Whether every path from the entry to a `return` of `f` passes `b`: no `return`
+/// is reachable from the entry once `b` is removed.
 fn on_every_path(f: &Function, rpo: &[Block], b: Block) -> bool {
     let mut seen: HashSet<Block> = HashSet::new();
     let mut work = vec![rpo[0]];
@@ -909,7 +1364,7 @@ fn on_every_path(f: &Function, rpo: &[Block], b: Block) -> bool {
         if returns {
             return false;
         }
-        work.extend(f.successors(x));
+        work.extend(taken_successors(f, x));
     }
     true
 }
@@ -1289,24 +1744,19 @@ struct Stream<'a> {
     cse: HashMap<String, Reg>,
     /// The loop-carried registers that are 64-bit pairs.
     wide_regs: HashSet<Reg>,
-    /// The loop being emitted (its code is pushed at its end, after what it hoisted).
-    body: Option<Body>,
-}
-
-/// The code of a loop being emitted.
-#[derive(Default)]
-struct Body {
-    /// Computations that read no register the loop changes: before the header label.
-    hoisted: Vec<Op>,
-    /// The loop's code: instructions and the exit branch.
-    items: Vec<Item>,
-    /// The registers the loop changes (carried ones, and what is computed from them).
-    variant: HashSet<Reg>,
+    /// The loops being emitted, outermost first (each one's code is pushed at its
+    /// end, after what it hoisted).
+    open: Vec<Open>,
+    /// Per register computed in loops: how many of the open loops it is computed in
+    /// (0, or absent: before them all). A computation goes before the innermost loop
+    /// its operands allow.
+    level: HashMap<Reg, usize>,
 }
 
 enum Item {
     Op(Op),
-    Exit(Guard),
+    Label(LabelId),
+    Bra(Option<Guard>, LabelId),
 }
 
 /// The registers `op` reads, when it is a computation the stream may hoist.
@@ -1339,42 +1789,58 @@ impl Stream<'_> {
         self.ops.push(op);
     }
 
-    /// Moves the code so far into the kernel (before a label or a branch).
+    /// Moves the code so far into the innermost open loop, or the kernel.
     fn flush(&mut self) {
-        let ops = std::mem::take(&mut self.ops);
-        match self.body.as_mut() {
-            Some(body) => body.items.extend(ops.into_iter().map(Item::Op)),
-            None => {
-                for op in ops {
-                    self.b.push(GInst::new(op));
-                }
+        for op in std::mem::take(&mut self.ops) {
+            self.put(Item::Op(op));
+        }
+    }
+
+    fn put(&mut self, item: Item) {
+        if let Some(o) = self.open.last_mut() {
+            o.items.push(item);
+            return;
+        }
+        match item {
+            Item::Op(op) => {
+                self.b.push(GInst::new(op));
+            }
+            Item::Label(l) => self.b.bind(l),
+            Item::Bra(g, l) => {
+                self.b.bra(g, true, l);
             }
         }
     }
 
-    /// `d` after [`Self::reuse`]; inside a loop, the computation of `d` goes before
-    /// the loop when it reads nothing the loop changes.
+    fn level_of(&self, r: Reg) -> usize {
+        self.level.get(&r).copied().unwrap_or(0)
+    }
+
+    /// `d` after [`Self::reuse`]; inside loops, the computation of `d` goes before the
+    /// innermost loop in which it reads something the loop changes.
     fn settle(&mut self, d: Reg) -> Reg {
         let r = self.reuse(d);
         if r != d {
             return r;
         }
-        let Some(body) = self.body.as_mut() else {
+        let depth = self.open.len();
+        if depth == 0 {
             return d;
-        };
-        let invariant = self
+        }
+        let lvl = self
             .ops
             .last()
             .and_then(hoistable_sources)
-            .is_some_and(|srcs| srcs.iter().all(|x| !body.variant.contains(x)));
-        match self.ops.pop() {
-            Some(op) if invariant => body.hoisted.push(op),
-            Some(op) => {
-                self.ops.push(op);
-                body.variant.insert(d);
+            .map_or(depth, |srcs| {
+                srcs.iter().map(|&x| self.level_of(x)).max().unwrap_or(0)
+            })
+            .min(depth);
+        if lvl < depth {
+            if let Some(op) = self.ops.pop() {
+                self.open[lvl].hoisted.push(op);
             }
-            None => {}
         }
+        self.level.insert(d, lvl);
         d
     }
 
@@ -1397,11 +1863,12 @@ impl Stream<'_> {
     }
 
     /// Before the loop: the carried parameters' first values in their own registers,
-    /// then the header's label.
-    fn loop_open(&mut self, l: &ULoop, at: usize) -> Result<Open, String> {
+    /// then (when the loop closes) the header's label.
+    fn loop_open(&mut self, l: &ULoop, at: usize) -> Result<(), String> {
         self.mask = None;
         let f = self.frames.func(self.module, 0);
         let params = f.blocks[l.header].params.clone();
+        let mut carried = Vec::new();
         for &i in &l.carried {
             let x = self.value(Node {
                 frame: 0,
@@ -1419,37 +1886,32 @@ impl Stream<'_> {
                 },
                 d,
             );
+            carried.push(d);
         }
         self.flush();
         let head = self.b.label(&format!("LOOP{at}"));
         let exit = self.b.label(&format!("DONE{at}"));
-        let variant = l
-            .carried
-            .iter()
-            .filter_map(|&i| {
-                self.regs
-                    .get(&Node {
-                        frame: 0,
-                        v: params[i],
-                    })
-                    .copied()
-            })
-            .collect();
-        self.body = Some(Body {
-            variant,
-            ..Body::default()
-        });
-        Ok(Open {
+        self.open.push(Open {
             at,
             head,
             exit,
-            branched: false,
             regs: self.regs.clone(),
-        })
+            hoisted: Vec::new(),
+            items: Vec::new(),
+        });
+        // Changed by the loop: computed in it.
+        let depth = self.open.len();
+        for d in carried {
+            self.level.insert(d, depth);
+        }
+        Ok(())
     }
 
-    /// The header's exit test: `setp` on the replayed operands, `bra.uni` out.
-    fn loop_branch(&mut self, l: &ULoop, o: &mut Open) -> Result<(), String> {
+    /// The test block's exit: `setp` on the replayed operands, `bra.uni` out.
+    fn loop_branch(&mut self, l: &ULoop, at: usize) -> Result<(), String> {
+        if self.open.last().map(|o| o.at) != Some(at) {
+            return Err("decoupling: a loop test outside its loop".into());
+        }
         self.mask = None;
         let x = self.value(Node {
             frame: 0,
@@ -1493,17 +1955,18 @@ impl Stream<'_> {
             pred: p.idx,
             negate: l.on_true,
         };
-        if let Some(body) = self.body.as_mut() {
-            body.items.push(Item::Exit(guard));
-        }
-        o.branched = true;
+        let exit = self.open.last().map(|o| o.exit).ok_or("decoupling: loop")?;
+        self.put(Item::Bra(Some(guard), exit));
         Ok(())
     }
 
     /// The latch: the carried parameters' next values (through temporaries: a
     /// parallel copy), the jump back, the exit label; values computed inside the loop
     /// are forgotten.
-    fn loop_close(&mut self, l: &ULoop, o: Open) -> Result<(), String> {
+    fn loop_close(&mut self, l: &ULoop, at: usize) -> Result<(), String> {
+        if self.open.last().map(|o| o.at) != Some(at) {
+            return Err("decoupling: loops closed out of order".into());
+        }
         self.mask = None;
         let f = self.frames.func(self.module, 0);
         let params = f.blocks[l.header].params.clone();
@@ -1520,36 +1983,42 @@ impl Stream<'_> {
             self.copy(t, x);
             temps.push((i, t));
         }
+        let node = |i: usize| Node {
+            frame: 0,
+            v: params[i],
+        };
+        let mut carried = Vec::new();
         for (i, t) in temps {
-            let d = o.regs[&Node {
-                frame: 0,
-                v: params[i],
-            }];
+            let d = *self
+                .open
+                .last()
+                .and_then(|o| o.regs.get(&node(i)))
+                .ok_or("decoupling: a carried register")?;
             self.copy(d, t);
+            carried.push(d);
         }
         self.flush();
-        let mut body = self.body.take().ok_or("decoupling: no loop open")?;
-        for op in std::mem::take(&mut body.hoisted) {
-            self.b.push(GInst::new(op));
+        let o = self.open.pop().ok_or("decoupling: no loop open")?;
+        for op in o.hoisted {
+            self.put(Item::Op(op));
         }
-        self.b.bind(o.head);
-        for item in std::mem::take(&mut body.items) {
-            match item {
-                Item::Op(op) => {
-                    self.b.push(GInst::new(op));
-                }
-                Item::Exit(g) => {
-                    self.b.bra(Some(g), true, o.exit);
-                }
-            }
+        self.put(Item::Label(o.head));
+        for item in o.items {
+            self.put(item);
         }
-        self.b.bra(None, true, o.head);
-        self.b.bind(o.exit);
-        // What the loop changed is forgotten; what it hoisted stays valid.
-        let variant = body.variant;
+        self.put(Item::Bra(None, o.head));
+        self.put(Item::Label(o.exit));
+        // What the loop changed is forgotten (but the carried registers, which hold
+        // the values the loop left); what it hoisted stays valid.
+        let depth = self.open.len();
+        for d in carried {
+            self.level.insert(d, depth);
+        }
+        let level = &self.level;
+        let lv = |r: &Reg| level.get(r).copied().unwrap_or(0);
         self.regs
-            .retain(|n, r| !variant.contains(r) || o.regs.contains_key(n));
-        self.cse.retain(|_, r| !variant.contains(r));
+            .retain(|n, r| lv(r) <= depth || o.regs.contains_key(n));
+        self.cse.retain(|_, r| lv(r) <= depth);
         Ok(())
     }
 
@@ -1878,15 +2347,16 @@ mod tests {
         assert_eq!((l.start, l.end), (0, 2));
     }
 
-    /// A loop that warps may skip (under a bound check), and one whose trip count
-    /// depends on the block, are not replicated.
+    /// A loop that warps may skip (under a bound check) with a trip count the
+    /// skipping warps do not know (a parameter), and one whose trip count depends on
+    /// the block, are not replicated.
     #[test]
     fn skipped_or_block_dependent_loops_are_not_replicated() {
         for src in [
             "task void k(uniform int n, uniform float x[], uniform float y[]) {
                 int i = blockIdx.x * blockDim.x + threadIdx.x;
                 if (i < n) { float s = 0;
-                    for (uniform int k = 0; k < 3; k++) s += x[i + k];
+                    for (uniform int k = 0; k < n / 64; k++) s += x[i + k];
                     y[i] = s; }
             }",
             "task void k(uniform int n, uniform float x[], uniform float y[]) {
@@ -1901,6 +2371,189 @@ mod tests {
             assert!(plan.loops.is_empty());
             assert_eq!(plan.accesses.len(), 1);
         }
+    }
+
+    /// Runs `f`'s entry `k` on the interpreter and decoupled on dac-gpu (functional:
+    /// any enq/deq mismatch faults) and asserts equal buffers.
+    fn assert_exact(f: &FrontResult, args: &[&str], grid: &str, block: &str) {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let req = RunRequest {
+            optimize: true,
+            entry: "k",
+            args: &args,
+            grid: Some(grid),
+            block: Some(block),
+            limits: Limits::default(),
+        };
+        let want = driver::run_on_interp(f, &req).expect("interp runs");
+        let opts = DacRunOptions {
+            codegen: dac(),
+            ..DacRunOptions::default()
+        };
+        let got = run_on_dac_gpu(f, &req, &opts).expect("decoupled run");
+        assert_eq!(format!("{:?}", want.buffers), format!("{:?}", got.buffers));
+    }
+
+    /// The affine stream's instructions of the compiled entry.
+    fn affine_ops(f: &FrontResult) -> Vec<Op> {
+        let c = compile(f, true, &dac()).expect("compiles");
+        let aff = c.program.kernels[0].affine.as_ref().expect("decoupled");
+        aff.insts.iter().map(|i| i.op.clone()).collect()
+    }
+
+    /// Barriers inside a uniform loop (pathfinder's row steps): the loop is
+    /// replicated with its barriers, so the affine stream has as many per iteration.
+    #[test]
+    fn barriers_in_uniform_loops_are_replicated() {
+        let f = front(
+            "task void k(uniform int n, uniform int steps, uniform int w[], uniform int out[]) {
+                shared uniform int row[64];
+                int tx = threadIdx.x;
+                int x = blockIdx.x * 64 + tx;
+                row[tx] = x;
+                barrier();
+                for (uniform int r = 0; r < steps; r++) {
+                    int c = x < n ? w[r * n + x] : 0;
+                    int nb = row[(tx + 1) % 64];
+                    barrier();
+                    row[tx] = nb + c;
+                    barrier();
+                }
+                if (x < n) out[x] = row[tx];
+            }",
+        );
+        let ops = affine_ops(&f);
+        let bars = ops.iter().filter(|o| matches!(o, Op::Bar { .. })).count();
+        assert_eq!(bars, 3, "one barrier before the loop, two in it");
+        let enq = ops
+            .iter()
+            .filter(|o| matches!(o, Op::EnqData { .. }))
+            .count();
+        assert_eq!(enq, 1, "the loop's global load");
+        assert_exact(
+            &f,
+            &["n=150", "steps=5", "w=random(750,3)", "out=zeros(150)"],
+            "3",
+            "64",
+        );
+    }
+
+    /// A grid-stride loop whose body is a skip region (scale+copy): replicated with
+    /// four blocks; warps past the end drain inside the loop.
+    #[test]
+    fn loops_with_skip_regions_are_replicated() {
+        let f = front(
+            "task void k(uniform int n, uniform float a[], uniform float b[]) {
+                uniform int stride = gridDim.x * blockDim.x;
+                int i0 = blockIdx.x * blockDim.x + threadIdx.x;
+                for (uniform int base = 0; base < n; base += stride) {
+                    int i = base + i0;
+                    if (i < n) b[i] = 2 * a[i];
+                }
+            }",
+        );
+        let plan = entry_plan(&f).expect("decouples");
+        assert_eq!(plan.loops.len(), 1);
+        assert!(plan.loops[0].blocks.len() >= 4);
+        assert_eq!(plan.accesses.len(), 2);
+        assert_exact(&f, &["n=300", "a=random(300,2)", "b=zeros(300)"], "2", "64");
+    }
+
+    /// Nested uniform loops: both replicated, the inner one inside the outer one;
+    /// the loop-invariant part of the address stays out of both.
+    #[test]
+    fn nested_uniform_loops_are_replicated() {
+        let f = front(
+            "task void k(uniform int n, uniform int m, uniform float x[], uniform float y[]) {
+                int i = blockIdx.x * blockDim.x + threadIdx.x;
+                float s = 0;
+                for (uniform int r = 0; r < m; r++)
+                    for (uniform int c = 0; c < 3; c++)
+                        s += x[i + r * n + c];
+                y[i] = s;
+            }",
+        );
+        let plan = entry_plan(&f).expect("decouples");
+        assert_eq!(plan.loops.len(), 2);
+        assert_eq!(plan.loops[1].parent, Some(plan.loops[0].header));
+        assert_eq!(plan.accesses.len(), 2);
+        let ops = affine_ops(&f);
+        let bras = ops.iter().filter(|o| matches!(o, Op::Bra { .. })).count();
+        assert_eq!(bras, 4, "an exit test and a branch back per loop");
+        assert_exact(
+            &f,
+            &["n=128", "m=4", "x=random(700,5)", "y=zeros(128)"],
+            "2",
+            "64",
+        );
+    }
+
+    /// A barrier in a loop the affine stream cannot replicate (its trip count
+    /// depends on the block) disqualifies the kernel.
+    #[test]
+    fn barriers_in_other_loops_disqualify() {
+        let f = front(
+            "task void k(uniform int n, uniform float x[], uniform float y[]) {
+                shared uniform float t[64];
+                int i = blockIdx.x * blockDim.x + threadIdx.x;
+                float s = 0;
+                for (uniform int k = 0; k < blockIdx.x; k++) {
+                    t[threadIdx.x] = x[i + k];
+                    barrier();
+                    s += t[63 - threadIdx.x];
+                    barrier();
+                }
+                y[i] = s;
+            }",
+        );
+        assert!(entry_plan(&f).is_none());
+    }
+
+    /// Nested loops with constant trip counts in a region whole warps skip (conv2d's
+    /// filter loops after the bound check's `return`): replicated; the skipping
+    /// warps drain 3 x 4 entries of the load with a counted loop.
+    #[test]
+    fn skipped_loops_with_constant_trips_are_replicated() {
+        let f = front(
+            "task void k(uniform int n, uniform float x[], uniform float y[]) {
+                int i = blockIdx.x * blockDim.x + threadIdx.x;
+                if (i >= n) return;
+                float s = 0;
+                for (uniform int a = -1; a <= 1; a++)
+                    for (uniform int b = 0; b < 4; b++)
+                        s += x[i + a * 4 + b + 4];
+                y[i] = s;
+            }",
+        );
+        let module =
+            driver::lower_for_target(&f, true, driver::LegalTarget::DacGpu).expect("lowers");
+        let (fref, g) = module
+            .functions
+            .iter()
+            .find(|(_, g)| g.linkage.is_entry())
+            .expect("entry");
+        let plan = Plan::of(&module, fref, |_| false).expect("decouples");
+        assert_eq!(plan.loops.len(), 2);
+        assert!(plan.loops.iter().all(|l| l.region.is_some()));
+        let trips: Vec<_> = plan.loops.iter().map(|l| l.trips).collect();
+        assert_eq!(trips, [Some(3), Some(4)]);
+        // The skip edge drains the load's 12 entries (and the store's one).
+        let most = g
+            .layout
+            .iter()
+            .filter_map(|&b| g.blocks[b].insts.last().map(|&t| (b, t)))
+            .flat_map(|(b, t)| {
+                let succ = g.successors(b);
+                succ.into_iter()
+                    .flat_map(|to| plan.drains(t, Some(to)))
+                    .collect::<Vec<_>>()
+            })
+            .map(|(_, n)| n)
+            .max();
+        assert_eq!(most, Some(12));
+        // n = 100 of 3 x 64 threads: the last block's warps and one of the second's
+        // skip the loops.
+        assert_exact(&f, &["n=100", "x=random(200,7)", "y=zeros(192)"], "3", "64");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! through `[deq.data]` / `[deq.addr]`, guarded by their mask and `exists`, and the
 //! drains that keep every warp's dequeues equal to the affine stream's enqueues.
 
-use sim::gpu::{AddrBase, Address, Inst, Op, Reg, Space};
+use sim::gpu::{AddrBase, Address, BinOp, Cmp, Guard, Inst, Op, Reg, Space};
 
 use super::{imm, rs, Isel, Loc, T};
 use crate::back::dac_gpu::decouple::{mem_type, Access, Kind, Plan};
@@ -88,39 +88,77 @@ impl Isel<'_> {
     }
 
     /// Pops, with an all-off guard, the entries of the accesses the edge from `term`
-    /// to `to` skips.
+    /// to `to` skips: one each, or, for the accesses of the loops the edge skips
+    /// whole, as many as the affine stream enqueued (a counted loop).
     pub(super) fn dac_drain(&mut self, term: crate::ir::Inst, to: Option<Block>) {
         let Some(p) = self.plan() else { return };
-        let skipped: Vec<Access> = p.drains(term, to).to_vec();
+        let skipped = p.drains(term, to);
         if skipped.is_empty() {
             return;
         }
         let off = self.ptmp();
         self.const_pred(off, false);
-        for a in skipped {
-            let ty = mem_type(a.scalar);
-            let op = match a.kind {
-                Kind::Data => {
-                    let dst = if ty.is_wide() {
-                        self.tmp64()
-                    } else {
-                        self.tmp()
-                    };
-                    Op::Ld {
-                        space: Space::Global,
-                        ty,
-                        dst,
-                        addr: DEQ_DATA,
-                    }
+        for (a, times) in skipped {
+            match times {
+                0 => {}
+                1 => self.dac_drain_one(a, off),
+                n => {
+                    // for (c = n; c != 0; c--) drain
+                    let (c, more) = (self.tmp(), self.ptmp());
+                    let top = self.new_label();
+                    self.mov(T::U32, c, imm(n));
+                    self.b.bind(top);
+                    self.dac_drain_one(a, off);
+                    self.op(Op::Bin {
+                        op: BinOp::Sub,
+                        ty: T::U32,
+                        dst: c,
+                        a: rs(c),
+                        b: imm(1),
+                    });
+                    self.op(Op::Setp {
+                        cmp: Cmp::Ne,
+                        ty: T::U32,
+                        dst: more,
+                        a: rs(c),
+                        b: imm(0),
+                    });
+                    self.bra(
+                        Some(Guard {
+                            pred: more.idx,
+                            negate: false,
+                        }),
+                        top,
+                    );
                 }
-                Kind::Addr => Op::St {
+            }
+        }
+    }
+
+    /// One all-off `[deq.data]` load or `[deq.addr]` store of `a`'s entry.
+    fn dac_drain_one(&mut self, a: Access, off: Reg) {
+        let ty = mem_type(a.scalar);
+        let op = match a.kind {
+            Kind::Data => {
+                let dst = if ty.is_wide() {
+                    self.tmp64()
+                } else {
+                    self.tmp()
+                };
+                Op::Ld {
                     space: Space::Global,
                     ty,
-                    addr: DEQ_ADDR,
-                    a: imm(0),
-                },
-            };
-            self.emit(Inst::guarded(off.idx, false, op));
-        }
+                    dst,
+                    addr: DEQ_DATA,
+                }
+            }
+            Kind::Addr => Op::St {
+                space: Space::Global,
+                ty,
+                addr: DEQ_ADDR,
+                a: imm(0),
+            },
+        };
+        self.emit(Inst::guarded(off.idx, false, op));
     }
 }
