@@ -65,12 +65,27 @@
 //! address arithmetic leaves the loops, `Stream::settle`). A loop with no access,
 //! barrier or carried register is not emitted ([`prune_loops`]).
 //!
+//! **Loops in skipped regions** (conv2d's filter loops after the bound check's
+//! `return`, backprop's inner loop under `if (j < nout)`): a loop some warps skip,
+//! because it lies in a region `brif any(m), region, after` (on every path, or on
+//! every path through an iteration of the enclosing loop; every path from `region`
+//! to `after` passes the loop's header; no `return` in between), qualifies when its
+//! trip count is a constant ([`trip_count`]: the counters start at constants and step
+//! by constants) and so are those of the loops inside it; the loops' `any(x)`
+//! branches and `select any(x)` counter updates with `x` covering `m` ([`covers`])
+//! are taken as always true, which they are in every warp that enters the region
+//! (`ULoop::region`). The affine stream runs such loops for every warp; the warps
+//! that skip the region drain each entry as many times as it was enqueued (the
+//! product of the trip counts, plus one for the part before a test on its last
+//! visit) with a counted loop of all-off dequeues ([`Plan::drains`]). Barriers in
+//! such loops disqualify the kernel (warps that skip them would not meet them).
+//!
 //! A trip count that depends on the block (`k < blockIdx.x`) does not qualify, and
 //! cannot in this model: the affine warp runs once for a whole batch of CTAs (paper
 //! §4.1; functionally once per launch, its tuples having per-CTA offsets), so its
-//! control flow is one for all of them. Loops some warps skip (under a bound check,
-//! or after a masked `return`) do not qualify either: the skipping warps would have to
-//! drain a whole loop's entries, whose count they do not compute.
+//! control flow is one for all of them. A skipped loop whose trip count is not a
+//! constant (a parameter) does not qualify either: the skipping warps would have to
+//! compute how many entries to drain.
 //!
 //! **The queue contract.** The affine stream runs once per launch and enqueues every
 //! planned access once, in a reverse postorder of their blocks that keeps loops
@@ -98,8 +113,9 @@
 //! for one-dimensional blocks: [`one_dimensional`] decides, `run_on_dac_gpu` compiles
 //! the baseline for other block shapes and `run_compiled` refuses them.
 //!
-//! **Not yet:** accesses in loops some warps skip or leave early, or whose trip
-//! count depends on the block (see above), block parameters merging a uniform branch
+//! **Not yet:** accesses in loops some warps leave early, loops some warps skip
+//! whose trip count is not a constant, loops whose trip count depends on the block
+//! (see above), block parameters merging a uniform branch
 //! (`c ? 0 : d - n`: the affine stream has no `selp` rules yet), `/` and `%` of
 //! the thread index, `enq.pred`/`deq.pred` (masks are still computed per warp),
 //! multi-dimensional blocks (needs the hardware launch in its real shape),
