@@ -12,6 +12,7 @@ pub mod jump_thread;
 pub mod legalize;
 pub mod promote;
 pub mod skip_empty;
+pub mod strength_reduce;
 pub mod tail_dup;
 pub mod thread_split;
 pub mod unswitch;

@@ -41,6 +41,8 @@ pub fn compile_module(module: &Module) -> Result<Object, Vec<Diagnostic>> {
 /// analysis proves uniform in scalar registers (see [`super::scalarize`]); off for
 /// `--no-uniformity`.
 pub fn compile_module_with(module: &Module, uniformity: bool) -> Result<Object, Vec<Diagnostic>> {
+    // Strength reduction of loop address arithmetic runs on nyuzi's copy only (issue 7).
+    let module = &crate::passes::strength_reduce::reduced_copy(module);
     let mut obj = Object::default();
     let mut diags = Vec::new();
     for (fref, f) in module.functions.iter() {
