@@ -1503,10 +1503,11 @@ impl Frames {
                         // A loop-carried value: a register of the affine stream.
                         return Some(n);
                     }
-                    n = Node {
-                        frame: 0,
-                        v: single_incoming(f, b, i as usize, mask)?,
-                    };
+                    match single_incoming(f, b, i as usize, mask) {
+                        Some(v) => n = Node { frame: 0, v },
+                        // Two values merged after a branch: a `selp` when it is uniform.
+                        None => return uniform_merge(f, b, i as usize).map(|_| n),
+                    }
                 }
                 ValueDef::Result(inst) => match &f.insts[inst] {
                     InstData::Call {
@@ -1688,12 +1689,23 @@ impl Replay<'_> {
         if int_width(ty.scalar).is_none() {
             return NO;
         }
+        let sub = |this: &mut Self, v: Value| this.check(Node { frame: n.frame, v }, depth + 1);
         let inst = match f.values[n.v].def {
+            ValueDef::Param(b, i) if n.frame == 0 && Some(b) != f.entry_block() => {
+                // Resolved: a merge after a uniform branch (`uniform_merge`).
+                let Some((c, x, y)) = uniform_merge(f, b, i as usize) else {
+                    return NO;
+                };
+                let (x, y) = (sub(self, x), sub(self, y));
+                return (
+                    self.uniform_cond(n.frame, c, depth) && x.0 && y.0,
+                    x.1 || y.1,
+                );
+            }
             // Resolved: an entry parameter of the entry.
             ValueDef::Param(..) => return (!ty.varying, false),
             ValueDef::Result(i) => i,
         };
-        let sub = |this: &mut Self, v: Value| this.check(Node { frame: n.frame, v }, depth + 1);
         match &f.insts[inst] {
             InstData::Iconst { .. } => (true, false),
             InstData::Special { reg } => match reg {
@@ -1702,8 +1714,27 @@ impl Replay<'_> {
             },
             InstData::Binary { op, args } => {
                 let (a, b) = (sub(self, args[0]), sub(self, args[1]));
+                // Both operands the same in every thread: any integer operation
+                // replays on scalars (paper §4.6: the affine warp's scalar work).
+                let scalar = a.0 && b.0 && !a.1 && !b.1;
                 match op {
                     BinaryOp::Iadd | BinaryOp::Isub => (a.0 && b.0, a.1 || b.1),
+                    BinaryOp::Sdiv
+                    | BinaryOp::Udiv
+                    | BinaryOp::Srem
+                    | BinaryOp::Urem
+                    | BinaryOp::Band
+                    | BinaryOp::Bor
+                    | BinaryOp::Bxor
+                    | BinaryOp::Smin
+                    | BinaryOp::Smax
+                    | BinaryOp::Umin
+                    | BinaryOp::Umax => (scalar, false),
+                    BinaryOp::Sshr | BinaryOp::Ushr => {
+                        let k = const_of(f, args[1]);
+                        let bits = u64::from(ty.scalar.bits());
+                        (scalar && k.is_some_and(|k| k < bits), false)
+                    }
                     // A product needs a uniform factor (else it is no tuple).
                     BinaryOp::Imul => (a.0 && b.0 && !(a.1 && b.1), a.1 || b.1),
                     BinaryOp::Ishl => {
@@ -1729,9 +1760,104 @@ impl Replay<'_> {
                 (conv && a.0, a.1)
             }
             InstData::Splat { arg } => sub(self, *arg),
+            // A select on a condition the same in every thread: a `selp`.
+            InstData::Select { args } => {
+                let (x, y) = (sub(self, args[1]), sub(self, args[2]));
+                let c = self.uniform_cond(n.frame, args[0], depth);
+                (c && x.0 && y.0, x.1 || y.1)
+            }
             _ => NO,
         }
     }
+
+    /// Whether `c` (of `frame`) is an integer compare (maybe splat) of values that
+    /// replay and are the same in every thread (a `setp` of the affine stream).
+    fn uniform_cond(&mut self, frame: u32, c: Value, depth: u32) -> bool {
+        let f = self.frames.func(self.module, frame);
+        let ValueDef::Result(i) = f.values[c].def else {
+            return false;
+        };
+        match &f.insts[i] {
+            InstData::Splat { arg } => depth < 64 && self.uniform_cond(frame, *arg, depth + 1),
+            InstData::Icmp { args, .. } => args.iter().all(|&v| {
+                let r = self.check(Node { frame, v }, depth + 1);
+                r.0 && !r.1
+            }),
+            _ => false,
+        }
+    }
+}
+
+/// Block `b`'s parameter `i` when it merges the two arms of a branch: `b`'s only two
+/// incoming edges come from the two sides of one `brif c` (directly, or through a
+/// block whose only predecessor is the `brif`'s and which jumps to `b`). Returns
+/// (`c`, the value on the `then` side, the value on the `else` side). On a uniform
+/// `c` this is `select c, then, else` in every thread.
+fn uniform_merge(f: &Function, b: Block, i: usize) -> Option<(Value, Value, Value)> {
+    // Every edge into `b` and into each block: (source block, successor index).
+    let mut into: HashMap<Block, Vec<(Block, usize)>> = HashMap::new();
+    for &blk in &f.layout {
+        let Some(&t) = f.blocks[blk].insts.last() else {
+            continue;
+        };
+        for (k, call) in f.insts[t].successors().iter().enumerate() {
+            into.entry(call.block).or_default().push((blk, k));
+        }
+    }
+    let edges = into.get(&b)?;
+    let [(p, pk), (q, qk)] = edges.as_slice() else {
+        return None;
+    };
+    let arg = |src: Block, k: usize| -> Option<Value> {
+        let t = *f.blocks[src].insts.last()?;
+        f.insts[t].successors().get(k)?.args.get(i).copied()
+    };
+    // The branch block and side (0: then, 1: else) an edge into `b` comes from.
+    let side = |src: Block, k: usize| -> Option<(Block, usize)> {
+        let t = *f.blocks[src].insts.last()?;
+        if matches!(f.insts[t], InstData::Brif { .. }) {
+            return Some((src, k));
+        }
+        match into.get(&src)?.as_slice() {
+            [(d, dk)] if matches!(f.insts[*f.blocks[*d].insts.last()?], InstData::Brif { .. }) => {
+                Some((*d, *dk))
+            }
+            _ => None,
+        }
+    };
+    let ((d1, s1), (d2, s2)) = (side(*p, *pk)?, side(*q, *qk)?);
+    if d1 != d2 || s1 == s2 {
+        return None;
+    }
+    let t = *f.blocks[d1].insts.last()?;
+    let InstData::Brif { cond, .. } = f.insts[t] else {
+        return None;
+    };
+    let (x, y) = (arg(*p, *pk)?, arg(*q, *qk)?);
+    Some(if s1 == 0 { (cond, x, y) } else { (cond, y, x) })
+}
+
+/// The `setp` comparison and operand type of an IR integer compare of `w` bits.
+fn compare_of(cc: IntCC, w: u32) -> (Cmp, T) {
+    let (cmp, signed) = match cc {
+        IntCC::Eq => (Cmp::Eq, false),
+        IntCC::Ne => (Cmp::Ne, false),
+        IntCC::Slt => (Cmp::Lt, true),
+        IntCC::Sle => (Cmp::Le, true),
+        IntCC::Sgt => (Cmp::Gt, true),
+        IntCC::Sge => (Cmp::Ge, true),
+        IntCC::Ult => (Cmp::Lt, false),
+        IntCC::Ule => (Cmp::Le, false),
+        IntCC::Ugt => (Cmp::Gt, false),
+        IntCC::Uge => (Cmp::Ge, false),
+    };
+    let ty = match (w, signed) {
+        (64, true) => T::S64,
+        (64, false) => T::U64,
+        (_, true) => T::S32,
+        (_, false) => T::U32,
+    };
+    (cmp, ty)
 }
 
 fn const_of(f: &Function, v: Value) -> Option<u64> {
@@ -1786,7 +1912,8 @@ fn hoistable_sources(op: &Op) -> Option<Vec<Reg>> {
             .collect()
     };
     match op {
-        Op::Bin { a, b, .. } => Some(regs(&[*a, *b])),
+        Op::Bin { a, b, .. } | Op::Setp { a, b, .. } => Some(regs(&[*a, *b])),
+        Op::Selp { a, b, p, .. } => Some(regs(&[*a, *b, Src::Reg(*p)])),
         Op::Un { a, .. } | Op::Cvt { a, .. } => Some(regs(&[*a])),
         Op::Ld {
             space: Space::Param,
@@ -1939,24 +2066,7 @@ impl Stream<'_> {
         })?;
         let f = self.frames.func(self.module, 0);
         let w = int_width(f.value_type(l.cmp_args[0]).scalar).ok_or("decoupling: compare")?;
-        let (cmp, signed) = match l.cond {
-            IntCC::Eq => (Cmp::Eq, false),
-            IntCC::Ne => (Cmp::Ne, false),
-            IntCC::Slt => (Cmp::Lt, true),
-            IntCC::Sle => (Cmp::Le, true),
-            IntCC::Sgt => (Cmp::Gt, true),
-            IntCC::Sge => (Cmp::Ge, true),
-            IntCC::Ult => (Cmp::Lt, false),
-            IntCC::Ule => (Cmp::Le, false),
-            IntCC::Ugt => (Cmp::Gt, false),
-            IntCC::Uge => (Cmp::Ge, false),
-        };
-        let ty = match (w, signed) {
-            (64, true) => T::S64,
-            (64, false) => T::U64,
-            (_, true) => T::S32,
-            (_, false) => T::U32,
-        };
+        let (cmp, ty) = compare_of(l.cond, w);
         let p = self.b.pred();
         self.op(Op::Setp {
             cmp,
@@ -1975,7 +2085,6 @@ impl Stream<'_> {
         self.put(Item::Bra(Some(guard), exit));
         Ok(())
     }
-
     /// The latch: the carried parameters' next values (through temporaries: a
     /// parallel copy), the jump back, the exit label; values computed inside the loop
     /// are forgotten.
@@ -2089,6 +2198,14 @@ impl Stream<'_> {
             self.b.areg()
         };
         let inst = match f.values[v].def {
+            ValueDef::Param(b, i) if n.frame == 0 && Some(b) != f.entry_block() => {
+                let (c, x, y) = uniform_merge(f, b, i as usize)
+                    .ok_or("decoupling: a merge that is not a uniform branch's")?;
+                self.selp(n, c, x, y, bty, d)?;
+                let d = self.settle(d);
+                self.regs.insert(n, d);
+                return Ok(d);
+            }
             ValueDef::Param(..) => {
                 let i = entry_param(f, v).ok_or("decoupling: a non-entry parameter")?;
                 self.param(&format!("p{i}"), bty, d)?;
@@ -2103,17 +2220,34 @@ impl Stream<'_> {
             InstData::Special { reg } => self.special(*reg, d)?,
             InstData::Binary { op, args } => {
                 let x = self.value(at(args[0]))?;
-                let (bop, y) = match op {
-                    BinaryOp::Iadd => (BinOp::Add, a(self.value(at(args[1]))?)),
-                    BinaryOp::Isub => (BinOp::Sub, a(self.value(at(args[1]))?)),
-                    BinaryOp::Imul => (BinOp::Mul, a(self.value(at(args[1]))?)),
-                    BinaryOp::Ishl => {
-                        let k = const_of(f, args[1]).ok_or("decoupling: shift")?;
-                        (BinOp::Shl, Src::Imm(k))
-                    }
+                let sty = if w == 64 { T::S64 } else { T::S32 };
+                let (bop, ty) = match op {
+                    BinaryOp::Iadd => (BinOp::Add, ity),
+                    BinaryOp::Isub => (BinOp::Sub, ity),
+                    BinaryOp::Imul => (BinOp::Mul, ity),
+                    BinaryOp::Ishl => (BinOp::Shl, bty),
+                    BinaryOp::Sdiv => (BinOp::Div, sty),
+                    BinaryOp::Udiv => (BinOp::Div, ity),
+                    BinaryOp::Srem => (BinOp::Rem, sty),
+                    BinaryOp::Urem => (BinOp::Rem, ity),
+                    BinaryOp::Band => (BinOp::And, bty),
+                    BinaryOp::Bor => (BinOp::Or, bty),
+                    BinaryOp::Bxor => (BinOp::Xor, bty),
+                    BinaryOp::Sshr => (BinOp::Shr, sty),
+                    BinaryOp::Ushr => (BinOp::Shr, ity),
+                    BinaryOp::Smin => (BinOp::Min, sty),
+                    BinaryOp::Smax => (BinOp::Max, sty),
+                    BinaryOp::Umin => (BinOp::Min, ity),
+                    BinaryOp::Umax => (BinOp::Max, ity),
                     _ => return Err("decoupling: an operation off the tuple rules".into()),
                 };
-                let ty = if bop == BinOp::Shl { bty } else { ity };
+                let y = match op {
+                    // Shifts by constants (the IR takes the count modulo the width).
+                    BinaryOp::Ishl | BinaryOp::Sshr | BinaryOp::Ushr => {
+                        Src::Imm(const_of(f, args[1]).ok_or("decoupling: shift")?)
+                    }
+                    _ => a(self.value(at(args[1]))?),
+                };
                 self.op(Op::Bin {
                     op: bop,
                     ty,
@@ -2159,11 +2293,58 @@ impl Stream<'_> {
                 self.regs.insert(n, x);
                 return Ok(x);
             }
+            InstData::Select { args } => self.selp(n, args[0], args[1], args[2], bty, d)?,
             _ => return Err("decoupling: an instruction off the tuple rules".into()),
         }
         let d = self.settle(d);
         self.regs.insert(n, d);
         Ok(d)
+    }
+
+    /// `d = c ? x : y` (values of `n`'s frame) with `c` a uniform compare.
+    fn selp(&mut self, n: Node, c: Value, x: Value, y: Value, ty: T, d: Reg) -> Result<(), String> {
+        let at = |v: Value| Node { frame: n.frame, v };
+        let p = self.cond(at(c))?;
+        let (x, y) = (self.value(at(x))?, self.value(at(y))?);
+        self.op(Op::Selp {
+            ty,
+            dst: d,
+            a: a(x),
+            b: a(y),
+            p,
+        });
+        Ok(())
+    }
+
+    /// The predicate of a uniform integer compare (`Replay::uniform_cond`).
+    fn cond(&mut self, n: Node) -> Result<Reg, String> {
+        let f = self.frames.func(self.module, n.frame);
+        let ValueDef::Result(i) = f.values[n.v].def else {
+            return Err("decoupling: a condition that is not a compare".into());
+        };
+        let (cc, args) = match &f.insts[i] {
+            InstData::Splat { arg } => {
+                return self.cond(Node {
+                    frame: n.frame,
+                    v: *arg,
+                })
+            }
+            InstData::Icmp { cond, args } => (*cond, *args),
+            _ => return Err("decoupling: a condition that is not a compare".into()),
+        };
+        let w = int_width(f.value_type(args[0]).scalar).ok_or("decoupling: compare")?;
+        let at = |v: Value| Node { frame: n.frame, v };
+        let (x, y) = (self.value(at(args[0]))?, self.value(at(args[1]))?);
+        let (cmp, ty) = compare_of(cc, w);
+        let p = self.b.pred();
+        self.op(Op::Setp {
+            cmp,
+            ty,
+            dst: p,
+            a: a(x),
+            b: a(y),
+        });
+        Ok(self.settle(p))
     }
 
     /// `d`, or the register of an equal computation emitted before, when the last
@@ -2502,6 +2683,40 @@ mod tests {
             "2",
             "64",
         );
+    }
+
+    /// Uniform scalar work in an address (nw's first block of an anti-diagonal):
+    /// division, remainder, min and a merge after a uniform branch replay as
+    /// scalar `div`/`rem`/`min` and a `setp` + `selp` in the affine stream, exactly
+    /// on both sides of the branch.
+    #[test]
+    fn uniform_scalar_work_and_merges_replay() {
+        let f = front(
+            "task void k(uniform int n, uniform int d, uniform float x[], uniform float y[]) {
+                uniform int nb = n / 16;
+                uniform int first = d < nb ? 0 : d - nb + 1;
+                uniform int off = min(first * 3, n % 7) + (d >> 1);
+                int i = blockIdx.x * blockDim.x + threadIdx.x;
+                y[i] = x[i + first + off];
+            }",
+        );
+        let plan = entry_plan(&f).expect("decouples");
+        assert_eq!(plan.accesses.len(), 2);
+        let ops = affine_ops(&f);
+        let has = |want: BinOp| {
+            ops.iter()
+                .any(|o| matches!(o, Op::Bin { op, .. } if *op == want))
+        };
+        assert!(has(BinOp::Div) && has(BinOp::Rem) && has(BinOp::Min));
+        assert!(ops.iter().any(|o| matches!(o, Op::Selp { .. })));
+        for d in ["d=1", "d=9"] {
+            assert_exact(
+                &f,
+                &["n=128", d, "x=random(200,5)", "y=zeros(128)"],
+                "2",
+                "64",
+            );
+        }
     }
 
     /// A barrier in a loop the affine stream cannot replicate (its trip count
