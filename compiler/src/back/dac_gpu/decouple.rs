@@ -314,7 +314,7 @@ impl Plan {
                     let ok = !shared(inst)
                         && aff
                             .address_tuple(a.addr, a.mask)
-                            .is_some_and(|t| !t.is_uniform())
+                            .is_some_and(|t| !t.is_uniform() || a.kind == Kind::Data)
                         && {
                             let mut r = Replay {
                                 module,
@@ -1292,7 +1292,13 @@ fn launch_uniform(f: &Function, fr: &Frames, v: Value, seen: &mut HashSet<Value>
             let i = i as usize;
             !seen.insert(v) || (sub(pre[i], seen) && sub(latch[i], seen))
         }
-        ValueDef::Param(..) => entry_param(f, v).is_some() && !f.value_type(v).varying,
+        ValueDef::Param(b, i) if entry_param(f, v).is_none() => {
+            // A merge after a branch on a launch-uniform compare.
+            uniform_merge(f, b, i as usize).is_some_and(|(c, x, y)| {
+                launch_uniform_cond(f, fr, c, seen, d + 1) && sub(x, seen) && sub(y, seen)
+            })
+        }
+        ValueDef::Param(..) => !f.value_type(v).varying,
         ValueDef::Result(inst) => match &f.insts[inst] {
             InstData::Iconst { .. } => true,
             InstData::Special { reg } => matches!(
@@ -1305,11 +1311,25 @@ fn launch_uniform(f: &Function, fr: &Frames, v: Value, seen: &mut HashSet<Value>
                     | SpecialReg::GridDimZ
             ),
             InstData::Binary { op, args } => {
-                matches!(
+                let shift = matches!(op, BinaryOp::Ishl | BinaryOp::Sshr | BinaryOp::Ushr);
+                let known = matches!(
                     op,
-                    BinaryOp::Iadd | BinaryOp::Isub | BinaryOp::Imul | BinaryOp::Ishl
-                ) && sub(args[0], seen)
-                    && sub(args[1], seen)
+                    BinaryOp::Iadd
+                        | BinaryOp::Isub
+                        | BinaryOp::Imul
+                        | BinaryOp::Sdiv
+                        | BinaryOp::Udiv
+                        | BinaryOp::Srem
+                        | BinaryOp::Urem
+                        | BinaryOp::Band
+                        | BinaryOp::Bor
+                        | BinaryOp::Bxor
+                        | BinaryOp::Smin
+                        | BinaryOp::Smax
+                        | BinaryOp::Umin
+                        | BinaryOp::Umax
+                ) || (shift && const_of(f, args[1]).is_some());
+                known && sub(args[0], seen) && sub(args[1], seen)
             }
             InstData::Convert { op, arg, .. } => {
                 matches!(
@@ -1327,8 +1347,31 @@ fn launch_uniform(f: &Function, fr: &Frames, v: Value, seen: &mut HashSet<Value>
             {
                 sub(args[1], seen)
             }
+            InstData::Select { args } => {
+                launch_uniform_cond(f, fr, args[0], seen, d + 1)
+                    && sub(args[1], seen)
+                    && sub(args[2], seen)
+            }
             _ => false,
         },
+    }
+}
+
+/// Whether `c` is an integer compare (maybe splat) of [`launch_uniform`] values.
+fn launch_uniform_cond(
+    f: &Function,
+    fr: &Frames,
+    c: Value,
+    seen: &mut HashSet<Value>,
+    d: u32,
+) -> bool {
+    let ValueDef::Result(i) = f.values[c].def else {
+        return false;
+    };
+    match &f.insts[i] {
+        InstData::Splat { arg } => d < 64 && launch_uniform_cond(f, fr, *arg, seen, d + 1),
+        InstData::Icmp { args, .. } => args.iter().all(|&v| launch_uniform(f, fr, v, seen, d + 1)),
+        _ => false,
     }
 }
 
@@ -1388,18 +1431,13 @@ fn on_every_path(f: &Function, rpo: &[Block], b: Block) -> bool {
 /// `inst` as an access that may be decoupled (by its kind and type).
 fn candidate(f: &Function, inst: Inst) -> Option<Access> {
     match &f.insts[inst] {
-        InstData::Load { ty, addr, .. }
-            if word_scalar(ty.scalar)
-                && f.inst_result(inst).is_some_and(|r| f.value_type(r).varying) =>
-        {
-            Some(Access {
-                inst,
-                addr: *addr,
-                kind: Kind::Data,
-                scalar: ty.scalar,
-                mask: f.insts[inst].mask(),
-            })
-        }
+        InstData::Load { ty, addr, .. } if word_scalar(ty.scalar) => Some(Access {
+            inst,
+            addr: *addr,
+            kind: Kind::Data,
+            scalar: ty.scalar,
+            mask: f.insts[inst].mask(),
+        }),
         InstData::Store { addr, value, .. } => {
             let s = f.value_type(*value).scalar;
             word_scalar(s).then_some(Access {
@@ -1716,7 +1754,9 @@ impl Replay<'_> {
                 let (a, b) = (sub(self, args[0]), sub(self, args[1]));
                 // Both operands the same in every thread: any integer operation
                 // replays on scalars (paper §4.6: the affine warp's scalar work).
-                let scalar = a.0 && b.0 && !a.1 && !b.1;
+                // The affine warp computes scalars once for every block: operands
+                // must not depend on the block index (`launch_uniform`).
+                let scalar = a.0 && b.0 && self.launch_scalar(n.frame, args);
                 match op {
                     BinaryOp::Iadd | BinaryOp::Isub => (a.0 && b.0, a.1 || b.1),
                     BinaryOp::Sdiv
@@ -1779,12 +1819,24 @@ impl Replay<'_> {
         };
         match &f.insts[i] {
             InstData::Splat { arg } => depth < 64 && self.uniform_cond(frame, *arg, depth + 1),
-            InstData::Icmp { args, .. } => args.iter().all(|&v| {
-                let r = self.check(Node { frame, v }, depth + 1);
-                r.0 && !r.1
-            }),
+            InstData::Icmp { args, .. } => {
+                self.launch_scalar(frame, args)
+                    && args
+                        .iter()
+                        .all(|&v| self.replays(Node { frame, v }, depth + 1))
+            }
             _ => false,
         }
+    }
+
+    /// Whether `args` (of `frame`) are the same in every thread of every block (the
+    /// entry's values only).
+    fn launch_scalar(&self, frame: u32, args: &[Value]) -> bool {
+        let f = self.frames.func(self.module, frame);
+        frame == 0
+            && args
+                .iter()
+                .all(|&v| launch_uniform(f, self.frames, v, &mut HashSet::new(), 0))
     }
 }
 
@@ -2717,6 +2769,50 @@ mod tests {
                 "64",
             );
         }
+    }
+
+    /// Loads from one address for the whole warp (conv2d's filter taps) decouple as
+    /// tuples with zero strides; under a varying mask every lane gets the value when
+    /// any lane is on, as in the baseline, so a uniform loop may test it (here in
+    /// warps the bound check leaves partly on, and lanes past the block).
+    #[test]
+    fn uniform_address_loads_are_decoupled() {
+        let f = front(
+            "task void k(uniform int n, uniform float w[], uniform int cnt[],
+                         uniform float x[], uniform float y[]) {
+                uniform float c = w[0];
+                int i = blockIdx.x * blockDim.x + threadIdx.x;
+                if (i >= n) return;
+                float s = c * x[i];
+                uniform int m = cnt[(n >> 1) & 1];
+                for (uniform int k = 0; k < m; k++)
+                    s += w[k + 1] * x[i];
+                y[i] = s;
+            }",
+        );
+        let module =
+            driver::lower_for_target(&f, true, driver::LegalTarget::DacGpu).expect("lowers");
+        let plan = entry_plan(&f).expect("decouples");
+        let f0 = &module.functions[plan.fref];
+        let uniform_loads = plan
+            .accesses
+            .iter()
+            .filter(|a| a.kind == Kind::Data)
+            .filter(|a| !f0.value_type(f0.inst_result(a.inst).expect("load")).varying)
+            .count();
+        assert_eq!(uniform_loads, 2, "w[0] and cnt[..]");
+        assert_exact(
+            &f,
+            &[
+                "n=100",
+                "w=random(8,3)",
+                "cnt=fill(2,3)",
+                "x=random(100,4)",
+                "y=zeros(100)",
+            ],
+            "2",
+            "64",
+        );
     }
 
     /// A barrier in a loop the affine stream cannot replicate (its trip count

@@ -2,7 +2,7 @@
 //! through `[deq.data]` / `[deq.addr]`, guarded by their mask and `exists`, and the
 //! drains that keep every warp's dequeues equal to the affine stream's enqueues.
 
-use sim::gpu::{AddrBase, Address, BinOp, Cmp, Guard, Inst, Op, Reg, Space};
+use sim::gpu::{AddrBase, Address, BinOp, Cmp, Guard, Inst, Op, Reg, Space, VoteMode};
 
 use super::{imm, rs, Isel, Loc, T};
 use crate::back::dac_gpu::decouple::{mem_type, Access, Kind, Plan};
@@ -46,24 +46,50 @@ impl Isel<'_> {
     }
 
     /// `res = load [deq.data]` under `mask`.
+    /// A load whose result is uniform (typed so; its address is then a tuple with zero
+    /// strides, one line for the whole warp) happens as the baseline's does: in every
+    /// lane, when any lane of its mask is on, so every lane gets the same value (a
+    /// uniform branch may test it).
     pub(super) fn dac_load(&mut self, s: crate::ir::Scalar, mask: Option<Value>, res: Value) {
-        let g = self.dac_guard(mask);
+        let g = if self.f.value_type(res).varying {
+            Some(self.dac_guard(mask))
+        } else {
+            self.dac_uniform_guard(mask)
+        };
         let (Loc::R(d) | Loc::D(d)) = self.loc(res) else {
             self.unsupported("a decoupled load of a predicate");
             return;
         };
         let ty = mem_type(s);
         let zty = if ty.is_wide() { T::B64 } else { T::B32 };
-        self.mov(zty, d, imm(0));
-        self.guarded(
-            g,
-            Op::Ld {
-                space: Space::Global,
-                ty,
-                dst: d,
-                addr: DEQ_DATA,
-            },
-        );
+        let ld = Op::Ld {
+            space: Space::Global,
+            ty,
+            dst: d,
+            addr: DEQ_DATA,
+        };
+        match g {
+            Some(g) => {
+                self.mov(zty, d, imm(0));
+                self.guarded(g, ld);
+            }
+            None => self.op(ld),
+        }
+    }
+
+    /// A uniform load's guard: `any` of its mask's existing lanes, none without a mask
+    /// (or with one on everywhere).
+    fn dac_uniform_guard(&mut self, mask: Option<Value>) -> Option<Reg> {
+        let m = mask.filter(|&m| !self.on(m))?;
+        let m = self.reg(m);
+        let m = self.existing(m);
+        let any = self.ptmp();
+        self.op(Op::Vote {
+            mode: VoteMode::Any,
+            dst: any,
+            p: m,
+        });
+        Some(any)
     }
 
     /// `store [deq.addr], value` under `mask`.
