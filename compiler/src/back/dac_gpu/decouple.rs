@@ -14,19 +14,31 @@
 //!   outside every loop on every path from the entry to a `return`, or in a
 //!   replicated uniform loop (below) in a block every iteration passes (it dominates
 //!   the loop's latch), so every warp meets it as often as the affine stream's
-//!   replicated `bar.sync` (paper §4.2: barriers are replicated in both streams);
+//!   replicated `bar.sync` (paper §4.2: barriers are replicated in both streams;
+//!   the affine stream leaves out those no decoupled load follows, [`drop_barriers`]);
 //!   a barrier in any other loop disqualifies the kernel;
-//! - an access qualifies when it is a `load` with a varying result or a `store` of a
+//! - an access qualifies when it is a `load` or a `store` of a
 //!   32- or 64-bit value (`i32`, `i64`, `f32`, `f64`, pointers), in the entry itself
 //!   (not in an inlined or out-of-line callee's body), outside every loop or directly
 //!   in a replicated *uniform loop* (below; not in a loop inside it that is not
 //!   replicated), to the global space (not `.shared`), whose address is a
 //!   non-uniform affine tuple under the access's mask
-//!   ([`FunctionAffine::address_tuple`]) and whose definition chain replays on tuples:
+//!   ([`FunctionAffine::address_tuple`]; for loads a uniform one too: a tuple with
+//!   zero strides, one line for the whole warp, conv2d's filter taps; a load with a
+//!   uniform result then runs in every lane when any lane of its mask is on, as the
+//!   baseline's `ld.uni`, so every lane gets the value) and whose definition chain
+//!   replays on tuples:
 //!   constants, uniform entry parameters, thread, block and grid indices and extents,
 //!   `iadd`, `isub`, `imul` with a uniform factor, `ishl` by a constant, `ineg`,
 //!   `sext`/`zext`/`ireduce`/`bitcast` between 32/64-bit integers and pointers,
-//!   `splat`; through calls made under the access's mask (the callee's single returned
+//!   `splat`; scalar work on values the same in every thread of every block
+//!   ([`launch_uniform`]: the affine warp computes scalars once for all CTAs, so
+//!   nothing of `blockIdx`): `sdiv`/`udiv`/`srem`/`urem`, `band`/`bor`/`bxor`,
+//!   min/max, shifts by constants, `select` on an integer compare of such values and
+//!   block parameters merging the two arms of a `brif` on one ([`uniform_merge`];
+//!   nw's `first = diag < nb ? 0 : diag - nb + 1`), both as `setp` + `selp` (the
+//!   arms may be tuples; both are computed, which is safe: the affine warp's
+//!   division by zero does not trap); through calls made under the access's mask (the callee's single returned
 //!   value, its parameters being the call's arguments), `select` on that mask (the
 //!   inliner's "lanes off read 0"), and entry block parameters with a single incoming
 //!   edge besides the else edges of `brif any(mask)` (taken only when no lane of the
@@ -42,7 +54,9 @@
 //! `c`, or `any(m & c)` with `m` on in every thread ([`full`]: the entry mask, a
 //! loop-carried mask that starts full and is `and`ed with `c`); `c` compares values
 //! the same in every warp of every block ([`launch_uniform`]: constants, uniform entry
-//! parameters, block and grid extents, integer arithmetic, `select any(entry mask)`,
+//! parameters, block and grid extents, integer arithmetic (division, remainder,
+//! min/max and logic included, selects and branch merges on compares of such values),
+//! `select any(entry mask)`,
 //! the latches' `select`s on full masks, and header parameters of replicated loops
 //! whose incoming values are such). This covers `for (uniform int k ..)` and
 //! ISPC-style `for (int k ..)` loops over uniform bounds, including grid-stride loops
@@ -115,9 +129,10 @@
 //!
 //! **Not yet:** accesses in loops some warps leave early, loops some warps skip
 //! whose trip count is not a constant, loops whose trip count depends on the block
-//! (see above), block parameters merging a uniform branch
-//! (`c ? 0 : d - n`: the affine stream has no `selp` rules yet), `/` and `%` of
-//! the thread index, `enq.pred`/`deq.pred` (masks are still computed per warp),
+//! (see above), scalar work on the block index other than the tuple rules
+//! (`blockIdx.x & 1`: per-CTA offsets of a tuple are linear), merges of more than two
+//! edges or after a branch on a varying value, `/` and `%` of the thread index (lud),
+//! stores to one address for the whole warp, `enq.pred`/`deq.pred` (masks are still computed per warp),
 //! multi-dimensional blocks (needs the hardware launch in its real shape),
 //! local-memory accesses, 8/16-bit accesses, barriers in callees.
 
@@ -353,6 +368,7 @@ impl Plan {
         if plan.accesses.is_empty() {
             return None;
         }
+        let events = drop_barriers(events, &plan.accesses);
         plan.events = prune_loops(events, &plan.loops);
         plan.dead = plan.dead_code(f, &rpo);
         Some(plan)
@@ -697,6 +713,37 @@ fn innermost(spans: &[Span], k: usize) -> Option<Span> {
 
 /// The Open and Close events of a loop holding no access, barrier or carried value
 /// are left out: the affine stream has nothing to do in it.
+/// `events` without the barriers no decoupled load comes after (later in the
+/// stream, or earlier in a loop around the barrier: its next iteration). The affine
+/// stream replicates barriers so that its early loads do not pass a barrier the data
+/// they read may be written before (paper §4.2); an `enq.addr` reads nothing, so
+/// after the last load a barrier only holds the affine warp back (nw: its 31
+/// sweeps' barriers delayed the write-back's address expansion).
+fn drop_barriers(events: Vec<Ev>, accesses: &[Access]) -> Vec<Ev> {
+    let load = |e: &Ev| matches!(e, Ev::Access(i) if accesses[*i].kind == Kind::Data);
+    let mut open: Vec<usize> = Vec::new();
+    let mut keep = vec![true; events.len()];
+    for (k, e) in events.iter().enumerate() {
+        match e {
+            Ev::Open(_) => open.push(k),
+            Ev::Close(_) => {
+                open.pop();
+            }
+            Ev::Bar => {
+                let after = events[k + 1..].iter().any(load);
+                let around = open.first().is_some_and(|&o| events[o..k].iter().any(load));
+                keep[k] = after || around;
+            }
+            _ => {}
+        }
+    }
+    events
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(e, k)| k.then_some(e))
+        .collect()
+}
+
 fn prune_loops(events: Vec<Ev>, loops: &[ULoop]) -> Vec<Ev> {
     let mut busy = vec![false; loops.len()];
     let mut open: Vec<usize> = Vec::new();
@@ -2683,6 +2730,39 @@ mod tests {
             &f,
             &["n=150", "steps=5", "w=random(750,3)", "out=zeros(150)"],
             "3",
+            "64",
+        );
+    }
+
+    /// Barriers after the last decoupled load (nw's sweeps before its write-back)
+    /// are not replicated: the stores' `enq.addr` read nothing a barrier protects.
+    #[test]
+    fn barriers_after_the_last_load_are_dropped() {
+        let f = front(
+            "task void k(uniform int n, uniform int w[], uniform int out[]) {
+                shared uniform int row[65];
+                int tx = threadIdx.x;
+                int x = blockIdx.x * 64 + tx;
+                row[tx] = w[x];
+                barrier();
+                for (uniform int r = 0; r < 8; r++) {
+                    int nb = row[(tx + 1) % 64];
+                    barrier();
+                    row[tx] = nb + r;
+                    barrier();
+                }
+                out[x] = row[tx];
+            }",
+        );
+        let ops = affine_ops(&f);
+        let count = |p: fn(&Op) -> bool| ops.iter().filter(|o| p(o)).count();
+        assert_eq!(count(|o| matches!(o, Op::Bar { .. })), 0);
+        assert_eq!(count(|o| matches!(o, Op::EnqData { .. })), 1);
+        assert_eq!(count(|o| matches!(o, Op::EnqAddr { .. })), 1);
+        assert_exact(
+            &f,
+            &["n=128", "w=random(128,3)", "out=zeros(128)"],
+            "2",
             "64",
         );
     }
