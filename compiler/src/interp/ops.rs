@@ -61,6 +61,8 @@ pub trait Float:
     + Neg<Output = Self>
 {
     const INFINITY: Self;
+    /// The quiet bit of a NaN's encoding (the top bit of the significand).
+    const QUIET_BIT: u64;
     fn from_bits64(x: u64) -> Self;
     fn to_bits64(self) -> u64;
     fn sqrt(self) -> Self;
@@ -81,6 +83,7 @@ macro_rules! impl_float {
     ($t:ty, $bits:ty) => {
         impl Float for $t {
             const INFINITY: Self = <$t>::INFINITY;
+            const QUIET_BIT: u64 = 1 << (<$t>::MANTISSA_DIGITS - 2);
             #[inline(always)]
             fn from_bits64(x: u64) -> Self {
                 <$t>::from_bits(x as $bits)
@@ -220,20 +223,33 @@ fn urem(a: u64, b: u64) -> Option<u64> {
 
 // ---- float lanes ----
 
+/// `op(a, b)`, except that a NaN operand gives the first NaN operand, quieted (the x86
+/// rule, which the soft-float runtime implements too). Rust leaves the payload of a NaN
+/// result unspecified, and the optimizer may commute `a * b`, so without this the
+/// payload would depend on how the interpreter itself was compiled.
+#[inline(always)]
+fn arith<F: Float>(a: u64, b: u64, op: impl Fn(F, F) -> F) -> u64 {
+    let (x, y) = (F::from_bits64(a), F::from_bits64(b));
+    if x.is_nan() || y.is_nan() {
+        let nan = if x.is_nan() { x } else { y };
+        return nan.to_bits64() | F::QUIET_BIT;
+    }
+    op(x, y).to_bits64()
+}
 fn fadd<F: Float>(a: u64, b: u64) -> u64 {
-    (F::from_bits64(a) + F::from_bits64(b)).to_bits64()
+    arith::<F>(a, b, |x, y| x + y)
 }
 fn fsub<F: Float>(a: u64, b: u64) -> u64 {
-    (F::from_bits64(a) - F::from_bits64(b)).to_bits64()
+    arith::<F>(a, b, |x, y| x - y)
 }
 fn fmul<F: Float>(a: u64, b: u64) -> u64 {
-    (F::from_bits64(a) * F::from_bits64(b)).to_bits64()
+    arith::<F>(a, b, |x, y| x * y)
 }
 fn fdiv<F: Float>(a: u64, b: u64) -> u64 {
-    (F::from_bits64(a) / F::from_bits64(b)).to_bits64()
+    arith::<F>(a, b, |x, y| x / y)
 }
 fn frem<F: Float>(a: u64, b: u64) -> u64 {
-    (F::from_bits64(a) % F::from_bits64(b)).to_bits64()
+    arith::<F>(a, b, |x, y| x % y)
 }
 
 /// IEEE minNum, with `-0 < +0` so the result never depends on operand order.
@@ -688,6 +704,18 @@ mod tests {
         let sub64 = binary(BinaryOp::Fsub, Scalar::F64).unwrap();
         let big64 = 1e8f64.to_bits();
         assert_eq!(sub64(add64(big64, 1f64.to_bits()), big64), 1f64.to_bits());
+    }
+
+    #[test]
+    fn nan_results_are_the_first_nan_operand_quieted() {
+        let mul = binary(BinaryOp::Fmul, Scalar::F64).unwrap();
+        let (snan, qnan) = (0xfff7_ffff_ffff_ffff_u64, 0x7ff8_0000_1234_5678_u64);
+        assert_eq!(mul(snan, qnan), 0xffff_ffff_ffff_ffff);
+        assert_eq!(mul(qnan, snan), qnan);
+        assert_eq!(mul(2.0f64.to_bits(), snan), 0xffff_ffff_ffff_ffff);
+        let add = binary(BinaryOp::Fadd, Scalar::F32).unwrap();
+        assert_eq!(add(0x7f80_0001, 0xffc0_0000), 0x7fc0_0001);
+        assert_eq!(add(1.0f32.to_bits() as u64, 0xff80_0002), 0xffc0_0002);
     }
 
     #[test]
