@@ -14,9 +14,8 @@
 //! run's stall breakdown as shares of its scheduler cycles. Geomean rows summarize
 //! the memory-bound kernels, the compute-bound ones and all of them.
 //!
-//! The decoupling pass handles one-dimensional blocks only
-//! ([`dac_gpu::decouple::one_dimensional`]); a kernel launched with a 2-D block runs
-//! the baseline twice and its `dac` column says so. Kernels are sized to
+//! Kernels launched with a 2-D block decouple too (launched in the block's real
+//! shape, [`dac_gpu::decouple`]). Kernels are sized to
 //! [`BenchOptions::min_threads`] / [`SCALE_DIV`] threads (128K at the default 1M,
 //! so the suite's 2 x 15 timing runs take minutes in release), some heavier kernels
 //! to fewer (see each launch).
@@ -27,7 +26,7 @@ use super::gpu::{
     compare, count, cube_side, front, launch, ratio, run_error, square_side, up, GpuLaunch,
 };
 use super::{BenchError, BenchOptions, Cell, Table};
-use crate::back::dac_gpu::{self, decouple, DacRunOptions};
+use crate::back::dac_gpu::{self, DacRunOptions};
 use crate::driver::{self, FrontResult, RunRequest};
 use crate::launch::RunResult;
 
@@ -580,7 +579,7 @@ fn run_kernel(k: &DacKernel, opts: &BenchOptions) -> Result<KernelOutcome, Bench
         block: Some(&l.block),
         limits: crate::interp::Limits::default(),
     };
-    let applies = decouple::one_dimensional(Some(&l.block));
+    let applies = true; // every block shape decouples (dac_gpu::decouple)
     let base = timed(k, &front, &req, opts, false)?;
     let want =
         driver::run_on_interp(&front, &req).map_err(|e| run_error(k.name, "interpreter", e))?;

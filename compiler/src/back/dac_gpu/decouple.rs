@@ -122,10 +122,14 @@
 //! guarded by the access mask and the `exists` predicate (lanes past the block). The
 //! address arithmetic left unused in the non-affine stream is not selected there.
 //!
-//! **Thread indices.** The launch is one-dimensional ([`super::run`]), so the affine
-//! stream reads `thread_idx.x` as `%tid.x` and `thread_idx.y/z` as 0, which holds only
-//! for one-dimensional blocks: [`one_dimensional`] decides, `run_on_dac_gpu` compiles
-//! the baseline for other block shapes and `run_compiled` refuses them.
+//! **Thread indices.** A decoupled kernel launches with a one-dimensional block
+//! rounded up to whole warps when its block is one-dimensional, and in the block's
+//! real shape otherwise ([`super::run`]): the AEU steps the accumulated address
+//! where `tid.x` wraps with the block shape (paper §4.2 ⑦, `sim::gpu::dac::tuple`), so
+//! the affine stream reads `thread_idx.x/y/z` as `%tid.x/y/z` (`%tid.y/z` are 0 in
+//! the one-dimensional launch). The non-affine stream adds `%tid.y/z` to the
+//! baseline's indices from the linear id (`isel/dac.rs`), right in both launches; in
+//! the real-shaped one, lanes past the block of a partial last warp do not run at all.
 //!
 //! **Not yet:** accesses in loops some warps leave early, loops some warps skip
 //! whose trip count is not a constant, loops whose trip count depends on the block
@@ -133,7 +137,6 @@
 //! (`blockIdx.x & 1`: per-CTA offsets of a tuple are linear), merges of more than two
 //! edges or after a branch on a varying value, `/` and `%` of the thread index (lud),
 //! stores to one address for the whole warp, `enq.pred`/`deq.pred` (masks are still computed per warp),
-//! multi-dimensional blocks (needs the hardware launch in its real shape),
 //! local-memory accesses, 8/16-bit accesses, barriers in callees.
 
 use std::collections::{HashMap, HashSet};
@@ -232,21 +235,6 @@ fn int_width(s: Scalar) -> Option<u32> {
         Scalar::I64 | Scalar::Ptr => Some(64),
         _ => None,
     }
-}
-
-/// Whether a launch with block `block` (as given to `spmdc run --block`) is
-/// one-dimensional; an absent or unreadable block is not (the caller then compiles the
-/// baseline).
-pub fn one_dimensional(block: Option<&str>) -> bool {
-    let Some(s) = block else { return false };
-    let parts: Vec<&str> = s
-        .split(|c: char| !c.is_ascii_digit())
-        .filter(|p| !p.is_empty())
-        .collect();
-    if parts.is_empty() || parts.iter().any(|p| p.parse::<u64>().is_err()) {
-        return false;
-    }
-    parts[1..].iter().all(|p| p.parse::<u64>() == Ok(1))
 }
 
 impl Plan {
@@ -2475,9 +2463,11 @@ impl Stream<'_> {
     fn special(&mut self, reg: SpecialReg, d: Reg) -> Result<(), String> {
         use SpecialReg as S;
         let src = match reg {
+            // The launch has the block's real shape when it is not one-dimensional
+            // (see the module docs): `%tid.y/z` are the indices, 0 otherwise.
             S::ThreadIdxX => Src::Special(Special::Tid(GDim::X)),
-            // One-dimensional blocks only (see the module docs).
-            S::ThreadIdxY | S::ThreadIdxZ => Src::Imm(0),
+            S::ThreadIdxY => Src::Special(Special::Tid(GDim::Y)),
+            S::ThreadIdxZ => Src::Special(Special::Tid(GDim::Z)),
             S::BlockIdxX => Src::Special(Special::Ctaid(GDim::X)),
             S::BlockIdxY => Src::Special(Special::Ctaid(GDim::Y)),
             S::BlockIdxZ => Src::Special(Special::Ctaid(GDim::Z)),
@@ -2961,14 +2951,5 @@ mod tests {
         // n = 100 of 3 x 64 threads: the last block's warps and one of the second's
         // skip the loops.
         assert_exact(&f, &["n=100", "x=random(200,7)", "y=zeros(192)"], "3", "64");
-    }
-
-    #[test]
-    fn one_dimensional_blocks() {
-        assert!(one_dimensional(Some("256")));
-        assert!(one_dimensional(Some("64,1,1")));
-        assert!(!one_dimensional(Some("16,16")));
-        assert!(!one_dimensional(None));
-        assert!(!one_dimensional(Some("")));
     }
 }

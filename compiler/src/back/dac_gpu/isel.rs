@@ -1486,6 +1486,7 @@ impl<'a> Isel<'a> {
                 self.bin(BinOp::Div, T::U32, d, lin, rs(t));
             }
         }
+        self.dac_thread_idx(reg, d);
     }
 
     /// Whether the code selected now is the entry function itself (either version of
@@ -2075,6 +2076,7 @@ impl<'a> Isel<'a> {
             self.setp(Cmp::Eq, T::U32, t, Src::Special(Special::Ctaid(d)), imm(0));
             self.bin(BinOp::And, T::Pred, first, rs(first), rs(t));
         }
+        self.dac_first_thread(first);
         let base = self.hidden_param(RESULT);
         self.guarded(
             first,

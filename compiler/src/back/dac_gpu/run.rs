@@ -63,11 +63,7 @@ pub fn run_on_dac_gpu(
     req: &RunRequest<'_>,
     opts: &DacRunOptions,
 ) -> Result<RunResult, RunError> {
-    // Decoupled kernels read thread indices as the linear id: one-dimensional blocks
-    // only ([`super::decouple`]); other launches run the baseline.
-    let mut codegen = opts.codegen;
-    codegen.dac &= super::decouple::one_dimensional(req.block);
-    let compiled = compile(front, req.optimize, &codegen)?;
+    let compiled = compile(front, req.optimize, &opts.codegen)?;
     run_compiled(front, &compiled, req, opts)
 }
 
@@ -100,12 +96,6 @@ pub fn run_compiled(
         .position(|k| k.name == name)
         .ok_or_else(|| trap(format!("entry `{name}` was not compiled")))?;
     let (grid, block) = (prepared.config.grid, prepared.config.block);
-    if compiled.program.kernels[k].affine.is_some() && (block.y, block.z) != (1, 1) {
-        // Decoupled code reads thread indices as the linear id ([`super::decouple`]).
-        return Err(trap(format!(
-            "`{name}` was compiled decoupled, for one-dimensional blocks only"
-        )));
-    }
     let blocks = u64::from(grid.x) * u64::from(grid.y) * u64::from(grid.z);
     let threads = u64::from(block.x) * u64::from(block.y) * u64::from(block.z);
     let gangs = threads.div_ceil(32);
@@ -145,9 +135,7 @@ pub fn run_compiled(
     let gl = gpu::Launch {
         kernel: name.clone(),
         grid: (grid.x, grid.y, grid.z),
-        // One dimension, whole warps: the kernel computes thread indices from the
-        // real extents and keeps lanes past the block from having effects.
-        block: ((gangs * 32) as u32, 1, 1),
+        block: launch_block(kernel.affine.is_some(), (block.x, block.y, block.z), gangs),
         params: gpu::pack_params(kernel, &bits),
     };
     let limits = gpu::Limits {
@@ -238,4 +226,18 @@ fn fault(compiled: &Compiled, f: GpuFault) -> RunError {
     e.lane = f.lane;
     e.function = Some(f.kernel);
     RunError::Trap(e)
+}
+
+/// The hardware block of a launch of `block` threads in `gangs` warps. One dimension,
+/// whole warps: the kernel computes thread indices from the real extents and keeps
+/// lanes past the block from having effects. A decoupled kernel (`decoupled`) with a
+/// 2-D or 3-D block launches in the real shape instead, which the AEU needs to step
+/// addresses where `tid.x` wraps (paper §4.2); its code reads `%tid.y/z` then
+/// ([`super::decouple`]).
+fn launch_block(decoupled: bool, block: (u32, u32, u32), gangs: u64) -> (u32, u32, u32) {
+    if decoupled && (block.1, block.2) != (1, 1) {
+        block
+    } else {
+        ((gangs * 32) as u32, 1, 1)
+    }
 }

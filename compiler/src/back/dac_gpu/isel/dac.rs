@@ -18,6 +18,47 @@ const DEQ_ADDR: Address = Address {
 };
 
 impl Isel<'_> {
+    /// Thread index `reg` in `d`, computed by the baseline from the linear id, adjusted
+    /// for a decoupled kernel: it launches in its block's real shape when that is two-
+    /// or three-dimensional (the AEU needs the shape to step `tid.x` wraps,
+    /// [`crate::back::dac_gpu::run`]), where `%tid.x` is then `thread_idx.x` (the
+    /// baseline's `lin % ntid.x` is unchanged, `lin / ntid.x` is 0) and
+    /// `thread_idx.y/z` come from `%tid.y/z`. Adding `%tid.y/z` holds for both launch
+    /// shapes: in the one-dimensional one they are 0.
+    pub(super) fn dac_thread_idx(&mut self, reg: crate::ir::SpecialReg, d: Reg) {
+        use crate::ir::SpecialReg as S;
+        use sim::gpu::{Dim, Special, Src};
+        if self.ctx.dac.is_none() {
+            return;
+        }
+        let dim = match reg {
+            S::ThreadIdxY => Dim::Y,
+            S::ThreadIdxZ => Dim::Z,
+            _ => return,
+        };
+        self.bin(
+            BinOp::Add,
+            T::U32,
+            d,
+            rs(d),
+            Src::Special(Special::Tid(dim)),
+        );
+    }
+
+    /// Narrows predicate `first` (`%tid.x == 0` in block 0) to the first thread when a
+    /// decoupled kernel may launch in its block's real shape (see [`Self::dac_thread_idx`]).
+    pub(super) fn dac_first_thread(&mut self, first: Reg) {
+        use sim::gpu::{Dim, Special, Src};
+        if self.ctx.dac.is_none() {
+            return;
+        }
+        let t = self.ptmp();
+        for d in [Dim::Y, Dim::Z] {
+            self.setp(Cmp::Eq, T::U32, t, Src::Special(Special::Tid(d)), imm(0));
+            self.bin(BinOp::And, T::Pred, first, rs(first), rs(t));
+        }
+    }
+
     /// The plan, when the current code is the entry itself and the kernel is decoupled.
     fn plan(&self) -> Option<&Plan> {
         let p = self.ctx.dac.as_ref()?;
