@@ -379,6 +379,18 @@ const MULTI_DIM_KERNELS: &[(&str, &str, &str)] = &[
          --arg a='random(1536,12)' --arg b='zeros(1536)'",
     ),
     (
+        "returns_2d",
+        // An `export` entry's return value: stored by the first thread only.
+        "export uniform int returns_2d(uniform int w, uniform float a[], \
+                                       uniform float b[]) {
+            int i = threadIdx.y * w + threadIdx.x;
+            b[i] = a[i] * 2;
+            return w + 1;
+        }",
+        "--entry returns_2d --block 8,4 --arg w=8 --arg a='random(32,14)' \
+         --arg b='zeros(32)'",
+    ),
+    (
         "scale_3d",
         "task void scale_3d(uniform int nx, uniform int ny, uniform float a[], \
                             uniform float b[]) {

@@ -2684,7 +2684,7 @@ mod tests {
     fn affine_ops(f: &FrontResult) -> Vec<Op> {
         let c = compile(f, true, &dac()).expect("compiles");
         let aff = c.program.kernels[0].affine.as_ref().expect("decoupled");
-        aff.insts.iter().map(|i| i.op.clone()).collect()
+        aff.insts.iter().map(|i| i.op).collect()
     }
 
     /// Barriers inside a uniform loop (pathfinder's row steps): the loop is
