@@ -439,6 +439,50 @@ pub fn is_pure(data: &InstData) -> bool {
     }
 }
 
+/// The natural loop of `header`: the sources of its back edges (`latches`, blocks
+/// `header` dominates), every block that reaches one without passing `header`
+/// (`blocks`, `header` included) and the predecessors of `header` outside it
+/// (`entries`). `None` when no back edge enters `header`.
+pub struct NaturalLoop {
+    pub latches: Vec<Block>,
+    pub blocks: rustc_hash::FxHashSet<Block>,
+    pub entries: Vec<Block>,
+}
+
+/// Finds the [`NaturalLoop`] headed by `header`; shared by the loop passes.
+pub fn natural_loop(
+    dom: &DominatorTree,
+    preds: &SecondaryMap<Block, Vec<Block>>,
+    header: Block,
+) -> Option<NaturalLoop> {
+    let latches: Vec<Block> = preds[header]
+        .iter()
+        .copied()
+        .filter(|&p| dom.dominates(header, p))
+        .collect();
+    if latches.is_empty() {
+        return None;
+    }
+    let mut blocks = rustc_hash::FxHashSet::default();
+    blocks.insert(header);
+    let mut stack = latches.clone();
+    while let Some(b) = stack.pop() {
+        if blocks.insert(b) {
+            stack.extend(preds[b].iter().copied());
+        }
+    }
+    let entries = preds[header]
+        .iter()
+        .copied()
+        .filter(|p| !blocks.contains(p))
+        .collect();
+    Some(NaturalLoop {
+        latches,
+        blocks,
+        entries,
+    })
+}
+
 /// Deletes the pure instructions that no longer have a use because the instructions
 /// reading `seeds` went away (a guard decided into a jump leaves its `any` and mask
 /// computation behind), following operands back until something is still read.

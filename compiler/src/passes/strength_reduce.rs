@@ -93,39 +93,20 @@ pub fn reduce_function(func: &mut Function) -> usize {
     loops.iter().map(|lp| reduce_loop(func, lp)).sum()
 }
 
-/// The natural loop of `header`, if it has exactly one back edge and one entry edge.
+/// The natural loop of `header` ([`cfg::natural_loop`]), if it has exactly one back
+/// edge and one entry edge.
 fn natural_loop(
     dom: &DominatorTree,
     preds: &cranelift_entity::SecondaryMap<Block, Vec<Block>>,
     header: Block,
 ) -> Option<Loop> {
-    let latches: Vec<Block> = preds[header]
-        .iter()
-        .copied()
-        .filter(|&p| dom.dominates(header, p))
-        .collect();
-    let [latch] = latches[..] else {
-        return None;
-    };
-    let mut blocks: FxHashSet<Block> = FxHashSet::default();
-    blocks.insert(header);
-    let mut stack = vec![latch];
-    while let Some(b) = stack.pop() {
-        if blocks.insert(b) {
-            stack.extend(preds[b].iter().copied());
-        }
-    }
-    let outside: Vec<Block> = preds[header]
-        .iter()
-        .copied()
-        .filter(|p| !blocks.contains(p))
-        .collect();
-    let [preheader] = outside[..] else {
+    let found = cfg::natural_loop(dom, preds, header)?;
+    let (&[latch], &[preheader]) = (&found.latches[..], &found.entries[..]) else {
         return None;
     };
     dom.is_reachable(preheader).then_some(Loop {
         header,
-        blocks,
+        blocks: found.blocks,
         preheader,
         latch,
     })

@@ -137,36 +137,15 @@ fn find_candidate(func: &Function, scope: Scope) -> Option<Candidate> {
     None
 }
 
-/// The natural loop of `header` (its back edges' sources and what reaches them
-/// without passing `header`), if it has a preheader.
+/// The natural loop of `header` ([`cfg::natural_loop`]), if it has a preheader.
 fn natural_loop(
     func: &Function,
     dom: &DominatorTree,
     preds: &cranelift_entity::SecondaryMap<Block, Vec<Block>>,
     header: Block,
 ) -> Option<Loop> {
-    let latches: Vec<Block> = preds[header]
-        .iter()
-        .copied()
-        .filter(|&p| dom.dominates(header, p))
-        .collect();
-    if latches.is_empty() {
-        return None;
-    }
-    let mut blocks: FxHashSet<Block> = FxHashSet::default();
-    blocks.insert(header);
-    let mut stack = latches;
-    while let Some(b) = stack.pop() {
-        if blocks.insert(b) {
-            stack.extend(preds[b].iter().copied());
-        }
-    }
-    let outside: Vec<Block> = preds[header]
-        .iter()
-        .copied()
-        .filter(|p| !blocks.contains(p))
-        .collect();
-    let [preheader] = outside[..] else {
+    let found = cfg::natural_loop(dom, preds, header)?;
+    let [preheader] = found.entries[..] else {
         return None;
     };
     let jumps = func
@@ -174,7 +153,7 @@ fn natural_loop(
         .is_some_and(|t| matches!(func.insts[t], InstData::Jump { .. }));
     (jumps && dom.is_reachable(preheader)).then_some(Loop {
         header,
-        blocks,
+        blocks: found.blocks,
         preheader,
     })
 }

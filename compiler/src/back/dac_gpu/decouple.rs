@@ -2074,10 +2074,15 @@ impl Stream<'_> {
         d
     }
 
+    /// A fresh affine register for `v`, marked wide when `v` is 64-bit.
     fn fresh(&mut self, v: Value) -> Result<Reg, String> {
         let f = self.frames.func(self.module, 0);
         Ok(match int_width(f.value_type(v).scalar) {
-            Some(64) => self.b.areg64(),
+            Some(64) => {
+                let r = self.b.areg64();
+                self.wide_regs.insert(r);
+                r
+            }
             Some(_) => self.b.areg(),
             None => return Err("decoupling: a non-integer loop-carried value".into()),
         })
@@ -2105,9 +2110,6 @@ impl Stream<'_> {
                 v: l.pre_args[i],
             })?;
             let d = self.fresh(params[i])?;
-            if int_width(f.value_type(params[i]).scalar) == Some(64) {
-                self.wide_regs.insert(d);
-            }
             self.copy(d, x);
             self.regs.insert(
                 Node {
@@ -2189,9 +2191,6 @@ impl Stream<'_> {
                 v: l.latch_args[i],
             })?;
             let t = self.fresh(params[i])?;
-            if int_width(f.value_type(params[i]).scalar) == Some(64) {
-                self.wide_regs.insert(t);
-            }
             self.copy(t, x);
             temps.push((i, t));
         }
