@@ -74,6 +74,12 @@ pub trait MachInst: Clone + std::fmt::Debug {
     fn as_move(&self) -> Option<(Reg, Reg)>;
     /// Physical registers the instruction destroys besides its defs (calls).
     fn clobbers(&self) -> &'static [PReg];
+    /// Whether the instruction's only effect is writing the registers `operands`
+    /// lists as defs, so that deleting it changes nothing when none of them is read
+    /// afterwards (dead-code elimination, [`super::dce`]): no memory access that can
+    /// write or fault, no control flow, no queue, no register it does not list. A
+    /// target answers `false` whenever unsure.
+    fn is_pure(&self) -> bool;
 }
 
 /// What the register allocator needs to know about one target.

@@ -182,6 +182,18 @@ impl MachInst for Toy {
             _ => &[],
         }
     }
+
+    fn is_pure(&self) -> bool {
+        matches!(
+            self,
+            Toy::Const { .. }
+                | Toy::Add { .. }
+                | Toy::AddImm { .. }
+                | Toy::Sum { .. }
+                | Toy::Copy { .. }
+                | Toy::MaskedAdd { .. }
+        )
+    }
 }
 
 /// The toy target with its allocatable registers configurable per test.

@@ -210,6 +210,36 @@ impl MachInst for GpuInst {
     fn clobbers(&self) -> &'static [PReg] {
         &[]
     }
+
+    /// Arithmetic, conversions, comparisons and selections, and parameter loads.
+    /// Every other load can fault (and `[deq.data]` pops a DAC queue); stores,
+    /// atomics, queues, votes and shuffles, barriers and control flow are kept.
+    /// So is spill code, and anything writing a register the allocator does not
+    /// see (uniform or affine files): its write is not among the operands.
+    fn is_pure(&self) -> bool {
+        if self.slot.is_some() || writes_unlisted_register(&self.inst) {
+            return false;
+        }
+        match self.inst.op {
+            Op::Bin { .. }
+            | Op::Un { .. }
+            | Op::Mad { .. }
+            | Op::Cvt { .. }
+            | Op::Setp { .. }
+            | Op::Selp { .. } => true,
+            Op::Ld { space, addr, .. } => {
+                space == Space::Param && matches!(addr.base, AddrBase::Param(_))
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Whether `inst` writes a register outside the files the allocator numbers.
+fn writes_unlisted_register(inst: &Inst) -> bool {
+    let mut found = false;
+    inst.for_each_reg(|a| found |= a.def && !matches!(a.reg.file, RegFile::R | RegFile::P));
+    found
 }
 
 /// How an instruction accesses one register group.

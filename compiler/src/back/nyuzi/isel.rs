@@ -370,7 +370,8 @@ pub fn select_with(
         return Err(s.diags);
     }
     let mut mf = reorder(s.mf, &s.order);
-    remove_dead_code(&mut mf);
+    // Address vectors of accesses that became block accesses, unused context loads.
+    crate::back::common::dce::eliminate_dead_code(&mut mf);
     Ok(Selected {
         mf,
         has_calls: s.has_calls,
@@ -378,66 +379,6 @@ pub fn select_with(
         out_args: s.out_args,
         used_slots: s.used_slots,
     })
-}
-
-/// Whether removing `inst` when nothing reads its results changes nothing: register
-/// arithmetic, constants, copies into virtual registers, addresses and loads from the
-/// context record (which cannot fault).
-fn is_pure(inst: &MInst) -> bool {
-    match inst {
-        MInst::R { .. }
-        | MInst::I { .. }
-        | MInst::IMasked { .. }
-        | MInst::MoveHi { .. }
-        | MInst::FrameAddr { .. }
-        | MInst::AddrOf { .. } => true,
-        MInst::Copy { dest, .. } => matches!(dest, Reg::Virt(_)),
-        MInst::Load { ptr, .. } => *ptr == Reg::Phys(GP),
-        _ => false,
-    }
-}
-
-/// Deletes pure instructions whose virtual results no instruction reads (address
-/// vectors of accesses that became block accesses, unused context loads), until none
-/// is left. Reads are counted over the whole function, so no liveness is needed.
-fn remove_dead_code(mf: &mut MachFunction<MInst>) {
-    use crate::back::common::mach::{MachInst, OperandKind};
-    loop {
-        let mut read: HashSet<Reg> = HashSet::new();
-        let mut ops = SmallVec::new();
-        for (_, b) in mf.blocks.iter() {
-            for l in &b.insts {
-                ops.clear();
-                l.inst.operands(&mut ops);
-                for o in &ops {
-                    if o.kind != OperandKind::Def {
-                        read.insert(o.reg);
-                    }
-                }
-            }
-        }
-        let mut removed = false;
-        for (_, b) in mf.blocks.iter_mut() {
-            b.insts.retain(|l| {
-                if !is_pure(&l.inst) {
-                    return true;
-                }
-                ops.clear();
-                l.inst.operands(&mut ops);
-                // Merging (UseDef) instructions read their own result: kept.
-                let dead = ops.iter().all(|o| match o.kind {
-                    OperandKind::Use => true,
-                    OperandKind::Def => matches!(o.reg, Reg::Virt(_)) && !read.contains(&o.reg),
-                    OperandKind::UseDef => false,
-                });
-                removed |= dead;
-                !dead
-            });
-        }
-        if !removed {
-            return;
-        }
-    }
 }
 
 /// Renumbers blocks so that `PrimaryMap` order is the layout order.

@@ -17,7 +17,7 @@ use smallvec::SmallVec;
 
 use sim::nyuzi::{AluOp, MemOp, RFmt};
 
-use super::abi::{s, v, RuntimeFn, SCALAR, VECTOR};
+use super::abi::{s, v, RuntimeFn, GP, SCALAR, VECTOR};
 use super::object::RelocTarget;
 use crate::back::common::mach::{
     MBlock, MachInst, Operand, OperandKind, PReg, Reg, RegClass, RegTarget, SpillSlot,
@@ -397,6 +397,23 @@ impl MachInst for MInst {
         match self {
             MInst::Call { clobbers, .. } => clobbers,
             _ => &[],
+        }
+    }
+
+    /// Register arithmetic, constants, copies, addresses, and loads from the context
+    /// record (through `gp`, which cannot fault). Other loads may fault; stores,
+    /// branches, calls and control-register reads are effects.
+    fn is_pure(&self) -> bool {
+        match self {
+            MInst::R { .. }
+            | MInst::I { .. }
+            | MInst::IMasked { .. }
+            | MInst::MoveHi { .. }
+            | MInst::FrameAddr { .. }
+            | MInst::AddrOf { .. }
+            | MInst::Copy { .. } => true,
+            MInst::Load { ptr, .. } => *ptr == Reg::Phys(GP),
+            _ => false,
         }
     }
 }
