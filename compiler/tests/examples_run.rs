@@ -1167,6 +1167,92 @@ static KERNELS: &[Kernel] = &[
         launches: uniform_thread_launches,
         reference: uniform_thread_ref,
     },
+    // The unannotated twins of seven kernels above: the same algorithm, parameters and
+    // launch shapes with `int` locals, so each reuses its twin's launches and Rust
+    // reference (reduce_sum's, with its rounding bound, covers the plain version's
+    // different association order; the others are bit-exact).
+    Kernel {
+        id: "uniformity_unannotated/saxpy_plain",
+        file: "uniformity_unannotated.spmd",
+        entry: "saxpy_plain",
+        params: &[("n", Ty::I), ("a", Ty::F), ("x", Ty::Fv), ("y", Ty::Fv)],
+        launches: saxpy_launches,
+        reference: saxpy_ref,
+    },
+    Kernel {
+        id: "uniformity_unannotated/jacobi2d_plain",
+        file: "uniformity_unannotated.spmd",
+        entry: "jacobi2d_plain",
+        params: &[
+            ("nx", Ty::I),
+            ("ny", Ty::I),
+            ("c0", Ty::F),
+            ("c1", Ty::F),
+            ("c2", Ty::F),
+            ("w0", Ty::Fv),
+            ("w1", Ty::Fv),
+        ],
+        launches: jacobi2d_launches,
+        reference: jacobi2d_ref,
+    },
+    Kernel {
+        id: "uniformity_unannotated/jacobi2d_gpu_plain",
+        file: "uniformity_unannotated.spmd",
+        entry: "jacobi2d_gpu_plain",
+        params: &[
+            ("nx", Ty::I),
+            ("ny", Ty::I),
+            ("c0", Ty::F),
+            ("c1", Ty::F),
+            ("c2", Ty::F),
+            ("w0", Ty::Fv),
+            ("w1", Ty::Fv),
+        ],
+        launches: jacobi2d_gpu_launches,
+        reference: jacobi2d_gpu_ref,
+    },
+    Kernel {
+        id: "uniformity_unannotated/wave13pt_plain",
+        file: "uniformity_unannotated.spmd",
+        entry: "wave13pt_plain",
+        params: &[
+            ("nx", Ty::I),
+            ("ny", Ty::I),
+            ("nz", Ty::I),
+            ("c0", Ty::F),
+            ("c1", Ty::F),
+            ("c2", Ty::F),
+            ("w0", Ty::Fv),
+            ("w1", Ty::Fv),
+            ("w2", Ty::Fv),
+        ],
+        launches: wave13pt_launches,
+        reference: wave13pt_ref,
+    },
+    Kernel {
+        id: "uniformity_unannotated/matmul_tiled_plain",
+        file: "uniformity_unannotated.spmd",
+        entry: "matmul_tiled_plain",
+        params: &[("n", Ty::I), ("a", Ty::Fv), ("b", Ty::Fv), ("c", Ty::Fv)],
+        launches: matmul_launches,
+        reference: matmul_ref,
+    },
+    Kernel {
+        id: "uniformity_unannotated/stencil1d_plain",
+        file: "uniformity_unannotated.spmd",
+        entry: "stencil1d_plain",
+        params: &[("n", Ty::I), ("src", Ty::Fv), ("dst", Ty::Fv)],
+        launches: stencil1d_launches,
+        reference: stencil1d_ref,
+    },
+    Kernel {
+        id: "uniformity_unannotated/reduce_sum_plain",
+        file: "uniformity_unannotated.spmd",
+        entry: "reduce_sum_plain",
+        params: &[("n", Ty::I), ("x", Ty::Fv), ("result", Ty::Fv)],
+        launches: reduce_sum_launches,
+        reference: reduce_sum_ref,
+    },
 ];
 
 use Val::{F, I};
@@ -2844,6 +2930,41 @@ fn uniformity_demo_uniform_thread() {
     check_kernel("uniformity_demo/uniform_thread");
 }
 
+#[test]
+fn uniformity_unannotated_saxpy_plain() {
+    check_kernel("uniformity_unannotated/saxpy_plain");
+}
+
+#[test]
+fn uniformity_unannotated_jacobi2d_plain() {
+    check_kernel("uniformity_unannotated/jacobi2d_plain");
+}
+
+#[test]
+fn uniformity_unannotated_jacobi2d_gpu_plain() {
+    check_kernel("uniformity_unannotated/jacobi2d_gpu_plain");
+}
+
+#[test]
+fn uniformity_unannotated_wave13pt_plain() {
+    check_kernel("uniformity_unannotated/wave13pt_plain");
+}
+
+#[test]
+fn uniformity_unannotated_matmul_tiled_plain() {
+    check_kernel("uniformity_unannotated/matmul_tiled_plain");
+}
+
+#[test]
+fn uniformity_unannotated_stencil1d_plain() {
+    check_kernel("uniformity_unannotated/stencil1d_plain");
+}
+
+#[test]
+fn uniformity_unannotated_reduce_sum_plain() {
+    check_kernel("uniformity_unannotated/reduce_sum_plain");
+}
+
 // ---------------------------------------------------------------------------------
 // Tests
 
@@ -2854,7 +2975,7 @@ fn every_example_is_covered() {
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(files.len(), 26, "{files:?}");
+    assert_eq!(files.len(), 27, "{files:?}");
     for f in &files {
         assert!(
             KERNELS.iter().any(|k| &k.file == f),
