@@ -8,8 +8,17 @@
 //! compiler, for scale). Each run reports dynamic vector and scalar instructions (on
 //! nyuzi: vector and scalar instructions; on dac-gpu: vector and uniform-datapath warp
 //! instructions), cycles and lane utilization, and whether its output buffers equal the
-//! default setting's. [`summary`] gives, per target, the change of dynamic vector
-//! instructions from `--no-uniformity` to the default, the figure issue 6 asks about.
+//! default setting's. The `vector vs --no-uniformity` column ([`vector_change`]) is
+//! the figure issue 6 asks about: the change of dynamic vector instructions from
+//! `--no-uniformity` to the default, per kernel and target.
+//!
+//! Most uniform-dominated examples declare their loop counters and offsets `uniform`
+//! (or use `foreach`), so on nyuzi their types alone already put that work in scalar
+//! registers and the analysis has little left to find. Seven of them therefore also
+//! run as unannotated twins from `examples/uniformity_unannotated.spmd` (named
+//! `KERNEL (plain int)`, listed right after the annotated kernel, with the same
+//! launch): the same algorithm written as CUDA or C code is, with `int` counters and
+//! offsets that only the analysis proves uniform.
 
 use super::{BenchError, BenchOptions, Cell, Table};
 use crate::back::dac_gpu::{self, DacRunOptions};
@@ -77,6 +86,15 @@ pub const KERNELS: &[BenchKernel] = &[
         ["n=1000", "a=2", "x=range(1000)", "y=fill(1000,1)"]
     ),
     example!(
+        "saxpy (plain int)",
+        "uniformity_unannotated.spmd",
+        "saxpy_plain",
+        Uniform,
+        None,
+        None,
+        ["n=1000", "a=2", "x=range(1000)", "y=fill(1000,1)"]
+    ),
+    example!(
         "row_sums",
         "row_sums.spmd",
         "row_sums",
@@ -112,6 +130,23 @@ pub const KERNELS: &[BenchKernel] = &[
         ]
     ),
     example!(
+        "jacobi2d (plain int)",
+        "uniformity_unannotated.spmd",
+        "jacobi2d_plain",
+        Uniform,
+        None,
+        None,
+        [
+            "nx=64",
+            "ny=32",
+            "c0=0.5",
+            "c1=0.1",
+            "c2=0.025",
+            "w0=fill(2048,1)",
+            "w1=zeros(2048)"
+        ]
+    ),
+    example!(
         "jacobi2d_gpu",
         "jacobi2d_gpu.spmd",
         "jacobi2d_gpu",
@@ -129,9 +164,45 @@ pub const KERNELS: &[BenchKernel] = &[
         ]
     ),
     example!(
+        "jacobi2d_gpu (plain int)",
+        "uniformity_unannotated.spmd",
+        "jacobi2d_gpu_plain",
+        Uniform,
+        Some("2,4"),
+        Some("32,8"),
+        [
+            "nx=64",
+            "ny=32",
+            "c0=0.5",
+            "c1=0.1",
+            "c2=0.025",
+            "w0=range(2048)",
+            "w1=zeros(2048)"
+        ]
+    ),
+    example!(
         "wave13pt",
         "wave13pt.spmd",
         "wave13pt",
+        Uniform,
+        None,
+        None,
+        [
+            "nx=16",
+            "ny=16",
+            "nz=16",
+            "c0=1.5",
+            "c1=0.1",
+            "c2=-0.05",
+            "w0=fill(4096,1)",
+            "w1=fill(4096,1)",
+            "w2=zeros(4096)"
+        ]
+    ),
+    example!(
+        "wave13pt (plain int)",
+        "uniformity_unannotated.spmd",
+        "wave13pt_plain",
         Uniform,
         None,
         None,
@@ -177,6 +248,15 @@ pub const KERNELS: &[BenchKernel] = &[
         ["n=40", "a=fill(1600,1)", "b=fill(1600,2)", "c=zeros(1600)"]
     ),
     example!(
+        "matmul_tiled (plain int)",
+        "uniformity_unannotated.spmd",
+        "matmul_tiled_plain",
+        Uniform,
+        Some("3,3"),
+        Some("16,16"),
+        ["n=40", "a=fill(1600,1)", "b=fill(1600,2)", "c=zeros(1600)"]
+    ),
+    example!(
         "stencil1d",
         "stencil1d.spmd",
         "stencil1d",
@@ -186,9 +266,27 @@ pub const KERNELS: &[BenchKernel] = &[
         ["n=1000", "src=fill(1000,1)", "dst=zeros(1000)"]
     ),
     example!(
+        "stencil1d (plain int)",
+        "uniformity_unannotated.spmd",
+        "stencil1d_plain",
+        Uniform,
+        Some("4"),
+        Some("256"),
+        ["n=1000", "src=fill(1000,1)", "dst=zeros(1000)"]
+    ),
+    example!(
         "reduce_sum",
         "reduce_sum.spmd",
         "reduce_sum",
+        Uniform,
+        None,
+        None,
+        ["n=1000", "x=range(1000)", "result=zeros(3)"]
+    ),
+    example!(
+        "reduce_sum (plain int)",
+        "uniformity_unannotated.spmd",
+        "reduce_sum_plain",
         Uniform,
         None,
         None,
@@ -614,6 +712,34 @@ mod tests {
         assert!(count(2, "scalar instr") > count(3, "scalar instr"));
         assert!(count(2, "cycles") > 0);
         assert_eq!(t.cell(3, "output"), Some(&Cell::Text("same".into())));
+    }
+
+    /// The unannotated twins run exactly their annotated kernel's launch, right after
+    /// it in the table, so the two rows compare the same work.
+    #[test]
+    fn each_unannotated_kernel_follows_its_twin_with_the_same_launch() {
+        let mut twins = 0;
+        for (i, k) in KERNELS.iter().enumerate() {
+            let Some(base) = k.name.strip_suffix(" (plain int)") else {
+                continue;
+            };
+            twins += 1;
+            let twin = KERNELS[..i]
+                .iter()
+                .rev()
+                .find(|t| !t.name.ends_with(" (plain int)"))
+                .expect("an annotated kernel before it");
+            assert_eq!(twin.name, base, "{} follows {}", k.name, twin.name);
+            assert_eq!(k.file, "examples/uniformity_unannotated.spmd");
+            assert_eq!(k.entry, format!("{}_plain", twin.entry));
+            assert_eq!(
+                (k.kind, k.grid, k.block, k.args),
+                (twin.kind, twin.grid, twin.block, twin.args),
+                "{}",
+                k.name
+            );
+        }
+        assert_eq!(twins, 7);
     }
 
     #[test]
