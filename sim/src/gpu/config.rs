@@ -199,6 +199,12 @@ config! {
     lock_counter_max: u32 = 0;
     /// DAC: AEU cycles per line step of its accumulator (one integer ALU, §4.2).
     aeu_cycles_per_step: u32 = 0;
+    /// DAC: L1 miss registers early requests may not hold, kept for the warps' own
+    /// misses (early requests hold at most `l1_mshrs - early_mshr_reserve`, at least 1).
+    early_mshr_reserve: u32 = 0;
+    /// DAC: batches of blocks served at once, each by its own affine warp context
+    /// and ATQ (1: the paper's one affine warp per SM).
+    affine_contexts: u32 = 0;
 }
 
 /// A configuration file error at a 1-based line.

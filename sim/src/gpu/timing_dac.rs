@@ -214,6 +214,11 @@ pub(crate) struct SmDac {
     outbox: VecDeque<EarlyRequest>,
     /// Cycles the buffer's oldest request waited for a free L1 miss register.
     pub mshr_wait_cycles: u64,
+    /// The cycles the L1 miss registers early requests took free again (one per
+    /// early miss in flight), and how many they may hold at once (`None`:
+    /// unlimited registers): `l1_mshrs - early_mshr_reserve`, at least one.
+    early_misses: Vec<u64>,
+    early_mshr_limit: Option<usize>,
     pub affine_insts: u64,
     /// Cycles the affine warp could not issue an `enq` (back-pressure).
     pub enq_stall_cycles: u64,
@@ -256,6 +261,8 @@ impl SmDac {
             dropped: 0,
             outbox: VecDeque::new(),
             mshr_wait_cycles: 0,
+            early_misses: Vec::new(),
+            early_mshr_limit: early_mshr_limit(cfg),
             affine_insts: 0,
             enq_stall_cycles: 0,
             line_size: cfg.line_size,
@@ -331,27 +338,33 @@ impl SmDac {
     }
 
     /// The AEU's port into the L1: the oldest buffered early request, at most one
-    /// a cycle. A request whose line is absent waits for a free miss register (it
-    /// does not queue ahead of the warps' own misses). A request whose line cannot
-    /// be locked (its set has N−1 ways locked, or the line's counter is saturated)
-    /// is dropped: the line is neither fetched nor locked, and the warp's
-    /// `deq.data` loads it itself, as the baseline does, rather than the prefetch
-    /// evicting data still to be used or waiting for locks to be released.
+    /// a cycle. A request whose line cannot be locked (its set has N−1 ways
+    /// locked, or the line's counter is saturated) is dropped at once, before it
+    /// waits for or takes a miss register: the line is neither fetched nor locked,
+    /// and the warp's `deq.data` loads it itself, as the baseline does, rather
+    /// than the prefetch evicting data still to be used or waiting for locks to be
+    /// released. A request whose line is absent waits for a free miss register
+    /// that leaves the reserve for demand misses ([`SmDac::early_mshr_free`]), so
+    /// it never queues ahead of the warps' own misses nor starves them.
     pub fn issue_early(&mut self, now: u64, memsys: &mut MemorySystem, sm_id: usize) {
         let Some(r) = self.outbox.front().copied() else {
             return;
         };
+        if !lockable(&self.locks, memsys, sm_id, self.line_size, r.line) {
+            self.outbox.pop_front();
+            self.dropped += 1;
+            return;
+        }
         let present = memsys.l1_locate(sm_id, r.line).is_some();
-        if !present && !memsys.l1_mshr_available(sm_id, now) {
+        if !present && !self.early_mshr_free(now, memsys, sm_id) {
             self.mshr_wait_cycles += 1;
             return;
         }
         self.outbox.pop_front();
-        if !lockable(&self.locks, memsys, sm_id, self.line_size, r.line) {
-            self.dropped += 1;
-            return;
-        }
         let o = memsys.access(sm_id, r.line, self.line_size, AccessKind::Read, now);
+        if !present {
+            self.early_misses.push(o.ready.max(now + 1));
+        }
         let lock = memsys.l1_locate(sm_id, r.line).and_then(|(set, way)| {
             self.locks.lock(set, way).ok()?;
             memsys.l1_set_pinned(sm_id, set, way, true);
@@ -359,6 +372,18 @@ impl SmDac {
         });
         self.prefetch.issue(&r, lock);
         self.arrivals.push((o.ready.max(now), r.line));
+    }
+
+    /// Whether an early miss may take an L1 miss register at `now`: one is free,
+    /// and early misses in flight hold fewer than their share (the registers
+    /// beyond `early_mshr_reserve`), so a demand miss always finds the reserve
+    /// not held by prefetches.
+    pub fn early_mshr_free(&mut self, now: u64, memsys: &MemorySystem, sm_id: usize) -> bool {
+        self.early_misses.retain(|&free_at| free_at > now);
+        let under_share = self
+            .early_mshr_limit
+            .is_none_or(|limit| self.early_misses.len() < limit);
+        under_share && memsys.l1_mshr_available(sm_id, now)
     }
 
     /// The affine warp's next step when it may issue at `now`: `Some(true)` issued,
@@ -514,6 +539,12 @@ fn add_queue(a: &mut QueueStats, b: &QueueStats) {
     a.max_occupancy = a.max_occupancy.max(b.max_occupancy);
 }
 
+/// How many L1 miss registers early requests may hold at once on machine `cfg`
+/// (`None` with unlimited registers): all but `early_mshr_reserve`, at least one.
+fn early_mshr_limit(cfg: &GpuConfig) -> Option<usize> {
+    (cfg.l1_mshrs > 0).then(|| cfg.l1_mshrs.saturating_sub(cfg.early_mshr_reserve).max(1) as usize)
+}
+
 /// Whether L1 number `l1` can lock the line of `addr` now: a locked line below the
 /// counter's maximum, or any other line when its set has a way to spare (at most
 /// N−1 of N ways locked).
@@ -538,10 +569,18 @@ mod tests {
     use super::*;
     use crate::gpu::dac::AffineTuple;
 
-    /// The GTX 480 with `mshrs` L1 miss registers: 32 sets x 4 ways of 128 bytes.
+    /// The GTX 480 with `mshrs` L1 miss registers, none reserved for demand
+    /// misses: 32 sets x 4 ways of 128 bytes.
     fn machine(mshrs: u32) -> (GpuConfig, MemorySystem) {
+        reserving(mshrs, 0)
+    }
+
+    /// The GTX 480 with `mshrs` L1 miss registers, `reserve` of them kept for
+    /// demand misses.
+    fn reserving(mshrs: u32, reserve: u32) -> (GpuConfig, MemorySystem) {
         let mut cfg = GpuConfig::gtx480();
         cfg.l1_mshrs = mshrs;
+        cfg.early_mshr_reserve = reserve;
         let m = MemorySystem::new(super::super::timing::mem_config(&cfg)).unwrap();
         (cfg, m)
     }
@@ -633,6 +672,54 @@ mod tests {
             assert!(now < 5000, "the requests go out once registers free");
         }
         assert!(now > 200);
+    }
+
+    #[test]
+    fn demand_misses_find_the_reserved_miss_registers_free() {
+        let (cfg, mut m) = reserving(4, 2);
+        // 8 warps, one line each: 8 early misses want registers.
+        let mut d = batch(&cfg, 8, 0x10_0000);
+        for now in 0..60 {
+            d.tick(now, &mut m, 0);
+        }
+        assert_eq!(
+            d.prefetch.stats().requests,
+            2,
+            "early misses hold at most 4 - 2 registers"
+        );
+        assert!(d.mshr_wait_cycles > 0);
+        assert!(d.deq_blocked(DeqNeed::Addr { data: true }, 5));
+        // Two demand misses now start at once: no wait for a register.
+        for k in 0..2u64 {
+            m.access(0, 0x80_0000 + 128 * k, 4, AccessKind::Read, 60);
+        }
+        assert_eq!(m.l1_mshr_wait_cycles(0), 0);
+        // A third demand miss finds every register busy (the reserve is not a cap
+        // on demand misses, only on early ones).
+        m.access(0, 0x90_0000, 4, AccessKind::Read, 60);
+        assert!(m.l1_mshr_wait_cycles(0) > 0);
+    }
+
+    #[test]
+    fn a_request_that_cannot_be_locked_is_dropped_without_a_miss_register() {
+        let (cfg, mut m) = machine(1);
+        // The only register is busy with a demand miss for hundreds of cycles.
+        m.access(0, 0x50_0000, 4, AccessKind::Read, 0);
+        assert!(!m.l1_mshr_available(0, 1));
+        let mut d = batch(&cfg, 1, 0x10_0000);
+        let set = d.locks.set_of(0x10_0000, 128);
+        for way in 0..3 {
+            d.locks.lock(set, way).unwrap();
+        }
+        for now in 1..10 {
+            d.tick(now, &mut m, 0);
+        }
+        assert_eq!((d.dropped, d.mshr_wait_cycles), (1, 0));
+        assert_eq!(d.prefetch.stats().requests, 0);
+        assert!(
+            !d.deq_blocked(DeqNeed::Addr { data: true }, 0),
+            "the warp loads the line itself"
+        );
     }
 
     #[test]
