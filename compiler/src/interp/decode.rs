@@ -370,17 +370,9 @@ impl<'a> Decoder<'a> {
         };
         let not_for = |what: &str, s: Scalar| format!("{what} does not apply to {}", s.name());
         Ok(match data {
-            InstData::Iconst { ty, bits } => Op::Const {
+            InstData::Iconst { ty, .. } | InstData::Fconst { ty, .. } => Op::Const {
                 dst: dst()?,
-                bits: ops::canonical(*bits, ty.scalar),
-            },
-            InstData::Fconst { ty, bits } => Op::Const {
-                dst: dst()?,
-                bits: match ty.scalar {
-                    Scalar::F32 => u64::from((f64::from_bits(*bits) as f32).to_bits()),
-                    Scalar::F64 => *bits,
-                    s => return Err(not_for("fconst", s)),
-                },
+                bits: ops::constant(data).ok_or_else(|| not_for("fconst", ty.scalar))?,
             },
             InstData::Unary { op, arg } => {
                 let s = self.scalar(*arg);

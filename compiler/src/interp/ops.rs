@@ -9,7 +9,7 @@
 
 use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
 
-use crate::ir::{AtomicOp, BinaryOp, ConvOp, FloatCC, IntCC, Scalar, UnaryOp};
+use crate::ir::{AtomicOp, BinaryOp, ConvOp, FloatCC, InstData, IntCC, Scalar, UnaryOp};
 
 /// One lane of a one-operand instruction.
 pub type UnFn = fn(u64) -> u64;
@@ -644,6 +644,40 @@ pub fn atomic(op: AtomicOp, s: Scalar) -> Option<BinFn> {
         Umax => umax,
         Xchg => xchg,
     })
+}
+
+// ---- constants ----
+
+/// The canonical bits of a constant instruction's value, as the decoder loads them:
+/// an `iconst`'s low bits; an `fconst`'s f64 value, rounded to `f32` for an `f32`
+/// constant. `None` for other instructions and an `fconst` of a non-float type.
+pub fn constant(data: &InstData) -> Option<u64> {
+    match *data {
+        InstData::Iconst { ty, bits } => Some(canonical(bits, ty.scalar)),
+        InstData::Fconst { ty, bits } => match ty.scalar {
+            Scalar::F32 => Some(u64::from((f64::from_bits(bits) as f32).to_bits())),
+            Scalar::F64 => Some(bits),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The `fconst` operand that [`constant`] reads back as exactly the canonical value
+/// `bits` of float type `s`, so a folded result is the one the operation computes.
+/// `None` when there is none (an `f32` NaN whose payload the trip through f64 changes).
+pub fn fconst_operand(s: Scalar, bits: u64) -> Option<u64> {
+    let operand = match s {
+        Scalar::F32 => (f32::from_bits(bits as u32) as f64).to_bits(),
+        Scalar::F64 => bits,
+        _ => return None,
+    };
+    let ty = crate::ir::Type {
+        scalar: s,
+        varying: false,
+    };
+    let data = InstData::Fconst { ty, bits: operand };
+    (constant(&data) == Some(bits)).then_some(operand)
 }
 
 #[cfg(test)]

@@ -256,7 +256,7 @@ pub fn remove_trivial_params(func: &mut Function) -> usize {
 }
 
 /// For each block, the argument lists of every branch to it.
-fn incoming_args(func: &Function) -> SecondaryMap<Block, Vec<Vec<Value>>> {
+pub fn incoming_args(func: &Function) -> SecondaryMap<Block, Vec<Vec<Value>>> {
     let mut incoming: SecondaryMap<Block, Vec<Vec<Value>>> = SecondaryMap::new();
     for &b in &func.layout {
         if let Some(t) = func.terminator(b) {
@@ -299,7 +299,7 @@ pub fn replace_uses(func: &mut Function, from: Value, to: Value) {
 }
 
 /// Removes parameter `index` of `block` and the matching argument of every branch to it.
-fn remove_param(func: &mut Function, block: Block, index: usize) {
+pub fn remove_param(func: &mut Function, block: Block, index: usize) {
     func.blocks[block].params.remove(index);
     for (i, &p) in func.blocks[block].params.iter().enumerate() {
         func.values[p].def = ValueDef::Param(block, i as u32);
@@ -483,7 +483,8 @@ pub fn natural_loop(
     })
 }
 
-/// Deletes the pure instructions that no longer have a use because the instructions
+/// Deletes the pure instructions ([`super::dce::removable`]: not a division that may
+/// trap) that no longer have a use because the instructions
 /// reading `seeds` went away (a guard decided into a jump leaves its `any` and mask
 /// computation behind), following operands back until something is still read.
 /// Instructions that were unused before are left alone: only the seeds' chains go.
@@ -507,7 +508,8 @@ pub fn remove_dead_from(func: &mut Function, seeds: &[Value]) -> usize {
         let Some(&block) = def_at.get(&inst) else {
             continue;
         };
-        if uses.get(&v).copied().unwrap_or(0) > 0 || !is_pure(&func.insts[inst]) {
+        if uses.get(&v).copied().unwrap_or(0) > 0 || !super::dce::removable(func, &func.insts[inst])
+        {
             continue;
         }
         func.blocks[block].insts.retain(|&i| i != inst);

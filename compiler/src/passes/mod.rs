@@ -8,6 +8,9 @@
 //! a wrong result.
 
 pub mod cfg;
+pub mod const_fold;
+pub mod dce;
+pub mod gvn;
 pub mod jump_thread;
 pub mod legalize;
 pub mod promote;
@@ -97,6 +100,31 @@ pub fn merge_blocks(module: &mut ir::Module) {
     }
 }
 
+/// The value-level clean-up, run in every setting: [`const_fold`], [`dce`], [`gvn`],
+/// [`dce`]. Folding makes expressions equal and leaves values unused; deleting those
+/// before numbering keeps a later computation from being tied to a dead earlier one in
+/// a dominator (which would make it live across blocks for nothing).
+fn cleanup() -> [Pass; 4] {
+    [
+        Pass {
+            name: "const_fold",
+            run: const_fold::run_module,
+        },
+        Pass {
+            name: "dce",
+            run: dce::run_module,
+        },
+        Pass {
+            name: "gvn",
+            run: gvn::run_module,
+        },
+        Pass {
+            name: "dce",
+            run: dce::run_module,
+        },
+    ]
+}
+
 /// A transformation of a whole module.
 pub type PassFn = fn(&mut ir::Module);
 
@@ -123,10 +151,12 @@ impl Pipeline {
     }
 
     /// The pipeline for `switches`: `promote`; `skip_empty` with `no_skip_empty`; then
-    /// `trivial_params` and the code-duplicating CFG transforms (`tail_dup`,
-    /// `jump_thread`, `unswitch`) on the branches in [`Scope::of`] the switches (proven
-    /// uniform; uniform-typed with `no_uniformity`; all with `force_cfg_opts`), then
-    /// `merge_blocks`.
+    /// `trivial_params`, the value clean-up (`const_fold`, `gvn`, `dce`), the
+    /// code-duplicating CFG transforms (`tail_dup`, `jump_thread`, `unswitch`) on the
+    /// branches in [`Scope::of`] the switches (proven uniform; uniform-typed with
+    /// `no_uniformity`; all with `force_cfg_opts`), then `merge_blocks` and the value
+    /// clean-up again (the copies the transforms made and the blocks they merged
+    /// expose more).
     pub fn with_switches(switches: &Switches) -> Pipeline {
         let mut passes = vec![Pass {
             name: "promote",
@@ -144,11 +174,12 @@ impl Pipeline {
             Scope::Typed => typed,
             Scope::All => all,
         };
+        passes.push(Pass {
+            name: "trivial_params",
+            run: trivial_params,
+        });
+        passes.extend(cleanup());
         passes.extend([
-            Pass {
-                name: "trivial_params",
-                run: trivial_params,
-            },
             Pass {
                 name: "tail_dup",
                 run: pick(
@@ -178,6 +209,7 @@ impl Pipeline {
                 run: merge_blocks,
             },
         ]);
+        passes.extend(cleanup());
         Pipeline {
             passes,
             verify: false,
