@@ -991,10 +991,9 @@ impl Run<'_, '_> {
                 }
             }
         }
+        let linear = sm.ctas[cta_slot].as_ref().map_or(u64::MAX, |c| c.linear);
         if let Some(d) = sm.dac.as_mut() {
-            if let Some(&Some(b)) = d.batch_index.get(cta_slot) {
-                d.engine.cta_passed_barrier(b);
-            }
+            d.block_passed_barrier(cta_slot, linear);
         }
         Ok(())
     }

@@ -192,20 +192,25 @@ pub(crate) struct SmDac {
     requests: Vec<EarlyRequest>,
     /// Early requests in flight: (arrival cycle, line).
     arrivals: Vec<(u64, u64)>,
-    /// The affine warp: next step, the cycle it may issue, its scoreboard (the cycle
-    /// each register's pending write completes), and cycles it waited on it.
-    pub pc: usize,
-    pub ready_at: u64,
-    reg_ready: HashMap<u32, u64>,
+    /// The affine warp contexts (`affine_contexts`, 1 in the paper), each running
+    /// its stream for one batch.
+    affine: Vec<AffineWarp>,
+    /// Batches started so far, for the contexts' issue order (oldest first).
+    started: u64,
+    /// Cycles an affine warp waited on its scoreboard.
     pub scoreboard_wait: u64,
-    /// A batch is being served: the affine warp runs its stream, or the engine still
-    /// expands its entries. Blocks that arrive meanwhile wait for the next batch.
+    /// Every context is busy with a batch (its affine warp runs its stream, or the
+    /// engine still expands its entries): blocks that arrive meanwhile wait for a
+    /// context to free. With one context, a batch at a time.
     pub running: bool,
-    /// Per block slot: its index in the current batch (`None` for a block of an
-    /// earlier batch, all of whose entries are expanded, or one not yet served).
-    pub batch_index: Vec<Option<usize>>,
+    /// Per block slot: the engine's id of the CTA a batch served there
+    /// ([`DacSm::cta_id`]).
+    batch_index: Vec<Option<usize>>,
     /// Per block slot: the linear index of the block a batch served there.
     served: Vec<Option<u64>>,
+    /// Per block slot: barriers the resident block passed before a batch served it
+    /// (its linear index and count), credited to its CTA when the batch starts.
+    early_barriers: Vec<Option<(u64, u32)>>,
     /// Batches started (runs of the affine warp).
     pub batches: u64,
     /// Early requests not issued because their line could not be locked.
@@ -223,6 +228,18 @@ pub(crate) struct SmDac {
     /// Cycles the affine warp could not issue an `enq` (back-pressure).
     pub enq_stall_cycles: u64,
     line_size: u32,
+}
+
+/// One affine warp context: where it is in the stream, the cycle it may issue
+/// next and its scoreboard (the cycle each register's pending write completes).
+#[derive(Clone, Debug, Default)]
+struct AffineWarp {
+    streaming: bool,
+    pc: usize,
+    ready_at: u64,
+    reg_ready: HashMap<u32, u64>,
+    /// When its batch started (the order of [`SmDac::started`]).
+    order: u64,
 }
 
 /// What the DAC hardware of all SMs counted.
@@ -250,13 +267,13 @@ impl SmDac {
             prefetch: PrefetchTracker::new(),
             requests: Vec::new(),
             arrivals: Vec::new(),
-            pc: 0,
-            ready_at: 0,
-            reg_ready: HashMap::new(),
+            affine: vec![AffineWarp::default(); dc.affine_contexts as usize],
+            started: 0,
             scoreboard_wait: 0,
             running: false,
             batch_index: vec![None; block_slots],
             served: vec![None; block_slots],
+            early_barriers: vec![None; block_slots],
             batches: 0,
             dropped: 0,
             outbox: VecDeque::new(),
@@ -269,10 +286,26 @@ impl SmDac {
         })
     }
 
-    /// Whether the current batch is over: the affine warp ran its whole stream and
-    /// every entry was expanded for every warp of the batch.
-    pub fn batch_over(&self, plan: &Plan) -> bool {
-        self.affine_done(plan) && self.engine.is_drained()
+    /// Whether an affine warp context is free for a new batch: its affine warp ran
+    /// its whole stream and every entry was expanded for every warp of its batch.
+    /// (With one context: the current batch is over.)
+    pub fn batch_over(&mut self, plan: &Plan) -> bool {
+        self.note_streams_done(plan);
+        self.free_context().is_some()
+    }
+
+    /// Contexts whose affine warp has run the whole stream stop streaming.
+    fn note_streams_done(&mut self, plan: &Plan) {
+        for w in self.affine.iter_mut() {
+            if w.pc >= plan.steps.len() {
+                w.streaming = false;
+            }
+        }
+    }
+
+    /// A context neither streaming nor with entries left to expand.
+    fn free_context(&self) -> Option<usize> {
+        (0..self.affine.len()).find(|&c| !self.affine[c].streaming && self.engine.is_drained_in(c))
     }
 
     /// Whether the block with linear index `linear` in block slot `slot` has been
@@ -281,14 +314,35 @@ impl SmDac {
         self.served.get(slot).copied().flatten() == Some(linear)
     }
 
-    /// Starts a batch of resident blocks not served yet: `(block slot, ctaid,
-    /// linear block index)`, warps from `slot * warps_per_block`.
+    /// The block `linear` in block slot `slot` passed a barrier with its non-affine
+    /// warps: its CTA's entries behind the affine warp's next barrier may be
+    /// expanded (§4.2). A block no batch has served yet keeps the count for its
+    /// batch.
+    pub fn block_passed_barrier(&mut self, slot: usize, linear: u64) {
+        if self.is_served(slot, linear) {
+            if let Some(&Some(id)) = self.batch_index.get(slot) {
+                self.engine.cta_passed_barrier(id);
+            }
+        } else if let Some(e) = self.early_barriers.get_mut(slot) {
+            *e = match *e {
+                Some((l, n)) if l == linear => Some((l, n + 1)),
+                _ => Some((linear, 1)),
+            };
+        }
+    }
+
+    /// Starts a batch of resident blocks not served yet, `(block slot, ctaid,
+    /// linear block index)` with warps from `slot * warps_per_block`, in a free
+    /// affine warp context (see [`SmDac::batch_over`]).
     pub fn start_batch(
         &mut self,
         blocks: &[(usize, [u32; 3], u64)],
         block_dim: [u32; 3],
         warps_per_block: usize,
     ) -> Result<(), String> {
+        let c = self
+            .free_context()
+            .ok_or("DAC: no free affine warp context for a new batch")?;
         let slots: Vec<CtaSlot> = blocks
             .iter()
             .map(|&(s, ctaid, _)| CtaSlot {
@@ -297,18 +351,31 @@ impl SmDac {
                 first_warp_slot: s * warps_per_block,
             })
             .collect();
-        self.engine.start_batch(&slots).map_err(|e| e.to_string())?;
-        self.batch_index.iter_mut().for_each(|b| *b = None);
+        self.engine
+            .start_batch_in(c, &slots)
+            .map_err(|e| e.to_string())?;
         for (i, &(s, _, linear)) in blocks.iter().enumerate() {
+            let id = self.engine.cta_id(c, i);
             if let Some(b) = self.batch_index.get_mut(s) {
-                *b = Some(i);
+                *b = Some(id);
             }
             if let Some(b) = self.served.get_mut(s) {
                 *b = Some(linear);
             }
+            // Barriers passed before the batch started count for its CTA.
+            if let Some(Some((l, n))) = self.early_barriers.get_mut(s).map(Option::take) {
+                for _ in 0..n * u32::from(l == linear) {
+                    self.engine.cta_passed_barrier(id);
+                }
+            }
         }
-        (self.pc, self.running) = (0, true);
-        self.reg_ready.clear();
+        self.started += 1;
+        self.affine[c] = AffineWarp {
+            streaming: true,
+            order: self.started,
+            ..AffineWarp::default()
+        };
+        self.running = self.free_context().is_none();
         self.batches += 1;
         Ok(())
     }
@@ -386,47 +453,69 @@ impl SmDac {
         under_share && memsys.l1_mshr_available(sm_id, now)
     }
 
-    /// The affine warp's next step when it may issue at `now`: `Some(true)` issued,
-    /// `Some(false)` blocked by back-pressure, `None` nothing to issue (done, or
-    /// waiting on its scoreboard: the step uses a register an earlier step writes
-    /// less than `latency` cycles before, as any warp's scoreboard would hold it).
+    /// Issues the next step of one affine warp context at `now` (at most one a
+    /// cycle: they share the first scheduler's issue slot), the oldest batch's
+    /// first: `Some(true)` issued, `Some(false)` blocked by back-pressure, `None`
+    /// nothing to issue (done, or waiting on the scoreboard: the step uses a
+    /// register an earlier step writes less than `latency` cycles before, as any
+    /// warp's scoreboard would hold it).
     pub fn issue_affine(&mut self, plan: &Plan, now: u64, latency: u64) -> Option<bool> {
-        if !self.running || self.ready_at > now {
-            return None;
+        self.note_streams_done(plan);
+        let mut order: Vec<usize> = (0..self.affine.len())
+            .filter(|&c| self.affine[c].streaming && self.affine[c].ready_at <= now)
+            .collect();
+        order.sort_by_key(|&c| self.affine[c].order);
+        let mut blocked = None;
+        for c in order {
+            match self.try_issue_affine(c, plan, now, latency) {
+                Some(true) => return Some(true),
+                Some(false) => blocked = Some(false),
+                None => {}
+            }
         }
-        let step = *plan.steps.get(self.pc)?;
-        let regs = plan.regs.get(self.pc);
-        let pending = |k: &u32| self.reg_ready.get(k).is_some_and(|&r| r > now);
+        blocked
+    }
+
+    /// [`SmDac::issue_affine`] for context `c`.
+    fn try_issue_affine(&mut self, c: usize, plan: &Plan, now: u64, latency: u64) -> Option<bool> {
+        let w = &self.affine[c];
+        let step = *plan.steps.get(w.pc)?;
+        let regs = plan.regs.get(w.pc);
+        let pending = |k: &u32| w.reg_ready.get(k).is_some_and(|&r| r > now);
         if regs.is_some_and(|r| r.used.iter().any(pending)) {
             self.scoreboard_wait += 1;
             return None;
         }
         match step {
             AffStep::Plain => {}
-            AffStep::Barrier => self.engine.affine_barrier(),
+            AffStep::Barrier => self.engine.affine_barrier_in(c),
             AffStep::Enq(e) => {
-                if !self.engine.can_enqueue() {
+                if !self.engine.can_enqueue_in(c) {
                     self.enq_stall_cycles += 1;
                     return Some(false);
                 }
-                if self.engine.enqueue(plan.enqs[e as usize]).is_err() {
+                if self.engine.enqueue_in(c, plan.enqs[e as usize]).is_err() {
                     self.enq_stall_cycles += 1;
                     return Some(false);
                 }
             }
         }
+        let w = &mut self.affine[c];
         for &k in regs.map_or(&[][..], |r| &r.written[..]) {
-            self.reg_ready.insert(k, now + latency.max(1));
+            w.reg_ready.insert(k, now + latency.max(1));
         }
-        self.pc += 1;
-        self.ready_at = now + 1;
+        w.pc += 1;
+        w.ready_at = now + 1;
+        w.streaming = w.pc < plan.steps.len();
         self.affine_insts += 1;
         Some(true)
     }
 
-    /// True when the affine warp has run its whole stream.
+    /// True when every affine warp context has run its whole stream.
     pub fn affine_done(&self, plan: &Plan) -> bool {
-        self.pc >= plan.steps.len()
+        self.affine
+            .iter()
+            .all(|w| !w.streaming || w.pc >= plan.steps.len())
     }
 
     /// Whether warp slot `ws` must wait before issuing `need`.
@@ -480,7 +569,10 @@ impl SmDac {
     /// Something happens next cycle (expansion, arrivals, the affine warp, or the
     /// end of a batch, after which the next one may start).
     pub fn busy(&self, _plan: &Plan) -> bool {
-        self.running || !self.arrivals.is_empty() || !self.outbox.is_empty()
+        self.affine.iter().any(|w| w.streaming)
+            || !self.engine.is_drained()
+            || !self.arrivals.is_empty()
+            || !self.outbox.is_empty()
     }
 
     pub fn add_to(&self, t: &mut DacTotals) {
@@ -515,7 +607,7 @@ impl SmDac {
             *a += b;
         }
         tp.wait_cycles += p.wait_cycles;
-        add_queue(&mut t.atq, self.engine.atq_stats());
+        add_queue(&mut t.atq, &self.engine.atq_stats());
         add_queue(&mut t.pwaq, &self.engine.pwaq_stats());
         add_queue(&mut t.pwpq, &self.engine.pwpq_stats());
         t.affine_insts += self.affine_insts;
@@ -757,7 +849,114 @@ mod tests {
         assert!(!d.is_served(0, 9), "another block in the same slot");
         assert!(!d.is_served(2, 7));
         let plan = Plan::default();
-        assert!(d.batch_over(&plan) && d.busy(&plan));
+        assert!(d.batch_over(&plan), "an empty stream is over at once");
+        assert!(!d.busy(&plan), "nothing left to expand");
         assert_eq!(d.batches, 1);
+    }
+
+    /// An affine stream of `n` `enq.data` of a stride-4 tuple (one line a warp).
+    fn data_stream(n: usize) -> Plan {
+        let t = AddrTuple {
+            tuple: AffineTuple {
+                base: 0x10_0000,
+                strides: [4, 0, 0],
+                cta_strides: [128, 0, 0],
+            },
+            access_bytes: 4,
+            wide: true,
+        };
+        Plan {
+            steps: vec![AffStep::Enq(0); n],
+            enqs: vec![Enq::Data(t)],
+            regs: vec![StepRegs::default(); n],
+        }
+    }
+
+    /// Runs the DAC side of an SM from cycle `from` to `to` (the affine warps issue
+    /// every cycle, nobody consumes).
+    fn run(d: &mut SmDac, m: &mut MemorySystem, plan: &Plan, from: u64, to: u64) {
+        for now in from..to {
+            d.issue_affine(plan, now, 1);
+            d.tick(now, m, 0);
+        }
+    }
+
+    #[test]
+    fn a_second_batch_starts_before_the_first_drains() {
+        let (mut cfg, mut m) = machine(0);
+        cfg.affine_contexts = 2;
+        let mut d = SmDac::new(&cfg, 8, 8).unwrap();
+        // 12 entries: warp 0's PWAQ (4) and the ATQ (8) hold them all, so its
+        // affine warp finishes its stream while no entry has been consumed.
+        let plan = data_stream(12);
+        d.start_batch(&[(0, [0, 0, 0], 0)], [32, 1, 1], 1).unwrap();
+        assert!(!d.running, "a second context is free");
+        run(&mut d, &mut m, &plan, 0, 200);
+        assert!(d.affine[0].pc == 12 && !d.engine.is_drained_in(0));
+        assert_eq!(d.engine.pwaq_stats().pushes, 4);
+        // Block 1 joins: its batch starts in the other context and its warp gets
+        // its records while block 0's entries still wait.
+        assert!(d.batch_over(&plan));
+        d.start_batch(&[(1, [1, 0, 0], 1)], [32, 1, 1], 1).unwrap();
+        assert!(d.running, "both contexts busy");
+        run(&mut d, &mut m, &plan, 200, 400);
+        let e = d.engine.peek_addr(1).expect("block 1's first record");
+        assert_eq!(e.record.as_ref().unwrap().lines[0].line, 0x10_0080);
+        assert!(!d.engine.is_drained_in(0));
+        assert!(!d.batch_over(&plan), "neither context is free");
+        // Warp 0 consumes its records: context 0 drains and frees.
+        for now in 400..700 {
+            if !d.deq_blocked(DeqNeed::Addr { data: true }, 0) {
+                d.deq(DeqNeed::Addr { data: true }, 0, now, &mut m, 0);
+            }
+            run(&mut d, &mut m, &plan, now, now + 1);
+        }
+        assert!(d.engine.is_drained_in(0));
+        assert!(d.batch_over(&plan));
+        assert_eq!(d.batches, 2);
+    }
+
+    #[test]
+    fn with_one_context_a_batch_waits_for_the_previous_to_drain() {
+        let (cfg, mut m) = machine(0);
+        assert_eq!(cfg.affine_contexts, 1, "the paper's preset");
+        let mut d = SmDac::new(&cfg, 8, 8).unwrap();
+        let plan = data_stream(12);
+        d.start_batch(&[(0, [0, 0, 0], 0)], [32, 1, 1], 1).unwrap();
+        assert!(d.running);
+        run(&mut d, &mut m, &plan, 0, 200);
+        assert!(d.affine_done(&plan));
+        assert!(!d.batch_over(&plan), "the stream is done but not expanded");
+        assert!(d.start_batch(&[(1, [1, 0, 0], 1)], [32, 1, 1], 1).is_err());
+    }
+
+    #[test]
+    fn barriers_a_block_passed_before_its_batch_count_for_it() {
+        let (cfg, mut m) = machine(0);
+        let mut d = SmDac::new(&cfg, 8, 8).unwrap();
+        // The stream: a barrier, then one enq.data.
+        let mut plan = data_stream(2);
+        plan.steps[0] = AffStep::Barrier;
+        // Blocks 5 and 6 pass their barrier before any batch serves them (block 4,
+        // earlier in slot 1, passed one too: its count is not block 6's).
+        d.block_passed_barrier(0, 5);
+        d.block_passed_barrier(1, 4);
+        d.block_passed_barrier(1, 6);
+        d.start_batch(&[(0, [0, 0, 0], 5), (1, [1, 0, 0], 6)], [32, 1, 1], 1)
+            .unwrap();
+        run(&mut d, &mut m, &plan, 0, 100);
+        assert!(
+            d.engine.peek_addr(0).is_some(),
+            "block 5 is past the barrier"
+        );
+        assert!(d.engine.peek_addr(1).is_some(), "block 6 passed one too");
+        // A served block's barrier goes to its CTA.
+        let mut d = SmDac::new(&cfg, 8, 8).unwrap();
+        d.start_batch(&[(0, [0, 0, 0], 5)], [32, 1, 1], 1).unwrap();
+        run(&mut d, &mut m, &plan, 100, 200);
+        assert!(d.engine.peek_addr(0).is_none(), "held at the barrier");
+        d.block_passed_barrier(0, 5);
+        run(&mut d, &mut m, &plan, 200, 300);
+        assert!(d.engine.peek_addr(0).is_some());
     }
 }

@@ -160,6 +160,28 @@ struct CtaState {
     warps: u32,
     barriers_passed: u32,
     next_warp: u32,
+    /// Its warp slots went to a block of a later batch (this CTA had finished):
+    /// it is served no more.
+    retired: bool,
+}
+
+impl CtaState {
+    /// Has every warp the context's head entry, or needs none.
+    fn done_with_head(&self) -> bool {
+        self.retired || self.next_warp >= self.warps
+    }
+
+    fn warp_slots(&self) -> std::ops::Range<usize> {
+        self.slot.first_warp_slot..self.slot.first_warp_slot + self.warps as usize
+    }
+}
+
+/// One affine warp context's share of the hardware: its ATQ, the CTAs of the batch
+/// it serves (each with its accumulated-address cursor) and its barrier epoch.
+struct Context {
+    atq: BoundedQueue<Entry>,
+    ctas: Vec<CtaState>,
+    epoch: u32,
 }
 
 enum Output {
@@ -169,20 +191,20 @@ enum Output {
 
 struct Pending {
     warp_slot: usize,
-    /// The batch CTA whose cursor produced it.
+    /// The context and batch CTA whose cursor produced it.
+    ctx: usize,
     cta: usize,
     out: Output,
 }
 
-/// One SM's ATQ, expansion units and per-warp queues.
+/// One SM's ATQs, expansion units and per-warp queues.
 pub struct DacSm {
     cfg: DacConfig,
-    atq: BoundedQueue<Entry>,
+    ctxs: Vec<Context>,
     pwaq: PerWarpQueues<AddrEntry>,
     pwpq: PerWarpQueues<PredEntry>,
-    ctas: Vec<CtaState>,
-    epoch: u32,
     next_seq: u64,
+    /// Round robin position over the (context, CTA) pairs.
     rr: usize,
     busy: u32,
     pending: Option<Pending>,
@@ -191,16 +213,21 @@ pub struct DacSm {
 }
 
 impl DacSm {
-    /// The hardware of an SM with `warp_slots` non-affine warp slots.
+    /// The hardware of an SM with `warp_slots` non-affine warp slots and
+    /// `cfg.affine_contexts` affine warp contexts.
     pub fn new(cfg: DacConfig, warp_slots: usize) -> Result<DacSm, DacError> {
         cfg.validate().map_err(DacError::Config)?;
         Ok(DacSm {
-            atq: BoundedQueue::new(cfg.atq_entries as usize),
+            ctxs: (0..cfg.affine_contexts)
+                .map(|_| Context {
+                    atq: BoundedQueue::new(cfg.atq_entries as usize),
+                    ctas: vec![],
+                    epoch: 0,
+                })
+                .collect(),
             pwaq: PerWarpQueues::new(warp_slots, cfg.pwaq_entries as usize),
             pwpq: PerWarpQueues::new(warp_slots, cfg.pwpq_entries as usize),
             cfg,
-            ctas: vec![],
-            epoch: 0,
             next_seq: 0,
             rr: 0,
             busy: 0,
@@ -210,39 +237,73 @@ impl DacSm {
         })
     }
 
-    /// Starts serving a new batch of concurrent CTAs (a new run of the affine warp):
-    /// empties the ATQ and the batch's own warp queues and resets the barrier counts.
-    /// Call it once the previous batch is drained ([`DacSm::is_drained`]); warps of
-    /// earlier batches still running keep their queues.
+    /// The affine warp contexts (batches served at once).
+    pub fn contexts(&self) -> usize {
+        self.ctxs.len()
+    }
+
+    /// [`DacSm::start_batch_in`] context 0.
     pub fn start_batch(&mut self, ctas: &[CtaSlot]) -> Result<(), DacError> {
+        self.start_batch_in(0, ctas)
+    }
+
+    /// Starts serving a new batch of concurrent CTAs in context `c` (a new run of
+    /// its affine warp): empties the context's ATQ and the batch's own warp queues
+    /// and resets its barrier counts. Call it once the context is drained
+    /// ([`DacSm::is_drained_in`]). Warps of earlier batches still running keep
+    /// their queues, and batches in other contexts go on being served; a CTA of
+    /// another context whose warp slots the new batch takes (a finished block's
+    /// slots, reused) is retired. The batch's CTAs have the ids
+    /// [`DacSm::cta_id`]`(c, i)`.
+    pub fn start_batch_in(&mut self, c: usize, ctas: &[CtaSlot]) -> Result<(), DacError> {
+        if c >= self.ctxs.len() {
+            return Err(DacError::Config("no such affine warp context"));
+        }
         let mut used = vec![false; self.pwaq.len()];
         let mut states = Vec::with_capacity(ctas.len());
-        for (i, c) in ctas.iter().enumerate() {
+        for (i, cs) in ctas.iter().enumerate() {
             let g = WarpGeom {
-                block_dim: c.block_dim,
-                ctaid: c.ctaid,
+                block_dim: cs.block_dim,
+                ctaid: cs.ctaid,
                 warp: 0,
                 warp_size: self.cfg.warp_size,
             };
             g.validate().map_err(DacError::Geom)?;
             let warps = g.warps_per_block();
-            let slots = c.first_warp_slot..c.first_warp_slot + warps as usize;
+            let slots = cs.first_warp_slot..cs.first_warp_slot + warps as usize;
             if slots.end > used.len() || used[slots.clone()].iter().any(|&u| u) {
                 return Err(DacError::WarpSlots { cta: i });
             }
             used[slots].iter_mut().for_each(|u| *u = true);
             states.push(CtaState {
-                slot: *c,
+                slot: *cs,
                 warps,
                 barriers_passed: 0,
                 next_warp: 0,
+                retired: false,
             });
         }
-        self.ctas = states;
-        self.atq.clear();
-        // Only the batch's own slots start empty: warps of the previous batch that
-        // are still running keep the records already expanded for them.
-        for w in self.batch_slots().collect::<Vec<_>>() {
+        if self.pending.as_ref().is_some_and(|p| p.ctx == c) {
+            (self.busy, self.pending) = (0, None);
+        }
+        // Finished blocks of other batches whose slots the new batch reuses.
+        for (k, ctx) in self.ctxs.iter_mut().enumerate() {
+            for cta in ctx.ctas.iter_mut().filter(|_| k != c) {
+                if cta
+                    .warp_slots()
+                    .any(|w| used.get(w).copied().unwrap_or(false))
+                {
+                    cta.retired = true;
+                }
+            }
+        }
+        let ctx = &mut self.ctxs[c];
+        ctx.ctas = states;
+        ctx.atq.clear();
+        ctx.epoch = 0;
+        // Only the batch's own slots start empty: warps of other batches that are
+        // still running keep the records already expanded for them.
+        for (w, _) in used.iter().enumerate().filter(|(_, &u)| u) {
             if let Some(q) = self.pwaq.get_mut(w) {
                 q.clear();
             }
@@ -250,28 +311,58 @@ impl DacSm {
                 q.clear();
             }
         }
-        (self.epoch, self.rr, self.busy, self.pending) = (0, 0, 0, None);
+        self.rr = 0;
+        self.pop_finished(c);
         Ok(())
     }
 
-    /// §4.1 ⑨: the affine warp's `enq` may issue: the ATQ has room and none of the
-    /// batch's per-warp predicate queues is full. (Full address queues hold up the
-    /// AEU, which then leaves tuples in the ATQ, so they block `enq` through it.)
-    pub fn can_enqueue(&self) -> bool {
-        !self.atq.is_full() && !self.pwpq.any_full(self.batch_slots())
+    /// The id of batch CTA `i` of context `c` for [`DacSm::cta_passed_barrier`].
+    pub fn cta_id(&self, c: usize, i: usize) -> usize {
+        c * self.pwaq.len().max(1) + i
     }
 
-    /// The affine warp's `enq`: appends the tuple to the ATQ, or hands it back when
-    /// the ATQ is full (the affine warp stalls).
+    /// [`DacSm::can_enqueue_in`] context 0.
+    pub fn can_enqueue(&self) -> bool {
+        self.can_enqueue_in(0)
+    }
+
+    /// §4.1 ⑨: context `c`'s affine warp may issue an `enq`: its ATQ has room and
+    /// none of its batch's per-warp predicate queues is full. (Full address queues
+    /// hold up the AEU, which then leaves tuples in the ATQ, so they block `enq`
+    /// through it.)
+    pub fn can_enqueue_in(&self, c: usize) -> bool {
+        self.ctxs.get(c).is_some_and(|ctx| {
+            !ctx.atq.is_full()
+                && !self.pwpq.any_full(
+                    ctx.ctas
+                        .iter()
+                        .filter(|t| !t.retired)
+                        .flat_map(CtaState::warp_slots),
+                )
+        })
+    }
+
+    /// [`DacSm::enqueue_in`] context 0.
     pub fn enqueue(&mut self, enq: Enq) -> Result<(), Enq> {
+        self.enqueue_in(0, enq)
+    }
+
+    /// Context `c`'s affine warp's `enq`: appends the tuple to its ATQ, or hands it
+    /// back when the ATQ is full (the affine warp stalls).
+    pub fn enqueue_in(&mut self, c: usize, enq: Enq) -> Result<(), Enq> {
+        let seq = self.next_seq;
+        let Some(ctx) = self.ctxs.get_mut(c) else {
+            return Err(enq);
+        };
         let e = Entry {
             enq,
-            epoch: self.epoch,
-            seq: self.next_seq,
+            epoch: ctx.epoch,
+            seq,
         };
-        match self.atq.try_push(e) {
+        match ctx.atq.try_push(e) {
             Ok(()) => {
                 self.next_seq += 1;
+                self.pop_finished(c);
                 Ok(())
             }
             Err(e) => {
@@ -281,15 +372,28 @@ impl DacSm {
         }
     }
 
-    /// The affine warp executed a barrier: later entries wait for each CTA's pass.
+    /// [`DacSm::affine_barrier_in`] context 0.
     pub fn affine_barrier(&mut self) {
-        self.epoch += 1;
+        self.affine_barrier_in(0);
     }
 
-    /// Batch CTA `cta`'s non-affine warps passed a barrier. Ignored for an index
-    /// outside the batch.
+    /// Context `c`'s affine warp executed a barrier: its later entries wait for
+    /// each CTA's pass.
+    pub fn affine_barrier_in(&mut self, c: usize) {
+        if let Some(ctx) = self.ctxs.get_mut(c) {
+            ctx.epoch += 1;
+        }
+    }
+
+    /// The CTA with id `cta` ([`DacSm::cta_id`]; for context 0 its index in the
+    /// batch) passed a barrier with its non-affine warps. Ignored for an unknown id.
     pub fn cta_passed_barrier(&mut self, cta: usize) {
-        if let Some(c) = self.ctas.get_mut(cta) {
+        let n = self.pwaq.len().max(1);
+        if let Some(c) = self
+            .ctxs
+            .get_mut(cta / n)
+            .and_then(|x| x.ctas.get_mut(cta % n))
+        {
             c.barriers_passed += 1;
         }
     }
@@ -314,7 +418,9 @@ impl DacSm {
     ) {
         self.now = now;
         self.stats.cycles += 1;
-        self.atq.sample();
+        for ctx in self.ctxs.iter_mut() {
+            ctx.atq.sample();
+        }
         self.pwaq.sample();
         self.pwpq.sample();
         if self.pending.is_some() {
@@ -330,7 +436,7 @@ impl DacSm {
     }
 
     /// Finishes the pending expansion unless it is an `enq.data` record the L1
-    /// cannot lock yet.
+    /// cannot take yet.
     fn try_finish(
         &mut self,
         requests: &mut Vec<EarlyRequest>,
@@ -347,9 +453,10 @@ impl DacSm {
         }) = &self.pending
         {
             if !admit(r) {
-                let ci = self.pending.take().map_or(usize::MAX, |p| p.cta);
-                if let Some(c) = self.ctas.get_mut(ci) {
-                    c.next_warp = c.next_warp.saturating_sub(1);
+                if let Some(p) = self.pending.take() {
+                    if let Some(c) = self.ctxs.get_mut(p.ctx).and_then(|x| x.ctas.get_mut(p.cta)) {
+                        c.next_warp = c.next_warp.saturating_sub(1);
+                    }
                 }
                 self.busy = 0;
                 self.stats.stall_l1 += 1;
@@ -359,78 +466,106 @@ impl DacSm {
         self.finish(requests);
     }
 
-    /// Starts the head entry's next warp expansion, popping finished entries.
+    /// Pops context `c`'s head entries that every CTA of its batch has (not while
+    /// an expansion of its head is under way: it may still be refused and
+    /// redone).
+    fn pop_finished(&mut self, c: usize) {
+        if self.pending.as_ref().is_some_and(|p| p.ctx == c) {
+            return;
+        }
+        let Some(ctx) = self.ctxs.get_mut(c) else {
+            return;
+        };
+        while !ctx.atq.is_empty() && ctx.ctas.iter().all(CtaState::done_with_head) {
+            ctx.atq.pop();
+            ctx.ctas.iter_mut().for_each(|t| t.next_warp = 0);
+        }
+    }
+
+    /// Starts the next warp expansion of some context's head entry.
     fn start_next(
         &mut self,
         requests: &mut Vec<EarlyRequest>,
         admit: &mut dyn FnMut(&WarpAddrRecord) -> bool,
     ) {
-        loop {
-            let Some(head) = self.atq.front() else {
-                self.stats.idle += 1;
-                return;
-            };
-            if self.ctas.iter().all(|c| c.next_warp >= c.warps) {
-                self.atq.pop();
-                self.ctas.iter_mut().for_each(|c| c.next_warp = 0);
-                continue;
-            }
-            let (epoch, pred) = (head.epoch, head.enq.is_pred());
-            let Some(ci) = self.pick_cta(epoch, pred) else {
-                let barrier = self
-                    .ctas
-                    .iter()
-                    .any(|c| c.next_warp < c.warps && c.barriers_passed < epoch);
-                if barrier {
-                    self.stats.stall_barrier += 1;
-                } else {
-                    self.stats.stall_queue_full += 1;
-                }
-                return;
-            };
-            self.rr = ci + 1;
-            self.expand_for(ci);
-            self.count_busy();
-            if self.busy <= 1 {
-                self.try_finish(requests, admit);
+        if self.ctxs.iter().all(|x| x.atq.is_empty()) {
+            self.stats.idle += 1;
+            return;
+        }
+        let Some((c, ci)) = self.pick_cta() else {
+            let barrier = self.ctxs.iter().any(|x| {
+                x.atq.front().is_some_and(|h| {
+                    x.ctas
+                        .iter()
+                        .any(|t| !t.done_with_head() && t.barriers_passed < h.epoch)
+                })
+            });
+            if barrier {
+                self.stats.stall_barrier += 1;
             } else {
-                self.busy -= 1;
+                self.stats.stall_queue_full += 1;
             }
             return;
+        };
+        self.rr = self.flat_index(c, ci) + 1;
+        self.expand_for(c, ci);
+        self.count_busy();
+        if self.busy <= 1 {
+            self.try_finish(requests, admit);
+        } else {
+            self.busy -= 1;
         }
     }
 
-    /// Round robin from `rr`: a CTA with warps left, past the entry's barrier, whose
-    /// next warp's queue has room.
-    fn pick_cta(&self, epoch: u32, pred: bool) -> Option<usize> {
-        let n = self.ctas.len();
-        (0..n).map(|k| (self.rr + k) % n).find(|&i| {
-            let c = &self.ctas[i];
-            let slot = c.slot.first_warp_slot + c.next_warp as usize;
-            let room = if pred {
+    /// The position of context `c`'s CTA `ci` in the round robin order.
+    fn flat_index(&self, c: usize, ci: usize) -> usize {
+        self.ctxs[..c].iter().map(|x| x.ctas.len()).sum::<usize>() + ci
+    }
+
+    /// Round robin from `rr` over every context's CTAs: one with warps left for its
+    /// context's head entry, past the entry's barrier, whose next warp's queue has
+    /// room.
+    fn pick_cta(&self) -> Option<(usize, usize)> {
+        let pairs: Vec<(usize, usize)> = self
+            .ctxs
+            .iter()
+            .enumerate()
+            .flat_map(|(c, x)| (0..x.ctas.len()).map(move |i| (c, i)))
+            .collect();
+        let n = pairs.len();
+        (0..n).map(|k| pairs[(self.rr + k) % n]).find(|&(c, i)| {
+            let x = &self.ctxs[c];
+            let Some(head) = x.atq.front() else {
+                return false;
+            };
+            let t = &x.ctas[i];
+            let slot = t.slot.first_warp_slot + t.next_warp as usize;
+            let room = if head.enq.is_pred() {
                 self.pwpq.get(slot).is_some_and(|q| !q.is_full())
             } else {
                 self.pwaq.get(slot).is_some_and(|q| !q.is_full())
             };
-            c.next_warp < c.warps && c.barriers_passed >= epoch && room
+            !t.done_with_head() && t.barriers_passed >= head.epoch && room
         })
     }
 
-    /// Expands the head entry for CTA `ci`'s next warp and makes it pending.
-    fn expand_for(&mut self, ci: usize) {
-        let Some(head) = self.atq.front() else {
+    /// Expands context `c`'s head entry for its CTA `ci`'s next warp and makes it
+    /// pending.
+    fn expand_for(&mut self, c: usize, ci: usize) {
+        let x = &mut self.ctxs[c];
+        let Some(head) = x.atq.front() else {
             return;
         };
-        let c = &mut self.ctas[ci];
+        let t = &mut x.ctas[ci];
         let g = WarpGeom {
-            block_dim: c.slot.block_dim,
-            ctaid: c.slot.ctaid,
-            warp: c.next_warp,
+            block_dim: t.slot.block_dim,
+            ctaid: t.slot.ctaid,
+            warp: t.next_warp,
             warp_size: self.cfg.warp_size,
         };
-        let first_of_cta = c.next_warp == 0;
-        c.next_warp += 1;
-        let warp_slot = c.slot.first_warp_slot + g.warp as usize;
+        let first_of_cta = t.next_warp == 0;
+        t.next_warp += 1;
+        let warp_slot = t.slot.first_warp_slot + g.warp as usize;
         let (out, cycles) = match head.enq {
             Enq::Data(a) | Enq::Addr(a) => {
                 let record = aeu::expand(&a, &g, self.cfg.line_size);
@@ -448,7 +583,7 @@ impl DacSm {
                 (Output::Addr(e), cycles)
             }
             Enq::Pred(p) => {
-                // The geometry was validated by `start_batch`.
+                // The geometry was validated by `start_batch_in`.
                 let o = peu::expand(&p, &g).unwrap_or(peu::PredOutcome {
                     mask: 0,
                     path: PeuPath::Slow,
@@ -466,6 +601,7 @@ impl DacSm {
         self.busy = cycles.max(1);
         self.pending = Some(Pending {
             warp_slot,
+            ctx: c,
             cta: ci,
             out,
         });
@@ -530,16 +666,7 @@ impl DacSm {
                 }
             }
         }
-        if self.ctas.iter().all(|c| c.next_warp >= c.warps) {
-            self.atq.pop();
-            self.ctas.iter_mut().for_each(|c| c.next_warp = 0);
-        }
-    }
-
-    fn batch_slots(&self) -> impl Iterator<Item = usize> + '_ {
-        self.ctas
-            .iter()
-            .flat_map(|c| c.slot.first_warp_slot..c.slot.first_warp_slot + c.warps as usize)
+        self.pop_finished(p.ctx);
     }
 
     /// The next address record of warp slot `w`, if it has arrived.
@@ -563,17 +690,30 @@ impl DacSm {
         self.pwpq.get_mut(w)?.pop()
     }
 
-    /// True when every enqueued entry has been expanded for every warp.
+    /// True when every enqueued entry has been expanded for every warp, in every
+    /// context.
     pub fn is_drained(&self) -> bool {
-        self.atq.is_empty() && self.pending.is_none()
+        (0..self.ctxs.len()).all(|c| self.is_drained_in(c))
+    }
+
+    /// True when every entry of context `c` has been expanded for every warp of its
+    /// batch (its ATQ is empty and no expansion of it is under way).
+    pub fn is_drained_in(&self, c: usize) -> bool {
+        self.ctxs.get(c).is_none_or(|x| x.atq.is_empty())
+            && self.pending.as_ref().is_none_or(|p| p.ctx != c)
     }
 
     pub fn stats(&self) -> &DacStats {
         &self.stats
     }
 
-    pub fn atq_stats(&self) -> &QueueStats {
-        self.atq.stats()
+    /// The ATQs' statistics summed over the contexts.
+    pub fn atq_stats(&self) -> QueueStats {
+        let mut t = QueueStats::default();
+        for x in &self.ctxs {
+            t.merge(x.atq.stats());
+        }
+        t
     }
 
     /// The per-warp address queues' statistics summed over the warp slots.

@@ -434,3 +434,65 @@ fn a_new_batch_leaves_the_queues_of_running_warps_alone() {
     assert_eq!(sm.deq_addr(1).unwrap().seq, 1, "sequence numbers run on");
     assert!(sm.deq_addr(0).is_none());
 }
+
+#[test]
+fn a_head_refused_by_the_l1_is_not_lost_when_an_entry_is_enqueued_meanwhile() {
+    let mut sm = DacSm::new(cfg(4, 8), 1).unwrap();
+    sm.start_batch(&[cta(0, 32, 0)]).unwrap();
+    sm.enqueue(data(0x1000, 4)).unwrap();
+    let mut reqs = vec![];
+    // The expansion takes two cycles (a line step and the CTA's start address).
+    sm.cycle_admit(0, &mut reqs, &mut |_| false);
+    sm.enqueue(data(0x2000, 4)).unwrap();
+    for now in 1..5 {
+        sm.cycle_admit(now, &mut reqs, &mut |_| false);
+    }
+    assert!(sm.stats().stall_l1 > 0 && reqs.is_empty());
+    for now in 5..20 {
+        sm.cycle_admit(now, &mut reqs, &mut |_| true);
+    }
+    let seqs: Vec<u64> = (0..2).map(|_| sm.deq_addr(0).unwrap().seq).collect();
+    assert_eq!(seqs, [0, 1], "both records, in order");
+    assert!(sm.is_drained());
+}
+
+#[test]
+fn contexts_serve_their_batches_side_by_side_and_retire_reused_slots() {
+    let c = DacConfig {
+        affine_contexts: 2,
+        ..cfg(2, 8)
+    };
+    let mut sm = DacSm::new(c, 4).unwrap();
+    // Context 0: CTAs in warp slots 0 and 1.
+    sm.start_batch_in(0, &[cta(0, 32, 0), cta(1, 32, 1)])
+        .unwrap();
+    for k in 0..4 {
+        sm.enqueue_in(0, data(0x1000 * (k + 1), 4)).unwrap();
+    }
+    run(&mut sm, 0, 40);
+    // Both warps hold two records (their PWAQs are full); two entries wait.
+    assert!(!sm.is_drained_in(0));
+    // Warp 0 finishes its block (takes all four records), warp 1 is slow.
+    for now in 40..80 {
+        let _ = sm.deq_addr(0);
+        sm.cycle(now, &mut vec![]);
+    }
+    assert!(!sm.is_drained_in(0), "warp 1 still has entries to get");
+    // A new block in warp slot 0 starts a batch in context 1: context 0's CTA 0
+    // is retired, and the new batch is served while context 0 still waits.
+    sm.start_batch_in(1, &[cta(2, 32, 0)]).unwrap();
+    assert_eq!(sm.cta_id(1, 0), 4, "ids of context 1 follow the warp slots");
+    sm.enqueue_in(1, data(0x9000, 4)).unwrap();
+    run(&mut sm, 80, 120);
+    let e = sm.deq_addr(0).expect("the new block's record");
+    assert_eq!(e.record.unwrap().lines[0].line, 0x9000 + 2 * 64 * 4);
+    assert!(sm.is_drained_in(1));
+    // Warp 1 takes its records: context 0 drains without serving slot 0 again.
+    for now in 120..200 {
+        let _ = sm.deq_addr(1);
+        sm.cycle(now, &mut vec![]);
+    }
+    assert!(sm.is_drained_in(0));
+    assert!(sm.peek_addr(0).is_none(), "nothing more for the new block");
+    assert!(!sm.can_enqueue_in(2), "no third context");
+}

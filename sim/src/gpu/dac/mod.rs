@@ -74,6 +74,9 @@ pub struct DacConfig {
     pub peu_uniform_cycles: u32,
     pub peu_fast_cycles: u32,
     pub peu_slow_cycles: u32,
+    /// Affine warp contexts, each with its own ATQ: batches of CTAs served at once
+    /// (1: the paper's one affine warp per SM).
+    pub affine_contexts: u32,
 }
 
 impl Default for DacConfig {
@@ -92,6 +95,7 @@ impl Default for DacConfig {
             peu_fast_cycles: 1,
             // 32 compares on a scheduler's 16 SIMT lanes.
             peu_slow_cycles: 2,
+            affine_contexts: 1,
         }
     }
 }
@@ -111,6 +115,7 @@ impl DacConfig {
             lock_counter_max: g.lock_counter_max,
             aeu_cycles_per_step: g.aeu_cycles_per_step,
             peu_slow_cycles: g.warp_size.div_ceil(lanes).max(1),
+            affine_contexts: g.affine_contexts.max(1),
             ..DacConfig::default()
         }
     }
@@ -130,6 +135,9 @@ impl DacConfig {
         }
         if self.atq_entries == 0 || self.pwaq_entries == 0 || self.pwpq_entries == 0 {
             return Err("queues need at least one entry");
+        }
+        if self.affine_contexts == 0 {
+            return Err("affine_contexts must be at least 1");
         }
         if self.lock_counter_max == 0 {
             return Err("lock_counter_max must be at least 1");
