@@ -46,6 +46,24 @@
 //!   a, _` (every warp has a lane on), and the header parameters of a uniform loop
 //!   (kept in registers). Entry-level values of the chain must have a tuple.
 //!
+//! **Decoupled compares** (paper §4.3, `enq.pred` / `deq.pred`): an integer compare
+//! of 32- or 64-bit values in the entry, outside every loop or directly in a
+//! replicated uniform loop, whose two operands replay on tuples (in every lane: no
+//! mask) and at least one of which varies with the thread index (`i < n` with `i =
+//! blockIdx.x * blockDim.x + threadIdx.x`; two affine operands are fine too, the PEU
+//! compares per lane when the fast path does not apply). The affine stream emits
+//! `enq.pred.CMP.T a, b` at the compare's place in the enqueue order (a [`Kind::Pred`]
+//! entry among the accesses, in program order within its block), the non-affine
+//! stream `deq.pred %p` instead of the `setp`, whatever the compare then feeds (a
+//! branch's `any`, a mask, a select). The PEU evaluates the tuples in every lane, so
+//! the predicate equals the baseline's `setp` in every lane that runs (lanes past the
+//! block only ever see it `and`ed with `exists`). Its operands leave the non-affine
+//! stream when nothing else reads them (the index arithmetic: `%ctaid.x * ntid + tid`
+//! and the linear id's `rem`). Compares of values the same in every thread stay `setp`s
+//! (uniform loop tests included: a decoupled test would leave the counter's increment,
+//! which only feeds itself, in the non-affine stream anyway). Skipped compares are
+//! drained like accesses, with `deq.pred` into a temporary.
+//!
 //! **Uniform loops** ([`ULoop`], [`uniform_loops`], [`uniform_loop`]): a natural
 //! loop, contiguous in the enqueue order, with a single latch ending in `jump
 //! header(..)`, entered from a single preheader edge. Only its *test* block leaves
@@ -106,9 +124,12 @@
 //! contiguous where it can ([`loop_contiguous_rpo`]; irreducible loops disqualify the
 //! kernel) and program order within a block. A warp of the non-affine stream
 //! visits a subsequence of that order along its path; on every edge `u -> v` it drains
-//! (issues, with an all-off guard, a `[deq.data]` load or `[deq.addr]` store) the
-//! entries of the accesses it skips, those between the end of `u` and the start of
-//! `v`, and before its exit those after its last block. So every warp pops exactly the
+//! (issues, with an all-off guard, a `[deq.data]` load or `[deq.addr]` store, or a
+//! `deq.pred`) the entries it skips, those between the end of `u` and the start of
+//! `v`, and before its exit those after its last block, in the order the affine
+//! stream enqueued them ([`Plan::drains`]: skipped loops as counted loops of their
+//! bodies; draining one kind ahead of another would fill that kind's queue and
+//! deadlock the expansion units in the timing model). So every warp pops exactly the
 //! entries pushed, whatever its path (`brif any(m)` skips of empty regions included,
 //! inside loops too: the body of a replicated loop is visited in the same order each
 //! iteration); loops not replicated hold no decoupled access, so their edges drain
@@ -136,8 +157,10 @@
 //! (see above), scalar work on the block index other than the tuple rules
 //! (`blockIdx.x & 1`: per-CTA offsets of a tuple are linear), merges of more than two
 //! edges or after a branch on a varying value, `/` and `%` of the thread index (lud),
-//! stores to one address for the whole warp, `enq.pred`/`deq.pred` (masks are still computed per warp),
-//! local-memory accesses, 8/16-bit accesses, barriers in callees.
+//! stores to one address for the whole warp, compares in callees or in loops not
+//! replicated, decoupled uniform loop tests (their counters would need a dead-cycle
+//! elimination to leave the non-affine stream), local-memory accesses, 8/16-bit
+//! accesses, barriers in callees.
 
 use std::collections::{HashMap, HashSet};
 
@@ -153,23 +176,59 @@ use crate::ir::{
     SpecialReg, UnaryOp, Value, ValueDef,
 };
 
-/// Whether an access is a load (`enq.data`) or a store (`enq.addr`).
+/// Whether an entry of the queues is a load's address (`enq.data`), a store's
+/// (`enq.addr`) or a compare's per-warp masks (`enq.pred`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     Data,
     Addr,
+    Pred,
 }
 
-/// One decoupled access.
+/// One decoupled access, or one decoupled integer compare (`Kind::Pred`).
 #[derive(Clone, Copy, Debug)]
 pub struct Access {
     pub inst: Inst,
+    /// The address; for a compare, its left operand.
     pub addr: Value,
     pub kind: Kind,
-    /// The scalar accessed (its memory type is the enq's and the deq's).
+    /// The scalar accessed (its memory type is the enq's and the deq's); for a
+    /// compare, its operands' integer type.
     pub scalar: Scalar,
-    /// The access's mask (its lanes are the only ones whose address matters).
+    /// The access's mask (its lanes are the only ones whose address matters); `None`
+    /// for a compare (its value matters in every lane).
     pub mask: Option<Value>,
+    /// For a compare: its condition and right operand.
+    pub cmp: Option<(IntCC, Value)>,
+}
+
+/// A step of a drain ([`Plan::drains`]).
+#[derive(Clone, Debug)]
+pub enum Drain {
+    /// Pop one entry of the access (all lanes off) or compare.
+    One(Access),
+    /// The steps, this many times (a replicated loop the warp skipped).
+    Repeat(u64, Vec<Drain>),
+}
+
+impl Drain {
+    /// The entries of `inst` this drain pops.
+    pub fn entries(&self, inst: Inst) -> u64 {
+        match self {
+            Drain::One(a) => u64::from(a.inst == inst),
+            Drain::Repeat(n, body) => n * body.iter().map(|d| d.entries(inst)).sum::<u64>(),
+        }
+    }
+}
+
+impl Access {
+    /// The values the affine stream computes for it: the address, or both operands
+    /// of a compare.
+    pub fn operands(&self) -> Vec<Value> {
+        let mut v = vec![self.addr];
+        v.extend(self.cmp.map(|(_, y)| y));
+        v
+    }
 }
 
 /// The decoupling of one entry.
@@ -334,6 +393,20 @@ impl Plan {
                         plan.accesses.push(a);
                     }
                 }
+                if let Some(p) = compare_candidate(f, inst).filter(|_| at.is_some()) {
+                    let mut r = Replay {
+                        module,
+                        aff: &aff,
+                        frames: &mut plan.frames,
+                        mask: None,
+                        memo: &mut memo,
+                    };
+                    if r.thread_compare(&p) {
+                        events.push(Ev::Access(plan.accesses.len()));
+                        plan.index.insert(inst, plan.accesses.len());
+                        plan.accesses.push(p);
+                    }
+                }
             }
             plan.end.insert(b, plan.accesses.len());
             if let Some(&t) = f.blocks[b].insts.last() {
@@ -449,9 +522,10 @@ impl Plan {
             for &inst in &f.blocks[b].insts {
                 let mut ops = f.insts[inst].operands();
                 if let Some(&i) = self.index.get(&inst) {
-                    let addr = self.accesses[i].addr;
-                    if let Some(k) = ops.iter().position(|&x| x == addr) {
-                        ops.remove(k);
+                    for x in self.accesses[i].operands() {
+                        if let Some(k) = ops.iter().position(|&o| o == x) {
+                            ops.remove(k);
+                        }
                     }
                 }
                 for x in ops {
@@ -460,7 +534,7 @@ impl Plan {
             }
         }
         let mut dead = HashSet::new();
-        let mut work: Vec<Value> = self.accesses.iter().map(|a| a.addr).collect();
+        let mut work: Vec<Value> = self.accesses.iter().flat_map(|a| a.operands()).collect();
         while let Some(v) = work.pop() {
             let ValueDef::Result(inst) = f.values[v].def else {
                 continue;
@@ -490,19 +564,24 @@ impl Plan {
         self.index.contains_key(&inst)
     }
 
-    /// The accesses to drain on the edge from terminator `term` to block `to` (`None`:
-    /// the exit), each with the number of its entries to drain: the edge skips the
-    /// whole of the replicated loops around it that lie in the skipped range, which
-    /// the affine stream ran their (constant) number of times.
-    pub fn drains(&self, term: Inst, to: Option<Block>) -> Vec<(Access, u64)> {
-        let Some(from) = self.term_block.get(&term) else {
+    /// What a warp pops on the edge from terminator `term` to block `to` (`None`: the
+    /// exit), in the affine stream's enqueue order: the entries between the end of
+    /// `term`'s block and the start of `to`, the replicated loops wholly in that
+    /// range repeated as the affine stream ran them (their constant trip counts, the
+    /// part before the test once more for the last visit). Keeping the order across
+    /// kinds matters: an access's entries in the address queue and a compare's in
+    /// the predicate queue come through one affine tuple queue, so a warp draining
+    /// one kind ahead of the other fills its queue of the other and holds the
+    /// expansion units (a deadlock), and loads and stores share the address queue.
+    pub fn drains(&self, term: Inst, to: Option<Block>) -> Vec<Drain> {
+        let Some(&from) = self.term_block.get(&term) else {
             return Vec::new();
         };
-        let mut lo = self.end.get(from).copied().unwrap_or(0);
+        let mut lo = self.end.get(&from).copied().unwrap_or(0);
         // Leaving a replicated loop (from its test): its whole body was enqueued.
         for l in &self.loops {
             let inside = |b: &Block| l.blocks.contains(b);
-            if inside(from) && !to.as_ref().is_some_and(inside) {
+            if inside(&from) && !to.as_ref().is_some_and(inside) {
                 lo = lo.max(l.end);
             }
         }
@@ -510,23 +589,39 @@ impl Plan {
             Some(b) => self.start.get(&b).copied().unwrap_or(lo),
             None => self.accesses.len(),
         };
-        (lo..hi.max(lo))
-            .map(|k| {
-                let times = self
-                    .loops
-                    .iter()
-                    .filter(|l| {
-                        !l.blocks.contains(from)
-                            && lo <= l.start
-                            && l.end <= hi
-                            && l.start <= k
-                            && k < l.end
-                    })
-                    .map(|l| l.trips.unwrap_or(0) + u64::from(k < l.mid))
-                    .product();
-                (self.accesses[k], times)
-            })
-            .collect()
+        self.drain_range(lo, hi.max(lo), from, &mut Vec::new())
+    }
+
+    /// The drains of entries `lo..hi` (see [`Self::drains`]); `open` holds the loops
+    /// already expanded around the range.
+    fn drain_range(&self, lo: usize, hi: usize, from: Block, open: &mut Vec<usize>) -> Vec<Drain> {
+        let mut out = Vec::new();
+        let mut k = lo;
+        while k < hi {
+            // The outermost skipped loop whose entries start at `k` (loops are in
+            // enqueue order of their headers: outer ones first).
+            let next = self.loops.iter().enumerate().find(|(i, l)| {
+                !open.contains(i)
+                    && !l.blocks.contains(&from)
+                    && l.start == k
+                    && l.start < l.end
+                    && l.end <= hi
+            });
+            let Some((i, l)) = next else {
+                out.push(Drain::One(self.accesses[k]));
+                k += 1;
+                continue;
+            };
+            open.push(i);
+            let before = self.drain_range(l.start, l.mid, from, open);
+            let mut body = before.clone();
+            body.extend(self.drain_range(l.mid, l.end, from, open));
+            open.pop();
+            out.push(Drain::Repeat(l.trips.unwrap_or(0), body));
+            out.extend(before);
+            k = l.end;
+        }
+        out
     }
 
     /// The affine stream for `entry` (the selected entry, for its parameter indices).
@@ -550,6 +645,9 @@ impl Plan {
                 Ev::Test(li) => s.loop_branch(&self.loops[li], li)?,
                 Ev::Close(li) => s.loop_close(&self.loops[li], li)?,
                 Ev::Bar => s.op(Op::Bar { id: 0 }),
+                Ev::Access(k) if self.accesses[k].kind == Kind::Pred => {
+                    s.enq_pred(&self.accesses[k])?
+                }
                 Ev::Access(k) => {
                     let a = self.accesses[k];
                     s.mask = a.mask;
@@ -571,6 +669,7 @@ impl Plan {
                             addr: r,
                             wide: true,
                         },
+                        Kind::Pred => return Err("decoupling: a compare as an access".into()),
                     };
                     s.op(op);
                 }
@@ -1472,6 +1571,7 @@ fn candidate(f: &Function, inst: Inst) -> Option<Access> {
             kind: Kind::Data,
             scalar: ty.scalar,
             mask: f.insts[inst].mask(),
+            cmp: None,
         }),
         InstData::Store { addr, value, .. } => {
             let s = f.value_type(*value).scalar;
@@ -1481,10 +1581,29 @@ fn candidate(f: &Function, inst: Inst) -> Option<Access> {
                 kind: Kind::Addr,
                 scalar: s,
                 mask: f.insts[inst].mask(),
+                cmp: None,
             })
         }
         _ => None,
     }
+}
+
+/// `inst` as an integer compare that may be decoupled (`enq.pred`): 32- or 64-bit
+/// integer operands.
+fn compare_candidate(f: &Function, inst: Inst) -> Option<Access> {
+    let InstData::Icmp { cond, args } = f.insts[inst] else {
+        return None;
+    };
+    let scalar = f.value_type(args[0]).scalar;
+    int_width(scalar)?;
+    Some(Access {
+        inst,
+        addr: args[0],
+        kind: Kind::Pred,
+        scalar,
+        mask: None,
+        cmp: Some((cond, args[1])),
+    })
 }
 
 /// An instruction of the tuple rules, without effects (removable when unused).
@@ -1843,6 +1962,24 @@ impl Replay<'_> {
             }
             _ => NO,
         }
+    }
+
+    /// Whether compare `p` ([`compare_candidate`]) decouples: both operands replay
+    /// (in every lane: no mask) and one varies with the thread index (a compare of
+    /// values the same in every thread stays a `setp` of the uniform datapath).
+    fn thread_compare(&mut self, p: &Access) -> bool {
+        let Some((_, rhs)) = p.cmp else {
+            return false;
+        };
+        let x = self.check(
+            Node {
+                frame: 0,
+                v: p.addr,
+            },
+            0,
+        );
+        let y = self.check(Node { frame: 0, v: rhs }, 0);
+        x.0 && y.0 && (x.1 || y.1)
     }
 
     /// Whether `c` (of `frame`) is an integer compare (maybe splat) of values that
@@ -2402,6 +2539,27 @@ impl Stream<'_> {
         Ok(())
     }
 
+    /// `enq.pred` of a decoupled compare: the predicate expansion unit evaluates it
+    /// in every lane of every non-affine warp.
+    fn enq_pred(&mut self, p: &Access) -> Result<(), String> {
+        let (cc, rhs) = p.cmp.ok_or("decoupling: a predicate without a compare")?;
+        self.mask = None;
+        let x = self.value(Node {
+            frame: 0,
+            v: p.addr,
+        })?;
+        let y = self.value(Node { frame: 0, v: rhs })?;
+        let w = int_width(p.scalar).ok_or("decoupling: compare")?;
+        let (cmp, ty) = compare_of(cc, w);
+        self.op(Op::EnqPred {
+            cmp,
+            ty,
+            a: a(x),
+            b: a(y),
+        });
+        Ok(())
+    }
+
     /// The predicate of a uniform integer compare (`Replay::uniform_cond`).
     fn cond(&mut self, n: Node) -> Result<Reg, String> {
         let f = self.frames.func(self.module, n.frame);
@@ -2515,6 +2673,11 @@ mod tests {
         if (i < n) x[i] = s;
     }";
 
+    /// The number of the plan's entries of kind `k`.
+    fn count(plan: &Plan, k: Kind) -> usize {
+        plan.accesses.iter().filter(|a| a.kind == k).count()
+    }
+
     /// The plan of the (only) entry of `f`, lowered for dac-gpu, no shared accesses.
     fn entry_plan(f: &FrontResult) -> Option<Plan> {
         let module =
@@ -2581,11 +2744,14 @@ mod tests {
         let f = front(REGIONS);
         let plan = entry_plan(&f).expect("decouples");
         // x[i], y[i], x[i + 1], y[i], the loop's load x[i + k] and the store after
-        // the loop.
-        assert_eq!(plan.accesses.len(), 6);
+        // the loop; the compares i < 40, i >= 70, i < n of the bound checks (the
+        // second i < n is the first one's value when the optimizer numbers values).
+        assert_eq!(count(&plan, Kind::Data) + count(&plan, Kind::Addr), 6);
+        assert!((3..=4).contains(&count(&plan, Kind::Pred)));
         assert_eq!(plan.loops.len(), 1);
         let l = &plan.loops[0];
-        assert_eq!((l.start, l.end), (4, 5));
+        // i < 40, x[i], y[i], i >= 70, i < n, x[i + 1], y[i] before the loop.
+        assert_eq!((l.start, l.end), (7, 8));
         let args: Vec<String> = ["n=100", "x=random(200,3)", "y=zeros(200)"]
             .iter()
             .map(|s| s.to_string())
@@ -2654,7 +2820,7 @@ mod tests {
             let f = front(src);
             let plan = entry_plan(&f).expect("the store decouples");
             assert!(plan.loops.is_empty());
-            assert_eq!(plan.accesses.len(), 1);
+            assert_eq!(count(&plan, Kind::Addr) + count(&plan, Kind::Data), 1);
         }
     }
 
@@ -2773,7 +2939,9 @@ mod tests {
         let plan = entry_plan(&f).expect("decouples");
         assert_eq!(plan.loops.len(), 1);
         assert!(plan.loops[0].blocks.len() >= 4);
-        assert_eq!(plan.accesses.len(), 2);
+        assert_eq!(count(&plan, Kind::Data) + count(&plan, Kind::Addr), 2);
+        // `i < n` in the loop: enqueued each iteration, drained by no warp.
+        assert_eq!(count(&plan, Kind::Pred), 1);
         assert_exact(&f, &["n=300", "a=random(300,2)", "b=zeros(300)"], "2", "64");
     }
 
@@ -2944,7 +3112,7 @@ mod tests {
                     .flat_map(|to| plan.drains(t, Some(to)))
                     .collect::<Vec<_>>()
             })
-            .map(|(_, n)| n)
+            .flat_map(|d| plan.accesses.iter().map(move |a| d.entries(a.inst)))
             .max();
         assert_eq!(most, Some(12));
         // n = 100 of 3 x 64 threads: the last block's warps and one of the second's

@@ -913,6 +913,9 @@ impl<'a> Isel<'a> {
             }
             InstData::Unary { op, arg } => self.unary(*op, *arg, result.expect("result")),
             InstData::Binary { op, args } => self.binary(*op, *args, result.expect("result")),
+            InstData::Icmp { .. } if self.dac_decoupled(inst) => {
+                self.dac_compare(result.expect("result"))
+            }
             InstData::Icmp { cond, args } => self.icmp(*cond, *args, result.expect("result")),
             InstData::Fcmp { cond, args } => self.fcmp(*cond, *args, result.expect("result")),
             InstData::Select { args } => self.select(*args, result.expect("result")),

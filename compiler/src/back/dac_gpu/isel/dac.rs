@@ -1,11 +1,12 @@
 //! The non-affine side of decoupling ([`super::super::decouple`]): decoupled accesses
-//! through `[deq.data]` / `[deq.addr]`, guarded by their mask and `exists`, and the
-//! drains that keep every warp's dequeues equal to the affine stream's enqueues.
+//! through `[deq.data]` / `[deq.addr]`, guarded by their mask and `exists`, decoupled
+//! compares as `deq.pred`, and the drains that keep every warp's dequeues equal to
+//! the affine stream's enqueues.
 
 use sim::gpu::{AddrBase, Address, BinOp, Cmp, Guard, Inst, Op, Reg, Space, VoteMode};
 
 use super::{imm, rs, Isel, Loc, T};
-use crate::back::dac_gpu::decouple::{mem_type, Access, Kind, Plan};
+use crate::back::dac_gpu::decouple::{mem_type, Access, Drain, Kind, Plan};
 use crate::ir::{Block, Value};
 
 const DEQ_DATA: Address = Address {
@@ -149,14 +150,24 @@ impl Isel<'_> {
         );
     }
 
+    /// A decoupled compare: `deq.pred` pops this warp's mask of it into `res`'s
+    /// predicate (the lanes running write their bit, as a `setp` would).
+    pub(super) fn dac_compare(&mut self, res: Value) {
+        let Loc::P(d) = self.loc(res) else {
+            self.unsupported("a decoupled compare whose result is not a predicate");
+            return;
+        };
+        self.op(Op::DeqPred { dst: d });
+    }
+
     /// Whether the edge from terminator `term` to `to` (None: the exit) drains.
     pub(super) fn dac_has_drains(&self, term: crate::ir::Inst, to: Option<Block>) -> bool {
         self.plan().is_some_and(|p| !p.drains(term, to).is_empty())
     }
 
-    /// Pops, with an all-off guard, the entries of the accesses the edge from `term`
-    /// to `to` skips: one each, or, for the accesses of the loops the edge skips
-    /// whole, as many as the affine stream enqueued (a counted loop).
+    /// Pops, with an all-off guard, the entries the edge from `term` to `to` skips,
+    /// in the affine stream's order ([`Plan::drains`]): the skipped loops' entries
+    /// with counted loops.
     pub(super) fn dac_drain(&mut self, term: crate::ir::Inst, to: Option<Block>) {
         let Some(p) = self.plan() else { return };
         let skipped = p.drains(term, to);
@@ -165,17 +176,22 @@ impl Isel<'_> {
         }
         let off = self.ptmp();
         self.const_pred(off, false);
-        for (a, times) in skipped {
-            match times {
-                0 => {}
-                1 => self.dac_drain_one(a, off),
-                n => {
-                    // for (c = n; c != 0; c--) drain
+        self.dac_drain_steps(&skipped, off);
+    }
+
+    fn dac_drain_steps(&mut self, steps: &[Drain], off: Reg) {
+        for d in steps {
+            match d {
+                Drain::One(a) => self.dac_drain_one(*a, off),
+                Drain::Repeat(0, _) => {}
+                Drain::Repeat(1, body) => self.dac_drain_steps(body, off),
+                Drain::Repeat(n, body) => {
+                    // for (c = n; c != 0; c--) body
                     let (c, more) = (self.tmp(), self.ptmp());
                     let top = self.new_label();
-                    self.mov(T::U32, c, imm(n));
+                    self.mov(T::U32, c, imm(*n));
                     self.b.bind(top);
-                    self.dac_drain_one(a, off);
+                    self.dac_drain_steps(body, off);
                     self.op(Op::Bin {
                         op: BinOp::Sub,
                         ty: T::U32,
@@ -202,10 +218,16 @@ impl Isel<'_> {
         }
     }
 
-    /// One all-off `[deq.data]` load or `[deq.addr]` store of `a`'s entry.
+    /// One all-off `[deq.data]` load or `[deq.addr]` store of `a`'s entry, or a
+    /// `deq.pred` into a temporary (it pops whatever the guard).
     fn dac_drain_one(&mut self, a: Access, off: Reg) {
         let ty = mem_type(a.scalar);
         let op = match a.kind {
+            Kind::Pred => {
+                let dst = self.ptmp();
+                self.op(Op::DeqPred { dst });
+                return;
+            }
             Kind::Data => {
                 let dst = if ty.is_wide() {
                     self.tmp64()
