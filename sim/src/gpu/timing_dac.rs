@@ -918,8 +918,8 @@ mod tests {
 
     #[test]
     fn with_one_context_a_batch_waits_for_the_previous_to_drain() {
-        let (cfg, mut m) = machine(0);
-        assert_eq!(cfg.affine_contexts, 1, "the paper's preset");
+        let (mut cfg, mut m) = machine(0);
+        cfg.affine_contexts = 1; // the paper's single affine warp
         let mut d = SmDac::new(&cfg, 8, 8).unwrap();
         let plan = data_stream(12);
         d.start_batch(&[(0, [0, 0, 0], 0)], [32, 1, 1], 1).unwrap();
