@@ -4,8 +4,10 @@
 //! Instruction selection gives every value its own `%r` register, even-aligned
 //! `%rd` pair or `%p` predicate (virtual numbering). [`allocate`] turns the selected
 //! kernel into a [`MachFunction`] (basic blocks split at labels, branch targets and
-//! after branches and exits), lets the shared allocator assign physical registers
-//! within the budget, and writes the kernel back with new instruction indices.
+//! after branches and exits), deletes the instructions whose results nobody reads
+//! ([`crate::back::common::dce`]), lets the shared allocator assign physical
+//! registers within the budget, and writes the kernel back with new instruction
+//! indices.
 //!
 //! * **Classes.** `%r` (32-bit, [`R`]), even-aligned pairs (64-bit, [`D`], aliasing
 //!   the two `%r` they are made of, so a pair and a single never overlap while both
@@ -87,7 +89,8 @@ pub struct Allocated {
     /// Source span of each instruction of the allocated kernel.
     pub lines: Vec<Option<Span>>,
     /// For each instruction index of the selected kernel (and its length), the index
-    /// of the same instruction afterwards; a deleted copy maps to what follows it.
+    /// of the same instruction afterwards; a deleted copy or dead instruction maps to
+    /// what follows it.
     pub new_pc: Vec<u32>,
     pub report: RegReport,
 }
@@ -590,6 +593,8 @@ fn to_mach(
         }
         mf.blocks[b].succs = succs;
     }
+    // Before the zero-writes: a read deleted with dead code needs none.
+    crate::back::common::dce::eliminate_dead_code(&mut mf);
     init_unwritten(&mut mf, &numbering.groups);
     Ok((mf, block_of))
 }

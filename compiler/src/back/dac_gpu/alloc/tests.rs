@@ -337,3 +337,228 @@ fn odd_pairs_are_an_internal_error_not_a_panic() {
     let err = allocate(&mut k, &[], 63).unwrap_err();
     assert_eq!(err.diagnostic().code, codes::INTERNAL_ERROR);
 }
+
+/// `ld.param` of parameter `p` into `dst`.
+fn ld_param(ty: T, dst: Reg, p: u16) -> Inst {
+    Inst::new(Op::Ld {
+        space: Space::Param,
+        ty,
+        dst,
+        addr: Address {
+            base: AddrBase::Param(p),
+            offset: 0,
+        },
+    })
+}
+
+/// A kernel storing `tid + 5` per thread, around dead code: an `ld.param`
+/// overwritten before any read, a chain of arithmetic nobody reads, repeated
+/// constant predicates, a load from `[deq.data]`-free global memory whose result is
+/// unused (it may fault: kept), and a trap site behind a branch.
+fn dead_code_kernel() -> (Kernel, usize) {
+    let mut b = KernelBuilder::new("dead", KernelKind::Entry);
+    let out_param = b.param("out", T::U64);
+    let out = b.reg64();
+    b.push(ld_param(T::U64, out, out_param));
+    b.push(ld_param(T::U64, out, out_param));
+    let (x, y) = (b.reg(), b.reg());
+    b.push(bin(BinOp::Add, T::U32, x, Src::Imm(1), Src::Imm(2)));
+    b.push(bin(BinOp::Mul, T::U32, y, Src::Reg(x), Src::Imm(3)));
+    let p = b.pred();
+    for _ in 0..3 {
+        b.push(Inst::new(Op::Setp {
+            cmp: Cmp::Eq,
+            ty: T::U32,
+            dst: p,
+            a: Src::Imm(0),
+            b: Src::Imm(0),
+        }));
+    }
+    let unused = b.reg64();
+    b.push(Inst::new(Op::Ld {
+        space: Space::Global,
+        ty: T::U64,
+        dst: unused,
+        addr: Address {
+            base: AddrBase::RegPair(out),
+            offset: 0,
+        },
+    }));
+    let tid = b.reg();
+    b.push(Inst::new(Op::Un {
+        op: UnOp::Mov,
+        ty: T::U32,
+        dst: tid,
+        a: Src::Special(Special::Tid(sim::gpu::Dim::X)),
+    }));
+    // tid < 64 always holds with 32 lanes: the trap is never reached.
+    b.push(Inst::new(Op::Setp {
+        cmp: Cmp::Lt,
+        ty: T::U32,
+        dst: p,
+        a: Src::Reg(tid),
+        b: Src::Imm(64),
+    }));
+    let fine = b.label("fine");
+    let guard = Guard {
+        pred: p.idx,
+        negate: false,
+    };
+    b.bra(Some(guard), false, fine);
+    let trap_at = b.push(Inst::new(Op::Ld {
+        space: Space::Global,
+        ty: T::U32,
+        dst: x,
+        addr: trap_addr(),
+    }));
+    b.push(Inst::new(Op::Exit));
+    b.bind(fine);
+    let v = b.reg();
+    b.push(bin(BinOp::Add, T::U32, v, Src::Reg(tid), Src::Imm(5)));
+    let (wide_tid, addr) = (b.reg64(), b.reg64());
+    b.push(Inst::new(Op::Cvt {
+        rnd: None,
+        dty: T::U64,
+        sty: T::U32,
+        dst: wide_tid,
+        a: Src::Reg(tid),
+    }));
+    b.push(Inst::new(Op::Mad {
+        ty: T::U64,
+        dst: addr,
+        a: Src::Reg(wide_tid),
+        b: Src::Imm(4),
+        c: Src::Reg(out),
+    }));
+    b.push(Inst::new(Op::St {
+        space: Space::Global,
+        ty: T::U32,
+        addr: Address {
+            base: AddrBase::RegPair(addr),
+            offset: 0,
+        },
+        a: Src::Reg(v),
+    }));
+    b.push(Inst::new(Op::Exit));
+    (b.finish().expect("the test kernel builds"), trap_at)
+}
+
+#[test]
+fn dead_code_is_deleted_and_trap_sites_and_lines_follow() {
+    let (k, trap_at) = dead_code_kernel();
+    let want = run(&k);
+    let mut out = k.clone();
+    // Each instruction's line is its own index, to see where lines go.
+    let mut lines: Vec<Option<Span>> = (0..k.insts.len() as u32)
+        .map(|i| Some(Span::new(crate::source::FileId(0), i, i + 1)))
+        .collect();
+    let mut traps = [(trap_at, "trap")];
+    allocate_selected(&mut out, &mut lines, &mut traps, DEFAULT_MAX_REGS).unwrap();
+    assert_eq!(run(&out), want, "{}", text(&out));
+    let count = |f: &dyn Fn(&Op) -> bool| out.insts.iter().filter(|i| f(&i.op)).count();
+    // One `ld.param` left of two; no arithmetic but the address and the value.
+    assert_eq!(
+        count(&|op| matches!(
+            op,
+            Op::Ld {
+                space: Space::Param,
+                ..
+            }
+        )),
+        1
+    );
+    assert_eq!(count(&|op| matches!(op, Op::Bin { op: BinOp::Mul, .. })), 0);
+    assert_eq!(count(&|op| matches!(op, Op::Bin { .. })), 1);
+    // Only the branch's comparison; the constant predicates are gone.
+    let consts = count(&|op| matches!(op, Op::Setp { a: Src::Imm(_), .. }));
+    assert_eq!(consts, 0, "{}", text(&out));
+    assert_eq!(count(&|op| matches!(op, Op::Setp { .. })), 1);
+    // The unread global load may fault: kept, like the trap's.
+    assert_eq!(
+        count(&|op| matches!(
+            op,
+            Op::Ld {
+                space: Space::Global,
+                ..
+            }
+        )),
+        2
+    );
+    let is_trap =
+        |i: &Inst| matches!(i.op, Op::Ld { space: Space::Global, addr, .. } if addr == trap_addr());
+    assert!(is_trap(&out.insts[traps[0].0]), "{}", text(&out));
+    // Every instruction kept its own line: the same operation as at that index.
+    assert_eq!(lines.len(), out.insts.len());
+    for (inst, line) in out.insts.iter().zip(&lines) {
+        let orig = &k.insts[line.expect("a line").start as usize];
+        assert_eq!(
+            std::mem::discriminant(&inst.op),
+            std::mem::discriminant(&orig.op)
+        );
+    }
+    // The branch still reaches the label after the trap.
+    let fine = out.labels.iter().find(|l| l.name == "fine").unwrap().at;
+    assert!(matches!(
+        out.insts[fine as usize].op,
+        Op::Bin { op: BinOp::Add, .. }
+    ));
+}
+
+/// Whether `inst` reads special register `s`.
+fn reads_special(inst: &Inst, s: Special) -> bool {
+    let srcs: SmallVec<[Src; 3]> = match inst.op {
+        Op::Bin { a, b, .. } | Op::Setp { a, b, .. } => smallvec![a, b],
+        Op::Un { a, .. } | Op::Cvt { a, .. } => smallvec![a],
+        Op::Mad { a, b, c, .. } => smallvec![a, b, c],
+        _ => SmallVec::new(),
+    };
+    srcs.contains(&Src::Special(s))
+}
+
+#[test]
+fn saxpy_gpu_has_no_dead_prologue() {
+    use crate::driver::{self, FrontOptions, Stage};
+    use crate::front::sema::Target;
+    let src = include_str!("../../../../../examples/saxpy_gpu.spmd");
+    let opts = FrontOptions {
+        target: Target {
+            program_count: 32,
+            pointer_size: 8,
+        },
+        ..FrontOptions::default()
+    };
+    let f = driver::run_front("saxpy_gpu.spmd", None, src.to_string(), &opts, Stage::Check);
+    let m = driver::lower_front_with(&f, true).expect("lowers");
+    let c = super::super::compile_module(&m, &super::super::Options::default()).expect("compiles");
+    let k = c.program.kernel("saxpy_gpu").expect("the kernel");
+    let listing = text(k);
+    // saxpy reads no global variable and has no frame: neither base is loaded, and
+    // the frame base (`mad` of the warp index) is not computed.
+    for name in ["__globals", "__frames"] {
+        let p = k.param_index(name).expect("the hidden parameter") as u16;
+        let loads = k.insts.iter().any(|i| {
+            matches!(i.op, Op::Ld { space: Space::Param, addr, .. } if addr.base == AddrBase::Param(p))
+        });
+        assert!(!loads, "{name} loaded:\n{listing}");
+    }
+    assert!(
+        !k.insts.iter().any(|i| reads_special(i, Special::WarpId)),
+        "{listing}"
+    );
+    // No lane index is computed for nothing, and no predicate set from constants.
+    assert!(
+        !k.insts.iter().any(|i| reads_special(i, Special::LaneId)),
+        "{listing}"
+    );
+    let const_setp = |i: &Inst| {
+        matches!(
+            i.op,
+            Op::Setp {
+                a: Src::Imm(_),
+                b: Src::Imm(_),
+                ..
+            }
+        )
+    };
+    assert!(!k.insts.iter().any(const_setp), "{listing}");
+}
