@@ -512,6 +512,7 @@ impl SmDac {
     }
 
     /// True when every affine warp context has run its whole stream.
+    #[cfg(test)]
     pub fn affine_done(&self, plan: &Plan) -> bool {
         self.affine
             .iter()
