@@ -8,11 +8,12 @@
 //! sequence ([`Plan`]) once per batch of blocks resident on the SM (the paper runs
 //! the affine warp once per batch of concurrent warps, §4.1). Blocks join a DAC SM
 //! as in the baseline, whenever a block slot frees; a batch is the set of resident
-//! blocks no batch has served yet when the affine warp starts a run
-//! ([`DacSm::start_batch`]), which it does as soon as its previous run is over (its
-//! stream done and every entry expanded). A block that arrives during a run waits,
-//! its warps stalled at their first `deq`, for the next run. Warps of earlier batches
-//! keep their queues while a new batch starts.
+//! blocks no batch has served yet when an affine warp context starts a run
+//! ([`DacSm::start_batch_in`]), which it does as soon as a context is free (its
+//! previous run's stream done and every entry of its ATQ expanded). With the preset's
+//! two contexts a batch starts while the previous one drains. A block that arrives
+//! while no context is free waits, its warps stalled at their first `deq`. Warps of
+//! earlier batches keep their queues while a new batch starts.
 //!
 //! The affine warp issues on the SM's first scheduler ahead of the non-affine warps
 //! (it is their producer), in order, with its own scoreboard: an instruction waits

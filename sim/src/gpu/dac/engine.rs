@@ -24,7 +24,13 @@
 //! of stalling. An expansion occupies the unit for its cost in cycles
 //! ([`super::DacConfig::aeu_cycles`], [`super::DacConfig::peu_cycles`]); its
 //! record enters the warp's queue (and its early requests leave) when it finishes.
-//! Only the head entry is worked on: the AEU and PEU do not overlap.
+//! Only head entries are worked on: the AEU and PEU do not overlap.
+//!
+//! Affine warp contexts (`DacConfig::affine_contexts`): each runs the affine stream
+//! for one batch with its own ATQ, barrier epoch and CTA cursors; the unit serves the
+//! head entries of every context round robin over all their CTAs, so a new batch is
+//! served while an older one drains. A CTA whose warp slots a newer batch takes (its
+//! block finished) is retired.
 
 use super::aeu::{self, AddrTuple, AeuError, WarpAddrRecord};
 use super::peu::{self, PeuPath};
