@@ -454,6 +454,7 @@ pub fn run_timing(
         }
     }
     let mut now = 0u64;
+    let mut progress = Progress::default();
     loop {
         let mut next = u64::MAX;
         let mut busy = false;
@@ -469,7 +470,8 @@ pub fn run_timing(
             break;
         }
         now = (now + 1).max(next);
-        if now > limits.max_cycles {
+        let stuck = progress.stuck(run.stats, now);
+        if now > limits.max_cycles || stuck {
             let (cta, warp) = sms
                 .iter()
                 .flat_map(|sm| sm.warps.iter().flatten().map(move |w| (sm, w)))
@@ -486,7 +488,14 @@ pub fn run_timing(
                 program,
                 &info,
                 &warp,
-                format!("more than {} cycles", limits.max_cycles),
+                if stuck {
+                    format!(
+                        "no warp issued an instruction in {STUCK_CYCLES} cycles: the machine \
+                         is stuck (a deadlock of the timing model's queues or locks)"
+                    )
+                } else {
+                    format!("more than {} cycles", limits.max_cycles)
+                },
             ));
         }
     }
@@ -1130,4 +1139,50 @@ fn dac_stats(s: &mut Stats, t: &DacTotals) {
     s.prefetch_lead_sum = t.prefetch.lead_sum;
     s.prefetch_lead_max = t.prefetch.lead_max;
     s.prefetch_unprotected = t.prefetch.unprotected;
+}
+
+/// Cycles without any issued warp instruction (non-affine or affine) after which a
+/// timing run stops as stuck. No latency of the model comes near it (a DRAM access
+/// behind a full request queue waits thousands of cycles), so only a deadlock of the
+/// model itself (queues, locks, barriers it cannot resolve) reaches it; without it
+/// such a run would spin until `max_cycles`.
+const STUCK_CYCLES: u64 = 1_000_000;
+
+/// The last cycle at which the issued-instruction count changed.
+#[derive(Default)]
+struct Progress {
+    issued: u64,
+    at: u64,
+}
+
+impl Progress {
+    /// Whether nothing has issued for more than [`STUCK_CYCLES`] up to `now`.
+    fn stuck(&mut self, stats: &Stats, now: u64) -> bool {
+        let issued = stats.warp_insts + stats.affine_warp_insts;
+        if issued != self.issued {
+            self.issued = issued;
+            self.at = now;
+        }
+        now - self.at > STUCK_CYCLES
+    }
+}
+
+#[cfg(test)]
+mod progress_tests {
+    use super::{Progress, Stats, STUCK_CYCLES};
+
+    #[test]
+    fn a_run_is_stuck_only_after_the_limit_without_any_issue() {
+        let mut p = Progress::default();
+        let mut stats = Stats::default();
+        stats.warp_insts = 5;
+        assert!(!p.stuck(&stats, 10));
+        assert!(!p.stuck(&stats, 10 + STUCK_CYCLES));
+        assert!(p.stuck(&stats, 11 + STUCK_CYCLES));
+        // An affine warp instruction counts as progress too.
+        stats.affine_warp_insts = 1;
+        assert!(!p.stuck(&stats, 12 + STUCK_CYCLES));
+        assert!(!p.stuck(&stats, 12 + 2 * STUCK_CYCLES));
+        assert!(p.stuck(&stats, 13 + 2 * STUCK_CYCLES));
+    }
 }
