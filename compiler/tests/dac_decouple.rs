@@ -515,6 +515,74 @@ fn predicates_decouple_bit_for_bit() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// `threadIdx.x % 16` and `/ 16` (lud's thread layout): the kernel launches in the
+/// virtual block (16, blockDim.x / 16) and decouples; a block 16 does not divide runs
+/// the baseline. (name, source, launch, decoupled.)
+const SPLIT_KERNELS: &[(&str, &str, &str, bool)] = &[
+    (
+        "split_256",
+        "task void split(uniform float a[], uniform float b[]) {
+            int tx = threadIdx.x % 16;
+            int ty = threadIdx.x / 16;
+            b[ty * 16 + tx] = a[ty * 32 + tx] * 2 + a[tx];
+        }",
+        "--entry split --grid 2 --block 256 --arg a='random(512,18)' --arg b='zeros(512)'",
+        true,
+    ),
+    (
+        "split_48",
+        // Three rows of 16: a partial second warp.
+        "task void split(uniform float a[], uniform float b[]) {
+            int tx = threadIdx.x % 16;
+            int ty = threadIdx.x / 16;
+            b[ty * 16 + tx] = a[ty * 32 + tx] * 2 + a[tx];
+        }",
+        "--entry split --block 48 --arg a='random(512,19)' --arg b='zeros(512)'",
+        true,
+    ),
+    (
+        "split_40",
+        // 16 does not divide 40: the baseline runs.
+        "task void split(uniform float a[], uniform float b[]) {
+            int tx = threadIdx.x % 16;
+            int ty = threadIdx.x / 16;
+            b[ty * 16 + tx] = a[ty * 32 + tx] * 2 + a[tx];
+        }",
+        "--entry split --block 40 --arg a='random(512,20)' --arg b='zeros(512)'",
+        false,
+    ),
+];
+
+/// Split thread indices: exact against the interpreter; decoupled (loads through
+/// `[deq.data]`) when 16 divides the block, the baseline otherwise. lud itself too.
+#[test]
+fn split_thread_indices_decouple_bit_for_bit() {
+    let mut failures = Vec::new();
+    for &(name, source, launch, decoupled) in SPLIT_KERNELS {
+        let front = front_of_text(name, source);
+        let spec = parse_command(launch);
+        let want = driver::run_on_interp(&front, &spec.request(MAX_STEPS))
+            .unwrap_or_else(|e| panic!("{name}: interp: {}", run_error(e, &front)));
+        let got = run(&front, &spec, true, true);
+        if let Err(e) = compare("dac-gpu --dac", &want, &got) {
+            failures.push(format!("{name}: {e}"));
+        }
+        if (stat(&got, "deq_data_instructions") > 0.0) != decoupled {
+            failures.push(format!("{name}: decoupled is not {decoupled}"));
+        }
+    }
+    let lud = front_of(&common::repo_root().join("tests/dac_bench/lud.spmd"));
+    check_kernel(
+        "lud",
+        &lud,
+        "--entry lud_internal --grid 3,3 --block 256 --arg n=64 --arg off=0 \
+         --arg a='random(4096,21)'",
+        Expect::Loads,
+        &mut failures,
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 // ---------------------------------------------------------------------------------
 // Every example and program, decoupling on
 

@@ -152,11 +152,26 @@
 //! baseline's indices from the linear id (`isel/dac.rs`), right in both launches; in
 //! the real-shaped one, lanes past the block of a partial last warp do not run at all.
 //!
+//! **`%` and `/` of the thread index** (paper §4.6; lud's `tx = threadIdx.x % 16`,
+//! `ty = threadIdx.x / 16`): a tuple has no `%` or `/` of an index, but when the entry
+//! reads `thread_idx.x` only as `% c` and `/ c` for one power of two `c` (and no
+//! callee reads a thread index, nor the entry `thread_idx.y/z`; [`x_split`]), the
+//! plan reads them as the `thread_idx.x` and `thread_idx.y` of a virtual block `(c,
+//! blockDim.x / c)` ([`split_module`]: the analysis and the affine stream see two
+//! index dimensions) and the kernel launches in that shape ([`Plan::split`],
+//! `super::run`): the same threads with the same linear ids, so warps are unchanged,
+//! and the AEU steps the rows. The non-affine stream computes `thread_idx.x` as the
+//! linear id `%tid.y * c + %tid.x`. A launch whose block is not one-dimensional or
+//! not a multiple of `c` runs the baseline instead (checked at launch). The divisor
+//! may be the lowering's `select mask, c, 1` on the entry mask (on in every thread:
+//! the virtual block has no lanes past its end).
+//!
 //! **Not yet:** accesses in loops some warps leave early, loops some warps skip
 //! whose trip count is not a constant, loops whose trip count depends on the block
 //! (see above), scalar work on the block index other than the tuple rules
 //! (`blockIdx.x & 1`: per-CTA offsets of a tuple are linear), merges of more than two
-//! edges or after a branch on a varying value, `/` and `%` of the thread index (lud),
+//! edges or after a branch on a varying value, `/` and `%` of the thread index other
+//! than the split above (`tid.x % 12`; `tid.x % 16` with `tid.x` also read directly),
 //! stores to one address for the whole warp, compares in callees or in loops not
 //! replicated, decoupled uniform loop tests (their counters would need a dead-cycle
 //! elimination to leave the non-affine stream), local-memory accesses, 8/16-bit
@@ -253,6 +268,9 @@ pub struct Plan {
     events: Vec<Ev>,
     /// The uniform loops the affine stream replicates, in enqueue order.
     loops: Vec<ULoop>,
+    /// `Some(c)`: the entry reads `thread_idx.x` only as `% c` and `/ c` and launches
+    /// in the virtual block `(c, blockDim.x / c)` ([`x_split`]).
+    split: Option<u32>,
 }
 
 /// One step of the affine stream (indices into [`Plan::accesses`] and [`Plan::loops`]).
@@ -300,6 +318,16 @@ impl Plan {
     /// The plan for entry `fref`, or `None` when nothing qualifies. `shared(inst)`
     /// tells whether an access is to `.shared` memory.
     pub fn of(module: &Module, fref: FuncRef, shared: impl Fn(Inst) -> bool) -> Option<Plan> {
+        // `tid.x % c` and `tid.x / c` are the virtual block's `tid.x` and `tid.y`.
+        let split = x_split(module, fref);
+        let owned;
+        let module = match split {
+            Some(c) => {
+                owned = split_module(module, fref, c);
+                &owned
+            }
+            None => module,
+        };
         let f = &module.functions[fref];
         f.entry_block()?;
         // Barriers only in the entry itself (callees' would need their call sites).
@@ -324,6 +352,7 @@ impl Plan {
             frames: Frames::new(fref),
             events: Vec::new(),
             loops: Vec::new(),
+            split,
         };
         let mut memo = HashMap::new();
         let cands = uniform_loops(f, &rpo, &number, &spans, &dom);
@@ -554,6 +583,13 @@ impl Plan {
         dead
     }
 
+    /// `Some(c)` when the kernel launches in the virtual block `(c, blockDim.x / c)`
+    /// ([`x_split`]); only a launch of a one-dimensional block whose extent `c`
+    /// divides can run it (else the baseline runs, `super::run`).
+    pub fn split(&self) -> Option<u32> {
+        self.split
+    }
+
     /// Whether `inst` (of the entry) is left out of the non-affine stream.
     pub fn dead(&self, inst: Inst) -> bool {
         self.dead.contains(&inst)
@@ -626,6 +662,14 @@ impl Plan {
 
     /// The affine stream for `entry` (the selected entry, for its parameter indices).
     pub fn affine_stream(&self, module: &Module, entry: &Kernel) -> Result<Kernel, String> {
+        let owned;
+        let module = match self.split {
+            Some(c) => {
+                owned = split_module(module, self.fref, c);
+                &owned
+            }
+            None => module,
+        };
         let mut s = Stream {
             module,
             frames: self.frames.clone(),
@@ -1586,6 +1630,138 @@ fn candidate(f: &Function, inst: Inst) -> Option<Access> {
         }
         _ => None,
     }
+}
+
+/// How `thread_idx.x` is split when every read of it in the entry is `% c` or `/ c`
+/// for one power of two `c` (`srem`/`urem`/`band c - 1` and `sdiv`/`udiv`/shifts
+/// right by `log2 c`: equal on the non-negative index), the entry reads neither
+/// `thread_idx.y` nor `thread_idx.z` and no other function reads a thread index (lud's
+/// `tx = threadIdx.x % 16`, `ty = threadIdx.x / 16`). Launched in the virtual block
+/// `(c, blockDim.x / c)`, the hardware's `%tid.x` is `thread_idx.x % c` and `%tid.y`
+/// is `thread_idx.x / c`, with the same linear ids, so warps hold the same threads;
+/// the affine stream then reads them as two dimensions, which the AEU steps with the
+/// block shape (paper §4.2 ⑦), where the tuple model has no `%` or `/` of an index
+/// (paper §4.6). Exact whenever `c` divides the extent, which the launch checks.
+pub fn x_split(module: &Module, fref: FuncRef) -> Option<u32> {
+    use SpecialReg as S;
+    let reads = |g: &Function, regs: &[SpecialReg]| {
+        g.insts
+            .values()
+            .any(|d| matches!(d, InstData::Special { reg } if regs.contains(reg)))
+    };
+    // The functions the entry calls (the affine stream replays callees' bodies).
+    let mut called: HashSet<FuncRef> = HashSet::new();
+    let mut work = vec![fref];
+    while let Some(g) = work.pop() {
+        for d in module.functions[g].insts.values() {
+            if let InstData::Call { func, .. } = d {
+                if called.insert(*func) {
+                    work.push(*func);
+                }
+            }
+        }
+    }
+    let all = [S::ThreadIdxX, S::ThreadIdxY, S::ThreadIdxZ];
+    let others = called
+        .iter()
+        .any(|&g| g != fref && reads(&module.functions[g], &all));
+    let f = &module.functions[fref];
+    if others || reads(f, &[S::ThreadIdxY, S::ThreadIdxZ]) {
+        return None;
+    }
+    let xs: HashSet<Value> = f
+        .insts
+        .iter()
+        .filter(|(_, d)| matches!(d, InstData::Special { reg: S::ThreadIdxX }))
+        .filter_map(|(i, _)| f.inst_result(i))
+        .collect();
+    let mut c = None;
+    for &b in &f.layout {
+        for &i in &f.blocks[b].insts {
+            let d = &f.insts[i];
+            if !d.operands().iter().any(|v| xs.contains(v)) {
+                continue;
+            }
+            let (_, k) = split_use(f, d, &xs)?;
+            if c.is_some_and(|c| c != k) {
+                return None;
+            }
+            c = Some(k);
+        }
+    }
+    c
+}
+
+/// `d` as `(true: thread_idx.x / c, false: thread_idx.x % c)` with its `c` (a power of
+/// two from 2 to 1024), when it is one of the forms [`x_split`] accepts.
+fn split_use(f: &Function, d: &InstData, xs: &HashSet<Value>) -> Option<(bool, u32)> {
+    let InstData::Binary { op, args } = d else {
+        return None;
+    };
+    if !xs.contains(&args[0]) || xs.contains(&args[1]) {
+        return None;
+    }
+    let k = divisor(f, args[1])?;
+    let (div, c) = match op {
+        BinaryOp::Srem | BinaryOp::Urem => (false, k),
+        BinaryOp::Band => (false, k.checked_add(1)?),
+        BinaryOp::Sdiv | BinaryOp::Udiv => (true, k),
+        BinaryOp::Sshr | BinaryOp::Ushr if k < 11 => (true, 1u64 << k),
+        _ => return None,
+    };
+    (c.is_power_of_two() && (2..=1024).contains(&c)).then_some((div, c as u32))
+}
+
+/// A constant divisor: `c`, or `select m, c, _` with `m` the entry's mask (the
+/// lowering's guard of division in lanes off: on in every thread of a launch whose
+/// block has no lanes past its end, as the virtual block has none).
+fn divisor(f: &Function, v: Value) -> Option<u64> {
+    let ValueDef::Result(i) = f.values[v].def else {
+        return None;
+    };
+    match &f.insts[i] {
+        InstData::Iconst { bits, .. } => Some(*bits),
+        InstData::Splat { arg } => const_of(f, *arg),
+        InstData::Select { args } => {
+            let entry = f.entry_block()?;
+            let mask = f.sig.takes_mask.then(|| f.blocks[entry].params.last())??;
+            (args[0] == *mask).then(|| divisor(f, args[1]))?
+        }
+        _ => None,
+    }
+}
+
+/// `module` with the entry's `thread_idx.x % c` and `/ c` ([`x_split`]) read as the
+/// virtual block's `thread_idx.x` and `thread_idx.y` (the same values, the same
+/// instruction and value numbers).
+fn split_module(module: &Module, fref: FuncRef, c: u32) -> Module {
+    let mut m = module.clone();
+    let f = &module.functions[fref];
+    let xs: HashSet<Value> = f
+        .insts
+        .iter()
+        .filter(|(_, d)| {
+            matches!(
+                d,
+                InstData::Special {
+                    reg: SpecialReg::ThreadIdxX
+                }
+            )
+        })
+        .filter_map(|(i, _)| f.inst_result(i))
+        .collect();
+    let g = &mut m.functions[fref];
+    for (i, d) in f.insts.iter() {
+        if let Some((div, _)) = split_use(f, d, &xs).filter(|&(_, k)| k == c) {
+            let reg = if div {
+                SpecialReg::ThreadIdxY
+            } else {
+                SpecialReg::ThreadIdxX
+            };
+            g.insts[i] = InstData::Special { reg };
+        }
+    }
+    m
 }
 
 /// `inst` as an integer compare that may be decoupled (`enq.pred`): 32- or 64-bit

@@ -123,6 +123,7 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
         frame_bytes: Vec::new(),
         traps: Vec::new(),
         regs: Vec::new(),
+        dac_split: Vec::new(),
     };
     let mut errors = Vec::new();
     for (fref, func) in module.functions.iter() {
@@ -178,6 +179,7 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
                     }
                 }
                 out.program.kernels.push(kernel);
+                out.dac_split.push(ctx.dac.as_ref().and_then(|p| p.split()));
                 out.lines.push(lines);
                 out.shared_bytes.push(shared_size);
                 out.frame_bytes.push(frame);

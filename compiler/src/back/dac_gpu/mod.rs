@@ -142,6 +142,8 @@ pub struct Compiled {
     pub traps: Vec<Vec<(usize, &'static str)>>,
     /// Per kernel, what register allocation did (registers, spills).
     pub regs: Vec<alloc::RegReport>,
+    /// Per kernel, the virtual block split of a decoupled entry (`decouple::x_split`).
+    pub dac_split: Vec<Option<u32>>,
 }
 
 impl Compiled {

@@ -89,6 +89,20 @@ pub fn run_compiled(
     let mut prepared =
         launch::prepare(checked, &front.interner, &request).map_err(RunError::Launch)?;
     let name = prepared.signature.name.clone();
+    // A kernel split in a virtual block (`decouple::x_split`) whose launch the split
+    // does not fit runs the baseline instead.
+    let baseline;
+    let compiled = match split_of(compiled, &name) {
+        Some(c) if virtual_block(c, prepared.config.block).is_none() => {
+            let codegen = super::Options {
+                dac: false,
+                ..opts.codegen
+            };
+            baseline = compile(front, req.optimize, &codegen)?;
+            &baseline
+        }
+        _ => compiled,
+    };
     let k = compiled
         .program
         .kernels
@@ -135,7 +149,11 @@ pub fn run_compiled(
     let gl = gpu::Launch {
         kernel: name.clone(),
         grid: (grid.x, grid.y, grid.z),
-        block: launch_block(kernel.affine.is_some(), (block.x, block.y, block.z), gangs),
+        block: match compiled.dac_split.get(k).copied().flatten() {
+            Some(c) if kernel.affine.is_some() => virtual_block(c, block)
+                .ok_or_else(|| trap(format!("entry `{name}`: the block does not fit its split")))?,
+            _ => launch_block(kernel.affine.is_some(), (block.x, block.y, block.z), gangs),
+        },
         params: gpu::pack_params(kernel, &bits),
     };
     let limits = gpu::Limits {
@@ -226,6 +244,23 @@ fn fault(compiled: &Compiled, f: GpuFault) -> RunError {
     e.lane = f.lane;
     e.function = Some(f.kernel);
     RunError::Trap(e)
+}
+
+/// The virtual block split `c` (`decouple::x_split`) of entry `name`, if any.
+fn split_of(compiled: &Compiled, name: &str) -> Option<u32> {
+    let k = compiled
+        .program
+        .kernels
+        .iter()
+        .position(|k| k.name == name)?;
+    compiled.dac_split.get(k).copied().flatten()
+}
+
+/// The virtual block `(c, block.x / c, 1)` of a kernel split by `c`: the same threads
+/// with the same linear ids, `%tid.x` and `%tid.y` being `thread_idx.x % c` and
+/// `/ c`. `None` unless the block is one-dimensional and `c` divides its extent.
+fn virtual_block(c: u32, block: sim::Dim3) -> Option<(u32, u32, u32)> {
+    (c > 0 && block.y == 1 && block.z == 1 && block.x % c == 0).then(|| (c, block.x / c, 1))
 }
 
 /// The hardware block of a launch of `block` threads in `gangs` warps. One dimension,

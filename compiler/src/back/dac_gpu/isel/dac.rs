@@ -25,11 +25,27 @@ impl Isel<'_> {
     /// [`crate::back::dac_gpu::run`]), where `%tid.x` is then `thread_idx.x` (the
     /// baseline's `lin % ntid.x` is unchanged, `lin / ntid.x` is 0) and
     /// `thread_idx.y/z` come from `%tid.y/z`. Adding `%tid.y/z` holds for both launch
-    /// shapes: in the one-dimensional one they are 0.
+    /// shapes: in the one-dimensional one they are 0. A kernel split in the virtual
+    /// block `(c, blockDim.x / c)` ([`Plan::split`]) gets `thread_idx.x` back as the
+    /// linear id `%tid.y * c + %tid.x`.
     pub(super) fn dac_thread_idx(&mut self, reg: crate::ir::SpecialReg, d: Reg) {
         use crate::ir::SpecialReg as S;
         use sim::gpu::{Dim, Special, Src};
-        if self.ctx.dac.is_none() {
+        let Some(plan) = self.ctx.dac.as_ref() else {
+            return;
+        };
+        if let (S::ThreadIdxX, Some(c)) = (reg, plan.split()) {
+            // The virtual block (c, blockDim.x / c): the linear id is tid.y * c + tid.x
+            // (the baseline's `%tid.x % ntid.x` is `%tid.x` there).
+            let t = self.tmp();
+            self.bin(
+                BinOp::Mul,
+                T::U32,
+                t,
+                Src::Special(Special::Tid(Dim::Y)),
+                imm(u64::from(c)),
+            );
+            self.bin(BinOp::Add, T::U32, d, rs(d), rs(t));
             return;
         }
         let dim = match reg {
