@@ -260,7 +260,8 @@ fn split_of(compiled: &Compiled, name: &str) -> Option<u32> {
 /// with the same linear ids, `%tid.x` and `%tid.y` being `thread_idx.x % c` and
 /// `/ c`. `None` unless the block is one-dimensional and `c` divides its extent.
 fn virtual_block(c: u32, block: sim::Dim3) -> Option<(u32, u32, u32)> {
-    (c > 0 && block.y == 1 && block.z == 1 && block.x % c == 0).then(|| (c, block.x / c, 1))
+    (c > 0 && block.y == 1 && block.z == 1 && block.x.is_multiple_of(c))
+        .then(|| (c, block.x / c, 1))
 }
 
 /// The hardware block of a launch of `block` threads in `gangs` warps. One dimension,
