@@ -185,10 +185,22 @@ struct DacArgs {
     /// do not fit are spilled to local memory; 63, the Fermi limit, by default).
     #[arg(long, value_name = "N", default_value_t = 63)]
     max_regs: u32,
-    /// dac-gpu: decouple affine address computation (first version, off by default;
-    /// one-dimensional blocks only, other launches run the baseline).
+    /// dac-gpu: compile the baseline SIMT code, without Decoupled Affine Computation
+    /// (which is on by default: affine addresses and predicates computed once per
+    /// batch of warps by an affine warp and fed to the others through queues).
     #[arg(long)]
+    no_dac: bool,
+    /// dac-gpu: decouple affine computation (the default; kept so scripts can say so).
+    #[arg(long, overrides_with = "no_dac")]
     dac: bool,
+}
+
+impl DacArgs {
+    /// Whether to decouple: on unless `--no-dac` came last (clap clears the one
+    /// overridden).
+    fn decouple(&self) -> bool {
+        self.dac || !self.no_dac
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -308,9 +320,13 @@ struct CompileArgs {
     /// `--emit hex`: threads in a block, X[,Y[,Z]].
     #[arg(long, value_name = "X[,Y[,Z]]")]
     block: Option<String>,
-    /// dac-gpu `--emit asm`: decouple affine address computation (shows the `.affine`
-    /// stream after its entry); off by default.
+    /// dac-gpu `--emit asm`: the baseline SIMT code, without Decoupled Affine
+    /// Computation (by default the listing shows the decoupled non-affine stream and
+    /// the `.affine` stream after its entry).
     #[arg(long)]
+    no_dac: bool,
+    /// dac-gpu `--emit asm`: decouple affine computation (the default).
+    #[arg(long, overrides_with = "no_dac")]
     dac: bool,
     #[command(flatten)]
     switches: SwitchArgs,
@@ -505,7 +521,7 @@ fn compile(args: &CompileArgs) -> u8 {
         Emit::Asm => {
             let options = spmdc::back::dac_gpu::Options {
                 uniformity: !args.switches.no_uniformity,
-                dac: args.dac,
+                dac: args.dac || !args.no_dac,
                 ..Default::default()
             };
             match spmdc::back::dac_gpu::run::compile(&result, !args.no_opt, &options) {
@@ -678,7 +694,7 @@ fn run_kernel(args: &RunArgs) -> u8 {
             codegen: spmdc::back::dac_gpu::Options {
                 max_regs: args.dac.max_regs,
                 uniformity: !args.switches.no_uniformity,
-                dac: args.dac.dac,
+                dac: args.dac.decouple(),
                 ..Default::default()
             },
             max_warp_insts: args.max_steps,

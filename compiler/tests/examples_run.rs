@@ -2670,14 +2670,17 @@ fn uniform_branch_launches(_pc: u32) -> Vec<Launch> {
 /// The demo's per-thread iteration; `first` picks `x * 0.5 + 1` over `x * 0.25 + 2`.
 fn demo_value(i: usize, steps: i32, first: bool) -> f32 {
     let mut x = (i % 7) as f32 * 0.125f32;
+    let mut acc = 0.0f32;
     for _ in 0..steps {
         x = if first {
             x * 0.5f32 + 1.0f32
         } else {
             x * 0.25f32 + 2.0f32
         };
+        acc = acc * 0.75f32 + x * 0.125f32;
+        acc = acc * 0.5f32 + x * 0.0625f32;
     }
-    x
+    x + acc
 }
 
 fn demo_ref(a: &Args, s: &Shape, first: impl Fn(usize) -> bool) -> Outputs {

@@ -5,7 +5,9 @@
 //! [`Setting`]: the default, `--no-uniformity` (only `uniform`-typed values use the
 //! scalar/uniform datapath), `--no-skip-empty` and `--force-cfg-opts`; on dac-gpu also
 //! `no uniform datapath` (every `.uni` removed after compilation: the baseline SIMT
-//! compiler, for scale). Each run reports dynamic vector and scalar instructions (on
+//! compiler, for scale). dac-gpu runs compile without Decoupled Affine Computation
+//! (`--no-dac`), so that the uniform datapath alone is compared; `bench dac` measures
+//! decoupling. Each run reports dynamic vector and scalar instructions (on
 //! nyuzi: vector and scalar instructions; on dac-gpu: vector and uniform-datapath warp
 //! instructions), cycles and lane utilization, and whether its output buffers equal the
 //! default setting's. The `vector vs --no-uniformity` column ([`vector_change`]) is
@@ -521,8 +523,12 @@ pub fn run_one(
             let opts = DacRunOptions {
                 timing: true,
                 config: config.to_string(),
+                // On the SIMT baseline (`--no-dac`): decoupling moves uniform and
+                // affine work to the affine warp, which `bench dac` measures; here the
+                // uniform datapath alone is compared.
                 codegen: dac_gpu::Options {
                     uniformity: !sw.no_uniformity,
+                    dac: false,
                     ..dac_gpu::Options::default()
                 },
                 ..DacRunOptions::default()

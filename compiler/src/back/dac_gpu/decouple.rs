@@ -3,10 +3,11 @@
 //! affine stream enqueues them, and the affine stream itself (paper 000, Wang and Lin,
 //! ISCA 2017; `lang-spec/dac-gpu-isa.md`, "The DAC extension").
 //!
-//! Enabled by [`super::Options::dac`] (`spmdc run --target dac-gpu --dac`); **off by
-//! default** in this version: every example, ISPC-style and conformance program gives
-//! the interpreter's results with it on (`compiler/tests/dac_decouple.rs`), but the
-//! rest of the dac-gpu suite (statistics, benches, CLI) has not been run with it on.
+//! Enabled by [`super::Options::dac`], on by default (`spmdc run --target dac-gpu`;
+//! `--no-dac` compiles the baseline): every example, ISPC-style and conformance
+//! program gives the interpreter's results with it on
+//! (`compiler/tests/dac_decouple.rs`), and so does the rest of the dac-gpu suite, which
+//! runs with the default options.
 //!
 //! **What qualifies** (a [`Plan`] exists only for an entry with at least one decoupled
 //! access; else the kernel is the baseline unchanged):

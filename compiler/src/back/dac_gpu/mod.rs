@@ -112,8 +112,9 @@ pub struct Options {
     /// Values the uniformity analysis proves uniform use the uniform datapath too (not
     /// only uniform-typed ones); off with `--no-uniformity`. See [`uniform`].
     pub uniformity: bool,
-    /// Decoupled affine computation ([`decouple`]); off by default in this first
-    /// version.
+    /// Decoupled Affine Computation ([`decouple`]): on by default, as on the
+    /// command line (`--no-dac` compiles the baseline). An entry the pass cannot
+    /// decouple compiles to the baseline either way.
     pub dac: bool,
 }
 
@@ -122,7 +123,7 @@ impl Default for Options {
         Options {
             max_regs: alloc::DEFAULT_MAX_REGS,
             uniformity: true,
-            dac: false,
+            dac: true,
         }
     }
 }
