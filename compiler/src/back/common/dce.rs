@@ -116,8 +116,8 @@ fn accesses<I: MachInst>(func: &MachFunction<I>) -> (Vec<BlockAccess>, Vec<Vec<b
 }
 
 /// The virtual registers among `ops` as liveness variables; a tied operand is both
-/// read and written.
-fn virtual_access(ops: &[Operand]) -> InstAccess {
+/// read and written. (dac-gpu's zero-writes of unwritten registers use it too.)
+pub fn virtual_access(ops: &[Operand]) -> InstAccess {
     let mut acc = InstAccess::default();
     for op in ops {
         let Reg::Virt(v) = op.reg else { continue };

@@ -42,7 +42,8 @@ use smallvec::{smallvec, SmallVec};
 
 use sim::gpu::{AddrBase, Address, Inst, Kernel, Op, Reg, RegFile, Space, Src, Type, UnOp};
 
-use crate::back::common::liveness::{self, BlockAccess, InstAccess};
+use crate::back::common::dce;
+use crate::back::common::liveness::{self, BlockAccess};
 use crate::back::common::mach::{
     MBlock, MachFunction, MachInst, MachLine, Operand, OperandKind, PReg, Reg as MReg, RegClass,
     RegTarget, SpillSlot, VReg,
@@ -650,18 +651,7 @@ fn init_unwritten(mf: &mut MachFunction<GpuInst>, groups: &[Group]) {
                 .map(|l| {
                     ops.clear();
                     l.inst.operands(&mut ops);
-                    let mut acc = InstAccess::default();
-                    for op in &ops {
-                        let MReg::Virt(v) = op.reg else { continue };
-                        let var = v.index() as u32;
-                        if op.kind != OperandKind::Def {
-                            acc.uses.push(var);
-                        }
-                        if op.kind != OperandKind::Use {
-                            acc.defs.push(var);
-                        }
-                    }
-                    acc
+                    dce::virtual_access(&ops)
                 })
                 .collect(),
             succs: b.succs.iter().map(|s| s.index()).collect(),
