@@ -18,41 +18,18 @@ use common::launches::*;
 
 use spmdc::back::dac_gpu::run::{self as dac, DacRunOptions};
 use spmdc::back::dac_gpu::Options;
-use spmdc::driver::{self, FrontOptions, FrontResult, Stage};
-use spmdc::front::sema;
+use spmdc::driver::{self, FrontResult};
 use spmdc::launch::{RunResult, StatValue};
 
 const MAX_STEPS: u64 = 100_000_000;
 
 fn front_of(path: &Path) -> FrontResult {
-    let text = std::fs::read_to_string(path).expect("readable example");
-    let options = FrontOptions {
-        target: sema::Target {
-            program_count: 32,
-            pointer_size: 8,
-        },
-        ..FrontOptions::default()
-    };
-    let name = common::display_name(path);
-    driver::run_front(
-        &name,
-        Some(path.to_path_buf()),
-        text,
-        &options,
-        Stage::Check,
-    )
+    common::check_file_for(path, common::DAC_GPU)
 }
 
 /// The front end's result for source `text` (named `name`).
 fn front_of_text(name: &str, text: &str) -> FrontResult {
-    let options = FrontOptions {
-        target: sema::Target {
-            program_count: 32,
-            pointer_size: 8,
-        },
-        ..FrontOptions::default()
-    };
-    driver::run_front(name, None, text.to_string(), &options, Stage::Check)
+    common::check_source_for(name, text, common::DAC_GPU)
 }
 
 fn run(front: &FrontResult, spec: &LaunchSpec, dac_on: bool, timing: bool) -> RunResult {

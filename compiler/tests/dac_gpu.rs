@@ -49,19 +49,7 @@ fn dac_target() -> sema::Target {
 }
 
 fn front_of(path: &Path) -> FrontResult {
-    let text = std::fs::read_to_string(path).expect("readable example");
-    let options = FrontOptions {
-        target: dac_target(),
-        ..FrontOptions::default()
-    };
-    let name = common::display_name(path);
-    driver::run_front(
-        &name,
-        Some(path.to_path_buf()),
-        text,
-        &options,
-        Stage::Check,
-    )
+    common::check_file_for(path, dac_target())
 }
 
 /// A program compiled for the dac-gpu once, for several launches.

@@ -15,8 +15,7 @@ use common::launches::*;
 
 use spmdc::back::dac_gpu::run::{self as dac, DacRunOptions};
 use spmdc::back::dac_gpu::Options;
-use spmdc::driver::{self, FrontOptions, FrontResult, Stage};
-use spmdc::front::sema;
+use spmdc::driver::{self, FrontResult};
 use spmdc::launch::{RunResult, StatValue};
 
 const MAX_STEPS: u64 = 100_000_000;
@@ -26,22 +25,7 @@ const MAX_STEPS: u64 = 100_000_000;
 const KNOWN_FAILURES: &[(&str, &str, &str)] = &[];
 
 fn front_of(path: &Path) -> FrontResult {
-    let text = std::fs::read_to_string(path).expect("readable program");
-    let options = FrontOptions {
-        target: sema::Target {
-            program_count: 32,
-            pointer_size: 8,
-        },
-        ..FrontOptions::default()
-    };
-    let name = common::display_name(path);
-    driver::run_front(
-        &name,
-        Some(path.to_path_buf()),
-        text,
-        &options,
-        Stage::Check,
-    )
+    common::check_file_for(path, common::DAC_GPU)
 }
 
 type Compiled = spmdc::back::dac_gpu::Compiled;

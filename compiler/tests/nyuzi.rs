@@ -26,7 +26,7 @@ use std::process::Command;
 use common::launches::*;
 use spmdc::back::nyuzi::image::MachineShape;
 use spmdc::back::nyuzi::run::{self as nyuzi, NyuziRunOptions};
-use spmdc::driver::{self, FrontOptions, FrontResult, Stage};
+use spmdc::driver::{self, FrontResult};
 use spmdc::front::sema;
 use spmdc::launch::RunResult;
 
@@ -47,19 +47,7 @@ fn nyuzi_target() -> sema::Target {
 }
 
 fn front_of(path: &Path) -> FrontResult {
-    let text = std::fs::read_to_string(path).expect("readable example");
-    let options = FrontOptions {
-        target: nyuzi_target(),
-        ..FrontOptions::default()
-    };
-    let name = common::display_name(path);
-    driver::run_front(
-        &name,
-        Some(path.to_path_buf()),
-        text,
-        &options,
-        Stage::Check,
-    )
+    common::check_file_for(path, nyuzi_target())
 }
 
 /// A program compiled for Nyuzi once, for several launches.

@@ -53,6 +53,38 @@ pub fn check_file(path: &Path, stage: Stage) -> FrontResult {
     )
 }
 
+/// Runs the front end on a file for `target` (a back end's gang width and pointer
+/// size), as `spmdc run --target ...` would.
+pub fn check_file_for(path: &Path, target: spmdc::front::sema::Target) -> FrontResult {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let options = FrontOptions {
+        target,
+        ..FrontOptions::default()
+    };
+    driver::run_front(
+        &display_name(path),
+        Some(path.to_path_buf()),
+        text,
+        &options,
+        Stage::Check,
+    )
+}
+
+/// Runs the front end on source `text` (named `name`) for `target`.
+pub fn check_source_for(name: &str, text: &str, target: spmdc::front::sema::Target) -> FrontResult {
+    let options = FrontOptions {
+        target,
+        ..FrontOptions::default()
+    };
+    driver::run_front(name, None, text.to_string(), &options, Stage::Check)
+}
+
+/// The dac-gpu's program instances: warps of 32, 8-byte pointers.
+pub const DAC_GPU: spmdc::front::sema::Target = spmdc::front::sema::Target {
+    program_count: 32,
+    pointer_size: 8,
+};
+
 pub fn check_source(name: &str, text: &str) -> FrontResult {
     driver::run_front(
         name,
