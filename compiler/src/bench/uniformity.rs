@@ -76,26 +76,113 @@ macro_rules! example {
     };
 }
 
+// The kernels that have an unannotated twin, named so the twin can copy its launch.
+const SAXPY: BenchKernel = example!(
+    "saxpy",
+    "saxpy.spmd",
+    "saxpy",
+    Uniform,
+    None,
+    None,
+    ["n=1000", "a=2", "x=range(1000)", "y=fill(1000,1)"]
+);
+const JACOBI2D: BenchKernel = example!(
+    "jacobi2d",
+    "jacobi2d.spmd",
+    "jacobi2d",
+    Uniform,
+    None,
+    None,
+    [
+        "nx=64",
+        "ny=32",
+        "c0=0.5",
+        "c1=0.1",
+        "c2=0.025",
+        "w0=fill(2048,1)",
+        "w1=zeros(2048)"
+    ]
+);
+const JACOBI2D_GPU: BenchKernel = example!(
+    "jacobi2d_gpu",
+    "jacobi2d_gpu.spmd",
+    "jacobi2d_gpu",
+    Uniform,
+    Some("2,4"),
+    Some("32,8"),
+    [
+        "nx=64",
+        "ny=32",
+        "c0=0.5",
+        "c1=0.1",
+        "c2=0.025",
+        "w0=range(2048)",
+        "w1=zeros(2048)"
+    ]
+);
+const WAVE13PT: BenchKernel = example!(
+    "wave13pt",
+    "wave13pt.spmd",
+    "wave13pt",
+    Uniform,
+    None,
+    None,
+    [
+        "nx=16",
+        "ny=16",
+        "nz=16",
+        "c0=1.5",
+        "c1=0.1",
+        "c2=-0.05",
+        "w0=fill(4096,1)",
+        "w1=fill(4096,1)",
+        "w2=zeros(4096)"
+    ]
+);
+const MATMUL_TILED: BenchKernel = example!(
+    "matmul_tiled",
+    "matmul_tiled.spmd",
+    "matmul_tiled",
+    Uniform,
+    Some("3,3"),
+    Some("16,16"),
+    ["n=40", "a=fill(1600,1)", "b=fill(1600,2)", "c=zeros(1600)"]
+);
+const STENCIL1D: BenchKernel = example!(
+    "stencil1d",
+    "stencil1d.spmd",
+    "stencil1d",
+    Uniform,
+    Some("4"),
+    Some("256"),
+    ["n=1000", "src=fill(1000,1)", "dst=zeros(1000)"]
+);
+const REDUCE_SUM: BenchKernel = example!(
+    "reduce_sum",
+    "reduce_sum.spmd",
+    "reduce_sum",
+    Uniform,
+    None,
+    None,
+    ["n=1000", "x=range(1000)", "result=zeros(3)"]
+);
+
+/// An unannotated twin (in `examples/uniformity_unannotated.spmd`) of the kernel `of`:
+/// the same launch and kind, so the two rows compare like for like.
+const fn unannotated(of: BenchKernel, name: &'static str, entry: &'static str) -> BenchKernel {
+    BenchKernel {
+        name,
+        file: "examples/uniformity_unannotated.spmd",
+        source: include_str!("../../../examples/uniformity_unannotated.spmd"),
+        entry,
+        ..of
+    }
+}
+
 /// The kernels, with the examples' suggested launches (a few made smaller).
 pub const KERNELS: &[BenchKernel] = &[
-    example!(
-        "saxpy",
-        "saxpy.spmd",
-        "saxpy",
-        Uniform,
-        None,
-        None,
-        ["n=1000", "a=2", "x=range(1000)", "y=fill(1000,1)"]
-    ),
-    example!(
-        "saxpy (plain int)",
-        "uniformity_unannotated.spmd",
-        "saxpy_plain",
-        Uniform,
-        None,
-        None,
-        ["n=1000", "a=2", "x=range(1000)", "y=fill(1000,1)"]
-    ),
+    SAXPY,
+    unannotated(SAXPY, "saxpy (plain int)", "saxpy_plain"),
     example!(
         "row_sums",
         "row_sums.spmd",
@@ -114,112 +201,16 @@ pub const KERNELS: &[BenchKernel] = &[
         Some("64"),
         ["n=32", "stride=3", "src=range(12288)", "dst=zeros(4096)"]
     ),
-    example!(
-        "jacobi2d",
-        "jacobi2d.spmd",
-        "jacobi2d",
-        Uniform,
-        None,
-        None,
-        [
-            "nx=64",
-            "ny=32",
-            "c0=0.5",
-            "c1=0.1",
-            "c2=0.025",
-            "w0=fill(2048,1)",
-            "w1=zeros(2048)"
-        ]
-    ),
-    example!(
-        "jacobi2d (plain int)",
-        "uniformity_unannotated.spmd",
-        "jacobi2d_plain",
-        Uniform,
-        None,
-        None,
-        [
-            "nx=64",
-            "ny=32",
-            "c0=0.5",
-            "c1=0.1",
-            "c2=0.025",
-            "w0=fill(2048,1)",
-            "w1=zeros(2048)"
-        ]
-    ),
-    example!(
-        "jacobi2d_gpu",
-        "jacobi2d_gpu.spmd",
-        "jacobi2d_gpu",
-        Uniform,
-        Some("2,4"),
-        Some("32,8"),
-        [
-            "nx=64",
-            "ny=32",
-            "c0=0.5",
-            "c1=0.1",
-            "c2=0.025",
-            "w0=range(2048)",
-            "w1=zeros(2048)"
-        ]
-    ),
-    example!(
+    JACOBI2D,
+    unannotated(JACOBI2D, "jacobi2d (plain int)", "jacobi2d_plain"),
+    JACOBI2D_GPU,
+    unannotated(
+        JACOBI2D_GPU,
         "jacobi2d_gpu (plain int)",
-        "uniformity_unannotated.spmd",
         "jacobi2d_gpu_plain",
-        Uniform,
-        Some("2,4"),
-        Some("32,8"),
-        [
-            "nx=64",
-            "ny=32",
-            "c0=0.5",
-            "c1=0.1",
-            "c2=0.025",
-            "w0=range(2048)",
-            "w1=zeros(2048)"
-        ]
     ),
-    example!(
-        "wave13pt",
-        "wave13pt.spmd",
-        "wave13pt",
-        Uniform,
-        None,
-        None,
-        [
-            "nx=16",
-            "ny=16",
-            "nz=16",
-            "c0=1.5",
-            "c1=0.1",
-            "c2=-0.05",
-            "w0=fill(4096,1)",
-            "w1=fill(4096,1)",
-            "w2=zeros(4096)"
-        ]
-    ),
-    example!(
-        "wave13pt (plain int)",
-        "uniformity_unannotated.spmd",
-        "wave13pt_plain",
-        Uniform,
-        None,
-        None,
-        [
-            "nx=16",
-            "ny=16",
-            "nz=16",
-            "c0=1.5",
-            "c1=0.1",
-            "c2=-0.05",
-            "w0=fill(4096,1)",
-            "w1=fill(4096,1)",
-            "w2=zeros(4096)"
-        ]
-    ),
+    WAVE13PT,
+    unannotated(WAVE13PT, "wave13pt (plain int)", "wave13pt_plain"),
     example!(
         "gaussblur",
         "gaussblur.spmd",
@@ -240,60 +231,16 @@ pub const KERNELS: &[BenchKernel] = &[
             "w1=zeros(1024)"
         ]
     ),
-    example!(
-        "matmul_tiled",
-        "matmul_tiled.spmd",
-        "matmul_tiled",
-        Uniform,
-        Some("3,3"),
-        Some("16,16"),
-        ["n=40", "a=fill(1600,1)", "b=fill(1600,2)", "c=zeros(1600)"]
-    ),
-    example!(
+    MATMUL_TILED,
+    unannotated(
+        MATMUL_TILED,
         "matmul_tiled (plain int)",
-        "uniformity_unannotated.spmd",
         "matmul_tiled_plain",
-        Uniform,
-        Some("3,3"),
-        Some("16,16"),
-        ["n=40", "a=fill(1600,1)", "b=fill(1600,2)", "c=zeros(1600)"]
     ),
-    example!(
-        "stencil1d",
-        "stencil1d.spmd",
-        "stencil1d",
-        Uniform,
-        Some("4"),
-        Some("256"),
-        ["n=1000", "src=fill(1000,1)", "dst=zeros(1000)"]
-    ),
-    example!(
-        "stencil1d (plain int)",
-        "uniformity_unannotated.spmd",
-        "stencil1d_plain",
-        Uniform,
-        Some("4"),
-        Some("256"),
-        ["n=1000", "src=fill(1000,1)", "dst=zeros(1000)"]
-    ),
-    example!(
-        "reduce_sum",
-        "reduce_sum.spmd",
-        "reduce_sum",
-        Uniform,
-        None,
-        None,
-        ["n=1000", "x=range(1000)", "result=zeros(3)"]
-    ),
-    example!(
-        "reduce_sum (plain int)",
-        "uniformity_unannotated.spmd",
-        "reduce_sum_plain",
-        Uniform,
-        None,
-        None,
-        ["n=1000", "x=range(1000)", "result=zeros(3)"]
-    ),
+    STENCIL1D,
+    unannotated(STENCIL1D, "stencil1d (plain int)", "stencil1d_plain"),
+    REDUCE_SUM,
+    unannotated(REDUCE_SUM, "reduce_sum (plain int)", "reduce_sum_plain"),
     example!(
         "mandelbrot",
         "mandelbrot.spmd",

@@ -103,11 +103,7 @@ pub fn run_compiled(
         }
         _ => compiled,
     };
-    let k = compiled
-        .program
-        .kernels
-        .iter()
-        .position(|k| k.name == name)
+    let k = kernel_index(compiled, &name)
         .ok_or_else(|| trap(format!("entry `{name}` was not compiled")))?;
     let (grid, block) = (prepared.config.grid, prepared.config.block);
     let blocks = u64::from(grid.x) * u64::from(grid.y) * u64::from(grid.z);
@@ -246,13 +242,14 @@ fn fault(compiled: &Compiled, f: GpuFault) -> RunError {
     RunError::Trap(e)
 }
 
+/// The index of entry `name` among the compiled kernels.
+fn kernel_index(compiled: &Compiled, name: &str) -> Option<usize> {
+    compiled.program.kernels.iter().position(|k| k.name == name)
+}
+
 /// The virtual block split `c` (`decouple::x_split`) of entry `name`, if any.
 fn split_of(compiled: &Compiled, name: &str) -> Option<u32> {
-    let k = compiled
-        .program
-        .kernels
-        .iter()
-        .position(|k| k.name == name)?;
+    let k = kernel_index(compiled, name)?;
     compiled.dac_split.get(k).copied().flatten()
 }
 
