@@ -475,6 +475,38 @@ pub enum Class {
     Affine(Tuple),
     /// A comparison the predicate expansion can produce.
     Predicate(Pred),
+    /// A piecewise-affine value: `then` where the predicate `cond` holds, `els`
+    /// elsewhere ([`Piecewise`]).
+    Piecewise(Box<Piecewise>),
+}
+
+/// A *select tuple*: `cond ? then : els` per lane, where `cond` is an affine
+/// predicate of two tuples (the IR value of an `icmp` classified [`Class::Predicate`],
+/// `pred` its comparison) and both arms are tuples holding in every lane. It is what
+/// `select c, a, b` of a varying affine predicate gives (hotspot's and srad's clamped
+/// neighbours `r > 0 ? i - cols : i`), closed under the tuple rules applied to both
+/// arms (adding a uniform or a tuple, scaling, shifts, conversions: each rule is
+/// exact per lane, so applying it to the arm a lane takes computes that lane's
+/// value). Rules that do not apply to both arms, and every consumer that does not
+/// know select tuples, see the older, weaker claim [`Piecewise::then`]: the `then`
+/// tuple qualified by `cond` (it holds where `cond` is on).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Piecewise {
+    /// The `icmp` value choosing the arm (frame of the function analyzed).
+    pub cond: Value,
+    pub pred: Pred,
+    /// `Class::Affine` of the `then` tuple qualified by `cond` (`under == Some(cond)`).
+    pub then: Class,
+    /// `Class::Affine` of the `else` tuple, unqualified (it holds where `cond` is off,
+    /// and the tuple itself in every lane).
+    pub els: Class,
+}
+
+impl Piecewise {
+    /// The tuples of both arms: (then, else).
+    pub fn arms(&self) -> Option<(&Tuple, &Tuple)> {
+        Some((self.then.tuple()?, self.els.tuple()?))
+    }
 }
 
 impl Class {
@@ -483,25 +515,46 @@ impl Class {
     }
 
     pub fn tuple(&self) -> Option<&Tuple> {
-        match self {
+        match self.plain() {
             Class::Affine(t) => Some(t),
             _ => None,
         }
     }
 
-    pub fn is_uniform(&self) -> bool {
+    /// The class as consumers that do not know select tuples see it: a
+    /// [`Class::Piecewise`]'s qualified `then` tuple, any other class itself.
+    pub fn plain(&self) -> &Class {
         match self {
+            Class::Piecewise(p) => &p.then,
+            c => c,
+        }
+    }
+
+    /// The select tuple, when the value is one.
+    pub fn piecewise(&self) -> Option<&Piecewise> {
+        match self {
+            Class::Piecewise(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    pub fn is_uniform(&self) -> bool {
+        match self.plain() {
             Class::Affine(t) => t.is_uniform(),
             Class::Predicate(p) => p.uniform,
-            Class::NonAffine => false,
+            _ => false,
         }
     }
 
     fn meet(&self, other: &Class) -> Class {
-        let Some(under) = merge_under(self.under(), other.under()) else {
+        if self == other {
+            return self.clone();
+        }
+        let (this, other) = (self.plain(), other.plain());
+        let Some(under) = merge_under(this.under(), other.under()) else {
             return Class::NonAffine;
         };
-        let met = match (self, other) {
+        let met = match (this, other) {
             (Class::Affine(a), Class::Affine(b)) if a.width == b.width => Class::Affine(a.meet(b)),
             (a, b) if a == b => a.clone(),
             (a, b) if a.is_uniform() && b.is_uniform() => Class::uniform_runtime(1),
@@ -512,20 +565,29 @@ impl Class {
 
     /// The mask the claim is qualified by ([`Tuple::under`]).
     pub fn under(&self) -> Option<Value> {
-        match self {
+        match self.plain() {
             Class::Affine(t) => t.under,
             Class::Predicate(p) => p.under,
-            Class::NonAffine => None,
+            _ => None,
         }
     }
 
-    fn with_under(mut self, under: Option<Value>) -> Class {
-        match &mut self {
+    fn with_under(self, under: Option<Value>) -> Class {
+        // A select tuple holds in every lane: qualifying it keeps it only when the
+        // qualifier adds nothing to its plain view's.
+        let mut c = match self {
+            Class::Piecewise(p) if under.is_none() || under == p.then.under() => {
+                return Class::Piecewise(p)
+            }
+            Class::Piecewise(p) => p.then,
+            c => c,
+        };
+        match &mut c {
             Class::Affine(t) => t.under = under,
             Class::Predicate(p) => p.under = under,
-            Class::NonAffine => {}
+            _ => {}
         }
-        self
+        c
     }
 }
 
@@ -628,6 +690,10 @@ struct Ctx<'a> {
     launched: bool,
     /// The block each value is defined in.
     def_block: SecondaryMap<Value, Option<Block>>,
+    /// `Some(c)`: operands that are select tuples on `c` read as their `else` arm
+    /// (while a rule is applied to that arm, [`Ctx::lift`]); otherwise they read as
+    /// their plain view.
+    view: std::cell::Cell<Option<Value>>,
 }
 
 /// Analyzes `func`, a function of `module` (whose pointer width, gang width and
@@ -661,6 +727,7 @@ impl<'a> Ctx<'a> {
             dom: DominatorTree::compute(func),
             launched: func.linkage.is_entry() && !is_called(module, &func.name),
             def_block: def_blocks(func),
+            view: std::cell::Cell::new(None),
         }
     }
 
@@ -847,7 +914,54 @@ impl Ctx<'_> {
                 _ => Class::uniform_runtime(w),
             });
         }
-        Some(self.qualify(data, self.varying_inst(data, w)))
+        let plain = self.qualify(data, self.varying_inst(data, w));
+        Some(self.lift(data, w, plain))
+    }
+
+    /// A rule applied to select-tuple operands: when the operands are select tuples
+    /// on one predicate `c` (the others plain tuples) and the rule gives a tuple for
+    /// each arm (the `then` side is `plain`, computed on the operands' `then` views),
+    /// the result is the select tuple of the two results; otherwise `plain`.
+    /// Selects and calls are left to their own rules.
+    fn lift(&self, data: &InstData, w: u32, plain: Class) -> Class {
+        if w <= 1 || self.seed.is_some() || matches!(data, InstData::Call { .. }) {
+            return plain;
+        }
+        let mut on: Option<&Piecewise> = None;
+        for op in data.operands() {
+            if let Some(Class::Piecewise(p)) = self.state[op].as_ref() {
+                match on {
+                    Some(q) if q.cond != p.cond => return plain,
+                    _ => on = Some(p),
+                }
+            }
+        }
+        let Some(p) = on else {
+            return plain;
+        };
+        if matches!(data, InstData::Select { args } if args[0] == p.cond) {
+            return plain;
+        }
+        let Class::Affine(then) = &plain else {
+            return plain;
+        };
+        self.view.set(Some(p.cond));
+        let els = self.qualify(data, self.varying_inst(data, w));
+        self.view.set(None);
+        match els {
+            Class::Affine(e) if e.under.is_none() && e.width == then.width => {
+                if then.under != Some(p.cond) {
+                    return plain;
+                }
+                Class::Piecewise(Box::new(Piecewise {
+                    cond: p.cond,
+                    pred: p.pred,
+                    then: plain,
+                    els: Class::Affine(e),
+                }))
+            }
+            _ => plain,
+        }
     }
 
     /// Qualifies the class of an arithmetic result by its operands' masks: it holds
@@ -869,7 +983,11 @@ impl Ctx<'_> {
     }
 
     fn class(&self, v: Value) -> &Class {
-        self.state[v].as_ref().unwrap_or(&Class::NonAffine)
+        match self.state[v].as_ref() {
+            Some(Class::Piecewise(p)) if self.view.get() == Some(p.cond) => &p.els,
+            Some(c) => c.plain(),
+            None => &Class::NonAffine,
+        }
     }
 
     fn tuple(&self, v: Value) -> Option<&Tuple> {
@@ -1033,6 +1151,8 @@ impl Ctx<'_> {
             (self.class(if k != 0 { a } else { b }).clone(), cond.under())
         } else if cond.is_uniform() {
             (self.class(a).meet(self.class(b)), cond.under())
+        } else if let Some(p) = self.select_tuple(c, a, b) {
+            return p;
         } else if self.seed.is_none() && self.class(a) != &Class::NonAffine {
             (self.class(a).clone(), Some(c))
         } else {
@@ -1042,6 +1162,36 @@ impl Ctx<'_> {
             Some(u) => class.with_under(u),
             None => Class::NonAffine,
         }
+    }
+
+    /// `select c, a, b` of a varying affine predicate `c` and two tuples holding in
+    /// every lane: the select tuple (not when summarizing, nor for arms that are
+    /// select tuples themselves, nor for a predicate qualified by a mask).
+    fn select_tuple(&self, c: Value, a: Value, b: Value) -> Option<Class> {
+        if self.seed.is_some() || self.view.get().is_some() {
+            return None;
+        }
+        let Some(Class::Predicate(pred)) = self.state[c].as_ref() else {
+            return None;
+        };
+        if pred.uniform || pred.under.is_some() {
+            return None;
+        }
+        let arm = |v: Value| match self.state[v].as_ref() {
+            Some(Class::Affine(t)) if t.under.is_none() && t.width > 1 => Some(t.clone()),
+            _ => None,
+        };
+        let (mut then, els) = (arm(a)?, arm(b)?);
+        if then.width != els.width {
+            return None;
+        }
+        then.under = Some(c);
+        Some(Class::Piecewise(Box::new(Piecewise {
+            cond: c,
+            pred: *pred,
+            then: Class::Affine(then),
+            els: Class::Affine(els),
+        })))
     }
 
     /// A call to an internal function: its summary for the arguments' classes, with
@@ -1387,6 +1537,26 @@ pub fn annotation(
             let kind = if t.is_uniform() { "uniform" } else { "affine" };
             format!("{kind} {}", tuple_text(func, ptr_size, names, v, t))
         }
+        Class::Piecewise(p) => match p.arms() {
+            Some((t, e)) => format!(
+                "select {} {}, {} ? {} : {}",
+                p.pred.cond.name(),
+                names.value(p.pred.args[0]),
+                names.value(p.pred.args[1]),
+                tuple_text(
+                    func,
+                    ptr_size,
+                    names,
+                    v,
+                    &Tuple {
+                        under: None,
+                        ..t.clone()
+                    }
+                ),
+                tuple_text(func, ptr_size, names, v, e)
+            ),
+            None => "non-affine".to_string(),
+        },
         Class::Predicate(p) => format!(
             "{} predicate {} {}, {}{}",
             if p.uniform { "uniform" } else { "affine" },
