@@ -90,6 +90,9 @@ pub enum AffineEvent {
         /// A 64-bit tuple (`%ad`); a 32-bit one is zero-extended like `[%r]`.
         wide: bool,
         value: AffValue,
+        /// `enq.data.sel` / `enq.addr.sel`: `value` is the `then` address, taken in
+        /// the lanes where the compare holds; the others take the `else` address.
+        sel: Option<Box<AddrSel>>,
         /// The `enq`'s instruction index in the affine stream.
         pc: u32,
     },
@@ -103,6 +106,30 @@ pub enum AffineEvent {
     },
     /// `bar.sync id` of the affine stream (the AEU's expansion gate in timing mode).
     Barrier { id: u32, pc: u32 },
+}
+
+/// The choice of a select tuple (`enq.*.sel.SPACE.T.CMP.CT %then, %else, a, b`):
+/// lanes where `a CMP b` (read as `ty`) holds take the `then` address.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AddrSel {
+    pub cmp: Cmp,
+    pub ty: Type,
+    pub a: AffValue,
+    pub b: AffValue,
+    /// The address of the lanes where the compare fails.
+    pub els: AffValue,
+}
+
+impl AddrSel {
+    /// Whether thread `tid` of block `ctaid` takes the `then` address.
+    pub fn holds(&self, ctaid: [u32; 3], tid: [u32; 3]) -> Result<bool, String> {
+        let bits = self.ty.bits();
+        let (x, y) = (
+            self.a.lane(ctaid, tid, bits)?,
+            self.b.lane(ctaid, tid, bits)?,
+        );
+        Ok(compare(self.cmp, self.ty, x, y))
+    }
 }
 
 /// Everything the affine stream of a launch enqueued, in order.
@@ -284,6 +311,45 @@ impl AffineWarp<'_> {
                     bytes,
                     wide,
                     value,
+                    sel: None,
+                    pc,
+                });
+            }
+            Op::EnqSel {
+                data,
+                space,
+                ty,
+                then,
+                els,
+                wide,
+                cmp,
+                cty,
+                a,
+                b,
+            } => {
+                if space == Space::Param || (data && space == Space::Shared) {
+                    return Err(format!("enq of a .{} address", space.name()));
+                }
+                int_type(cty)?;
+                if !cmp.accepts(cty) {
+                    return Err(format!("enq.sel.{}.{cty} is not a comparison", cmp.name()));
+                }
+                let aty = if wide { Type::U64 } else { Type::U32 };
+                let value = self.tuple(Src::Reg(then), aty)?;
+                let sel = AddrSel {
+                    cmp,
+                    ty: cty,
+                    a: self.tuple(a, cty)?,
+                    b: self.tuple(b, cty)?,
+                    els: self.tuple(Src::Reg(els), aty)?,
+                };
+                trace.push(AffineEvent::Addr {
+                    data,
+                    space,
+                    bytes: ty.bytes(),
+                    wide,
+                    value,
+                    sel: Some(Box::new(sel)),
                     pc,
                 });
             }
@@ -621,6 +687,7 @@ pub(crate) fn pop_addr(warp: &mut WarpState, data: bool, space: Space, bytes: u3
         bytes: n,
         wide,
         ref value,
+        ref sel,
         pc,
     } = q.trace.events[ev as usize]
     else {
@@ -640,7 +707,12 @@ pub(crate) fn pop_addr(warp: &mut WarpState, data: bool, space: Space, bytes: u3
     let mut out = [0u64; WARP];
     for (l, o) in out.iter_mut().enumerate() {
         let t = [tid[0][l], tid[1][l], tid[2][l]];
-        *o = value.lane(q.ctaid, t, bits)?;
+        // A select tuple: only the arm the lane takes is evaluated (and checked).
+        let arm = match sel {
+            Some(s) if !s.holds(q.ctaid, t)? => &s.els,
+            _ => value,
+        };
+        *o = arm.lane(q.ctaid, t, bits)?;
     }
     q.addrs = out;
     q.next_addr += 1;

@@ -941,6 +941,9 @@ fn check_addr(
 
 /// `enq.data.space.ty %a`, `enq.addr.space.ty %a`, `enq.pred.cmp.ty a, b`.
 fn parse_enq(c: &mut Cursor, m: &[&str], mnemonic: &str) -> Result<Op, Result<AsmError, String>> {
+    if m.get(1) == Some(&"sel") {
+        return parse_enq_sel(c, m, mnemonic);
+    }
     let m = mods(m, 3, mnemonic).map_err(Err)?;
     let affine = [RegFile::A, RegFile::Ur];
     match m[0] {
@@ -993,6 +996,64 @@ fn parse_enq(c: &mut Cursor, m: &[&str], mnemonic: &str) -> Result<Op, Result<As
             "unknown queue `.{other}`: enq.data, enq.addr or enq.pred"
         ))),
     }
+}
+
+/// `enq.data.sel.space.ty.cmp.cty %then, %else, a, b` (and `enq.addr.sel...`): a
+/// select tuple.
+fn parse_enq_sel(
+    c: &mut Cursor,
+    m: &[&str],
+    mnemonic: &str,
+) -> Result<Op, Result<AsmError, String>> {
+    let m = mods(m, 6, mnemonic).map_err(Err)?;
+    let data = match m[0] {
+        "data" => true,
+        "addr" => false,
+        other => {
+            return Err(Err(format!(
+                "`enq.{other}.sel`: only enq.data and enq.addr select"
+            )))
+        }
+    };
+    let space = space_of(m[2]).map_err(Err)?;
+    let ok = if data {
+        matches!(space, Space::Global | Space::Local)
+    } else {
+        space != Space::Param
+    };
+    ensure(ok, || {
+        format!("`enq.{}` does not reach .{}", m[0], space.name())
+    })
+    .map_err(Err)?;
+    let ty = ty_of(m[3]).map_err(Err)?;
+    ensure(ty != Type::Pred, || "memory holds no .pred values".into()).map_err(Err)?;
+    let (cmp, cty) = (cmp_of(m[4]).map_err(Err)?, ty_of(m[5]).map_err(Err)?);
+    ensure(cmp.accepts(cty), || {
+        format!("`.{}` does not compare .{cty}", cmp.name())
+    })
+    .map_err(Err)?;
+    let affine = [RegFile::A, RegFile::Ur];
+    let wide = matches!(c.peek().map(|t| &t.tok), Some(Tok::Reg(s)) if reg_name(s).is_some_and(|(_, w, _)| w));
+    let aty = if wide { Type::U64 } else { Type::U32 };
+    let then = c.reg(aty, &affine).map_err(Ok)?;
+    c.comma().map_err(Ok)?;
+    let els = c.reg(aty, &affine).map_err(Ok)?;
+    c.comma().map_err(Ok)?;
+    let a = c.src(cty).map_err(Ok)?;
+    c.comma().map_err(Ok)?;
+    let b = c.src(cty).map_err(Ok)?;
+    Ok(Op::EnqSel {
+        data,
+        space,
+        ty,
+        then,
+        els,
+        wide,
+        cmp,
+        cty,
+        a,
+        b,
+    })
 }
 
 // ---------------------------------------------------------------------------------
@@ -1712,6 +1773,27 @@ pub fn inst_text(
         Op::EnqPred { cmp, ty, a, b } => {
             format!("enq.pred.{}.{ty} {}, {}", cmp.name(), x(a, ty), x(b, ty))
         }
+        Op::EnqSel {
+            data,
+            space,
+            ty,
+            then,
+            els,
+            wide,
+            cmp,
+            cty,
+            a,
+            b,
+        } => format!(
+            "enq.{}.sel.{}.{ty}.{}.{cty} {}, {}, {}, {}",
+            if data { "data" } else { "addr" },
+            space.name(),
+            cmp.name(),
+            r(then, addr_ty(wide)),
+            r(els, addr_ty(wide)),
+            x(a, cty),
+            x(b, cty)
+        ),
         Op::DeqPred { dst } => format!("deq.pred {}", r(dst, Type::Pred)),
     };
     match body.find('.').filter(|_| inst.uni) {

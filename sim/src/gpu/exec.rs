@@ -1749,7 +1749,7 @@ pub fn step(
                 .map_err(|m| at.fault(FaultKind::DacQueue, None, None, m))?;
             warp.write_pred_bits(dst, exec, bits).map_err(err)?;
         }
-        Op::EnqData { .. } | Op::EnqAddr { .. } | Op::EnqPred { .. } => {
+        Op::EnqData { .. } | Op::EnqAddr { .. } | Op::EnqSel { .. } | Op::EnqPred { .. } => {
             return Err(at.fault(
                 FaultKind::Unsupported,
                 None,

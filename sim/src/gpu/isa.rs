@@ -768,6 +768,27 @@ pub enum Op {
         a: Src,
         b: Src,
     },
+    /// DAC, affine stream: `enq.data.sel.space.ty.cmp.cty %then, %else, a, b` (or
+    /// `enq.addr.sel...`): a *select tuple*, the address `a cmp b ? %then : %else` per
+    /// lane (hotspot's clamped neighbours); the expansion units evaluate the compare
+    /// per lane (as the PEU's slow path) and expand the address of the arm each lane
+    /// takes. A non-affine warp pops it with `[deq.data]` / `[deq.addr]` as a plain
+    /// entry.
+    EnqSel {
+        /// `enq.data` (prefetched) when true, else `enq.addr`.
+        data: bool,
+        space: Space,
+        ty: Type,
+        then: Reg,
+        els: Reg,
+        /// The address tuples are 64-bit pairs (`%ad`).
+        wide: bool,
+        cmp: Cmp,
+        /// The compared operands' type.
+        cty: Type,
+        a: Src,
+        b: Src,
+    },
     /// DAC, non-affine stream: `deq.pred %p`: pop this warp's next predicate mask.
     DeqPred {
         dst: Reg,
@@ -1004,6 +1025,20 @@ impl Inst {
                 use_src(a, ty, &mut f);
                 use_src(b, ty, &mut f);
             }
+            Op::EnqSel {
+                then,
+                els,
+                wide,
+                cty,
+                a,
+                b,
+                ..
+            } => {
+                use_src(Src::Reg(then), wide_ty(wide), &mut f);
+                use_src(Src::Reg(els), wide_ty(wide), &mut f);
+                use_src(a, cty, &mut f);
+                use_src(b, cty, &mut f);
+            }
             Op::DeqPred { dst } => f(def(dst, Type::Pred)),
             Op::Bra { .. } | Op::Call { .. } | Op::Ret | Op::Exit | Op::Bar { .. } => {}
             Op::Fence { .. } | Op::Nop => {}
@@ -1039,9 +1074,11 @@ impl Inst {
             | Op::Bar { .. }
             | Op::Fence { .. } => Unit::Ctrl,
             Op::Vote { .. } | Op::Shfl { .. } => Unit::Warp,
-            Op::EnqData { .. } | Op::EnqAddr { .. } | Op::EnqPred { .. } | Op::DeqPred { .. } => {
-                Unit::Queue
-            }
+            Op::EnqData { .. }
+            | Op::EnqAddr { .. }
+            | Op::EnqSel { .. }
+            | Op::EnqPred { .. }
+            | Op::DeqPred { .. } => Unit::Queue,
             _ => Unit::Alu,
         }
     }

@@ -38,7 +38,7 @@ use super::affine::{AffineEvent, AffineTrace};
 use super::config::GpuConfig;
 use super::dac::{
     AddrTuple, CmpOp, CtaSlot, DacConfig, DacSm, DacStats, EarlyRequest, Enq, IntType, LockTable,
-    PredTuple, PrefetchStats, PrefetchTracker, QueueStats,
+    PredTuple, PrefetchStats, PrefetchTracker, QueueStats, SelAddrTuple,
 };
 use super::isa::{Cmp, Inst, Kernel, Op, RegFile, Type};
 use crate::mem::{AccessKind, MemorySystem};
@@ -124,19 +124,21 @@ pub(crate) fn plan(trace: &AffineTrace, k: &Kernel) -> Plan {
             continue;
         };
         let step = match inst.op {
-            Op::EnqData { .. } | Op::EnqAddr { .. } | Op::EnqPred { .. } | Op::Bar { .. } => {
-                match events.next() {
-                    Some(AffineEvent::Barrier { .. }) => AffStep::Barrier,
-                    Some(e) => match enq_of(e) {
-                        Some(q) => {
-                            p.enqs.push(q);
-                            AffStep::Enq(p.enqs.len() as u32 - 1)
-                        }
-                        None => AffStep::Plain,
-                    },
+            Op::EnqData { .. }
+            | Op::EnqAddr { .. }
+            | Op::EnqSel { .. }
+            | Op::EnqPred { .. }
+            | Op::Bar { .. } => match events.next() {
+                Some(AffineEvent::Barrier { .. }) => AffStep::Barrier,
+                Some(e) => match enq_of(e) {
+                    Some(q) => {
+                        p.enqs.push(q);
+                        AffStep::Enq(p.enqs.len() as u32 - 1)
+                    }
                     None => AffStep::Plain,
-                }
-            }
+                },
+                None => AffStep::Plain,
+            },
             _ => AffStep::Plain,
         };
         p.steps.push(step);
@@ -152,6 +154,7 @@ fn enq_of(e: &AffineEvent) -> Option<Enq> {
             bytes,
             wide,
             value,
+            sel,
             ..
         } => {
             let t = AddrTuple {
@@ -159,7 +162,27 @@ fn enq_of(e: &AffineEvent) -> Option<Enq> {
                 access_bytes: *bytes,
                 wide: *wide,
             };
-            Some(if *data { Enq::Data(t) } else { Enq::Addr(t) })
+            Some(match sel {
+                Some(s) => {
+                    let s = SelAddrTuple {
+                        pred: PredTuple {
+                            lhs: s.a.tuple,
+                            op: cmp_op(s.cmp)?,
+                            rhs: s.b.tuple,
+                            ty: int_type(s.ty),
+                        },
+                        then: t,
+                        els: s.els.tuple,
+                    };
+                    if *data {
+                        Enq::DataSel(s)
+                    } else {
+                        Enq::AddrSel(s)
+                    }
+                }
+                None if *data => Enq::Data(t),
+                None => Enq::Addr(t),
+            })
         }
         AffineEvent::Pred { cmp, ty, a, b, .. } => Some(Enq::Pred(PredTuple {
             lhs: a.tuple,

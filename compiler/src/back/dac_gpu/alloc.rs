@@ -786,6 +786,14 @@ fn map_sim_regs(inst: &mut Inst, mut f: impl FnMut(Reg) -> Reg) {
             src(a, &mut f);
             src(b, &mut f);
         }
+        Op::EnqSel {
+            then, els, a, b, ..
+        } => {
+            *then = f(*then);
+            *els = f(*els);
+            src(a, &mut f);
+            src(b, &mut f);
+        }
         Op::DeqPred { dst } => *dst = f(*dst),
         Op::Bra { .. } | Op::Call { .. } | Op::Ret | Op::Exit | Op::Bar { .. } => {}
         Op::Fence { .. } | Op::Nop => {}

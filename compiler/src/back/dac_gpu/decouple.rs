@@ -216,6 +216,10 @@ pub struct Access {
     pub mask: Option<Value>,
     /// For a compare: its condition and right operand.
     pub cmp: Option<(IntCC, Value)>,
+    /// A *select tuple* address (`enq.data.sel` / `enq.addr.sel`): the entry's
+    /// `icmp` whose varying selects choose between the two address arms (hotspot's
+    /// `r > 0 ? i - cols : i`).
+    pub sel: Option<Value>,
 }
 
 /// A step of a drain ([`Plan::drains`]).
@@ -319,6 +323,47 @@ impl Plan {
     /// The plan for entry `fref`, or `None` when nothing qualifies. `shared(inst)`
     /// tells whether an access is to `.shared` memory.
     pub fn of(module: &Module, fref: FuncRef, shared: impl Fn(Inst) -> bool) -> Option<Plan> {
+        let plan = Self::build(module, fref, &shared, &HashSet::new())?;
+        // The compares that only choose select tuples' arms are left to the expansion
+        // units (no `enq.pred` of their own): plan again without them.
+        let skip = plan.sel_only_compares(module);
+        if skip.is_empty() {
+            return Some(plan);
+        }
+        Self::build(module, fref, &shared, &skip)
+    }
+
+    /// The compares of select-tuple accesses whose every use is a select.
+    fn sel_only_compares(&self, module: &Module) -> HashSet<Value> {
+        let module = match self.split {
+            Some(c) => &split_module(module, self.fref, c),
+            None => module,
+        };
+        let f = &module.functions[self.fref];
+        let conds: HashSet<Value> = self.accesses.iter().filter_map(|a| a.sel).collect();
+        let mut other_use = HashSet::new();
+        for d in f
+            .layout
+            .iter()
+            .flat_map(|&b| f.blocks[b].insts.iter().map(|&i| &f.insts[i]))
+        {
+            let select = matches!(d, InstData::Select { .. });
+            for (k, x) in d.operands().into_iter().enumerate() {
+                if conds.contains(&x) && !(select && k == 0) {
+                    other_use.insert(x);
+                }
+            }
+        }
+        conds.difference(&other_use).copied().collect()
+    }
+
+    /// The plan, with the compares of `skip` not decoupled.
+    fn build(
+        module: &Module,
+        fref: FuncRef,
+        shared: &impl Fn(Inst) -> bool,
+        skip: &HashSet<Value>,
+    ) -> Option<Plan> {
         // `tid.x % c` and `tid.x / c` are the virtual block's `tid.x` and `tid.y`.
         let split = x_split(module, fref);
         let owned;
@@ -398,38 +443,45 @@ impl Plan {
                     }
                     events.push(Ev::Bar);
                 }
-                if let Some(a) = candidate(f, inst).filter(|_| at.is_some()) {
+                if let Some(mut a) = candidate(f, inst).filter(|_| at.is_some()) {
                     let root = Node {
                         frame: 0,
                         v: a.addr,
                     };
-                    let ok = !shared(inst)
-                        && aff
-                            .address_tuple(a.addr, a.mask)
-                            .is_some_and(|t| !t.is_uniform() || a.kind == Kind::Data)
-                        && {
-                            let mut r = Replay {
-                                module,
-                                aff: &aff,
-                                frames: &mut plan.frames,
-                                mask: a.mask,
-                                memo: &mut memo,
+                    if !shared(inst) {
+                        a.sel = select_tuple(module, &aff, &mut plan.frames, &mut memo, f, &a);
+                    }
+                    let ok = a.sel.is_some()
+                        || !shared(inst)
+                            && aff
+                                .address_tuple(a.addr, a.mask)
+                                .is_some_and(|t| !t.is_uniform() || a.kind == Kind::Data)
+                            && {
+                                let mut r = Replay {
+                                    module,
+                                    aff: &aff,
+                                    frames: &mut plan.frames,
+                                    mask: a.mask,
+                                    memo: &mut memo,
+                                    arm: None,
+                                };
+                                r.replays(root, 0)
                             };
-                            r.replays(root, 0)
-                        };
                     if ok {
                         events.push(Ev::Access(plan.accesses.len()));
                         plan.index.insert(inst, plan.accesses.len());
                         plan.accesses.push(a);
                     }
                 }
-                if let Some(p) = compare_candidate(f, inst).filter(|_| at.is_some()) {
+                let skipped = f.results[inst].is_some_and(|v| skip.contains(&v));
+                if let Some(p) = compare_candidate(f, inst).filter(|_| at.is_some() && !skipped) {
                     let mut r = Replay {
                         module,
                         aff: &aff,
                         frames: &mut plan.frames,
                         mask: None,
                         memo: &mut memo,
+                        arm: None,
                     };
                     if r.thread_compare(&p) {
                         events.push(Ev::Access(plan.accesses.len()));
@@ -507,6 +559,7 @@ impl Plan {
                         frames: &mut self.frames,
                         mask: None,
                         memo,
+                        arm: None,
                     };
                     let ok = r.check(Node { frame: 0, v: p }, 0);
                     if ok.0 {
@@ -523,6 +576,7 @@ impl Plan {
                     frames: &mut self.frames,
                     mask: None,
                     memo,
+                    arm: None,
                 };
                 if l.cmp_args
                     .iter()
@@ -569,6 +623,10 @@ impl Plan {
             let ValueDef::Result(inst) = f.values[v].def else {
                 continue;
             };
+            // A decoupled compare still pops its `deq.pred`.
+            if self.index.contains_key(&inst) {
+                continue;
+            }
             if uses.get(&v).copied().unwrap_or(0) > 0 || !pure(&f.insts[inst]) {
                 continue;
             }
@@ -680,6 +738,7 @@ impl Plan {
             regs: HashMap::new(),
             ops: Vec::new(),
             cse: HashMap::new(),
+            arm: None,
             wide_regs: HashSet::new(),
             open: Vec::new(),
             level: HashMap::new(),
@@ -693,6 +752,7 @@ impl Plan {
                 Ev::Access(k) if self.accesses[k].kind == Kind::Pred => {
                     s.enq_pred(&self.accesses[k])?
                 }
+                Ev::Access(k) if self.accesses[k].sel.is_some() => s.enq_sel(&self.accesses[k])?,
                 Ev::Access(k) => {
                     let a = self.accesses[k];
                     s.mask = a.mask;
@@ -1617,6 +1677,7 @@ fn candidate(f: &Function, inst: Inst) -> Option<Access> {
             scalar: ty.scalar,
             mask: f.insts[inst].mask(),
             cmp: None,
+            sel: None,
         }),
         InstData::Store { addr, value, .. } => {
             let s = f.value_type(*value).scalar;
@@ -1627,10 +1688,87 @@ fn candidate(f: &Function, inst: Inst) -> Option<Access> {
                 scalar: s,
                 mask: f.insts[inst].mask(),
                 cmp: None,
+                sel: None,
             })
         }
         _ => None,
     }
+}
+
+/// The compare of a select-tuple address for access `a` (`None` when its address is
+/// none): the affine analysis gives a select tuple ([`crate::analysis::affine::Piecewise`])
+/// on a compare `c` of the entry whose operands replay in every lane (one varying),
+/// and the address replays with every select on `c` read as its `then` arm and as
+/// its `else` arm (each an exact per-lane computation: a lane takes the arm its
+/// compare picks, which is what the expansion units do).
+fn select_tuple(
+    module: &Module,
+    aff: &FunctionAffine,
+    frames: &mut Frames,
+    memo: &mut HashMap<(Node, Option<Value>), (bool, bool)>,
+    f: &Function,
+    a: &Access,
+) -> Option<Value> {
+    let p = aff.class(a.addr).piecewise()?;
+    let (t, e) = p.arms()?;
+    if t.is_uniform() && e.is_uniform() && a.kind != Kind::Data {
+        return None;
+    }
+    let ValueDef::Result(i) = f.values[p.cond].def else {
+        return None;
+    };
+    let InstData::Icmp { args, .. } = f.insts[i] else {
+        return None;
+    };
+    int_width(f.value_type(args[0]).scalar)?;
+    let mut r = Replay {
+        module,
+        aff,
+        frames: &mut *frames,
+        mask: None,
+        memo,
+        arm: None,
+    };
+    let (x, y) = (
+        r.check(
+            Node {
+                frame: 0,
+                v: args[0],
+            },
+            0,
+        ),
+        r.check(
+            Node {
+                frame: 0,
+                v: args[1],
+            },
+            0,
+        ),
+    );
+    if !(x.0 && y.0 && (x.1 || y.1)) {
+        return None;
+    }
+    for side in [true, false] {
+        let mut own = HashMap::new();
+        let mut r = Replay {
+            module,
+            aff,
+            frames: &mut *frames,
+            mask: a.mask,
+            memo: &mut own,
+            arm: Some((p.cond, side)),
+        };
+        if !r.replays(
+            Node {
+                frame: 0,
+                v: a.addr,
+            },
+            0,
+        ) {
+            return None;
+        }
+    }
+    Some(p.cond)
 }
 
 /// How `thread_idx.x` is split when every read of it in the entry is `% c` or `/ c`
@@ -1780,6 +1918,7 @@ fn compare_candidate(f: &Function, inst: Inst) -> Option<Access> {
         scalar,
         mask: None,
         cmp: Some((cond, args[1])),
+        sel: None,
     })
 }
 
@@ -1792,6 +1931,8 @@ fn pure(d: &InstData) -> bool {
             BinaryOp::Iadd | BinaryOp::Isub | BinaryOp::Imul | BinaryOp::Ishl
         ),
         InstData::Unary { op, .. } => *op == UnaryOp::Ineg,
+        // A select tuple's choice (its compare is pure too).
+        InstData::Select { .. } | InstData::Icmp { .. } => true,
         InstData::Convert { op, .. } => matches!(
             op,
             ConvOp::Sext | ConvOp::Zext | ConvOp::Ireduce | ConvOp::Bitcast
@@ -1989,6 +2130,9 @@ struct Replay<'a> {
     frames: &'a mut Frames,
     mask: Option<Value>,
     memo: &'a mut HashMap<(Node, Option<Value>), (bool, bool)>,
+    /// `Some((c, side))`: the entry's selects on `c` read as their `then` (`true`)
+    /// or `else` arm (the replay of one arm of a select tuple; its own memo).
+    arm: Option<(Value, bool)>,
 }
 
 impl Replay<'_> {
@@ -2131,6 +2275,13 @@ impl Replay<'_> {
                 (conv && a.0, a.1)
             }
             InstData::Splat { arg } => sub(self, *arg),
+            // One arm of a select tuple.
+            InstData::Select { args }
+                if n.frame == 0 && self.arm.is_some_and(|(c, _)| c == args[0]) =>
+            {
+                let side = self.arm.is_some_and(|(_, s)| s);
+                sub(self, args[if side { 1 } else { 2 }])
+            }
             // A select on a condition the same in every thread: a `selp`.
             InstData::Select { args } => {
                 let (x, y) = (sub(self, args[1]), sub(self, args[2]));
@@ -2285,6 +2436,8 @@ struct Stream<'a> {
     /// Each computation already emitted (its text with the destination left out) and
     /// its register: equal tuples are computed once.
     cse: HashMap<String, Reg>,
+    /// As [`Replay::arm`]: the arm of a select tuple being computed.
+    arm: Option<(Value, bool)>,
     /// The loop-carried registers that are 64-bit pairs.
     wide_regs: HashSet<Reg>,
     /// The loops being emitted, outermost first (each one's code is pushed at its
@@ -2693,6 +2846,14 @@ impl Stream<'_> {
                 self.regs.insert(n, x);
                 return Ok(x);
             }
+            InstData::Select { args }
+                if n.frame == 0 && self.arm.is_some_and(|(c, _)| c == args[0]) =>
+            {
+                let side = self.arm.is_some_and(|(_, s)| s);
+                let x = self.value(at(args[if side { 1 } else { 2 }]))?;
+                self.regs.insert(n, x);
+                return Ok(x);
+            }
             InstData::Select { args } => self.selp(n, args[0], args[1], args[2], bty, d)?,
             _ => return Err("decoupling: an instruction off the tuple rules".into()),
         }
@@ -2712,6 +2873,64 @@ impl Stream<'_> {
             a: a(x),
             b: a(y),
             p,
+        });
+        Ok(())
+    }
+
+    /// `enq.data.sel` / `enq.addr.sel` of a select-tuple access: the address with the
+    /// selects on its compare read as their `then` arm and as their `else` arm (each
+    /// computed apart: what depends on the select is not kept for later accesses),
+    /// and the compare's operands (in every lane, as for `enq.pred`).
+    fn enq_sel(&mut self, acc: &Access) -> Result<(), String> {
+        let c = acc
+            .sel
+            .ok_or("decoupling: a select tuple without its compare")?;
+        let f = self.frames.func(self.module, 0);
+        let ValueDef::Result(i) = f.values[c].def else {
+            return Err("decoupling: a select tuple's choice is not a compare".into());
+        };
+        let InstData::Icmp { cond, args } = f.insts[i] else {
+            return Err("decoupling: a select tuple's choice is not a compare".into());
+        };
+        let w = int_width(f.value_type(args[0]).scalar).ok_or("decoupling: compare")?;
+        let root = Node {
+            frame: 0,
+            v: acc.addr,
+        };
+        let mut arms = [None, None];
+        for (k, side) in [true, false].into_iter().enumerate() {
+            let kept = self.regs.clone();
+            self.mask = acc.mask;
+            self.arm = Some((c, side));
+            let r = self.value(root);
+            self.arm = None;
+            self.regs = kept;
+            arms[k] = Some(r?);
+        }
+        let [Some(then), Some(els)] = arms else {
+            return Err("decoupling: a select tuple's arm".into());
+        };
+        self.mask = None;
+        let x = self.value(Node {
+            frame: 0,
+            v: args[0],
+        })?;
+        let y = self.value(Node {
+            frame: 0,
+            v: args[1],
+        })?;
+        let (cmp, cty) = compare_of(cond, w);
+        self.op(Op::EnqSel {
+            data: acc.kind == Kind::Data,
+            space: Space::Global,
+            ty: mem_type(acc.scalar),
+            then,
+            els,
+            wide: true,
+            cmp,
+            cty,
+            a: a(x),
+            b: a(y),
         });
         Ok(())
     }

@@ -13,7 +13,8 @@
 //! the line steps the single-ALU unit takes, the basis of its cost model
 //! ([`super::DacConfig::aeu_cycles`]).
 
-use super::tuple::{accumulate, AffineTuple, GeomError, WarpGeom};
+use super::peu::{self, PredOutcome};
+use super::tuple::{accumulate, AffineTuple, GeomError, PredTuple, WarpGeom};
 use std::fmt;
 
 /// The largest line/access-size ratio: unit masks are `u128`.
@@ -27,6 +28,27 @@ pub struct AddrTuple {
     pub access_bytes: u32,
     /// 64-bit addresses (`%ad` tuples) when true, else 32-bit (wrapping mod 2^32).
     pub wide: bool,
+}
+
+/// One `enq.data.sel` / `enq.addr.sel` operand: a *select tuple*, the address
+/// `then` in the threads where `pred` holds and `els` in the others (hotspot's
+/// clamped neighbours `r > 0 ? i - cols : i`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SelAddrTuple {
+    pub pred: PredTuple,
+    /// The `then` address with the access size and width of both arms.
+    pub then: AddrTuple,
+    pub els: AffineTuple,
+}
+
+impl SelAddrTuple {
+    /// The `else` arm as an address tuple.
+    pub fn els_addr(&self) -> AddrTuple {
+        AddrTuple {
+            tuple: self.els,
+            ..self.then
+        }
+    }
 }
 
 /// One cache line a warp accesses.
@@ -160,6 +182,50 @@ pub fn check_sizes(access_bytes: u32, line_size: u32) -> Result<(), AeuError> {
 pub fn expand(a: &AddrTuple, g: &WarpGeom, line_size: u32) -> Result<WarpAddrRecord, AeuError> {
     g.validate()?;
     check_sizes(a.access_bytes, line_size)?;
+    let lanes = accumulate(&a.tuple, g).map(|acc| (acc.lane, acc.value));
+    record(lanes, a, g, line_size)
+}
+
+/// Expands the select tuple `s` for warp `g` (§4.2 with §4.3): the PEU evaluates
+/// the predicate for the warp (its 2-compare fast path when the warp's ends agree,
+/// one compare per lane otherwise); a warp wholly on one side expands that arm as a
+/// plain tuple, a warp straddling the predicate's boundary accumulates both arms
+/// lane by lane and takes each lane's address from the arm its predicate bit picks.
+/// Returns the record and the PEU's outcome (the cost of both units).
+pub fn expand_select(
+    s: &SelAddrTuple,
+    g: &WarpGeom,
+    line_size: u32,
+) -> Result<(WarpAddrRecord, PredOutcome), AeuError> {
+    g.validate()?;
+    check_sizes(s.then.access_bytes, line_size)?;
+    let p = peu::expand(&s.pred, g)?;
+    let all = g.lane_mask();
+    let rec = if p.mask & all == all {
+        expand(&s.then, g, line_size)?
+    } else if p.mask & all == 0 {
+        expand(&s.els_addr(), g, line_size)?
+    } else {
+        let lanes = accumulate(&s.then.tuple, g)
+            .zip(accumulate(&s.els, g))
+            .map(|(t, e)| {
+                let pick = if p.mask >> t.lane & 1 == 1 { t } else { e };
+                (pick.lane, pick.value)
+            });
+        record(lanes, &s.then, g, line_size)?
+    };
+    Ok((rec, p))
+}
+
+/// The record of the lanes' exact addresses `lanes` (in lane order) for accesses
+/// of `a`'s size and width: a new line step whenever the line changes, steps that
+/// return to a line already in the record merged into its entry.
+fn record(
+    lanes: impl Iterator<Item = (u32, i128)>,
+    a: &AddrTuple,
+    g: &WarpGeom,
+    line_size: u32,
+) -> Result<WarpAddrRecord, AeuError> {
     let line_mask = !(u64::from(line_size) - 1);
     let mut rec = WarpAddrRecord {
         lines: Vec::with_capacity(4),
@@ -169,13 +235,10 @@ pub fn expand(a: &AddrTuple, g: &WarpGeom, line_size: u32) -> Result<WarpAddrRec
         ranked: true,
     };
     let mut current: Option<usize> = None;
-    for acc in accumulate(&a.tuple, g) {
-        let addr = address(acc.value, a.wide);
+    for (lane, value) in lanes {
+        let addr = address(value, a.wide);
         if !addr.is_multiple_of(u64::from(a.access_bytes)) {
-            return Err(AeuError::Misaligned {
-                lane: acc.lane,
-                addr,
-            });
+            return Err(AeuError::Misaligned { lane, addr });
         }
         let line = addr & line_mask;
         let idx = match current {
@@ -191,7 +254,7 @@ pub fn expand(a: &AddrTuple, g: &WarpGeom, line_size: u32) -> Result<WarpAddrRec
         let units = rec.lines[idx].units;
         rec.ranked &= units == 0 || unit > u64::from(127 - units.leading_zeros());
         rec.lines[idx].units |= 1u128 << unit;
-        rec.lines[idx].lanes |= 1u32 << acc.lane;
+        rec.lines[idx].lanes |= 1u32 << lane;
     }
     Ok(rec)
 }

@@ -32,7 +32,7 @@
 //! served while an older one drains. A CTA whose warp slots a newer batch takes (its
 //! block finished) is retired.
 
-use super::aeu::{self, AddrTuple, AeuError, WarpAddrRecord};
+use super::aeu::{self, AddrTuple, AeuError, SelAddrTuple, WarpAddrRecord};
 use super::peu::{self, PeuPath};
 use super::queues::{BoundedQueue, PerWarpQueues, QueueStats};
 use super::tuple::{GeomError, PredTuple, WarpGeom, DIMS};
@@ -48,6 +48,11 @@ pub enum Enq {
     Addr(AddrTuple),
     /// `enq.pred`: queue each warp's mask.
     Pred(PredTuple),
+    /// `enq.data.sel`: a select tuple, expanded with the PEU's compare per warp,
+    /// requested early like `Data`.
+    DataSel(SelAddrTuple),
+    /// `enq.addr.sel`: a select tuple's records.
+    AddrSel(SelAddrTuple),
 }
 
 impl Enq {
@@ -153,6 +158,8 @@ pub struct DacStats {
     /// refused it (back-pressure: the AEU's previous requests not yet sent, see
     /// [`DacSm::cycle_admit`]).
     pub stall_l1: u64,
+    /// Records of select tuples (`enq.*.sel`), each also costing the PEU's compares.
+    pub sel_records: u64,
 }
 
 struct Entry {
@@ -583,6 +590,25 @@ impl DacSm {
                 let e = AddrEntry {
                     record,
                     data,
+                    seq: head.seq,
+                    ready_cycle: 0,
+                };
+                (Output::Addr(e), cycles)
+            }
+            Enq::DataSel(s) | Enq::AddrSel(s) => {
+                // The PEU's compares, then the AEU's line steps of the picked
+                // addresses (§4.2, §4.3): the two units in sequence for this warp.
+                let (record, cycles) = match aeu::expand_select(&s, &g, self.cfg.line_size) {
+                    Ok((r, p)) => {
+                        let c = self.cfg.peu_cycles(p.path) + self.cfg.aeu_cycles(&r, first_of_cta);
+                        (Ok(r), c)
+                    }
+                    Err(e) => (Err(e), 1),
+                };
+                self.stats.sel_records += 1;
+                let e = AddrEntry {
+                    record,
+                    data: matches!(head.enq, Enq::DataSel(_)),
                     seq: head.seq,
                     ready_cycle: 0,
                 };

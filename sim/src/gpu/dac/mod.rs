@@ -33,7 +33,7 @@ mod engine_tests;
 #[cfg(test)]
 mod testutil;
 
-pub use aeu::{AddrTuple, AeuError, LineAccess, WarpAddrRecord};
+pub use aeu::{AddrTuple, AeuError, LineAccess, SelAddrTuple, WarpAddrRecord};
 pub use engine::{AddrEntry, CtaSlot, DacError, DacSm, DacStats, EarlyRequest, Enq, PredEntry};
 pub use locks::{LockError, LockStats, LockTable};
 pub use peu::{PeuPath, PredOutcome};
