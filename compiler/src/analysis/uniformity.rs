@@ -46,9 +46,17 @@
 //! retreating edge whose target does not dominate its source, every varying-typed value
 //! of the function is divergent ([`Source::Irreducible`]).
 //!
+//! **Uniform among a region's lanes.** [`relative`] refines divergent values: a value
+//! can be the same in every lane of a divergent region's mask `G` (a loop counter inside
+//! `if (divergent)`), and may then be computed once when nothing looks at the lanes
+//! outside `G`; [`FunctionUniformity::uniform_in`] gives `G`, `--emit ir` shows
+//! `uniform in vG`. [`FunctionUniformity::is_uniform`] is unchanged by it.
+//!
 //! **Memory** is treated conservatively: a load is uniform only when it reads one scalar
 //! from a uniform address (every lane reads the same location in one instruction) under
 //! a uniform mask; a varying-typed load reads a different element per lane.
+
+pub mod relative;
 
 use cranelift_entity::SecondaryMap;
 use rustc_hash::FxHashSet;
@@ -108,6 +116,9 @@ impl Why {
 pub struct FunctionUniformity {
     divergent: SecondaryMap<Value, Option<Why>>,
     irreducible: bool,
+    /// For divergent values uniform among a region mask's lanes and eligible to be
+    /// computed once: that mask ([`relative`]).
+    relative: SecondaryMap<Value, Option<Value>>,
 }
 
 impl FunctionUniformity {
@@ -118,6 +129,14 @@ impl FunctionUniformity {
     /// Why `v` is divergent; `None` when it is uniform.
     pub fn why(&self, v: Value) -> Option<Why> {
         self.divergent[v]
+    }
+
+    /// The region mask `G` when `v` is divergent but holds the same value in every lane
+    /// of `G` and may be computed once (a scalar, splatted where a vector instruction
+    /// reads it; wrong outside `G`, where nothing observes it). See [`relative`].
+    /// [`FunctionUniformity::is_uniform`] stays false for such values.
+    pub fn uniform_in(&self, v: Value) -> Option<Value> {
+        self.relative.get(v).copied().flatten()
     }
 
     /// Whether the function's CFG was found irreducible.
@@ -162,6 +181,7 @@ pub fn analyze_function(func: &Function) -> FunctionUniformity {
     let mut result = FunctionUniformity {
         divergent: SecondaryMap::with_capacity(func.values.len()),
         irreducible: is_irreducible(func),
+        relative: SecondaryMap::new(),
     };
     if result.irreducible {
         for (v, data) in func.values.iter() {
@@ -194,6 +214,7 @@ pub fn analyze_function(func: &Function) -> FunctionUniformity {
             }
         }
     }
+    result.relative = relative::analyze(func, &result);
     result
 }
 
@@ -308,11 +329,15 @@ pub fn annotation(
     if !func.values.get(v)?.ty.varying {
         return None;
     }
-    Some(match result.why(v) {
+    let text = match result.why(v) {
         None => "uniform".to_string(),
         Some(Why::Operand(x)) => format!("divergent <- {}", names.value(x)),
         Some(Why::Mask(m)) => format!("divergent <- mask {}", names.value(m)),
         Some(Why::Source(s)) => format!("divergent ({})", source_text(module, s)),
+    };
+    Some(match result.uniform_in(v) {
+        Some(g) => format!("{text}, uniform in {}", names.value(g)),
+        None => text,
     })
 }
 

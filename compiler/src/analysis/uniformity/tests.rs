@@ -442,3 +442,182 @@ fn temporal_divergence_a_uniform_value_leaving_a_divergent_loop_is_divergent() {
 "
     ));
 }
+
+// ------------------------------------------- uniformity relative to a region's mask
+
+/// A counted loop inside a divergent region of a masked function: `v2` is the entry
+/// mask, `v6 = band(v2, lane < n)` the region mask `G`, `v9` the counter `k`, `v15` the
+/// loop mask. `extra_loop` is spliced in at the end of the loop body (block3) and
+/// `after` into the join (block4, whose parameter `v30` is `k` after the loop when the
+/// loop body has no extra value).
+fn region_loop(extra_loop: &str, after: &str) -> String {
+    format!(
+        "module lanes 4 ptr 4
+
+function internal @f(i32, ptr) masked {{
+block0(v0: i32, v1: ptr, v2: [bool]):
+    v3 = special lane_index
+    v4 = splat v0
+    v5 = icmp slt v3, v4
+    v6 = band v2, v5
+    v7 = any v6
+    v8 = iconst.[i32] 0
+    brif v7, block1, block4(v8)
+block1:
+    jump block2(v8, v6)
+block2(v9: [i32], v10: [bool]):
+    v11 = band v6, v10
+    v12 = iconst.i32 3
+    v13 = splat v12
+    v14 = icmp slt v9, v13
+    v15 = band v11, v14
+    v16 = any v15
+    brif v16, block3, block4(v9)
+block3:
+    v17 = iconst.i32 4
+    v18 = splat v17
+    v19 = imul v9, v18
+    v20 = bitcast.ptr v19
+    v21 = splat v1
+    v22 = iadd v21, v20
+    v23 = load.i32 global v22 mask v15
+    v24 = iadd v23, v3
+    store global v22, v24 mask v15
+    v25 = iconst.i32 1
+    v26 = splat v25
+    v27 = iadd v9, v26
+    v28 = band v6, v15
+    v29 = select v28, v27, v9
+{extra_loop}    jump block2(v29, v15)
+block4(v30: [i32]):
+{after}    return
+}}
+"
+    )
+}
+
+/// The values of `text`'s function `@f` that are uniform in a region mask, by name,
+/// with that mask's name (the test IR numbers its values in order, as `Names` does).
+fn relative_values(text: &str) -> Vec<(String, String)> {
+    let module = parse_module(text).expect("test IR parses");
+    let result = analyze_module(&module);
+    let (fref, func) = module.functions.iter().next().expect("one function");
+    let names = Names::new(func);
+    let mut out: Vec<(String, String)> = func
+        .values
+        .keys()
+        .filter_map(|v| {
+            let g = result.functions[fref].uniform_in(v)?;
+            Some((names.value(v).to_string(), names.value(g).to_string()))
+        })
+        .collect();
+    out.sort_by_key(|(v, _)| v[1..].parse::<u32>().unwrap_or(0));
+    out
+}
+
+/// Whether none of `values` is uniform in a region mask in `text`.
+fn none_relative(text: &str, values: &[&str]) -> Result<(), String> {
+    let found = relative_values(text);
+    match found.iter().find(|(v, _)| values.contains(&v.as_str())) {
+        Some((v, g)) => Err(format!("{v} is uniform in {g}: {found:?}")),
+        None => Ok(()),
+    }
+}
+
+#[test]
+fn a_counter_inside_a_divergent_region_is_uniform_in_the_region_mask() {
+    let text = region_loop("", "");
+    let found = relative_values(&text);
+    // k, its compare, the address, the load of one element from it, the increment,
+    // the update and k after the loop (never observed); the loop masks (subsets of
+    // G). The per-lane sum v24 is not.
+    let names: Vec<&str> = found.iter().map(|(v, _)| v.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "v9", "v10", "v11", "v14", "v15", "v19", "v20", "v22", "v23", "v27", "v28", "v29",
+            "v30"
+        ]
+    );
+    assert!(found.iter().all(|(_, g)| g == "v6"));
+    // The base analysis is unchanged: k is still divergent for existing queries.
+    let module = parse_module(&text).expect("test IR parses");
+    let result = analyze_module(&module);
+    let func = module.functions.values().next().expect("one function");
+    let names = Names::new(func);
+    let k = func
+        .values
+        .keys()
+        .find(|&v| names.value(v).to_string() == "v9")
+        .expect("v9");
+    assert!(!result.functions.values().next().expect("one").is_uniform(k));
+    insta::assert_snapshot!(annotate(&text));
+}
+
+#[test]
+fn a_counter_used_after_the_join_stays_divergent() {
+    // v30 keeps the old k (0) of lanes outside G and is stored under the entry mask.
+    let text = region_loop("", "    store global v1, v30 mask v2\n");
+    none_relative(
+        &text,
+        &["v9", "v14", "v19", "v22", "v23", "v27", "v29", "v30"],
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_counter_stored_under_the_outer_mask_stays_divergent() {
+    let text = region_loop("    store global v1, v9 mask v2\n", "");
+    none_relative(&text, &["v9", "v14", "v22", "v27", "v29"]).unwrap();
+}
+
+#[test]
+fn a_counter_read_by_a_cross_lane_operation_stays_divergent() {
+    let text = region_loop("    v40 = reduce_add v27, v2\n", "");
+    none_relative(&text, &["v9", "v14", "v22", "v27", "v29"]).unwrap();
+}
+
+#[test]
+fn an_address_used_under_a_wider_mask_is_not_eligible_nor_what_feeds_it() {
+    // The store under the entry mask observes the address v22 in lanes outside G;
+    // k feeds it, so k and everything computed from k are dropped too.
+    let text = region_loop("    store global v22, v3 mask v2\n", "");
+    none_relative(&text, &["v9", "v14", "v19", "v22", "v23", "v27", "v29"]).unwrap();
+}
+
+#[test]
+fn a_region_mask_redefined_in_a_loop_gives_no_relative_values() {
+    // G (v9) is recomputed every iteration of the outer loop, so a value carried
+    // around that loop may have been computed under an older G.
+    let text = "module lanes 4 ptr 4
+
+function internal @f(i32, ptr) masked {
+block0(v0: i32, v1: ptr, v2: [bool]):
+    v3 = iconst.[i32] 0
+    jump block1(v3)
+block1(v4: [i32]):
+    v5 = special lane_index
+    v6 = splat v0
+    v7 = iadd v5, v4
+    v8 = icmp slt v7, v6
+    v9 = band v2, v8
+    v10 = any v9
+    brif v10, block2, block3
+block2:
+    v11 = iconst.i32 1
+    v12 = splat v11
+    v13 = iadd v4, v12
+    v14 = select v9, v13, v4
+    jump block1(v14)
+block3:
+    return
+}
+";
+    assert_eq!(relative_values(text), Vec::new());
+}
+
+#[test]
+fn without_a_divergent_region_nothing_is_relative() {
+    let text = region_loop("", "").replace("v6 = band v2, v5", "v6 = band v2, v2");
+    assert_eq!(relative_values(&text), Vec::new());
+}

@@ -1,0 +1,486 @@
+//! Uniformity relative to a divergent region's mask ("uniform among the active lanes").
+//!
+//! A source `if (c) { for (k = ..; ..; k++) .. }` with a divergent `c` lowers to a
+//! region guarded by the mask `G = band(outer, c)`; inside it the loop counter is
+//! updated with `k' = select(band(G, loopmask), k + 1, k)`. The base analysis calls
+//! `k` divergent (it is merged under the divergent mask `G`), yet every lane of `G`
+//! holds the same `k`: lanes outside `G` keep their old value, lanes inside all step
+//! together. This module finds such values and decides which of them the back ends
+//! may compute once (scalar) although lanes outside `G` then see the wrong value.
+//!
+//! **G-uniform.** A value `v` is *G-uniform* when, every time it is computed, all lanes
+//! that are on in the current `G` hold the same value in it. The rules (a greatest fixed
+//! point, like the base analysis, so loop counters feed themselves):
+//! * values the base analysis proves uniform, and `G` itself (true in every lane of
+//!   `G`), are G-uniform;
+//! * a lane-wise operation (`unary`, `binary`, compares, conversions, `splat`) is
+//!   G-uniform when its operands are; a `select` when its condition and both inputs
+//!   are (or both inputs are one G-uniform value);
+//! * a block parameter when every incoming argument is;
+//! * a load of one scalar per lane from a G-uniform address under a G-uniform mask
+//!   (all lanes of `G` read the same location, or all read 0);
+//! * nothing else (atomics, calls, cross-lane operations, vector loads).
+//!
+//! The candidates of `G` are the G-uniform values that are not uniform, not `G`, and
+//! defined where `G` cannot change under them: in a block dominated by `G`'s definition
+//! (after it) and not on a cycle through `G`'s block. *Soundness of the rules:* then
+//! every dynamic instance of a candidate and of each of its operands is computed after
+//! the latest instance of `G` (an operand instance before it would give a path from the
+//! operand's block back through `G`'s block to the use, a cycle through `G`'s block that
+//! the scope excludes), so by induction over the execution every rule above keeps "all
+//! lanes of the current `G` agree". The masks considered are those of the divergent
+//! `brif any(G)` branches, outermost first; a value is a candidate of at most one mask,
+//! and candidates of one mask depend only on uniform values, that mask and candidates
+//! of the same mask (values taken by an earlier mask count as divergent).
+//!
+//! **Computing a candidate once** (a scalar, splatted where a vector instruction reads
+//! it) gives the right value in the lanes of `G` and the *wrong* one elsewhere: such a
+//! value is *partial*. Partiality spreads through lane-wise operations and block
+//! arguments, and stops where the lanes outside `G` are provably not looked at:
+//! * `band(x, y)` where one operand is exact (not partial) and a *subset of `G`* (false
+//!   in every lane outside `G`: `G` itself, a `band` with such an operand, a `select` or
+//!   block parameter whose inputs all are, the constant false; all within the scope) is
+//!   exact: outside `G` it is false, inside `G` the other operand is right;
+//! * `select(c, a, b)` with an exact subset-of-`G` condition and an exact `b` is exact
+//!   even when `a` is partial (it picks `a` only inside `G`);
+//! * a load under an exact subset-of-`G` mask is exact whatever its address (lanes off
+//!   read 0, lanes on use addresses that are right).
+//!
+//! A partial value is *observed* (and so unusable) where lanes outside `G` can matter:
+//! as the address, value or mask of a store, load or atomic whose mask is not an exact
+//! subset of `G` (or that has none), as a mask, as an operand of a cross-lane operation
+//! (`any`, reductions, shuffles, extracts), a call, a return, a `print`, or of an integer
+//! division or remainder (a wrong divisor may trap). So a value after the region's join
+//! that keeps the inactive lanes' old values, a store under the outer mask and a
+//! reduction over the wider mask all make the candidates that reach them ineligible.
+//!
+//! **Eligible** candidates: all candidates, minus every candidate from which an
+//! observed partial value is reachable through partial values (its backward closure
+//! over partial operands and block arguments). Removing a candidate's whole backward
+//! closure leaves the observed value computed from exact values only, and partiality is
+//! monotone in the set of candidates computed once, so a back end may compute any
+//! subset of the eligible values once: no partial value it creates is observed. Where a
+//! back end needs the scalar truth of an eligible `select`'s varying condition `c`, it
+//! is `any(c & G)` (all lanes of `G` agree on `c`; when `G` is empty nothing observes
+//! the value).
+
+use cranelift_entity::SecondaryMap;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::FunctionUniformity;
+use crate::ir::dominance::DominatorTree;
+use crate::ir::{BinaryOp, Block, Function, InstData, Value, ValueDef};
+
+/// Where each value is defined: its block and position (block parameters at 0,
+/// the `i`-th instruction at `i + 1`).
+fn positions(func: &Function) -> SecondaryMap<Value, Option<(Block, usize)>> {
+    let mut pos = SecondaryMap::with_capacity(func.values.len());
+    for &b in &func.layout {
+        for &p in &func.blocks[b].params {
+            pos[p] = Some((b, 0));
+        }
+        for (i, &inst) in func.blocks[b].insts.iter().enumerate() {
+            if let Some(r) = func.results[inst] {
+                pos[r] = Some((b, i + 1));
+            }
+        }
+    }
+    pos
+}
+
+/// Blocks reachable from `from` by one or more edges, following `next`.
+fn reach(from: Block, next: &FxHashMap<Block, Vec<Block>>) -> FxHashSet<Block> {
+    let mut seen = FxHashSet::default();
+    let mut stack: Vec<Block> = next.get(&from).cloned().unwrap_or_default();
+    while let Some(b) = stack.pop() {
+        if seen.insert(b) {
+            stack.extend(next.get(&b).into_iter().flatten().copied());
+        }
+    }
+    seen
+}
+
+/// The function-wide facts every mask's analysis shares.
+struct Ctx<'a> {
+    func: &'a Function,
+    base: &'a FunctionUniformity,
+    dom: DominatorTree,
+    pos: SecondaryMap<Value, Option<(Block, usize)>>,
+    incoming: SecondaryMap<Value, Vec<Value>>,
+    succ: FxHashMap<Block, Vec<Block>>,
+    pred: FxHashMap<Block, Vec<Block>>,
+    /// Every instruction's operands with the instruction, for the observation scan.
+    insts: Vec<crate::ir::Inst>,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(func: &'a Function, base: &'a FunctionUniformity) -> Ctx<'a> {
+        let dom = DominatorTree::compute(func);
+        let mut succ: FxHashMap<Block, Vec<Block>> = FxHashMap::default();
+        let mut pred: FxHashMap<Block, Vec<Block>> = FxHashMap::default();
+        let mut insts = Vec::new();
+        for &b in dom.rpo() {
+            for s in func.successors(b) {
+                succ.entry(b).or_default().push(s);
+                pred.entry(s).or_default().push(b);
+            }
+            insts.extend(func.blocks[b].insts.iter().copied());
+        }
+        Ctx {
+            func,
+            base,
+            pos: positions(func),
+            incoming: super::incoming_args(func),
+            dom,
+            succ,
+            pred,
+            insts,
+        }
+    }
+
+    fn inst_of(&self, v: Value) -> Option<&'a InstData> {
+        match self.func.values.get(v)?.def {
+            ValueDef::Result(i) => Some(&self.func.insts[i]),
+            ValueDef::Param(..) => None,
+        }
+    }
+
+    /// The operands `v`'s value is computed from (block arguments for a parameter).
+    fn inputs(&self, v: Value) -> Vec<Value> {
+        match self.func.values[v].def {
+            ValueDef::Param(..) => self.incoming[v].clone(),
+            ValueDef::Result(i) => self.func.insts[i].operands().to_vec(),
+        }
+    }
+}
+
+/// One region mask's analysis.
+struct Region<'c, 'a> {
+    cx: &'c Ctx<'a>,
+    g: Value,
+    /// Values defined where `g` cannot change under them.
+    scope: FxHashSet<Value>,
+}
+
+impl<'c, 'a> Region<'c, 'a> {
+    fn new(cx: &'c Ctx<'a>, g: Value) -> Option<Region<'c, 'a>> {
+        let (gb, gi) = cx.pos[g]?;
+        let on_cycle: FxHashSet<Block> = {
+            let fwd = reach(gb, &cx.succ);
+            let back = reach(gb, &cx.pred);
+            fwd.intersection(&back).copied().collect()
+        };
+        let scope = cx
+            .func
+            .values
+            .keys()
+            .filter(|&v| {
+                cx.pos[v].is_some_and(|(b, i)| {
+                    cx.dom.dominates(gb, b) && !on_cycle.contains(&b) && (b != gb || i > gi)
+                })
+            })
+            .collect();
+        Some(Region { cx, g, scope })
+    }
+
+    /// The candidates: G-uniform values in scope that are not uniform (greatest fixed
+    /// point), leaving out values in `taken`.
+    fn candidates(&self, taken: &SecondaryMap<Value, Option<Value>>) -> FxHashSet<Value> {
+        let cx = self.cx;
+        let mut set: FxHashSet<Value> = self
+            .scope
+            .iter()
+            .copied()
+            .filter(|&v| {
+                v != self.g
+                    && cx.func.value_type(v).varying
+                    && !cx.base.is_uniform(v)
+                    && taken[v].is_none()
+            })
+            .collect();
+        loop {
+            let drop: Vec<Value> = set
+                .iter()
+                .copied()
+                .filter(|&v| !self.g_uniform(v, &set))
+                .collect();
+            if drop.is_empty() {
+                return set;
+            }
+            for v in drop {
+                set.remove(&v);
+            }
+        }
+    }
+
+    /// Whether `v` is G-uniform given that the values in `set` are.
+    fn g_uniform(&self, v: Value, set: &FxHashSet<Value>) -> bool {
+        let cx = self.cx;
+        let ok = |x: &Value| *x == self.g || cx.base.is_uniform(*x) || set.contains(x);
+        let Some(data) = cx.inst_of(v) else {
+            let entry = cx.func.entry_block();
+            let is_entry =
+                matches!(cx.func.values[v].def, ValueDef::Param(b, _) if Some(b) == entry);
+            return !is_entry && cx.incoming[v].iter().all(ok);
+        };
+        match data {
+            InstData::Unary { arg, .. }
+            | InstData::Convert { arg, .. }
+            | InstData::Splat { arg } => ok(arg),
+            InstData::Binary { args, .. }
+            | InstData::Icmp { args, .. }
+            | InstData::Fcmp { args, .. } => args.iter().all(ok),
+            InstData::Select { args: [c, a, b] } => (ok(a) && ok(b) && ok(c)) || (a == b && ok(a)),
+            InstData::Load { ty, addr, mask, .. } => {
+                !ty.varying && ok(addr) && mask.as_ref().is_none_or(ok)
+            }
+            _ => false,
+        }
+    }
+
+    /// The values false in every lane outside `g` (greatest fixed point over the
+    /// `bool` values in scope, plus `g`).
+    fn subsets(&self) -> FxHashSet<Value> {
+        let cx = self.cx;
+        let mut set: FxHashSet<Value> = self
+            .scope
+            .iter()
+            .copied()
+            .filter(|&v| cx.func.value_type(v).scalar == crate::ir::Scalar::Bool)
+            .chain([self.g])
+            .collect();
+        loop {
+            let drop: Vec<Value> = set
+                .iter()
+                .copied()
+                .filter(|&v| v != self.g && !self.subset_rule(v, &set))
+                .collect();
+            if drop.is_empty() {
+                return set;
+            }
+            for v in drop {
+                set.remove(&v);
+            }
+        }
+    }
+
+    fn subset_rule(&self, v: Value, set: &FxHashSet<Value>) -> bool {
+        let cx = self.cx;
+        let Some(data) = cx.inst_of(v) else {
+            let ins = &cx.incoming[v];
+            return !ins.is_empty() && ins.iter().all(|x| set.contains(x));
+        };
+        match data {
+            InstData::Binary {
+                op: BinaryOp::Band,
+                args,
+            } => args.iter().any(|x| set.contains(x)),
+            InstData::Select { args: [_, a, b] } => set.contains(a) && set.contains(b),
+            InstData::Iconst { bits, .. } => *bits == 0,
+            _ => false,
+        }
+    }
+
+    /// The partial values when the values in `roots` are computed once (least fixed
+    /// point), given the subset-of-`g` values `sub`.
+    fn partial(&self, roots: &FxHashSet<Value>, sub: &FxHashSet<Value>) -> FxHashSet<Value> {
+        let cx = self.cx;
+        let mut set = roots.clone();
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for (v, _) in cx.func.values.iter() {
+                if !set.contains(&v) && cx.pos[v].is_some() && self.becomes_partial(v, &set, sub) {
+                    set.insert(v);
+                    changed = true;
+                }
+            }
+        }
+        set
+    }
+
+    fn becomes_partial(&self, v: Value, p: &FxHashSet<Value>, sub: &FxHashSet<Value>) -> bool {
+        let cx = self.cx;
+        let part = |x: &Value| p.contains(x);
+        let exact_sub = |x: &Value| sub.contains(x) && !p.contains(x);
+        let Some(data) = cx.inst_of(v) else {
+            return cx.incoming[v].iter().any(part);
+        };
+        match data {
+            InstData::Binary {
+                op: BinaryOp::Band,
+                args,
+            } => args.iter().any(part) && !args.iter().any(exact_sub),
+            InstData::Select { args: [c, a, b] } => {
+                part(c) || part(b) || (part(a) && !exact_sub(c))
+            }
+            InstData::Load { addr, mask, .. } => match mask {
+                Some(m) => part(m) || (part(addr) && !exact_sub(m)),
+                None => part(addr),
+            },
+            InstData::Unary { .. }
+            | InstData::Binary { .. }
+            | InstData::Icmp { .. }
+            | InstData::Fcmp { .. }
+            | InstData::Convert { .. }
+            | InstData::Splat { .. } => data.operands().iter().any(part),
+            // Other results reading a partial operand are observations (see
+            // `observed`); calling them partial as well keeps the closure simple.
+            _ => data.operands().iter().any(part),
+        }
+    }
+
+    /// The partial values some instruction observes outside `g`.
+    fn observed(&self, p: &FxHashSet<Value>, sub: &FxHashSet<Value>) -> Vec<Value> {
+        let cx = self.cx;
+        let exact_sub = |m: &Option<Value>| m.is_some_and(|m| sub.contains(&m) && !p.contains(&m));
+        let mut out = Vec::new();
+        for &inst in &cx.insts {
+            let data = &cx.func.insts[inst];
+            let ops = data.operands();
+            if !ops.iter().any(|x| p.contains(x)) {
+                continue;
+            }
+            let seen: Vec<Value> = match data {
+                InstData::Unary { .. }
+                | InstData::Icmp { .. }
+                | InstData::Fcmp { .. }
+                | InstData::Convert { .. }
+                | InstData::Splat { .. }
+                | InstData::Select { .. }
+                | InstData::Jump { .. } => Vec::new(),
+                InstData::Binary { op, args } => match op {
+                    BinaryOp::Sdiv | BinaryOp::Udiv | BinaryOp::Srem | BinaryOp::Urem => {
+                        args.to_vec()
+                    }
+                    _ => Vec::new(),
+                },
+                // A uniform branch condition is never partial (partial values are
+                // varying); its block arguments only propagate.
+                InstData::Brif { cond, .. } => vec![*cond],
+                InstData::Load { mask, .. }
+                | InstData::Store { mask, .. }
+                | InstData::AtomicRmw { mask, .. }
+                | InstData::AtomicCas { mask, .. } => {
+                    if exact_sub(mask)
+                        && !matches!(
+                            data,
+                            InstData::AtomicRmw { .. } | InstData::AtomicCas { .. }
+                        )
+                    {
+                        Vec::new()
+                    } else {
+                        ops.to_vec()
+                    }
+                }
+                _ => ops.to_vec(),
+            };
+            out.extend(seen.into_iter().filter(|x| p.contains(x)));
+        }
+        out
+    }
+
+    /// The eligible candidates of this mask. `taken` holds the values earlier masks
+    /// made eligible: they are roots of partiality here too (wrong somewhere), so a
+    /// value mixing both kinds is tracked by both analyses.
+    fn eligible(&self, taken: &SecondaryMap<Value, Option<Value>>) -> FxHashSet<Value> {
+        let cand = self.candidates(taken);
+        if cand.is_empty() {
+            return cand;
+        }
+        let sub = self.subsets();
+        let mut roots: FxHashSet<Value> = cand
+            .iter()
+            .copied()
+            .filter(|&v| self.computed_as_splat(v))
+            .collect();
+        roots.extend(taken.iter().filter(|(_, g)| g.is_some()).map(|(v, _)| v));
+        let p = self.partial(&roots, &sub);
+        let mut drop = FxHashSet::default();
+        let mut stack = self.observed(&p, &sub);
+        while let Some(v) = stack.pop() {
+            if p.contains(&v) && drop.insert(v) {
+                stack.extend(self.cx.inputs(v));
+            }
+        }
+        let mut keep: FxHashSet<Value> = cand
+            .iter()
+            .copied()
+            .filter(|v| !drop.contains(v) && (self.computed_as_splat(*v) || sub.contains(v)))
+            .collect();
+        // Close the set: a value computed once needs its candidate operands computed
+        // once (fewer values computed once only removes partial values).
+        loop {
+            let lost: Vec<Value> = keep
+                .iter()
+                .copied()
+                .filter(|&v| {
+                    self.cx
+                        .inputs(v)
+                        .iter()
+                        .any(|x| cand.contains(x) && !keep.contains(x))
+                })
+                .collect();
+            if lost.is_empty() {
+                return keep;
+            }
+            for v in lost {
+                keep.remove(&v);
+            }
+        }
+    }
+
+    /// Whether computing candidate `v` once gives a splat (a partial value): every
+    /// non-`bool` value, and compares (a compare of scalars is one truth value for all
+    /// lanes). Other masks (`band`, `select`, parameters) computed once are materialized
+    /// as `splat(s) & G`, which is exact for a subset of `G`; masks not known to be a
+    /// subset are not eligible (a back end computes them lane by lane).
+    fn computed_as_splat(&self, v: Value) -> bool {
+        self.cx.func.value_type(v).scalar != crate::ir::Scalar::Bool
+            || matches!(
+                self.cx.inst_of(v),
+                Some(InstData::Icmp { .. } | InstData::Fcmp { .. })
+            )
+    }
+}
+
+/// The region masks: the divergent masks tested by `brif any(mask)` / `all`, in
+/// reverse postorder of their branches (outer regions first), without repeats.
+fn region_masks(cx: &Ctx) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut seen = FxHashSet::default();
+    for &b in cx.dom.rpo() {
+        let Some(term) = cx.func.terminator(b) else {
+            continue;
+        };
+        let InstData::Brif { cond, .. } = cx.func.insts[term] else {
+            continue;
+        };
+        let Some(m) = super::branch_mask(cx.func, cond) else {
+            continue;
+        };
+        if !cx.base.is_uniform(m) && seen.insert(m) {
+            out.push(m);
+        }
+    }
+    out
+}
+
+/// For each varying value of `func` that is uniform among the lanes of a region mask
+/// `G` and eligible to be computed once, `Some(G)` (see the module documentation).
+pub fn analyze(func: &Function, base: &FunctionUniformity) -> SecondaryMap<Value, Option<Value>> {
+    let mut out: SecondaryMap<Value, Option<Value>> = SecondaryMap::new();
+    if base.irreducible() {
+        return out;
+    }
+    let cx = Ctx::new(func, base);
+    for g in region_masks(&cx) {
+        let Some(region) = Region::new(&cx, g) else {
+            continue;
+        };
+        for v in region.eligible(&out) {
+            out[v] = Some(g);
+        }
+    }
+    out
+}
