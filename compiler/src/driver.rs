@@ -402,6 +402,25 @@ pub fn run_module_on_interp(
     module: &crate::ir::Module,
     req: &RunRequest<'_>,
 ) -> Result<launch::RunResult, RunError> {
+    interp_launch(front, module, req, false).map(|(r, _)| r)
+}
+
+/// [`run_module_on_interp`], also counting how many times each IR instruction ran
+/// ([`interp::run_profiled`]).
+pub fn profile_module_on_interp(
+    front: &FrontResult,
+    module: &crate::ir::Module,
+    req: &RunRequest<'_>,
+) -> Result<(launch::RunResult, interp::InstCounts), RunError> {
+    interp_launch(front, module, req, true).map(|(r, c)| (r, c.unwrap_or_default()))
+}
+
+fn interp_launch(
+    front: &FrontResult,
+    module: &crate::ir::Module,
+    req: &RunRequest<'_>,
+    profile: bool,
+) -> Result<(launch::RunResult, Option<interp::InstCounts>), RunError> {
     let checked = front
         .checked
         .as_ref()
@@ -435,8 +454,15 @@ pub fn run_module_on_interp(
         })
         .collect();
     let shape = interp::Launch::new(prepared.config.grid, prepared.config.block, bits.clone());
-    let outcome =
-        interp::run(module, entry, &shape, &mut memory, req.limits).map_err(RunError::Trap)?;
+    let (outcome, counts) = if profile {
+        let (o, c) = interp::run_profiled(module, entry, &shape, &mut memory, req.limits)
+            .map_err(RunError::Trap)?;
+        (o, Some(c))
+    } else {
+        let o =
+            interp::run(module, entry, &shape, &mut memory, req.limits).map_err(RunError::Trap)?;
+        (o, None)
+    };
     for (arg, addr) in prepared.args.iter_mut().zip(&bits) {
         if let launch::ArgValue::Buffer(b) = arg {
             if let Some(bytes) = memory.buffer(*addr) {
@@ -464,11 +490,6 @@ pub fn run_module_on_interp(
         .ret
         .zip(outcome.ret)
         .map(|(ty, bits)| launch::Value::from_bits(ty, bits));
-    Ok(launch::RunResult::from_launch(
-        &prepared,
-        "interp",
-        ret,
-        outcome.output,
-        stats,
-    ))
+    let result = launch::RunResult::from_launch(&prepared, "interp", ret, outcome.output, stats);
+    Ok((result, counts))
 }

@@ -11,6 +11,7 @@
 
 pub mod dac;
 pub mod gpu;
+pub mod uniform_share;
 pub mod uniformity;
 
 use std::fmt;

@@ -12,7 +12,10 @@
 //! instructions), cycles and lane utilization, and whether its output buffers equal the
 //! default setting's. The `vector vs --no-uniformity` column ([`vector_change`]) is
 //! the figure issue 6 asks about: the change of dynamic vector instructions from
-//! `--no-uniformity` to the default, per kernel and target.
+//! `--no-uniformity` to the default, per kernel and target. The default row also
+//! gives the kernel's *uniform share* ([`share_of`], [`super::uniform_share`]): how much
+//! of its dynamic IR work is uniform, by type or only by analysis, which says how
+//! dominated by uniform work a kernel is and bounds what the analysis can buy.
 //!
 //! Most uniform-dominated examples declare their loop counters and offsets `uniform`
 //! (or use `foreach`), so on nyuzi their types alone already put that work in scalar
@@ -28,6 +31,8 @@ use crate::back::nyuzi::run::{run_on_nyuzi, NyuziRunOptions};
 use crate::driver::{self, FrontOptions, RunError, RunRequest, Stage};
 use crate::launch::{Buffer, RunResult};
 use crate::passes::Switches;
+
+use super::uniform_share::UniformShare;
 
 /// What a kernel is dominated by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +58,22 @@ pub struct BenchKernel {
 }
 
 impl BenchKernel {
+    fn arg_strings(&self) -> Vec<String> {
+        self.args.iter().map(|a| a.to_string()).collect()
+    }
+
+    /// The kernel's launch, optimized, with `args` from [`BenchKernel::arg_strings`].
+    fn request<'a>(&self, args: &'a [String]) -> RunRequest<'a> {
+        RunRequest {
+            optimize: true,
+            entry: self.entry,
+            args,
+            grid: self.grid,
+            block: self.block,
+            limits: crate::interp::Limits::default(),
+        }
+    }
+
     /// The example's path, so that its `#include`s resolve.
     pub fn path(&self) -> std::path::PathBuf {
         std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -394,6 +415,9 @@ pub struct Measurement {
     pub lane_utilization: f64,
     /// The output buffers equal the default setting's (None for the default itself).
     pub same_output: Option<bool>,
+    /// The kernel's uniform share of dynamic work at this target's gang width (on the
+    /// default setting's row only; see [`share_of`]).
+    pub share: Option<UniformShare>,
 }
 
 fn stat_u64(r: &RunResult, key: &str) -> u64 {
@@ -431,32 +455,11 @@ pub fn run_one(
     if target == Target::Nyuzi && !setting.datapath {
         return Err("the setting is dac-gpu only".into());
     }
-    let options = FrontOptions {
-        target: target.sema_target(),
-        ..FrontOptions::default()
-    };
-    let mut front = driver::run_front(
-        k.file,
-        Some(k.path()),
-        k.source.to_string(),
-        &options,
-        Stage::Check,
-    );
-    if front.diags.has_errors() {
-        return Err("front end errors".into());
-    }
-    // The pass pipeline reads the switches from here; the dac-gpu code generator's
-    // use of the analysis is its own option, set below.
-    front.switches = setting.switches;
-    let args: Vec<String> = k.args.iter().map(|a| a.to_string()).collect();
-    let req = RunRequest {
-        optimize: true,
-        entry: k.entry,
-        args: &args,
-        grid: k.grid,
-        block: k.block,
-        limits: crate::interp::Limits::default(),
-    };
+    // The pass pipeline reads the switches from the front result; the dac-gpu code
+    // generator's use of the analysis is its own option, set below.
+    let front = front_for(k, target, setting.switches)?;
+    let args = k.arg_strings();
+    let req = k.request(&args);
     let sw = setting.switches;
     match target {
         Target::Nyuzi => {
@@ -494,6 +497,43 @@ pub fn run_one(
     }
 }
 
+/// `k` checked for `target`, with the pass pipeline's `switches`.
+fn front_for(
+    k: &BenchKernel,
+    target: Target,
+    switches: Switches,
+) -> Result<driver::FrontResult, String> {
+    let options = FrontOptions {
+        target: target.sema_target(),
+        ..FrontOptions::default()
+    };
+    let mut front = driver::run_front(
+        k.file,
+        Some(k.path()),
+        k.source.to_string(),
+        &options,
+        Stage::Check,
+    );
+    if front.diags.has_errors() {
+        return Err("front end errors".into());
+    }
+    front.switches = switches;
+    Ok(front)
+}
+
+/// How much of `k`'s dynamic work at `target`'s gang width is uniform, by type and by
+/// analysis ([`super::uniform_share`]), from a profiled run of the default pipeline's
+/// IR on the reference interpreter.
+pub fn share_of(k: &BenchKernel, target: Target) -> Result<UniformShare, String> {
+    let front = front_for(k, target, Switches::default())?;
+    let module =
+        driver::lower_front_with(&front, true).map_err(|d| describe(RunError::Compile(d)))?;
+    let args = k.arg_strings();
+    let (_, counts) =
+        driver::profile_module_on_interp(&front, &module, &k.request(&args)).map_err(describe)?;
+    Ok(super::uniform_share::classify(&module, &counts))
+}
+
 fn figures(k: &BenchKernel, target: Target, setting: &Setting, r: &RunResult) -> Measurement {
     let (vector, scalar) = match target {
         Target::Nyuzi => (
@@ -515,6 +555,7 @@ fn figures(k: &BenchKernel, target: Target, setting: &Setting, r: &RunResult) ->
         cycles: stat_u64(r, crate::launch::Stats::CYCLES),
         lane_utilization: stat_f64(r, "lane_utilization"),
         same_output: None,
+        share: None,
     }
 }
 
@@ -539,14 +580,20 @@ pub fn measure(
                 }
                 let r = run_one(k, target, s, config)
                     .map_err(|e| format!("{} on {} ({}): {e}", k.name, target.name(), s.name));
-                out.push(r.map(|r| {
+                let r = r.and_then(|r| {
                     let mut m = figures(k, target, s, &r);
                     match &reference {
-                        None => reference = Some(buffers(&r)),
+                        None => {
+                            reference = Some(buffers(&r));
+                            m.share = Some(share_of(k, target).map_err(|e| {
+                                format!("{} on {} (profile): {e}", k.name, target.name())
+                            })?);
+                        }
                         Some(b) => m.same_output = Some(*b == buffers(&r)),
                     }
-                    m
-                }));
+                    Ok(m)
+                });
+                out.push(r);
             }
         }
     }
@@ -564,6 +611,8 @@ pub const COLUMNS: &[&str] = &[
     "vector vs --no-uniformity",
     "cycles",
     "lane util",
+    "uniform work %",
+    "by analysis only %",
     "output",
 ];
 
@@ -619,6 +668,8 @@ pub fn table(rows: Vec<Result<Measurement, String>>) -> Table {
             Cell::Text(change),
             Cell::Count(m.cycles),
             Cell::Real(m.lane_utilization, 3),
+            share_cell(m.share.map(|s| s.uniform_percent())),
+            share_cell(m.share.map(|s| s.analysis_percent())),
             Cell::Text(
                 match m.same_output {
                     None => "reference",
@@ -630,6 +681,10 @@ pub fn table(rows: Vec<Result<Measurement, String>>) -> Table {
         ]);
     }
     t
+}
+
+fn share_cell(percent: Option<f64>) -> Cell {
+    percent.map_or_else(|| Cell::Text("-".into()), |p| Cell::Real(p, 1))
 }
 
 /// `spmdc bench uniformity`: every kernel of [`KERNELS`] under every [`settings`] on

@@ -154,6 +154,8 @@ pub struct Machine<'a> {
     /// What the entry function returned in the first gang of the first block to
     /// finish it (gang 0 of block 0): an `export` function's result for the host.
     pub entry_return: Option<u64>,
+    /// Executions per op (`[function][pc]`), when the caller asked for a profile.
+    pub profile: Option<Vec<Vec<u64>>>,
 }
 
 impl Machine<'_> {
@@ -217,6 +219,9 @@ impl Machine<'_> {
                     return Err(self.locate(g, fi, pc, Fault::new(msg)));
                 }
                 self.count_lanes(g, fr.base, f.lane_counts[pc]);
+                if let Some(p) = self.profile.as_mut() {
+                    p[fi][pc] += 1;
+                }
                 let op = &f.ops[pc];
                 match self.exec(g, op, fr.base, fr.slots) {
                     Ok(Flow::Next) => pc += 1,

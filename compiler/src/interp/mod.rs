@@ -74,7 +74,9 @@ pub use memory::{
     Memory, GLOBAL_BASE, MAX_GANGS, PRIVATE_BASE, PRIVATE_STRIDE, SHARED_BASE, STACK_CAPACITY,
 };
 
-use crate::ir::{FuncRef, Module};
+use cranelift_entity::SecondaryMap;
+
+use crate::ir::{FuncRef, Inst, Module};
 use exec::{Gang, Geometry, Machine, Stop};
 
 /// The shape and arguments of a launch.
@@ -161,6 +163,42 @@ pub fn run(
     memory: &mut Memory,
     limits: Limits,
 ) -> Result<Outcome, RuntimeError> {
+    run_launch(module, entry, launch, memory, limits, false).map(|(o, _)| o)
+}
+
+/// How many times each IR instruction ran (once per gang instruction, as
+/// [`Stats::dynamic_instructions`] counts), per function.
+pub type InstCounts = SecondaryMap<FuncRef, SecondaryMap<Inst, u64>>;
+
+/// [`run`], also counting the executions of every instruction: what a profile of the
+/// kernel's dynamic work by kind needs (`spmdc bench uniformity`'s uniform share).
+pub fn run_profiled(
+    module: &Module,
+    entry: FuncRef,
+    launch: &Launch,
+    memory: &mut Memory,
+    limits: Limits,
+) -> Result<(Outcome, InstCounts), RuntimeError> {
+    let (outcome, per_op) = run_launch(module, entry, launch, memory, limits, true)?;
+    let funcs = decode::decode_module(module)?;
+    let mut counts = InstCounts::new();
+    for ((fref, _), (decoded, ops)) in module.functions.iter().zip(funcs.iter().zip(per_op)) {
+        for (&(_, inst), n) in decoded.origin.iter().zip(ops) {
+            counts[fref][inst] += n;
+        }
+    }
+    Ok((outcome, counts))
+}
+
+/// Runs the launch; with `profile`, also the executions per op of every function.
+fn run_launch(
+    module: &Module,
+    entry: FuncRef,
+    launch: &Launch,
+    memory: &mut Memory,
+    limits: Limits,
+    profile: bool,
+) -> Result<(Outcome, Vec<Vec<u64>>), RuntimeError> {
     let lanes = check_launch(module, entry, launch)?;
     let funcs = decode::decode_module(module)?;
     memory.bind_module(module).map_err(RuntimeError::new)?;
@@ -174,6 +212,7 @@ pub fn run(
         stats: Stats::default(),
         output: String::new(),
         entry_return: None,
+        profile: profile.then(|| funcs.iter().map(|f| vec![0; f.ops.len()]).collect()),
         geo: Geometry {
             block_idx: Dim3::new(0, 0, 0),
             block_dim: launch.block,
@@ -192,11 +231,15 @@ pub fn run(
             }
         }
     }
-    Ok(Outcome {
-        output: machine.output,
-        stats: machine.stats,
-        ret: machine.entry_return,
-    })
+    let per_op = machine.profile.take().unwrap_or_default();
+    Ok((
+        Outcome {
+            output: machine.output,
+            stats: machine.stats,
+            ret: machine.entry_return,
+        },
+        per_op,
+    ))
 }
 
 /// Checks the launch against the module; returns the gang width.
