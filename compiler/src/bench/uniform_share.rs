@@ -10,7 +10,8 @@
 //! - **uniform by type**: `uniform`-typed: one scalar per gang on every target, with or
 //!   without the analysis;
 //! - **uniform by analysis**: `varying`-typed, but the uniformity analysis proves it
-//!   uniform: the work the
+//!   uniform, or uniform among the lanes of the divergent region that computes it and
+//!   computable once ([`FunctionUniformity::uniform_in`]): the work the
 //!   analysis can move off the vector datapath, and the most `--no-uniformity` can add;
 //! - **varying**: per-lane work.
 //!
@@ -108,7 +109,7 @@ fn work_of(f: &Function, analysis: &FunctionUniformity, inst: Inst) -> Option<Wo
     if varying_typed.is_empty() {
         return Some(Work::ByType);
     }
-    let uniform = |v| analysis.is_uniform(v);
+    let uniform = |v| analysis.is_uniform(v) || analysis.uniform_in(v).is_some();
     Some(if varying_typed.into_iter().all(uniform) {
         Work::ByAnalysis
     } else {
