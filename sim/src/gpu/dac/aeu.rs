@@ -617,4 +617,127 @@ mod tests {
         }
         assert!(ranked > 100 && unranked > 100, "{ranked} {unranked}");
     }
+
+    /// Per-lane reference of a select tuple: each lane's predicate by evaluation,
+    /// its address from the arm it picks, grouped by line in lane order.
+    fn brute_sel(s: &SelAddrTuple, g: &WarpGeom) -> Vec<(u64, u128, u32)> {
+        let mut out: Vec<(u64, u128, u32)> = Vec::new();
+        for lane in 0..g.lanes() {
+            let tid = g.tid(lane);
+            let t = if s.pred.eval(g.ctaid, tid) {
+                s.then.tuple
+            } else {
+                s.els
+            };
+            let addr = address(t.eval(g.ctaid, tid), s.then.wide);
+            let line = addr / u64::from(LINE) * u64::from(LINE);
+            let unit = (addr - line) / u64::from(s.then.access_bytes);
+            match out.iter_mut().find(|l| l.0 == line) {
+                Some(l) => {
+                    l.1 |= 1 << unit;
+                    l.2 |= 1 << lane;
+                }
+                None => out.push((line, 1 << unit, 1 << lane)),
+            }
+        }
+        out
+    }
+
+    /// `cond(x) ? then : els` with `cond` comparing `x` against scalar `k`.
+    fn sel(x: AffineTuple, op: CmpOp, k: i64, then: AffineTuple, els: AffineTuple) -> SelAddrTuple {
+        SelAddrTuple {
+            pred: PredTuple {
+                lhs: x,
+                op,
+                rhs: AffineTuple::scalar(k),
+                ty: IntType::S32,
+            },
+            then: words(then),
+            els,
+        }
+    }
+
+    use crate::gpu::dac::tuple::{CmpOp, IntType};
+    use crate::gpu::dac::PeuPath;
+
+    #[test]
+    fn select_straddling_a_warp_picks_each_lanes_arm() {
+        // hotspot's west neighbour `c > 0 ? i - 1 : i`: lane 0 of warp 0 takes `i`.
+        let i = AffineTuple::linear(0x1000, 4);
+        let west = AffineTuple::linear(0x1000 - 4, 4);
+        let s = sel(AffineTuple::linear(0, 1), CmpOp::Gt, 0, west, i);
+        let g = geom([64, 1, 1], 0);
+        let (r, p) = expand_select(&s, &g, LINE).unwrap();
+        assert_eq!(p.mask, !1);
+        assert_eq!(lines(&r), brute_sel(&s, &g));
+        // Lanes 0 and 1 both read 0x1000: not ranked; one line.
+        assert_eq!(lines(&r), vec![(0x1000, (1u128 << 31) - 1, u32::MAX)]);
+        assert!(!r.ranked);
+        // Warp 1 lies wholly on the `then` side: the plain expansion, fast path.
+        let g1 = geom([64, 1, 1], 1);
+        let (r1, p1) = expand_select(&s, &g1, LINE).unwrap();
+        assert_eq!(p1.path, PeuPath::Fast);
+        assert_eq!(r1, expand(&s.then, &g1, LINE).unwrap());
+    }
+
+    #[test]
+    fn select_in_2d_blocks_and_partial_warps_matches_per_lane() {
+        // 20 x 3 blocks: the east neighbour `c < 19 ? i + 1 : i` straddles every row
+        // inside the warps; `tid.x` wraps inside them; the last warp is partial.
+        let i = AffineTuple {
+            base: 0x8000,
+            strides: [4, 200, 0],
+            cta_strides: [80, 600, 0],
+        };
+        let east = AffineTuple { base: 0x8004, ..i };
+        let c = AffineTuple {
+            base: 0,
+            strides: [1, 0, 0],
+            cta_strides: [20, 0, 0],
+        };
+        let s = sel(c, CmpOp::Lt, 19, east, i);
+        for ctaid in [[0, 0, 0], [2, 1, 0]] {
+            for warp in 0..2 {
+                let g = WarpGeom {
+                    block_dim: [20, 3, 1],
+                    ctaid,
+                    warp,
+                    warp_size: 32,
+                };
+                let (r, p) = expand_select(&s, &g, LINE).unwrap();
+                assert_eq!(lines(&r), brute_sel(&s, &g), "{ctaid:?} warp {warp}");
+                assert_eq!(r.lane_mask, g.lane_mask());
+                let want: u32 = (0..g.lanes())
+                    .filter(|&l| s.pred.eval(g.ctaid, g.tid(l)))
+                    .map(|l| 1u32 << l)
+                    .sum();
+                assert_eq!(p.mask, want);
+            }
+        }
+        // Block 20 x 3 = 60 threads: warp 1 has 28 lanes.
+        assert_eq!(geom([20, 3, 1], 1).lanes(), 28);
+    }
+
+    #[test]
+    fn select_with_every_lane_on_one_side_is_that_arms_expansion() {
+        let then = AffineTuple::linear(0x2000, 8);
+        let els = AffineTuple::linear(0x9000, 4);
+        // Uniform predicate false: the `else` arm for the whole warp.
+        let s = sel(AffineTuple::scalar(3), CmpOp::Lt, 0, then, els);
+        let g = geom([32, 1, 1], 0);
+        let (r, p) = expand_select(&s, &g, LINE).unwrap();
+        assert_eq!((p.mask, p.path), (0, PeuPath::Uniform));
+        assert_eq!(r, expand(&s.els_addr(), &g, LINE).unwrap());
+        // A random mix against the per-lane reference.
+        let mut rng = Rng(7);
+        for _ in 0..200 {
+            let k = (rng.next() % 40) as i64 - 4;
+            let x = AffineTuple::linear((rng.next() % 9) as i64 - 4, 1 + (rng.next() % 2) as i64);
+            let s = sel(x, CmpOp::Ge, k, then, els);
+            let bd = [8 + (rng.next() % 30) as u32, 2, 1];
+            let g = geom(bd, 0);
+            let (r, _) = expand_select(&s, &g, LINE).unwrap();
+            assert_eq!(lines(&r), brute_sel(&s, &g));
+        }
+    }
 }

@@ -340,6 +340,14 @@ fn random_runs_deliver_every_entry_in_order() {
                             next[slot] += 1;
                         }
                     }
+                    Enq::DataSel(s) | Enq::AddrSel(s) => {
+                        if let Some(e) = sm.deq_addr(slot) {
+                            assert_eq!(e.seq, k as u64);
+                            let want = aeu::expand_select(&s, &g, 128).map(|(r, _)| r);
+                            assert_eq!(e.record, want);
+                            next[slot] += 1;
+                        }
+                    }
                 }
             }
             // A CTA passes its next barrier once its warps consumed all before it.
