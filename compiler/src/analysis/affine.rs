@@ -61,7 +61,13 @@
 //! - `select c, a, b`: `a` or `b` for a constant `c`; the meet of both for a uniform `c`
 //!   (a gang takes one side as a whole: equal known parts stay, different ones become
 //!   run-time); for a varying `c`, `a`'s tuple qualified by `c` (it holds where `c` is
-//!   on, which is where masked uses look). Block parameters: the meet of the incoming
+//!   on, which is where masked uses look); when `c` is a varying affine predicate and
+//!   both arms are tuples holding in every lane, the *select tuple* `c ? a : b`
+//!   ([`Class::Piecewise`]; hotspot's `r > 0 ? i - cols : i`), which every other rule
+//!   applies to both arms when the operands are select tuples on one `c`
+//!   (`Ctx::lift`: per lane a rule is exact on the arm the lane takes), falling back
+//!   to the qualified `then` tuple ([`Class::plain`], the claim above) otherwise.
+//!   (min/max are not select tuples yet.) Block parameters: the meet of the incoming
 //!   arguments (every `brif` is uniform, so a gang takes one edge as a whole);
 //! - a call to an internal function is *summarized* per call site: the callee is
 //!   analyzed with the arguments' classes as its parameters (its own uniforms become

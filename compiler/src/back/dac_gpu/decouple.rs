@@ -47,6 +47,17 @@
 //!   a, _` (every warp has a lane on), and the header parameters of a uniform loop
 //!   (kept in registers). Entry-level values of the chain must have a tuple.
 //!
+//! **Select tuples** (our extension; hotspot's and srad's clamped neighbours
+//! `r > 0 ? i - cols : i`): an access whose address the affine analysis gives as a
+//! select tuple on an entry compare `c` ([`crate::analysis::affine::Piecewise`])
+//! qualifies when `c`'s operands replay in every lane (one varying) and the address
+//! replays with every select on `c` read as its `then` arm and as its `else` arm
+//! ([`select_tuple`], `Replay::arm`). The affine stream computes both arms apart
+//! and emits `enq.data.sel` / `enq.addr.sel .SPACE.T.CMP.CT %then, %else, a, b`; the
+//! non-affine stream pops a plain `[deq.data]` / `[deq.addr]`, and the selects, the
+//! compares and the index arithmetic leave it. A compare used only as such selects'
+//! condition gets no `enq.pred` of its own ([`Plan::of`] plans again without it).
+//!
 //! **Decoupled compares** (paper §4.3, `enq.pred` / `deq.pred`): an integer compare
 //! of 32- or 64-bit values in the entry, outside every loop or directly in a
 //! replicated uniform loop, whose two operands replay on tuples (in every lane: no
