@@ -1803,7 +1803,13 @@ pub fn x_split(module: &Module, fref: FuncRef) -> Option<u32> {
     let mut called: HashSet<FuncRef> = HashSet::new();
     let mut work = vec![fref];
     while let Some(g) = work.pop() {
-        for d in module.functions[g].insts.values() {
+        // Only the instructions in the layout: a pass may leave detached calls to
+        // functions no longer in the module (no panic on them).
+        let Some(gf) = module.functions.get(g) else {
+            continue;
+        };
+        let live = gf.layout.iter().flat_map(|&b| gf.blocks[b].insts.iter());
+        for d in live.map(|&i| &gf.insts[i]) {
             if let InstData::Call { func, .. } = d {
                 if called.insert(*func) {
                     work.push(*func);
