@@ -266,6 +266,9 @@ struct SwitchArgs {
     /// divergent branches too.
     #[arg(long)]
     force_cfg_opts: bool,
+    /// Keep calls as calls: no inlining of callees into their callers.
+    #[arg(long)]
+    no_inline: bool,
 }
 
 impl SwitchArgs {
@@ -274,6 +277,7 @@ impl SwitchArgs {
             no_uniformity: self.no_uniformity,
             no_skip_empty: self.no_skip_empty,
             force_cfg_opts: self.force_cfg_opts,
+            no_inline: self.no_inline,
         }
     }
 }

@@ -36,6 +36,7 @@ fn switches(bits: u8) -> Switches {
         no_uniformity: bits & NO_UNIFORMITY != 0,
         no_skip_empty: bits & NO_SKIP_EMPTY != 0,
         force_cfg_opts: bits & FORCE_CFG_OPTS != 0,
+        ..Switches::default()
     }
 }
 

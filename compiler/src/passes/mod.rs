@@ -11,8 +11,10 @@ pub mod cfg;
 pub mod const_fold;
 pub mod dce;
 pub mod gvn;
+pub mod inline;
 pub mod jump_thread;
 pub mod legalize;
+pub mod licm;
 pub mod promote;
 pub mod skip_empty;
 pub mod strength_reduce;
@@ -79,6 +81,8 @@ pub struct Switches {
     /// `--force-cfg-opts`: the code-duplicating CFG transforms (jump threading, loop
     /// unswitching, tail duplication) apply to divergent branches too.
     pub force_cfg_opts: bool,
+    /// `--no-inline`: calls stay calls (no [`inline`] pass).
+    pub no_inline: bool,
 }
 
 /// Folds the block parameters that always receive one value ([`cfg::remove_trivial_params`]):
@@ -150,18 +154,25 @@ impl Pipeline {
         Pipeline::with_switches(&Switches::default())
     }
 
-    /// The pipeline for `switches`: `promote`; `skip_empty` with `no_skip_empty`; then
-    /// `trivial_params`, the value clean-up (`const_fold`, `gvn`, `dce`), the
-    /// code-duplicating CFG transforms (`tail_dup`, `jump_thread`, `unswitch`) on the
-    /// branches in [`Scope::of`] the switches (proven uniform; uniform-typed with
-    /// `no_uniformity`; all with `force_cfg_opts`), then `merge_blocks` and the value
-    /// clean-up again (the copies the transforms made and the blocks they merged
-    /// expose more).
+    /// The pipeline for `switches`: `inline` (unless `no_inline`), `promote`;
+    /// `skip_empty` with `no_skip_empty`; then `trivial_params`, the value clean-up
+    /// (`const_fold`, `gvn`, `dce`), the code-duplicating CFG transforms (`tail_dup`,
+    /// `jump_thread`, `unswitch`) on the branches in [`Scope::of`] the switches (proven
+    /// uniform; uniform-typed with `no_uniformity`; all with `force_cfg_opts`), then
+    /// `merge_blocks` and the value clean-up again (the copies the transforms made and
+    /// the blocks they merged expose more).
     pub fn with_switches(switches: &Switches) -> Pipeline {
-        let mut passes = vec![Pass {
+        let mut passes = Vec::new();
+        if !switches.no_inline {
+            passes.push(Pass {
+                name: "inline",
+                run: inline::run_module,
+            });
+        }
+        passes.push(Pass {
             name: "promote",
             run: promote::run_module,
-        }];
+        });
         if switches.no_skip_empty {
             passes.push(Pass {
                 name: "skip_empty",
