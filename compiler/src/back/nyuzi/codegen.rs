@@ -30,6 +30,16 @@ pub fn shared_layout(m: &Module) -> (Vec<u32>, u32) {
     (offsets, off.div_ceil(64) * 64)
 }
 
+/// A copy of `module` with loop-invariant code motion and then strength reduction of
+/// loop address arithmetic (issue 7) applied: what this back end compiles. They run on
+/// nyuzi's copy only, so the interpreter and the other back end see the IR unchanged.
+fn loop_optimized_copy(module: &Module) -> Module {
+    let mut m = module.clone();
+    crate::passes::licm::run_module(&mut m);
+    crate::passes::strength_reduce::run_module(&mut m);
+    m
+}
+
 /// Compiles a legalized module (see `driver::lower_for_target`) to an [`Object`].
 /// Operations the Nyuzi back end does not select are reported (E0903) with their
 /// spans; nothing panics.
@@ -41,8 +51,7 @@ pub fn compile_module(module: &Module) -> Result<Object, Vec<Diagnostic>> {
 /// analysis proves uniform in scalar registers (see [`super::scalarize`]); off for
 /// `--no-uniformity`.
 pub fn compile_module_with(module: &Module, uniformity: bool) -> Result<Object, Vec<Diagnostic>> {
-    // Strength reduction of loop address arithmetic runs on nyuzi's copy only (issue 7).
-    let module = &crate::passes::strength_reduce::reduced_copy(module);
+    let module = &loop_optimized_copy(module);
     let mut obj = Object::default();
     let mut diags = Vec::new();
     for (fref, f) in module.functions.iter() {
