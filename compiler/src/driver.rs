@@ -369,15 +369,7 @@ fn build_runtime(
     let mut module =
         lower::lower_with_runtime(&front.unit, &checked, &front.interner, &front.sources, true)?;
     if optimize {
-        // The routines keep their calls to each other (no inlining): the dac-gpu finds
-        // the print routines' serial-port stores by their constant address, which an
-        // inlined copy can receive through a block parameter instead.
-        let switches = crate::passes::Switches {
-            no_inline: true,
-            ..Default::default()
-        };
-        let pipeline = crate::passes::Pipeline::with_switches(&switches);
-        pipeline.run(&mut module).map_err(|e| {
+        crate::passes::optimize(&mut module).map_err(|e| {
             vec![Diagnostic::error(
                 codes::INTERNAL_ERROR,
                 format!("internal compiler error: optimizing the runtime: {e}"),

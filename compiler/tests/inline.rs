@@ -523,3 +523,40 @@ export void k(uniform int out[], uniform int n) {
     let a = run(&compiled(src, true), "helper", 16, &[interp::i32_arg(4)]);
     assert_eq!(run(&with, "helper", 16, &[interp::i32_arg(4)]), a);
 }
+
+/// A function that stores to a constant address (memory-mapped I/O, like the print
+/// routines' serial port) stays a call, so the dac-gpu still sees the constant port
+/// address in its body; its caller is inlined as usual.
+#[test]
+fn stores_to_a_constant_address_stay_calls() {
+    let module = parse(
+        "module lanes 8 ptr 8
+
+function internal @port(i32) {
+block0(v0: i32):
+    v1 = iconst.i64 4294901832
+    v2 = bitcast.ptr v1
+    store generic v2, v0
+    return
+}
+
+function internal @twice(i32) {
+block0(v0: i32):
+    call @port(v0)
+    call @port(v0)
+    return
+}
+
+function export @main(ptr) masked {
+block0(v0: ptr, v1: [bool]):
+    v2 = iconst.i32 65
+    call @twice(v2)
+    return
+}
+",
+    );
+    let (out, n) = inlined(&module, &inline::Options::default());
+    assert_eq!(n, 1);
+    assert_eq!(calls_in(&out, "main"), 2);
+    assert_eq!(calls_in(&out, "twice"), 2);
+}

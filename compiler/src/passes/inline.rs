@@ -16,7 +16,9 @@
 //! the only way into a function's body, so copying it is exact whatever its linkage.
 //! Functions are processed bottom-up over the call graph (callees first), so a callee's
 //! own calls are already inlined when it is copied, and the size limit sees its final
-//! size. Recursive cycles are left alone: unrolling them would never end.
+//! size. Recursive cycles are left alone: unrolling them would never end. A function
+//! that stores to a constant address (memory-mapped I/O: the print runtime's serial
+//! port) stays a call ([`stores_to_fixed_address`]).
 //!
 //! **How a call is replaced.** The block holding the call is split after it: the
 //! instructions that followed the call move to a new continuation block, whose only
@@ -90,8 +92,10 @@ pub fn run(module: &mut Module, options: &Options) -> usize {
     for func in graph.bottom_up() {
         inlined += inline_into(module, func, &eligible, options);
         let f = &module.functions[func];
-        eligible[func] =
-            !graph.recursive[func] && size(f) <= options.max_callee_insts && copyable(module, f);
+        eligible[func] = !graph.recursive[func]
+            && size(f) <= options.max_callee_insts
+            && !stores_to_fixed_address(f)
+            && copyable(module, f);
     }
     inlined
 }
@@ -190,6 +194,27 @@ fn size(f: &Function) -> usize {
         .filter_map(|&b| f.blocks.get(b))
         .map(|d| d.insts.len())
         .sum()
+}
+
+/// Whether `f` stores to a constant address (memory-mapped I/O: the print routines'
+/// serial port). Such a function stays a call: the dac-gpu back end recognizes the
+/// port by the store's constant address within the function, and in a copy, after the
+/// CFG transforms, the address can arrive through a block parameter instead.
+fn stores_to_fixed_address(f: &Function) -> bool {
+    fn constant(f: &Function, v: Value, depth: u32) -> bool {
+        let Some(ValueDef::Result(inst)) = f.values.get(v).map(|d| d.def) else {
+            return false;
+        };
+        match f.insts.get(inst) {
+            Some(InstData::Iconst { .. }) => true,
+            Some(InstData::Convert { arg, .. }) => depth > 0 && constant(f, *arg, depth - 1),
+            _ => false,
+        }
+    }
+    layout_insts(f).any(|inst| match f.insts.get(inst) {
+        Some(InstData::Store { addr, .. }) => constant(f, *addr, 4),
+        _ => false,
+    })
 }
 
 /// Whether `f`'s body can be copied: it has one, its entry block's parameters are its
