@@ -624,7 +624,8 @@ fn conformance_programs_match_the_interpreter_with_dac_1() {
 /// `enq.addr.sel`. Warps straddle the predicate's boundary (the column tests in the
 /// edge warps), blocks are 2-D and partial, compares are signed and unsigned, and one
 /// arm wraps around `i32::MAX` (the wrapped arm is never the one taken where it would
-/// be out of range). (name, source, launch, select enqueues expected.)
+/// be out of range); `min`/`max` clamps, signed and unsigned, are select tuples on
+/// their own compare. (name, source, launch, select enqueues expected.)
 const SELECT_KERNELS: &[(&str, &str, &str, bool)] = &[
     (
         "hotspot_like",
@@ -691,8 +692,8 @@ const SELECT_KERNELS: &[(&str, &str, &str, bool)] = &[
     ),
     (
         "min_max_clamps",
-        // Clamps written with min/max (signed and unsigned): bit for bit whether or
-        // not they decouple.
+        // Clamps written with min/max (signed and unsigned): select tuples on the
+        // min/max's own compare.
         "task void min_max_clamps(uniform int n, uniform float a[], uniform float out[]) {
             int i = blockIdx.x * blockDim.x + threadIdx.x;
             if (i >= n) return;
@@ -703,7 +704,25 @@ const SELECT_KERNELS: &[(&str, &str, &str, bool)] = &[
         }",
         "--entry min_max_clamps --grid 2 --block 64 --arg n=100 \
          --arg a='random(100,25)' --arg out='zeros(128)'",
-        false,
+        true,
+    ),
+    (
+        "wrapping_min",
+        // `t = i + big` wraps past i32::MAX from lane 48 on: `min(t, big + 10)` picks
+        // the wrapped (negative) `t` there, and `- big` wraps it back to `i`; an
+        // unsigned max near the top of its range too.
+        "task void wrapping_min(uniform int n, uniform int big, uniform float a[], \
+                                uniform float out[]) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i >= n) return;
+            int t = i + big;
+            unsigned int u = (unsigned int)(i + 7);
+            out[i] = a[min(t, big + 10) - big]
+                   + 2 * a[(int)max(u, (unsigned int)(n - 1)) - (n - 1)];
+        }",
+        "--entry wrapping_min --grid 2 --block 64 --arg n=120 --arg big=2147483600 \
+         --arg a='random(130,26)' --arg out='zeros(128)'",
+        true,
     ),
 ];
 

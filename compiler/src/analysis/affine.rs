@@ -57,7 +57,9 @@
 //!   `c = 2^k` dividing every stride divide the strides (assumes no unsigned wrap),
 //!   `sshr` likewise (floor division; assumes no signed wrap); `sdiv` of a non-uniform
 //!   tuple truncates toward zero, which is not affine when lanes straddle zero, so it is
-//!   non-affine, as are min/max of a non-uniform tuple (piecewise);
+//!   non-affine; min/max of two tuples one of which varies are select tuples
+//!   (below: `smin(a, b)` is `a < b ? a : b`, signed or unsigned as the operation,
+//!   on the very wrapped values the lanes compare), non-affine in their plain view;
 //! - `select c, a, b`: `a` or `b` for a constant `c`; the meet of both for a uniform `c`
 //!   (a gang takes one side as a whole: equal known parts stay, different ones become
 //!   run-time); for a varying `c`, `a`'s tuple qualified by `c` (it holds where `c` is
@@ -67,7 +69,7 @@
 //!   applies to both arms when the operands are select tuples on one `c`
 //!   (`Ctx::lift`: per lane a rule is exact on the arm the lane takes), falling back
 //!   to the qualified `then` tuple ([`Class::plain`], the claim above) otherwise.
-//!   (min/max are not select tuples yet.) Block parameters: the meet of the incoming
+//!   Block parameters: the meet of the incoming
 //!   arguments (every `brif` is uniform, so a gang takes one edge as a whole);
 //! - a call to an internal function is *summarized* per call site: the callee is
 //!   analyzed with the arguments' classes as its parameters (its own uniforms become
@@ -486,26 +488,31 @@ pub enum Class {
     Piecewise(Box<Piecewise>),
 }
 
-/// A *select tuple*: `cond ? then : els` per lane, where `cond` is an affine
-/// predicate of two tuples (the IR value of an `icmp` classified [`Class::Predicate`],
-/// `pred` its comparison) and both arms are tuples holding in every lane. It is what
-/// `select c, a, b` of a varying affine predicate gives (hotspot's and srad's clamped
-/// neighbours `r > 0 ? i - cols : i`), closed under the tuple rules applied to both
-/// arms (adding a uniform or a tuple, scaling, shifts, conversions: each rule is
-/// exact per lane, so applying it to the arm a lane takes computes that lane's
-/// value). Rules that do not apply to both arms, and every consumer that does not
-/// know select tuples, see the older, weaker claim [`Piecewise::then`]: the `then`
-/// tuple qualified by `cond` (it holds where `cond` is on).
+/// A *select tuple*: `pred ? then : els` per lane, where `pred` compares two tuples
+/// and both arms are tuples holding in every lane. It is what `select c, a, b` of a
+/// varying affine predicate `c` gives (hotspot's and srad's clamped neighbours
+/// `r > 0 ? i - cols : i`; `key` is `c`), and `smin`/`smax`/`umin`/`umax` of two
+/// tuples one of which varies (`min(a, b)` is `a < b ? a : b` in every lane, with
+/// the signedness of the operation and the wrapped `w`-bit values the lanes
+/// compute; `key` is the min/max itself). It is closed under the tuple rules
+/// applied to both arms (adding a uniform or a tuple, scaling, shifts, conversions:
+/// each rule is exact per lane, so applying it to the arm a lane takes computes that
+/// lane's value). Rules that do not apply to both arms, and every consumer that does
+/// not know select tuples, see [`Piecewise::plain`]: for a select, the older claim
+/// of the `then` tuple qualified by `c`; for min/max, non-affine.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Piecewise {
-    /// The `icmp` value choosing the arm (frame of the function analyzed).
-    pub cond: Value,
+    /// What chooses the arm: the `select`'s condition, or the min/max instruction's
+    /// result (in the function analyzed). Operations applied to both arms keep it.
+    pub key: Value,
+    /// The comparison choosing `then` (its `args` are the compared values).
     pub pred: Pred,
-    /// `Class::Affine` of the `then` tuple qualified by `cond` (`under == Some(cond)`).
+    /// `Class::Affine` of the `then` tuple (holding in every lane).
     pub then: Class,
-    /// `Class::Affine` of the `else` tuple, unqualified (it holds where `cond` is off,
-    /// and the tuple itself in every lane).
+    /// `Class::Affine` of the `else` tuple (holding in every lane).
     pub els: Class,
+    /// The class for consumers that do not know select tuples.
+    pub plain: Class,
 }
 
 impl Piecewise {
@@ -531,7 +538,7 @@ impl Class {
     /// [`Class::Piecewise`]'s qualified `then` tuple, any other class itself.
     pub fn plain(&self) -> &Class {
         match self {
-            Class::Piecewise(p) => &p.then,
+            Class::Piecewise(p) => &p.plain,
             c => c,
         }
     }
@@ -582,10 +589,10 @@ impl Class {
         // A select tuple holds in every lane: qualifying it keeps it only when the
         // qualifier adds nothing to its plain view's.
         let mut c = match self {
-            Class::Piecewise(p) if under.is_none() || under == p.then.under() => {
+            Class::Piecewise(p) if under.is_none() || under == p.plain.under() => {
                 return Class::Piecewise(p)
             }
-            Class::Piecewise(p) => p.then,
+            Class::Piecewise(p) => p.plain,
             c => c,
         };
         match &mut c {
@@ -699,7 +706,7 @@ struct Ctx<'a> {
     /// `Some(c)`: operands that are select tuples on `c` read as their `else` arm
     /// (while a rule is applied to that arm, [`Ctx::lift`]); otherwise they read as
     /// their plain view.
-    view: std::cell::Cell<Option<Value>>,
+    view: std::cell::Cell<Option<(Value, bool)>>,
 }
 
 /// Analyzes `func`, a function of `module` (whose pointer width, gang width and
@@ -920,15 +927,19 @@ impl Ctx<'_> {
                 _ => Class::uniform_runtime(w),
             });
         }
+        if let Some(c) = self.min_max(v, data) {
+            return Some(c);
+        }
         let plain = self.qualify(data, self.varying_inst(data, w));
         Some(self.lift(data, w, plain))
     }
 
     /// A rule applied to select-tuple operands: when the operands are select tuples
-    /// on one predicate `c` (the others plain tuples) and the rule gives a tuple for
-    /// each arm (the `then` side is `plain`, computed on the operands' `then` views),
-    /// the result is the select tuple of the two results; otherwise `plain`.
-    /// Selects and calls are left to their own rules.
+    /// with one key (the others plain tuples) and the rule, applied to the operands'
+    /// `then` arms and to their `else` arms, gives a tuple holding in every lane each
+    /// time, the result is the select tuple of the two results, with `plain` (the
+    /// rule on the plain views) as its plain view; otherwise `plain`. Calls are left
+    /// to their own rule.
     fn lift(&self, data: &InstData, w: u32, plain: Class) -> Class {
         if w <= 1 || self.seed.is_some() || matches!(data, InstData::Call { .. }) {
             return plain;
@@ -937,7 +948,7 @@ impl Ctx<'_> {
         for op in data.operands() {
             if let Some(Class::Piecewise(p)) = self.state[op].as_ref() {
                 match on {
-                    Some(q) if q.cond != p.cond => return plain,
+                    Some(q) if q.key != p.key => return plain,
                     _ => on = Some(p),
                 }
             }
@@ -945,29 +956,69 @@ impl Ctx<'_> {
         let Some(p) = on else {
             return plain;
         };
-        if matches!(data, InstData::Select { args } if args[0] == p.cond) {
+        if matches!(data, InstData::Select { args } if args[0] == p.key) {
             return plain;
         }
-        let Class::Affine(then) = &plain else {
-            return plain;
+        let side = |s: bool| {
+            self.view.set(Some((p.key, s)));
+            let r = self.qualify(data, self.varying_inst(data, w));
+            self.view.set(None);
+            r
         };
-        self.view.set(Some(p.cond));
-        let els = self.qualify(data, self.varying_inst(data, w));
-        self.view.set(None);
-        match els {
-            Class::Affine(e) if e.under.is_none() && e.width == then.width => {
-                if then.under != Some(p.cond) {
-                    return plain;
-                }
+        match (side(true), side(false)) {
+            (Class::Affine(t), Class::Affine(e))
+                if t.under.is_none() && e.under.is_none() && t.width == e.width =>
+            {
                 Class::Piecewise(Box::new(Piecewise {
-                    cond: p.cond,
+                    key: p.key,
                     pred: p.pred,
-                    then: plain,
+                    then: Class::Affine(t),
                     els: Class::Affine(e),
+                    plain,
                 }))
             }
             _ => plain,
         }
+    }
+
+    /// `smin`/`smax`/`umin`/`umax` `v` of two tuples holding in every lane, one
+    /// varying: the select tuple `a < b ? a : b` (`>` for max; signed or unsigned as
+    /// the operation), keyed by `v`, plain view non-affine. Exact per lane: the
+    /// operation compares the very `w`-bit values the compare does.
+    fn min_max(&self, v: Value, data: &InstData) -> Option<Class> {
+        let InstData::Binary { op, args } = data else {
+            return None;
+        };
+        let cond = match op {
+            BinaryOp::Smin => IntCC::Slt,
+            BinaryOp::Umin => IntCC::Ult,
+            BinaryOp::Smax => IntCC::Sgt,
+            BinaryOp::Umax => IntCC::Ugt,
+            _ => return None,
+        };
+        if self.seed.is_some() || self.view.get().is_some() {
+            return None;
+        }
+        let arm = |x: Value| match self.state[x].as_ref() {
+            Some(Class::Affine(t)) if t.under.is_none() && t.width > 1 => Some(t.clone()),
+            _ => None,
+        };
+        let (ta, tb) = (arm(args[0])?, arm(args[1])?);
+        if ta.width != tb.width || (ta.is_uniform() && tb.is_uniform()) {
+            return None;
+        }
+        Some(Class::Piecewise(Box::new(Piecewise {
+            key: v,
+            pred: Pred {
+                cond,
+                args: *args,
+                uniform: false,
+                under: None,
+            },
+            then: Class::Affine(ta),
+            els: Class::Affine(tb),
+            plain: Class::NonAffine,
+        })))
     }
 
     /// Qualifies the class of an arithmetic result by its operands' masks: it holds
@@ -990,7 +1041,11 @@ impl Ctx<'_> {
 
     fn class(&self, v: Value) -> &Class {
         match self.state[v].as_ref() {
-            Some(Class::Piecewise(p)) if self.view.get() == Some(p.cond) => &p.els,
+            Some(Class::Piecewise(p)) => match self.view.get() {
+                Some((k, true)) if k == p.key => &p.then,
+                Some((k, false)) if k == p.key => &p.els,
+                _ => &p.plain,
+            },
             Some(c) => c.plain(),
             None => &Class::NonAffine,
         }
@@ -1187,16 +1242,18 @@ impl Ctx<'_> {
             Some(Class::Affine(t)) if t.under.is_none() && t.width > 1 => Some(t.clone()),
             _ => None,
         };
-        let (mut then, els) = (arm(a)?, arm(b)?);
+        let (then, els) = (arm(a)?, arm(b)?);
         if then.width != els.width {
             return None;
         }
-        then.under = Some(c);
+        let mut plain = then.clone();
+        plain.under = Some(c);
         Some(Class::Piecewise(Box::new(Piecewise {
-            cond: c,
+            key: c,
             pred: *pred,
             then: Class::Affine(then),
             els: Class::Affine(els),
+            plain: Class::Affine(plain),
         })))
     }
 

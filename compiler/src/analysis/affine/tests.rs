@@ -880,3 +880,60 @@ proptest::proptest! {
         proptest::prop_assert!(run.is_ok(), "{:?}\n{text}", run.err());
     }
 }
+
+/// Select tuples: `select` of a varying affine predicate and min/max of a varying
+/// tuple are `pred ? then : else`; the tuple rules apply to both arms (add, scale,
+/// extend, gep); two different choices combined, or a product of two select tuples,
+/// fall back to the plain view (the qualified `then` tuple of a select; non-affine
+/// for min/max).
+#[test]
+fn select_tuples_of_selects_and_min_max() {
+    let text = "module lanes 8 ptr 8
+
+function export @f(i32, ptr) {
+block0(v0: i32, v1: ptr):
+    v2 = special lane_index
+    v3 = splat v0
+    v4 = iadd v3, v2
+    v5 = iconst.[i32] 0
+    v6 = icmp sgt v2, v5
+    v7 = iconst.[i32] 1
+    v8 = isub v4, v7
+    v9 = select v6, v8, v4
+    v10 = iconst.[i32] 4
+    v11 = imul v9, v10
+    v12 = sext.i64 v11
+    v13 = splat v1
+    v14 = bitcast.ptr v12
+    v15 = iadd v13, v14
+    v16 = smin v4, v3
+    v17 = umax v2, v7
+    v18 = iadd v16, v7
+    v19 = iadd v9, v16
+    v20 = imul v9, v9
+    return
+}
+";
+    insta::assert_snapshot!(annotate(text));
+    let Class::Piecewise(p) = class_of(text, "v15") else {
+        panic!("v15 is a select tuple")
+    };
+    assert_eq!(p.pred.cond, IntCC::Sgt);
+    let (t, e) = p.arms().expect("two tuples");
+    assert_eq!(
+        (t.const_stride(Dim::Lane), e.const_stride(Dim::Lane)),
+        (Some(4), Some(4))
+    );
+    // min/max: select tuples whose plain view is non-affine (names as printed).
+    let Class::Piecewise(m) = class_of(text, "v18") else {
+        panic!("v18 is a select tuple")
+    };
+    assert_eq!(
+        (m.pred.cond, m.plain.clone()),
+        (IntCC::Slt, Class::NonAffine)
+    );
+    assert!(matches!(class_of(text, "v17"), Class::Piecewise(_)));
+    // Two different choices: the plain views (non-affine with min's).
+    assert_eq!(class_of(text, "v19"), Class::NonAffine);
+    assert!(class_of(text, "v20").piecewise().is_none());
+}

@@ -48,10 +48,11 @@
 //!   (kept in registers). Entry-level values of the chain must have a tuple.
 //!
 //! **Select tuples** (our extension; hotspot's and srad's clamped neighbours
-//! `r > 0 ? i - cols : i`): an access whose address the affine analysis gives as a
-//! select tuple on an entry compare `c` ([`crate::analysis::affine::Piecewise`])
-//! qualifies when `c`'s operands replay in every lane (one varying) and the address
-//! replays with every select on `c` read as its `then` arm and as its `else` arm
+//! `r > 0 ? i - cols : i`, and `min`/`max` clamps): an access whose address the
+//! affine analysis gives as a select tuple ([`crate::analysis::affine::Piecewise`],
+//! keyed by an entry compare `c` or by a min/max) qualifies when the compared
+//! operands replay in every lane (one varying) and the address replays with every
+//! select on `c` (or the min/max itself) read as its `then` arm and as its `else` arm
 //! ([`select_tuple`], `Replay::arm`). The affine stream computes both arms apart
 //! and emits `enq.data.sel` / `enq.addr.sel .SPACE.T.CMP.CT %then, %else, a, b`; the
 //! non-affine stream pops a plain `[deq.data]` / `[deq.addr]`, and the selects, the
@@ -227,10 +228,32 @@ pub struct Access {
     pub mask: Option<Value>,
     /// For a compare: its condition and right operand.
     pub cmp: Option<(IntCC, Value)>,
-    /// A *select tuple* address (`enq.data.sel` / `enq.addr.sel`): the entry's
-    /// `icmp` whose varying selects choose between the two address arms (hotspot's
-    /// `r > 0 ? i - cols : i`).
-    pub sel: Option<Value>,
+    /// A *select tuple* address (`enq.data.sel` / `enq.addr.sel`).
+    pub sel: Option<Sel>,
+}
+
+/// The choice of a select-tuple address: the entry's selects on `key` (an `icmp`),
+/// or the min/max `key` itself, take their `then` arm where `args[0] cc args[1]`
+/// holds (hotspot's `r > 0 ? i - cols : i`, `min(i + 1, n - 1)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sel {
+    pub key: Value,
+    pub cc: IntCC,
+    pub args: [Value; 2],
+}
+
+/// `v`'s arm when `d` (defining `v`) is a choice keyed by `key`: a `select` on
+/// `key`, or the min/max `key` itself.
+fn arm_of(d: &InstData, v: Value, key: Value, then: bool) -> Option<Value> {
+    let pick = |x: Value, y: Value| if then { x } else { y };
+    match d {
+        InstData::Select { args } if args[0] == key => Some(pick(args[1], args[2])),
+        InstData::Binary {
+            op: BinaryOp::Smin | BinaryOp::Smax | BinaryOp::Umin | BinaryOp::Umax,
+            args,
+        } if v == key => Some(pick(args[0], args[1])),
+        _ => None,
+    }
 }
 
 /// A step of a drain ([`Plan::drains`]).
@@ -351,7 +374,12 @@ impl Plan {
             None => module,
         };
         let f = &module.functions[self.fref];
-        let conds: HashSet<Value> = self.accesses.iter().filter_map(|a| a.sel).collect();
+        let conds: HashSet<Value> = self
+            .accesses
+            .iter()
+            .filter_map(|a| a.sel)
+            .map(|s| s.key)
+            .collect();
         let mut other_use = HashSet::new();
         for d in f
             .layout
@@ -1719,18 +1747,13 @@ fn select_tuple(
     memo: &mut HashMap<(Node, Option<Value>), (bool, bool)>,
     f: &Function,
     a: &Access,
-) -> Option<Value> {
+) -> Option<Sel> {
     let p = aff.class(a.addr).piecewise()?;
     let (t, e) = p.arms()?;
     if t.is_uniform() && e.is_uniform() && a.kind != Kind::Data {
         return None;
     }
-    let ValueDef::Result(i) = f.values[p.cond].def else {
-        return None;
-    };
-    let InstData::Icmp { args, .. } = f.insts[i] else {
-        return None;
-    };
+    let args = p.pred.args;
     int_width(f.value_type(args[0]).scalar)?;
     let mut r = Replay {
         module,
@@ -1767,7 +1790,7 @@ fn select_tuple(
             frames: &mut *frames,
             mask: a.mask,
             memo: &mut own,
-            arm: Some((p.cond, side)),
+            arm: Some((p.key, side)),
         };
         if !r.replays(
             Node {
@@ -1779,7 +1802,11 @@ fn select_tuple(
             return None;
         }
     }
-    Some(p.cond)
+    Some(Sel {
+        key: p.key,
+        cc: p.pred.cond,
+        args,
+    })
 }
 
 /// How `thread_idx.x` is split when every read of it in the entry is `% c` or `/ c`
@@ -1943,9 +1970,17 @@ fn compare_candidate(f: &Function, inst: Inst) -> Option<Access> {
 fn pure(d: &InstData) -> bool {
     match d {
         InstData::Iconst { .. } | InstData::Special { .. } | InstData::Splat { .. } => true,
+        // (min/max: a select tuple's choice.)
         InstData::Binary { op, .. } => matches!(
             op,
-            BinaryOp::Iadd | BinaryOp::Isub | BinaryOp::Imul | BinaryOp::Ishl
+            BinaryOp::Iadd
+                | BinaryOp::Isub
+                | BinaryOp::Imul
+                | BinaryOp::Ishl
+                | BinaryOp::Smin
+                | BinaryOp::Smax
+                | BinaryOp::Umin
+                | BinaryOp::Umax
         ),
         InstData::Unary { op, .. } => *op == UnaryOp::Ineg,
         // A select tuple's choice (its compare is pure too).
@@ -2169,7 +2204,10 @@ impl Replay<'_> {
         if let Some(&r) = self.memo.get(&(n, self.mask)) {
             return r;
         }
-        let typed = n.frame != 0 || self.aff.tuple(n.v).is_some();
+        // (A select tuple's plain view may be non-affine: min/max.)
+        let typed = n.frame != 0
+            || self.aff.tuple(n.v).is_some()
+            || self.aff.class(n.v).piecewise().is_some();
         let r = if depth < 64 && typed {
             self.check_def(n, depth)
         } else {
@@ -2237,6 +2275,17 @@ impl Replay<'_> {
             ValueDef::Result(i) => i,
         };
         match &f.insts[inst] {
+            // One arm of a select tuple.
+            d if n.frame == 0
+                && self
+                    .arm
+                    .is_some_and(|(k, s)| arm_of(d, n.v, k, s).is_some()) =>
+            {
+                match self.arm.and_then(|(k, s)| arm_of(d, n.v, k, s)) {
+                    Some(x) => sub(self, x),
+                    None => NO,
+                }
+            }
             InstData::Iconst { .. } => (true, false),
             InstData::Special { reg } => match reg {
                 SpecialReg::LaneIndex | SpecialReg::GangIndex | SpecialReg::Clock => NO,
@@ -2292,13 +2341,6 @@ impl Replay<'_> {
                 (conv && a.0, a.1)
             }
             InstData::Splat { arg } => sub(self, *arg),
-            // One arm of a select tuple.
-            InstData::Select { args }
-                if n.frame == 0 && self.arm.is_some_and(|(c, _)| c == args[0]) =>
-            {
-                let side = self.arm.is_some_and(|(_, s)| s);
-                sub(self, args[if side { 1 } else { 2 }])
-            }
             // A select on a condition the same in every thread: a `selp`.
             InstData::Select { args } => {
                 let (x, y) = (sub(self, args[1]), sub(self, args[2]));
@@ -2786,6 +2828,15 @@ impl Stream<'_> {
             ValueDef::Result(i) => i,
         };
         match &f.insts[inst] {
+            d if n.frame == 0 && self.arm.is_some_and(|(k, s)| arm_of(d, v, k, s).is_some()) => {
+                let x = self
+                    .arm
+                    .and_then(|(k, s)| arm_of(d, v, k, s))
+                    .ok_or("decoupling: a select tuple's arm")?;
+                let x = self.value(at(x))?;
+                self.regs.insert(n, x);
+                return Ok(x);
+            }
             InstData::Iconst { bits, .. } => self.mov(bty, d, Src::Imm(*bits)),
             InstData::Special { reg } => self.special(*reg, d)?,
             InstData::Binary { op, args } => {
@@ -2863,14 +2914,6 @@ impl Stream<'_> {
                 self.regs.insert(n, x);
                 return Ok(x);
             }
-            InstData::Select { args }
-                if n.frame == 0 && self.arm.is_some_and(|(c, _)| c == args[0]) =>
-            {
-                let side = self.arm.is_some_and(|(_, s)| s);
-                let x = self.value(at(args[if side { 1 } else { 2 }]))?;
-                self.regs.insert(n, x);
-                return Ok(x);
-            }
             InstData::Select { args } => self.selp(n, args[0], args[1], args[2], bty, d)?,
             _ => return Err("decoupling: an instruction off the tuple rules".into()),
         }
@@ -2899,16 +2942,11 @@ impl Stream<'_> {
     /// computed apart: what depends on the select is not kept for later accesses),
     /// and the compare's operands (in every lane, as for `enq.pred`).
     fn enq_sel(&mut self, acc: &Access) -> Result<(), String> {
-        let c = acc
+        let sel = acc
             .sel
             .ok_or("decoupling: a select tuple without its compare")?;
+        let (c, cond, args) = (sel.key, sel.cc, sel.args);
         let f = self.frames.func(self.module, 0);
-        let ValueDef::Result(i) = f.values[c].def else {
-            return Err("decoupling: a select tuple's choice is not a compare".into());
-        };
-        let InstData::Icmp { cond, args } = f.insts[i] else {
-            return Err("decoupling: a select tuple's choice is not a compare".into());
-        };
         let w = int_width(f.value_type(args[0]).scalar).ok_or("decoupling: compare")?;
         let root = Node {
             frame: 0,
