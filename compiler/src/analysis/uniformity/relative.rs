@@ -62,7 +62,9 @@
 //! subset of the eligible values once: no partial value it creates is observed. Where a
 //! back end needs the scalar truth of an eligible `select`'s varying condition `c`, it
 //! is `any(c & G)` (all lanes of `G` agree on `c`; when `G` is empty nothing observes
-//! the value).
+//! the value). An eligible load whose address is eligible has a mask that is an exact
+//! subset of `G` (otherwise the load observes its partial address), so a back end may
+//! load once, when a lane of the mask is on: that is exactly when `G`'s lanes read.
 
 use cranelift_entity::SecondaryMap;
 use rustc_hash::{FxHashMap, FxHashSet};

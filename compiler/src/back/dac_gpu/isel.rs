@@ -1343,7 +1343,22 @@ impl<'a> Isel<'a> {
         if self.on(args[0]) {
             return self.alias(res, args[1]);
         }
-        let c = self.reg(args[0]);
+        let mut c = self.reg(args[0]);
+        if let Some(g) = self.uni.relative_mask(self.f, res, args[0]) {
+            // Uniform among the lanes of `g` (see uniform.rs): any lane of `c & g`
+            // decides for all of them, as a uniform predicate.
+            let gp = self.reg(g);
+            let t = self.ptmp();
+            self.bin(BinOp::And, T::Pred, t, rs(c), rs(gp));
+            let t = self.existing(t);
+            let any = self.ptmp();
+            self.op(Op::Vote {
+                mode: VoteMode::Any,
+                dst: any,
+                p: t,
+            });
+            c = any;
+        }
         let (a, b) = (self.loc(args[1]), self.loc(args[2]));
         let d = self.loc(res);
         match d {
@@ -1901,9 +1916,11 @@ impl<'a> Isel<'a> {
         let a = self.addr(space, addr);
         let d = self.loc(res);
         let mut mask = mask.map(|m| self.reg(m)).map(|m| self.existing(m));
-        if let (Some(m), false) = (mask, self.f.value_type(res).varying) {
+        let relative = self.uni.relative_load(self.f, res, addr);
+        if let (Some(m), false) = (mask, self.f.value_type(res).varying && !relative) {
             // A uniform load under a mask happens when any lane is on, and every lane
-            // gets the value (else lanes would disagree on a uniform value).
+            // gets the value (else lanes would disagree on a uniform value). So does
+            // one uniform among a region's lanes (see uniform.rs).
             let any = self.ptmp();
             self.op(Op::Vote {
                 mode: VoteMode::Any,

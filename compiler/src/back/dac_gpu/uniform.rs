@@ -7,7 +7,13 @@
 //! 1. **Candidates** ([`Marks`]): while selecting, every machine instruction emitted for
 //!    an IR value that is uniform is a candidate. Uniform means typed uniform, or, when
 //!    [`super::Options::uniformity`] is on, proven uniform by
-//!    [`crate::analysis::uniformity`] (computed once per function, cached). Copies into
+//!    [`crate::analysis::uniformity`] (computed once per function, cached), or
+//!    uniform among the lanes of a divergent region's mask `G` and eligible to be
+//!    computed once ([`FunctionUniformity::uniform_in`]: lanes outside `G` then read
+//!    `G`'s value, where the analysis proved nothing observes them; a `select` among
+//!    such values on a divergent mask `c` is decided by `vote.any(c & G)`, see
+//!    [`Marks::relative_mask`]; a mask computed from `G` never passes the
+//!    confirmation, since `G`'s predicate is not uniform). Copies into
 //!    a block parameter are candidates when the parameter is uniform; the prologue's
 //!    parameter loads and block/gang address arithmetic are candidates too.
 //! 2. **Confirmation** ([`mark`]): on the selected kernel (before register allocation,
@@ -63,11 +69,40 @@ impl Marks {
         if !self.analysis {
             return false;
         }
+        let a = self.analysis_of(f);
+        a.is_uniform(v) || a.uniform_in(v).is_some()
+    }
+
+    fn analysis_of(&mut self, f: &Function) -> &FunctionUniformity {
         let key = f as *const Function as usize;
-        self.cache
-            .entry(key)
-            .or_insert_with(|| analyze_function(f))
-            .is_uniform(v)
+        self.cache.entry(key).or_insert_with(|| analyze_function(f))
+    }
+
+    /// Whether the load `v` and its address `addr` are uniform among the lanes of the
+    /// same region mask `G`: the analysis then guarantees the load's mask is an exact
+    /// subset of `G`, so the selector loads once when any lane of the mask is on (like
+    /// a uniform load) and the result can be uniform.
+    pub fn relative_load(&mut self, f: &Function, v: Value, addr: Value) -> bool {
+        if !self.analysis {
+            return false;
+        }
+        let a = self.analysis_of(f);
+        a.uniform_in(v).is_some() && a.uniform_in(v) == a.uniform_in(addr)
+    }
+
+    /// For a `select` result `v` that is uniform only among the lanes of a region mask
+    /// `G` and whose condition `c` is a divergent mask: `G`. The selector then decides
+    /// the select by `vote.any(c & G)` (every lane of `G` agrees on `c`), a uniform
+    /// predicate, so the `selp` can be uniform.
+    pub fn relative_mask(&mut self, f: &Function, v: Value, c: Value) -> Option<Value> {
+        if !self.analysis || !f.value_type(c).varying {
+            return None;
+        }
+        let a = self.analysis_of(f);
+        if a.is_uniform(c) {
+            return None;
+        }
+        a.uniform_in(v)
     }
 
     /// Instructions emitted from now on compute the IR instruction `inst`'s result:

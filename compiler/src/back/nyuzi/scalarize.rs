@@ -19,12 +19,26 @@
 //! lanes are the existing lanes ([`super::masks::lane0_function`]): there lane 0's
 //! bit of a uniform mask decides for the gang; elsewhere lane 0 may be off.
 //!
+//! **Uniform among a region's lanes.** The same rules apply to values the analysis
+//! finds uniform only among the lanes of a divergent region's mask `G`
+//! ([`FunctionUniformity::uniform_in`], e.g. a loop counter inside a divergent `if`):
+//! their scalar is the value of `G`'s lanes and the splat a vector consumer reads is
+//! wrong outside `G`, where the analysis proved nothing looks. A select among such
+//! values on a varying condition `c` (uniform in `G`, or `G` itself) is decided by
+//! `c & G` being non-zero ([`relative_mask`]); this needs no lane 0. A compare of
+//! scalarized values writes 0 or 0xffff, right in `G`'s lanes, which the analysis
+//! counts as such a partial value too. A load of one element from an address uniform
+//! in `G` is scalarized too (a scalar load when a lane of its mask is on).
+//!
+//! Varying-typed pointers (32 bits here) are scalarized like `i32` values, so the
+//! address of a table entry indexed by such a counter is scalar too.
+//!
 //! The set is the greatest fixed point of these rules (loop counters feed themselves
 //! through their block parameter). Every lane of such a value holds the same bits by
 //! construction (control flow in the IR is uniform and these operations are not
 //! masked), so one scalar computation plus a splat where a vector consumer reads it
-//! gives the same lanes. Division, remainder, loads, lane operations, masks,
-//! pointers and 64-bit values stay vector.
+//! gives the same lanes. Division, remainder, other loads, lane operations, masks
+//! and 64-bit values stay vector.
 
 use std::collections::{HashMap, HashSet};
 
@@ -35,6 +49,14 @@ use crate::ir::{BinaryOp, Block, Function, InstData, Scalar, UnaryOp, Value, Val
 /// Whether `s` is an element type the scalarization handles.
 fn allowed_scalar(s: Scalar) -> bool {
     matches!(s, Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::F32)
+}
+
+/// Whether the varying pointer `v` may be scalarized (32 bits on Nyuzi): a value
+/// uniform only among a region's lanes (the address of a table entry indexed by a
+/// loop counter inside a divergent `if`), or a uniform one (what such an address is
+/// computed from, including the strength-reduced copy's start value).
+fn pointer_candidate(f: &Function, uni: &FunctionUniformity, v: Value) -> bool {
+    f.value_type(v).scalar == Scalar::Ptr && (uni.uniform_in(v).is_some() || uni.is_uniform(v))
 }
 
 fn allowed_binary(op: BinaryOp) -> bool {
@@ -113,16 +135,47 @@ fn operands(
             InstData::Unary { op, arg } if allowed_unary(*op) => Some(vec![*arg]),
             InstData::Binary { op, args } if allowed_binary(*op) => Some(args.to_vec()),
             InstData::Convert { arg, .. } => Some(vec![*arg]),
+            // One element from an address uniform among a region's lanes: the selector
+            // loads it once when a lane of the mask is on (0 otherwise), as for a
+            // uniform address. The analysis keeps such a load only when its mask is an
+            // exact subset of the region mask, so "a lane is on" means "the region's
+            // lanes read".
+            InstData::Load { ty, addr, .. }
+                if !ty.varying
+                    && uni.uniform_in(v).is_some()
+                    && uni.uniform_in(*addr) == uni.uniform_in(v) =>
+            {
+                Some(vec![*addr])
+            }
             // A select on a uniform condition (a uniform bool, or a mask the analysis
             // proves uniform) picks one operand for every lane.
             InstData::Select { args } => {
                 let c = args[0];
                 let varying = f.value_type(c).varying;
-                (!varying || (facts.lane0 && uni.is_uniform(c))).then(|| args[1..].to_vec())
+                let lane0 = facts.lane0 && uni.is_uniform(c);
+                (!varying || lane0 || relative_condition(uni, v, c)).then(|| args[1..].to_vec())
             }
             _ => None,
         },
     }
+}
+
+/// Whether the varying condition `c` of the select `v` decides it for the lanes of
+/// the region mask `G` that `v` is uniform in: `c` is `G` itself or uniform in `G`
+/// too (the selector then tests `c & G`, see [`relative_mask`]).
+fn relative_condition(uni: &FunctionUniformity, v: Value, c: Value) -> bool {
+    uni.uniform_in(v)
+        .is_some_and(|g| c == g || uni.uniform_in(c) == Some(g))
+}
+
+/// The region mask whose lanes decide a scalarized select's varying condition `c`:
+/// `None` for a uniform condition (lane 0's bit decides), else `G` when the select
+/// `v` is uniform in `G` (any lane of `c & G` decides; all of them agree).
+pub fn relative_mask(uni: &FunctionUniformity, v: Value, c: Value) -> Option<Value> {
+    if uni.is_uniform(c) {
+        return None;
+    }
+    uni.uniform_in(v)
 }
 
 /// The scalarized values of `f` (none without the uniformity analysis `uni`).
@@ -138,18 +191,21 @@ pub fn scalarized(
     let mut deps: HashMap<Value, Vec<Value>> = HashMap::new();
     for (v, _) in f.values.iter() {
         let ty = f.value_type(v);
-        if !ty.varying || !allowed_scalar(ty.scalar) {
+        if !ty.varying || !(allowed_scalar(ty.scalar) || pointer_candidate(f, uni, v)) {
             continue;
         }
         if let Some(&x) = facts.aliases().get(&v) {
             deps.insert(v, vec![x]);
             continue;
         }
-        if !uni.is_uniform(v) {
+        if !uni.is_uniform(v) && uni.uniform_in(v).is_none() {
             continue;
         }
         if let Some(ops) = operands(f, uni, facts, v, &inc) {
-            let ok = ops.iter().all(|&o| allowed_scalar(f.value_type(o).scalar));
+            let ok = ops.iter().all(|&o| {
+                let s = f.value_type(o).scalar;
+                allowed_scalar(s) || s == Scalar::Ptr
+            });
             if ok {
                 deps.insert(v, ops);
             }
