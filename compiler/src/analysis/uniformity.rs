@@ -485,8 +485,10 @@ pub fn divergent_branches(module: &Module, result: &ModuleUniformity) -> Vec<Dia
             let Some(&condition) = new_divergent.first() else {
                 continue;
             };
+            // One warning per source branch: an inlined callee's branches are also in
+            // its callers' copies, and the callee comes first in the module.
             let span = func.spans[term];
-            if !seen_spans.insert((fref, span)) {
+            if !seen_spans.insert(span) {
                 continue;
             }
             out.push(branch_diagnostic(
