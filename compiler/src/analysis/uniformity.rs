@@ -139,6 +139,17 @@ impl FunctionUniformity {
         self.relative.get(v).copied().flatten()
     }
 
+    /// The region mask whose lanes decide a select `v` computed once on the varying
+    /// condition `c`: `None` for a uniform condition (any lane decides), else `G` when
+    /// `v` is uniform in `G` (any lane of `c & G` decides; all of them agree). Both back
+    /// ends select on this.
+    pub fn select_region(&self, v: Value, c: Value) -> Option<Value> {
+        if self.is_uniform(c) {
+            return None;
+        }
+        self.uniform_in(v)
+    }
+
     /// Whether the function's CFG was found irreducible.
     pub fn irreducible(&self) -> bool {
         self.irreducible

@@ -20,8 +20,6 @@
 //! analysis-only share is 10% cannot lose 25% of its vector instructions to the
 //! analysis (short of the back end's own per-instruction overheads).
 
-use cranelift_entity::EntityRef;
-
 use crate::analysis::uniformity::{self, FunctionUniformity};
 use crate::interp::InstCounts;
 use crate::ir::{Function, Inst, InstData, Module};
@@ -72,7 +70,7 @@ pub fn classify(module: &Module, counts: &InstCounts) -> UniformShare {
     for (fref, f) in module.functions.iter() {
         let analysis = uniformity::analyze_function(f);
         for (inst, &n) in counts[fref].iter() {
-            if n == 0 || inst.index() >= f.insts.len() {
+            if n == 0 {
                 continue;
             }
             match work_of(f, &analysis, inst) {

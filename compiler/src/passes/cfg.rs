@@ -439,6 +439,22 @@ pub fn is_pure(data: &InstData) -> bool {
     }
 }
 
+/// Pure and unable to trap ([`is_pure`] without integer division or remainder): safe
+/// to execute where the original might not run, e.g. hoisted to a loop's preheader.
+pub fn is_speculatable(data: &InstData) -> bool {
+    let divides = matches!(
+        data,
+        InstData::Binary {
+            op: crate::ir::BinaryOp::Sdiv
+                | crate::ir::BinaryOp::Udiv
+                | crate::ir::BinaryOp::Srem
+                | crate::ir::BinaryOp::Urem,
+            ..
+        }
+    );
+    is_pure(data) && !divides
+}
+
 /// The natural loop of `header`: the sources of its back edges (`latches`, blocks
 /// `header` dominates), every block that reaches one without passing `header`
 /// (`blocks`, `header` included) and the predecessors of `header` outside it

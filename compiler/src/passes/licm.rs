@@ -29,7 +29,7 @@ use cranelift_entity::SecondaryMap;
 use rustc_hash::FxHashSet;
 
 use crate::ir::dominance::DominatorTree;
-use crate::ir::{BinaryOp, Block, Function, Inst, InstData, Module, ValueDef};
+use crate::ir::{Block, Function, Inst, InstData, Module, ValueDef};
 
 use super::cfg;
 
@@ -102,14 +102,7 @@ fn hoist_loop(
 /// operand); moved out, it would be a vector register live across the loop, which in
 /// matmul_tiled's inner loop forced spills (+17% cycles when splats were hoisted).
 fn movable(data: &InstData) -> bool {
-    let divides = matches!(
-        data,
-        InstData::Binary {
-            op: BinaryOp::Sdiv | BinaryOp::Udiv | BinaryOp::Srem | BinaryOp::Urem,
-            ..
-        }
-    );
-    cfg::is_pure(data) && !divides && !matches!(data, InstData::Splat { .. })
+    cfg::is_speculatable(data) && !matches!(data, InstData::Splat { .. })
 }
 
 /// Whether every operand of `inst` is defined outside the loop's `blocks`.

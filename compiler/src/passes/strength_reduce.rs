@@ -36,7 +36,7 @@
 //! **Why.** The lowering recomputes `base + (row * n + k) * 4` in every iteration; on
 //! nyuzi that is a multiply, a shift or multiply and two adds per access per
 //! iteration, against one add on the back edge. The pass runs on the nyuzi back end's
-//! copy of the module only ([`reduced_copy`]), so the interpreter, the shared pipeline
+//! copy of the module only (`back::nyuzi::codegen`), so the interpreter, the shared pipeline
 //! and the dac-gpu decoupling see the IR unchanged.
 //!
 //! Limits: at most [`MAX_NEW_PARAMS`] new parameters per loop; loops with several back
@@ -62,13 +62,6 @@ const MAX_DEPTH: u32 = 24;
 /// Strength-reduces every function of `module`; returns how many values were reduced.
 pub fn run_module(module: &mut Module) -> usize {
     module.functions.values_mut().map(reduce_function).sum()
-}
-
-/// A copy of `module` with the pass applied: what the nyuzi code generator compiles.
-pub fn reduced_copy(module: &Module) -> Module {
-    let mut m = module.clone();
-    run_module(&mut m);
-    m
 }
 
 /// A natural loop with one back edge and a preheader.
@@ -193,7 +186,7 @@ impl Ctx<'_> {
         let ok = depth > 0
             && self.inst_of(v).is_some_and(|i| {
                 let data = self.func.insts[i].clone();
-                hoistable(&data)
+                cfg::is_speculatable(&data)
                     && data
                         .operands()
                         .iter()
@@ -468,18 +461,6 @@ impl Ctx<'_> {
             Sym::Const(c) => self.emit(block, InstData::Iconst { ty, bits: c as u64 }, ty),
         }
     }
-}
-
-/// Pure instructions that may be copied to the preheader (no division: it may trap).
-fn hoistable(data: &InstData) -> bool {
-    let divides = matches!(
-        data,
-        InstData::Binary {
-            op: BinaryOp::Sdiv | BinaryOp::Udiv | BinaryOp::Srem | BinaryOp::Urem,
-            ..
-        }
-    );
-    cfg::is_pure(data) && !divides
 }
 
 /// The induction variables of `lp`'s header.

@@ -939,6 +939,37 @@ fn check_addr(
     }
 }
 
+/// The `.space.ty` of `enq.data` (global or local) / `enq.addr` (any but param).
+fn enq_space_type(data: bool, space: &str, ty: &str) -> Result<(Space, Type), String> {
+    let space = space_of(space)?;
+    let ok = if data {
+        matches!(space, Space::Global | Space::Local)
+    } else {
+        space != Space::Param
+    };
+    let queue = if data { "data" } else { "addr" };
+    ensure(ok, || {
+        format!("`enq.{queue}` does not reach .{}", space.name())
+    })?;
+    let ty = ty_of(ty)?;
+    ensure(ty != Type::Pred, || "memory holds no .pred values".into())?;
+    Ok((space, ty))
+}
+
+/// The `.cmp.ty` of an enqueued compare.
+fn enq_compare(cmp: &str, ty: &str) -> Result<(Cmp, Type), String> {
+    let (cmp, ty) = (cmp_of(cmp)?, ty_of(ty)?);
+    ensure(cmp.accepts(ty), || {
+        format!("`.{}` does not compare .{ty}", cmp.name())
+    })?;
+    Ok((cmp, ty))
+}
+
+/// Whether the next operand is a register pair (a 64-bit address tuple).
+fn next_is_wide(c: &mut Cursor) -> bool {
+    matches!(c.peek().map(|t| &t.tok), Some(Tok::Reg(s)) if reg_name(s).is_some_and(|(_, w, _)| w))
+}
+
 /// `enq.data.space.ty %a`, `enq.addr.space.ty %a`, `enq.pred.cmp.ty a, b`.
 fn parse_enq(c: &mut Cursor, m: &[&str], mnemonic: &str) -> Result<Op, Result<AsmError, String>> {
     if m.get(1) == Some(&"sel") {
@@ -948,20 +979,9 @@ fn parse_enq(c: &mut Cursor, m: &[&str], mnemonic: &str) -> Result<Op, Result<As
     let affine = [RegFile::A, RegFile::Ur];
     match m[0] {
         "data" | "addr" => {
-            let space = space_of(m[1]).map_err(Err)?;
-            let ok = if m[0] == "data" {
-                matches!(space, Space::Global | Space::Local)
-            } else {
-                space != Space::Param
-            };
-            ensure(ok, || {
-                format!("`enq.{}` does not reach .{}", m[0], space.name())
-            })
-            .map_err(Err)?;
-            let ty = ty_of(m[2]).map_err(Err)?;
-            ensure(ty != Type::Pred, || "memory holds no .pred values".into()).map_err(Err)?;
+            let (space, ty) = enq_space_type(m[0] == "data", m[1], m[2]).map_err(Err)?;
             // The tuple may be a 32-bit address or a register pair.
-            let wide = matches!(c.peek().map(|t| &t.tok), Some(Tok::Reg(s)) if reg_name(s).is_some_and(|(_, w, _)| w));
+            let wide = next_is_wide(c);
             let addr = c
                 .reg(if wide { Type::U64 } else { Type::U32 }, &affine)
                 .map_err(Ok)?;
@@ -982,11 +1002,7 @@ fn parse_enq(c: &mut Cursor, m: &[&str], mnemonic: &str) -> Result<Op, Result<As
             })
         }
         "pred" => {
-            let (cmp, ty) = (cmp_of(m[1]).map_err(Err)?, ty_of(m[2]).map_err(Err)?);
-            ensure(cmp.accepts(ty), || {
-                format!("`.{}` does not compare .{ty}", cmp.name())
-            })
-            .map_err(Err)?;
+            let (cmp, ty) = enq_compare(m[1], m[2]).map_err(Err)?;
             let a = c.src(ty).map_err(Ok)?;
             c.comma().map_err(Ok)?;
             let b = c.src(ty).map_err(Ok)?;
@@ -1015,25 +1031,10 @@ fn parse_enq_sel(
             )))
         }
     };
-    let space = space_of(m[2]).map_err(Err)?;
-    let ok = if data {
-        matches!(space, Space::Global | Space::Local)
-    } else {
-        space != Space::Param
-    };
-    ensure(ok, || {
-        format!("`enq.{}` does not reach .{}", m[0], space.name())
-    })
-    .map_err(Err)?;
-    let ty = ty_of(m[3]).map_err(Err)?;
-    ensure(ty != Type::Pred, || "memory holds no .pred values".into()).map_err(Err)?;
-    let (cmp, cty) = (cmp_of(m[4]).map_err(Err)?, ty_of(m[5]).map_err(Err)?);
-    ensure(cmp.accepts(cty), || {
-        format!("`.{}` does not compare .{cty}", cmp.name())
-    })
-    .map_err(Err)?;
+    let (space, ty) = enq_space_type(data, m[2], m[3]).map_err(Err)?;
+    let (cmp, cty) = enq_compare(m[4], m[5]).map_err(Err)?;
     let affine = [RegFile::A, RegFile::Ur];
-    let wide = matches!(c.peek().map(|t| &t.tok), Some(Tok::Reg(s)) if reg_name(s).is_some_and(|(_, w, _)| w));
+    let wide = next_is_wide(c);
     let aty = if wide { Type::U64 } else { Type::U32 };
     let then = c.reg(aty, &affine).map_err(Ok)?;
     c.comma().map_err(Ok)?;

@@ -98,11 +98,7 @@ impl Marks {
         if !self.analysis || !f.value_type(c).varying {
             return None;
         }
-        let a = self.analysis_of(f);
-        if a.is_uniform(c) {
-            return None;
-        }
-        a.uniform_in(v)
+        self.analysis_of(f).select_region(v, c)
     }
 
     /// Instructions emitted from now on compute the IR instruction `inst`'s result:

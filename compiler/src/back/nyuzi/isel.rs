@@ -490,10 +490,7 @@ impl<'a> Isel<'a> {
                 // selects on masks are only made in lane-0 functions, where lane 0
                 // exists and is on at entry), so lane 0's bit decides: a branch over
                 // the copy of the true value (taken only when the mask is off).
-                let relative = self
-                    .uni
-                    .as_ref()
-                    .and_then(|u| super::scalarize::relative_mask(u, r, c));
+                let relative = self.uni.as_ref().and_then(|u| u.select_region(r, c));
                 let on = match relative {
                     // Uniform among the lanes of the region mask `g` (see scalarize).
                     Some(g) if self.ty(c).varying => {

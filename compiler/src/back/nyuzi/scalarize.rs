@@ -25,7 +25,7 @@
 //! their scalar is the value of `G`'s lanes and the splat a vector consumer reads is
 //! wrong outside `G`, where the analysis proved nothing looks. A select among such
 //! values on a varying condition `c` (uniform in `G`, or `G` itself) is decided by
-//! `c & G` being non-zero ([`relative_mask`]); this needs no lane 0. A compare of
+//! `c & G` being non-zero ([`FunctionUniformity::select_region`]); this needs no lane 0. A compare of
 //! scalarized values writes 0 or 0xffff, right in `G`'s lanes, which the analysis
 //! counts as such a partial value too. A load of one element from an address uniform
 //! in `G` is scalarized too (a scalar load when a lane of its mask is on).
@@ -162,20 +162,10 @@ fn operands(
 
 /// Whether the varying condition `c` of the select `v` decides it for the lanes of
 /// the region mask `G` that `v` is uniform in: `c` is `G` itself or uniform in `G`
-/// too (the selector then tests `c & G`, see [`relative_mask`]).
+/// too (the selector then tests `c & G`, see [`FunctionUniformity::select_region`]).
 fn relative_condition(uni: &FunctionUniformity, v: Value, c: Value) -> bool {
     uni.uniform_in(v)
         .is_some_and(|g| c == g || uni.uniform_in(c) == Some(g))
-}
-
-/// The region mask whose lanes decide a scalarized select's varying condition `c`:
-/// `None` for a uniform condition (lane 0's bit decides), else `G` when the select
-/// `v` is uniform in `G` (any lane of `c & G` decides; all of them agree).
-pub fn relative_mask(uni: &FunctionUniformity, v: Value, c: Value) -> Option<Value> {
-    if uni.is_uniform(c) {
-        return None;
-    }
-    uni.uniform_in(v)
 }
 
 /// The scalarized values of `f` (none without the uniformity analysis `uni`).
