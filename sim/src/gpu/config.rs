@@ -25,6 +25,20 @@ pub enum SchedPolicy {
     Lrr,
 }
 
+/// Which DAC expansions wait at a barrier (paper §4.2: "the AEU disables expansion
+/// for the target non-affine blocks; the AEU only issues memory requests for
+/// non-affine blocks that pass the barrier").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BarrierGate {
+    /// Only the records that issue early requests (`enq.data`, `enq.data.sel`) wait
+    /// for a CTA to pass the affine warp's barrier: the guarantee the gate exists
+    /// for (no early request runs ahead of its barrier); address and predicate
+    /// records read no memory and are expanded ahead.
+    Requests,
+    /// Every expansion waits (the paper's wording, literally).
+    All,
+}
+
 /// A configuration value as written in the file.
 #[derive(Clone, Debug, PartialEq)]
 enum Value {
@@ -73,6 +87,22 @@ impl FromValue for AllocGranularity {
         match self {
             AllocGranularity::Warp => "\"warp\"".into(),
             AllocGranularity::Block => "\"block\"".into(),
+        }
+    }
+}
+
+impl FromValue for BarrierGate {
+    fn from_value(v: &Value) -> Result<Self, String> {
+        match String::from_value(v)?.as_str() {
+            "requests" => Ok(BarrierGate::Requests),
+            "all" => Ok(BarrierGate::All),
+            s => Err(format!("`{s}` is not \"requests\" or \"all\"")),
+        }
+    }
+    fn to_text(&self) -> String {
+        match self {
+            BarrierGate::Requests => "\"requests\"".into(),
+            BarrierGate::All => "\"all\"".into(),
         }
     }
 }
@@ -205,6 +235,9 @@ config! {
     /// DAC: batches of blocks served at once, each by its own affine warp context
     /// and ATQ (1: the paper's one affine warp per SM).
     affine_contexts: u32 = 0;
+    /// DAC: which expansions a CTA's barrier holds back ("requests": those issuing
+    /// early requests; "all": every one).
+    barrier_gate: BarrierGate = BarrierGate::Requests;
 }
 
 /// A configuration file error at a 1-based line.

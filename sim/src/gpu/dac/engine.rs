@@ -36,7 +36,7 @@ use super::aeu::{self, AddrTuple, AeuError, SelAddrTuple, WarpAddrRecord};
 use super::peu::{self, PeuPath};
 use super::queues::{BoundedQueue, PerWarpQueues, QueueStats};
 use super::tuple::{GeomError, PredTuple, WarpGeom, DIMS};
-use super::DacConfig;
+use super::{BarrierGate, DacConfig};
 use std::fmt;
 
 /// What the affine warp enqueues.
@@ -59,6 +59,11 @@ impl Enq {
     /// True when the entry fills the predicate queues (else the address queues).
     pub fn is_pred(&self) -> bool {
         matches!(self, Enq::Pred(_))
+    }
+
+    /// True when its expansion issues early memory requests.
+    pub fn requests(&self) -> bool {
+        matches!(self, Enq::Data(_) | Enq::DataSel(_))
     }
 }
 
@@ -510,7 +515,7 @@ impl DacSm {
                 x.atq.front().is_some_and(|h| {
                     x.ctas
                         .iter()
-                        .any(|t| !t.done_with_head() && t.barriers_passed < h.epoch)
+                        .any(|t| !t.done_with_head() && !self.past_barrier(t, h))
                 })
             });
             if barrier {
@@ -558,8 +563,16 @@ impl DacSm {
             } else {
                 self.pwaq.get(slot).is_some_and(|q| !q.is_full())
             };
-            !t.done_with_head() && t.barriers_passed >= head.epoch && room
+            !t.done_with_head() && self.past_barrier(t, head) && room
         })
+    }
+
+    /// Whether the barrier gate lets `entry` be expanded for CTA `t`: `t` has
+    /// passed the affine warp's barriers before it, or the entry issues no early
+    /// request and the gate holds back only those ([`BarrierGate::Requests`]).
+    fn past_barrier(&self, t: &CtaState, entry: &Entry) -> bool {
+        t.barriers_passed >= entry.epoch
+            || self.cfg.barrier_gate == BarrierGate::Requests && !entry.enq.requests()
     }
 
     /// Expands context `c`'s head entry for its CTA `ci`'s next warp and makes it

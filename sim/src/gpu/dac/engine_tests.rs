@@ -192,6 +192,38 @@ fn entries_after_a_barrier_wait_for_each_cta() {
     assert!(sm.is_drained());
 }
 
+/// The barrier gate ([`DacConfig::barrier_gate`]): an `enq.addr` after the affine
+/// warp's barrier issues no early request, so under `Requests` its record reaches a
+/// CTA that has not passed the barrier yet; under `All` it waits like `enq.data`,
+/// which waits under both.
+#[test]
+fn address_records_pass_the_barrier_gate_only_under_requests() {
+    for (gate, ahead) in [(BarrierGate::Requests, true), (BarrierGate::All, false)] {
+        let c = DacConfig {
+            barrier_gate: gate,
+            ..cfg(4, 8)
+        };
+        let mut sm = DacSm::new(c, 1).unwrap();
+        sm.start_batch(&[cta(0, 32, 0)]).unwrap();
+        sm.affine_barrier();
+        let Enq::Data(t) = data(0x1000, 4) else {
+            unreachable!()
+        };
+        sm.enqueue(Enq::Addr(t)).unwrap();
+        sm.enqueue(data(0x2000, 4)).unwrap();
+        let reqs = run(&mut sm, 0, 20);
+        assert!(reqs.is_empty(), "{gate:?}: a request ran ahead of the barrier");
+        assert_eq!(sm.peek_addr(0).map(|r| r.seq), ahead.then_some(0), "{gate:?}");
+        assert!(sm.stats().stall_barrier > 0, "{gate:?}");
+        sm.cta_passed_barrier(0);
+        let reqs = run(&mut sm, 20, 40);
+        assert_eq!(reqs.len(), 1, "{gate:?}: the data entry's line");
+        assert_eq!(sm.deq_addr(0).unwrap().seq, 0);
+        assert_eq!(sm.deq_addr(0).unwrap().seq, 1);
+        assert!(sm.is_drained());
+    }
+}
+
 #[test]
 fn batches_are_checked() {
     let mut sm = DacSm::new(cfg(2, 2), 3).unwrap();

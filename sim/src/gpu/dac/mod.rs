@@ -41,7 +41,7 @@ pub use prefetch::{PrefetchStats, PrefetchTracker};
 pub use queues::{BoundedQueue, PerWarpQueues, QueueStats};
 pub use tuple::{AffineTuple, CmpOp, IntType, PredTuple, WarpGeom};
 
-use super::config::GpuConfig;
+use super::config::{BarrierGate, GpuConfig};
 
 /// Sizes and costs of the DAC hardware of one SM.
 ///
@@ -77,6 +77,8 @@ pub struct DacConfig {
     /// Affine warp contexts, each with its own ATQ: batches of CTAs served at once
     /// (1: the paper's one affine warp per SM).
     pub affine_contexts: u32,
+    /// Which expansions wait for a CTA to pass the affine warp's barrier.
+    pub barrier_gate: BarrierGate,
 }
 
 impl Default for DacConfig {
@@ -96,6 +98,7 @@ impl Default for DacConfig {
             // 32 compares on a scheduler's 16 SIMT lanes.
             peu_slow_cycles: 2,
             affine_contexts: 1,
+            barrier_gate: BarrierGate::Requests,
         }
     }
 }
@@ -116,6 +119,7 @@ impl DacConfig {
             aeu_cycles_per_step: g.aeu_cycles_per_step,
             peu_slow_cycles: g.warp_size.div_ceil(lanes).max(1),
             affine_contexts: g.affine_contexts.max(1),
+            barrier_gate: g.barrier_gate,
             ..DacConfig::default()
         }
     }
