@@ -295,6 +295,11 @@ pub fn lower_for_target_with_switches(
     let runtime = runtime_module(checked.target, optimize, target)?;
     crate::passes::legalize::link_runtime(&mut module, &runtime);
     crate::passes::legalize::legalize(&mut module, target).map_err(internal)?;
+    // Legalization's calls come after the pipeline's inliner: the short routines are
+    // inlined here (`--no-inline` keeps them calls, as it keeps every call).
+    if optimize && !switches.no_inline {
+        crate::passes::legalize::inline_routines(&mut module, target).map_err(internal)?;
+    }
     if let Err(errors) = crate::ir::verify::verify_module(&module) {
         return Err(errors
             .iter()

@@ -560,3 +560,104 @@ block0(v0: ptr, v1: [bool]):
     assert_eq!(calls_in(&out, "main"), 2);
     assert_eq!(calls_in(&out, "twice"), 2);
 }
+
+/// Runtime routines as legalization leaves them called (IR text): a straight-line
+/// one, one that asserts (a division's zero test), and a user function that is not a
+/// routine. `run_runtime` inlines only the first.
+const ROUTINES: &str = "module lanes 8 ptr 8
+
+function internal @__spmdc_rt_twice_i32_v([i32]) -> [i32] {
+block0(v0: [i32]):
+    v1 = iadd v0, v0
+    return v1
+}
+
+function internal @__spmdc_rt_half_i32_v([i32]) -> [i32] {
+block0(v0: [i32]):
+    v1 = iconst.i32 0
+    v6 = splat v1
+    v2 = icmp slt v0, v6
+    v3 = any v2
+    brif v3, block1, block2
+block1:
+    trap assert
+block2:
+    v4 = iconst.i32 1
+    v7 = splat v4
+    v5 = ushr v0, v7
+    return v5
+}
+
+function internal @plus_one([i32]) -> [i32] {
+block0(v0: [i32]):
+    v3 = iconst.i32 1
+    v1 = splat v3
+    v2 = iadd v0, v1
+    return v2
+}
+
+function export @main(ptr) masked {
+block0(v0: ptr, v1: [bool]):
+    v2 = special lane_index
+    v3 = call @__spmdc_rt_twice_i32_v(v2)
+    v4 = call @__spmdc_rt_half_i32_v(v3)
+    v5 = call @plus_one(v4)
+    v6 = sext.i64 v2
+    v7 = iconst.i64 4
+    v8 = splat v7
+    v9 = imul v6, v8
+    v10 = bitcast.ptr v9
+    v11 = splat v0
+    v12 = iadd v11, v10
+    store generic v12, v5 mask v1
+    return
+}
+";
+
+#[test]
+fn runtime_routines_without_asserts_are_inlined_with_the_calls_span() {
+    let module = parse(ROUTINES);
+    // Distinct spans: the calls' and the routine's own.
+    let mut marked = module.clone();
+    let call_span = spmdc::source::Span::new(spmdc::source::FileId(0), 10, 20);
+    let own_span = spmdc::source::Span::new(spmdc::source::FileId(7), 1, 2);
+    for (_, f) in marked.functions.iter_mut() {
+        let span = if f.name == "main" {
+            call_span
+        } else {
+            own_span
+        };
+        let insts: Vec<ir::Inst> = f.insts.keys().collect();
+        for i in insts {
+            f.spans[i] = span;
+        }
+    }
+    let mut out = marked.clone();
+    let n = inline::run_runtime(&mut out, &inline::Options::runtime());
+    verify::verify_module(&out).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(n, 1);
+    // The asserting routine and the user function stay calls.
+    assert_eq!(calls_in(&out, "main"), 2);
+    let text = write::module_to_string(&out);
+    assert!(!text.contains("call @__spmdc_rt_twice_i32_v"), "{text}");
+    assert!(text.contains("call @__spmdc_rt_half_i32_v"), "{text}");
+    assert!(text.contains("call @plus_one"), "{text}");
+    let main = &out.functions[out.function_by_name("main").expect("main")];
+    for &b in &main.layout {
+        for &i in &main.blocks[b].insts {
+            assert_eq!(main.spans[i], call_span, "{:?}", main.insts[i]);
+        }
+    }
+    let before = run(&module, "main", 8, &[]);
+    assert_eq!(&before.0[..3], &[1, 2, 3]);
+    assert_eq!(run(&out, "main", 8, &[]), before);
+    // With the default options (the pipeline's inliner) the copies keep their spans.
+    let mut kept = marked;
+    inline::run(&mut kept, &inline::Options::default());
+    let main = &kept.functions[kept.function_by_name("main").expect("main")];
+    assert!(main
+        .layout
+        .iter()
+        .flat_map(|&b| &main.blocks[b].insts)
+        .any(|&i| main.spans[i] == own_span));
+}

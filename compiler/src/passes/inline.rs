@@ -20,6 +20,13 @@
 //! that stores to a constant address (memory-mapped I/O: the print runtime's serial
 //! port) stays a call ([`stores_to_fixed_address`]).
 //!
+//! **Runtime routines.** Legalization runs after this pipeline and replaces the
+//! operations Nyuzi lacks by calls to runtime routines; [`run_runtime`] (from
+//! [`super::legalize::inline_routines`]) then inlines the short ones by the same rules,
+//! with a smaller size limit ([`Options::runtime`], counted on optimized routines),
+//! except the routines that can fail an `assert` (division by zero, reported under
+//! the routine's name), and gives the copies the call's source span.
+//!
 //! **How a call is replaced.** The block holding the call is split after it: the
 //! instructions that followed the call move to a new continuation block, whose only
 //! parameter (for a callee that returns a value) *is* the call's former result value,
@@ -67,6 +74,11 @@ pub struct Options {
     pub max_callee_insts: usize,
     /// A caller that has reached this many instructions receives no more bodies.
     pub max_caller_insts: usize,
+    /// Whether a copied instruction takes the call's source span instead of keeping
+    /// its own: for the runtime routines, whose spans point into the standard
+    /// library's runtime source, so that `--source-lines` and a trap's location show
+    /// the user's line that needed the routine.
+    pub call_site_spans: bool,
 }
 
 impl Default for Options {
@@ -74,6 +86,23 @@ impl Default for Options {
         Options {
             max_callee_insts: 1500,
             max_caller_insts: 40_000,
+            call_site_spans: false,
+        }
+    }
+}
+
+impl Options {
+    /// The limits of [`run_runtime`]. Its callees are optimized already, so they are
+    /// counted after promotion: 100 instructions admit the IEEE min/max, the
+    /// reductions, scans and lane movement and the 64-bit integer multiply and atomics
+    /// (a few to a few dozen instructions, on the order of what a call costs around
+    /// them: argument moves, the mask, registers saved across it), and keep out the
+    /// binary64 soft-float arithmetic (hundreds of instructions, one shared copy).
+    pub fn runtime() -> Options {
+        Options {
+            max_callee_insts: 100,
+            call_site_spans: true,
+            ..Options::default()
         }
     }
 }
@@ -86,6 +115,23 @@ pub fn run_module(module: &mut Module) {
 /// Inlines the eligible calls of every function, callees first; returns how many calls
 /// were replaced by a copy of their callee.
 pub fn run(module: &mut Module, options: &Options) -> usize {
+    run_where(module, options, |_| true)
+}
+
+/// Inlines the calls to the runtime routines ([`super::legalize`] inserts them after
+/// the pipeline's inliner has run) that pass the inliner's own tests and contain no
+/// failing `assert` (`trap assert`): a trap inside a routine (a division by zero) is
+/// reported under the routine's name, at its caller's line, which an inlined copy would
+/// lose. (`trap unreachable` ends blocks lowering leaves behind that nothing reaches.)
+/// Returns how many calls were replaced.
+pub fn run_runtime(module: &mut Module, options: &Options) -> usize {
+    run_where(module, options, |f| {
+        super::legalize::is_runtime(&f.name) && !traps(f)
+    })
+}
+
+/// [`run`] with only the callees `accept` takes (besides the inliner's own tests).
+fn run_where(module: &mut Module, options: &Options, accept: impl Fn(&Function) -> bool) -> usize {
     let graph = CallGraph::of(module);
     let mut inlined = 0;
     let mut eligible: SecondaryMap<FuncRef, bool> = SecondaryMap::new();
@@ -95,9 +141,22 @@ pub fn run(module: &mut Module, options: &Options) -> usize {
         eligible[func] = !graph.recursive[func]
             && size(f) <= options.max_callee_insts
             && !stores_to_fixed_address(f)
+            && accept(f)
             && copyable(module, f);
     }
     inlined
+}
+
+/// Whether `f` has a `trap assert` in a laid-out block.
+fn traps(f: &Function) -> bool {
+    layout_insts(f).any(|i| {
+        matches!(
+            f.insts.get(i),
+            Some(InstData::Trap {
+                code: crate::ir::TrapCode::AssertFailed
+            })
+        )
+    })
 }
 
 /// The direct calls between the module's functions.
@@ -291,7 +350,13 @@ fn inline_into(
             .entry(callee)
             .or_insert_with(|| Body::of(&module.functions[callee], lanes, ptr));
         caller_size += size(&body.func);
-        inline_call(&mut module.functions[func], block, pos, body);
+        inline_call(
+            &mut module.functions[func],
+            block,
+            pos,
+            body,
+            options.call_site_spans,
+        );
         inlined += 1;
     }
     inlined
@@ -323,8 +388,9 @@ fn first_inlinable_call(
     })
 }
 
-/// Replaces the call at position `pos` of `block` by a copy of `callee`'s body.
-fn inline_call(f: &mut Function, block: Block, pos: usize, body: &Body) {
+/// Replaces the call at position `pos` of `block` by a copy of `callee`'s body (whose
+/// instructions take the call's span when `call_site_spans`).
+fn inline_call(f: &mut Function, block: Block, pos: usize, body: &Body, call_site_spans: bool) {
     let callee = &body.func;
     let call = f.blocks[block].insts[pos];
     let (args, mask) = match &f.insts[call] {
@@ -375,7 +441,11 @@ fn inline_call(f: &mut Function, block: Block, pos: usize, body: &Body) {
             let data = copy_inst(&callee.insts[inst], &blocks, &slots, cont);
             let ni = f.insts.push(data);
             f.blocks[nb].insts.push(ni);
-            f.spans[ni] = callee.spans[inst];
+            f.spans[ni] = if call_site_spans {
+                span
+            } else {
+                callee.spans[inst]
+            };
             if let Some(r) = callee.results[inst] {
                 let v = f.values.push(ValueData {
                     ty: callee.values[r].ty,

@@ -291,6 +291,38 @@ pub fn legalize(module: &mut Module, target: LegalTarget) -> Result<(), String> 
     Ok(())
 }
 
+/// Inlines the calls [`legalize`] made to routines short enough for a copy to cost
+/// less than the call ([`super::inline::run_runtime`] with
+/// [`super::inline::Options::runtime`]): legalization runs after the pipeline's
+/// inliner, so without this an IEEE `min` in a loop stays a call per iteration, with
+/// its argument moves, the registers saved around it, and none of its work visible to
+/// the uniformity analysis in context. The copies are then cleaned up (block merging,
+/// constant folding, value numbering, dead code) and the module legalized again, which
+/// removes the routines no call reaches any more (and finds nothing else to rewrite:
+/// the clean-up makes no new operations). The number of calls inlined.
+pub fn inline_routines(module: &mut Module, target: LegalTarget) -> Result<usize, String> {
+    use super::{const_fold, dce, gvn, Pass, Pipeline};
+    let inlined = super::inline::run_runtime(module, &super::inline::Options::runtime());
+    if inlined == 0 {
+        return Ok(0);
+    }
+    let pass = |name, run| Pass { name, run };
+    let cleanup = Pipeline {
+        passes: vec![
+            pass("merge_blocks", super::merge_blocks),
+            pass("trivial_params", super::trivial_params),
+            pass("const_fold", const_fold::run_module),
+            pass("dce", dce::run_module),
+            pass("gvn", gvn::run_module),
+            pass("dce", dce::run_module),
+        ],
+        verify: false,
+    };
+    cleanup.run(module)?;
+    legalize(module, target)?;
+    Ok(inlined)
+}
+
 /// [`legalize`] without removing anything: for the runtime module itself, which is
 /// legalized once and then linked into programs.
 pub fn legalize_functions(module: &mut Module, target: LegalTarget) -> Result<(), String> {

@@ -11,6 +11,11 @@ use crate::ir::Module;
 const LANES: u32 = 16;
 
 fn compile(src: &str) -> (Module, Module) {
+    compile_with(src, &crate::passes::Switches::default())
+}
+
+/// [`compile`] with `switches` for the legalized module.
+fn compile_with(src: &str, switches: &crate::passes::Switches) -> (Module, Module) {
     let opts = FrontOptions {
         target: sema::Target {
             program_count: LANES,
@@ -22,7 +27,7 @@ fn compile(src: &str) -> (Module, Module) {
     let errs: Vec<String> = front.diags.iter().map(|d| d.message.clone()).collect();
     assert!(!front.diags.has_errors(), "{src}\n{errs:?}");
     let plain = driver::lower_front_with(&front, true).unwrap_or_else(|e| panic!("{e:?}"));
-    let legal = driver::lower_for_target(&front, true, LegalTarget::Nyuzi)
+    let legal = driver::lower_for_target_with_switches(&front, true, LegalTarget::Nyuzi, switches)
         .unwrap_or_else(|e| panic!("{e:?}"));
     (plain, legal)
 }
@@ -619,16 +624,27 @@ fn unused_routines_and_globals_are_removed() {
         .values()
         .all(|f| !super::is_runtime(&f.name)));
     assert!(legal.globals.values().all(|g| !super::is_runtime(&g.name)));
-    // A 64-bit atomic keeps its routine and the lock word; the lock routine is
-    // inlined into it by the runtime's own pipeline (passes::inline), so it is either
-    // still called or gone.
+    // A 64-bit atomic's routine (with the lock routine the runtime's own pipeline
+    // inlined into it) is short enough to be inlined into k after legalization
+    // (inline_routines), and then removed; the lock word stays, since the copy takes
+    // the lock. With --no-inline the routine stays a call.
     let src = "export void k(uniform int64 a[], uniform int n) {
     foreach (i = 0 ... n) { atomic_add_global(&a[0], (int64)i); }
 }";
     let (_, legal) = compile(src);
     let names: Vec<&str> = legal.functions.values().map(|f| f.name.as_str()).collect();
-    assert!(names.contains(&"__spmdc_rt_atomic_add_i64_v"), "{names:?}");
+    assert_eq!(names, ["k"]);
     assert!(legal.globals.values().any(|g| super::is_runtime(&g.name)));
+    let (_, called) = compile_with(
+        src,
+        &crate::passes::Switches {
+            no_inline: true,
+            ..Default::default()
+        },
+    );
+    let names: Vec<&str> = called.functions.values().map(|f| f.name.as_str()).collect();
+    assert!(names.contains(&"__spmdc_rt_atomic_add_i64_v"), "{names:?}");
+    assert!(called.globals.values().any(|g| super::is_runtime(&g.name)));
 }
 
 #[test]
