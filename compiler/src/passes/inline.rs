@@ -506,31 +506,22 @@ fn copy_inst(
     slots: &SecondaryMap<StackSlot, Option<StackSlot>>,
     cont: Block,
 ) -> InstData {
-    let rename = |c: &BlockCall| BlockCall {
-        block: blocks.get(&c.block).copied().unwrap_or(c.block),
-        args: c.args.clone(),
-    };
     match data {
+        // `cont` is a caller block: it must not go through the callee's block map.
         InstData::Return { value } => InstData::Jump {
             dest: BlockCall {
                 block: cont,
                 args: value.iter().copied().collect(),
             },
         },
-        InstData::Jump { dest } => InstData::Jump { dest: rename(dest) },
-        InstData::Brif {
-            cond,
-            then_dest,
-            else_dest,
-        } => InstData::Brif {
-            cond: *cond,
-            then_dest: rename(then_dest),
-            else_dest: rename(else_dest),
-        },
         InstData::StackAddr { slot } => InstData::StackAddr {
             slot: slots[*slot].unwrap_or(*slot),
         },
-        other => other.clone(),
+        other => {
+            let mut copy = other.clone();
+            super::cfg::retarget(&mut copy, |b| blocks.get(&b).copied().unwrap_or(b));
+            copy
+        }
     }
 }
 
