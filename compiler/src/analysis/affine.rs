@@ -1762,6 +1762,8 @@ pub fn access_stats(
 /// it. Each block's terminator runs only if all of the block's checks hold and traps
 /// (`unreachable`) otherwise. Claims are about every lane, so the checks use an all-on
 /// mask. Assumptions ([`NoWrap`]) are checked too, through the wide tuple's value.
+/// A select tuple ([`Piecewise`]) is checked arm by arm: its `then` tuple in the lanes
+/// where its comparison holds, its `else` tuple in the others.
 pub fn insert_affine_checks(module: &mut Module, result: &ModuleAffine) {
     insert_affine_checks_where(module, result, &|_| true);
 }
@@ -1860,6 +1862,42 @@ impl Emitter<'_> {
 
     /// The uniform `bool` that holds when `v` matches its tuple `t` in every lane.
     fn check(&mut self, v: Value, t: &Tuple) -> Option<Value> {
+        self.check_in(v, t, None)
+    }
+
+    /// The uniform `bool` that holds when select tuple `p`'s arms hold: `v` matches
+    /// the `then` tuple in the lanes where `p`'s comparison holds and the `else` tuple
+    /// in the others.
+    fn check_piecewise(&mut self, v: Value, p: &Piecewise) -> Option<Value> {
+        let (t, e) = p.arms()?;
+        let taken = self.emit(
+            InstData::Icmp {
+                cond: p.pred.cond,
+                args: p.pred.args,
+            },
+            Type::MASK,
+        );
+        let mut not_taken = self.emit(
+            InstData::Unary {
+                op: UnaryOp::Bnot,
+                arg: taken,
+            },
+            Type::MASK,
+        );
+        let mut taken = taken;
+        if let Some(m) = p.pred.under {
+            // The comparison is claimed only in `m`'s lanes.
+            taken = self.binary(BinaryOp::Band, taken, m, Type::MASK);
+            not_taken = self.binary(BinaryOp::Band, not_taken, m, Type::MASK);
+        }
+        let then_ok = self.check_in(v, t, Some(taken))?;
+        let else_ok = self.check_in(v, e, Some(not_taken))?;
+        Some(self.binary(BinaryOp::Band, then_ok, else_ok, Type::BOOL))
+    }
+
+    /// The uniform `bool` that holds when `v` matches `t` in the lanes of `lanes`
+    /// (all when `None`) that `t` is claimed in.
+    fn check_in(&mut self, v: Value, t: &Tuple, lanes: Option<Value>) -> Option<Value> {
         let s = int_type(t.width)?;
         let vty = Type::varying(s);
         let mut diff = self.int_of(v, true, s);
@@ -1880,7 +1918,11 @@ impl Emitter<'_> {
             let term = self.binary(BinaryOp::Imul, index, stride, vty);
             diff = self.binary(BinaryOp::Isub, diff, term, vty);
         }
-        let all = match t.under {
+        let under = match (t.under, lanes) {
+            (Some(m), Some(l)) => Some(self.binary(BinaryOp::Band, m, l, Type::MASK)),
+            (m, l) => m.or(l),
+        };
+        let all = match under {
             Some(m) => m,
             None => self.iconst(Type::MASK, 1),
         };
@@ -1895,7 +1937,7 @@ impl Emitter<'_> {
                     },
                     Type::MASK,
                 );
-                if let Some(m) = t.under {
+                if let Some(m) = under {
                     // Lanes off in `m` pass.
                     let off = self.emit(
                         InstData::Unary {
@@ -1935,8 +1977,24 @@ fn insert_function_checks(
         if !func.value_type(v).varying {
             return None;
         }
-        let t = result.tuple(v).filter(|t| t.width > 1 && keep(t))?.clone();
         int_width(func.value_type(v), ptr_size)?;
+        // (An instruction's result: the compared values are defined before it.)
+        let defined_here = matches!(func.values[v].def, crate::ir::ValueDef::Result(_));
+        if let Some(p) = result.class(v).piecewise().filter(|_| defined_here) {
+            let (t, e) = p.arms()?;
+            if t.width <= 1 || !keep(t) || !keep(e) {
+                return None;
+            }
+            let p = p.clone();
+            let mut em = Emitter {
+                func,
+                block,
+                new,
+                ptr_size,
+            };
+            return em.check_piecewise(v, &p);
+        }
+        let t = result.tuple(v).filter(|t| t.width > 1 && keep(t))?.clone();
         let mut em = Emitter {
             func,
             block,

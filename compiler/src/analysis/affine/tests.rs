@@ -493,14 +493,24 @@ fn run(
     crate::driver::run_module_on_interp(front, module, &req).map_err(|e| format!("{e:?}"))
 }
 
-/// The soundness check on the examples: with every tuple of every value checked at run
-/// time ([`insert_affine_checks`]), each example's suggested launch runs to the same
-/// buffers and output, so no claim was ever wrong (assumptions included).
-#[test]
-fn every_claim_holds_at_run_time_on_the_examples() {
-    let mut checked = 0;
-    let mut failures = Vec::new();
-    let mut paths: Vec<_> = std::fs::read_dir(root().join("examples"))
+/// What [`check_claims_in`] found: launches whose instrumented run matched, select
+/// tuples among the values checked, and what went wrong.
+struct ClaimRuns {
+    checked: usize,
+    piecewise: usize,
+    failures: Vec<String>,
+}
+
+/// Runs each suggested launch of the `.spmd` files of `dir` (a repository folder) with
+/// every tuple of every value checked at run time ([`insert_affine_checks`]) and
+/// without, and compares buffers and output.
+fn check_claims_in(dir: &str) -> ClaimRuns {
+    let mut runs = ClaimRuns {
+        checked: 0,
+        piecewise: 0,
+        failures: Vec::new(),
+    };
+    let mut paths: Vec<_> = std::fs::read_dir(root().join(dir))
         .unwrap()
         .filter_map(|e| Some(e.ok()?.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "spmd"))
@@ -510,14 +520,22 @@ fn every_claim_holds_at_run_time_on_the_examples() {
         let source = std::fs::read_to_string(&path).unwrap();
         let front = front_of(&path);
         let Ok(module) = crate::driver::lower_front(&front) else {
-            failures.push(format!("{}: does not lower", path.display()));
+            runs.failures
+                .push(format!("{}: does not lower", path.display()));
             continue;
         };
         let result = analyze_module(&module);
+        runs.piecewise += result
+            .functions
+            .values()
+            .flat_map(|f| f.classes.values())
+            .filter(|c| c.piecewise().is_some_and(|p| p.arms().is_some()))
+            .count();
         let mut instrumented = module.clone();
         insert_affine_checks(&mut instrumented, &result);
         if let Err(e) = crate::ir::verify_module(&instrumented) {
-            failures.push(format!("{}: instrumented IR: {e:?}", path.display()));
+            runs.failures
+                .push(format!("{}: instrumented IR: {e:?}", path.display()));
             continue;
         }
         for l in suggested_launches(&source) {
@@ -525,14 +543,84 @@ fn every_claim_holds_at_run_time_on_the_examples() {
                 continue;
             };
             match run(&front, &instrumented, &l) {
-                Ok(got) if got.buffers == want.buffers && got.output == want.output => checked += 1,
-                Ok(_) => failures.push(format!("{}: results changed", path.display())),
-                Err(e) => failures.push(format!("{} {}: {e}", path.display(), l.entry)),
+                Ok(got) if got.buffers == want.buffers && got.output == want.output => {
+                    runs.checked += 1
+                }
+                Ok(_) => runs
+                    .failures
+                    .push(format!("{}: results changed", path.display())),
+                Err(e) => runs
+                    .failures
+                    .push(format!("{} {}: {e}", path.display(), l.entry)),
             }
         }
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(checked >= 15, "only {checked} example launches checked");
+    runs
+}
+
+/// The soundness check on the examples: with every tuple of every value checked at run
+/// time ([`insert_affine_checks`]), each example's suggested launch runs to the same
+/// buffers and output, so no claim was ever wrong (assumptions included).
+#[test]
+fn every_claim_holds_at_run_time_on_the_examples() {
+    let runs = check_claims_in("examples");
+    assert!(runs.failures.is_empty(), "{}", runs.failures.join("\n"));
+    assert!(
+        runs.checked >= 15,
+        "only {} example launches checked",
+        runs.checked
+    );
+}
+
+/// The same on the DAC benchmark kernels (`tests/dac_bench`), whose clamped
+/// neighbours (hotspot, srad, pathfinder) are select tuples, checked arm by arm.
+#[test]
+fn every_claim_holds_at_run_time_on_the_dac_benchmarks() {
+    let runs = check_claims_in("tests/dac_bench");
+    assert!(runs.failures.is_empty(), "{}", runs.failures.join("\n"));
+    assert!(runs.checked >= 8, "only {} launches checked", runs.checked);
+    assert!(runs.piecewise > 0, "no select tuple checked");
+}
+
+/// A wrong arm of a select tuple traps: hotspot with the `then` arm of a select
+/// tuple claimed to step by 8 more per thread.
+#[test]
+fn the_checks_catch_a_wrong_select_tuple_arm() {
+    let path = root().join("tests/dac_bench/hotspot.spmd");
+    let source = std::fs::read_to_string(&path).unwrap();
+    let front = front_of(&path);
+    let mut module = crate::driver::lower_front(&front).expect("lowers");
+    let mut result = analyze_module(&module);
+    let (f, v) = result
+        .functions
+        .iter()
+        .find_map(|(f, fa)| {
+            fa.classes
+                .iter()
+                .find(|(_, c)| {
+                    c.piecewise()
+                        .and_then(|p| p.arms())
+                        .is_some_and(|(t, _)| t.const_stride(Dim::ThreadX).is_some())
+                })
+                .map(|(v, _)| (f, v))
+        })
+        .expect("hotspot has a select tuple");
+    let Class::Piecewise(p) = &mut result.functions[f].classes[v] else {
+        unreachable!()
+    };
+    let Class::Affine(t) = &mut p.then else {
+        panic!("the then arm is a tuple")
+    };
+    let x = t.const_stride(Dim::ThreadX).unwrap();
+    t.strides[Dim::ThreadX.index()] = Part::Known(Linear::constant(x + 8, t.width));
+    insert_affine_checks(&mut module, &result);
+    crate::ir::verify_module(&module).expect("instrumented module verifies");
+    let l = suggested_launches(&source)
+        .into_iter()
+        .next()
+        .expect("a launch");
+    let err = run(&front, &module, &l).expect_err("the check traps");
+    assert!(err.contains("unreachable"), "{err}");
 }
 
 /// Runs entry `name` the way the ISPC-style corpora are run (one gang, a zeroed
