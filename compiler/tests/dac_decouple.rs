@@ -492,9 +492,9 @@ fn predicates_decouple_bit_for_bit() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// `threadIdx.x % 16` and `/ 16` (lud's thread layout): the kernel launches in the
-/// virtual block (16, blockDim.x / 16) and decouples; a block 16 does not divide runs
-/// the baseline. (name, source, launch, decoupled.)
+/// `threadIdx.x % 16` and `/ 16` (lud's thread layout), and `% 12`, `/ 12`: the kernel
+/// launches in the virtual block (c, blockDim.x / c) and decouples; a block c does not
+/// divide runs the baseline. (name, source, launch, decoupled.)
 const SPLIT_KERNELS: &[(&str, &str, &str, bool)] = &[
     (
         "split_256",
@@ -526,6 +526,29 @@ const SPLIT_KERNELS: &[(&str, &str, &str, bool)] = &[
             b[ty * 16 + tx] = a[ty * 32 + tx] * 2 + a[tx];
         }",
         "--entry split --block 40 --arg a='random(512,20)' --arg b='zeros(512)'",
+        false,
+    ),
+    (
+        "split_12x5",
+        // Not a power of two: rows of 12 in a block of 60 (two warps, the second
+        // partial, rows straddling the warps).
+        "task void split(uniform float a[], uniform float b[]) {
+            int tx = threadIdx.x % 12;
+            int ty = threadIdx.x / 12;
+            b[blockIdx.x * 60 + ty * 12 + tx] = a[ty * 24 + tx] * 2 + a[tx];
+        }",
+        "--entry split --grid 3 --block 60 --arg a='random(512,22)' --arg b='zeros(512)'",
+        true,
+    ),
+    (
+        "split_12_50",
+        // 12 does not divide 50: the baseline runs.
+        "task void split(uniform float a[], uniform float b[]) {
+            int tx = threadIdx.x % 12;
+            int ty = threadIdx.x / 12;
+            b[ty * 12 + tx] = a[ty * 24 + tx] * 2 + a[tx];
+        }",
+        "--entry split --block 50 --arg a='random(512,23)' --arg b='zeros(512)'",
         false,
     ),
 ];

@@ -127,11 +127,14 @@ fn count(r: &RunResult, key: &str) -> u64 {
 fn tiny_budgets_spill_and_the_statistics_show_it() {
     let root = common::repo_root();
     let mut spilling = 0;
+    // Kernels whose default allocation needs more than 12 registers (stencil1d and
+    // block_reduce fit in 12 since the dac-gpu back end falls through to the next
+    // block and decouples `.shared` addresses).
     for file in [
         "examples/saxpy.spmd",
-        "examples/stencil1d.spmd",
+        "examples/row_sums.spmd",
         "examples/histogram.spmd",
-        "examples/block_reduce.spmd",
+        "examples/reduce_sum.spmd",
     ] {
         let front = front_of(&root.join(file));
         let tiny = compile(&front, 12).unwrap_or_else(|e| panic!("{file}: {e}"));

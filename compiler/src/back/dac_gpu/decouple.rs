@@ -22,14 +22,15 @@
 //!   32- or 64-bit value (`i32`, `i64`, `f32`, `f64`, pointers), in the entry itself
 //!   (not in an inlined or out-of-line callee's body), outside every loop or directly
 //!   in a replicated *uniform loop* (below; not in a loop inside it that is not
-//!   replicated), to the global space (not `.shared`), whose address is a
+//!   replicated), to the global space or to `.shared`, whose address is a
 //!   non-uniform affine tuple under the access's mask
 //!   ([`FunctionAffine::address_tuple`]; for loads a uniform one too: a tuple with
 //!   zero strides, one line for the whole warp, conv2d's filter taps; a load with a
 //!   uniform result then runs in every lane when any lane of its mask is on, as the
 //!   baseline's `ld.uni`, so every lane gets the value) and whose definition chain
 //!   replays on tuples:
-//!   constants, uniform entry parameters, thread, block and grid indices and extents,
+//!   constants, uniform entry parameters, the addresses of the shared variables
+//!   resident in `.shared`, thread, block and grid indices and extents,
 //!   `iadd`, `isub`, `imul` with a uniform factor, `ishl` by a constant, `ineg`,
 //!   `sext`/`zext`/`ireduce`/`bitcast` between 32/64-bit integers and pointers,
 //!   `splat`; scalar work on values the same in every thread of every block
@@ -46,6 +47,16 @@
 //!   mask is on, when the guard disables every lane anyway), `select any(entry mask),
 //!   a, _` (every warp has a lane on), and the header parameters of a uniform loop
 //!   (kept in registers). Entry-level values of the chain must have a tuple.
+//!
+//! **`.shared` accesses** (loads and stores, [`Access::shared`]): the affine warp
+//! never touches shared memory, so they are [`Kind::Addr`] entries whatever their
+//! direction: `enq.addr.shared` of the offset (the address less [`SHARED_WINDOW`],
+//! which the baseline subtracts in the access's immediate) and `ld.shared` /
+//! `st.shared [deq.addr]` in the non-affine stream, which loses their address
+//! arithmetic (paper §4.1: the affine stream computes the addresses of the accesses
+//! it does not prefetch, as it does for stores). The barriers the affine stream
+//! replicates are those decoupled global loads need: no shared access of the affine
+//! warp has to be ordered by one.
 //!
 //! **Select tuples** (our extension; hotspot's and srad's clamped neighbours
 //! `r > 0 ? i - cols : i`, and `min`/`max` clamps): an access whose address the
@@ -167,7 +178,7 @@
 //!
 //! **`%` and `/` of the thread index** (paper §4.6; lud's `tx = threadIdx.x % 16`,
 //! `ty = threadIdx.x / 16`): a tuple has no `%` or `/` of an index, but when the entry
-//! reads `thread_idx.x` only as `% c` and `/ c` for one power of two `c` (and no
+//! reads `thread_idx.x` only as `% c` and `/ c` for one constant `c` (and no
 //! callee reads a thread index, nor the entry `thread_idx.y/z`; [`x_split`]), the
 //! plan reads them as the `thread_idx.x` and `thread_idx.y` of a virtual block `(c,
 //! blockDim.x / c)` ([`split_module`]: the analysis and the affine stream see two
@@ -197,15 +208,17 @@ use sim::gpu::{
     KernelKind, LabelId, Op, Reg, Space, Special, Src, Type as T, UnOp,
 };
 
+use super::spaces::SHARED_WINDOW;
 use crate::analysis::affine::{analyze_function, FunctionAffine};
 use crate::ir::dominance::DominatorTree;
 use crate::ir::{
     BinaryOp, Block, ConvOp, FuncRef, Function, Inst, InstData, IntCC, LaneOp, Module, Scalar,
-    SpecialReg, UnaryOp, Value, ValueDef,
+    SharedVar, SpecialReg, UnaryOp, Value, ValueDef,
 };
 
-/// Whether an entry of the queues is a load's address (`enq.data`), a store's
-/// (`enq.addr`) or a compare's per-warp masks (`enq.pred`).
+/// Whether an entry of the queues is a global load's address (`enq.data`), the
+/// address of a store or a `.shared` access (`enq.addr`) or a compare's per-warp
+/// masks (`enq.pred`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     Data,
@@ -230,6 +243,9 @@ pub struct Access {
     pub cmp: Option<(IntCC, Value)>,
     /// A *select tuple* address (`enq.data.sel` / `enq.addr.sel`).
     pub sel: Option<Sel>,
+    /// A `.shared` access (a load or a store, [`Kind::Addr`]): `enq.addr.shared` of
+    /// its offset in `.shared` (the address less [`SHARED_WINDOW`]).
+    pub shared: bool,
 }
 
 /// The choice of a select-tuple address: the entry's selects on `key` (an `icmp`),
@@ -312,6 +328,13 @@ pub struct Plan {
     split: Option<u32>,
 }
 
+/// What the plan knows of `.shared` memory: which accesses go there and where the
+/// entry's resident shared variables lie.
+struct Shared<'a> {
+    access: &'a dyn Fn(Inst) -> bool,
+    offsets: &'a HashMap<SharedVar, u32>,
+}
+
 /// One step of the affine stream (indices into [`Plan::accesses`] and [`Plan::loops`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Ev {
@@ -355,8 +378,18 @@ fn int_width(s: Scalar) -> Option<u32> {
 
 impl Plan {
     /// The plan for entry `fref`, or `None` when nothing qualifies. `shared(inst)`
-    /// tells whether an access is to `.shared` memory.
-    pub fn of(module: &Module, fref: FuncRef, shared: impl Fn(Inst) -> bool) -> Option<Plan> {
+    /// tells whether an access is to `.shared` memory, `shared_offsets` where the
+    /// entry's resident shared variables lie in it.
+    pub fn of(
+        module: &Module,
+        fref: FuncRef,
+        shared: impl Fn(Inst) -> bool,
+        shared_offsets: &HashMap<SharedVar, u32>,
+    ) -> Option<Plan> {
+        let shared = Shared {
+            access: &shared,
+            offsets: shared_offsets,
+        };
         let plan = Self::build(module, fref, &shared, &HashSet::new())?;
         // The compares that only choose select tuples' arms are left to the expansion
         // units (no `enq.pred` of their own): plan again without them.
@@ -400,7 +433,7 @@ impl Plan {
     fn build(
         module: &Module,
         fref: FuncRef,
-        shared: &impl Fn(Inst) -> bool,
+        shared: &Shared,
         skip: &HashSet<Value>,
     ) -> Option<Plan> {
         // `tid.x % c` and `tid.x / c` are the virtual block's `tid.x` and `tid.y`.
@@ -434,7 +467,7 @@ impl Plan {
             end: HashMap::new(),
             term_block: HashMap::new(),
             dead: HashSet::new(),
-            frames: Frames::new(fref),
+            frames: Frames::new(fref, shared.offsets.clone()),
             events: Vec::new(),
             loops: Vec::new(),
             split,
@@ -487,25 +520,30 @@ impl Plan {
                         frame: 0,
                         v: a.addr,
                     };
-                    if !shared(inst) {
-                        a.sel = select_tuple(module, &aff, &mut plan.frames, &mut memo, f, &a);
+                    // Loads may take a uniform tuple (one address for the warp).
+                    let load = a.kind == Kind::Data;
+                    if (shared.access)(inst) {
+                        // The affine warp never touches `.shared`: its accesses
+                        // take their addresses from `enq.addr` (no prefetch).
+                        a.shared = true;
+                        a.kind = Kind::Addr;
                     }
-                    let ok = a.sel.is_some()
-                        || !shared(inst)
-                            && aff
-                                .address_tuple(a.addr, a.mask)
-                                .is_some_and(|t| !t.is_uniform() || a.kind == Kind::Data)
-                            && {
-                                let mut r = Replay {
-                                    module,
-                                    aff: &aff,
-                                    frames: &mut plan.frames,
-                                    mask: a.mask,
-                                    memo: &mut memo,
-                                    arm: None,
-                                };
-                                r.replays(root, 0)
-                            };
+                    a.sel = select_tuple(module, &aff, &mut plan.frames, &mut memo, f, &a);
+                    let replays = |memo: &mut HashMap<_, _>, frames: &mut Frames| {
+                        aff.address_tuple(a.addr, a.mask)
+                            .is_some_and(|t| !t.is_uniform() || load)
+                            && Replay {
+                                module,
+                                aff: &aff,
+                                frames,
+                                mask: a.mask,
+                                memo,
+                                arm: None,
+                            }
+                            .replays(root, 0)
+                    };
+                    let ok = (!a.shared || cheap_to_expand(&aff, &a))
+                        && (a.sel.is_some() || replays(&mut memo, &mut plan.frames));
                     if ok {
                         events.push(Ev::Access(plan.accesses.len()));
                         plan.index.insert(inst, plan.accesses.len());
@@ -698,6 +736,11 @@ impl Plan {
         self.index.contains_key(&inst)
     }
 
+    /// The decoupled access or compare `inst` (of the entry).
+    pub fn access(&self, inst: Inst) -> Option<&Access> {
+        self.index.get(&inst).map(|&i| &self.accesses[i])
+    }
+
     /// What a warp pops on the edge from terminator `term` to block `to` (`None`: the
     /// exit), in the affine stream's enqueue order: the entries between the end of
     /// `term`'s block and the start of `to`, the replicated loops wholly in that
@@ -799,7 +842,8 @@ impl Plan {
                         frame: 0,
                         v: a.addr,
                     })?;
-                    let (ty, space) = (mem_type(a.scalar), Space::Global);
+                    let (r, space) = s.in_space(r, &a);
+                    let ty = mem_type(a.scalar);
                     let op = match a.kind {
                         Kind::Data => Op::EnqData {
                             space,
@@ -1717,6 +1761,7 @@ fn candidate(f: &Function, inst: Inst) -> Option<Access> {
             mask: f.insts[inst].mask(),
             cmp: None,
             sel: None,
+            shared: false,
         }),
         InstData::Store { addr, value, .. } => {
             let s = f.value_type(*value).scalar;
@@ -1728,6 +1773,7 @@ fn candidate(f: &Function, inst: Inst) -> Option<Access> {
                 mask: f.insts[inst].mask(),
                 cmp: None,
                 sel: None,
+                shared: false,
             })
         }
         _ => None,
@@ -1810,8 +1856,9 @@ fn select_tuple(
 }
 
 /// How `thread_idx.x` is split when every read of it in the entry is `% c` or `/ c`
-/// for one power of two `c` (`srem`/`urem`/`band c - 1` and `sdiv`/`udiv`/shifts
-/// right by `log2 c`: equal on the non-negative index), the entry reads neither
+/// for one constant `c` (`srem`/`urem` and `sdiv`/`udiv`; for a power of two also
+/// `band c - 1` and shifts right by `log2 c`: equal on the non-negative index), the
+/// entry reads neither
 /// `thread_idx.y` nor `thread_idx.z` and no other function reads a thread index (lud's
 /// `tx = threadIdx.x % 16`, `ty = threadIdx.x / 16`). Launched in the virtual block
 /// `(c, blockDim.x / c)`, the hardware's `%tid.x` is `thread_idx.x % c` and `%tid.y`
@@ -1875,8 +1922,11 @@ pub fn x_split(module: &Module, fref: FuncRef) -> Option<u32> {
     c
 }
 
-/// `d` as `(true: thread_idx.x / c, false: thread_idx.x % c)` with its `c` (a power of
-/// two from 2 to 1024), when it is one of the forms [`x_split`] accepts.
+/// `d` as `(true: thread_idx.x / c, false: thread_idx.x % c)` with its `c` (2 to 1024;
+/// a power of two for the mask and shift forms), when it is one of the forms
+/// [`x_split`] accepts. Any `c` that divides the block works: the virtual block
+/// `(c, blockDim.x / c)` holds the same threads in the same order (paper §4.6's
+/// division and modulo by constants).
 fn split_use(f: &Function, d: &InstData, xs: &HashSet<Value>) -> Option<(bool, u32)> {
     let InstData::Binary { op, args } = d else {
         return None;
@@ -1887,12 +1937,12 @@ fn split_use(f: &Function, d: &InstData, xs: &HashSet<Value>) -> Option<(bool, u
     let k = divisor(f, args[1])?;
     let (div, c) = match op {
         BinaryOp::Srem | BinaryOp::Urem => (false, k),
-        BinaryOp::Band => (false, k.checked_add(1)?),
+        BinaryOp::Band => (false, k.checked_add(1).filter(|c| c.is_power_of_two())?),
         BinaryOp::Sdiv | BinaryOp::Udiv => (true, k),
         BinaryOp::Sshr | BinaryOp::Ushr if k < 11 => (true, 1u64 << k),
         _ => return None,
     };
-    (c.is_power_of_two() && (2..=1024).contains(&c)).then_some((div, c as u32))
+    (2..=1024).contains(&c).then_some((div, c as u32))
 }
 
 /// A constant divisor: `c`, or `select m, c, _` with `m` the entry's mask (the
@@ -1963,13 +2013,38 @@ fn compare_candidate(f: &Function, inst: Inst) -> Option<Access> {
         mask: None,
         cmp: Some((cond, args[1])),
         sel: None,
+        shared: false,
     })
+}
+
+/// The largest thread-x stride (bytes) of a `.shared` access worth decoupling: two
+/// lines per 32-thread warp.
+const MAX_SHARED_STRIDE: i64 = 8;
+
+/// Whether the AEU expands `.shared` access `a` cheaply: it steps one line per cycle
+/// (§4.2), so a warp of a strided access (a tile's column, nw's anti-diagonal: up to
+/// 32 lines) costs more expansion cycles than the two or three address instructions
+/// each warp saves, on a unit every warp of the SM waits on; such an access keeps its
+/// address arithmetic. Global accesses decouple whatever their stride: their early
+/// requests hide memory latency.
+fn cheap_to_expand(aff: &FunctionAffine, a: &Access) -> bool {
+    let small = |t: &crate::analysis::affine::Tuple| {
+        t.const_stride(crate::analysis::affine::Dim::ThreadX)
+            .is_some_and(|s| s.abs() <= MAX_SHARED_STRIDE)
+    };
+    match aff.class(a.addr).piecewise().and_then(|p| p.arms()) {
+        Some((t, e)) if a.sel.is_some() => small(t) && small(e),
+        _ => aff.address_tuple(a.addr, a.mask).is_some_and(small),
+    }
 }
 
 /// An instruction of the tuple rules, without effects (removable when unused).
 fn pure(d: &InstData) -> bool {
     match d {
-        InstData::Iconst { .. } | InstData::Special { .. } | InstData::Splat { .. } => true,
+        InstData::Iconst { .. }
+        | InstData::Special { .. }
+        | InstData::Splat { .. }
+        | InstData::SharedAddr { .. } => true,
         // (min/max: a select tuple's choice.)
         InstData::Binary { op, .. } => matches!(
             op,
@@ -2023,17 +2098,28 @@ struct Frames {
     carried: HashMap<Value, (bool, bool)>,
     /// The replicated loops' latch `select`s on masks on in every thread.
     full_selects: HashSet<Value>,
+    /// The `.shared` offsets of the entry's resident shared variables: their
+    /// addresses (`SHARED_WINDOW` + offset) are constants the affine stream replays.
+    shared_offsets: HashMap<SharedVar, u32>,
 }
 
 impl Frames {
-    fn new(entry: FuncRef) -> Frames {
+    fn new(entry: FuncRef, shared_offsets: HashMap<SharedVar, u32>) -> Frames {
         Frames {
             list: vec![(entry, Vec::new())],
             by_call: HashMap::new(),
             loops: HashMap::new(),
             carried: HashMap::new(),
             full_selects: HashSet::new(),
+            shared_offsets,
         }
+    }
+
+    /// The address of resident shared variable `v` (`None`: not in `.shared`).
+    fn shared_addr(&self, v: SharedVar) -> Option<u64> {
+        self.shared_offsets
+            .get(&v)
+            .map(|&off| SHARED_WINDOW + u64::from(off))
     }
 
     fn func<'m>(&self, m: &'m Module, frame: u32) -> &'m Function {
@@ -2287,6 +2373,7 @@ impl Replay<'_> {
                 }
             }
             InstData::Iconst { .. } => (true, false),
+            InstData::SharedAddr { shared } => (self.frames.shared_addr(*shared).is_some(), false),
             InstData::Special { reg } => match reg {
                 SpecialReg::LaneIndex | SpecialReg::GangIndex | SpecialReg::Clock => NO,
                 r => (true, r.is_varying()),
@@ -2838,6 +2925,13 @@ impl Stream<'_> {
                 return Ok(x);
             }
             InstData::Iconst { bits, .. } => self.mov(bty, d, Src::Imm(*bits)),
+            InstData::SharedAddr { shared } => {
+                let addr = self
+                    .frames
+                    .shared_addr(*shared)
+                    .ok_or("decoupling: a shared variable not in .shared")?;
+                self.mov(bty, d, Src::Imm(addr))
+            }
             InstData::Special { reg } => self.special(*reg, d)?,
             InstData::Binary { op, args } => {
                 let x = self.value(at(args[0]))?;
@@ -2922,6 +3016,24 @@ impl Stream<'_> {
         Ok(d)
     }
 
+    /// Access `acc`'s address tuple `r` as its `enq` takes it, and the space: a
+    /// `.shared` access enqueues its offset (the address less the window, which the
+    /// baseline's access subtracts in its immediate; a dequeued address takes none).
+    fn in_space(&mut self, r: Reg, acc: &Access) -> (Reg, Space) {
+        if !acc.shared {
+            return (r, Space::Global);
+        }
+        let d = self.b.areg64();
+        self.op(Op::Bin {
+            op: BinOp::Sub,
+            ty: T::U64,
+            dst: d,
+            a: a(r),
+            b: Src::Imm(SHARED_WINDOW),
+        });
+        (self.settle(d), Space::Shared)
+    }
+
     /// `d = c ? x : y` (values of `n`'s frame) with `c` a uniform compare.
     fn selp(&mut self, n: Node, c: Value, x: Value, y: Value, ty: T, d: Reg) -> Result<(), String> {
         let at = |v: Value| Node { frame: n.frame, v };
@@ -2965,6 +3077,7 @@ impl Stream<'_> {
         let [Some(then), Some(els)] = arms else {
             return Err("decoupling: a select tuple's arm".into());
         };
+        let ((then, space), (els, _)) = (self.in_space(then, acc), self.in_space(els, acc));
         self.mask = None;
         let x = self.value(Node {
             frame: 0,
@@ -2977,7 +3090,7 @@ impl Stream<'_> {
         let (cmp, cty) = compare_of(cond, w);
         self.op(Op::EnqSel {
             data: acc.kind == Kind::Data,
-            space: Space::Global,
+            space,
             ty: mem_type(acc.scalar),
             then,
             els,
@@ -3138,7 +3251,26 @@ mod tests {
             .iter()
             .find(|(_, g)| g.linkage.is_entry())
             .expect("entry");
-        Plan::of(&module, fref, |_| false)
+        Plan::of(&module, fref, |_| false, &HashMap::new())
+    }
+
+    /// [`entry_plan`] with the module's `.shared` spaces decided as the back end does.
+    fn entry_plan_with_shared(f: &FrontResult) -> Option<Plan> {
+        let module =
+            driver::lower_for_target(f, true, driver::LegalTarget::DacGpu).expect("lowers");
+        let (fref, _) = module
+            .functions
+            .iter()
+            .find(|(_, g)| g.linkage.is_entry())
+            .expect("entry");
+        let spaces = super::super::spaces::Spaces::of(&module);
+        let (offsets, _) = spaces.layout(&module, fref);
+        Plan::of(
+            &module,
+            fref,
+            |i| spaces.is_shared_access(fref, i),
+            &offsets,
+        )
     }
 
     fn front(src: &str) -> FrontResult {
@@ -3340,6 +3472,102 @@ mod tests {
         );
     }
 
+    /// `.shared` accesses with affine addresses (a tiled product's `ta[ty][k]` and
+    /// `tb[k][tx]`, 2-D blocks) take their offsets from `enq.addr.shared`: the
+    /// non-affine stream's shared accesses all read `[deq.addr]`, none computes an
+    /// address, and the results are exact.
+    #[test]
+    fn shared_accesses_decouple_through_enq_addr() {
+        let f = front(
+            "task void k(uniform int n, uniform float a[], uniform float b[], uniform float c[]) {
+                shared uniform float ta[8][8];
+                shared uniform float tb[8][8];
+                int tx = threadIdx.x;
+                int ty = threadIdx.y;
+                int row = blockIdx.y * 8 + ty;
+                int col = blockIdx.x * 8 + tx;
+                float acc = 0;
+                for (uniform int t = 0; t < n / 8; t++) {
+                    ta[ty][tx] = a[row * n + t * 8 + tx];
+                    tb[ty][tx] = b[(t * 8 + ty) * n + col];
+                    barrier();
+                    for (uniform int k = 0; k < 8; k++)
+                        acc += ta[ty][k] * tb[k][tx];
+                    barrier();
+                }
+                c[row * n + col] = acc;
+            }",
+        );
+        let c = compile(&f, true, &dac()).expect("compiles");
+        let k = &c.program.kernels[0];
+        let aff = k.affine.as_ref().expect("decoupled");
+        let shared_enqs = aff
+            .insts
+            .iter()
+            .filter(|i| {
+                matches!(
+                    i.op,
+                    Op::EnqAddr {
+                        space: Space::Shared,
+                        ..
+                    }
+                )
+            })
+            .count();
+        assert_eq!(shared_enqs, 4, "two tile stores, two tile loads");
+        let shared_accesses: Vec<AddrBase> = k
+            .insts
+            .iter()
+            .filter_map(|i| match &i.op {
+                Op::Ld {
+                    space: Space::Shared,
+                    addr,
+                    ..
+                }
+                | Op::St {
+                    space: Space::Shared,
+                    addr,
+                    ..
+                } => Some(addr.base),
+                _ => None,
+            })
+            .collect();
+        assert!(!shared_accesses.is_empty());
+        assert!(
+            shared_accesses.iter().all(|&b| b == AddrBase::DeqAddr),
+            "{shared_accesses:?}"
+        );
+        assert_exact(
+            &f,
+            &["n=16", "a=random(256,3)", "b=random(256,4)", "c=zeros(256)"],
+            "2,2",
+            "8,8",
+        );
+    }
+
+    /// A strided `.shared` access (a column of a row-major tile: 36 bytes between
+    /// threads) keeps its address arithmetic ([`cheap_to_expand`]); the contiguous
+    /// ones decouple, and the results are exact.
+    #[test]
+    fn strided_shared_accesses_keep_their_addresses() {
+        let f = front(
+            "task void k(uniform float x[], uniform float y[]) {
+                shared uniform float t[32][9];
+                shared uniform float u[32];
+                int tx = threadIdx.x;
+                int i = blockIdx.x * 32 + tx;
+                t[tx][0] = x[i];
+                u[tx] = x[i] * 2;
+                barrier();
+                y[i] = t[31 - tx][0] + u[31 - tx];
+            }",
+        );
+        let plan = entry_plan_with_shared(&f).expect("decouples");
+        let shared = plan.accesses.iter().filter(|a| a.shared).count();
+        assert_eq!(shared, 2, "u[tx] and u[31 - tx], not t's column");
+        assert_exact(&f, &["x=random(64,3)", "y=zeros(64)"], "2", "32");
+    }
+
     /// Barriers after the last decoupled load (nw's sweeps before its write-back)
     /// are not replicated: the stores' `enq.addr` read nothing a barrier protects.
     #[test]
@@ -3364,7 +3592,29 @@ mod tests {
         let count = |p: fn(&Op) -> bool| ops.iter().filter(|o| p(o)).count();
         assert_eq!(count(|o| matches!(o, Op::Bar { .. })), 0);
         assert_eq!(count(|o| matches!(o, Op::EnqData { .. })), 1);
-        assert_eq!(count(|o| matches!(o, Op::EnqAddr { .. })), 1);
+        assert_eq!(
+            count(|o| matches!(
+                o,
+                Op::EnqAddr {
+                    space: Space::Global,
+                    ..
+                }
+            )),
+            1,
+            "out[x]"
+        );
+        // row[tx] = w[x], row[tx] = nb + r, row[tx] read back (`row[(tx + 1) % 64]`
+        // is no tuple).
+        assert_eq!(
+            count(|o| matches!(
+                o,
+                Op::EnqAddr {
+                    space: Space::Shared,
+                    ..
+                }
+            )),
+            3
+        );
         assert_exact(
             &f,
             &["n=128", "w=random(128,3)", "out=zeros(128)"],
@@ -3547,7 +3797,7 @@ mod tests {
             .iter()
             .find(|(_, g)| g.linkage.is_entry())
             .expect("entry");
-        let plan = Plan::of(&module, fref, |_| false).expect("decouples");
+        let plan = Plan::of(&module, fref, |_| false, &HashMap::new()).expect("decouples");
         assert_eq!(plan.loops.len(), 2);
         assert!(plan.loops.iter().all(|l| l.region.is_some()));
         let trips: Vec<_> = plan.loops.iter().map(|l| l.trips).collect();

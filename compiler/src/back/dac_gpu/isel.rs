@@ -131,6 +131,16 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
             continue;
         }
         let (resident_offsets, resident_size) = spaces.layout(module, fref);
+        let dac = if options.dac {
+            super::decouple::Plan::of(
+                module,
+                fref,
+                |i| spaces.is_shared_access(fref, i),
+                &resident_offsets,
+            )
+        } else {
+            None
+        };
         let ctx = ModuleCtx {
             module,
             uniformity: options.uniformity,
@@ -141,11 +151,7 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
             out_of_line: out_of_line.clone(),
             resident_offsets,
             resident_size,
-            dac: if options.dac {
-                super::decouple::Plan::of(module, fref, |i| spaces.is_shared_access(fref, i))
-            } else {
-                None
-            },
+            dac,
         };
         // The full-warp split ([`full_warp`]) is a uniformity-driven transform, kept
         // only when it pays.
@@ -195,6 +201,22 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
     }
 }
 
+/// The blocks of `f` reachable from its entry, in layout order.
+fn reachable_in_layout(f: &Function) -> Vec<Block> {
+    let mut seen = std::collections::HashSet::new();
+    let mut work: Vec<Block> = f.entry_block().into_iter().collect();
+    while let Some(b) = work.pop() {
+        if seen.insert(b) {
+            work.extend(f.successors(b));
+        }
+    }
+    f.layout
+        .iter()
+        .copied()
+        .filter(|b| seen.contains(b))
+        .collect()
+}
+
 struct ModuleCtx<'a> {
     module: &'a Module,
     /// `Options::uniformity`: the uniform datapath follows the analysis, not only types.
@@ -235,6 +257,9 @@ struct Isel<'a> {
     /// Keyed by inline instance (0 = the entry itself) and value or block.
     locs: HashMap<(u32, Value), Loc>,
     labels: HashMap<(u32, Block), LabelId>,
+    /// The block selected right after the current one in this instance (a branch
+    /// there falls through instead).
+    next_block: Option<Block>,
     /// The current inline instance, the next instance number, and the functions
     /// being inlined (to refuse recursion).
     instance: u32,
@@ -365,6 +390,7 @@ impl<'a> Isel<'a> {
             b,
             locs: HashMap::new(),
             labels: HashMap::new(),
+            next_block: None,
             instance: 0,
             instances: 0,
             inline_stack: Vec::new(),
@@ -581,24 +607,31 @@ impl<'a> Isel<'a> {
         Ok((kernel, lines, frame, self_traps, pays))
     }
 
-    /// The blocks of the current function (instance), in layout order.
+    /// The reachable blocks of the current function (instance), in layout order
+    /// (the others, left as `trap unreachable` by the passes, would only stand
+    /// between a block and the one it falls through to).
     fn body(&mut self) {
         let f = self.f;
-        for &blk in &f.layout {
+        let blocks = reachable_in_layout(f);
+        for &blk in &blocks {
             let l = self
                 .b
                 .label(&format!("$B{}_{}", self.instance, blk.as_u32()));
             self.labels.insert((self.instance, blk), l);
         }
-        for &blk in &f.layout {
+        let outer_next = self.next_block;
+        for (k, &blk) in blocks.iter().enumerate() {
             let l = self.labels[&(self.instance, blk)];
             self.b.bind(l);
             for &inst in &f.blocks[blk].insts {
+                // (An inlined call's body in between selects its own blocks.)
+                self.next_block = blocks.get(k + 1).copied();
                 self.span = Some(f.spans[inst]);
                 self.uni.enter(f, inst);
                 self.inst(inst);
             }
         }
+        self.next_block = outer_next;
     }
 
     /// A call, inlined: the callee's blocks are selected in a new instance whose
@@ -892,6 +925,16 @@ impl<'a> Isel<'a> {
         self.bra(None, l);
     }
 
+    /// [`Self::jump`] as the last instruction of the block: none when the target is
+    /// the next block (control falls through).
+    fn jump_last(&mut self, call: &BlockCall) {
+        self.copies(call);
+        if self.next_block != Some(call.block) {
+            let l = self.block_label(call.block);
+            self.bra(None, l);
+        }
+    }
+
     fn inst(&mut self, inst: crate::ir::Inst) {
         if self.dac_dead(inst) {
             return;
@@ -954,10 +997,10 @@ impl<'a> Isel<'a> {
                 }
             }
             InstData::Load { ty, mask, .. } if self.dac_decoupled(inst) => {
-                self.dac_load(ty.scalar, *mask, result.expect("result"))
+                self.dac_load(inst, ty.scalar, *mask, result.expect("result"))
             }
             InstData::Store { value, mask, .. } if self.dac_decoupled(inst) => {
-                self.dac_store(*value, *mask)
+                self.dac_store(inst, *value, *mask)
             }
             InstData::Load { ty, addr, mask, .. } => {
                 let sp = self.space_of(inst);
@@ -1010,7 +1053,7 @@ impl<'a> Isel<'a> {
             }
             InstData::Jump { dest } => {
                 self.dac_drain(inst, Some(dest.block));
-                self.jump(dest)
+                self.jump_last(dest)
             }
             InstData::Brif {
                 cond,
@@ -1019,7 +1062,23 @@ impl<'a> Isel<'a> {
             } => {
                 let p = self.reg(*cond);
                 let drains = self.dac_has_drains(inst, Some(else_dest.block));
-                if else_dest.args.is_empty() && !drains {
+                let plain = |this: &Self, d: &BlockCall| {
+                    d.args.is_empty() && !this.dac_has_drains(inst, Some(d.block))
+                };
+                if self.next_block == Some(else_dest.block)
+                    && plain(self, then_dest)
+                    && plain(self, else_dest)
+                {
+                    // `if (p) goto then;` and fall through to `else`.
+                    let l = self.block_label(then_dest.block);
+                    self.bra(
+                        Some(Guard {
+                            pred: p.idx,
+                            negate: false,
+                        }),
+                        l,
+                    );
+                } else if else_dest.args.is_empty() && !drains {
                     let l = self.block_label(else_dest.block);
                     self.bra(
                         Some(Guard {
@@ -1029,7 +1088,19 @@ impl<'a> Isel<'a> {
                         l,
                     );
                     self.dac_drain(inst, Some(then_dest.block));
-                    self.jump(then_dest);
+                    self.jump_last(then_dest);
+                } else if plain(self, then_dest) {
+                    // The else edge copies or drains: it follows the branch.
+                    let l = self.block_label(then_dest.block);
+                    self.bra(
+                        Some(Guard {
+                            pred: p.idx,
+                            negate: false,
+                        }),
+                        l,
+                    );
+                    self.dac_drain(inst, Some(else_dest.block));
+                    self.jump_last(else_dest);
                 } else {
                     let other = self.new_label();
                     self.bra(
@@ -1043,7 +1114,7 @@ impl<'a> Isel<'a> {
                     self.jump(then_dest);
                     self.b.bind(other);
                     self.dac_drain(inst, Some(else_dest.block));
-                    self.jump(else_dest);
+                    self.jump_last(else_dest);
                 }
             }
             InstData::Return { value } => match self.ret {

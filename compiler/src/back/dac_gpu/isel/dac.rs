@@ -92,25 +92,46 @@ impl Isel<'_> {
         self.plan().is_some_and(|p| p.dead(inst))
     }
 
-    /// The access's guard: its mask (if any) and `exists`.
-    fn dac_guard(&mut self, mask: Option<Value>) -> Reg {
-        match mask {
+    /// The access's guard: its mask (if any) and `exists`; none in the full-warp
+    /// version when the mask is absent or on in every lane (every lane exists there).
+    fn dac_guard(&mut self, mask: Option<Value>) -> Option<Reg> {
+        match mask.filter(|&m| !self.on(m)) {
             Some(m) => {
                 let m = self.reg(m);
-                self.existing(m)
+                Some(self.existing(m))
             }
-            None => self.exists,
+            None if self.full_warp => None,
+            None => Some(self.exists),
         }
     }
 
-    /// `res = load [deq.data]` under `mask`.
+    /// Where decoupled access `inst` reads its address: a `.shared` access from
+    /// `[deq.addr]` (the affine warp does not prefetch shared memory), a global load
+    /// from `[deq.data]`, a global store from `[deq.addr]`.
+    fn dac_address(&self, inst: crate::ir::Inst) -> (Space, Address) {
+        let a = self.plan().and_then(|p| p.access(inst));
+        match a {
+            Some(a) if a.shared => (Space::Shared, DEQ_ADDR),
+            Some(a) if a.kind == Kind::Data => (Space::Global, DEQ_DATA),
+            _ => (Space::Global, DEQ_ADDR),
+        }
+    }
+
+    /// `res = load [deq.data]` (`[deq.addr]` for `.shared`) under `mask`.
     /// A load whose result is uniform (typed so; its address is then a tuple with zero
     /// strides, one line for the whole warp) happens as the baseline's does: in every
     /// lane, when any lane of its mask is on, so every lane gets the same value (a
     /// uniform branch may test it).
-    pub(super) fn dac_load(&mut self, s: crate::ir::Scalar, mask: Option<Value>, res: Value) {
+    pub(super) fn dac_load(
+        &mut self,
+        inst: crate::ir::Inst,
+        s: crate::ir::Scalar,
+        mask: Option<Value>,
+        res: Value,
+    ) {
+        let (space, addr) = self.dac_address(inst);
         let g = if self.f.value_type(res).varying {
-            Some(self.dac_guard(mask))
+            self.dac_guard(mask)
         } else {
             self.dac_uniform_guard(mask)
         };
@@ -121,10 +142,10 @@ impl Isel<'_> {
         let ty = mem_type(s);
         let zty = if ty.is_wide() { T::B64 } else { T::B32 };
         let ld = Op::Ld {
-            space: Space::Global,
+            space,
             ty,
             dst: d,
-            addr: DEQ_DATA,
+            addr,
         };
         match g {
             Some(g) => {
@@ -151,19 +172,21 @@ impl Isel<'_> {
     }
 
     /// `store [deq.addr], value` under `mask`.
-    pub(super) fn dac_store(&mut self, value: Value, mask: Option<Value>) {
+    pub(super) fn dac_store(&mut self, inst: crate::ir::Inst, value: Value, mask: Option<Value>) {
+        let (space, addr) = self.dac_address(inst);
         let g = self.dac_guard(mask);
         let s = self.scalar(value);
         let v = self.reg(value);
-        self.guarded(
-            g,
-            Op::St {
-                space: Space::Global,
-                ty: mem_type(s),
-                addr: DEQ_ADDR,
-                a: rs(v),
-            },
-        );
+        let st = Op::St {
+            space,
+            ty: mem_type(s),
+            addr,
+            a: rs(v),
+        };
+        match g {
+            Some(g) => self.guarded(g, st),
+            None => self.op(st),
+        }
     }
 
     /// A decoupled compare: `deq.pred` pops this warp's mask of it into `res`'s
@@ -258,7 +281,11 @@ impl Isel<'_> {
                 }
             }
             Kind::Addr => Op::St {
-                space: Space::Global,
+                space: if a.shared {
+                    Space::Shared
+                } else {
+                    Space::Global
+                },
                 ty,
                 addr: DEQ_ADDR,
                 a: imm(0),
