@@ -89,6 +89,8 @@ enum Fold {
     Same(Value),
     /// A `brif` that always goes to one target: the `jump` replacing it.
     Jump(InstData),
+    /// A cheaper instruction computing the same result.
+    Replace(InstData),
 }
 
 /// Folds the instructions of `func` (see the module documentation); `launch_mask` is
@@ -121,6 +123,7 @@ pub fn run(func: &mut Function, launch_mask: Option<Value>) -> usize {
                     func.insts[i] = data;
                     jumps += 1;
                 }
+                Fold::Replace(data) => func.insts[i] = data,
             }
             folded += 1;
         }
@@ -175,7 +178,7 @@ fn simplify(func: &Function, inst: Inst, launch_mask: Option<Value>) -> Option<F
         InstData::Icmp { cond, args } => match (k(args[0]), k(args[1])) {
             (Some(a), Some(b)) => Some(Fold::Const(ops::icmp(cond, scalar(args[0]))?(a, b))),
             _ if args[0] == args[1] => Some(Fold::Const(u64::from(reflexive(cond)))),
-            _ => None,
+            _ => sign_test(func, cond, args).map(Fold::Replace),
         },
         InstData::Fcmp { cond, args } => {
             let f = ops::fcmp(cond, scalar(args[0]))?;
@@ -197,6 +200,37 @@ fn simplify(func: &Function, inst: Inst, launch_mask: Option<Value>) -> Option<F
         }
         _ => None,
     }
+}
+
+/// `(x >>u (w - 1)) != 0` as `x <s 0` and `== 0` as `x >=s 0`: the sign bit tested
+/// with one comparison instead of a shift and a comparison (the runtime's IEEE
+/// `fmin`/`fmax` test signs this way).
+fn sign_test(func: &Function, cond: IntCC, args: [Value; 2]) -> Option<InstData> {
+    let cond = match cond {
+        IntCC::Ne => IntCC::Slt,
+        IntCC::Eq => IntCC::Sge,
+        _ => return None,
+    };
+    let zero = args[1];
+    if constant_value(func, zero)? != 0 {
+        return None;
+    }
+    let ValueDef::Result(shift) = func.values[args[0]].def else {
+        return None;
+    };
+    let InstData::Binary {
+        op: BinaryOp::Ushr,
+        args: [x, k],
+    } = func.insts[shift]
+    else {
+        return None;
+    };
+    let s = func.value_type(x).scalar;
+    let sign = u64::from(s.bits().checked_sub(1)?);
+    (s.is_int() && constant_value(func, k)? == sign).then_some(InstData::Icmp {
+        cond,
+        args: [x, zero],
+    })
 }
 
 /// `a op b` on canonical bits of `s`, as the interpreter computes it; `None` for a
@@ -453,6 +487,42 @@ block0(v0: f32, v1: f64):
 
     /// A `brif` on a constant becomes a `jump`; the block it no longer reaches is emptied.
     /// A `select` on a constant condition is its chosen operand.
+    /// `(x >> 31) != 0` (unsigned shift) is `x < 0`, `== 0` is `x >= 0`; other shift
+    /// counts, signed shifts and other constants stay.
+    #[test]
+    fn sign_bit_tests_become_one_compare() {
+        let out = run_on_text(
+            "module lanes 16 ptr 8
+
+function internal @g([i32], i64) -> bool {
+block0(v0: [i32], v1: i64):
+    v2 = iconst.i32 31
+    v3 = ushr v0, v2
+    v4 = iconst.i32 0
+    v5 = icmp ne v3, v4
+    v6 = iconst.i64 63
+    v7 = ushr v1, v6
+    v8 = iconst.i64 0
+    v9 = icmp eq v7, v8
+    v10 = iconst.i32 30
+    v11 = ushr v0, v10
+    v12 = icmp ne v11, v4
+    v13 = sshr v0, v2
+    v14 = icmp ne v13, v4
+    v15 = iconst.i32 1
+    v16 = icmp ne v3, v15
+    return v9
+}
+",
+            fold,
+        );
+        assert!(out.contains("v5 = icmp slt v0, v4"), "{out}");
+        assert!(out.contains("v9 = icmp sge v1, v8"), "{out}");
+        assert!(out.contains("v12 = icmp ne v11, v4"), "{out}");
+        assert!(out.contains("v14 = icmp ne v13, v4"), "{out}");
+        assert!(out.contains("v16 = icmp ne v3, v15"), "{out}");
+    }
+
     #[test]
     fn constant_branch_becomes_jump() {
         let out = run_on_text(

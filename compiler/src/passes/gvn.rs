@@ -17,9 +17,12 @@
 //! integer division and remainder (a trap must stay where it is), comparisons,
 //! selects, conversions, splats, the addresses of slots, globals and shared variables,
 //! the launch and lane indices (one value throughout a function's execution; not the
-//! clock), and `any`/`all` of an explicit mask. Loads (memory changes), stores,
-//! atomics, calls, barriers, `print` and the other cross-lane operations are left
-//! alone. Integer operations that commute are numbered with their operands ordered;
+//! clock), and `any`/`all` of an explicit mask. Stores, atomics, calls, barriers,
+//! `print` and the other cross-lane operations are left alone. A load is redundant
+//! only after an identical one (type, space, address and mask) in the same block with
+//! nothing between them that is not numberable or a load: memory may change at any
+//! other instruction (`x[i]` read twice in one statement, `min(lo, x[i])` then
+//! `max(hi, x[i])`). Integer operations that commute are numbered with their operands ordered;
 //! float ones are not, because the interpreter returns the *first* NaN operand, so
 //! `a + b` and `b + a` may differ in a NaN's payload.
 
@@ -174,9 +177,38 @@ fn number_block(
 ) -> Vec<(Type, Key)> {
     let mut added = Vec::new();
     let mut kept: Vec<Inst> = Vec::with_capacity(func.blocks[b].insts.len());
+    // The loads since the last instruction that may write memory.
+    type LoadKey = (Type, crate::ir::Space, Value, Option<Value>);
+    let mut loads: FxHashMap<LoadKey, Value> = FxHashMap::default();
     for i in std::mem::take(&mut func.blocks[b].insts) {
         // Operands are defined in dominating blocks or earlier here: already numbered.
         func.insts[i].map_operands(|v| alias.get(&v).copied().unwrap_or(v));
+        if let (
+            &InstData::Load {
+                ty,
+                space,
+                addr,
+                mask,
+            },
+            Some(r),
+        ) = (&func.insts[i], func.results[i])
+        {
+            let k = (ty, space, addr, mask);
+            match loads.get(&k) {
+                Some(&earlier) => {
+                    alias.insert(r, earlier);
+                    *removed += 1;
+                }
+                None => {
+                    loads.insert(k, r);
+                    kept.push(i);
+                }
+            }
+            continue;
+        }
+        if !numberable(&func.insts[i]) {
+            loads.clear();
+        }
         let entry = func.results[i].and_then(|r| {
             let data = &func.insts[i];
             numberable(data)
@@ -287,6 +319,55 @@ block3(v14: i32):
     v15 = iconst.i32 7
     v16 = iadd v14, v15
     return v16
+}
+"
+        );
+    }
+
+    /// A load identical to an earlier one of the block, with only numberable
+    /// instructions and loads between, reads the same value (the second unmasked load
+    /// goes, its use reads `v3`); after a store or in another block it is kept, and a
+    /// different mask is another load.
+    #[test]
+    fn loads_of_one_address_merge_until_memory_may_change() {
+        let out = run_on_text(
+            "module lanes 16 ptr 8
+
+function internal @f(i32, ptr, [bool]) -> i32 {
+block0(v0: i32, v1: ptr, v2: [bool]):
+    v3 = load.i32 generic v1
+    v4 = iadd v3, v0
+    v5 = load.i32 generic v1
+    v6 = load.i32 generic v1 mask v2
+    store generic v1, v4
+    v7 = load.i32 generic v1
+    v8 = iadd v5, v7
+    jump block1
+block1:
+    v9 = load.i32 generic v1
+    v10 = iadd v8, v9
+    return v10
+}
+",
+            gvn,
+        );
+        assert_eq!(
+            out,
+            "module lanes 16 ptr 8
+
+function internal @f(i32, ptr, [bool]) -> i32 {
+block0(v0: i32, v1: ptr, v2: [bool]):
+    v3 = load.i32 generic v1
+    v4 = iadd v3, v0
+    v5 = load.i32 generic v1 mask v2
+    store generic v1, v4
+    v6 = load.i32 generic v1
+    v7 = iadd v3, v6
+    jump block1
+block1:
+    v8 = load.i32 generic v1
+    v9 = iadd v7, v8
+    return v9
 }
 "
         );
