@@ -212,8 +212,15 @@ fn address_records_pass_the_barrier_gate_only_under_requests() {
         sm.enqueue(Enq::Addr(t)).unwrap();
         sm.enqueue(data(0x2000, 4)).unwrap();
         let reqs = run(&mut sm, 0, 20);
-        assert!(reqs.is_empty(), "{gate:?}: a request ran ahead of the barrier");
-        assert_eq!(sm.peek_addr(0).map(|r| r.seq), ahead.then_some(0), "{gate:?}");
+        assert!(
+            reqs.is_empty(),
+            "{gate:?}: a request ran ahead of the barrier"
+        );
+        assert_eq!(
+            sm.peek_addr(0).map(|r| r.seq),
+            ahead.then_some(0),
+            "{gate:?}"
+        );
         assert!(sm.stats().stall_barrier > 0, "{gate:?}");
         sm.cta_passed_barrier(0);
         let reqs = run(&mut sm, 20, 40);
