@@ -3242,8 +3242,8 @@ mod tests {
         plan.accesses.iter().filter(|a| a.kind == k).count()
     }
 
-    /// The plan of the (only) entry of `f`, lowered for dac-gpu, no shared accesses.
-    fn entry_plan(f: &FrontResult) -> Option<Plan> {
+    /// `f` lowered for dac-gpu, and its (only) entry.
+    fn lowered_entry(f: &FrontResult) -> (Module, FuncRef) {
         let module =
             driver::lower_for_target(f, true, driver::LegalTarget::DacGpu).expect("lowers");
         let (fref, _) = module
@@ -3251,18 +3251,18 @@ mod tests {
             .iter()
             .find(|(_, g)| g.linkage.is_entry())
             .expect("entry");
+        (module, fref)
+    }
+
+    /// The plan of the (only) entry of `f`, lowered for dac-gpu, no shared accesses.
+    fn entry_plan(f: &FrontResult) -> Option<Plan> {
+        let (module, fref) = lowered_entry(f);
         Plan::of(&module, fref, |_| false, &HashMap::new())
     }
 
     /// [`entry_plan`] with the module's `.shared` spaces decided as the back end does.
     fn entry_plan_with_shared(f: &FrontResult) -> Option<Plan> {
-        let module =
-            driver::lower_for_target(f, true, driver::LegalTarget::DacGpu).expect("lowers");
-        let (fref, _) = module
-            .functions
-            .iter()
-            .find(|(_, g)| g.linkage.is_entry())
-            .expect("entry");
+        let (module, fref) = lowered_entry(f);
         let spaces = super::super::spaces::Spaces::of(&module);
         let (offsets, _) = spaces.layout(&module, fref);
         Plan::of(
