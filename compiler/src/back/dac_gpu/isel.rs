@@ -203,17 +203,11 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
 
 /// The blocks of `f` reachable from its entry, in layout order.
 fn reachable_in_layout(f: &Function) -> Vec<Block> {
-    let mut seen = std::collections::HashSet::new();
-    let mut work: Vec<Block> = f.entry_block().into_iter().collect();
-    while let Some(b) = work.pop() {
-        if seen.insert(b) {
-            work.extend(f.successors(b));
-        }
-    }
+    let dom = crate::ir::dominance::DominatorTree::compute(f);
     f.layout
         .iter()
         .copied()
-        .filter(|b| seen.contains(b))
+        .filter(|&b| dom.is_reachable(b))
         .collect()
 }
 
@@ -928,11 +922,23 @@ impl<'a> Isel<'a> {
     /// [`Self::jump`] as the last instruction of the block: none when the target is
     /// the next block (control falls through).
     fn jump_last(&mut self, call: &BlockCall) {
-        self.copies(call);
-        if self.next_block != Some(call.block) {
-            let l = self.block_label(call.block);
-            self.bra(None, l);
+        if self.next_block == Some(call.block) {
+            self.copies(call);
+        } else {
+            self.jump(call);
         }
+    }
+
+    /// A branch to `target` taken where predicate `p` holds (`negate`: where it does
+    /// not).
+    fn bra_if(&mut self, p: Reg, negate: bool, target: LabelId) {
+        self.bra(
+            Some(Guard {
+                pred: p.idx,
+                negate,
+            }),
+            target,
+        );
     }
 
     fn inst(&mut self, inst: crate::ir::Inst) {
@@ -1061,55 +1067,26 @@ impl<'a> Isel<'a> {
                 else_dest,
             } => {
                 let p = self.reg(*cond);
-                let drains = self.dac_has_drains(inst, Some(else_dest.block));
+                // An edge with no block arguments and nothing to drain is a bare branch.
                 let plain = |this: &Self, d: &BlockCall| {
                     d.args.is_empty() && !this.dac_has_drains(inst, Some(d.block))
                 };
-                if self.next_block == Some(else_dest.block)
-                    && plain(self, then_dest)
-                    && plain(self, else_dest)
-                {
-                    // `if (p) goto then;` and fall through to `else`.
+                let (then_plain, else_plain) = (plain(self, then_dest), plain(self, else_dest));
+                if then_plain && (self.next_block == Some(else_dest.block) || !else_plain) {
+                    // `if (p) goto then;`, then the else edge (falling through when
+                    // its block follows).
                     let l = self.block_label(then_dest.block);
-                    self.bra(
-                        Some(Guard {
-                            pred: p.idx,
-                            negate: false,
-                        }),
-                        l,
-                    );
-                } else if else_dest.args.is_empty() && !drains {
-                    let l = self.block_label(else_dest.block);
-                    self.bra(
-                        Some(Guard {
-                            pred: p.idx,
-                            negate: true,
-                        }),
-                        l,
-                    );
-                    self.dac_drain(inst, Some(then_dest.block));
-                    self.jump_last(then_dest);
-                } else if plain(self, then_dest) {
-                    // The else edge copies or drains: it follows the branch.
-                    let l = self.block_label(then_dest.block);
-                    self.bra(
-                        Some(Guard {
-                            pred: p.idx,
-                            negate: false,
-                        }),
-                        l,
-                    );
+                    self.bra_if(p, false, l);
                     self.dac_drain(inst, Some(else_dest.block));
                     self.jump_last(else_dest);
+                } else if else_plain {
+                    let l = self.block_label(else_dest.block);
+                    self.bra_if(p, true, l);
+                    self.dac_drain(inst, Some(then_dest.block));
+                    self.jump_last(then_dest);
                 } else {
                     let other = self.new_label();
-                    self.bra(
-                        Some(Guard {
-                            pred: p.idx,
-                            negate: true,
-                        }),
-                        other,
-                    );
+                    self.bra_if(p, true, other);
                     self.dac_drain(inst, Some(then_dest.block));
                     self.jump(then_dest);
                     self.b.bind(other);
