@@ -269,15 +269,21 @@ struct SwitchArgs {
     /// Keep calls as calls: no inlining of callees into their callers.
     #[arg(long)]
     no_inline: bool,
+    /// No scalar/uniform datapath (implies --no-uniformity): uniform arithmetic runs on
+    /// the vector unit (nyuzi) or the vector datapath (dac-gpu, no `.uni`); the
+    /// baseline that measures what the scalar datapath buys.
+    #[arg(long)]
+    no_scalar_datapath: bool,
 }
 
 impl SwitchArgs {
     fn switches(&self) -> spmdc::passes::Switches {
         spmdc::passes::Switches {
-            no_uniformity: self.no_uniformity,
+            no_uniformity: self.no_uniformity || self.no_scalar_datapath,
             no_skip_empty: self.no_skip_empty,
             force_cfg_opts: self.force_cfg_opts,
             no_inline: self.no_inline,
+            no_scalar_datapath: self.no_scalar_datapath,
         }
     }
 }

@@ -687,3 +687,44 @@ fn warn_divergent_lists_divergent_branches() {
     assert_eq!(quiet.status.code(), Some(0));
     assert!(!stderr(&quiet).contains("W0008"), "{}", stderr(&quiet));
 }
+
+/// `--no-scalar-datapath`: the same results, with the uniform work on the vector unit
+/// (nyuzi) or datapath (dac-gpu), so more vector instructions and no `.uni` ones.
+#[test]
+fn no_scalar_datapath_keeps_results_and_moves_uniform_work_to_vectors() {
+    let run = |target: &str, extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "examples/row_sums.spmd",
+            "--entry",
+            "row_sums",
+            "--target",
+            target,
+            "--arg",
+            "nrows=8",
+            "--arg",
+            "ncols=37",
+            "--arg",
+            "m=range(296)",
+            "--arg",
+            "out=zeros(37)",
+            "--json",
+            "--timing",
+        ];
+        args.extend(extra);
+        let out = spmdc(&args, None);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("one JSON object");
+        v
+    };
+    for target in ["nyuzi", "dac-gpu"] {
+        let on = run(target, &[]);
+        let off = run(target, &["--no-scalar-datapath"]);
+        assert_eq!(on["buffers"], off["buffers"], "{target}");
+        let vector = |v: &serde_json::Value| v["stats"]["vector_instructions"].as_u64().unwrap();
+        assert!(vector(&off) > vector(&on), "{target}: {off} vs {on}");
+        if target == "dac-gpu" {
+            assert_eq!(off["stats"]["uniform_instructions"].as_u64(), Some(0));
+        }
+    }
+}

@@ -5,7 +5,7 @@
 //!
 //! The switches off are the default compiler, which `tests/nyuzi.rs` and
 //! `tests/dac_gpu.rs` already check against the interpreter; here each switch is on
-//! alone, one test per switch and target (six tests), reusing `common::launches` with a
+//! alone, one test per switch and target (eight tests), reusing `common::launches` with a
 //! [`BackEnd`] whose front end carries the switch (`FrontResult::switches`, read by the
 //! driver's lowering for the interpreter and for the back ends alike).
 
@@ -30,12 +30,15 @@ const NO_UNIFORMITY: u8 = 1;
 const NO_SKIP_EMPTY: u8 = 2;
 /// `--force-cfg-opts`.
 const FORCE_CFG_OPTS: u8 = 4;
+/// `--no-scalar-datapath` (which implies `--no-uniformity`, as on the command line).
+const NO_SCALAR_DATAPATH: u8 = 8;
 
 fn switches(bits: u8) -> Switches {
     Switches {
-        no_uniformity: bits & NO_UNIFORMITY != 0,
+        no_uniformity: bits & (NO_UNIFORMITY | NO_SCALAR_DATAPATH) != 0,
         no_skip_empty: bits & NO_SKIP_EMPTY != 0,
         force_cfg_opts: bits & FORCE_CFG_OPTS != 0,
+        no_scalar_datapath: bits & NO_SCALAR_DATAPATH != 0,
         ..Switches::default()
     }
 }
@@ -171,6 +174,11 @@ fn nyuzi_force_cfg_opts() {
 }
 
 #[test]
+fn nyuzi_no_scalar_datapath() {
+    matrix::<NyuziWith<NO_SCALAR_DATAPATH>>();
+}
+
+#[test]
 fn dac_gpu_no_uniformity() {
     matrix::<DacWith<NO_UNIFORMITY>>();
 }
@@ -183,6 +191,11 @@ fn dac_gpu_no_skip_empty() {
 #[test]
 fn dac_gpu_force_cfg_opts() {
     matrix::<DacWith<FORCE_CFG_OPTS>>();
+}
+
+#[test]
+fn dac_gpu_no_scalar_datapath() {
+    matrix::<DacWith<NO_SCALAR_DATAPATH>>();
 }
 
 /// `examples/uniformity_demo.spmd` (README "Divergence and the code-duplicating CFG

@@ -345,24 +345,21 @@ impl Target {
     }
 }
 
-/// A compilation setting: the issue-6 switches, plus (dac-gpu only) whether the
-/// uniform datapath is used at all.
+/// A compilation setting: the issue-6 switches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Setting {
     pub name: &'static str,
     pub switches: Switches,
-    /// Keep `.uni` instructions (false: the baseline SIMT compiler, dac-gpu only).
-    pub datapath: bool,
 }
 
-/// The default, each switch alone, and the dac-gpu baseline without the datapath.
+/// The default, each switch alone, and the baseline without the scalar/uniform
+/// datapath (`--no-scalar-datapath`).
 pub fn settings() -> Vec<Setting> {
     let on = Switches::default();
     vec![
         Setting {
             name: "default",
             switches: on,
-            datapath: true,
         },
         Setting {
             name: "--no-uniformity",
@@ -370,7 +367,6 @@ pub fn settings() -> Vec<Setting> {
                 no_uniformity: true,
                 ..on
             },
-            datapath: true,
         },
         Setting {
             name: "--no-skip-empty",
@@ -378,7 +374,6 @@ pub fn settings() -> Vec<Setting> {
                 no_skip_empty: true,
                 ..on
             },
-            datapath: true,
         },
         Setting {
             name: "--force-cfg-opts",
@@ -386,15 +381,14 @@ pub fn settings() -> Vec<Setting> {
                 force_cfg_opts: true,
                 ..on
             },
-            datapath: true,
         },
         Setting {
-            name: "no uniform datapath",
+            name: "--no-scalar-datapath",
             switches: Switches {
                 no_uniformity: true,
+                no_scalar_datapath: true,
                 ..on
             },
-            datapath: false,
         },
     ]
 }
@@ -452,9 +446,6 @@ pub fn run_one(
     setting: &Setting,
     config: &str,
 ) -> Result<RunResult, String> {
-    if target == Target::Nyuzi && !setting.datapath {
-        return Err("the setting is dac-gpu only".into());
-    }
     // The pass pipeline reads the switches from the front result; the dac-gpu code
     // generator's use of the analysis is its own option, set below.
     let front = front_for(k, target, setting.switches)?;
@@ -483,15 +474,7 @@ pub fn run_one(
                 },
                 ..DacRunOptions::default()
             };
-            let mut compiled =
-                dac_gpu::run::compile(&front, true, &opts.codegen).map_err(describe)?;
-            if !setting.datapath {
-                for k in &mut compiled.program.kernels {
-                    for i in &mut k.insts {
-                        i.uni = false;
-                    }
-                }
-            }
+            let compiled = dac_gpu::run::compile(&front, true, &opts.codegen).map_err(describe)?;
             dac_gpu::run::run_compiled(&front, &compiled, &req, &opts).map_err(describe)
         }
     }
@@ -563,8 +546,7 @@ fn buffers(r: &RunResult) -> Vec<(String, Buffer)> {
     r.buffers.clone()
 }
 
-/// Measures every kernel on every target under every setting (dac-gpu-only settings
-/// are skipped on nyuzi). A run that fails is reported as an error row.
+/// Measures every kernel on every target under every setting. A run that fails is reported as an error row.
 pub fn measure(
     kernels: &[BenchKernel],
     settings: &[Setting],
@@ -575,9 +557,6 @@ pub fn measure(
         for target in Target::ALL {
             let mut reference = None;
             for s in settings {
-                if target == Target::Nyuzi && !s.datapath {
-                    continue;
-                }
                 let r = run_one(k, target, s, config)
                     .map_err(|e| format!("{} on {} ({}): {e}", k.name, target.name(), s.name));
                 let r = r.and_then(|r| {

@@ -83,6 +83,11 @@ pub struct Switches {
     pub force_cfg_opts: bool,
     /// `--no-inline`: calls stay calls (no [`inline`] pass).
     pub no_inline: bool,
+    /// `--no-scalar-datapath`: uniform ALU work runs on the vector datapath too (nyuzi:
+    /// `back::nyuzi::vectorize`; dac-gpu: no `.uni` instruction in the warps'
+    /// stream). The baseline that measures what the scalar/uniform datapath buys;
+    /// the command line sets `no_uniformity` with it.
+    pub no_scalar_datapath: bool,
 }
 
 /// Folds the block parameters that always receive one value ([`cfg::remove_trivial_params`]):

@@ -49,11 +49,28 @@ pub fn compile(
         .map_err(RunError::Compile)?;
     // `--no-uniformity` (the front end's switches) turns the analysis off in code
     // generation too: only uniform-typed values use the uniform datapath.
+    let sw = &front.switches;
     let options = Options {
-        uniformity: options.uniformity && !front.switches.no_uniformity,
+        uniformity: options.uniformity && !sw.no_uniformity && !sw.no_scalar_datapath,
         ..*options
     };
-    compile_module(&module, &options).map_err(RunError::Compile)
+    let mut compiled = compile_module(&module, &options).map_err(RunError::Compile)?;
+    if sw.no_scalar_datapath {
+        without_uniform_datapath(&mut compiled);
+    }
+    Ok(compiled)
+}
+
+/// Moves the warps' uniform-datapath instructions to the vector datapath
+/// (`--no-scalar-datapath`): every `.uni` of the non-affine stream is dropped. A
+/// `.uni` instruction's lanes all compute the same value, so the vector one gives the
+/// same results; the affine stream is left as it is.
+pub fn without_uniform_datapath(compiled: &mut Compiled) {
+    for k in &mut compiled.program.kernels {
+        for i in &mut k.insts {
+            i.uni = false;
+        }
+    }
 }
 
 /// Runs `req` on the dac-gpu simulator.
@@ -268,7 +285,7 @@ fn virtual_block(c: u32, block: sim::Dim3) -> Option<(u32, u32, u32)> {
 /// addresses where `tid.x` wraps (paper §4.2); its code reads `%tid.y/z` then
 /// ([`super::decouple`]).
 fn launch_block(decoupled: bool, block: (u32, u32, u32), gangs: u64) -> (u32, u32, u32) {
-    if decoupled && (block.1, block.2) != (1, 1) {
+    if decoupled && ((block.1, block.2) != (1, 1) || !block.0.is_multiple_of(32)) {
         block
     } else {
         ((gangs * 32) as u32, 1, 1)

@@ -10,7 +10,7 @@
 use cranelift_entity::EntityRef;
 
 use super::emit::{emit_function, frame_layout, uses_fp, FrameNeeds};
-use super::isel;
+use super::isel::{self, ScalarUse};
 use super::minst::NyuziTarget;
 use super::object::{DataObject, Object};
 use crate::back::common::regalloc;
@@ -44,18 +44,18 @@ fn loop_optimized_copy(module: &Module) -> Module {
 /// Operations the Nyuzi back end does not select are reported (E0903) with their
 /// spans; nothing panics.
 pub fn compile_module(module: &Module) -> Result<Object, Vec<Diagnostic>> {
-    compile_module_with(module, true)
+    compile_module_with(module, ScalarUse::Analysis)
 }
 
-/// [`compile_module`]; `uniformity` computes varying-typed values the uniformity
-/// analysis proves uniform in scalar registers (see [`super::scalarize`]); off for
-/// `--no-uniformity`.
-pub fn compile_module_with(module: &Module, uniformity: bool) -> Result<Object, Vec<Diagnostic>> {
+/// [`compile_module`], with `scalars` deciding what is computed in scalar registers:
+/// [`ScalarUse::Types`] for `--no-uniformity`, [`ScalarUse::Minimal`] for
+/// `--no-scalar-datapath`.
+pub fn compile_module_with(module: &Module, scalars: ScalarUse) -> Result<Object, Vec<Diagnostic>> {
     let module = &loop_optimized_copy(module);
     let mut obj = Object::default();
     let mut diags = Vec::new();
     for (fref, f) in module.functions.iter() {
-        let sel = match isel::select_with(module, f, fref.index() as u32, uniformity) {
+        let sel = match isel::select_with(module, f, fref.index() as u32, scalars) {
             Ok(s) => s,
             Err(d) => {
                 diags.extend(d);

@@ -319,26 +319,51 @@ struct Isel<'a> {
     facts: super::masks::MaskFacts,
     /// The IR block being selected.
     cur_ir: Option<Block>,
+    /// Uniform values with a vector form (`--no-scalar-datapath`, see
+    /// [`super::vectorize`]); empty otherwise.
+    vf: super::vectorize::VectorForms,
+    /// While set, values with a vector form read as varying-typed, in their vector
+    /// registers.
+    vector_mode: bool,
+    /// The vector registers of values with a vector form.
+    vvals: SecondaryMap<Value, Regs>,
+}
+
+/// What the selector computes in scalar registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScalarUse {
+    /// `uniform`-typed values, and the varying-typed ones the uniformity analysis
+    /// proves uniform ([`super::scalarize`]): the default.
+    Analysis,
+    /// `uniform`-typed values only (`--no-uniformity`).
+    Types,
+    /// Only what the ISA needs in scalar registers: uniform ALU work runs on the
+    /// vector unit ([`super::vectorize`], `--no-scalar-datapath`).
+    Minimal,
 }
 
 /// Selects one function. `fidx` is its index in the module (barrier identifiers).
 pub fn select(m: &Module, f: &Function, fidx: u32) -> Result<Selected, Vec<Diagnostic>> {
-    select_with(m, f, fidx, true)
+    select_with(m, f, fidx, ScalarUse::Analysis)
 }
 
-/// [`select`], computing uniform varying-typed values in scalar registers when
-/// `uniformity` is set (see [`super::scalarize`]).
+/// [`select`], with `scalars` deciding what is computed in scalar registers.
 pub fn select_with(
     m: &Module,
     f: &Function,
     fidx: u32,
-    uniformity: bool,
+    scalars: ScalarUse,
 ) -> Result<Selected, Vec<Diagnostic>> {
     let mut mf = MachFunction::new(f.name.clone());
     let entry = mf.new_block();
-    let uni = uniformity.then(|| crate::analysis::uniformity::analyze_function(f));
+    let uni =
+        (scalars == ScalarUse::Analysis).then(|| crate::analysis::uniformity::analyze_function(f));
     let facts = super::masks::MaskFacts::compute(m, f, uni.as_ref());
     let scal = super::scalarize::scalarized(f, uni.as_ref(), &facts);
+    let vf = match scalars {
+        ScalarUse::Minimal => super::vectorize::vector_forms(f),
+        _ => super::vectorize::VectorForms::default(),
+    };
     let mut s = Isel {
         m,
         f,
@@ -364,6 +389,9 @@ pub fn select_with(
         uni,
         facts,
         cur_ir: None,
+        vf,
+        vector_mode: false,
+        vvals: SecondaryMap::new(),
     };
     s.run();
     if !s.diags.is_empty() {
@@ -437,10 +465,16 @@ impl<'a> Isel<'a> {
         self.live = live_values(f);
         self.forward = self.forwarded_loads();
         self.entry_params(entry);
+        for p in f.blocks[entry].params.clone() {
+            if self.vf.all.contains(&p) {
+                self.vector_from_scalar(p);
+            }
+        }
         for &b in &reachable {
             self.cur = self.blocks[&b];
             self.cur_ir = Some(b);
             self.splat_scalar_params(b);
+            self.lane0_of_vector_params(b);
             for &inst in &f.blocks[b].insts {
                 let dead = !f.insts[inst].has_side_effects()
                     && f.inst_result(inst).is_some_and(|r| !self.live.contains(&r));
@@ -464,6 +498,9 @@ impl<'a> Isel<'a> {
     /// result is then splatted into the value's vector register for vector consumers
     /// (dead-code removal drops the splat when none reads it).
     fn inst_or_scalar(&mut self, inst: crate::ir::Inst) {
+        if !self.vf.all.is_empty() {
+            return self.inst_or_vector(inst);
+        }
         let f = self.f;
         let res = f.inst_result(inst).filter(|r| self.scal.contains(r));
         let Some(r) = res else {
@@ -582,6 +619,87 @@ impl<'a> Isel<'a> {
         }
     }
 
+    // ------------------------------------------ vector forms (no scalar datapath)
+
+    /// Selects `inst` with the scalar datapath off ([`super::vectorize`]): a result
+    /// computed in vectors is selected on its operands' vector forms and gets lane 0
+    /// as its scalar form; another uniform result with a vector form is splatted
+    /// where it is defined; a compare of uniform values is a vector compare (its mask
+    /// of 16 equal lanes is the uniform bool's 0 / 0xffff).
+    fn inst_or_vector(&mut self, inst: crate::ir::Inst) {
+        let res = self.f.inst_result(inst);
+        if let Some(r) = res.filter(|r| self.vf.computed.contains(r)) {
+            self.vector_mode = true;
+            self.inst(inst);
+            self.vector_mode = false;
+            self.scalar_from_lane0(r);
+            return;
+        }
+        self.vector_mode = self.compares_vector_forms(inst);
+        self.inst(inst);
+        self.vector_mode = false;
+        if let Some(r) = res.filter(|r| self.vf.all.contains(r)) {
+            self.vector_from_scalar(r);
+        }
+    }
+
+    /// Whether `inst` is an `icmp`/`fcmp` of uniform values with vector forms.
+    fn compares_vector_forms(&self, inst: crate::ir::Inst) -> bool {
+        match &self.f.insts[inst] {
+            InstData::Icmp { args, .. } | InstData::Fcmp { args, .. } => args
+                .iter()
+                .any(|a| self.vf.all.contains(&self.facts.resolve(*a))),
+            _ => false,
+        }
+    }
+
+    /// The vector registers of a value with a vector form (created on first mention).
+    fn vregs(&mut self, v: Value) -> Regs {
+        if self.vvals[v].is_empty() {
+            let ty = Type {
+                varying: true,
+                ..self.f.value_type(v)
+            };
+            let (class, n) = layout(ty);
+            self.vvals[v] = (0..n).map(|_| Reg::Virt(self.mf.new_vreg(class))).collect();
+        }
+        self.vvals[v].clone()
+    }
+
+    /// The scalar form of `v`, computed in vectors: its lane 0.
+    fn scalar_from_lane0(&mut self, v: Value) {
+        let src = self.vregs(v)[0];
+        let dest = self.regs(v)[0];
+        self.push(MInst::I {
+            op: AluOp::GetLane,
+            vector: true,
+            dest,
+            src1: Some(src),
+            imm: 0,
+        });
+    }
+
+    /// The vector form of `v`, computed in a scalar register: its splat.
+    fn vector_from_scalar(&mut self, v: Value) {
+        if self.const_bits(v).is_some() || !self.live.contains(&v) {
+            return;
+        }
+        let src = self.regs(v)[0];
+        let dst = self.vregs(v)[0];
+        self.splat_into(dst, src);
+    }
+
+    /// At the top of block `b`: the scalar forms of its parameters computed in
+    /// vectors (the incoming edges wrote their vector forms).
+    fn lane0_of_vector_params(&mut self, b: Block) {
+        let params = self.f.blocks[b].params.clone();
+        for p in params {
+            if self.vf.computed.contains(&p) && self.live.contains(&p) {
+                self.scalar_from_lane0(p);
+            }
+        }
+    }
+
     /// The value of a 32-bit-or-narrower constant operand (uniform, or a splat of
     /// one), as the register holds it.
     fn const_val(&self, v: Value) -> Option<i32> {
@@ -655,6 +773,9 @@ impl<'a> Isel<'a> {
             let ty = self.ty(v);
             return self.const_regs(ty, bits);
         }
+        if self.vector_mode && self.vf.all.contains(&v) {
+            return self.vregs(v);
+        }
         if self.vals[v].is_empty() {
             let (class, n) = layout(self.f.value_type(v));
             let regs: Regs = (0..n).map(|_| Reg::Virt(self.mf.new_vreg(class))).collect();
@@ -676,11 +797,21 @@ impl<'a> Isel<'a> {
                 ..ty
             };
         }
+        if self.vector_mode && self.vf.all.contains(&v) {
+            return Type {
+                varying: true,
+                ..ty
+            };
+        }
         ty
     }
 
     /// The registers of `v` as vectors: a uniform non-bool value is splatted.
     fn vec_regs(&mut self, v: Value) -> Regs {
+        let r = self.facts.resolve(v);
+        if self.vf.all.contains(&r) && self.const_bits(r).is_none() {
+            return self.vregs(r);
+        }
         let regs = self.regs(v);
         let ty = self.ty(v);
         if ty.varying || ty.scalar == Scalar::Bool {
@@ -1229,10 +1360,13 @@ impl<'a> Isel<'a> {
             // A scalarized parameter takes its (scalarized) argument's scalar register.
             let scalar = self.scal.contains(&p);
             self.scalar_mode = scalar;
+            // A parameter computed in vectors takes its argument's vector form.
+            self.vector_mode = self.vf.computed.contains(&p);
             let pr = if scalar { self.sregs(p) } else { self.regs(p) };
             let ar = self.regs(a);
             let vector = layout(self.ty(p)).0 == VECTOR;
             self.scalar_mode = false;
+            self.vector_mode = false;
             for (&d, &s) in pr.iter().zip(&ar) {
                 let t = self.nreg(vector);
                 self.push(MInst::Copy {
@@ -1551,10 +1685,11 @@ impl<'a> Isel<'a> {
     /// The scalar register of a [`Isel::broadcast_of`] value (a scalarized value's
     /// scalar register, so its splat is not needed).
     fn broadcast_reg(&mut self, u: Value) -> Reg {
-        let was = self.scalar_mode;
+        let was = (self.scalar_mode, self.vector_mode);
         self.scalar_mode = true;
+        self.vector_mode = false;
         let r = self.reg(u);
-        self.scalar_mode = was;
+        (self.scalar_mode, self.vector_mode) = was;
         r
     }
 

@@ -24,6 +24,7 @@ pub mod object;
 pub mod run;
 pub mod runtime;
 pub mod scalarize;
+pub mod vectorize;
 
 pub use asm::listing;
 pub use codegen::{compile_module, shared_layout};

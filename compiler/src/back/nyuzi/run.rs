@@ -23,6 +23,7 @@ use super::image::{
     build_image, Image, ImageError, ImageLaunch, ImageOptions, MachineShape, STACK_CANARY,
     STACK_CANARY_BYTES,
 };
+use super::isel::ScalarUse;
 use super::object::Object;
 use super::runtime::sched;
 use crate::diag::{codes, Diagnostic};
@@ -67,9 +68,16 @@ pub struct BuiltLaunch {
 pub fn compile(front: &FrontResult, optimize: bool) -> Result<(Module, Object), RunError> {
     let module =
         driver::lower_for_target(front, optimize, LegalTarget::Nyuzi).map_err(RunError::Compile)?;
-    let uniformity = !front.switches.no_uniformity;
+    let sw = &front.switches;
+    let scalars = if sw.no_scalar_datapath {
+        ScalarUse::Minimal
+    } else if sw.no_uniformity {
+        ScalarUse::Types
+    } else {
+        ScalarUse::Analysis
+    };
     let object =
-        super::codegen::compile_module_with(&module, uniformity).map_err(RunError::Compile)?;
+        super::codegen::compile_module_with(&module, scalars).map_err(RunError::Compile)?;
     Ok((module, object))
 }
 

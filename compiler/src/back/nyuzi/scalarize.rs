@@ -59,7 +59,8 @@ fn pointer_candidate(f: &Function, uni: &FunctionUniformity, v: Value) -> bool {
     f.value_type(v).scalar == Scalar::Ptr && (uni.uniform_in(v).is_some() || uni.is_uniform(v))
 }
 
-fn allowed_binary(op: BinaryOp) -> bool {
+/// Binary operations with one scalar and one vector instruction each.
+pub(super) fn allowed_binary(op: BinaryOp) -> bool {
     use BinaryOp::*;
     matches!(
         op,

@@ -11,7 +11,8 @@
 use sim::nyuzi::{decode, encode, BranchOp, Config, Inst, Machine};
 
 use super::abi::{ctx, GP, SP};
-use super::isel::{assign_args, layout, ArgLoc};
+use super::codegen::compile_module_with;
+use super::isel::{assign_args, layout, ArgLoc, ScalarUse};
 use super::object::{Object, RelocKind, RelocTarget};
 use super::{compile_module, listing};
 use crate::driver::{self, FrontOptions, Stage};
@@ -43,8 +44,14 @@ fn module_of(src: &str) -> Module {
     }
 }
 
+thread_local! {
+    /// What [`compile`] computes in scalar registers (the `--no-scalar-datapath`
+    /// tests rerun other tests with [`ScalarUse::Minimal`]).
+    static SCALARS: std::cell::Cell<ScalarUse> = const { std::cell::Cell::new(ScalarUse::Analysis) };
+}
+
 fn compile(m: &Module) -> Object {
-    match compile_module(m) {
+    match compile_module_with(m, SCALARS.get()) {
         Ok(o) => o,
         Err(d) => panic!(
             "nyuzi codegen failed: {:?}",
@@ -1268,4 +1275,71 @@ block0(v0: ptr, v1: i32):
             Err(sim::nyuzi::FaultKind::Breakpoint)
         );
     }
+}
+
+/// The listing of `text` with the scalar datapath off.
+fn minimal_listing(text: &str) -> String {
+    let m = crate::ir::parse_module(text).expect("IR parses");
+    SCALARS.set(ScalarUse::Minimal);
+    let l = listing(&compile(&m), None);
+    SCALARS.set(ScalarUse::Analysis);
+    l
+}
+
+#[test]
+fn without_the_scalar_datapath_uniform_loop_work_runs_on_vectors() {
+    // The counter and the accumulator of a uniform loop: vector adds and a vector
+    // compare (whose mask is the branch's uniform bool); the result is lane 0.
+    let text = "module lanes 16 ptr 4
+function export @f(i32) -> i32 {
+block0(v0: i32):
+    v1 = iconst.i32 0
+    jump block1(v1, v1)
+block1(v2: i32, v3: i32):
+    v4 = icmp slt v2, v0
+    brif v4, block2, block3
+block2:
+    v6 = iadd v3, v2
+    v7 = iconst.i32 1
+    v8 = iadd v2, v7
+    jump block1(v8, v6)
+block3:
+    return v3
+}
+";
+    let vector = minimal_listing(text);
+    let scalar = ir_listing(text);
+    let count = |l: &str, pat: &str| l.lines().filter(|x| x.contains(pat)).count();
+    assert!(count(&vector, "add_i v") >= 2, "{vector}");
+    assert_eq!(count(&vector, "add_i s"), 0, "{vector}");
+    assert!(
+        count(&vector, "cmplt_i s") + count(&vector, "cmpgt_i s") >= 1,
+        "{vector}"
+    );
+    assert!(count(&vector, "getlane") >= 1, "{vector}");
+    assert!(count(&scalar, "add_i s") >= 2, "{scalar}");
+    assert_eq!(count(&scalar, "add_i v"), 0, "{scalar}");
+    let m = crate::ir::parse_module(text).expect("IR parses");
+    for n in [0u64, 1, 7, 40] {
+        let want = run_interp(&m, "f", &[Arg::Val(n)]);
+        SCALARS.set(ScalarUse::Minimal);
+        let got = run_nyuzi(&m, "f", &[Arg::Val(n)], false);
+        SCALARS.set(ScalarUse::Analysis);
+        assert_eq!(got, want, "n={n}");
+    }
+}
+
+#[test]
+fn without_the_scalar_datapath_results_match_the_interpreter() {
+    // The operation, conversion and gang tests again, with every uniform operation,
+    // select and loop-carried value computed in vector registers.
+    SCALARS.set(ScalarUse::Minimal);
+    every_native_integer_and_f32_operation_matches_the_interpreter();
+    unary_ops_and_conversions_match_the_interpreter();
+    masks_selects_and_lane_ops_match_the_interpreter();
+    foreach_and_reductions_match_the_interpreter();
+    misc_conversions_64bit_lanes_and_pressure_match_the_interpreter();
+    partial_gangs_match_the_interpreter();
+    uniform_atomics_match_the_interpreter();
+    SCALARS.set(ScalarUse::Analysis);
 }
