@@ -39,6 +39,20 @@ pub enum BarrierGate {
     All,
 }
 
+/// What the AEU does with an early request whose line it cannot lock (its L1 set
+/// already has N−1 of N ways locked, or the line's counter is saturated; paper
+/// §4.2 locks at most N−1 ways and leaves this case open).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EarlyUnlockable {
+    /// Not fetched: the warp's `deq.data` loads the line itself, after the
+    /// record's other lines have arrived.
+    Drop,
+    /// Fetched without a lock, as a conventional prefetch: the fill may be
+    /// replaced before its use (the warp then misses), but the line's latency
+    /// overlaps the record's other lines instead of following them.
+    Unlocked,
+}
+
 /// A configuration value as written in the file.
 #[derive(Clone, Debug, PartialEq)]
 enum Value {
@@ -103,6 +117,22 @@ impl FromValue for BarrierGate {
         match self {
             BarrierGate::Requests => "\"requests\"".into(),
             BarrierGate::All => "\"all\"".into(),
+        }
+    }
+}
+
+impl FromValue for EarlyUnlockable {
+    fn from_value(v: &Value) -> Result<Self, String> {
+        match String::from_value(v)?.as_str() {
+            "drop" => Ok(EarlyUnlockable::Drop),
+            "unlocked" => Ok(EarlyUnlockable::Unlocked),
+            s => Err(format!("`{s}` is not \"drop\" or \"unlocked\"")),
+        }
+    }
+    fn to_text(&self) -> String {
+        match self {
+            EarlyUnlockable::Drop => "\"drop\"".into(),
+            EarlyUnlockable::Unlocked => "\"unlocked\"".into(),
         }
     }
 }
@@ -238,6 +268,16 @@ config! {
     /// DAC: which expansions a CTA's barrier holds back ("requests": those issuing
     /// early requests; "all": every one).
     barrier_gate: BarrierGate = BarrierGate::Requests;
+    /// DAC: early requests whose line cannot be locked ("drop": not fetched;
+    /// "unlocked": fetched without a lock).
+    early_unlockable: EarlyUnlockable = EarlyUnlockable::Drop;
+    /// DAC: while another affine warp context serves a batch and blocks are still
+    /// to come, a new batch starts only once the resident blocks no batch has
+    /// served are at least 1/`batch_min_share` of the resident blocks (0: at once,
+    /// with the first such block). Keeps a context from being taken for a whole
+    /// block lifetime by a batch of one block while the blocks arriving behind it
+    /// wait idle.
+    batch_min_share: u32 = 0;
 }
 
 /// A configuration file error at a 1-based line.

@@ -820,7 +820,9 @@ impl Run<'_, '_> {
                 .filter_map(|(i, c)| c.as_ref().map(|c| (i, c.info.ctaid, c.linear)))
                 .filter(|&(i, _, linear)| !d.is_served(i, linear))
                 .collect();
-            if !blocks.is_empty() {
+            let resident = sm.ctas.iter().filter(|c| c.is_some()).count();
+            let more = self.next_cta < self.ctx.prep.num_ctas;
+            if d.may_start_batch(blocks.len(), resident, more) {
                 let prep = self.ctx.prep;
                 d.start_batch(&blocks, prep.block, prep.warps_per_block as usize)
                     .map_err(|m| {

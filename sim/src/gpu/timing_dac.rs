@@ -29,13 +29,19 @@
 //! registers ahead of the warps' own misses. Each request locks its line's way at
 //! issue ([`LockTable`], at most N−1 ways of a set); the L1 never replaces a locked
 //! way ([`crate::mem::Cache::set_pinned`]), so the data stays until the `deq.data`
-//! that uses it releases the lock. A request whose line cannot be locked is dropped
-//! (not fetched): the warp's `deq.data` then loads the line itself.
+//! that uses it releases the lock. A request whose line cannot be locked is, by
+//! `early_unlockable`, fetched without a lock (it may be replaced before its use,
+//! like a conventional prefetch) or dropped (not fetched: the warp's `deq.data`
+//! then loads the line itself, after the record's other lines have arrived).
+//!
+//! Batches (`batch_min_share`, [`SmDac::may_start_batch`]): while another context
+//! is busy, a batch waits until enough resident blocks are unserved, so that one
+//! early block does not take a context for its whole lifetime.
 
 use std::collections::{HashMap, VecDeque};
 
 use super::affine::{AffineEvent, AffineTrace};
-use super::config::GpuConfig;
+use super::config::{EarlyUnlockable, GpuConfig};
 use super::dac::{
     AddrTuple, CmpOp, CtaSlot, DacConfig, DacSm, DacStats, EarlyRequest, Enq, IntType, LockTable,
     PredTuple, PrefetchStats, PrefetchTracker, QueueStats, SelAddrTuple,
@@ -252,6 +258,10 @@ pub(crate) struct SmDac {
     /// Cycles the affine warp could not issue an `enq` (back-pressure).
     pub enq_stall_cycles: u64,
     line_size: u32,
+    /// What an early request whose line cannot be locked does.
+    unlockable: EarlyUnlockable,
+    /// `batch_min_share` (see [`SmDac::may_start_batch`]).
+    batch_min_share: u32,
 }
 
 /// One affine warp context: where it is in the stream, the cycle it may issue
@@ -307,6 +317,8 @@ impl SmDac {
             affine_insts: 0,
             enq_stall_cycles: 0,
             line_size: cfg.line_size,
+            unlockable: cfg.early_unlockable,
+            batch_min_share: cfg.batch_min_share,
         })
     }
 
@@ -325,6 +337,30 @@ impl SmDac {
                 w.streaming = false;
             }
         }
+    }
+
+    /// Whether some affine warp context still serves a batch.
+    fn any_context_busy(&self) -> bool {
+        (0..self.affine.len()).any(|c| self.affine[c].streaming || !self.engine.is_drained_in(c))
+    }
+
+    /// Whether a free context should start a batch now for `unserved` of the SM's
+    /// `resident` blocks, `more` telling whether the grid still has blocks to send.
+    /// At once when no other context is busy (the SM would otherwise wait on no
+    /// one) or no more blocks will come; otherwise only once the unserved blocks
+    /// are at least 1/`batch_min_share` of the resident ones (`batch_min_share`
+    /// 0: at once). A batch holds its context until its last block has consumed
+    /// its last entry, about a block's lifetime: started for the first block to
+    /// arrive, it would leave the blocks arriving just behind it waiting that long
+    /// for a context (nw, where the blocks of a batch finish together and are
+    /// replaced one by one). A busy context guarantees progress: it frees when its
+    /// blocks finish, which does not depend on the waiting ones.
+    pub fn may_start_batch(&self, unserved: usize, resident: usize, more: bool) -> bool {
+        if unserved == 0 {
+            return false;
+        }
+        let share = self.batch_min_share as usize;
+        share == 0 || !more || !self.any_context_busy() || unserved * share >= resident
     }
 
     /// A context neither streaming nor with entries left to expand.
@@ -430,18 +466,23 @@ impl SmDac {
 
     /// The AEU's port into the L1: the oldest buffered early request, at most one
     /// a cycle. A request whose line cannot be locked (its set has N−1 ways
-    /// locked, or the line's counter is saturated) is dropped at once, before it
+    /// locked, or the line's counter is saturated) never waits for locks to be
+    /// released. With `early_unlockable = "drop"` it is dropped at once, before it
     /// waits for or takes a miss register: the line is neither fetched nor locked,
-    /// and the warp's `deq.data` loads it itself, as the baseline does, rather
-    /// than the prefetch evicting data still to be used or waiting for locks to be
-    /// released. A request whose line is absent waits for a free miss register
+    /// and the warp's `deq.data` loads it itself once the record's other lines
+    /// have arrived, a second memory round trip. With `"unlocked"` it goes on
+    /// without a lock (counted in `prefetch_unprotected`): its fill takes the set's
+    /// unlocked way and may be replaced before its use, but it overlaps the
+    /// record's other lines. A request whose line is absent waits for a free miss register
     /// that leaves the reserve for demand misses ([`SmDac::early_mshr_free`]), so
     /// it never queues ahead of the warps' own misses nor starves them.
     pub fn issue_early(&mut self, now: u64, memsys: &mut MemorySystem, sm_id: usize) {
         let Some(r) = self.outbox.front().copied() else {
             return;
         };
-        if !lockable(&self.locks, memsys, sm_id, self.line_size, r.line) {
+        if !lockable(&self.locks, memsys, sm_id, self.line_size, r.line)
+            && self.unlockable == EarlyUnlockable::Drop
+        {
             self.outbox.pop_front();
             self.dropped += 1;
             return;
@@ -723,7 +764,8 @@ mod tests {
 
     #[test]
     fn locked_lines_stay_until_used_and_a_full_set_drops_the_request() {
-        let (cfg, mut m) = machine(0);
+        let (mut cfg, mut m) = machine(0);
+        cfg.early_unlockable = EarlyUnlockable::Drop;
         // Stride 128: lane l of warp w fetches line 32w + l, in set l; each set
         // gets one line of each of the 4 warps (set 0: 0x0, 0x1000, 0x2000, 0x3000).
         let mut d = SmDac::new(&cfg, 48, 8).unwrap();
@@ -819,7 +861,8 @@ mod tests {
 
     #[test]
     fn a_request_that_cannot_be_locked_is_dropped_without_a_miss_register() {
-        let (cfg, mut m) = machine(1);
+        let (mut cfg, mut m) = machine(1);
+        cfg.early_unlockable = EarlyUnlockable::Drop;
         // The only register is busy with a demand miss for hundreds of cycles.
         m.access(0, 0x50_0000, 4, AccessKind::Read, 0);
         assert!(!m.l1_mshr_available(0, 1));
@@ -837,6 +880,68 @@ mod tests {
             !d.deq_blocked(DeqNeed::Addr { data: true }, 0),
             "the warp loads the line itself"
         );
+    }
+
+    #[test]
+    fn an_unlockable_request_is_fetched_unlocked_when_configured() {
+        let (mut cfg, mut m) = machine(0);
+        cfg.early_unlockable = EarlyUnlockable::Unlocked;
+        // As in the dropping test: 4 warps, one line of each in every set; the 4th
+        // line of a set (warp 3's) finds 3 ways locked.
+        let mut d = SmDac::new(&cfg, 48, 8).unwrap();
+        d.start_batch(&[(0, [0, 0, 0], 0)], [128, 1, 1], 4).unwrap();
+        let t = AddrTuple {
+            tuple: AffineTuple {
+                base: 0,
+                strides: [128, 0, 0],
+                cta_strides: [0, 0, 0],
+            },
+            access_bytes: 4,
+            wide: true,
+        };
+        d.engine.enqueue(Enq::Data(t)).unwrap();
+        for now in 0..2000 {
+            d.tick(now, &mut m, 0);
+        }
+        let s = *d.prefetch.stats();
+        assert_eq!((s.requests, s.unprotected, d.dropped), (128, 32, 0));
+        assert_eq!(d.locks.stats().max_locked_ways, 3, "never the last way");
+        // Warp 3's lines were fetched, unlocked: its record is ready, and using it
+        // releases nothing.
+        let (set, way) = m
+            .l1_locate(0, 0x3000)
+            .expect("the unlocked line was fetched");
+        assert!(!d.locks.is_locked(set, way));
+        assert!(!d.deq_blocked(DeqNeed::Addr { data: true }, 3));
+        d.deq(DeqNeed::Addr { data: true }, 3, 2000, &mut m, 0);
+        assert_eq!(d.locks.locked_ways(0), 3);
+        // Warp 0's locked lines go as before.
+        d.deq(DeqNeed::Addr { data: true }, 0, 2001, &mut m, 0);
+        assert_eq!(d.locks.locked_ways(0), 2);
+    }
+
+    #[test]
+    fn a_batch_waits_for_a_share_of_the_resident_blocks_while_a_context_is_busy() {
+        let (mut cfg, _) = machine(0);
+        cfg.affine_contexts = 2;
+        cfg.batch_min_share = 2;
+        let mut d = SmDac::new(&cfg, 8, 8).unwrap();
+        let plan = data_stream(4);
+        assert!(!d.may_start_batch(0, 8, true), "nothing to serve");
+        assert!(d.may_start_batch(1, 8, true), "no context busy: at once");
+        d.start_batch(&[(0, [0, 0, 0], 0)], [32, 1, 1], 1).unwrap();
+        assert!(d.batch_over(&plan), "the other context is free");
+        // Context 0 serves block 0: one or three unserved of 8 resident wait...
+        assert!(!d.may_start_batch(1, 8, true));
+        assert!(!d.may_start_batch(3, 8, true));
+        // ...half of them start, and so does any number once no block is to come.
+        assert!(d.may_start_batch(4, 8, true));
+        assert!(d.may_start_batch(1, 8, false));
+        // batch_min_share = 0: the first unserved block starts a batch.
+        cfg.batch_min_share = 0;
+        let mut d0 = SmDac::new(&cfg, 8, 8).unwrap();
+        d0.start_batch(&[(0, [0, 0, 0], 0)], [32, 1, 1], 1).unwrap();
+        assert!(d0.may_start_batch(1, 8, true));
     }
 
     #[test]

@@ -283,7 +283,10 @@ fn virtual_block(c: u32, block: sim::Dim3) -> Option<(u32, u32, u32)> {
 /// lanes past the block from having effects. A decoupled kernel (`decoupled`) with a
 /// 2-D or 3-D block launches in the real shape instead, which the AEU needs to step
 /// addresses where `tid.x` wraps (paper §4.2); its code reads `%tid.y/z` then
-/// ([`super::decouple`]).
+/// ([`super::decouple`]). So does a decoupled 1-D block that is not whole warps: the
+/// AEU expands the affine stream's `%tid.x` for every lane of the hardware block, and
+/// padding lanes would make it fetch (and lock in L1) lines no thread reads (nw's
+/// 16-thread blocks: 32 lines per column load instead of 16).
 fn launch_block(decoupled: bool, block: (u32, u32, u32), gangs: u64) -> (u32, u32, u32) {
     if decoupled && ((block.1, block.2) != (1, 1) || !block.0.is_multiple_of(32)) {
         block
