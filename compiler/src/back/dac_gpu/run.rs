@@ -294,3 +294,23 @@ fn launch_block(decoupled: bool, block: (u32, u32, u32), gangs: u64) -> (u32, u3
         ((gangs * 32) as u32, 1, 1)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::launch_block;
+
+    #[test]
+    fn decoupled_blocks_launch_in_their_real_shape_unless_whole_1d_warps() {
+        // The baseline pads every block to whole warps in one dimension.
+        assert_eq!(launch_block(false, (16, 1, 1), 1), (32, 1, 1));
+        assert_eq!(launch_block(false, (16, 16, 1), 8), (256, 1, 1));
+        // Decoupled: 2-D/3-D blocks and partial-warp 1-D blocks keep their shape,
+        // so the AEU expands only the threads that exist.
+        assert_eq!(launch_block(true, (16, 16, 1), 8), (16, 16, 1));
+        assert_eq!(launch_block(true, (8, 4, 2), 2), (8, 4, 2));
+        assert_eq!(launch_block(true, (16, 1, 1), 1), (16, 1, 1));
+        assert_eq!(launch_block(true, (100, 1, 1), 4), (100, 1, 1));
+        // Whole warps in one dimension: the same either way.
+        assert_eq!(launch_block(true, (256, 1, 1), 8), (256, 1, 1));
+    }
+}
