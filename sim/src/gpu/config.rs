@@ -89,69 +89,51 @@ impl FromValue for String {
     }
 }
 
-impl FromValue for AllocGranularity {
-    fn from_value(v: &Value) -> Result<Self, String> {
-        match String::from_value(v)?.as_str() {
-            "warp" => Ok(AllocGranularity::Warp),
-            "block" => Ok(AllocGranularity::Block),
-            s => Err(format!("`{s}` is not \"warp\" or \"block\"")),
+/// `FromValue` for an enum written as one of a few quoted names.
+macro_rules! named_values {
+    ($ty:ty { $($variant:path => $name:literal),+ $(,)? }) => {
+        impl FromValue for $ty {
+            fn from_value(v: &Value) -> Result<Self, String> {
+                match String::from_value(v)?.as_str() {
+                    $($name => Ok($variant),)+
+                    s => Err(format!("`{s}` is not {}", one_of(&[$($name),+]))),
+                }
+            }
+            fn to_text(&self) -> String {
+                match self {
+                    $($variant => format!("\"{}\"", $name),)+
+                }
+            }
         }
-    }
-    fn to_text(&self) -> String {
-        match self {
-            AllocGranularity::Warp => "\"warp\"".into(),
-            AllocGranularity::Block => "\"block\"".into(),
-        }
+    };
+}
+
+/// `"a"`, `"a" or "b"`, `"a", "b" or "c"`.
+fn one_of(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+    match quoted.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
     }
 }
 
-impl FromValue for BarrierGate {
-    fn from_value(v: &Value) -> Result<Self, String> {
-        match String::from_value(v)?.as_str() {
-            "requests" => Ok(BarrierGate::Requests),
-            "all" => Ok(BarrierGate::All),
-            s => Err(format!("`{s}` is not \"requests\" or \"all\"")),
-        }
-    }
-    fn to_text(&self) -> String {
-        match self {
-            BarrierGate::Requests => "\"requests\"".into(),
-            BarrierGate::All => "\"all\"".into(),
-        }
-    }
-}
-
-impl FromValue for EarlyUnlockable {
-    fn from_value(v: &Value) -> Result<Self, String> {
-        match String::from_value(v)?.as_str() {
-            "drop" => Ok(EarlyUnlockable::Drop),
-            "unlocked" => Ok(EarlyUnlockable::Unlocked),
-            s => Err(format!("`{s}` is not \"drop\" or \"unlocked\"")),
-        }
-    }
-    fn to_text(&self) -> String {
-        match self {
-            EarlyUnlockable::Drop => "\"drop\"".into(),
-            EarlyUnlockable::Unlocked => "\"unlocked\"".into(),
-        }
-    }
-}
-
-impl FromValue for SchedPolicy {
-    fn from_value(v: &Value) -> Result<Self, String> {
-        match String::from_value(v)?.as_str() {
-            "gto" => Ok(SchedPolicy::Gto),
-            "lrr" => Ok(SchedPolicy::Lrr),
-            s => Err(format!("`{s}` is not \"gto\" or \"lrr\"")),
-        }
-    }
-    fn to_text(&self) -> String {
-        match self {
-            SchedPolicy::Gto => "\"gto\"".into(),
-            SchedPolicy::Lrr => "\"lrr\"".into(),
-        }
-    }
-}
+named_values!(AllocGranularity {
+    AllocGranularity::Warp => "warp",
+    AllocGranularity::Block => "block",
+});
+named_values!(BarrierGate {
+    BarrierGate::Requests => "requests",
+    BarrierGate::All => "all",
+});
+named_values!(EarlyUnlockable {
+    EarlyUnlockable::Drop => "drop",
+    EarlyUnlockable::Unlocked => "unlocked",
+});
+named_values!(SchedPolicy {
+    SchedPolicy::Gto => "gto",
+    SchedPolicy::Lrr => "lrr",
+});
 
 /// Declares the configuration struct and its key table from one list, so that the
 /// file format, the printer and the struct cannot drift apart.

@@ -137,6 +137,20 @@ fn config_errors_name_the_line() {
     assert!(GpuConfig::load("/nonexistent/x.toml")
         .unwrap_err()
         .contains("neither a preset"));
+    // Named values: every key's names are listed when one is wrong.
+    for (key, names) in [
+        ("scheduler", "\"gto\" or \"lrr\""),
+        ("barrier_gate", "\"requests\" or \"all\""),
+        ("early_unlockable", "\"drop\" or \"unlocked\""),
+        ("register_alloc_granularity", "\"warp\" or \"block\""),
+    ] {
+        let e = GpuConfig::from_text(&format!("base = \"gtx480\"\n{key} = \"x\"\n")).unwrap_err();
+        assert_eq!(
+            (e.line, e.msg.clone()),
+            (2, format!("`{key}`: `x` is not {names}")),
+            "{key}"
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------
