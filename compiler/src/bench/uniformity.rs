@@ -3,9 +3,10 @@
 //! Each kernel of [`KERNELS`] (examples, most dominated by uniform loop control and
 //! address arithmetic, some divergent) runs on both targets in timing mode under each
 //! [`Setting`]: the default, `--no-uniformity` (only `uniform`-typed values use the
-//! scalar/uniform datapath), `--no-skip-empty` and `--force-cfg-opts`; on dac-gpu also
-//! `no uniform datapath` (every `.uni` removed after compilation: the baseline SIMT
-//! compiler, for scale). dac-gpu runs compile without Decoupled Affine Computation
+//! scalar/uniform datapath), `--no-skip-empty`, `--force-cfg-opts` and
+//! `--no-scalar-datapath` (no scalar/uniform datapath at all: on nyuzi uniform ALU work
+//! runs on the vector unit, `back::nyuzi::vectorize`; on dac-gpu no `.uni`: the
+//! baseline SIMT compiler). dac-gpu runs compile without Decoupled Affine Computation
 //! (`--no-dac`), so that the uniform datapath alone is compared; `bench dac` measures
 //! decoupling. Each run reports dynamic vector and scalar instructions (on
 //! nyuzi: vector and scalar instructions; on dac-gpu: vector and uniform-datapath warp

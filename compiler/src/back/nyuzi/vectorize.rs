@@ -2,7 +2,7 @@
 //! registers when the scalar datapath is off (`--no-scalar-datapath`): the mirror of
 //! [`super::scalarize`], and the baseline that measures what scalar registers buy a
 //! vector machine (issue 6; paper 003 on Nyuzi's scalar registers, and the dac-gpu
-//! target's "no uniform datapath").
+//! target's `--no-scalar-datapath`, which drops its `.uni`).
 //!
 //! Every uniform `i8`/`i16`/`i32`/`f32`/`ptr` value gets a vector form, all of whose
 //! lanes hold the value ([`VectorForms::all`]). The values the scalar datapath would
