@@ -746,13 +746,18 @@ mod tests {
     /// One CTA of `warps` warps; `enq.data` of a stride-4 tuple at `base` (one line
     /// per warp, consecutive lines).
     fn batch(cfg: &GpuConfig, warps: u32, base: i64) -> SmDac {
+        strided_batch(cfg, warps, base, 4)
+    }
+
+    /// [`batch`] with a thread-x stride of `stride` bytes.
+    fn strided_batch(cfg: &GpuConfig, warps: u32, base: i64, stride: i64) -> SmDac {
         let mut d = SmDac::new(cfg, 48, 8).unwrap();
         d.start_batch(&[(0, [0, 0, 0], 0)], [32 * warps, 1, 1], warps as usize)
             .unwrap();
         let t = AddrTuple {
             tuple: AffineTuple {
                 base,
-                strides: [4, 0, 0],
+                strides: [stride, 0, 0],
                 cta_strides: [0, 0, 0],
             },
             access_bytes: 4,
@@ -768,18 +773,7 @@ mod tests {
         cfg.early_unlockable = EarlyUnlockable::Drop;
         // Stride 128: lane l of warp w fetches line 32w + l, in set l; each set
         // gets one line of each of the 4 warps (set 0: 0x0, 0x1000, 0x2000, 0x3000).
-        let mut d = SmDac::new(&cfg, 48, 8).unwrap();
-        d.start_batch(&[(0, [0, 0, 0], 0)], [128, 1, 1], 4).unwrap();
-        let t = AddrTuple {
-            tuple: AffineTuple {
-                base: 0,
-                strides: [128, 0, 0],
-                cta_strides: [0, 0, 0],
-            },
-            access_bytes: 4,
-            wide: true,
-        };
-        d.engine.enqueue(Enq::Data(t)).unwrap();
+        let mut d = strided_batch(&cfg, 4, 0, 128);
         for now in 0..2000 {
             d.tick(now, &mut m, 0);
         }
@@ -888,18 +882,7 @@ mod tests {
         cfg.early_unlockable = EarlyUnlockable::Unlocked;
         // As in the dropping test: 4 warps, one line of each in every set; the 4th
         // line of a set (warp 3's) finds 3 ways locked.
-        let mut d = SmDac::new(&cfg, 48, 8).unwrap();
-        d.start_batch(&[(0, [0, 0, 0], 0)], [128, 1, 1], 4).unwrap();
-        let t = AddrTuple {
-            tuple: AffineTuple {
-                base: 0,
-                strides: [128, 0, 0],
-                cta_strides: [0, 0, 0],
-            },
-            access_bytes: 4,
-            wide: true,
-        };
-        d.engine.enqueue(Enq::Data(t)).unwrap();
+        let mut d = strided_batch(&cfg, 4, 0, 128);
         for now in 0..2000 {
             d.tick(now, &mut m, 0);
         }
