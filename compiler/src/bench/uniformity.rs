@@ -447,12 +447,11 @@ pub fn run_one(
     setting: &Setting,
     config: &str,
 ) -> Result<RunResult, String> {
-    // The pass pipeline reads the switches from the front result; the dac-gpu code
-    // generator's use of the analysis is its own option, set below.
+    // The pass pipeline and both code generators read the switches from the front
+    // result.
     let front = front_for(k, target, setting.switches)?;
     let args = k.arg_strings();
     let req = k.request(&args);
-    let sw = setting.switches;
     match target {
         Target::Nyuzi => {
             let opts = NyuziRunOptions {
@@ -468,15 +467,14 @@ pub fn run_one(
                 // On the SIMT baseline (`--no-dac`): decoupling moves uniform and
                 // affine work to the affine warp, which `bench dac` measures; here the
                 // uniform datapath alone is compared.
+                // (`dac_gpu::run::compile` applies the switches to the rest.)
                 codegen: dac_gpu::Options {
-                    uniformity: !sw.no_uniformity,
                     dac: false,
                     ..dac_gpu::Options::default()
                 },
                 ..DacRunOptions::default()
             };
-            let compiled = dac_gpu::run::compile(&front, true, &opts.codegen).map_err(describe)?;
-            dac_gpu::run::run_compiled(&front, &compiled, &req, &opts).map_err(describe)
+            dac_gpu::run::run_on_dac_gpu(&front, &req, &opts).map_err(describe)
         }
     }
 }
