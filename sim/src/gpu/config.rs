@@ -39,6 +39,21 @@ pub enum BarrierGate {
     All,
 }
 
+/// Which Affine Tuple Queue entry the expansion units may work on for a CTA (paper
+/// §4.2 ⑥: one accumulated-address register per concurrent CTA, "allowing it to
+/// switch among CTAs to generate addresses").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtqCursor {
+    /// Every CTA works on the ATQ's head entry; the next entry starts for any CTA
+    /// only once every CTA has the head (one CTA with a full warp queue holds the
+    /// others once they are done with the head).
+    Head,
+    /// Each CTA has its own read position in the ATQ: a CTA that has the head moves
+    /// on to the next entry while a slower CTA finishes the head. An entry leaves
+    /// the ATQ once every CTA has it, so CTAs drift apart by at most the ATQ's size.
+    Cta,
+}
+
 /// What the AEU does with an early request whose line it cannot lock (its L1 set
 /// already has N−1 of N ways locked, or the line's counter is saturated; paper
 /// §4.2 locks at most N−1 ways and leaves this case open).
@@ -125,6 +140,10 @@ named_values!(AllocGranularity {
 named_values!(BarrierGate {
     BarrierGate::Requests => "requests",
     BarrierGate::All => "all",
+});
+named_values!(AtqCursor {
+    AtqCursor::Head => "head",
+    AtqCursor::Cta => "cta",
 });
 named_values!(EarlyUnlockable {
     EarlyUnlockable::Drop => "drop",
@@ -250,6 +269,9 @@ config! {
     /// DAC: which expansions a CTA's barrier holds back ("requests": those issuing
     /// early requests; "all": every one).
     barrier_gate: BarrierGate = BarrierGate::Requests;
+    /// DAC: which ATQ entry a CTA's expansion may work on ("head": every CTA the
+    /// head entry; "cta": each CTA its own next entry).
+    atq_cursor: AtqCursor = AtqCursor::Head;
     /// DAC: early requests whose line cannot be locked ("drop": not fetched;
     /// "unlocked": fetched without a lock).
     early_unlockable: EarlyUnlockable = EarlyUnlockable::Drop;

@@ -19,7 +19,7 @@ mod timing_dac;
 pub mod uniform;
 
 pub use asm::{check, parse, print, AsmError};
-pub use config::{BarrierGate, GpuConfig};
+pub use config::{AtqCursor, BarrierGate, GpuConfig};
 pub use isa::*;
 pub use machine::{
     pack_params, run_functional, FaultKind, FunctionalReport, GlobalMemory, GpuFault, Launch,

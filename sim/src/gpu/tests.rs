@@ -142,6 +142,7 @@ fn config_errors_name_the_line() {
         ("scheduler", "\"gto\" or \"lrr\""),
         ("barrier_gate", "\"requests\" or \"all\""),
         ("early_unlockable", "\"drop\" or \"unlocked\""),
+        ("atq_cursor", "\"head\" or \"cta\""),
         ("register_alloc_granularity", "\"warp\" or \"block\""),
     ] {
         let e = GpuConfig::from_text(&format!("base = \"gtx480\"\n{key} = \"x\"\n")).unwrap_err();

@@ -18,13 +18,17 @@
 //!   or [`DacSm::deq_pred`]. Whether prefetched data has arrived is the memory
 //!   model's business (it owns the L1 and its [`super::LockTable`]).
 //!
-//! The head entry is expanded warp by warp. Each CTA has its own cursor (the
-//! per-CTA accumulated register, §4.2 ⑥), so when one warp's queue is full or one
-//! CTA is held at a barrier the unit moves on to another CTA (round robin) instead
-//! of stalling. An expansion occupies the unit for its cost in cycles
+//! An entry is expanded warp by warp. Each CTA has its own cursor (the per-CTA
+//! accumulated register, §4.2 ⑥), so when one warp's queue is full or one CTA is
+//! held at a barrier the unit moves on to another CTA (round robin) instead of
+//! stalling. Which entry a CTA's cursor may be on is [`super::DacConfig::atq_cursor`]:
+//! the head entry for every CTA ([`AtqCursor::Head`]), or each CTA's own next entry
+//! ([`AtqCursor::Cta`]: a CTA that has the head goes on to the next entry while a
+//! slower one finishes the head). Either way an entry leaves the ATQ once every CTA
+//! has it. An expansion occupies the unit for its cost in cycles
 //! ([`super::DacConfig::aeu_cycles`], [`super::DacConfig::peu_cycles`]); its
 //! record enters the warp's queue (and its early requests leave) when it finishes.
-//! Only head entries are worked on: the AEU and PEU do not overlap.
+//! One expansion at a time: the AEU and PEU do not overlap.
 //!
 //! Affine warp contexts (`DacConfig::affine_contexts`): each runs the affine stream
 //! for one batch with its own ATQ, barrier epoch and CTA cursors; the unit serves the
@@ -36,7 +40,7 @@ use super::aeu::{self, AddrTuple, AeuError, SelAddrTuple, WarpAddrRecord};
 use super::peu::{self, PeuPath};
 use super::queues::{BoundedQueue, PerWarpQueues, QueueStats};
 use super::tuple::{GeomError, PredTuple, WarpGeom, DIMS};
-use super::{BarrierGate, DacConfig};
+use super::{AtqCursor, BarrierGate, DacConfig};
 use std::fmt;
 
 /// What the affine warp enqueues.
@@ -177,6 +181,10 @@ struct CtaState {
     slot: CtaSlot,
     warps: u32,
     barriers_passed: u32,
+    /// The ATQ entry its cursor is on, counted from the head (always 0 under
+    /// [`AtqCursor::Head`] until the head leaves).
+    entry: usize,
+    /// The next warp to get that entry.
     next_warp: u32,
     /// Its warp slots went to a block of a later batch (this CTA had finished):
     /// it is served no more.
@@ -186,7 +194,15 @@ struct CtaState {
 impl CtaState {
     /// Has every warp the context's head entry, or needs none.
     fn done_with_head(&self) -> bool {
-        self.retired || self.next_warp >= self.warps
+        self.retired || self.entry > 0 || self.next_warp >= self.warps
+    }
+
+    /// Moves the cursor to the next entry once every warp has the current one.
+    fn advance_if_done(&mut self) {
+        if !self.retired && self.next_warp >= self.warps {
+            self.entry += 1;
+            self.next_warp = 0;
+        }
     }
 
     fn warp_slots(&self) -> std::ops::Range<usize> {
@@ -297,6 +313,7 @@ impl DacSm {
                 slot: *cs,
                 warps,
                 barriers_passed: 0,
+                entry: 0,
                 next_warp: 0,
                 retired: false,
             });
@@ -496,7 +513,13 @@ impl DacSm {
         };
         while !ctx.atq.is_empty() && ctx.ctas.iter().all(CtaState::done_with_head) {
             ctx.atq.pop();
-            ctx.ctas.iter_mut().for_each(|t| t.next_warp = 0);
+            for t in ctx.ctas.iter_mut() {
+                if t.entry > 0 {
+                    t.entry -= 1;
+                } else {
+                    t.next_warp = 0;
+                }
+            }
         }
     }
 
@@ -512,10 +535,9 @@ impl DacSm {
         }
         let Some((c, ci)) = self.pick_cta() else {
             let barrier = self.ctxs.iter().any(|x| {
-                x.atq.front().is_some_and(|h| {
-                    x.ctas
-                        .iter()
-                        .any(|t| !t.done_with_head() && !self.past_barrier(t, h))
+                x.ctas.iter().any(|t| {
+                    self.cursor_entry(x, t)
+                        .is_some_and(|e| !self.past_barrier(t, e))
                 })
             });
             if barrier {
@@ -553,18 +575,33 @@ impl DacSm {
         let n = pairs.len();
         (0..n).map(|k| pairs[(self.rr + k) % n]).find(|&(c, i)| {
             let x = &self.ctxs[c];
-            let Some(head) = x.atq.front() else {
+            let t = &x.ctas[i];
+            let Some(entry) = self.cursor_entry(x, t) else {
                 return false;
             };
-            let t = &x.ctas[i];
             let slot = t.slot.first_warp_slot + t.next_warp as usize;
-            let room = if head.enq.is_pred() {
+            let room = if entry.enq.is_pred() {
                 self.pwpq.get(slot).is_some_and(|q| !q.is_full())
             } else {
                 self.pwaq.get(slot).is_some_and(|q| !q.is_full())
             };
-            !t.done_with_head() && self.past_barrier(t, head) && room
+            self.past_barrier(t, entry) && room
         })
+    }
+
+    /// The entry CTA `t` of context `x` is to expand next: `None` when it is
+    /// retired, has every entry there is, or (under [`AtqCursor::Head`]) has the
+    /// head and waits for the other CTAs.
+    fn cursor_entry<'a>(&self, x: &'a Context, t: &CtaState) -> Option<&'a Entry> {
+        let ahead = t.entry > 0 || t.next_warp >= t.warps;
+        if t.retired || ahead && self.cfg.atq_cursor == AtqCursor::Head {
+            return None;
+        }
+        // A cursor past its entry's last warp is advanced when that expansion
+        // finishes ([`CtaState::advance_if_done`]).
+        (t.next_warp < t.warps)
+            .then(|| x.atq.get(t.entry))
+            .flatten()
     }
 
     /// Whether the barrier gate lets `entry` be expanded for CTA `t`: `t` has
@@ -579,7 +616,7 @@ impl DacSm {
     /// pending.
     fn expand_for(&mut self, c: usize, ci: usize) {
         let x = &mut self.ctxs[c];
-        let Some(head) = x.atq.front() else {
+        let Some(head) = x.atq.get(x.ctas[ci].entry) else {
             return;
         };
         let t = &mut x.ctas[ci];
@@ -709,6 +746,11 @@ impl DacSm {
                     let pushed = q.try_push(e);
                     debug_assert!(pushed.is_ok(), "room was reserved");
                 }
+            }
+        }
+        if self.cfg.atq_cursor == AtqCursor::Cta {
+            if let Some(t) = self.ctxs.get_mut(p.ctx).and_then(|x| x.ctas.get_mut(p.cta)) {
+                t.advance_if_done();
             }
         }
         self.pop_finished(p.ctx);

@@ -168,6 +168,41 @@ fn a_blocked_cta_does_not_hold_up_the_others() {
     assert!(!sm.is_drained());
 }
 
+/// [`AtqCursor::Cta`]: a CTA whose warp's queue is full does not hold the others at
+/// the ATQ head; they go on to later entries, and the slow CTA still gets every
+/// entry in order. Under [`AtqCursor::Head`] the others wait for it at the head.
+#[test]
+fn with_cta_cursors_a_slow_cta_does_not_hold_the_others_at_the_head() {
+    for (cursor, ahead) in [(AtqCursor::Head, false), (AtqCursor::Cta, true)] {
+        let c = DacConfig {
+            atq_cursor: cursor,
+            ..cfg(1, 8)
+        };
+        let mut sm = DacSm::new(c, 2).unwrap();
+        sm.start_batch(&[cta(0, 32, 0), cta(1, 32, 1)]).unwrap();
+        for k in 0..3 {
+            sm.enqueue(data(0x1000 * k, 4)).unwrap();
+        }
+        // Warp slot 0 (CTA 0) does not dequeue: its one-entry queue holds entry 0.
+        run(&mut sm, 0, 10);
+        assert_eq!(sm.deq_addr(1).unwrap().seq, 0);
+        run(&mut sm, 10, 20);
+        assert_eq!(sm.deq_addr(1).unwrap().seq, 1);
+        run(&mut sm, 20, 30);
+        assert_eq!(
+            sm.peek_addr(1).map(|e| e.seq),
+            ahead.then_some(2),
+            "{cursor:?}"
+        );
+        for k in 0..3 {
+            assert_eq!(sm.deq_addr(0).unwrap().seq, k, "{cursor:?}");
+            run(&mut sm, 30 + 10 * k, 40 + 10 * k);
+        }
+        assert_eq!(sm.deq_addr(1).unwrap().seq, 2, "{cursor:?}");
+        assert!(sm.is_drained(), "{cursor:?}");
+    }
+}
+
 #[test]
 fn entries_after_a_barrier_wait_for_each_cta() {
     let mut sm = DacSm::new(cfg(4, 8), 2).unwrap();
@@ -279,7 +314,10 @@ fn random_runs_deliver_every_entry_in_order() {
     ];
     let (mut barrier_stalls, mut full_stalls) = (0, 0);
     for round in 0..60 {
-        let c = cfg(1 + rng.below(3) as u32, 1 + rng.below(4) as u32);
+        let c = DacConfig {
+            atq_cursor: rng.pick(&[AtqCursor::Head, AtqCursor::Cta]),
+            ..cfg(1 + rng.below(3) as u32, 1 + rng.below(4) as u32)
+        };
         let mut slots = 0usize;
         let mut ctas = vec![];
         for x in 0..1 + rng.below(3) as u32 {

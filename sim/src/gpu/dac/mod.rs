@@ -41,7 +41,7 @@ pub use prefetch::{PrefetchStats, PrefetchTracker};
 pub use queues::{BoundedQueue, PerWarpQueues, QueueStats};
 pub use tuple::{AffineTuple, CmpOp, IntType, PredTuple, WarpGeom};
 
-use super::config::{BarrierGate, GpuConfig};
+use super::config::{AtqCursor, BarrierGate, GpuConfig};
 
 /// Sizes and costs of the DAC hardware of one SM.
 ///
@@ -79,6 +79,8 @@ pub struct DacConfig {
     pub affine_contexts: u32,
     /// Which expansions wait for a CTA to pass the affine warp's barrier.
     pub barrier_gate: BarrierGate,
+    /// Which ATQ entry a CTA's expansion may work on.
+    pub atq_cursor: AtqCursor,
 }
 
 impl Default for DacConfig {
@@ -99,6 +101,7 @@ impl Default for DacConfig {
             peu_slow_cycles: 2,
             affine_contexts: 1,
             barrier_gate: BarrierGate::Requests,
+            atq_cursor: AtqCursor::Head,
         }
     }
 }
@@ -120,6 +123,7 @@ impl DacConfig {
             peu_slow_cycles: g.warp_size.div_ceil(lanes).max(1),
             affine_contexts: g.affine_contexts.max(1),
             barrier_gate: g.barrier_gate,
+            atq_cursor: g.atq_cursor,
             ..DacConfig::default()
         }
     }

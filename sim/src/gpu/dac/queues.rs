@@ -99,6 +99,11 @@ impl<T> BoundedQueue<T> {
         self.items.front()
     }
 
+    /// The `i`-th oldest entry (0: the front).
+    pub fn get(&self, i: usize) -> Option<&T> {
+        self.items.get(i)
+    }
+
     pub fn front_mut(&mut self) -> Option<&mut T> {
         self.items.front_mut()
     }
