@@ -65,7 +65,7 @@ pub fn compile(
 /// (`--no-scalar-datapath`): every `.uni` of the non-affine stream is dropped. A
 /// `.uni` instruction's lanes all compute the same value, so the vector one gives the
 /// same results; the affine stream is left as it is.
-pub fn without_uniform_datapath(compiled: &mut Compiled) {
+fn without_uniform_datapath(compiled: &mut Compiled) {
     for k in &mut compiled.program.kernels {
         for i in &mut k.insts {
             i.uni = false;
