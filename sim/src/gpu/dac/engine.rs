@@ -181,8 +181,8 @@ struct CtaState {
     slot: CtaSlot,
     warps: u32,
     barriers_passed: u32,
-    /// The ATQ entry its cursor is on, counted from the head (always 0 under
-    /// [`AtqCursor::Head`] until the head leaves).
+    /// The ATQ entry its cursor is on, counted from the head (at most 1 under
+    /// [`AtqCursor::Head`]: past the head, waiting for it to leave).
     entry: usize,
     /// The next warp to get that entry.
     next_warp: u32,
@@ -194,7 +194,7 @@ struct CtaState {
 impl CtaState {
     /// Has every warp the context's head entry, or needs none.
     fn done_with_head(&self) -> bool {
-        self.retired || self.entry > 0 || self.next_warp >= self.warps
+        self.retired || self.entry > 0
     }
 
     /// Moves the cursor to the next entry once every warp has the current one.
@@ -514,11 +514,7 @@ impl DacSm {
         while !ctx.atq.is_empty() && ctx.ctas.iter().all(CtaState::done_with_head) {
             ctx.atq.pop();
             for t in ctx.ctas.iter_mut() {
-                if t.entry > 0 {
-                    t.entry -= 1;
-                } else {
-                    t.next_warp = 0;
-                }
+                t.entry = t.entry.saturating_sub(1);
             }
         }
     }
@@ -593,8 +589,7 @@ impl DacSm {
     /// retired, has every entry there is, or (under [`AtqCursor::Head`]) has the
     /// head and waits for the other CTAs.
     fn cursor_entry<'a>(&self, x: &'a Context, t: &CtaState) -> Option<&'a Entry> {
-        let ahead = t.entry > 0 || t.next_warp >= t.warps;
-        if t.retired || ahead && self.cfg.atq_cursor == AtqCursor::Head {
+        if t.retired || t.entry > 0 && self.cfg.atq_cursor == AtqCursor::Head {
             return None;
         }
         // A cursor past its entry's last warp is advanced when that expansion
@@ -748,10 +743,8 @@ impl DacSm {
                 }
             }
         }
-        if self.cfg.atq_cursor == AtqCursor::Cta {
-            if let Some(t) = self.ctxs.get_mut(p.ctx).and_then(|x| x.ctas.get_mut(p.cta)) {
-                t.advance_if_done();
-            }
+        if let Some(t) = self.ctxs.get_mut(p.ctx).and_then(|x| x.ctas.get_mut(p.cta)) {
+            t.advance_if_done();
         }
         self.pop_finished(p.ctx);
     }
