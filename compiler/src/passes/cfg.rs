@@ -232,27 +232,60 @@ fn read_entry(
 
 /// Folds block parameters that always receive one value (or themselves) into that
 /// value, until none is left; returns how many were removed.
+///
+/// Linear in the function's size: the branch arguments are read once, a parameter is
+/// looked at again only when a value it receives was folded (a worklist over the
+/// parameters each value flows into), and the uses and arguments are rewritten in one
+/// sweep at the end. Folding is confluent (a parameter that receives one value keeps
+/// receiving one value as others fold), so the result is the one folding one
+/// parameter at a time in layout order gives.
 pub fn remove_trivial_params(func: &mut Function) -> usize {
     let Some(entry) = func.entry_block() else {
         return 0;
     };
-    let mut removed = 0;
-    loop {
-        let incoming = incoming_args(func);
-        let found = func.layout.iter().filter(|&&b| b != entry).find_map(|&b| {
-            func.blocks[b]
-                .params
-                .iter()
-                .enumerate()
-                .find_map(|(i, &p)| single_incoming(&incoming, b, i, p).map(|v| (b, i, p, v)))
-        });
-        let Some((block, index, param, value)) = found else {
-            return removed;
-        };
-        replace_uses(func, param, value);
-        remove_param(func, block, index);
-        removed += 1;
+    let incoming = incoming_args(func);
+    // For each value, the (block, index) parameters it is passed to, directly or
+    // through parameters folded into it.
+    let mut flows_to: FxHashMap<Value, Vec<(Block, usize)>> = FxHashMap::default();
+    let mut work: Vec<(Block, usize)> = Vec::new();
+    for &b in func.layout.iter().rev().filter(|&&b| b != entry) {
+        for i in (0..func.blocks[b].params.len()).rev() {
+            work.push((b, i));
+            for args in &incoming[b] {
+                if let Some(&a) = args.get(i) {
+                    flows_to.entry(a).or_default().push((b, i));
+                }
+            }
+        }
     }
+    let mut folded = Replacements::default();
+    while let Some((b, i)) = work.pop() {
+        let param = func.blocks[b].params[i];
+        if folded.contains(param) {
+            continue;
+        }
+        let Some(value) = single_incoming(&incoming, b, i, param, &folded) else {
+            continue;
+        };
+        folded.insert(param, value);
+        // Whatever received `param` now receives `value`: look at those parameters
+        // again, and again when `value` folds (merging the smaller list into the
+        // larger keeps the moves at n log n).
+        if let Some(mut users) = flows_to.remove(&param) {
+            work.extend(users.iter().rev());
+            let into = flows_to.entry(value).or_default();
+            if into.len() < users.len() {
+                std::mem::swap(into, &mut users);
+            }
+            into.extend(users);
+        }
+    }
+    let removed = folded.len();
+    if removed > 0 {
+        folded.apply(func);
+        remove_params_where(func, |p| folded.contains(p));
+    }
+    removed
 }
 
 /// For each block, the argument lists of every branch to it.
@@ -268,16 +301,18 @@ pub fn incoming_args(func: &Function) -> SecondaryMap<Block, Vec<Vec<Value>>> {
     incoming
 }
 
-/// The one value other than `param` itself that parameter `index` of `block` receives.
+/// The one value other than `param` itself that parameter `index` of `block` receives,
+/// reading every argument through the replacements made so far.
 fn single_incoming(
     incoming: &SecondaryMap<Block, Vec<Vec<Value>>>,
     block: Block,
     index: usize,
     param: Value,
+    folded: &Replacements,
 ) -> Option<Value> {
     let mut only = None;
     for args in &incoming[block] {
-        let a = *args.get(index)?;
+        let a = folded.resolve(*args.get(index)?);
         if a == param || Some(a) == only {
             continue;
         }
@@ -289,27 +324,117 @@ fn single_incoming(
     only
 }
 
-/// Replaces every use of `from` by `to`.
-pub fn replace_uses(func: &mut Function, from: Value, to: Value) {
-    for &b in &func.layout {
-        for &i in &func.blocks[b].insts {
-            func.insts[i].map_operands(|x| if x == from { to } else { x });
+/// Values to be replaced by others, collected while a pass decides and applied to every
+/// operand in one sweep ([`Replacements::apply`]): replacing each value as it is found
+/// would cost a sweep of the function per value, quadratic in its size.
+#[derive(Default)]
+pub struct Replacements {
+    map: FxHashMap<Value, Value>,
+}
+
+impl Replacements {
+    /// Replace `from` by `to` (which may itself be replaced later).
+    pub fn insert(&mut self, from: Value, to: Value) {
+        if from != to {
+            self.map.insert(from, to);
+        }
+    }
+
+    pub fn contains(&self, v: Value) -> bool {
+        self.map.contains_key(&v)
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// What `v` becomes: the end of its chain of replacements (a cycle, which no pass
+    /// makes, stops after one round of the map instead of hanging).
+    pub fn resolve(&self, mut v: Value) -> Value {
+        for _ in 0..=self.map.len() {
+            match self.map.get(&v) {
+                Some(&to) => v = to,
+                None => break,
+            }
+        }
+        v
+    }
+
+    /// Rewrites every operand of every instruction in the layout (branch arguments
+    /// included).
+    pub fn apply(&self, func: &mut Function) {
+        if self.map.is_empty() {
+            return;
+        }
+        for &b in &func.layout {
+            for &i in &func.blocks[b].insts {
+                func.insts[i].map_operands(|x| self.resolve(x));
+            }
         }
     }
 }
 
+/// Replaces every use of `from` by `to`. One sweep of the function: a pass replacing
+/// many values collects them in [`Replacements`] instead.
+pub fn replace_uses(func: &mut Function, from: Value, to: Value) {
+    let mut r = Replacements::default();
+    r.insert(from, to);
+    r.apply(func);
+}
+
 /// Removes parameter `index` of `block` and the matching argument of every branch to it.
+/// One sweep of the function: a pass removing many parameters uses
+/// [`remove_params_where`].
 pub fn remove_param(func: &mut Function, block: Block, index: usize) {
-    func.blocks[block].params.remove(index);
-    for (i, &p) in func.blocks[block].params.iter().enumerate() {
-        func.values[p].def = ValueDef::Param(block, i as u32);
+    let p = func.blocks[block].params[index];
+    remove_params_where(func, |v| v == p);
+}
+
+/// Removes every block parameter for which `doomed` holds, with the
+/// matching argument of every branch to its block, in one sweep of the function.
+pub fn remove_params_where(func: &mut Function, doomed: impl Fn(Value) -> bool) {
+    // Per block, which parameter positions go (empty: none of this block's).
+    let mut drop: SecondaryMap<Block, Vec<bool>> = SecondaryMap::new();
+    let mut any = false;
+    for &b in &func.layout {
+        let params = &func.blocks[b].params;
+        if params.iter().any(|&p| doomed(p)) {
+            drop[b] = params.iter().map(|&p| doomed(p)).collect();
+            any = true;
+        }
+    }
+    if !any {
+        return;
+    }
+    for &b in &func.layout {
+        if drop[b].is_empty() {
+            continue;
+        }
+        let mut i = 0;
+        func.blocks[b].params.retain(|_| {
+            i += 1;
+            !drop[b][i - 1]
+        });
+        for (i, &p) in func.blocks[b].params.iter().enumerate() {
+            func.values[p].def = ValueDef::Param(b, i as u32);
+        }
     }
     for &b in &func.layout {
         if let Some(t) = func.terminator(b) {
             for call in calls_mut(&mut func.insts[t]) {
-                if call.block == block {
-                    call.args.remove(index);
+                let gone = &drop[call.block];
+                if gone.is_empty() {
+                    continue;
                 }
+                let mut i = 0;
+                call.args.retain(|_| {
+                    i += 1;
+                    !gone.get(i - 1).copied().unwrap_or(false)
+                });
             }
         }
     }
@@ -324,6 +449,7 @@ pub fn merge_jump_chains(func: &mut Function) -> usize {
     };
     let mut merged = 0;
     let mut preds = predecessors(func);
+    let mut replaced = Replacements::default();
     for block in func.layout.clone() {
         // `block` may have absorbed its successor already: keep going down the chain.
         while let Some(t) = func.terminator(block) {
@@ -334,9 +460,8 @@ pub fn merge_jump_chains(func: &mut Function) -> usize {
             if s == entry || s == block || preds[s].len() != 1 {
                 break;
             }
-            let params = func.blocks[s].params.clone();
-            for (&p, &a) in params.iter().zip(dest.args.iter()) {
-                replace_uses(func, p, a);
+            for (&p, &a) in func.blocks[s].params.iter().zip(dest.args.iter()) {
+                replaced.insert(p, a);
             }
             func.blocks[block].insts.pop();
             let moved = std::mem::take(&mut func.blocks[s].insts);
@@ -354,6 +479,7 @@ pub fn merge_jump_chains(func: &mut Function) -> usize {
             merged += 1;
         }
     }
+    replaced.apply(func);
     merged
 }
 

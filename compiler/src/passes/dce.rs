@@ -80,19 +80,19 @@ pub fn run(func: &mut Function) -> (usize, usize) {
 
 /// Removes the parameters of non-entry blocks that are not live, with their arguments.
 fn remove_dead_params(func: &mut Function, live: &FxHashSet<Value>) -> usize {
-    let mut removed = 0;
-    let blocks: Vec<_> = func.layout.iter().skip(1).copied().collect();
-    for b in blocks {
-        let dead: Vec<usize> = (0..func.blocks[b].params.len())
-            .rev()
-            .filter(|&i| !live.contains(&func.blocks[b].params[i]))
-            .collect();
-        for i in dead {
-            cfg::remove_param(func, b, i);
-            removed += 1;
-        }
-    }
-    removed
+    let entry = func.entry_block();
+    let values = &func.values;
+    let dead = |p: Value| {
+        !live.contains(&p) && matches!(values[p].def, ValueDef::Param(b, _) if Some(b) != entry)
+    };
+    let doomed: FxHashSet<Value> = func
+        .layout
+        .iter()
+        .flat_map(|&b| func.blocks[b].params.iter().copied())
+        .filter(|&p| dead(p))
+        .collect();
+    cfg::remove_params_where(func, |p| doomed.contains(&p));
+    doomed.len()
 }
 
 /// The values something observable depends on (see the module documentation).
