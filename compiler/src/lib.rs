@@ -18,3 +18,4 @@ pub mod launch;
 pub mod lower;
 pub mod passes;
 pub mod source;
+pub mod timing;

@@ -11,11 +11,13 @@ use spmdc::diag::{self, codes, ColorChoice, Diagnostic, Diagnostics};
 use spmdc::driver::{self, FrontOptions, FrontResult, Stage};
 use spmdc::front::dump;
 use spmdc::source::SourceMap;
+use spmdc::timing;
 
 // The AST and the IR are many small nodes; mimalloc allocates and frees them markedly
 // faster than the system allocator (see the front-end benchmark in the README).
+// Counting live bytes gives `--time-passes` its heap peaks.
 #[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOC: timing::CountingAlloc<mimalloc::MiMalloc> = timing::CountingAlloc(mimalloc::MiMalloc);
 
 /// Exit status: the kernel compiled (or ran) cleanly.
 const EXIT_OK: u8 = 0;
@@ -364,6 +366,11 @@ struct FrontArgs {
     /// Compile without the standard library (for testing the front end).
     #[arg(long, hide = true)]
     no_stdlib: bool,
+    /// Print the wall time, heap peak and resident set of every stage on standard
+    /// error, from preprocessing to the last back-end step (and the simulation, for
+    /// `spmdc run`).
+    #[arg(long)]
+    time_passes: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -424,13 +431,26 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> u8 {
-    match cli.command {
+    let time_passes = match &cli.command {
+        Some(Command::Check { front }) => front.time_passes,
+        Some(Command::Run(args)) => args.front.time_passes,
+        Some(Command::Explain { .. } | Command::Bench(_)) => false,
+        None => cli.compile.front.time_passes,
+    };
+    if time_passes {
+        timing::enable();
+    }
+    let status = timing::stage("total", || match cli.command {
         Some(Command::Check { front }) => check(&front),
         Some(Command::Run(args)) => run_kernel(&args),
         Some(Command::Explain { code, list }) => explain(code.as_deref(), list),
         Some(Command::Bench(args)) => bench(&args),
         None => compile(&cli.compile),
+    });
+    if time_passes {
+        eprint!("{}", timing::report(&timing::take()));
     }
+    status
 }
 
 fn front_options(args: &FrontArgs) -> FrontOptions {
@@ -465,7 +485,7 @@ fn front_for(
         target,
         ..front_options(args)
     };
-    match driver::read_input(path) {
+    match timing::stage("read", || driver::read_input(path)) {
         Ok((name, file, text)) => Ok(driver::run_front(&name, file, text, &options, stage)),
         Err(diag) => {
             report(&SourceMap::new(), std::iter::once(&diag), args);

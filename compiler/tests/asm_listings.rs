@@ -60,7 +60,12 @@ fn cases() -> Vec<Case> {
     let mut cases = Vec::new();
     for file in spmd_files("examples") {
         for target in ["nyuzi", "dac-gpu"] {
-            for switch in [None, Some("--no-opt"), Some("--no-dac"), Some("--no-uniformity")] {
+            for switch in [
+                None,
+                Some("--no-opt"),
+                Some("--no-dac"),
+                Some("--no-uniformity"),
+            ] {
                 if target == "nyuzi" && switch == Some("--no-dac") {
                     continue; // nyuzi has no DAC
                 }
@@ -99,6 +104,11 @@ fn every_example_listing_is_unchanged() {
     });
     for (case, listing) in cases.iter().zip(listings) {
         let listing = listing.into_inner().unwrap().expect("every case ran");
-        assert_snapshot_in("tests/asm/snapshots", &case.name(), &case.command(), &listing);
+        assert_snapshot_in(
+            "tests/asm/snapshots",
+            &case.name(),
+            &case.command(),
+            &listing,
+        );
     }
 }

@@ -945,7 +945,7 @@ fn float_routines_are_native() {
 }
 
 /// The runtime routines lowered and optimized for Nyuzi's lanes and pointers, not
-/// legalized (as `driver::runtime_module` builds them, minus its legalization).
+/// legalized (as `driver::runtime::whole_runtime` builds them, minus its legalization).
 fn runtime_unlegalized() -> spmdc::ir::Module {
     use spmdc::driver::{self, FrontOptions, Stage};
     use spmdc::front::sema;

@@ -11,7 +11,9 @@ use crate::front::preprocess::{self, Pragma};
 use crate::front::token::Token;
 use crate::front::{parse, sema, STDLIB_NAME, STDLIB_SOURCE};
 use crate::source::{FileId, SourceMap};
-use crate::{interp, launch, lower};
+use crate::{interp, launch, lower, timing};
+
+pub mod runtime;
 
 /// How far the front end should go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -124,7 +126,9 @@ pub fn run_front(
         include_dirs: &options.include_dirs,
         defines: &options.defines,
     };
-    let pre = preprocess::preprocess(&mut sources, &mut interner, &files, &pp_options, &mut diags);
+    let pre = timing::stage("preprocess and lex", || {
+        preprocess::preprocess(&mut sources, &mut interner, &files, &pp_options, &mut diags)
+    });
     let mut result = FrontResult {
         sources,
         interner,
@@ -138,7 +142,9 @@ pub fn run_front(
         switches: crate::passes::Switches::default(),
     };
     if stage >= Stage::Ast {
-        result.unit = parse::parse(&result.tokens, &result.sources, &mut diags);
+        result.unit = timing::stage("parse", || {
+            parse::parse(&result.tokens, &result.sources, &mut diags)
+        });
     }
     let clean = !diags.iter().any(Diagnostic::is_error);
     if stage >= Stage::Check && clean {
@@ -146,13 +152,15 @@ pub fn run_front(
             target: options.target,
             ..sema::Options::default()
         };
-        let (checked, sema_diags) = sema::check_with(
-            &result.unit,
-            &result.interner,
-            &result.sources,
-            stdlib_file.unwrap_or(FileId(u32::MAX)),
-            &sema_options,
-        );
+        let (checked, sema_diags) = timing::stage("check", || {
+            sema::check_with(
+                &result.unit,
+                &result.interner,
+                &result.sources,
+                stdlib_file.unwrap_or(FileId(u32::MAX)),
+                &sema_options,
+            )
+        });
         diags.extend(sema_diags);
         result.checked = Some(checked);
     }
@@ -223,9 +231,9 @@ pub fn lower_front_with_switches(
     switches: &crate::passes::Switches,
 ) -> Result<crate::ir::Module, Vec<Diagnostic>> {
     let mut module = match &front.checked {
-        Some(checked) if !front.diags.has_errors() => {
-            lower::lower(&front.unit, checked, &front.interner, &front.sources)?
-        }
+        Some(checked) if !front.diags.has_errors() => timing::stage("lower", || {
+            lower::lower(&front.unit, checked, &front.interner, &front.sources)
+        })?,
         _ => {
             return Err(front
                 .diags
@@ -249,7 +257,8 @@ pub fn lower_front_with_switches(
         }
     }
     if optimize {
-        if let Err(e) = crate::passes::Pipeline::with_switches(switches).run(&mut module) {
+        let pipeline = crate::passes::Pipeline::with_switches(switches);
+        if let Err(e) = timing::stage("optimize", || pipeline.run(&mut module)) {
             return Err(vec![Diagnostic::error(
                 codes::INTERNAL_ERROR,
                 format!("internal compiler error: {e}"),
@@ -292,13 +301,26 @@ pub fn lower_for_target_with_switches(
         .checked
         .as_ref()
         .expect("a lowered program was checked");
-    let runtime = runtime_module(checked.target, optimize, target)?;
-    crate::passes::legalize::link_runtime(&mut module, &runtime);
-    crate::passes::legalize::legalize(&mut module, target).map_err(internal)?;
+    let needed = timing::stage("runtime: routines needed", || {
+        runtime::needed_by(&module, checked.target, target)
+    })?;
+    if !needed.is_empty() {
+        let runtime = timing::stage("runtime: build routines", || {
+            runtime::runtime_for(checked.target, optimize, target, &needed)
+        })?;
+        crate::passes::legalize::link_runtime(&mut module, &runtime);
+    }
+    timing::stage("legalize", || {
+        crate::passes::legalize::legalize(&mut module, target)
+    })
+    .map_err(internal)?;
     // Legalization's calls come after the pipeline's inliner: the short routines are
     // inlined here (`--no-inline` keeps them calls, as it keeps every call).
     if optimize && !switches.no_inline {
-        crate::passes::legalize::inline_routines(&mut module, target).map_err(internal)?;
+        timing::stage("inline runtime routines", || {
+            crate::passes::legalize::inline_routines(&mut module, target)
+        })
+        .map_err(internal)?;
     }
     if let Err(errors) = crate::ir::verify::verify_module(&module) {
         return Err(errors
@@ -311,82 +333,6 @@ pub fn lower_for_target_with_switches(
             })
             .collect());
     }
-    Ok(module)
-}
-
-/// The runtime routines lowered (and optimized when `optimize`) for `target` and
-/// legalized for `legal`: built once per process and target from a program with
-/// nothing but the standard library (checked whole, so every routine is), then linked
-/// into each module that needs them ([`crate::passes::legalize::link_runtime`]).
-pub fn runtime_module(
-    target: sema::Target,
-    optimize: bool,
-    legal: LegalTarget,
-) -> Result<crate::ir::Module, Vec<Diagnostic>> {
-    type Key = (u32, u32, bool, LegalTarget);
-    type Cache = std::collections::HashMap<Key, Result<crate::ir::Module, Vec<Diagnostic>>>;
-    static CACHE: std::sync::OnceLock<std::sync::Mutex<Cache>> = std::sync::OnceLock::new();
-    let key = (target.program_count, target.pointer_size, optimize, legal);
-    let cache = CACHE.get_or_init(Default::default);
-    if let Some(m) = cache.lock().map_err(|_| poisoned())?.get(&key) {
-        return m.clone();
-    }
-    let built = build_runtime(target, optimize, legal);
-    cache
-        .lock()
-        .map_err(|_| poisoned())?
-        .insert(key, built.clone());
-    built
-}
-
-fn poisoned() -> Vec<Diagnostic> {
-    vec![Diagnostic::error(
-        codes::INTERNAL_ERROR,
-        "internal compiler error: the runtime cache is poisoned",
-    )]
-}
-
-fn build_runtime(
-    target: sema::Target,
-    optimize: bool,
-    legal: LegalTarget,
-) -> Result<crate::ir::Module, Vec<Diagnostic>> {
-    let options = FrontOptions {
-        target,
-        ..FrontOptions::default()
-    };
-    let front = run_front("<runtime>", None, String::new(), &options, Stage::Ast);
-    let stdlib = front.stdlib_file.expect("the stdlib is loaded");
-    let sema_options = sema::Options {
-        target,
-        check_all_stdlib: true,
-    };
-    let (checked, diags) = sema::check_with(
-        &front.unit,
-        &front.interner,
-        &front.sources,
-        stdlib,
-        &sema_options,
-    );
-    if diags.iter().any(Diagnostic::is_error) {
-        return Err(diags.into_iter().filter(Diagnostic::is_error).collect());
-    }
-    let mut module =
-        lower::lower_with_runtime(&front.unit, &checked, &front.interner, &front.sources, true)?;
-    if optimize {
-        crate::passes::optimize(&mut module).map_err(|e| {
-            vec![Diagnostic::error(
-                codes::INTERNAL_ERROR,
-                format!("internal compiler error: optimizing the runtime: {e}"),
-            )]
-        })?;
-    }
-    crate::passes::legalize::legalize_functions(&mut module, legal).map_err(|e| {
-        vec![Diagnostic::error(
-            codes::INTERNAL_ERROR,
-            format!("internal compiler error: legalizing the runtime: {e}"),
-        )]
-    })?;
     Ok(module)
 }
 

@@ -28,6 +28,7 @@
 //! Anything not supported yet is reported with E0903 ([`codes::NOT_SUPPORTED_YET`]),
 //! never a panic.
 
+mod callees;
 mod convert;
 mod expr;
 mod func;
@@ -37,6 +38,8 @@ mod place;
 mod stdlib;
 mod stmt;
 mod types;
+
+pub use callees::{runtime_order, stdlib_callees};
 
 use cranelift_entity::EntityRef;
 use rustc_hash::FxHashMap;
@@ -75,31 +78,74 @@ pub fn lower_with_runtime(
     let mut cx = ModCx::new(unit, checked, interner);
     cx.declare_functions();
     if runtime {
-        cx.declare_runtime();
+        cx.declare_runtime(|_| true);
     }
-    globals::lower_globals(&mut cx);
-    let mut funcs = Vec::with_capacity(cx.order.len());
-    let mut seen: FxHashMap<String, u32> = FxHashMap::default();
-    // Stdlib functions with bodies join `order` when first called (see `stdlib`).
-    let mut i = 0;
-    while let Some(&id) = cx.order.get(i) {
-        i += 1;
-        let mut f = func::lower_function(&mut cx, id);
-        // Overloads share a source name: later ones get `.1`, `.2`, ...
-        let n = seen.entry(f.name.clone()).or_insert(0);
-        if *n > 0 {
-            f.name = format!("{}.{}", f.name, n);
+    cx.lower_declared()
+}
+
+/// Lowers the runtime routines named in `routines` and the stdlib functions they call,
+/// transitively, and nothing of the user's program: the part of the runtime a module
+/// needs ([`crate::driver::runtime`]). Names that are no routine are ignored. Each
+/// function is lowered, placed and named as in the whole runtime
+/// ([`lower_with_runtime`]), in the order [`callees::runtime_order`] computes.
+pub fn lower_runtime(
+    unit: &ast::TranslationUnit,
+    checked: &Checked,
+    interner: &Interner,
+    routines: &rustc_hash::FxHashSet<String>,
+) -> Result<ir::Module, Vec<Diagnostic>> {
+    let order = callees::runtime_order(unit, checked, interner);
+    let mut wanted: rustc_hash::FxHashSet<FuncId> = Default::default();
+    let mut work: Vec<FuncId> = order
+        .iter()
+        .filter(|(_, name)| routines.contains(name))
+        .map(|(id, _)| *id)
+        .collect();
+    while let Some(id) = work.pop() {
+        if wanted.insert(id) {
+            work.extend(callees::stdlib_callees(unit, checked, id));
         }
-        *n += 1;
-        funcs.push(f);
     }
-    if !cx.diags.is_empty() {
-        return Err(cx.diags);
+    let mut cx = ModCx::new(unit, checked, interner);
+    globals::lower_globals(&mut cx);
+    // The objects of every runtime function's `static` locals, as the whole runtime
+    // has them, used or not: globals keep their numbers.
+    for (id, _) in &order {
+        for (l, init) in callees::static_locals(unit, checked, *id) {
+            globals::static_local(&mut cx, l, init);
+        }
     }
-    for f in funcs {
-        cx.module.functions.push(f);
+    let mut names = FxHashMap::default();
+    for (id, name) in order.into_iter().filter(|(id, _)| wanted.contains(id)) {
+        cx.declare_function(id);
+        names.insert(id, name);
     }
-    Ok(cx.module)
+    let declared = cx.order.clone();
+    let mut module = cx.lower_functions()?;
+    for (f, id) in module.functions.values_mut().zip(declared) {
+        if let Some(name) = names.remove(&id) {
+            f.name = name;
+        }
+    }
+    Ok(module)
+}
+
+/// Every runtime routine's name and IR signature, in the standard library's order:
+/// what legalization needs to call a routine before its body is lowered.
+pub fn runtime_signatures(
+    unit: &ast::TranslationUnit,
+    checked: &Checked,
+    interner: &Interner,
+) -> Vec<(String, Signature)> {
+    let mut cx = ModCx::new(unit, checked, interner);
+    cx.declare_runtime(|_| true);
+    cx.order
+        .iter()
+        .map(|id| {
+            let name = cx.name(cx.checked.funcs[*id].name).to_string();
+            (name, cx.abis[id].sig.clone())
+        })
+        .collect()
 }
 
 /// Where a variable lives.
@@ -184,16 +230,18 @@ impl<'a> ModCx<'a> {
     }
 
     /// Declares the runtime routines (stdlib functions with bodies whose names start
-    /// with the runtime prefix) not declared yet.
-    fn declare_runtime(&mut self) {
+    /// with the runtime prefix) that `wanted` accepts by name and are not declared yet.
+    fn declare_runtime(&mut self, wanted: impl Fn(&str) -> bool) {
         let prefix = crate::passes::legalize::RUNTIME_PREFIX;
         let routines: Vec<FuncId> = self
             .checked
             .defined_funcs()
             .filter(|(id, f)| {
+                let name = self.interner.resolve(f.name);
                 f.from_stdlib
                     && !self.abis.contains_key(id)
-                    && self.interner.resolve(f.name).starts_with(prefix)
+                    && name.starts_with(prefix)
+                    && wanted(name)
             })
             .map(|(id, _)| id)
             .collect();
@@ -233,6 +281,38 @@ impl<'a> ModCx<'a> {
             },
         );
         self.order.push(id);
+    }
+
+    /// Lowers the globals and every declared function, with the stdlib functions they
+    /// call (which join `order` when first called, see `stdlib`).
+    fn lower_declared(mut self) -> Result<ir::Module, Vec<Diagnostic>> {
+        globals::lower_globals(&mut self);
+        self.lower_functions()
+    }
+
+    /// Lowers every declared function, with the stdlib functions they call.
+    fn lower_functions(mut self) -> Result<ir::Module, Vec<Diagnostic>> {
+        let mut funcs = Vec::with_capacity(self.order.len());
+        let mut seen: FxHashMap<String, u32> = FxHashMap::default();
+        let mut i = 0;
+        while let Some(&id) = self.order.get(i) {
+            i += 1;
+            let mut f = func::lower_function(&mut self, id);
+            // Overloads share a source name: later ones get `.1`, `.2`, ...
+            let n = seen.entry(f.name.clone()).or_insert(0);
+            if *n > 0 {
+                f.name = format!("{}.{}", f.name, n);
+            }
+            *n += 1;
+            funcs.push(f);
+        }
+        if !self.diags.is_empty() {
+            return Err(self.diags);
+        }
+        for f in funcs {
+            self.module.functions.push(f);
+        }
+        Ok(self.module)
     }
 
     /// The IR type a value of `ty` is passed as: aggregates by (uniform) address.

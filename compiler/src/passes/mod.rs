@@ -236,7 +236,7 @@ impl Pipeline {
     /// verified, with the verifier's messages.
     pub fn run(&self, module: &mut ir::Module) -> Result<(), String> {
         for pass in &self.passes {
-            (pass.run)(module);
+            crate::timing::stage(pass.name, || (pass.run)(module));
             if self.verify || cfg!(debug_assertions) {
                 if let Err(errors) = verify::verify_module(module) {
                     let msgs: Vec<String> = errors.iter().take(5).map(|e| e.to_string()).collect();

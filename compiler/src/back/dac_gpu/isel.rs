@@ -29,6 +29,7 @@ use crate::ir::{
     LaneOp, Module, Scalar, SharedVar, SpecialReg, Type, UnaryOp, Value,
 };
 use crate::source::Span;
+use crate::timing;
 
 /// Names of the hidden kernel parameters, after the entry's own.
 pub const HIDDEN_PARAMS: [&str; 8] = [
@@ -132,12 +133,14 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
         }
         let (resident_offsets, resident_size) = spaces.layout(module, fref);
         let dac = if options.dac {
-            super::decouple::Plan::of(
-                module,
-                fref,
-                |i| spaces.is_shared_access(fref, i),
-                &resident_offsets,
-            )
+            timing::stage("decouple: plan", || {
+                super::decouple::Plan::of(
+                    module,
+                    fref,
+                    |i| spaces.is_shared_access(fref, i),
+                    &resident_offsets,
+                )
+            })
         } else {
             None
         };
@@ -156,18 +159,22 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
         // The full-warp split ([`full_warp`]) is a uniformity-driven transform, kept
         // only when it pays.
         let split = options.uniformity;
-        let selected = match Isel::new(&ctx, fref, split).run() {
-            Ok((.., false)) if split => Isel::new(&ctx, fref, false).run(),
-            other => other,
-        };
+        let selected = timing::stage("instruction selection", || {
+            match Isel::new(&ctx, fref, split).run() {
+                Ok((.., false)) if split => Isel::new(&ctx, fref, false).run(),
+                other => other,
+            }
+        });
         match selected {
             Ok((mut kernel, mut lines, frame, mut traps, _)) => {
-                let regs = super::alloc::allocate_selected(
-                    &mut kernel,
-                    &mut lines,
-                    &mut traps,
-                    options.max_regs,
-                );
+                let regs = timing::stage("register allocation", || {
+                    super::alloc::allocate_selected(
+                        &mut kernel,
+                        &mut lines,
+                        &mut traps,
+                        options.max_regs,
+                    )
+                });
                 match regs {
                     Ok(r) => out.regs.push(r),
                     Err(d) => {
@@ -176,7 +183,9 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
                     }
                 }
                 if let Some(plan) = &ctx.dac {
-                    match plan.affine_stream(module, &kernel) {
+                    match timing::stage("decouple: affine stream", || {
+                        plan.affine_stream(module, &kernel)
+                    }) {
                         Ok(a) => kernel.set_affine(a),
                         Err(e) => {
                             errors.push(Diagnostic::error(codes::INTERNAL_ERROR, e));

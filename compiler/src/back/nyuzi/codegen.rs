@@ -16,6 +16,7 @@ use super::object::{DataObject, Object};
 use crate::back::common::regalloc;
 use crate::diag::{codes, Diagnostic};
 use crate::ir::Module;
+use crate::timing;
 
 /// Byte offset of each shared variable in a block's shared memory, and the total.
 pub fn shared_layout(m: &Module) -> (Vec<u32>, u32) {
@@ -35,8 +36,10 @@ pub fn shared_layout(m: &Module) -> (Vec<u32>, u32) {
 /// nyuzi's copy only, so the interpreter and the other back end see the IR unchanged.
 fn loop_optimized_copy(module: &Module) -> Module {
     let mut m = module.clone();
-    crate::passes::licm::run_module(&mut m);
-    crate::passes::strength_reduce::run_module(&mut m);
+    timing::stage("licm", || crate::passes::licm::run_module(&mut m));
+    timing::stage("strength_reduce", || {
+        crate::passes::strength_reduce::run_module(&mut m)
+    });
     m
 }
 
@@ -55,7 +58,10 @@ pub fn compile_module_with(module: &Module, scalars: ScalarUse) -> Result<Object
     let mut obj = Object::default();
     let mut diags = Vec::new();
     for (fref, f) in module.functions.iter() {
-        let sel = match isel::select_with(module, f, fref.index() as u32, scalars) {
+        let selected = timing::stage("instruction selection", || {
+            isel::select_with(module, f, fref.index() as u32, scalars)
+        });
+        let sel = match selected {
             Ok(s) => s,
             Err(d) => {
                 diags.extend(d);
@@ -63,7 +69,10 @@ pub fn compile_module_with(module: &Module, scalars: ScalarUse) -> Result<Object
             }
         };
         let mut mf = sel.mf;
-        let alloc = match regalloc::allocate(&mut mf, &NyuziTarget) {
+        let allocated = timing::stage("register allocation", || {
+            regalloc::allocate(&mut mf, &NyuziTarget)
+        });
+        let alloc = match allocated {
             Ok(a) => a,
             Err(e) => {
                 diags.push(Diagnostic::error(
@@ -88,7 +97,7 @@ pub fn compile_module_with(module: &Module, scalars: ScalarUse) -> Result<Object
         if uses_fp(f, &mf, &frame) {
             frame = layout(true);
         }
-        if let Err(e) = emit_function(&mut obj, f, &mf, &frame) {
+        if let Err(e) = timing::stage("emit", || emit_function(&mut obj, f, &mf, &frame)) {
             diags.push(Diagnostic::error(
                 codes::INTERNAL_ERROR,
                 format!("nyuzi: function `{}`: {e}", f.name),

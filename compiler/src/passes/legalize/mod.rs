@@ -4,7 +4,7 @@
 //! The runtime routines are written in the language (`stdlib/runtime_*.spmd`, part of
 //! the standard library's source); their names start with [`RUNTIME_PREFIX`]. They
 //! are lowered, optimized and legalized once per process and target
-//! ([`crate::driver::runtime_module`]) and linked into each module a back end compiles
+//! ([`crate::driver::runtime`]) and linked into each module a back end compiles
 //! ([`link_runtime`], from [`crate::driver::lower_for_target`]). For Nyuzi, the split
 //! between native and legalized operations is the contract in the helpers' notes
 //! (`nyuzi_ops.md`): the predicates here ([`is_illegal`]) encode it, and
@@ -135,7 +135,7 @@ pub struct Cursor<'f> {
     pos: usize,
     span: Span,
     /// Runtime routines by name.
-    routines: &'f FxHashMap<String, (FuncRef, RoutineSig)>,
+    routines: &'f RoutineTable,
     /// The module's pointer size in bytes.
     pub ptr_size: u32,
     /// The module's gang width (`special lane_count`).
@@ -326,7 +326,16 @@ pub fn inline_routines(module: &mut Module, target: LegalTarget) -> Result<usize
 /// [`legalize`] without removing anything: for the runtime module itself, which is
 /// legalized once and then linked into programs.
 pub fn legalize_functions(module: &mut Module, target: LegalTarget) -> Result<(), String> {
-    let routines: FxHashMap<String, (FuncRef, RoutineSig)> = module
+    let routines = routine_table(module);
+    legalize_functions_with(module, target, &routines)
+}
+
+/// The runtime routines legalization may call: name to callee and signature.
+pub type RoutineTable = FxHashMap<String, (FuncRef, RoutineSig)>;
+
+/// The runtime routines present in `module`.
+fn routine_table(module: &Module) -> RoutineTable {
+    module
         .functions
         .iter()
         .filter(|(_, f)| is_runtime(&f.name))
@@ -338,15 +347,60 @@ pub fn legalize_functions(module: &mut Module, target: LegalTarget) -> Result<()
             };
             (f.name.clone(), (r, sig))
         })
-        .collect();
+        .collect()
+}
+
+fn legalize_functions_with(
+    module: &mut Module,
+    target: LegalTarget,
+    routines: &RoutineTable,
+) -> Result<(), String> {
     let (ptr_size, lane_count) = (module.ptr_size, module.lane_count);
     for (_, func) in module.functions.iter_mut() {
-        print::legalize_prints(func, &module.strings, &routines, ptr_size, lane_count)
+        print::legalize_prints(func, &module.strings, routines, ptr_size, lane_count)
             .map_err(|e| format!("legalizing @{}: {e}", func.name))?;
-        legalize_function(func, target, &routines, ptr_size, lane_count)
+        legalize_function(func, target, routines, ptr_size, lane_count)
             .map_err(|e| format!("legalizing @{}: {e}", func.name))?;
     }
     Ok(())
+}
+
+/// The runtime routines legalizing `module` for `target` calls that the module does
+/// not hold, by name, in the order of `known` (every routine that exists, with its
+/// signature): what must be linked in before [`legalize`]. Legalizes a copy, calling
+/// the routines `module` lacks as if they followed its functions.
+pub fn routines_needed(
+    module: &Module,
+    target: LegalTarget,
+    known: &[(String, RoutineSig)],
+) -> Result<Vec<String>, String> {
+    let mut table = routine_table(module);
+    let base = module.functions.len();
+    for (i, (name, sig)) in known.iter().enumerate() {
+        table
+            .entry(name.clone())
+            .or_insert_with(|| (FuncRef::new(base + i), sig.clone()));
+    }
+    let mut copy = module.clone();
+    legalize_functions_with(&mut copy, target, &table)?;
+    let mut called = vec![false; known.len()];
+    for f in copy.functions.values() {
+        for &b in &f.layout {
+            for &inst in &f.blocks[b].insts {
+                if let InstData::Call { func, .. } = f.insts[inst] {
+                    if let Some(c) = func.index().checked_sub(base) {
+                        called[c] = true;
+                    }
+                }
+            }
+        }
+    }
+    Ok(known
+        .iter()
+        .zip(called)
+        .filter(|(_, c)| *c)
+        .map(|((name, _), _)| name.clone())
+        .collect())
 }
 
 /// Drops the runtime's globals (the atomics' lock word) when no function uses them.
@@ -385,7 +439,7 @@ fn remove_unused_runtime_globals(module: &mut Module) {
 fn legalize_function(
     func: &mut Function,
     target: LegalTarget,
-    routines: &FxHashMap<String, (FuncRef, RoutineSig)>,
+    routines: &RoutineTable,
     ptr_size: u32,
     lane_count: u32,
 ) -> Result<(), String> {

@@ -22,11 +22,10 @@
 //! module's strings.
 
 use cranelift_entity::PrimaryMap;
-use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
-use super::{Cursor, RoutineSig, RUNTIME_PREFIX};
-use crate::ir::{ConvOp, FuncRef, Function, InstData, LaneOp, Scalar, StrConst, Type, Value};
+use super::{Cursor, RUNTIME_PREFIX};
+use crate::ir::{ConvOp, Function, InstData, LaneOp, Scalar, StrConst, Type, Value};
 
 /// Whether `data` is a `print` (never native on Nyuzi).
 pub fn is_illegal(data: &InstData) -> bool {
@@ -37,7 +36,7 @@ pub fn is_illegal(data: &InstData) -> bool {
 pub(super) fn legalize_prints(
     func: &mut Function,
     strings: &PrimaryMap<StrConst, String>,
-    routines: &FxHashMap<String, (FuncRef, RoutineSig)>,
+    routines: &super::RoutineTable,
     ptr_size: u32,
     lane_count: u32,
 ) -> Result<(), String> {

@@ -286,7 +286,7 @@ fn with_runtime(mut module: Module) -> Module {
         program_count: LANES,
         pointer_size: 4,
     };
-    let rt = driver::runtime_module(target, true, LegalTarget::Nyuzi)
+    let rt = driver::runtime::whole_runtime(target, true, LegalTarget::Nyuzi)
         .unwrap_or_else(|e| panic!("{e:?}"));
     super::link_runtime(&mut module, &rt);
     module
@@ -671,7 +671,7 @@ fn the_runtime_is_legal_and_not_recursive() {
         program_count: LANES,
         pointer_size: 4,
     };
-    let rt = driver::runtime_module(target, true, LegalTarget::Nyuzi).expect("builds");
+    let rt = driver::runtime::whole_runtime(target, true, LegalTarget::Nyuzi).expect("builds");
     assert!(super::remaining_illegal(&rt).is_empty());
     crate::ir::verify_module(&rt).expect("verifies");
     for (r, f) in rt.functions.iter() {

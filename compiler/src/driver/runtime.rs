@@ -1,0 +1,278 @@
+//! The runtime routines a module needs, built on demand.
+//!
+//! Legalization ([`crate::passes::legalize`]) replaces the operations a target lacks
+//! by calls to runtime routines written in the language (`stdlib/runtime_*.spmd`).
+//! Lowering and optimizing the whole runtime for every process would cost far more
+//! than compiling a kernel, and most kernels need a handful of routines or none. So
+//! a module's routines are found first ([`legalize::routines_needed`], on a copy, against
+//! every routine's signature), and only those, with what they call, are lowered,
+//! optimized and legalized ([`runtime_for`]) before being linked in.
+//!
+//! Each routine is compiled exactly as in the whole runtime: its body depends only on
+//! the functions it calls (the inliner works bottom-up), and the set built is closed
+//! under calls, both the calls the source makes and those legalization adds. Only the
+//! order in which the stdlib helpers join the module follows the set (lowering appends
+//! them as first called).
+//!
+//! Per process, the standard library is checked once per target shape
+//! ([`Library`]), and each set of routines is built once per switch setting.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rustc_hash::FxHashSet;
+
+use super::{run_front, FrontOptions, FrontResult, Stage};
+use crate::diag::{codes, Diagnostic};
+use crate::front::sema;
+use crate::ir::Module;
+use crate::passes::legalize::{self, LegalTarget, RoutineSig};
+use crate::{lower, passes, timing};
+
+/// The standard library checked whole for one target shape, and every runtime
+/// routine's signature.
+pub struct Library {
+    front: FrontResult,
+    checked: sema::Checked,
+    /// Every routine, in the standard library's order.
+    routines: Vec<(String, RoutineSig)>,
+}
+
+impl Library {
+    /// Every runtime routine with its signature, in the standard library's order.
+    pub fn routines(&self) -> &[(String, RoutineSig)] {
+        &self.routines
+    }
+}
+
+/// The library for `target` (gang width and pointer size), checked once per process.
+pub fn library(target: sema::Target) -> Result<Arc<Library>, Vec<Diagnostic>> {
+    type Cache = HashMap<(u32, u32), Result<Arc<Library>, Vec<Diagnostic>>>;
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+    let key = (target.program_count, target.pointer_size);
+    let cache = CACHE.get_or_init(Default::default);
+    let mut cache = cache.lock().map_err(|_| poisoned())?;
+    cache
+        .entry(key)
+        .or_insert_with(|| {
+            timing::stage("runtime: check the standard library", || {
+                check_library(target).map(Arc::new)
+            })
+        })
+        .clone()
+}
+
+fn check_library(target: sema::Target) -> Result<Library, Vec<Diagnostic>> {
+    let options = FrontOptions {
+        target,
+        ..FrontOptions::default()
+    };
+    let front = run_front("<runtime>", None, String::new(), &options, Stage::Ast);
+    let stdlib = front.stdlib_file.expect("the stdlib is loaded");
+    let sema_options = sema::Options {
+        target,
+        check_all_stdlib: true,
+    };
+    let (checked, diags) = sema::check_with(
+        &front.unit,
+        &front.interner,
+        &front.sources,
+        stdlib,
+        &sema_options,
+    );
+    if diags.iter().any(Diagnostic::is_error) {
+        return Err(diags.into_iter().filter(Diagnostic::is_error).collect());
+    }
+    let routines = lower::runtime_signatures(&front.unit, &checked, &front.interner)
+        .into_iter()
+        .map(|(name, sig)| {
+            let sig = RoutineSig {
+                params: sig.params,
+                ret: sig.ret,
+                takes_mask: sig.takes_mask,
+            };
+            (name, sig)
+        })
+        .collect();
+    Ok(Library {
+        front,
+        checked,
+        routines,
+    })
+}
+
+/// The runtime routines `module` needs for `legal` (see [`legalize::routines_needed`]),
+/// by name.
+pub fn needed_by(
+    module: &Module,
+    target: sema::Target,
+    legal: LegalTarget,
+) -> Result<Vec<String>, Vec<Diagnostic>> {
+    let library = library(target)?;
+    legalize::routines_needed(module, legal, library.routines())
+        .map_err(|e| internal(format!("legalizing: {e}")))
+}
+
+/// The routines named in `wanted` and everything they call, lowered for `target`,
+/// optimized when `optimize`, and legalized for `legal`: ready for
+/// [`legalize::link_runtime`]. Built once per process for each set and setting.
+pub fn runtime_for(
+    target: sema::Target,
+    optimize: bool,
+    legal: LegalTarget,
+    wanted: &[String],
+) -> Result<Module, Vec<Diagnostic>> {
+    type Key = (u32, u32, bool, LegalTarget, BTreeSet<String>);
+    type Cache = HashMap<Key, Result<Module, Vec<Diagnostic>>>;
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+    let set: BTreeSet<String> = wanted.iter().cloned().collect();
+    let key = (
+        target.program_count,
+        target.pointer_size,
+        optimize,
+        legal,
+        set.clone(),
+    );
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(built) = cache.lock().map_err(|_| poisoned())?.get(&key) {
+        return built.clone();
+    }
+    let built = build(&*library(target)?, optimize, legal, set);
+    cache
+        .lock()
+        .map_err(|_| poisoned())?
+        .insert(key, built.clone());
+    built
+}
+
+/// The whole runtime for `target`: every routine.
+pub fn whole_runtime(
+    target: sema::Target,
+    optimize: bool,
+    legal: LegalTarget,
+) -> Result<Module, Vec<Diagnostic>> {
+    let all: Vec<String> = library(target)?
+        .routines()
+        .iter()
+        .map(|(name, _)| name.clone())
+        .collect();
+    runtime_for(target, optimize, legal, &all)
+}
+
+/// Lowers and optimizes `set`, growing it until it holds every routine its functions
+/// call, directly or once legalized; then legalizes it.
+fn build(
+    library: &Library,
+    optimize: bool,
+    legal: LegalTarget,
+    mut set: BTreeSet<String>,
+) -> Result<Module, Vec<Diagnostic>> {
+    // Each round adds at least one routine, so this ends.
+    loop {
+        let names: FxHashSet<String> = set.iter().cloned().collect();
+        let front = &library.front;
+        let mut module = timing::stage("lower", || {
+            lower::lower_runtime(&front.unit, &library.checked, &front.interner, &names)
+        })?;
+        if optimize {
+            timing::stage("optimize", || passes::optimize(&mut module))
+                .map_err(|e| internal(format!("optimizing the runtime: {e}")))?;
+        }
+        let missing = legalize::routines_needed(&module, legal, library.routines())
+            .map_err(|e| internal(format!("legalizing the runtime: {e}")))?;
+        if missing.is_empty() {
+            legalize::legalize_functions(&mut module, legal)
+                .map_err(|e| internal(format!("legalizing the runtime: {e}")))?;
+            return Ok(module);
+        }
+        set.extend(missing);
+    }
+}
+
+fn internal(msg: String) -> Vec<Diagnostic> {
+    vec![Diagnostic::error(
+        codes::INTERNAL_ERROR,
+        format!("internal compiler error: {msg}"),
+    )]
+}
+
+fn poisoned() -> Vec<Diagnostic> {
+    internal("the runtime cache is poisoned".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::write::write_function;
+
+    const NYUZI: sema::Target = sema::Target {
+        program_count: 16,
+        pointer_size: 4,
+    };
+    const DAC_GPU: sema::Target = sema::Target {
+        program_count: 32,
+        pointer_size: 8,
+    };
+
+    fn text(module: &Module, name: &str) -> String {
+        let (_, f) = module
+            .functions
+            .iter()
+            .find(|(_, f)| f.name == name)
+            .unwrap_or_else(|| panic!("@{name} is missing"));
+        let mut out = String::new();
+        write_function(&mut out, f, module).expect("writes");
+        out
+    }
+
+    /// The order the parts are built in is the whole runtime's lowering order.
+    #[test]
+    fn runtime_order_is_the_lowering_order() {
+        for target in [NYUZI, DAC_GPU] {
+            let lib = library(target).expect("checks");
+            let front = &lib.front;
+            let whole = lower::lower_with_runtime(
+                &front.unit,
+                &lib.checked,
+                &front.interner,
+                &front.sources,
+                true,
+            )
+            .expect("lowers");
+            let lowered: Vec<&str> = whole.functions.values().map(|f| f.name.as_str()).collect();
+            let order = lower::runtime_order(&front.unit, &lib.checked, &front.interner);
+            let computed: Vec<&str> = order.iter().map(|(_, n)| n.as_str()).collect();
+            assert_eq!(lowered, computed);
+        }
+    }
+
+    /// Every routine built on its own (with what it calls) is, function for function,
+    /// what the whole runtime holds, optimized or not, for both targets.
+    #[test]
+    fn each_routine_alone_is_as_in_the_whole_runtime() {
+        for (target, legal) in [(NYUZI, LegalTarget::Nyuzi), (DAC_GPU, LegalTarget::DacGpu)] {
+            for optimize in [true, false] {
+                let whole = whole_runtime(target, optimize, legal).expect("builds");
+                let lib = library(target).expect("checks");
+                let names_in_whole = whole.functions.values().map(|f| f.name.as_str());
+                for (name, _) in lib.routines() {
+                    let part = runtime_for(target, optimize, legal, std::slice::from_ref(name))
+                        .expect("builds");
+                    assert!(part.functions.len() <= whole.functions.len());
+                    let globals = |m: &Module| -> Vec<String> {
+                        m.globals.values().map(|g| g.name.clone()).collect()
+                    };
+                    assert_eq!(globals(&part), globals(&whole), "{name}: globals");
+                    for f in part.functions.values() {
+                        assert_eq!(text(&part, &f.name), text(&whole, &f.name), "@{}", f.name);
+                    }
+                    // The part's functions keep the whole runtime's order.
+                    let mut rest = names_in_whole.clone();
+                    for f in part.functions.values() {
+                        assert!(rest.any(|n| n == f.name), "@{} is out of order", f.name);
+                    }
+                }
+            }
+        }
+    }
+}
