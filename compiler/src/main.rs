@@ -391,14 +391,8 @@ impl Target {
     /// and 32-bit addresses; the SIMT GPU runs warps of 32 with 64-bit addresses.
     fn sema_target(self) -> spmdc::front::sema::Target {
         match self {
-            Target::Nyuzi => spmdc::front::sema::Target {
-                program_count: 16,
-                pointer_size: 4,
-            },
-            Target::DacGpu => spmdc::front::sema::Target {
-                program_count: 32,
-                pointer_size: 8,
-            },
+            Target::Nyuzi => spmdc::back::nyuzi::TARGET,
+            Target::DacGpu => spmdc::back::dac_gpu::TARGET,
         }
     }
 }
@@ -517,9 +511,15 @@ fn compile(args: &CompileArgs) -> u8 {
     if status != EXIT_OK {
         return status;
     }
-    if stage == Stage::Check {
-        report_uniformity(&result, args);
+    // The optimized IR, lowered once for the uniformity notes and the later stages.
+    let lowered = (stage == Stage::Check).then(|| driver::lower_front_with(&result, !args.no_opt));
+    if let Some(Ok(module)) = &lowered {
+        report_uniformity(&result, module, args);
     }
+    let lowered = || match lowered.clone() {
+        Some(Ok(module)) => Ok(module),
+        _ => driver::lower_front_with(&result, !args.no_opt),
+    };
     let text = match emit {
         Emit::Tokens => tokens_listing(&result),
         Emit::Ast => dump::dump_unit(
@@ -528,7 +528,7 @@ fn compile(args: &CompileArgs) -> u8 {
             &result.sources,
             result.stdlib_file,
         ),
-        Emit::Ir => match driver::lower_front_with(&result, !args.no_opt) {
+        Emit::Ir => match lowered() {
             Ok(module) => spmdc::analysis::affine::annotated_module_text_with_uniformity(
                 &module,
                 &uniformity::analyze_module(&module),
@@ -540,7 +540,10 @@ fn compile(args: &CompileArgs) -> u8 {
             }
         },
         Emit::Asm if matches!(args.target, Target::Nyuzi) => {
-            match spmdc::back::nyuzi::run::compile(&result, !args.no_opt) {
+            let compiled = lowered()
+                .map_err(driver::RunError::Compile)
+                .and_then(|m| spmdc::back::nyuzi::run::compile_lowered(&result, m, !args.no_opt));
+            match compiled {
                 Ok((_, obj)) => {
                     spmdc::back::nyuzi::listing(&obj, args.source_lines.then_some(&result.sources))
                 }
@@ -554,7 +557,10 @@ fn compile(args: &CompileArgs) -> u8 {
                 dac: args.dac || !args.no_dac,
                 ..Default::default()
             };
-            match spmdc::back::dac_gpu::run::compile(&result, !args.no_opt, &options) {
+            let compiled = lowered().map_err(driver::RunError::Compile).and_then(|m| {
+                spmdc::back::dac_gpu::run::compile_lowered(&result, m, !args.no_opt, &options)
+            });
+            match compiled {
                 Ok(c) => {
                     spmdc::back::dac_gpu::listing(&c, args.source_lines.then_some(&result.sources))
                 }
@@ -576,11 +582,8 @@ fn compile(args: &CompileArgs) -> u8 {
 /// The uniformity analysis's notes on the user's program: `cif`-style hints on
 /// conditions it proves uniform (always) and, with `--warn-divergent`, every divergent
 /// branch. A program that does not lower is reported by the stage that needs the IR.
-fn report_uniformity(result: &FrontResult, args: &CompileArgs) {
-    let Ok(module) = driver::lower_front_with(result, !args.no_opt) else {
-        return;
-    };
-    let diags = uniformity::report(result, &module, args.warn_divergent);
+fn report_uniformity(result: &FrontResult, module: &spmdc::ir::Module, args: &CompileArgs) {
+    let diags = uniformity::report(result, module, args.warn_divergent);
     report(&result.sources, diags.iter(), &args.front);
 }
 

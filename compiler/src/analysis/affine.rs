@@ -712,7 +712,17 @@ struct Ctx<'a> {
 /// Analyzes `func`, a function of `module` (whose pointer width, gang width and
 /// callees it reads).
 pub fn analyze_function(module: &Module, func: &Function) -> FunctionAffine {
-    let mut ctx = Ctx::new(module, func, None, 0);
+    let called = module
+        .function_by_name(&func.name)
+        .is_some_and(|r| module.called_functions()[r]);
+    analyze_called(module, func, called)
+}
+
+/// [`analyze_function`], told whether some function of `module` calls `func` (from
+/// [`Module::called_functions`], which a loop over the functions computes once).
+pub fn analyze_called(module: &Module, func: &Function, called: bool) -> FunctionAffine {
+    let launched = func.linkage.is_entry() && !called;
+    let mut ctx = Ctx::new(module, func, None, 0, launched);
     ctx.solve();
     let mut out = FunctionAffine {
         classes: SecondaryMap::with_capacity(func.values.len()),
@@ -726,7 +736,13 @@ pub fn analyze_function(module: &Module, func: &Function) -> FunctionAffine {
 }
 
 impl<'a> Ctx<'a> {
-    fn new(module: &'a Module, func: &'a Function, seed: Option<&'a [Class]>, depth: u32) -> Self {
+    fn new(
+        module: &'a Module,
+        func: &'a Function,
+        seed: Option<&'a [Class]>,
+        depth: u32,
+        launched: bool,
+    ) -> Self {
         Ctx {
             module,
             func,
@@ -738,7 +754,7 @@ impl<'a> Ctx<'a> {
             depth,
             summaries: Default::default(),
             dom: DominatorTree::compute(func),
-            launched: func.linkage.is_entry() && !is_called(module, &func.name),
+            launched,
             def_block: def_blocks(func),
             view: std::cell::Cell::new(None),
         }
@@ -790,7 +806,8 @@ impl<'a> Ctx<'a> {
         if let Some(c) = self.summaries.borrow().get(&key) {
             return c.clone();
         }
-        let mut sub = Ctx::new(self.module, cf, Some(&key.1), self.depth + 1);
+        // A callee summarized at a call is called: never a launched entry.
+        let mut sub = Ctx::new(self.module, cf, Some(&key.1), self.depth + 1, false);
         sub.solve();
         let mut out: Option<Class> = None;
         for &block in &cf.layout {
@@ -855,16 +872,6 @@ fn any_mask(func: &Function, cond: Value) -> Option<Value> {
         } => args.first().copied(),
         _ => None,
     }
-}
-
-/// Whether some call in `module` targets the function named `name`.
-fn is_called(module: &Module, name: &str) -> bool {
-    module.functions.values().any(|g| {
-        g.insts.values().any(|d| {
-            matches!(d, InstData::Call { func, .. }
-                if module.functions.get(*func).is_some_and(|c| c.name == name))
-        })
-    })
 }
 
 /// The block that defines each value.

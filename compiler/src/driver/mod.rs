@@ -290,13 +290,27 @@ pub fn lower_for_target_with_switches(
     target: LegalTarget,
     switches: &crate::passes::Switches,
 ) -> Result<crate::ir::Module, Vec<Diagnostic>> {
+    let module = lower_front_with_switches(front, optimize, switches)?;
+    finish_for_target(front, module, optimize, target, switches)
+}
+
+/// The rest of [`lower_for_target_with_switches`] for a module already lowered from
+/// `front` (and optimized when `optimize`, by [`lower_front_with_switches`]): the
+/// runtime routines linked in, legalized, verified. Lets a caller that needs the
+/// optimized IR as well lower it once.
+pub fn finish_for_target(
+    front: &FrontResult,
+    mut module: crate::ir::Module,
+    optimize: bool,
+    target: LegalTarget,
+    switches: &crate::passes::Switches,
+) -> Result<crate::ir::Module, Vec<Diagnostic>> {
     let internal = |msg: String| {
         vec![Diagnostic::error(
             codes::INTERNAL_ERROR,
             format!("internal compiler error: {msg}"),
         )]
     };
-    let mut module = lower_front_with_switches(front, optimize, switches)?;
     let checked = front
         .checked
         .as_ref()

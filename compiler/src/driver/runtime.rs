@@ -45,12 +45,29 @@ impl Library {
     }
 }
 
+type Built<T> = Result<T, Vec<Diagnostic>>;
+type PartKey = (u32, u32, bool, LegalTarget, BTreeSet<String>);
+
+/// The libraries checked so far, by gang width and pointer size.
+static LIBRARIES: OnceLock<Mutex<HashMap<(u32, u32), Built<Arc<Library>>>>> = OnceLock::new();
+/// The parts built so far, by target shape, switch setting and set of routines.
+static PARTS: OnceLock<Mutex<HashMap<PartKey, Built<Module>>>> = OnceLock::new();
+
+/// Forgets every library and part built so far, so that the next compile pays for
+/// them as a new process does (the compile benchmark measures that).
+pub fn clear_caches() {
+    if let Some(Ok(mut libraries)) = LIBRARIES.get().map(Mutex::lock) {
+        libraries.clear();
+    }
+    if let Some(Ok(mut parts)) = PARTS.get().map(Mutex::lock) {
+        parts.clear();
+    }
+}
+
 /// The library for `target` (gang width and pointer size), checked once per process.
 pub fn library(target: sema::Target) -> Result<Arc<Library>, Vec<Diagnostic>> {
-    type Cache = HashMap<(u32, u32), Result<Arc<Library>, Vec<Diagnostic>>>;
-    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
     let key = (target.program_count, target.pointer_size);
-    let cache = CACHE.get_or_init(Default::default);
+    let cache = LIBRARIES.get_or_init(Default::default);
     let mut cache = cache.lock().map_err(|_| poisoned())?;
     cache
         .entry(key)
@@ -108,6 +125,9 @@ pub fn needed_by(
     target: sema::Target,
     legal: LegalTarget,
 ) -> Result<Vec<String>, Vec<Diagnostic>> {
+    if !legalize::may_need_routines(module, legal) {
+        return Ok(Vec::new());
+    }
     let library = library(target)?;
     legalize::routines_needed(module, legal, library.routines())
         .map_err(|e| internal(format!("legalizing: {e}")))
@@ -122,9 +142,6 @@ pub fn runtime_for(
     legal: LegalTarget,
     wanted: &[String],
 ) -> Result<Module, Vec<Diagnostic>> {
-    type Key = (u32, u32, bool, LegalTarget, BTreeSet<String>);
-    type Cache = HashMap<Key, Result<Module, Vec<Diagnostic>>>;
-    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
     let set: BTreeSet<String> = wanted.iter().cloned().collect();
     let key = (
         target.program_count,
@@ -133,7 +150,7 @@ pub fn runtime_for(
         legal,
         set.clone(),
     );
-    let cache = CACHE.get_or_init(Default::default);
+    let cache = PARTS.get_or_init(Default::default);
     if let Some(built) = cache.lock().map_err(|_| poisoned())?.get(&key) {
         return built.clone();
     }

@@ -314,6 +314,21 @@ impl Module {
         }
     }
 
+    /// Which functions some function of the module calls: one sweep of the module,
+    /// for the analyses that treat a launched entry (never called) apart, so that a
+    /// loop over the functions asks it once instead of once per function.
+    pub fn called_functions(&self) -> SecondaryMap<FuncRef, bool> {
+        let mut called = SecondaryMap::with_capacity(self.functions.len());
+        for f in self.functions.values() {
+            for data in f.insts.values() {
+                if let InstData::Call { func, .. } = data {
+                    called[*func] = true;
+                }
+            }
+        }
+        called
+    }
+
     pub fn function_by_name(&self, name: &str) -> Option<FuncRef> {
         self.functions
             .iter()

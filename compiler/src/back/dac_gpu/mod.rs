@@ -95,6 +95,13 @@ pub mod uniform;
 pub use asm::listing;
 pub use run::{run_on_dac_gpu, DacRunOptions};
 
+/// What programs for the dac-gpu are checked and lowered for: warps of 32 threads,
+/// 64-bit pointers.
+pub const TARGET: crate::front::sema::Target = crate::front::sema::Target {
+    program_count: 32,
+    pointer_size: 8,
+};
+
 #[cfg(test)]
 mod tests;
 

@@ -11,6 +11,7 @@ use sim::gpu::{self, GlobalMemory, GpuConfig, GpuFault, SchedulerKind, StatValue
 use super::{compile_module, isel, Compiled, Options};
 use crate::driver::{self, FrontResult, RunError, RunRequest};
 use crate::interp::RuntimeError;
+use crate::ir;
 use crate::launch::{self, RunResult, Stats};
 
 /// How to run on the dac-gpu.
@@ -45,7 +46,20 @@ pub fn compile(
     optimize: bool,
     options: &Options,
 ) -> Result<Compiled, RunError> {
-    let module = driver::lower_for_target(front, optimize, driver::LegalTarget::DacGpu)
+    let lowered = driver::lower_front_with(front, optimize).map_err(RunError::Compile)?;
+    compile_lowered(front, lowered, optimize, options)
+}
+
+/// [`compile`] from the module [`driver::lower_front_with`] made of `front`.
+#[allow(clippy::result_large_err)] // the driver's shared error type
+pub fn compile_lowered(
+    front: &FrontResult,
+    lowered: ir::Module,
+    optimize: bool,
+    options: &Options,
+) -> Result<Compiled, RunError> {
+    let legal = driver::LegalTarget::DacGpu;
+    let module = driver::finish_for_target(front, lowered, optimize, legal, &front.switches)
         .map_err(RunError::Compile)?;
     // `--no-uniformity` (the front end's switches) turns the analysis off in code
     // generation too: only uniform-typed values use the uniform datapath.

@@ -57,9 +57,10 @@ pub fn compile_module_with(module: &Module, scalars: ScalarUse) -> Result<Object
     let module = &loop_optimized_copy(module);
     let mut obj = Object::default();
     let mut diags = Vec::new();
+    let called = module.called_functions();
     for (fref, f) in module.functions.iter() {
         let selected = timing::stage("instruction selection", || {
-            isel::select_with(module, f, fref.index() as u32, scalars)
+            isel::select_with(module, f, fref.index() as u32, called[fref], scalars)
         });
         let sel = match selected {
             Ok(s) => s,

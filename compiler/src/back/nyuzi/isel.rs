@@ -83,8 +83,8 @@ use super::object::RelocTarget;
 use crate::back::common::mach::{MBlock, MachFunction, MachLine, PReg, Reg, RegClass};
 use crate::diag::{codes, Diagnostic};
 use crate::ir::{
-    AtomicOp, BinaryOp, Block, BlockCall, ConvOp, FloatCC, Function, InstData, IntCC, LaneOp,
-    Module, Scalar, SpecialReg, Type, UnaryOp, Value, ValueDef,
+    AtomicOp, BinaryOp, Block, BlockCall, ConvOp, FloatCC, FuncRef, Function, InstData, IntCC,
+    LaneOp, Module, Scalar, SpecialReg, Type, UnaryOp, Value, ValueDef,
 };
 use crate::source::Span;
 
@@ -344,7 +344,8 @@ pub enum ScalarUse {
 
 /// Selects one function. `fidx` is its index in the module (barrier identifiers).
 pub fn select(m: &Module, f: &Function, fidx: u32) -> Result<Selected, Vec<Diagnostic>> {
-    select_with(m, f, fidx, ScalarUse::Analysis)
+    let called = m.called_functions()[FuncRef::from_u32(fidx)];
+    select_with(m, f, fidx, called, ScalarUse::Analysis)
 }
 
 /// [`select`], with `scalars` deciding what is computed in scalar registers.
@@ -352,13 +353,14 @@ pub fn select_with(
     m: &Module,
     f: &Function,
     fidx: u32,
+    called: bool,
     scalars: ScalarUse,
 ) -> Result<Selected, Vec<Diagnostic>> {
     let mut mf = MachFunction::new(f.name.clone());
     let entry = mf.new_block();
     let uni =
         (scalars == ScalarUse::Analysis).then(|| crate::analysis::uniformity::analyze_function(f));
-    let facts = super::masks::MaskFacts::compute(m, f, uni.as_ref());
+    let facts = super::masks::MaskFacts::compute(f, called, uni.as_ref());
     let scal = super::scalarize::scalarized(f, uni.as_ref(), &facts);
     let vf = match scalars {
         ScalarUse::Minimal => super::vectorize::vector_forms(f),
@@ -382,7 +384,7 @@ pub fn select_with(
         live: HashSet::new(),
         ctx_cache: HashMap::new(),
         forward: HashMap::new(),
-        affine: crate::analysis::affine::analyze_function(m, f),
+        affine: crate::analysis::affine::analyze_called(m, f, called),
         scal,
         scalar_mode: false,
         svals: SecondaryMap::new(),

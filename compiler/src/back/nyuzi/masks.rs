@@ -27,7 +27,9 @@ use std::collections::{HashMap, HashSet};
 
 use crate::analysis::uniformity::FunctionUniformity;
 use crate::ir::dominance::DominatorTree;
-use crate::ir::{BinaryOp, Block, Function, InstData, LaneOp, Module, Type, Value, ValueDef};
+#[cfg(doc)]
+use crate::ir::Module;
+use crate::ir::{BinaryOp, Block, Function, InstData, LaneOp, Type, Value, ValueDef};
 
 /// How deep [`MaskFacts::full_at`] looks through `band`/`bor` definitions.
 const DEPTH: u32 = 12;
@@ -35,20 +37,9 @@ const DEPTH: u32 = 12;
 /// Whether `f`'s entry-active lanes are exactly the gang's existing lanes (so lane 0
 /// is one of them): it takes no mask (it runs with every lane on), or it is a launch
 /// entry that no function of the module calls (launchers pass the existing lanes).
-pub fn lane0_function(m: &Module, f: &Function) -> bool {
-    if !f.sig.takes_mask {
-        return true;
-    }
-    if !f.linkage.is_entry() {
-        return false;
-    }
-    let called = m.functions.values().any(|g| {
-        g.insts.values().any(|i| match i {
-            InstData::Call { func, .. } => m.functions.get(*func).is_some_and(|c| c.name == f.name),
-            _ => false,
-        })
-    });
-    !called
+/// `called`: whether some function of the module calls `f` ([`Module::called_functions`]).
+pub fn lane0_function(f: &Function, called: bool) -> bool {
+    !f.sig.takes_mask || (f.linkage.is_entry() && !called)
 }
 
 /// The mask facts of one function.
@@ -68,11 +59,12 @@ pub struct MaskFacts {
 }
 
 impl MaskFacts {
-    /// Computes the facts of `f`; `uni` is the uniformity analysis (`None` with
-    /// `--no-uniformity`: only constants and `all` checks count).
-    pub fn compute(m: &Module, f: &Function, uni: Option<&FunctionUniformity>) -> MaskFacts {
+    /// Computes the facts of `f`; `called` says whether some function of its module
+    /// calls it; `uni` is the uniformity analysis (`None` with `--no-uniformity`: only
+    /// constants and `all` checks count).
+    pub fn compute(f: &Function, called: bool, uni: Option<&FunctionUniformity>) -> MaskFacts {
         let mut facts = MaskFacts {
-            lane0: lane0_function(m, f),
+            lane0: lane0_function(f, called),
             dom: DominatorTree::compute(f),
             checks: HashMap::new(),
             full_params: HashSet::new(),

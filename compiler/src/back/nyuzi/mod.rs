@@ -29,5 +29,11 @@ pub mod vectorize;
 pub use asm::listing;
 pub use codegen::{compile_module, shared_layout};
 
+/// What programs for Nyuzi are checked and lowered for: 16 lanes, 32-bit pointers.
+pub const TARGET: crate::front::sema::Target = crate::front::sema::Target {
+    program_count: abi::LANES,
+    pointer_size: 4,
+};
+
 #[cfg(test)]
 mod tests;

@@ -66,9 +66,19 @@ pub struct BuiltLaunch {
 
 /// The IR and object code of a checked program for Nyuzi.
 pub fn compile(front: &FrontResult, optimize: bool) -> Result<(Module, Object), RunError> {
-    let module =
-        driver::lower_for_target(front, optimize, LegalTarget::Nyuzi).map_err(RunError::Compile)?;
+    let lowered = driver::lower_front_with(front, optimize).map_err(RunError::Compile)?;
+    compile_lowered(front, lowered, optimize)
+}
+
+/// [`compile`] from the module [`driver::lower_front_with`] made of `front`.
+pub fn compile_lowered(
+    front: &FrontResult,
+    lowered: Module,
+    optimize: bool,
+) -> Result<(Module, Object), RunError> {
     let sw = &front.switches;
+    let module = driver::finish_for_target(front, lowered, optimize, LegalTarget::Nyuzi, sw)
+        .map_err(RunError::Compile)?;
     let scalars = if sw.no_scalar_datapath {
         ScalarUse::Minimal
     } else if sw.no_uniformity {

@@ -365,6 +365,20 @@ fn legalize_functions_with(
     Ok(())
 }
 
+/// Whether legalizing `module` for `target` may call a runtime routine: it holds a
+/// `print` or an instruction the target lacks ([`is_illegal`]). When not, no routine
+/// needs to be known (a quick test before [`routines_needed`]).
+pub fn may_need_routines(module: &Module, target: LegalTarget) -> bool {
+    module.functions.values().any(|f| {
+        f.layout.iter().any(|&b| {
+            f.blocks[b].insts.iter().any(|&i| {
+                let data = &f.insts[i];
+                matches!(data, InstData::Print { .. }) || is_illegal(target, f, data)
+            })
+        })
+    })
+}
+
 /// The runtime routines legalizing `module` for `target` calls that the module does
 /// not hold, by name, in the order of `known` (every routine that exists, with its
 /// signature): what must be linked in before [`legalize`]. Legalizes a copy, calling
