@@ -424,8 +424,10 @@ fn interp_launch(
             .map_err(RunError::Trap)?;
         (o, Some(c))
     } else {
-        let o =
-            interp::run(module, entry, &shape, &mut memory, req.limits).map_err(RunError::Trap)?;
+        let o = timing::stage("simulate", || {
+            interp::run(module, entry, &shape, &mut memory, req.limits)
+        })
+        .map_err(RunError::Trap)?;
         (o, None)
     };
     for (arg, addr) in prepared.args.iter_mut().zip(&bits) {

@@ -125,7 +125,11 @@ pub fn needed_by(
     target: sema::Target,
     legal: LegalTarget,
 ) -> Result<Vec<String>, Vec<Diagnostic>> {
-    if !legalize::may_need_routines(module, legal) {
+    // Most illegal operations of most kernels become native sequences (a division by
+    // a power of two, say): try without the library's signatures first.
+    if !legalize::may_need_routines(module, legal)
+        || legalize::routines_needed(module, legal, &[]).is_ok()
+    {
         return Ok(Vec::new());
     }
     let library = library(target)?;

@@ -190,21 +190,25 @@ pub fn run_compiled(
     let mut stats = Stats::new();
     if opts.timing {
         let config = GpuConfig::load(&opts.config).map_err(trap)?;
-        let report = gpu::run_timing(
-            &compiled.program,
-            &gl,
-            &mut mem,
-            &config,
-            limits,
-            opts.scheduler,
-        )
+        let report = crate::timing::stage("simulate (timing)", || {
+            gpu::run_timing(
+                &compiled.program,
+                &gl,
+                &mut mem,
+                &config,
+                limits,
+                opts.scheduler,
+            )
+        })
         .map_err(|f| fault(compiled, f))?;
         stats.set(Stats::DYNAMIC_INSTRUCTIONS, report.warp_insts);
         stats.set(Stats::CYCLES, report.cycles);
         copy_stats(&mut stats, &report.pairs);
     } else {
-        let report = gpu::run_functional(&compiled.program, &gl, &mut mem, limits)
-            .map_err(|f| fault(compiled, f))?;
+        let report = crate::timing::stage("simulate", || {
+            gpu::run_functional(&compiled.program, &gl, &mut mem, limits)
+        })
+        .map_err(|f| fault(compiled, f))?;
         stats.set(Stats::DYNAMIC_INSTRUCTIONS, report.warp_insts);
         copy_stats(&mut stats, &report.stats);
     }

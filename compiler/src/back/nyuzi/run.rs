@@ -100,7 +100,9 @@ pub fn build_launch(
 ) -> Result<BuiltLaunch, RunError> {
     let prepared = prepare(front, req)?;
     let (module, object) = compile(front, req.optimize)?;
-    place(prepared, module, object, machine, image)
+    crate::timing::stage("launch image", || {
+        place(prepared, module, object, machine, image)
+    })
 }
 
 /// The launch of `req` (its entry, arguments and shape) for Nyuzi's 16 lanes.
@@ -202,7 +204,7 @@ pub fn run_built(
             max_cycles: opts.max_cycles,
             ..TimingConfig::default()
         };
-        match timing::run_timing(&mut m, &cfg) {
+        match crate::timing::stage("simulate (timing)", || timing::run_timing(&mut m, &cfg)) {
             Ok(r) => Some(r),
             Err(TimingError::Fault(f)) => {
                 return Err(RunError::Trap(fault_error(built, &m, f, max_steps)))
@@ -220,7 +222,7 @@ pub fn run_built(
             }
         }
     } else {
-        m.run()
+        crate::timing::stage("simulate", || m.run())
             .map_err(|f| RunError::Trap(fault_error(built, &m, f, max_steps)))?;
         None
     };
