@@ -316,7 +316,7 @@ pub fn finish_for_target(
         .as_ref()
         .expect("a lowered program was checked");
     let needed = timing::stage("runtime: routines needed", || {
-        runtime::needed_by(&module, checked.target, target)
+        runtime::needed_by(front, &module, target)
     })?;
     if !needed.is_empty() {
         let runtime = timing::stage("runtime: build routines", || {

@@ -24,15 +24,21 @@ use rustc_hash::FxHashSet;
 
 use super::{run_front, FrontOptions, FrontResult, Stage};
 use crate::diag::{codes, Diagnostic};
+use crate::front::ast::TranslationUnit;
+use crate::front::intern::Interner;
 use crate::front::sema;
 use crate::ir::Module;
 use crate::passes::legalize::{self, LegalTarget, RoutineSig};
+use crate::source::SourceMap;
 use crate::{lower, passes, timing};
 
 /// The standard library checked whole for one target shape, and every runtime
 /// routine's signature.
 pub struct Library {
-    front: FrontResult,
+    /// A parse of the standard library (with the program it came with, if any: its
+    /// items follow the library's and no library body can see them).
+    unit: TranslationUnit,
+    interner: Interner,
     checked: sema::Checked,
     /// Every routine, in the standard library's order.
     routines: Vec<(String, RoutineSig)>,
@@ -64,8 +70,41 @@ pub fn clear_caches() {
     }
 }
 
-/// The library for `target` (gang width and pointer size), checked once per process.
+/// The library for `target` (gang width and pointer size), checked once per process
+/// from a program of its own.
 pub fn library(target: sema::Target) -> Result<Arc<Library>, Vec<Diagnostic>> {
+    cached_library(target, || {
+        let options = FrontOptions {
+            target,
+            ..FrontOptions::default()
+        };
+        let front = run_front("<runtime>", None, String::new(), &options, Stage::Ast);
+        let stdlib = front.stdlib_file;
+        check_library(target, front.unit, front.interner, &front.sources, stdlib)
+    })
+}
+
+/// The library for the target `front` was checked for, from `front`'s own parse of
+/// the standard library when none is cached yet: a process parses it once. The
+/// program's items follow the library's, so no library body sees them.
+pub fn library_of(front: &FrontResult) -> Result<Arc<Library>, Vec<Diagnostic>> {
+    let target = front
+        .checked
+        .as_ref()
+        .map_or(FrontOptions::default().target, |c| c.target);
+    if front.stdlib_file.is_none() {
+        return library(target);
+    }
+    cached_library(target, || {
+        let (unit, interner) = (front.unit.clone(), front.interner.clone());
+        check_library(target, unit, interner, &front.sources, front.stdlib_file)
+    })
+}
+
+fn cached_library(
+    target: sema::Target,
+    check: impl FnOnce() -> Result<Library, Vec<Diagnostic>>,
+) -> Result<Arc<Library>, Vec<Diagnostic>> {
     let key = (target.program_count, target.pointer_size);
     let cache = LIBRARIES.get_or_init(Default::default);
     let mut cache = cache.lock().map_err(|_| poisoned())?;
@@ -73,34 +112,30 @@ pub fn library(target: sema::Target) -> Result<Arc<Library>, Vec<Diagnostic>> {
         .entry(key)
         .or_insert_with(|| {
             timing::stage("runtime: check the standard library", || {
-                check_library(target).map(Arc::new)
+                check().map(Arc::new)
             })
         })
         .clone()
 }
 
-fn check_library(target: sema::Target) -> Result<Library, Vec<Diagnostic>> {
-    let options = FrontOptions {
-        target,
-        ..FrontOptions::default()
-    };
-    let front = run_front("<runtime>", None, String::new(), &options, Stage::Ast);
-    let stdlib = front.stdlib_file.expect("the stdlib is loaded");
+/// Checks every body of the standard library in `unit` (stdlib file `stdlib`).
+fn check_library(
+    target: sema::Target,
+    unit: TranslationUnit,
+    interner: Interner,
+    sources: &SourceMap,
+    stdlib: Option<crate::source::FileId>,
+) -> Result<Library, Vec<Diagnostic>> {
+    let stdlib = stdlib.ok_or_else(|| internal("no standard library".into()))?;
     let sema_options = sema::Options {
         target,
         check_all_stdlib: true,
     };
-    let (checked, diags) = sema::check_with(
-        &front.unit,
-        &front.interner,
-        &front.sources,
-        stdlib,
-        &sema_options,
-    );
+    let (checked, diags) = sema::check_with(&unit, &interner, sources, stdlib, &sema_options);
     if diags.iter().any(Diagnostic::is_error) {
         return Err(diags.into_iter().filter(Diagnostic::is_error).collect());
     }
-    let routines = lower::runtime_signatures(&front.unit, &checked, &front.interner)
+    let routines = lower::runtime_signatures(&unit, &checked, &interner)
         .into_iter()
         .map(|(name, sig)| {
             let sig = RoutineSig {
@@ -112,7 +147,8 @@ fn check_library(target: sema::Target) -> Result<Library, Vec<Diagnostic>> {
         })
         .collect();
     Ok(Library {
-        front,
+        unit,
+        interner,
         checked,
         routines,
     })
@@ -121,8 +157,8 @@ fn check_library(target: sema::Target) -> Result<Library, Vec<Diagnostic>> {
 /// The runtime routines `module` needs for `legal` (see [`legalize::routines_needed`]),
 /// by name.
 pub fn needed_by(
+    front: &FrontResult,
     module: &Module,
-    target: sema::Target,
     legal: LegalTarget,
 ) -> Result<Vec<String>, Vec<Diagnostic>> {
     // Most illegal operations of most kernels become native sequences (a division by
@@ -132,7 +168,7 @@ pub fn needed_by(
     {
         return Ok(Vec::new());
     }
-    let library = library(target)?;
+    let library = library_of(front)?;
     legalize::routines_needed(module, legal, library.routines())
         .map_err(|e| internal(format!("legalizing: {e}")))
 }
@@ -191,9 +227,8 @@ fn build(
     // Each round adds at least one routine, so this ends.
     loop {
         let names: FxHashSet<String> = set.iter().cloned().collect();
-        let front = &library.front;
         let mut module = timing::stage("lower", || {
-            lower::lower_runtime(&front.unit, &library.checked, &front.interner, &names)
+            lower::lower_runtime(&library.unit, &library.checked, &library.interner, &names)
         })?;
         if optimize {
             timing::stage("optimize", || passes::optimize(&mut module))
@@ -251,17 +286,16 @@ mod tests {
     fn runtime_order_is_the_lowering_order() {
         for target in [NYUZI, DAC_GPU] {
             let lib = library(target).expect("checks");
-            let front = &lib.front;
             let whole = lower::lower_with_runtime(
-                &front.unit,
+                &lib.unit,
                 &lib.checked,
-                &front.interner,
-                &front.sources,
+                &lib.interner,
+                &crate::source::SourceMap::new(),
                 true,
             )
             .expect("lowers");
             let lowered: Vec<&str> = whole.functions.values().map(|f| f.name.as_str()).collect();
-            let order = lower::runtime_order(&front.unit, &lib.checked, &front.interner);
+            let order = lower::runtime_order(&lib.unit, &lib.checked, &lib.interner);
             let computed: Vec<&str> = order.iter().map(|(_, n)| n.as_str()).collect();
             assert_eq!(lowered, computed);
         }
