@@ -10,12 +10,14 @@
 //!
 //! Each routine is compiled exactly as in the whole runtime: its body depends only on
 //! the functions it calls (the inliner works bottom-up), and the set built is closed
-//! under calls, both the calls the source makes and those legalization adds. Only the
-//! order in which the stdlib helpers join the module follows the set (lowering appends
-//! them as first called).
+//! under calls, both the calls the source makes and those legalization adds. The
+//! functions keep the whole runtime's order and names, and the globals its numbering
+//! ([`lower::lower_runtime`]), so a linked program is the same as with the whole
+//! runtime.
 //!
-//! Per process, the standard library is checked once per target shape
-//! ([`Library`]), and each set of routines is built once per switch setting.
+//! Per process, the standard library is checked whole once per target shape
+//! ([`Library`], from the program's own parse of it when there is one), only when a
+//! module needs a routine, and each set of routines is built once per switch setting.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
