@@ -209,7 +209,7 @@ use sim::gpu::{
 };
 
 use super::spaces::SHARED_WINDOW;
-use crate::analysis::affine::{analyze_function, FunctionAffine};
+use crate::analysis::affine::{analyze_called, FunctionAffine};
 use crate::ir::dominance::DominatorTree;
 use crate::ir::{
     BinaryOp, Block, ConvOp, FuncRef, Function, Inst, InstData, IntCC, LaneOp, Module, Scalar,
@@ -376,12 +376,37 @@ fn int_width(s: Scalar) -> Option<u32> {
     }
 }
 
+/// What planning an entry asks about the rest of its module, found once for all the
+/// entries (asking per entry would make a module of many kernels quadratic).
+pub struct ModuleFacts {
+    /// Which functions some function calls.
+    called: cranelift_entity::SecondaryMap<FuncRef, bool>,
+    /// The functions that hold a `barrier`.
+    with_barrier: Vec<FuncRef>,
+}
+
+impl ModuleFacts {
+    pub fn of(module: &Module) -> ModuleFacts {
+        let with_barrier = module
+            .functions
+            .iter()
+            .filter(|(_, f)| f.insts.values().any(|d| matches!(d, InstData::Barrier)))
+            .map(|(r, _)| r)
+            .collect();
+        ModuleFacts {
+            called: module.called_functions(),
+            with_barrier,
+        }
+    }
+}
+
 impl Plan {
     /// The plan for entry `fref`, or `None` when nothing qualifies. `shared(inst)`
     /// tells whether an access is to `.shared` memory, `shared_offsets` where the
-    /// entry's resident shared variables lie in it.
+    /// entry's resident shared variables lie in it; `facts` are `module`'s.
     pub fn of(
         module: &Module,
+        facts: &ModuleFacts,
         fref: FuncRef,
         shared: impl Fn(Inst) -> bool,
         shared_offsets: &HashMap<SharedVar, u32>,
@@ -390,14 +415,14 @@ impl Plan {
             access: &shared,
             offsets: shared_offsets,
         };
-        let plan = Self::build(module, fref, &shared, &HashSet::new())?;
+        let plan = Self::build(module, facts, fref, &shared, &HashSet::new())?;
         // The compares that only choose select tuples' arms are left to the expansion
         // units (no `enq.pred` of their own): plan again without them.
         let skip = plan.sel_only_compares(module);
         if skip.is_empty() {
             return Some(plan);
         }
-        Self::build(module, fref, &shared, &skip)
+        Self::build(module, facts, fref, &shared, &skip)
     }
 
     /// The compares of select-tuple accesses whose every use is a select.
@@ -432,6 +457,7 @@ impl Plan {
     /// The plan, with the compares of `skip` not decoupled.
     fn build(
         module: &Module,
+        facts: &ModuleFacts,
         fref: FuncRef,
         shared: &Shared,
         skip: &HashSet<Value>,
@@ -449,16 +475,14 @@ impl Plan {
         let f = &module.functions[fref];
         f.entry_block()?;
         // Barriers only in the entry itself (callees' would need their call sites).
-        if module.functions.iter().any(|(g, func)| {
-            g != fref && func.insts.values().any(|d| matches!(d, InstData::Barrier))
-        }) {
+        if facts.with_barrier.iter().any(|&g| g != fref) {
             return None;
         }
         let dom = DominatorTree::compute(f);
         let rpo = loop_contiguous_rpo(f, &dom)?;
         let number: HashMap<Block, usize> = rpo.iter().enumerate().map(|(i, &b)| (b, i)).collect();
         let spans = loop_nest(f, &rpo, &number);
-        let aff = analyze_function(module, f);
+        let aff = analyze_called(module, f, facts.called[fref]);
         let mut plan = Plan {
             fref,
             accesses: Vec::new(),
@@ -3257,7 +3281,13 @@ mod tests {
     /// The plan of the (only) entry of `f`, lowered for dac-gpu, no shared accesses.
     fn entry_plan(f: &FrontResult) -> Option<Plan> {
         let (module, fref) = lowered_entry(f);
-        Plan::of(&module, fref, |_| false, &HashMap::new())
+        Plan::of(
+            &module,
+            &ModuleFacts::of(&module),
+            fref,
+            |_| false,
+            &HashMap::new(),
+        )
     }
 
     /// [`entry_plan`] with the module's `.shared` spaces decided as the back end does.
@@ -3267,6 +3297,7 @@ mod tests {
         let (offsets, _) = spaces.layout(&module, fref);
         Plan::of(
             &module,
+            &ModuleFacts::of(&module),
             fref,
             |i| spaces.is_shared_access(fref, i),
             &offsets,
@@ -3797,7 +3828,14 @@ mod tests {
             .iter()
             .find(|(_, g)| g.linkage.is_entry())
             .expect("entry");
-        let plan = Plan::of(&module, fref, |_| false, &HashMap::new()).expect("decouples");
+        let plan = Plan::of(
+            &module,
+            &ModuleFacts::of(&module),
+            fref,
+            |_| false,
+            &HashMap::new(),
+        )
+        .expect("decouples");
         assert_eq!(plan.loops.len(), 2);
         assert!(plan.loops.iter().all(|l| l.region.is_some()));
         let trips: Vec<_> = plan.loops.iter().map(|l| l.trips).collect();

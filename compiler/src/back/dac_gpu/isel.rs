@@ -127,6 +127,7 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
         dac_split: Vec::new(),
     };
     let mut errors = Vec::new();
+    let facts = super::decouple::ModuleFacts::of(module);
     for (fref, func) in module.functions.iter() {
         if !func.linkage.is_entry() {
             continue;
@@ -136,6 +137,7 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
             timing::stage("decouple: plan", || {
                 super::decouple::Plan::of(
                     module,
+                    &facts,
                     fref,
                     |i| spaces.is_shared_access(fref, i),
                     &resident_offsets,
