@@ -78,7 +78,7 @@ pub fn lower_with_runtime(
     let mut cx = ModCx::new(unit, checked, interner);
     cx.declare_functions();
     if runtime {
-        cx.declare_runtime(|_| true);
+        cx.declare_runtime();
     }
     cx.lower_declared()
 }
@@ -138,7 +138,7 @@ pub fn runtime_signatures(
     interner: &Interner,
 ) -> Vec<(String, Signature)> {
     let mut cx = ModCx::new(unit, checked, interner);
-    cx.declare_runtime(|_| true);
+    cx.declare_runtime();
     cx.order
         .iter()
         .map(|id| {
@@ -230,18 +230,16 @@ impl<'a> ModCx<'a> {
     }
 
     /// Declares the runtime routines (stdlib functions with bodies whose names start
-    /// with the runtime prefix) that `wanted` accepts by name and are not declared yet.
-    fn declare_runtime(&mut self, wanted: impl Fn(&str) -> bool) {
+    /// with the runtime prefix) not declared yet.
+    fn declare_runtime(&mut self) {
         let prefix = crate::passes::legalize::RUNTIME_PREFIX;
         let routines: Vec<FuncId> = self
             .checked
             .defined_funcs()
             .filter(|(id, f)| {
-                let name = self.interner.resolve(f.name);
                 f.from_stdlib
                     && !self.abis.contains_key(id)
-                    && name.starts_with(prefix)
-                    && wanted(name)
+                    && self.interner.resolve(f.name).starts_with(prefix)
             })
             .map(|(id, _)| id)
             .collect();
