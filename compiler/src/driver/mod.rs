@@ -244,17 +244,7 @@ pub fn lower_front_with_switches(
         }
     };
     if cfg!(debug_assertions) {
-        if let Err(errors) = crate::ir::verify::verify_module(&module) {
-            return Err(errors
-                .iter()
-                .map(|e| {
-                    Diagnostic::error(
-                        codes::INTERNAL_ERROR,
-                        format!("internal compiler error: lowering produced invalid IR: {e}"),
-                    )
-                })
-                .collect());
-        }
+        verified(&module, "lowering")?;
     }
     if optimize {
         let pipeline = crate::passes::Pipeline::with_switches(switches);
@@ -336,18 +326,23 @@ pub fn finish_for_target(
         })
         .map_err(internal)?;
     }
-    if let Err(errors) = crate::ir::verify::verify_module(&module) {
-        return Err(errors
+    verified(&module, "legalization")?;
+    Ok(module)
+}
+
+/// The verifier's complaints about `module`, made by `stage`, as internal errors.
+fn verified(module: &crate::ir::Module, stage: &str) -> Result<(), Vec<Diagnostic>> {
+    crate::ir::verify::verify_module(module).map_err(|errors| {
+        errors
             .iter()
             .map(|e| {
                 Diagnostic::error(
                     codes::INTERNAL_ERROR,
-                    format!("internal compiler error: legalization produced invalid IR: {e}"),
+                    format!("internal compiler error: {stage} produced invalid IR: {e}"),
                 )
             })
-            .collect());
-    }
-    Ok(module)
+            .collect()
+    })
 }
 
 /// Runs an entry of a checked program on the reference interpreter: lowers it, binds
