@@ -144,7 +144,10 @@ fn the_whole_stdlib_checks_cleanly() {
         "empty.spmd",
         None,
         String::new(),
-        &spmdc::driver::FrontOptions::default(),
+        &spmdc::driver::FrontOptions {
+            whole_stdlib: true,
+            ..Default::default()
+        },
         Stage::Ast,
     );
     for (program_count, pointer_size) in [(16, 4), (16, 8), (32, 8)] {
@@ -154,6 +157,7 @@ fn the_whole_stdlib_checks_cleanly() {
                 pointer_size,
             },
             check_all_stdlib: true,
+            ..sema::Options::default()
         };
         let stdlib = result.stdlib_file.expect("the stdlib is loaded");
         let (_, diags) = sema::check_with(
@@ -171,5 +175,52 @@ fn the_whole_stdlib_checks_cleanly() {
             diags.is_empty(),
             "stdlib at {program_count} lanes:\n{rendered}"
         );
+    }
+}
+
+/// A program is given only the standard library items it reaches
+/// (`spmdc::front::stdlib_index`): for every example, conformance program and invalid
+/// program, that must check, warn and lower exactly as with the whole library.
+#[test]
+fn reachable_library_items_compile_as_the_whole_library() {
+    let mut files = spmd_files("examples");
+    files.extend(spmd_files("tests/conformance"));
+    files.extend(spmd_files("tests/diagnostics"));
+    for path in &files {
+        let text = std::fs::read_to_string(path).unwrap();
+        let run = |whole_stdlib| {
+            let options = spmdc::driver::FrontOptions {
+                whole_stdlib,
+                ..Default::default()
+            };
+            let name = display_name(path);
+            let result = spmdc::driver::run_front(
+                &name,
+                Some(path.clone()),
+                text.clone(),
+                &options,
+                Stage::Check,
+            );
+            let ir = match result.diags.has_errors() {
+                true => String::new(),
+                false => spmdc::driver::lower_front(&result)
+                    .map(|m| {
+                        let mut text = String::new();
+                        spmdc::ir::write::write_module(&mut text, &m).unwrap();
+                        text
+                    })
+                    .unwrap_or_else(|e| format!("{e:?}")),
+            };
+            (result.stdlib_whole, render_all(&result), ir)
+        };
+        let (part, whole) = (run(false), run(true));
+        assert!(!part.0 && whole.0);
+        assert_eq!(
+            part.1,
+            whole.1,
+            "{}: diagnostics differ",
+            display_name(path)
+        );
+        assert_eq!(part.2, whole.2, "{}: IR differs", display_name(path));
     }
 }

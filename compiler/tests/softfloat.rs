@@ -955,6 +955,7 @@ fn runtime_unlegalized() -> spmdc::ir::Module {
     };
     let options = FrontOptions {
         target,
+        whole_stdlib: true,
         ..FrontOptions::default()
     };
     let front = driver::run_front("<runtime>", None, String::new(), &options, Stage::Ast);
@@ -962,6 +963,7 @@ fn runtime_unlegalized() -> spmdc::ir::Module {
     let sema_options = sema::Options {
         target,
         check_all_stdlib: true,
+        ..sema::Options::default()
     };
     let (checked, diags) = sema::check_with(
         &front.unit,

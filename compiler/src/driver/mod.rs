@@ -4,11 +4,14 @@
 use std::io::Read;
 use std::path::PathBuf;
 
+use rustc_hash::FxHashSet;
+
 use crate::diag::{codes, Diagnostic, Diagnostics};
 use crate::front::ast::TranslationUnit;
-use crate::front::intern::Interner;
+use crate::front::intern::{Interner, Symbol};
 use crate::front::preprocess::{self, Pragma};
-use crate::front::token::Token;
+use crate::front::stdlib_index::stdlib_index;
+use crate::front::token::{Tok, Token};
 use crate::front::{parse, sema, STDLIB_NAME, STDLIB_SOURCE};
 use crate::source::{FileId, SourceMap};
 use crate::{interp, launch, lower, timing};
@@ -31,6 +34,9 @@ pub struct FrontOptions {
     pub defines: Vec<(String, String)>,
     /// Leave the standard library out (for tests of the front end itself).
     pub no_stdlib: bool,
+    /// Parse the whole standard library, not only the items the program reaches
+    /// ([`crate::front::stdlib_index`]): for checking the library itself.
+    pub whole_stdlib: bool,
     /// The gang width and pointer size the program is checked for (`programCount` and
     /// `sizeof` depend on them).
     pub target: sema::Target,
@@ -42,6 +48,7 @@ impl Default for FrontOptions {
             include_dirs: Vec::new(),
             defines: Vec::new(),
             no_stdlib: false,
+            whole_stdlib: false,
             target: sema::Options::default().target,
         }
     }
@@ -54,6 +61,8 @@ pub struct FrontResult {
     pub main_file: FileId,
     /// `None` with `no_stdlib`.
     pub stdlib_file: Option<FileId>,
+    /// The unit holds the whole standard library, not only what the program reaches.
+    pub stdlib_whole: bool,
     pub tokens: Vec<Token>,
     pub pragmas: Vec<Pragma>,
     pub unit: TranslationUnit,
@@ -126,14 +135,36 @@ pub fn run_front(
         include_dirs: &options.include_dirs,
         defines: &options.defines,
     };
-    let pre = timing::stage("preprocess and lex", || {
-        preprocess::preprocess(&mut sources, &mut interner, &files, &pp_options, &mut diags)
+    // `-D` definitions could rename the library's tokens: take it whole then.
+    let stdlib_whole = options.whole_stdlib || !options.defines.is_empty();
+    let pre = timing::stage("preprocess and lex", || match stdlib_file {
+        Some(stdlib) if !stdlib_whole => {
+            let (sources, interner) = (&mut sources, &mut interner);
+            let user = preprocess::preprocess_user(
+                sources,
+                interner,
+                &[main_file],
+                &pp_options,
+                &mut diags,
+            );
+            let mentioned = user.tokens.iter().filter_map(|t| match t.tok {
+                Tok::Ident(s) | Tok::TypeName(s) => Some(s),
+                _ => None,
+            });
+            let mentioned: FxHashSet<Symbol> = mentioned.collect();
+            let parts = stdlib_index().reachable(mentioned.iter().map(|&s| interner.resolve(s)));
+            let library =
+                preprocess::preprocess_parts(sources, interner, stdlib, &parts, &mut diags);
+            preprocess::join(library, user)
+        }
+        _ => preprocess::preprocess(&mut sources, &mut interner, &files, &pp_options, &mut diags),
     });
     let mut result = FrontResult {
         sources,
         interner,
         main_file,
         stdlib_file,
+        stdlib_whole,
         tokens: pre.tokens,
         pragmas: pre.pragmas,
         unit: TranslationUnit::default(),
@@ -150,6 +181,10 @@ pub fn run_front(
     if stage >= Stage::Check && clean {
         let sema_options = sema::Options {
             target: options.target,
+            stdlib_names: match stdlib_file {
+                Some(_) if !stdlib_whole => stdlib_index().names(),
+                _ => &[],
+            },
             ..sema::Options::default()
         };
         let (checked, sema_diags) = timing::stage("check", || {

@@ -16,7 +16,7 @@
 //! runtime.
 //!
 //! Per process, the standard library is checked whole once per target shape
-//! ([`Library`], from the program's own parse of it when there is one), only when a
+//! ([`Library`], from the program's own parse of it when that is whole), only when a
 //! module needs a routine, and each set of routines is built once per switch setting.
 
 use std::collections::{BTreeSet, HashMap};
@@ -82,6 +82,7 @@ pub fn library(target: sema::Target) -> Result<Arc<Library>, Vec<Diagnostic>> {
 fn library_alone(target: sema::Target) -> Result<Library, Vec<Diagnostic>> {
     let options = FrontOptions {
         target,
+        whole_stdlib: true,
         ..FrontOptions::default()
     };
     let front = run_front("<runtime>", None, String::new(), &options, Stage::Ast);
@@ -90,14 +91,15 @@ fn library_alone(target: sema::Target) -> Result<Library, Vec<Diagnostic>> {
 }
 
 /// The library for the target `front` was checked for, from `front`'s own parse of
-/// the standard library when none is cached yet: a process parses it once. The
+/// the standard library when none is cached yet and `front` parsed all of it (a
+/// program usually gets only the items it reaches): a process parses it once. The
 /// program's items follow the library's, so no library body sees them.
 pub fn library_of(front: &FrontResult) -> Result<Arc<Library>, Vec<Diagnostic>> {
     let target = front
         .checked
         .as_ref()
         .map_or(FrontOptions::default().target, |c| c.target);
-    if front.stdlib_file.is_none() {
+    if front.stdlib_file.is_none() || !front.stdlib_whole {
         return library(target);
     }
     cached_library(target, || {
@@ -135,6 +137,7 @@ fn check_library(
     let sema_options = sema::Options {
         target,
         check_all_stdlib: true,
+        ..sema::Options::default()
     };
     let (checked, diags) = sema::check_with(&unit, &interner, sources, stdlib, &sema_options);
     if diags.iter().any(Diagnostic::is_error) {

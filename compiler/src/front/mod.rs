@@ -5,6 +5,8 @@
 //! - [`preprocess`]: `#include`, `#define`, `#pragma`, conditionals; literal values;
 //!   the type-name pre-scan; produces parser [`token::Tok`]s;
 //! - [`parse`]: the lalrpop grammar with error recovery, producing the [`ast`];
+//! - [`stdlib_index`]: the standard library's items by the names they declare, so a
+//!   program parses only the items it reaches;
 //! - [`sema`]: names, types and ISPC's uniform/varying rules, with results in side tables.
 //!
 //! The front end knows nothing of the IR.
@@ -16,6 +18,7 @@ pub mod lexer;
 pub mod parse;
 pub mod preprocess;
 pub mod sema;
+pub mod stdlib_index;
 pub mod token;
 
 /// The standard library's source, compiled ahead of every user program as if included

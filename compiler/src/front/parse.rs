@@ -119,19 +119,46 @@ fn stream(tokens: &[Token]) -> impl Iterator<Item = Result<(Pos, Tok, Pos), ()>>
     })
 }
 
-/// Cuts the stream into top-level items. A `typedef` runs to its `;`; anything else ends
-/// at a `;` at brace depth 0 or at the `}` that returns to depth 0 (taking a `;` right
-/// after it, as in `struct S { ... };`). Unbalanced `}` at depth 0 stand alone.
+/// Cuts the stream into top-level items (see [`item_ranges`]).
 fn split_items(tokens: &[Token]) -> Vec<Range<usize>> {
+    item_ranges(tokens.len(), |i| match &tokens[i].tok {
+        Tok::LBrace => ItemTok::LBrace,
+        Tok::RBrace => ItemTok::RBrace,
+        Tok::Semi => ItemTok::Semi,
+        Tok::KwTypedef => ItemTok::Typedef,
+        Tok::KwStruct | Tok::KwEnum => ItemTok::StructOrEnum,
+        Tok::Ident(_) => ItemTok::Ident,
+        _ => ItemTok::Other,
+    })
+}
+
+/// What [`item_ranges`] needs to know of a token.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ItemTok {
+    LBrace,
+    RBrace,
+    Semi,
+    Typedef,
+    StructOrEnum,
+    Ident,
+    Other,
+}
+
+/// Cuts `len` tokens, classified by `kind`, into top-level items. A `typedef` runs to
+/// its `;`; anything else ends at a `;` at brace depth 0 or at the `}` that returns to
+/// depth 0 (taking a `;` right after it, as in `struct S { ... };`). Unbalanced `}` at
+/// depth 0 stand alone. Shared by the parser's recovery and the standard library's
+/// item index ([`super::stdlib_index`]), which cuts raw tokens the same way.
+pub fn item_ranges(len: usize, kind: impl Fn(usize) -> ItemTok) -> Vec<Range<usize>> {
     let mut items = Vec::new();
     let mut start = 0;
     let mut depth = 0usize;
     let mut i = 0;
-    while i < tokens.len() {
-        let is_typedef = tokens[start].tok == Tok::KwTypedef;
-        match tokens[i].tok {
-            Tok::LBrace => depth += 1,
-            Tok::RBrace if depth == 0 => {
+    while i < len {
+        let is_typedef = kind(start) == ItemTok::Typedef;
+        match kind(i) {
+            ItemTok::LBrace => depth += 1,
+            ItemTok::RBrace if depth == 0 => {
                 // A stray `}`: its own item, which reports it.
                 if start < i {
                     items.push(start..i);
@@ -139,14 +166,13 @@ fn split_items(tokens: &[Token]) -> Vec<Range<usize>> {
                 items.push(i..i + 1);
                 start = i + 1;
             }
-            Tok::RBrace => {
+            ItemTok::RBrace => {
                 depth -= 1;
-                let declares_more = matches!(tokens[start].tok, Tok::KwStruct | Tok::KwEnum)
-                    && tokens
-                        .get(i + 1)
-                        .is_some_and(|t| matches!(t.tok, Tok::Ident(_)));
+                let declares_more = kind(start) == ItemTok::StructOrEnum
+                    && i + 1 < len
+                    && kind(i + 1) == ItemTok::Ident;
                 if depth == 0 && !is_typedef && !declares_more {
-                    let end = if tokens.get(i + 1).is_some_and(|t| t.tok == Tok::Semi) {
+                    let end = if i + 1 < len && kind(i + 1) == ItemTok::Semi {
                         i + 2
                     } else {
                         i + 1
@@ -157,7 +183,7 @@ fn split_items(tokens: &[Token]) -> Vec<Range<usize>> {
                     continue;
                 }
             }
-            Tok::Semi if depth == 0 => {
+            ItemTok::Semi if depth == 0 => {
                 items.push(start..i + 1);
                 start = i + 1;
             }
@@ -165,8 +191,8 @@ fn split_items(tokens: &[Token]) -> Vec<Range<usize>> {
         }
         i += 1;
     }
-    if start < tokens.len() {
-        items.push(start..tokens.len());
+    if start < len {
+        items.push(start..len);
     }
     items
 }

@@ -8,6 +8,7 @@
 //! parse C's declarations.
 
 use std::collections::HashSet;
+use std::ops::Range;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::{Path, PathBuf};
@@ -82,26 +83,73 @@ pub fn preprocess(
     options: &Options,
     diags: &mut Vec<Diagnostic>,
 ) -> Preprocessed {
-    let mut pp = Pp {
-        sources,
-        interner,
-        diags,
-        include_dirs: options.include_dirs,
-        macros: FxHashMap::default(),
-        include_stack: Vec::new(),
-        once_files: HashSet::new(),
-        out: Preprocessed::default(),
-    };
-    pp.define_from_command_line(options.defines);
-    for &file in files {
-        pp.process_file(file);
-    }
-    let mut out = pp.out;
+    let mut out = preprocess_user(sources, interner, files, options, diags);
     mark_type_names(&mut out.tokens);
     out
 }
 
-impl Pp<'_> {
+/// [`preprocess`] without the type-name pre-scan: for the user's files alone, the
+/// first half of a compile that takes only part of the library
+/// ([`super::stdlib_index`]), whose pre-scan [`join`] runs.
+pub fn preprocess_user(
+    sources: &mut SourceMap,
+    interner: &mut Interner,
+    files: &[FileId],
+    options: &Options,
+    diags: &mut Vec<Diagnostic>,
+) -> Preprocessed {
+    let mut pp = Pp::new(sources, interner, diags, options.include_dirs);
+    pp.define_from_command_line(options.defines);
+    for &file in files {
+        pp.process_file(file);
+    }
+    pp.out
+}
+
+/// Preprocesses the byte ranges `parts` of `file`, in order, with no macros defined:
+/// the library's items a program reaches. Each range starts and ends between tokens.
+pub fn preprocess_parts(
+    sources: &mut SourceMap,
+    interner: &mut Interner,
+    file: FileId,
+    parts: &[Range<u32>],
+    diags: &mut Vec<Diagnostic>,
+) -> Preprocessed {
+    let mut pp = Pp::new(sources, interner, diags, &[]);
+    pp.process_parts(file, parts);
+    pp.out
+}
+
+/// The library's tokens followed by the user's, with the type-name pre-scan run over
+/// both: the stream [`preprocess`] makes of the two.
+pub fn join(library: Preprocessed, user: Preprocessed) -> Preprocessed {
+    let mut tokens = library.tokens;
+    tokens.extend(user.tokens);
+    let mut pragmas = library.pragmas;
+    pragmas.extend(user.pragmas);
+    mark_type_names(&mut tokens);
+    Preprocessed { tokens, pragmas }
+}
+
+impl<'a> Pp<'a> {
+    fn new(
+        sources: &'a mut SourceMap,
+        interner: &'a mut Interner,
+        diags: &'a mut Vec<Diagnostic>,
+        include_dirs: &'a [PathBuf],
+    ) -> Self {
+        Pp {
+            sources,
+            interner,
+            diags,
+            include_dirs,
+            macros: FxHashMap::default(),
+            include_stack: Vec::new(),
+            once_files: HashSet::new(),
+            out: Preprocessed::default(),
+        }
+    }
+
     fn define_from_command_line(&mut self, defines: &[(String, String)]) {
         if defines.is_empty() {
             return;
@@ -119,13 +167,31 @@ impl Pp<'_> {
     }
 
     fn process_file(&mut self, file: FileId) {
+        let len = self.sources.get(file).text.len() as u32;
+        self.process_parts(file, &[0..len]);
+    }
+
+    /// Preprocesses the byte ranges `parts` of `file` as if they were the whole file.
+    fn process_parts(&mut self, file: FileId, parts: &[Range<u32>]) {
         if self.include_stack.len() >= MAX_INCLUDE_DEPTH {
             return;
         }
         self.include_stack.push(file);
         // Cloned so that includes can add files to the map while we walk this one.
         let text = self.sources.get(file).text.clone();
-        let raw = lex(&text);
+        let raw: Vec<RawToken> = parts
+            .iter()
+            .flat_map(|part| {
+                lex(&text[part.start as usize..part.end as usize])
+                    .into_iter()
+                    .map(move |t| RawToken {
+                        start: t.start + part.start,
+                        end: t.end + part.start,
+                        ..t
+                    })
+            })
+            .collect();
+        self.out.tokens.reserve(raw.len());
         let mut conds: Vec<Cond> = Vec::new();
         let mut i = 0;
         while i < raw.len() {

@@ -466,6 +466,7 @@ impl Checker<'_> {
             )
             .map(|s| interner.resolve(s))
             .chain(BUILTIN_NAMES.iter().copied())
+            .chain(self.options.stdlib_names.iter().copied())
             .collect();
         if let Some(best) = suggest::closest(name, candidates) {
             d = d.with_help(format!("did you mean `{best}`?"));

@@ -232,6 +232,10 @@ pub struct Options {
     /// (directly or through other stdlib functions). The stdlib is trusted and large,
     /// so ordinary compiles check only what they use; its own tests check it all.
     pub check_all_stdlib: bool,
+    /// Every name the whole standard library declares, for "did you mean" help when
+    /// the program was given only the library items it reaches
+    /// ([`crate::front::stdlib_index`]).
+    pub stdlib_names: &'static [&'static str],
 }
 
 impl Default for Options {
@@ -242,6 +246,7 @@ impl Default for Options {
                 pointer_size: 8,
             },
             check_all_stdlib: false,
+            stdlib_names: &[],
         }
     }
 }

@@ -145,6 +145,7 @@ impl Checker<'_> {
             .keys()
             .map(|s| self.interner.resolve(*s))
             .chain(BUILTIN_NAMES.iter().copied())
+            .chain(self.options.stdlib_names.iter().copied())
             .collect();
         if let Some(best) = suggest::closest(name, candidates) {
             d = d.with_help(format!("did you mean `{best}`?"));
