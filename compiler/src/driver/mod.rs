@@ -16,6 +16,7 @@ use crate::front::{parse, sema, STDLIB_NAME, STDLIB_SOURCE};
 use crate::source::{FileId, SourceMap};
 use crate::{interp, launch, lower, timing};
 
+pub mod prebuilt;
 pub mod runtime;
 
 /// How far the front end should go.

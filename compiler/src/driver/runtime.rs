@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rustc_hash::FxHashSet;
 
-use super::{run_front, FrontOptions, FrontResult, Stage};
+use super::{prebuilt, run_front, FrontOptions, FrontResult, Stage};
 use crate::diag::{codes, Diagnostic};
 use crate::front::ast::TranslationUnit;
 use crate::front::intern::Interner;
@@ -176,9 +176,15 @@ pub fn needed_by(
     {
         return Ok(Vec::new());
     }
-    let library = library_of(front)?;
-    legalize::routines_needed(module, legal, library.routines())
-        .map_err(|e| internal(format!("legalizing: {e}")))
+    let target = front
+        .checked
+        .as_ref()
+        .map_or(FrontOptions::default().target, |c| c.target);
+    let needed = match prebuilt::routines(target, legal) {
+        Some(known) => legalize::routines_needed(module, legal, known.map_err(internal)?),
+        None => legalize::routines_needed(module, legal, library_of(front)?.routines()),
+    };
+    needed.map_err(|e| internal(format!("legalizing: {e}")))
 }
 
 /// The routines named in `wanted` and everything they call, lowered for `target`,
@@ -202,7 +208,10 @@ pub fn runtime_for(
     if let Some(built) = cache.lock().map_err(|_| poisoned())?.get(&key) {
         return built.clone();
     }
-    let built = build(&*library(target)?, optimize, legal, set);
+    let built = match prebuilt::prebuilt(target, optimize, legal) {
+        Some(pre) => timing::stage("read prebuilt", || pre.part(wanted)).map_err(internal),
+        None => build(&*library(target)?, optimize, legal, set),
+    };
     cache
         .lock()
         .map_err(|_| poisoned())?
@@ -222,6 +231,34 @@ pub fn whole_runtime(
         .map(|(name, _)| name.clone())
         .collect();
     runtime_for(target, optimize, legal, &all)
+}
+
+/// The whole runtime for `target`, built from the library (never read from a prebuilt
+/// runtime, which is made from it) and not cached.
+pub fn built_whole(
+    target: sema::Target,
+    optimize: bool,
+    legal: LegalTarget,
+) -> Result<Module, Vec<Diagnostic>> {
+    let library = library(target)?;
+    let all = library.routines().iter().map(|(n, _)| n.clone()).collect();
+    build(&library, optimize, legal, all)
+}
+
+/// The routines named in `wanted` and what they call, built from the library (never
+/// read from a prebuilt runtime) and not cached.
+pub fn built_part(
+    target: sema::Target,
+    optimize: bool,
+    legal: LegalTarget,
+    wanted: &[String],
+) -> Result<Module, Vec<Diagnostic>> {
+    build(
+        &*library(target)?,
+        optimize,
+        legal,
+        wanted.iter().cloned().collect(),
+    )
 }
 
 /// Lowers and optimizes `set`, growing it until it holds every routine its functions

@@ -63,6 +63,18 @@ pub fn parse_module(text: &str) -> Result<Module, Vec<IrError>> {
     }
 }
 
+/// The name and signature of a function from its header line alone
+/// (`function internal @name(i32, ptr) -> f32 masked {`): for a reader that parses a
+/// module's functions only when it needs them.
+pub fn parse_function_header(line: &str) -> Result<(String, Signature), IrError> {
+    let mut cur = Cursor::new(line, 1);
+    let pos = cur.pos();
+    cur.keyword("function")?;
+    let header = read_function_header(&mut cur, pos)?;
+    cur.end()?;
+    Ok((header.name, header.sig))
+}
+
 fn sorted(mut errors: Vec<IrError>) -> Vec<IrError> {
     errors.sort_by_key(|e| (e.line, e.column));
     errors

@@ -143,7 +143,7 @@ pub struct Cursor<'f> {
 }
 
 /// What a call of a routine needs to know about its callee.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RoutineSig {
     pub params: Vec<Type>,
     pub ret: Option<Type>,
