@@ -47,6 +47,8 @@
 //!   declared by [`RegTarget::aliases`]; each class is otherwise independent.
 
 use std::collections::{BTreeMap, BTreeSet};
+
+use rustc_hash::FxHashMap;
 use std::fmt;
 
 use cranelift_entity::{EntityRef, PrimaryMap};
@@ -120,7 +122,7 @@ enum Line<I> {
 /// number them first (`0..phys.len()`), then virtual registers.
 struct PhysTable {
     phys: Vec<PReg>,
-    index: BTreeMap<PReg, usize>,
+    index: FxHashMap<PReg, usize>,
     by_class: BTreeMap<RegClass, Vec<usize>>,
     /// Per register: the registers sharing its storage, itself first.
     overlaps: Vec<SmallVec<[usize; 4]>>,
@@ -130,7 +132,7 @@ impl PhysTable {
     fn new<T: RegTarget>(target: &T, classes: &BTreeSet<RegClass>) -> Self {
         let mut table = PhysTable {
             phys: Vec::new(),
-            index: BTreeMap::new(),
+            index: FxHashMap::default(),
             by_class: BTreeMap::new(),
             overlaps: Vec::new(),
         };
@@ -554,22 +556,9 @@ impl<I> Scan<'_, I> {
         let mut victims = Vec::new();
         for &v in &order {
             let regs = self.phys.class_regs(self.work.vregs[VReg::new(v)]);
-            let start = self.start(v);
-            for &r in regs {
-                for &o in &self.phys.overlaps[r] {
-                    holders[o].retain(|&h| self.end(h) >= start);
-                }
-            }
-            let free = |r: &usize| {
-                self.phys.overlaps[*r].iter().all(|&o| {
-                    !liveness::intersects(&self.fixed[o], &self.ranges[v])
-                        && holders[o]
-                            .iter()
-                            .all(|&h| !liveness::intersects(&self.ranges[h], &self.ranges[v]))
-                })
-            };
             let hinted = self.hinted(v, regs, &assign);
-            if let Some(r) = hinted.iter().chain(regs).copied().find(free) {
+            let mut candidates = hinted.iter().chain(regs).copied();
+            if let Some(r) = candidates.find(|&r| self.free(r, v, &mut holders)) {
                 assign[v] = Some(r);
                 holders[r].push(v);
                 continue;
@@ -602,6 +591,21 @@ impl<I> Scan<'_, I> {
             victims.sort();
             Err(ScanFail::Spill(victims))
         }
+    }
+
+    /// Whether register `r` (and every register overlapping it) is free for all of
+    /// `v`'s ranges. Holders whose ranges ended before `v` starts are dropped first:
+    /// they can overlap nothing from here on, and dropping them only for the registers
+    /// looked at keeps the scan from walking every register for every value.
+    fn free(&self, r: usize, v: usize, holders: &mut [Vec<usize>]) -> bool {
+        let start = self.start(v);
+        self.phys.overlaps[r].iter().all(|&o| {
+            holders[o].retain(|&h| self.end(h) >= start);
+            !liveness::intersects(&self.fixed[o], &self.ranges[v])
+                && holders[o]
+                    .iter()
+                    .all(|&h| !liveness::intersects(&self.ranges[h], &self.ranges[v]))
+        })
     }
 
     /// The register `v` could take by spilling the holders overlapping it, choosing

@@ -34,10 +34,10 @@
 //! A budget too small for some instruction's operands (even with everything else
 //! spilled) is reported as E0904 with the smallest budget that works.
 
-use std::collections::HashMap;
 use std::fmt;
 
 use cranelift_entity::EntityRef;
+use rustc_hash::FxHashMap;
 use smallvec::{smallvec, SmallVec};
 
 use sim::gpu::{AddrBase, Address, Inst, Kernel, Op, Reg, RegFile, Space, Src, Type, UnOp};
@@ -51,6 +51,7 @@ use crate::back::common::mach::{
 use crate::back::common::regalloc::{self, AllocError};
 use crate::diag::{codes, Diagnostic};
 use crate::source::Span;
+use crate::timing;
 
 /// 32-bit registers `%rN`.
 pub const R: RegClass = RegClass(0);
@@ -260,7 +261,7 @@ struct Access {
 struct Numbering {
     /// Per `%r` index: the low register of a pair.
     pair_base: Vec<bool>,
-    vregs: HashMap<Group, VReg>,
+    vregs: FxHashMap<Group, VReg>,
     /// The group of each virtual register.
     groups: Vec<Group>,
 }
@@ -289,7 +290,7 @@ impl Numbering {
         }
         Ok(Numbering {
             pair_base,
-            vregs: HashMap::new(),
+            vregs: FxHashMap::default(),
             groups: Vec::new(),
         })
     }
@@ -962,12 +963,15 @@ pub fn allocate(
         span,
         smallest,
     };
-    let (mf, block_of) = to_mach(k, lines).map_err(|m| error(m, None, None))?;
+    let (mf, block_of) =
+        timing::stage("to machine form", || to_mach(k, lines)).map_err(|m| error(m, None, None))?;
     match run_allocator(&mf, budget) {
         Ok((out, a)) if a.spilled_vregs > 0 => {
             Ok(write_back(k, &out, &block_of, budget, a.spilled_vregs))
         }
-        Ok((out, _)) => Ok(fewest_without_spills(k, &mf, out, &block_of, budget)),
+        Ok((out, _)) => Ok(timing::stage("fewest registers", || {
+            fewest_without_spills(k, &mf, out, &block_of, budget)
+        })),
         Err(e) => {
             let smallest = smallest_budget(&mf, budget);
             Err(error(e.message, e.span, smallest))
@@ -1008,9 +1012,11 @@ fn run_allocator(
     mf: &MachFunction<GpuInst>,
     budget: u32,
 ) -> Result<(MachFunction<GpuInst>, regalloc::Allocation), AllocError> {
-    let mut out = mf.clone();
-    let a = regalloc::allocate(&mut out, &GpuTarget::new(budget))?;
-    Ok((out, a))
+    timing::stage("linear scan", || {
+        let mut out = mf.clone();
+        let a = regalloc::allocate(&mut out, &GpuTarget::new(budget))?;
+        Ok((out, a))
+    })
 }
 
 /// The smallest budget above `failed` that allocates `mf`, if any (binary search:
