@@ -25,7 +25,9 @@ pub use machine::{
     pack_params, run_functional, FaultKind, FunctionalReport, GlobalMemory, GpuFault, Launch,
     Limits,
 };
-pub use occupancy::{occupancy, BlockResources, Limiter, Occupancy, OccupancyError};
+pub use occupancy::{
+    occupancy, register_cliffs, BlockResources, Cliff, Limiter, Occupancy, OccupancyError,
+};
 
 pub use stats::{StatValue, Stats};
 pub use timing::{run_timing, SchedulerKind, TimingReport};

@@ -247,3 +247,41 @@ pub fn occupancy(cfg: &GpuConfig, res: BlockResources) -> Result<Occupancy, Occu
         limit_by_shared,
     })
 }
+
+/// One occupancy level a kernel can reach by its register count: with at most `regs`
+/// registers per thread, `blocks_per_sm` blocks are resident, and one register more
+/// loses at least one block (an occupancy cliff).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Cliff {
+    pub regs: u32,
+    pub blocks_per_sm: u32,
+    pub occupancy: f64,
+}
+
+/// The occupancy cliffs of a block of `threads` threads using `shared` bytes of shared
+/// memory (static and dynamic): for every number of resident blocks some register
+/// count reaches, the largest such count, from the fewest registers (most blocks) to
+/// the most. A register allocator aiming at an occupancy level uses the cliff's `regs`
+/// as its budget: any fewer registers buy nothing. Empty when no register count lets
+/// the block run (too many threads or too much shared memory).
+pub fn register_cliffs(cfg: &GpuConfig, threads: u32, shared: u32) -> Vec<Cliff> {
+    let mut cliffs: Vec<Cliff> = Vec::new();
+    for regs in 1..=cfg.max_registers_per_thread {
+        let res = BlockResources {
+            threads_per_block: threads,
+            regs_per_thread: regs,
+            shared_per_block: shared,
+        };
+        let Ok(occ) = occupancy(cfg, res) else { break };
+        let cliff = Cliff {
+            regs,
+            blocks_per_sm: occ.blocks_per_sm,
+            occupancy: occ.occupancy,
+        };
+        match cliffs.last_mut() {
+            Some(last) if last.blocks_per_sm == occ.blocks_per_sm => *last = cliff,
+            _ => cliffs.push(cliff),
+        }
+    }
+    cliffs
+}

@@ -1353,3 +1353,46 @@ fn builder_refuses_more_registers_than_operands_can_name() {
     let err = b.finish().unwrap_err();
     assert!(err.contains("65537 %r registers"), "{err}");
 }
+
+#[test]
+fn register_cliffs_are_the_last_count_of_each_level() {
+    for cfg in [GpuConfig::gtx480(), GpuConfig::maxwell()] {
+        for (threads, shared) in [(32, 0), (128, 0), (256, 4096), (1024, 0), (96, 20000)] {
+            let cliffs = register_cliffs(&cfg, threads, shared);
+            assert!(!cliffs.is_empty(), "{} {threads}", cfg.name);
+            for pair in cliffs.windows(2) {
+                assert!(pair[0].regs < pair[1].regs);
+                assert!(pair[0].blocks_per_sm > pair[1].blocks_per_sm);
+            }
+            let blocks_at = |regs| {
+                let res = BlockResources {
+                    threads_per_block: threads,
+                    regs_per_thread: regs,
+                    shared_per_block: shared,
+                };
+                occupancy(&cfg, res).map_or(0, |o| o.blocks_per_sm)
+            };
+            for c in &cliffs {
+                assert_eq!(blocks_at(c.regs), c.blocks_per_sm);
+                assert!(
+                    blocks_at(c.regs + 1) < c.blocks_per_sm,
+                    "one more register loses a block"
+                );
+            }
+            // Every register count runs at the level of the first cliff at or above it.
+            for regs in 1..=cliffs.last().unwrap().regs {
+                let cliff = cliffs.iter().find(|c| c.regs >= regs).unwrap();
+                assert_eq!(blocks_at(regs), cliff.blocks_per_sm, "{regs} registers");
+            }
+        }
+    }
+    // Maxwell, 256 threads: 32 registers keep all 64 warps (8 blocks) resident; 33
+    // round a warp's 1,056 registers up to 1,280, and 51 warps fit, 48 at the warp
+    // granularity of 4: 6 blocks.
+    let maxwell = GpuConfig::maxwell();
+    let cliffs = register_cliffs(&maxwell, 256, 0);
+    assert_eq!((cliffs[0].regs, cliffs[0].blocks_per_sm), (32, 8));
+    assert_eq!(cliffs[0].occupancy, 1.0);
+    assert_eq!((cliffs[1].regs, cliffs[1].blocks_per_sm), (40, 6));
+    assert!(register_cliffs(&maxwell, 4096, 0).is_empty());
+}
