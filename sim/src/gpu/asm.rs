@@ -1854,13 +1854,22 @@ pub fn kernel_text(k: &Kernel, names: &[&str]) -> String {
             .map_or_else(|| format!("$F{f}"), |n| n.to_string())
     };
     let mut li = 0;
-    let unlabeled: Vec<u32> = branch_targets(k)
-        .into_iter()
-        .filter(|t| !k.labels.iter().any(|l| l.at == *t))
-        .collect();
-    for i in 0..=k.insts.len() {
+    // Branch targets without a label of their own get `$L<pc>`: marked per pc, so a
+    // long kernel is not searched once per instruction.
+    let mut unlabeled = vec![false; k.insts.len() + 1];
+    for t in branch_targets(k) {
+        if let Some(u) = unlabeled.get_mut(t as usize) {
+            *u = true;
+        }
+    }
+    for l in &k.labels {
+        if let Some(u) = unlabeled.get_mut(l.at as usize) {
+            *u = false;
+        }
+    }
+    for (i, &unlabeled_here) in unlabeled.iter().enumerate() {
         let at = i as u32;
-        if unlabeled.contains(&at) {
+        if unlabeled_here {
             let _ = writeln!(s, "$L{at}:");
         }
         while li < k.labels.len() && k.labels[li].at <= at {

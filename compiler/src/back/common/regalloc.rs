@@ -195,6 +195,25 @@ pub fn allocate<T: RegTarget>(
     func: &mut MachFunction<T::Inst>,
     target: &T,
 ) -> Result<Allocation, AllocError> {
+    allocate_or_stop(func, target, false)?
+        .ok_or_else(|| AllocError::new("the allocator stopped at a spill it must make".into()))
+}
+
+/// [`allocate`], unless that would spill: then `Ok(None)`, without the spilling
+/// rounds (`func` unchanged). For a caller that searches for the fewest registers
+/// that need no spill, and discards an allocation that spills.
+pub fn allocate_without_spills<T: RegTarget>(
+    func: &mut MachFunction<T::Inst>,
+    target: &T,
+) -> Result<Option<Allocation>, AllocError> {
+    allocate_or_stop(func, target, true)
+}
+
+fn allocate_or_stop<T: RegTarget>(
+    func: &mut MachFunction<T::Inst>,
+    target: &T,
+    stop_at_spill: bool,
+) -> Result<Option<Allocation>, AllocError> {
     let classes = validate(func)?;
     let phys = PhysTable::new(target, &classes);
     let mut work = Work {
@@ -220,7 +239,8 @@ pub fn allocate<T: RegTarget>(
     // Each round that spills removes a spillable register for good.
     for _round in 0..=func.vregs.len() + 1 {
         match scan_round(&work, &phys) {
-            Round::Done(assign) => return Ok(finish(func, target, work, &assign)),
+            Round::Done(assign) => return Ok(Some(finish(func, target, work, &assign))),
+            Round::Spill(_) if stop_at_spill => return Ok(None),
             Round::Spill(victims) => spill_everywhere(&mut work, &victims),
             Round::Stuck(err) => return Err(err),
         }

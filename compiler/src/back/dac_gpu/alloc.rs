@@ -993,8 +993,13 @@ fn fewest_without_spills(
     let original = k.clone();
     let mut best = write_back(k, &out, block_of, budget, 0);
     while best.report.num_regs > 1 {
-        match run_allocator(mf, best.report.num_regs - 1) {
-            Ok((tighter, a)) if a.spilled_vregs == 0 => out = tighter,
+        // An allocation that spills is not wanted here: stop at its first spill.
+        let mut tighter = mf.clone();
+        let target = GpuTarget::new(best.report.num_regs - 1);
+        match timing::stage("linear scan", || {
+            regalloc::allocate_without_spills(&mut tighter, &target)
+        }) {
+            Ok(Some(_)) => out = tighter,
             _ => break,
         }
         let mut candidate = original.clone();
