@@ -1,4 +1,67 @@
+//! Build steps:
+//! - the parser, from `src/front/grammar.lalrpop` (lalrpop);
+//! - the standard library's source, `../stdlib/*.spmd` in order, as one file;
+//! - its item index (`src/front/stdlib_scan.rs`, run here so a compile does not lex
+//!   the library to find its items; `front::stdlib_index` includes the tables).
+
+use std::path::Path;
+
+#[macro_use]
+#[path = "src/front/keywords.rs"]
+mod keywords;
+#[path = "src/front/items.rs"]
+mod items;
+#[path = "src/front/lexer.rs"]
+mod lexer;
+#[path = "src/front/stdlib_scan.rs"]
+mod stdlib_scan;
+
+/// The standard library's files, in the order they are compiled: the library proper,
+/// then the runtime routines legalization calls.
+const STDLIB_FILES: &[&str] = &[
+    "stdlib.spmd",
+    "runtime_int.spmd",
+    "runtime_float.spmd",
+    "runtime_print.spmd",
+];
+
+macro_rules! keyword_spellings {
+    ($($spelling:literal => $tok:ident,)*) => {
+        const KEYWORDS: &[&str] = &[$($spelling),*];
+    };
+}
+
+with_keywords!(keyword_spellings);
+
 fn main() {
-    // Generates OUT_DIR/front/grammar.rs from src/front/grammar.lalrpop.
     lalrpop::process_src().expect("lalrpop grammar failed to build");
+    let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
+    let out = Path::new(&out);
+    let mut source = String::new();
+    for file in STDLIB_FILES {
+        let path = format!("../stdlib/{file}");
+        println!("cargo:rerun-if-changed={path}");
+        source.push_str(&std::fs::read_to_string(&path).expect("a standard library file"));
+    }
+    let tables = stdlib_scan::tables(&source, |w| KEYWORDS.contains(&w));
+    write_if_changed(&out.join("stdlib.spmd"), &source);
+    write_if_changed(&out.join("stdlib_index.rs"), &tables.to_rust());
+    for input in [
+        "build.rs",
+        "src/front/grammar.lalrpop",
+        "src/front/keywords.rs",
+        "src/front/items.rs",
+        "src/front/lexer.rs",
+        "src/front/stdlib_scan.rs",
+    ] {
+        println!("cargo:rerun-if-changed={input}");
+    }
+}
+
+/// Writes `text` to `path` unless it is there already (so its timestamp, and what
+/// depends on it, stay as they are).
+fn write_if_changed(path: &Path, text: &str) {
+    if std::fs::read_to_string(path).ok().as_deref() != Some(text) {
+        std::fs::write(path, text).expect("writes to OUT_DIR");
+    }
 }

@@ -10,7 +10,7 @@ use crate::diag::{codes, Diagnostic, Diagnostics};
 use crate::front::ast::TranslationUnit;
 use crate::front::intern::{Interner, Symbol};
 use crate::front::preprocess::{self, Pragma};
-use crate::front::stdlib_index::stdlib_index;
+use crate::front::stdlib_index::{stdlib_index, stdlib_names};
 use crate::front::token::{Tok, Token};
 use crate::front::{parse, sema, STDLIB_NAME, STDLIB_SOURCE};
 use crate::source::{FileId, SourceMap};
@@ -183,7 +183,7 @@ pub fn run_front(
         let sema_options = sema::Options {
             target: options.target,
             stdlib_names: match stdlib_file {
-                Some(_) if !stdlib_whole => stdlib_index().names(),
+                Some(_) if !stdlib_whole => stdlib_names(),
                 _ => &[],
             },
             ..sema::Options::default()

@@ -3,10 +3,11 @@
 //!
 //! The standard library is about 4,000 lines, mostly prototypes, and a kernel uses a
 //! handful of its functions. Preprocessing and parsing all of it cost more than
-//! compiling most kernels. So the library is cut into top-level items once per process
-//! (from raw tokens, the way the parser's recovery cuts a stream:
-//! [`super::parse::item_ranges`]), and a program gets the items that declare a name it
-//! mentions, then the items those mention, until nothing new is reached.
+//! compiling most kernels. So the library is cut into top-level items (from raw tokens,
+//! the way the parser's recovery cuts a stream: [`super::items`]), and a program gets
+//! the items that declare a name it mentions, then the items those mention, until
+//! nothing new is reached. The cutting is done by the build script
+//! ([`super::stdlib_scan`]), so a compile only looks names up in static tables.
 //!
 //! This is exact for what sema and lowering see: an item nobody mentions can neither be
 //! called nor named, and every overload of a mentioned name comes along, so overload
@@ -18,108 +19,57 @@
 use std::ops::Range;
 use std::sync::OnceLock;
 
-use rustc_hash::FxHashMap;
+// NAMES, DECLARED_BY and ITEMS: `stdlib_scan::Tables` of the library, from build.rs.
+include!(concat!(env!("OUT_DIR"), "/stdlib_index.rs"));
 
-use super::lexer::{lex, RawTok, RawToken};
-use super::parse::{item_ranges, ItemTok};
-use super::token::{keyword, Tok};
-use super::STDLIB_SOURCE;
-
-/// One top-level item of the library.
-#[derive(Debug)]
-struct Item {
-    /// Its bytes in [`STDLIB_SOURCE`].
-    bytes: Range<u32>,
-    /// Every name it mentions (its own included), as often as it does.
-    mentions: Vec<&'static str>,
+/// A library's index: names sorted, the items declaring each, and per item its bytes
+/// and the names it mentions (indices into the names).
+#[derive(Clone, Copy, Debug)]
+pub struct StdlibIndex<'a> {
+    names: &'a [&'a str],
+    declared_by: &'a [&'a [u16]],
+    items: &'a [(u32, u32, &'a [u16])],
 }
 
-/// The library's items and who declares what.
-#[derive(Debug)]
-pub struct StdlibIndex {
-    items: Vec<Item>,
-    /// Name to the items that declare it, in library order.
-    declared_by: FxHashMap<&'static str, Vec<u32>>,
-    /// Every declared name, sorted: the library's part of "did you mean" candidates.
-    names: Vec<&'static str>,
-}
-
-/// The index of [`STDLIB_SOURCE`], built on first use.
-pub fn stdlib_index() -> &'static StdlibIndex {
-    static INDEX: OnceLock<StdlibIndex> = OnceLock::new();
-    INDEX.get_or_init(|| StdlibIndex::of(STDLIB_SOURCE))
-}
-
-impl StdlibIndex {
-    fn of(text: &'static str) -> StdlibIndex {
-        let raw: Vec<RawToken> = lex(text)
-            .into_iter()
-            .filter(|t| t.kind != Some(RawTok::Newline))
-            .collect();
-        let word = |t: &RawToken| &text[t.start as usize..t.end as usize];
-        // Each token is classified once: `keyword` is the costly part.
-        let kinds: Vec<ItemTok> = raw.iter().map(|t| item_tok(t, word(t))).collect();
-        let mut declared_by: FxHashMap<&'static str, Vec<u32>> = FxHashMap::default();
-        let mut items = Vec::new();
-        for range in item_ranges(raw.len(), |i| kinds[i]) {
-            let (toks, kinds) = (&raw[range.clone()], &kinds[range]);
-            let index = items.len() as u32;
-            for name in declared_names(toks, kinds, word) {
-                let by = declared_by.entry(name).or_default();
-                if by.last() != Some(&index) {
-                    by.push(index);
-                }
-            }
-            let mentions = toks
-                .iter()
-                .zip(kinds)
-                .filter(|(_, k)| **k == ItemTok::Ident)
-                .map(|(t, _)| word(t))
-                .collect();
-            let bytes = toks[0].start..toks[toks.len() - 1].end;
-            items.push(Item { bytes, mentions });
-        }
-        let mut names: Vec<&'static str> = declared_by.keys().copied().collect();
-        names.sort_unstable();
-        StdlibIndex {
-            items,
-            declared_by,
-            names,
-        }
+/// The index of [`super::STDLIB_SOURCE`].
+pub fn stdlib_index() -> StdlibIndex<'static> {
+    StdlibIndex {
+        names: &NAMES,
+        declared_by: &DECLARED_BY,
+        items: &ITEMS,
     }
+}
 
+impl<'a> StdlibIndex<'a> {
     /// The byte ranges of the items a program mentioning `mentioned` reaches, in
     /// library order: the items declaring a mentioned name, and what they mention in
     /// turn.
-    pub fn reachable<'a>(&self, mentioned: impl IntoIterator<Item = &'a str>) -> Vec<Range<u32>> {
+    pub fn reachable<'m>(&self, mentioned: impl IntoIterator<Item = &'m str>) -> Vec<Range<u32>> {
         let mut taken = vec![false; self.items.len()];
-        let mut work: Vec<u32> = Vec::new();
-        let mut take = |name: &str, work: &mut Vec<u32>| {
-            for &i in self.declared_by.get(name).map_or(&[][..], Vec::as_slice) {
-                if !std::mem::replace(&mut taken[i as usize], true) {
+        let mut work: Vec<u16> = Vec::new();
+        let mut take = |name: usize, work: &mut Vec<u16>| {
+            for &i in self.declared_by[name] {
+                if !std::mem::replace(&mut taken[usize::from(i)], true) {
                     work.push(i);
                 }
             }
         };
         for name in mentioned {
-            take(name, &mut work);
+            if let Ok(at) = self.names.binary_search(&name) {
+                take(at, &mut work);
+            }
         }
         while let Some(i) = work.pop() {
-            for name in &self.items[i as usize].mentions {
-                take(name, &mut work);
+            for &name in self.items[usize::from(i)].2 {
+                take(usize::from(name), &mut work);
             }
         }
         self.items
             .iter()
             .zip(taken)
             .filter(|(_, t)| *t)
-            .map(|(item, _)| item.bytes.clone())
+            .map(|(&(start, end, _), _)| start..end)
             .collect()
-    }
-
-    /// Every name the library declares, sorted.
-    pub fn names(&self) -> &[&'static str] {
-        &self.names
     }
 
     /// How many items the library has.
@@ -132,53 +82,56 @@ impl StdlibIndex {
     }
 }
 
-/// How the item cutter sees a raw token; `Ident` is a name, not a keyword.
-fn item_tok(t: &RawToken, word: &str) -> ItemTok {
-    match t.kind {
-        Some(RawTok::LBrace) => ItemTok::LBrace,
-        Some(RawTok::RBrace) => ItemTok::RBrace,
-        Some(RawTok::Semi) => ItemTok::Semi,
-        Some(RawTok::Ident) => match keyword(word) {
-            Some(Tok::KwTypedef) => ItemTok::Typedef,
-            Some(Tok::KwStruct | Tok::KwEnum) => ItemTok::StructOrEnum,
-            Some(_) => ItemTok::Other,
-            None => ItemTok::Ident,
-        },
-        _ => ItemTok::Other,
-    }
-}
-
-/// The names an item may declare: every name outside its brackets (a function's or a
-/// variable's name, a struct tag, a typedef's name; a type name it merely uses too,
-/// which only makes the item reachable more often), and an enum's constants.
-fn declared_names<'t>(
-    toks: &'t [RawToken],
-    kinds: &'t [ItemTok],
-    word: impl Fn(&RawToken) -> &'static str + 't,
-) -> impl Iterator<Item = &'static str> + 't {
-    let is_enum = toks
-        .iter()
-        .zip(kinds)
-        .take(2)
-        .any(|(t, k)| *k == ItemTok::StructOrEnum && word(t) == "enum");
-    let mut depth = 0i32;
-    let mut braces = 0i32;
-    toks.iter().zip(kinds).filter_map(move |(t, k)| {
-        match t.kind {
-            Some(RawTok::LParen | RawTok::LBracket) => depth += 1,
-            Some(RawTok::RParen | RawTok::RBracket) => depth -= 1,
-            Some(RawTok::LBrace) => braces += 1,
-            Some(RawTok::RBrace) => braces -= 1,
-            _ => {}
-        }
-        let outside = depth == 0 && (braces == 0 || (is_enum && braces == 1));
-        (outside && *k == ItemTok::Ident).then(|| word(t))
+/// Every name the standard library declares, sorted: its part of "did you mean"
+/// candidates.
+pub fn stdlib_names() -> &'static [&'static str] {
+    static DECLARED: OnceLock<Vec<&'static str>> = OnceLock::new();
+    DECLARED.get_or_init(|| {
+        NAMES
+            .iter()
+            .zip(DECLARED_BY)
+            .filter(|(_, by)| !by.is_empty())
+            .map(|(&name, _)| name)
+            .collect()
     })
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::stdlib_scan::{tables, Tables};
+    use super::super::token::keyword;
+    use super::super::STDLIB_SOURCE;
     use super::*;
+
+    /// Looks `names` up in the tables of `text`, giving each reached item's text up to
+    /// its first `(`.
+    fn reach<'t>(tables: &Tables<'t>, text: &'t str, names: &[&str]) -> Vec<&'t str> {
+        let declared_by: Vec<&[u16]> = tables.declared_by.iter().map(Vec::as_slice).collect();
+        let items: Vec<(u32, u32, &[u16])> = tables
+            .items
+            .iter()
+            .map(|(s, e, m)| (*s, *e, m.as_slice()))
+            .collect();
+        let index = StdlibIndex {
+            names: &tables.names,
+            declared_by: &declared_by,
+            items: &items,
+        };
+        index
+            .reachable(names.iter().copied())
+            .into_iter()
+            .map(|r| {
+                text[r.start as usize..r.end as usize]
+                    .split('(')
+                    .next()
+                    .unwrap()
+            })
+            .collect()
+    }
+
+    fn is_keyword(word: &str) -> bool {
+        keyword(word).is_some()
+    }
 
     #[test]
     fn a_function_reaches_what_its_body_calls() {
@@ -187,26 +140,14 @@ mod tests {
                     float h(float x) { return g(x); }\n\
                     float h(double x);\n\
                     int unrelated(int a);\n";
-        let index = StdlibIndex::of(text);
-        assert_eq!(index.len(), 5);
-        let pick = |names: &[&str]| -> Vec<&str> {
-            index
-                .reachable(names.iter().copied())
-                .into_iter()
-                .map(|r| {
-                    text[r.start as usize..r.end as usize]
-                        .split('(')
-                        .next()
-                        .unwrap()
-                })
-                .collect()
-        };
+        let t = tables(text, is_keyword);
+        assert_eq!(t.items.len(), 5);
         assert_eq!(
-            pick(&["h"]),
+            reach(&t, text, &["h"]),
             ["float f", "static float g", "float h", "float h"]
         );
-        assert_eq!(pick(&["x", "float"]), Vec::<&str>::new());
-        assert_eq!(pick(&["unrelated"]), ["int unrelated"]);
+        assert!(reach(&t, text, &["x", "float"]).is_empty());
+        assert_eq!(reach(&t, text, &["unrelated"]), ["int unrelated"]);
     }
 
     #[test]
@@ -215,29 +156,47 @@ mod tests {
                     typedef struct P Point;\n\
                     enum Color { RED, GREEN = 2 };\n\
                     uniform int table[4] = { 1, 2, 3, 4 };\n";
-        let index = StdlibIndex::of(text);
-        assert_eq!(index.len(), 4);
-        for (name, item) in [("P", 0), ("Point", 1), ("GREEN", 2), ("table", 3)] {
-            let got = index.reachable([name]);
-            assert!(got.contains(&index.items[item].bytes), "{name}: {got:?}");
-        }
+        let t = tables(text, is_keyword);
+        assert_eq!(t.items.len(), 4);
+        // `typedef struct P Point;` mentions `P` outside brackets: it counts as declaring
+        // it too, which only takes the typedef along.
+        assert_eq!(
+            reach(&t, text, &["P"]),
+            ["struct P { float x; };", "typedef struct P Point;"]
+        );
+        assert_eq!(
+            reach(&t, text, &["Point"]).len(),
+            2,
+            "a typedef reaches its struct"
+        );
+        assert_eq!(reach(&t, text, &["GREEN"]).len(), 1);
+        assert_eq!(
+            reach(&t, text, &["table"]),
+            ["uniform int table[4] = { 1, 2, 3, 4 };"]
+        );
         assert!(
-            index.reachable(["x"]).is_empty(),
+            reach(&t, text, &["x"]).is_empty(),
             "a member is not declared"
         );
     }
 
+    /// The tables the build script embedded are those of the library this binary
+    /// holds.
     #[test]
-    fn the_library_is_indexed_whole() {
-        let index = stdlib_index();
-        let covered: usize = index
+    fn the_embedded_tables_are_the_librarys() {
+        let t = tables(STDLIB_SOURCE, is_keyword);
+        assert_eq!(t.names, NAMES);
+        let declared_by: Vec<&[u16]> = t.declared_by.iter().map(Vec::as_slice).collect();
+        assert_eq!(declared_by, DECLARED_BY);
+        let items: Vec<(u32, u32, &[u16])> = t
             .items
             .iter()
-            .map(|i| (i.bytes.end - i.bytes.start) as usize)
-            .sum();
-        assert!(index.len() > 500, "{} items", index.len());
-        assert!(covered > STDLIB_SOURCE.len() / 3);
-        assert!(index.names().contains(&"clamp"));
-        assert!(index.names().contains(&"__spmdc_rt_udivrem32_u"));
+            .map(|(s, e, m)| (*s, *e, m.as_slice()))
+            .collect();
+        assert_eq!(items, ITEMS);
+        assert!(stdlib_index().len() > 500, "{} items", stdlib_index().len());
+        assert!(stdlib_names().contains(&"clamp"));
+        assert!(stdlib_names().contains(&"__spmdc_rt_udivrem32_u"));
+        assert!(!stdlib_names().contains(&"uniform"));
     }
 }

@@ -122,67 +122,21 @@ pub enum Tok {
     ShrAssign,
 }
 
-/// Keywords, by spelling.
-pub fn keyword(text: &str) -> Option<Tok> {
-    use Tok::*;
-    Some(match text {
-        "void" => KwVoid,
-        "bool" => KwBool,
-        "int8" => KwInt8,
-        "uint8" => KwUInt8,
-        "int16" => KwInt16,
-        "uint16" => KwUInt16,
-        "int" => KwInt,
-        "int32" => KwInt32,
-        "uint" => KwUInt,
-        "uint32" => KwUInt32,
-        "int64" => KwInt64,
-        "uint64" => KwUInt64,
-        "float" => KwFloat,
-        "double" => KwDouble,
-        "unsigned" => KwUnsigned,
-        "signed" => KwSigned,
-        "uniform" => KwUniform,
-        "varying" => KwVarying,
-        "const" => KwConst,
-        "shared" => KwShared,
-        "static" => KwStatic,
-        "extern" => KwExtern,
-        "inline" => KwInline,
-        "noinline" => KwNoinline,
-        "export" => KwExport,
-        "task" => KwTask,
-        "struct" => KwStruct,
-        "typedef" => KwTypedef,
-        "enum" => KwEnum,
-        "if" => KwIf,
-        "else" => KwElse,
-        "cif" => KwCif,
-        "for" => KwFor,
-        "cfor" => KwCfor,
-        "while" => KwWhile,
-        "cwhile" => KwCwhile,
-        "do" => KwDo,
-        "cdo" => KwCdo,
-        "break" => KwBreak,
-        "continue" => KwContinue,
-        "return" => KwReturn,
-        "switch" => KwSwitch,
-        "case" => KwCase,
-        "default" => KwDefault,
-        "foreach" => KwForeach,
-        "foreach_tiled" => KwForeachTiled,
-        "foreach_active" => KwForeachActive,
-        "foreach_unique" => KwForeachUnique,
-        "in" => KwIn,
-        "unmasked" => KwUnmasked,
-        "sizeof" => KwSizeof,
-        "true" => KwTrue,
-        "false" => KwFalse,
-        "NULL" => KwNull,
-        _ => return None,
-    })
+/// Builds [`keyword`] from the keyword list ([`super::keywords`]).
+macro_rules! keyword_fn {
+    ($($spelling:literal => $tok:ident,)*) => {
+        /// Keywords, by spelling.
+        pub fn keyword(text: &str) -> Option<Tok> {
+            use Tok::*;
+            Some(match text {
+                $($spelling => $tok,)*
+                _ => return None,
+            })
+        }
+    };
 }
+
+with_keywords!(keyword_fn);
 
 impl Tok {
     /// How the token is shown in "expected ..." messages.

@@ -1,0 +1,66 @@
+//! The keywords' spellings and tokens, listed once: the token module builds
+//! [`super::token::keyword`] from the list, and the build script (which indexes the
+//! standard library and cannot see the token type) takes the spellings alone.
+
+/// Calls macro `$then` with every keyword as `"spelling" => Variant`, the variant being
+/// the keyword's [`super::token::Tok`].
+macro_rules! with_keywords {
+    ($then:ident) => {
+        $then! {
+            "void" => KwVoid,
+            "bool" => KwBool,
+            "int8" => KwInt8,
+            "uint8" => KwUInt8,
+            "int16" => KwInt16,
+            "uint16" => KwUInt16,
+            "int" => KwInt,
+            "int32" => KwInt32,
+            "uint" => KwUInt,
+            "uint32" => KwUInt32,
+            "int64" => KwInt64,
+            "uint64" => KwUInt64,
+            "float" => KwFloat,
+            "double" => KwDouble,
+            "unsigned" => KwUnsigned,
+            "signed" => KwSigned,
+            "uniform" => KwUniform,
+            "varying" => KwVarying,
+            "const" => KwConst,
+            "shared" => KwShared,
+            "static" => KwStatic,
+            "extern" => KwExtern,
+            "inline" => KwInline,
+            "noinline" => KwNoinline,
+            "export" => KwExport,
+            "task" => KwTask,
+            "struct" => KwStruct,
+            "typedef" => KwTypedef,
+            "enum" => KwEnum,
+            "if" => KwIf,
+            "else" => KwElse,
+            "cif" => KwCif,
+            "for" => KwFor,
+            "cfor" => KwCfor,
+            "while" => KwWhile,
+            "cwhile" => KwCwhile,
+            "do" => KwDo,
+            "cdo" => KwCdo,
+            "break" => KwBreak,
+            "continue" => KwContinue,
+            "return" => KwReturn,
+            "switch" => KwSwitch,
+            "case" => KwCase,
+            "default" => KwDefault,
+            "foreach" => KwForeach,
+            "foreach_tiled" => KwForeachTiled,
+            "foreach_active" => KwForeachActive,
+            "foreach_unique" => KwForeachUnique,
+            "in" => KwIn,
+            "unmasked" => KwUnmasked,
+            "sizeof" => KwSizeof,
+            "true" => KwTrue,
+            "false" => KwFalse,
+            "NULL" => KwNull,
+        }
+    };
+}
