@@ -116,9 +116,10 @@ impl Prebuilt {
         if stamp != format!("{STAMP}{hash:016x}") {
             return None;
         }
-        let starts: Vec<usize> = line_starts(body)
-            .filter(|&at| body[at..].starts_with("function "))
-            .collect();
+        // A function starts a line with `function `: one substring search over the text.
+        let first = body.starts_with("function ").then_some(0);
+        let rest = memchr::memmem::find_iter(body.as_bytes(), b"\nfunction ").map(|at| at + 1);
+        let starts: Vec<usize> = first.into_iter().chain(rest).collect();
         let header = &body[..starts.first().copied().unwrap_or(body.len())];
         let ends = starts.iter().skip(1).copied().chain([body.len()]);
         let mut functions = Vec::with_capacity(starts.len());
@@ -211,10 +212,6 @@ fn stdlib_hash() -> u64 {
     STDLIB_SOURCE.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
-}
-
-fn line_starts(text: &str) -> impl Iterator<Item = usize> + '_ {
-    std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1))
 }
 
 /// `name` of `function <linkage> @name(...`.
