@@ -113,6 +113,10 @@ struct Ctx<'a> {
     pred: FxHashMap<Block, Vec<Block>>,
     /// Every instruction's operands with the instruction, for the observation scan.
     insts: Vec<crate::ir::Inst>,
+    /// Each reachable block's children in the dominator tree.
+    children: FxHashMap<Block, Vec<Block>>,
+    /// Each block's values with their positions ([`positions`]).
+    values_in: FxHashMap<Block, Vec<(Value, usize)>>,
 }
 
 impl<'a> Ctx<'a> {
@@ -128,16 +132,51 @@ impl<'a> Ctx<'a> {
             }
             insts.extend(func.blocks[b].insts.iter().copied());
         }
+        let mut children: FxHashMap<Block, Vec<Block>> = FxHashMap::default();
+        for &b in dom.rpo() {
+            if let Some(parent) = dom.idom(b) {
+                children.entry(parent).or_default().push(b);
+            }
+        }
+        let pos = positions(func);
+        let mut values_in: FxHashMap<Block, Vec<(Value, usize)>> = FxHashMap::default();
+        for (v, at) in pos.iter() {
+            if let Some((b, i)) = *at {
+                values_in.entry(b).or_default().push((v, i));
+            }
+        }
         Ctx {
             func,
             base,
-            pos: positions(func),
+            pos,
             incoming: super::incoming_args(func),
             dom,
             succ,
             pred,
             insts,
+            children,
+            values_in,
         }
+    }
+
+    /// The values defined in the blocks `top` dominates (itself included), with their
+    /// positions: a walk of the dominator tree below `top`, so a region costs what it
+    /// holds rather than the whole function.
+    fn dominated_values(&self, top: Block) -> impl Iterator<Item = (Block, Value, usize)> + '_ {
+        let mut stack = if self.dom.is_reachable(top) {
+            vec![top]
+        } else {
+            Vec::new()
+        };
+        let mut blocks = Vec::new();
+        while let Some(b) = stack.pop() {
+            blocks.push(b);
+            stack.extend(self.children.get(&b).into_iter().flatten().copied());
+        }
+        blocks.into_iter().flat_map(move |b| {
+            let values = self.values_in.get(&b).into_iter().flatten();
+            values.map(move |&(v, i)| (b, v, i))
+        })
     }
 
     fn inst_of(&self, v: Value) -> Option<&'a InstData> {
@@ -173,14 +212,9 @@ impl<'c, 'a> Region<'c, 'a> {
             fwd.intersection(&back).copied().collect()
         };
         let scope = cx
-            .func
-            .values
-            .keys()
-            .filter(|&v| {
-                cx.pos[v].is_some_and(|(b, i)| {
-                    cx.dom.dominates(gb, b) && !on_cycle.contains(&b) && (b != gb || i > gi)
-                })
-            })
+            .dominated_values(gb)
+            .filter(|&(b, _, i)| !on_cycle.contains(&b) && (b != gb || i > gi))
+            .map(|(_, v, _)| v)
             .collect();
         Some(Region { cx, g, scope })
     }
