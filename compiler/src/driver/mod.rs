@@ -139,25 +139,14 @@ pub fn run_front(
     // `-D` definitions could rename the library's tokens: take it whole then.
     let stdlib_whole = options.whole_stdlib || !options.defines.is_empty();
     let pre = timing::stage("preprocess and lex", || match stdlib_file {
-        Some(stdlib) if !stdlib_whole => {
-            let (sources, interner) = (&mut sources, &mut interner);
-            let user = preprocess::preprocess_user(
-                sources,
-                interner,
-                &[main_file],
-                &pp_options,
-                &mut diags,
-            );
-            let mentioned = user.tokens.iter().filter_map(|t| match t.tok {
-                Tok::Ident(s) | Tok::TypeName(s) => Some(s),
-                _ => None,
-            });
-            let mentioned: FxHashSet<Symbol> = mentioned.collect();
-            let parts = stdlib_index().reachable(mentioned.iter().map(|&s| interner.resolve(s)));
-            let library =
-                preprocess::preprocess_parts(sources, interner, stdlib, &parts, &mut diags);
-            preprocess::join(library, user)
-        }
+        Some(stdlib) if !stdlib_whole => preprocess_reaching(
+            &mut sources,
+            &mut interner,
+            stdlib,
+            main_file,
+            &pp_options,
+            &mut diags,
+        ),
         _ => preprocess::preprocess(&mut sources, &mut interner, &files, &pp_options, &mut diags),
     });
     let mut result = FrontResult {
@@ -203,6 +192,31 @@ pub fn run_front(
     result.diags.extend(diags);
     result.diags.sort();
     result
+}
+
+/// Preprocesses the user's `main` file, then the standard library items (of `stdlib`)
+/// that its tokens reach ([`crate::front::stdlib_index`]), as one stream, the library's
+/// first.
+fn preprocess_reaching(
+    sources: &mut SourceMap,
+    interner: &mut Interner,
+    stdlib: FileId,
+    main: FileId,
+    options: &preprocess::Options,
+    diags: &mut Vec<Diagnostic>,
+) -> preprocess::Preprocessed {
+    let user = preprocess::preprocess_user(sources, interner, &[main], options, diags);
+    let mentioned: FxHashSet<Symbol> = user
+        .tokens
+        .iter()
+        .filter_map(|t| match t.tok {
+            Tok::Ident(s) | Tok::TypeName(s) => Some(s),
+            _ => None,
+        })
+        .collect();
+    let parts = stdlib_index().reachable(mentioned.iter().map(|&s| interner.resolve(s)));
+    let library = preprocess::preprocess_parts(sources, interner, stdlib, &parts, diags);
+    preprocess::join(library, user)
 }
 
 /// Runs `f` on a thread with a large stack: recursive passes over deeply nested
