@@ -95,10 +95,7 @@ fn library_alone(target: sema::Target) -> Result<Library, Vec<Diagnostic>> {
 /// program usually gets only the items it reaches): a process parses it once. The
 /// program's items follow the library's, so no library body sees them.
 pub fn library_of(front: &FrontResult) -> Result<Arc<Library>, Vec<Diagnostic>> {
-    let target = front
-        .checked
-        .as_ref()
-        .map_or(FrontOptions::default().target, |c| c.target);
+    let target = checked_target(front);
     if front.stdlib_file.is_none() || !front.stdlib_whole {
         return library(target);
     }
@@ -106,6 +103,14 @@ pub fn library_of(front: &FrontResult) -> Result<Arc<Library>, Vec<Diagnostic>> 
         let (unit, interner) = (front.unit.clone(), front.interner.clone());
         check_library(target, unit, interner, &front.sources, front.stdlib_file)
     })
+}
+
+/// The target shape `front` was checked for (the default one if it was not checked).
+fn checked_target(front: &FrontResult) -> sema::Target {
+    front
+        .checked
+        .as_ref()
+        .map_or(FrontOptions::default().target, |c| c.target)
 }
 
 fn cached_library(
@@ -176,10 +181,7 @@ pub fn needed_by(
     {
         return Ok(Vec::new());
     }
-    let target = front
-        .checked
-        .as_ref()
-        .map_or(FrontOptions::default().target, |c| c.target);
+    let target = checked_target(front);
     let needed = match prebuilt::routines(target, legal) {
         Some(known) => legalize::routines_needed(module, legal, known.map_err(internal)?),
         None => legalize::routines_needed(module, legal, library_of(front)?.routines()),
