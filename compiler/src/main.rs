@@ -174,22 +174,40 @@ struct RunArgs {
     dac: DacArgs,
 }
 
-/// The dac-gpu machine and code generation (`--target dac-gpu`).
+/// The dac-gpu machine and scheduler of `spmdc run --target dac-gpu`.
 #[derive(Args)]
 struct DacArgs {
-    /// dac-gpu timing model machine: `gtx480`, `maxwell` or a configuration file.
-    #[arg(long, value_name = "gtx480|maxwell|FILE", default_value = "gtx480")]
-    config: String,
     /// dac-gpu warp scheduler of the timing model.
     #[arg(long, value_enum, default_value_t = SchedArg::Gto)]
     sched: SchedArg,
+    #[command(flatten)]
+    codegen: DacCodegenArgs,
+}
+
+/// dac-gpu code generation, for `spmdc FILE --target dac-gpu` and `spmdc run`.
+#[derive(Args)]
+struct DacCodegenArgs {
+    /// dac-gpu machine: `gtx480`, `maxwell` or a configuration file. The timing
+    /// model runs it, and its shared memory and occupancy rules bound the spill
+    /// slots `--regalloc shared|mixed` puts in shared memory.
+    #[arg(long, value_name = "gtx480|maxwell|FILE", default_value = "gtx480")]
+    config: String,
     /// dac-gpu: the most 32-bit registers per thread a kernel may use (values that
-    /// do not fit are spilled to local memory; 63, the Fermi limit, by default).
+    /// do not fit are spilled, as `--regalloc` says; 63, the Fermi limit, by default).
     #[arg(long, value_name = "N", default_value_t = 63)]
     max_regs: u32,
+    /// dac-gpu: where values that do not fit `--max-regs` go: per-thread `local`
+    /// memory (off chip), `shared` memory (on chip, RegDem's bank-conflict-free
+    /// layout; every slot, or none when they do not all fit the block's shared
+    /// memory), or `mixed` (the most-accessed slots in the shared memory a block can
+    /// take without losing occupancy, the rest local).
+    #[arg(long, value_enum, default_value_t = RegallocArg::Local)]
+    regalloc: RegallocArg,
     /// dac-gpu: compile the baseline SIMT code, without Decoupled Affine Computation
     /// (which is on by default: affine addresses and predicates computed once per
-    /// batch of warps by an affine warp and fed to the others through queues).
+    /// batch of warps by an affine warp and fed to the others through queues; the
+    /// `--emit asm` listing shows the non-affine stream and the `.affine` stream
+    /// after its entry).
     #[arg(long)]
     no_dac: bool,
     /// dac-gpu: decouple affine computation (the default; kept so scripts can say so).
@@ -197,11 +215,42 @@ struct DacArgs {
     dac: bool,
 }
 
-impl DacArgs {
+impl DacCodegenArgs {
     /// Whether to decouple: on unless `--no-dac` came last (clap clears the one
     /// overridden).
     fn decouple(&self) -> bool {
         self.dac || !self.no_dac
+    }
+
+    /// The code generation options; `Err` with a message when the machine is not a
+    /// preset or a readable, valid configuration file.
+    fn options(&self, switches: &SwitchArgs) -> Result<spmdc::back::dac_gpu::Options, String> {
+        Ok(spmdc::back::dac_gpu::Options {
+            max_regs: self.max_regs,
+            placement: self.regalloc.placement(),
+            machine: sim::gpu::GpuConfig::load(&self.config)?,
+            uniformity: !switches.no_uniformity,
+            dac: self.decouple(),
+            ..Default::default()
+        })
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum RegallocArg {
+    Local,
+    Shared,
+    Mixed,
+}
+
+impl RegallocArg {
+    fn placement(self) -> spmdc::back::dac_gpu::alloc::Placement {
+        use spmdc::back::dac_gpu::alloc::Placement;
+        match self {
+            RegallocArg::Local => Placement::Local,
+            RegallocArg::Shared => Placement::Shared,
+            RegallocArg::Mixed => Placement::Mixed,
+        }
     }
 }
 
@@ -329,17 +378,13 @@ struct CompileArgs {
     /// `--emit hex`: blocks in the grid, X[,Y[,Z]].
     #[arg(long, value_name = "X[,Y[,Z]]")]
     grid: Option<String>,
-    /// `--emit hex`: threads in a block, X[,Y[,Z]].
+    /// Threads in a block, X[,Y[,Z]]: the launch of `--emit hex`, and on dac-gpu
+    /// the block that shared-memory spill slots are laid out for (by default the
+    /// machine's largest block).
     #[arg(long, value_name = "X[,Y[,Z]]")]
     block: Option<String>,
-    /// dac-gpu `--emit asm`: the baseline SIMT code, without Decoupled Affine
-    /// Computation (by default the listing shows the decoupled non-affine stream and
-    /// the `.affine` stream after its entry).
-    #[arg(long)]
-    no_dac: bool,
-    /// dac-gpu `--emit asm`: decouple affine computation (the default).
-    #[arg(long, overrides_with = "no_dac")]
-    dac: bool,
+    #[command(flatten)]
+    dac: DacCodegenArgs,
     #[command(flatten)]
     switches: SwitchArgs,
     #[command(flatten)]
@@ -552,10 +597,9 @@ fn compile(args: &CompileArgs) -> u8 {
         }
         Emit::Hex if matches!(args.target, Target::Nyuzi) => return emit_hex(&result, args),
         Emit::Asm => {
-            let options = spmdc::back::dac_gpu::Options {
-                uniformity: !args.switches.no_uniformity,
-                dac: args.dac || !args.no_dac,
-                ..Default::default()
+            let options = match dac_compile_options(args) {
+                Ok(o) => o,
+                Err(code) => return code,
             };
             let compiled = lowered().map_err(driver::RunError::Compile).and_then(|m| {
                 spmdc::back::dac_gpu::run::compile_lowered(&result, m, !args.no_opt, &options)
@@ -589,6 +633,25 @@ fn report_uniformity(result: &FrontResult, module: &spmdc::ir::Module, args: &Co
 
 /// `--emit hex` for Nyuzi: the launch image at `-o` (default `image.hex`) and its
 /// layout beside it (`image.hex.json`).
+/// The dac-gpu code generation options of `spmdc FILE`: `Err` with the exit code
+/// when `--config` or `--block` is bad (the message is printed).
+fn dac_compile_options(args: &CompileArgs) -> Result<spmdc::back::dac_gpu::Options, u8> {
+    let usage = |e: String| {
+        eprintln!("error: {e}");
+        EXIT_USAGE
+    };
+    let mut options = args
+        .dac
+        .options(&args.switches)
+        .map_err(|e| usage(format!("--config: {e}")))?;
+    if let Some(text) = &args.block {
+        let block =
+            sim::Dim3::parse(text).map_err(|e| usage(format!("invalid `--block {text}`: {e}")))?;
+        options.block_threads = Some(block.count().min(u64::from(u32::MAX)) as u32);
+    }
+    Ok(options)
+}
+
 fn emit_hex(front: &FrontResult, args: &CompileArgs) -> u8 {
     let Some(entry) = args.entry.as_deref() else {
         eprintln!("error: `--emit hex` needs `--entry NAME` and the kernel's `--arg`s: an image is one launch");
@@ -719,16 +782,17 @@ fn run_kernel(args: &RunArgs) -> u8 {
     } else if args.target == RunTarget::DacGpu {
         let opts = spmdc::back::dac_gpu::DacRunOptions {
             timing: args.timing,
-            config: args.dac.config.clone(),
+            config: args.dac.codegen.config.clone(),
             scheduler: match args.dac.sched {
                 SchedArg::Gto => sim::gpu::SchedulerKind::Gto,
                 SchedArg::Lrr => sim::gpu::SchedulerKind::Lrr,
             },
-            codegen: spmdc::back::dac_gpu::Options {
-                max_regs: args.dac.max_regs,
-                uniformity: !args.switches.no_uniformity,
-                dac: args.dac.decouple(),
-                ..Default::default()
+            codegen: match args.dac.codegen.options(&args.switches) {
+                Ok(o) => o,
+                Err(e) => {
+                    eprintln!("error: --config: {e}");
+                    return EXIT_USAGE;
+                }
             },
             max_warp_insts: args.max_steps,
         };

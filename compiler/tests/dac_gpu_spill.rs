@@ -1,11 +1,15 @@
 //! Spilling on the dac-gpu: programs compiled under tiny register budgets
-//! (`--max-regs`), so that the register allocator keeps values in local memory, must
-//! still give the interpreter's exact results; the spill code shows in the
-//! statistics, and the timing model counts its local-memory traffic.
+//! (`--max-regs`), so that the register allocator keeps values in local memory or
+//! demotes them to shared memory (`--regalloc shared|mixed`), must still give the
+//! interpreter's exact results; the spill code shows in the statistics, and the
+//! timing model counts its local-memory traffic.
 //!
-//! Every example launch runs with 16 registers per thread, and a sample of the
-//! conformance programs (every fourth) with 12; the default budget's differential
-//! runs are `tests/dac_gpu.rs`.
+//! Every example launch runs with 16 registers per thread in local memory, 12 in
+//! shared memory and 10 mixed, and samples of the conformance programs (a quarter
+//! each) with 12 in local and in shared memory; the default budget's differential
+//! runs are `tests/dac_gpu.rs`. Every placement at every budget from the smallest
+//! that allocates is the ignored test `every_placement_at_every_budget` (see its
+//! doc for the command).
 
 mod common;
 
@@ -13,6 +17,7 @@ use std::path::Path;
 
 use common::launches::*;
 
+use spmdc::back::dac_gpu::alloc::Placement;
 use spmdc::back::dac_gpu::run::{self as dac, DacRunOptions};
 use spmdc::back::dac_gpu::Options;
 use spmdc::driver::{self, FrontResult};
@@ -31,15 +36,20 @@ fn front_of(path: &Path) -> FrontResult {
 type Compiled = spmdc::back::dac_gpu::Compiled;
 
 fn compile(front: &FrontResult, max_regs: u32) -> Result<Compiled, String> {
-    dac::compile(
-        front,
-        driver::OPTIMIZE_BY_DEFAULT,
-        &Options {
-            max_regs,
-            ..Options::default()
-        },
-    )
-    .map_err(|e| run_error(e, front))
+    compile_placed(front, &options(max_regs, Placement::Local))
+}
+
+fn compile_placed(front: &FrontResult, options: &Options) -> Result<Compiled, String> {
+    dac::compile(front, driver::OPTIMIZE_BY_DEFAULT, options).map_err(|e| run_error(e, front))
+}
+
+/// `max_regs` registers, spilled values placed as `placement` says.
+fn options(max_regs: u32, placement: Placement) -> Options {
+    Options {
+        max_regs,
+        placement,
+        ..Options::default()
+    }
 }
 
 fn run(
@@ -52,10 +62,21 @@ fn run(
         .map_err(|e| run_error(e, front))
 }
 
-/// The dac-gpu with a budget of `N` registers per thread.
-struct Budget<const N: u32>;
+/// `Placement` as a const generic parameter.
+const fn placement(p: u8) -> Placement {
+    match p {
+        0 => Placement::Local,
+        1 => Placement::Shared,
+        _ => Placement::Mixed,
+    }
+}
 
-impl<const N: u32> BackEnd for Budget<N> {
+/// The dac-gpu with a budget of `N` registers per thread, spilling as `placement(P)`
+/// says. Shared-memory slots are laid out for each launch's block, as `spmdc run`
+/// compiles them, so those placements compile once per launch.
+struct Budget<const N: u32, const P: u8>;
+
+impl<const N: u32, const P: u8> BackEnd for Budget<N, P> {
     type Compiled = Compiled;
     const NAME: &'static str = "dac-gpu (tiny register budget)";
     const KNOWN: &'static [(&'static str, &'static str, &'static str)] = KNOWN_FAILURES;
@@ -63,55 +84,98 @@ impl<const N: u32> BackEnd for Budget<N> {
         front_of(path)
     }
     fn compile(front: &FrontResult) -> Result<Compiled, String> {
-        let c = compile(front, N)?;
-        if let Some(k) = c.program.kernels.iter().find(|k| k.num_regs > N) {
-            return Err(format!("{} uses {} registers", k.name, k.num_regs));
-        }
-        Ok(c)
+        within_budget(compile_placed(front, &options(N, placement(P)))?, N)
     }
     fn differential(
         front: &FrontResult,
         compiled: &Result<Compiled, String>,
         spec: &LaunchSpec,
     ) -> Result<RunResult, String> {
-        let want = driver::run_on_interp(front, &spec.request(MAX_STEPS))
-            .map_err(|e| format!("interp failed: {}", run_error(e, front)))?;
-        let got = run(
-            front,
-            compiled.as_ref()?,
-            spec,
-            &DacRunOptions {
-                codegen: Options {
-                    max_regs: N,
-                    ..Options::default()
-                },
-                ..DacRunOptions::default()
-            },
-        )?;
-        compare("dac-gpu", &want, &got)?;
-        Ok(got)
+        let opts = DacRunOptions {
+            codegen: options(N, placement(P)),
+            ..DacRunOptions::default()
+        };
+        differential(front, compiled, spec, &opts)
     }
 }
 
+/// `c`, or why one of its kernels uses more than `n` registers.
+fn within_budget(c: Compiled, n: u32) -> Result<Compiled, String> {
+    match c.program.kernels.iter().find(|k| k.num_regs > n) {
+        Some(k) => Err(format!("{} uses {} registers", k.name, k.num_regs)),
+        None => Ok(c),
+    }
+}
+
+/// Runs `spec` on the interpreter and on the dac-gpu as `opts` says (compiled for the
+/// launch's block when values go to shared memory, `compiled` otherwise).
+fn differential(
+    front: &FrontResult,
+    compiled: &Result<Compiled, String>,
+    spec: &LaunchSpec,
+    opts: &DacRunOptions,
+) -> Result<RunResult, String> {
+    let want = driver::run_on_interp(front, &spec.request(MAX_STEPS))
+        .map_err(|e| format!("interp failed: {}", run_error(e, front)))?;
+    let for_launch;
+    let compiled = match opts.codegen.placement {
+        Placement::Local => compiled.as_ref()?,
+        _ => {
+            let codegen = dac::for_launch(&opts.codegen, &spec.request(MAX_STEPS));
+            for_launch =
+                compile_placed(front, &codegen).and_then(|c| within_budget(c, codegen.max_regs))?;
+            &for_launch
+        }
+    };
+    let got = run(front, compiled, spec, opts)?;
+    compare("dac-gpu", &want, &got)?;
+    Ok(got)
+}
+
+const LOCAL: u8 = 0;
+const SHARED: u8 = 1;
+const MIXED: u8 = 2;
+
 #[test]
 fn examples_match_the_interpreter_with_16_registers() {
-    examples_match::<Budget<16>>();
+    examples_match::<Budget<16, LOCAL>>();
 }
 
 #[test]
-fn a_quarter_of_the_conformance_programs_match_with_12_registers() {
+fn examples_match_with_12_registers_demoted_to_shared_memory() {
+    examples_match::<Budget<12, SHARED>>();
+}
+
+#[test]
+fn examples_match_with_10_registers_mixed() {
+    examples_match::<Budget<10, MIXED>>();
+}
+
+/// The conformance programs at positions `part` modulo 4, on `B`.
+fn conformance_quarter<B: BackEnd>(part: usize) {
     let files = common::spmd_files("tests/conformance");
     let mine: Vec<String> = files
         .iter()
+        .skip(part)
         .step_by(4)
         .map(|p| common::display_name(p))
         .collect();
     check_known(
-        "dac-gpu (12 registers)",
+        B::NAME,
         KNOWN_FAILURES,
-        ispc_failures::<Budget<12>>("tests/conformance", (0, 4)),
+        ispc_failures::<B>("tests/conformance", (part, 4)),
         |l| mine.iter().any(|m| m == l),
     );
+}
+
+#[test]
+fn a_quarter_of_the_conformance_programs_match_with_12_registers() {
+    conformance_quarter::<Budget<12, LOCAL>>(0);
+}
+
+#[test]
+fn another_quarter_matches_with_12_registers_in_shared_memory() {
+    conformance_quarter::<Budget<12, SHARED>>(1);
 }
 
 fn count(r: &RunResult, key: &str) -> u64 {
@@ -181,6 +245,101 @@ fn tiny_budgets_spill_and_the_statistics_show_it() {
         spilling >= 3,
         "only {spilling} kernels spilled with 12 registers"
     );
+}
+
+/// With `--regalloc shared`, the same tiny budgets demote every slot to shared
+/// memory: no local spill code, the kernel's `.shared` grows by the slots' layout
+/// (4 bytes per unit and thread of the launch's block, in whole warps), and the
+/// timing model sees no local-memory traffic and no bank conflict from them.
+#[test]
+fn tiny_budgets_demote_to_shared_memory_and_the_statistics_show_it() {
+    let root = common::repo_root();
+    let mut demoting = 0;
+    for file in [
+        "examples/saxpy.spmd",
+        "examples/row_sums.spmd",
+        "examples/reduce_sum.spmd",
+    ] {
+        let front = front_of(&root.join(file));
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        let spec = header_launches(&text).into_iter().next().expect("a launch");
+        let opts = DacRunOptions {
+            timing: true,
+            codegen: options(12, Placement::Shared),
+            ..DacRunOptions::default()
+        };
+        let codegen = dac::for_launch(&opts.codegen, &spec.request(MAX_STEPS));
+        let compiled = compile_placed(&front, &codegen).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let local = compile(&front, 12).unwrap();
+        let k = compiled
+            .program
+            .kernels
+            .iter()
+            .position(|k| k.name == spec.entry)
+            .unwrap();
+        let report = &compiled.regs[k];
+        if local.regs[k].spill_stores == 0 {
+            continue;
+        }
+        demoting += 1;
+        assert!(report.num_regs <= 12, "{file}: {report:?}");
+        assert_eq!(
+            (report.spill_stores, report.spill_loads),
+            (0, 0),
+            "{file}: {report:?}"
+        );
+        assert!(
+            report.demoted_stores > 0 && report.demoted_loads > 0,
+            "{file}: {report:?}"
+        );
+        let n = report.shared_threads;
+        assert_eq!(n % 32, 0, "{file}: {report:?}");
+        assert_eq!(report.demoted_bytes % (4 * n), 0, "{file}: {report:?}");
+        let kernel = &compiled.program.kernels[k];
+        let own = local.program.kernels[k].shared_bytes.div_ceil(4) * 4;
+        assert_eq!(kernel.shared_bytes, own + report.demoted_bytes, "{file}");
+        let timed = run(&front, &compiled, &spec, &opts).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(
+            count(&timed, "demoted_stores"),
+            u64::from(report.demoted_stores)
+        );
+        assert_eq!(
+            count(&timed, "demoted_shared_bytes"),
+            u64::from(report.demoted_bytes)
+        );
+        assert_eq!(count(&timed, "local_transactions"), 0, "{file}");
+        assert_eq!(count(&timed, "shared_bank_conflicts"), 0, "{file}");
+    }
+    assert!(
+        demoting >= 2,
+        "only {demoting} kernels demoted with 12 registers"
+    );
+}
+
+/// A launch with more threads per block than the shared slots are laid out for is
+/// refused, not run with overlapping slots.
+#[test]
+fn a_block_larger_than_the_slots_layout_is_refused() {
+    let root = common::repo_root();
+    let file = "examples/reduce_sum.spmd";
+    let front = front_of(&root.join(file));
+    let codegen = Options {
+        block_threads: Some(32),
+        ..options(8, Placement::Shared)
+    };
+    let compiled = compile_placed(&front, &codegen).unwrap();
+    let text = std::fs::read_to_string(root.join(file)).unwrap();
+    let mut spec = header_launches(&text).into_iter().next().expect("a launch");
+    spec.block = Some("64".into());
+    let err = dac::run_compiled(
+        &front,
+        &compiled,
+        &spec.request(MAX_STEPS),
+        &DacRunOptions::default(),
+    )
+    .expect_err("refused");
+    let message = run_error(err, &front);
+    assert!(message.contains("at most 32 threads"), "{message}");
 }
 
 /// A budget below what one instruction needs is error E0904, never a panic.

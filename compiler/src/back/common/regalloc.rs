@@ -485,7 +485,7 @@ fn scan_round<I: MachInst>(work: &Work<I>, phys: &PhysTable) -> Round {
 
 /// Loop depth of each block: how many back edges (to a block at or before their
 /// source in layout order) span it.
-fn loop_depths(succs: &[SmallVec<[usize; 2]>]) -> Vec<u32> {
+pub fn loop_depths(succs: &[SmallVec<[usize; 2]>]) -> Vec<u32> {
     let mut depth = vec![0u32; succs.len()];
     for (b, targets) in succs.iter().enumerate() {
         for &s in targets.iter().filter(|&&s| s <= b) {

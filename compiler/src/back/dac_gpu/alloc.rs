@@ -53,6 +53,11 @@ use crate::diag::{codes, Diagnostic};
 use crate::source::Span;
 use crate::timing;
 
+mod shared;
+
+use shared::Demoted;
+pub use shared::{unit_offset, Placement, SharedRoom};
+
 /// 32-bit registers `%rN`.
 pub const R: RegClass = RegClass(0);
 /// Even-aligned pairs `%rdN` (`PReg::index` is the low register, even).
@@ -83,6 +88,16 @@ pub struct RegReport {
     /// `st.local` and `ld.local` instructions of spill code in the kernel (static).
     pub spill_stores: u32,
     pub spill_loads: u32,
+    /// Slots demoted to shared memory ([`Placement::Shared`], [`Placement::Mixed`]).
+    pub demoted_slots: u32,
+    /// Shared bytes per block the demoted slots take.
+    pub demoted_bytes: u32,
+    /// Threads per block the demoted slots' layout strides by (0 without demoted
+    /// slots): a launch with more threads per block cannot run the kernel.
+    pub shared_threads: u32,
+    /// `st.shared` and `ld.shared` instructions of demoted spill code (static).
+    pub demoted_stores: u32,
+    pub demoted_loads: u32,
 }
 
 /// An allocated kernel's new line table and instruction numbering.
@@ -829,11 +844,20 @@ fn finish_inst(g: &GpuInst, slot_offsets: &[u32]) -> Inst {
     inst
 }
 
-/// Lays the spill slots out in local memory from `base`: (offsets, end).
-fn slot_layout(slots: impl Iterator<Item = RegClass>, base: u32) -> (Vec<u32>, u32) {
+/// Lays the spill slots out in local memory from `base`, skipping the `demoted`
+/// ones: (offsets, end).
+fn slot_layout(
+    slots: impl Iterator<Item = RegClass>,
+    demoted: impl Fn(usize) -> bool,
+    base: u32,
+) -> (Vec<u32>, u32) {
     let mut end = base;
     let offsets = slots
-        .map(|c| {
+        .enumerate()
+        .map(|(i, c)| {
+            if demoted(i) {
+                return 0;
+            }
             let size = if c == D { 8 } else { 4 };
             let at = end.div_ceil(size) * size;
             end = at + size;
@@ -859,6 +883,17 @@ fn register_counts(insts: &[Inst]) -> (u32, u32) {
     (r, p)
 }
 
+/// The slots an allocation demotes to shared memory.
+struct Demotion {
+    /// The first unit of each slot, `None` for a slot in local memory.
+    units: Vec<Option<u32>>,
+    /// Units taken.
+    used: u32,
+    at: Demoted,
+    /// The kernel's own shared bytes, rounded up to a word: where the units start.
+    static_bytes: u32,
+}
+
 /// Writes the allocated function back into `k`; returns the line table, the new
 /// instruction numbering and the report.
 fn write_back(
@@ -867,9 +902,15 @@ fn write_back(
     block_of: &[u32],
     budget: u32,
     spilled_values: u32,
+    demotion: Option<&Demotion>,
 ) -> Allocated {
     let base = k.local_bytes.div_ceil(8) * 8;
-    let (slot_offsets, local_end) = slot_layout(mf.spill_slots.values().copied(), base);
+    let unit_of = |slot: SpillSlot| demotion.and_then(|d| shared::unit_of(&d.units, slot));
+    let (slot_offsets, local_end) = slot_layout(
+        mf.spill_slots.values().copied(),
+        |i| unit_of(SpillSlot::new(i)).is_some(),
+        base,
+    );
     let old_n = k.insts.len();
     let mut insts = Vec::new();
     let mut lines = Vec::new();
@@ -888,6 +929,21 @@ fn write_back(
                 new_pc[pc as usize] = insts.len() as u32;
             }
             let inst = finish_inst(&line.inst, &slot_offsets);
+            let demoted = line
+                .inst
+                .slot
+                .and_then(|s| Some((demotion?.at, unit_of(s)?)));
+            if let Some((at, unit)) = demoted {
+                for inst in at.rewrite(&inst, unit) {
+                    match inst.op {
+                        Op::St { .. } => report.demoted_stores += 1,
+                        _ => report.demoted_loads += 1,
+                    }
+                    insts.push(inst);
+                    lines.push(line.span);
+                }
+                continue;
+            }
             match (line.inst.slot, inst.op) {
                 (Some(_), Op::St { .. }) => report.spill_stores += 1,
                 (Some(_), Op::Ld { .. }) => report.spill_loads += 1,
@@ -936,8 +992,14 @@ fn write_back(
     k.insts = insts;
     k.num_regs = num_regs;
     k.num_preds = num_preds;
-    if report.spill_slots > 0 {
+    if local_end > base {
         k.local_bytes = local_end.div_ceil(8) * 8;
+    }
+    if let Some(d) = demotion {
+        report.demoted_slots = d.units.iter().flatten().count() as u32;
+        report.demoted_bytes = 4 * d.used * d.at.threads;
+        report.shared_threads = d.at.threads;
+        k.shared_bytes = d.static_bytes + report.demoted_bytes;
     }
     Allocated {
         lines,
@@ -954,6 +1016,18 @@ pub fn allocate(
     lines: &[Option<Span>],
     budget: u32,
 ) -> Result<Allocated, RegError> {
+    allocate_placed(k, lines, budget, Placement::Local, None)
+}
+
+/// [`allocate`], with the spilled values placed as `placement` says: in shared
+/// memory ([`shared`]) within `room`, when the kernel spills at all and a slot fits.
+pub fn allocate_placed(
+    k: &mut Kernel,
+    lines: &[Option<Span>],
+    budget: u32,
+    placement: Placement,
+    room: Option<SharedRoom>,
+) -> Result<Allocated, RegError> {
     let budget = budget.clamp(1, MAX_BUDGET);
     let kernel = k.name.clone();
     let error = |message: String, span, smallest| RegError {
@@ -967,7 +1041,11 @@ pub fn allocate(
         timing::stage("to machine form", || to_mach(k, lines)).map_err(|m| error(m, None, None))?;
     match run_allocator(&mf, budget) {
         Ok((out, a)) if a.spilled_vregs > 0 => {
-            Ok(write_back(k, &out, &block_of, budget, a.spilled_vregs))
+            let demoted = room
+                .filter(|_| placement != Placement::Local)
+                .and_then(|room| demote(k, &mf, &block_of, budget, placement, room));
+            Ok(demoted
+                .unwrap_or_else(|| write_back(k, &out, &block_of, budget, a.spilled_vregs, None)))
         }
         Ok((out, _)) => Ok(timing::stage("fewest registers", || {
             fewest_without_spills(k, &mf, out, &block_of, budget)
@@ -977,6 +1055,58 @@ pub fn allocate(
             Err(error(e.message, e.span, smallest))
         }
     }
+}
+
+/// Allocates `mf` under `budget - 1` registers, the last one being the demoted
+/// slots' base, and writes it back with the slots `placement` demotes within `room`;
+/// `None` (and `k` unchanged) when none is, or the smaller budget does not allocate.
+fn demote(
+    k: &mut Kernel,
+    mf: &MachFunction<GpuInst>,
+    block_of: &[u32],
+    budget: u32,
+    placement: Placement,
+    room: SharedRoom,
+) -> Option<Allocated> {
+    let (mut out, a) = run_allocator(mf, budget.checked_sub(1)?).ok()?;
+    let classes = shared::slot_classes(&out);
+    let weights = shared::slot_weights(&out);
+    let (units, used) = shared::choose_units(&classes, &weights, room, placement);
+    if used == 0 {
+        return None;
+    }
+    let at = Demoted {
+        base: Reg::r(registers_used(&a.used) as u16),
+        threads: room.threads,
+    };
+    let static_bytes = k.shared_bytes.div_ceil(4) * 4;
+    shared::prepend_entry_code(&mut out, &at.entry_code(static_bytes));
+    let demotion = Demotion {
+        units,
+        used,
+        at,
+        static_bytes,
+    };
+    Some(write_back(
+        k,
+        &out,
+        block_of,
+        budget,
+        a.spilled_vregs,
+        Some(&demotion),
+    ))
+}
+
+/// 32-bit registers up to the highest one of `used` (a pair counts both halves).
+fn registers_used(used: &[PReg]) -> u32 {
+    used.iter()
+        .map(|p| match p.class {
+            R => u32::from(p.index) + 1,
+            D => u32::from(p.index) + 2,
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// Writes back the spill-free allocation `out` with the fewest registers: the scan
@@ -991,7 +1121,7 @@ fn fewest_without_spills(
     budget: u32,
 ) -> Allocated {
     let original = k.clone();
-    let mut best = write_back(k, &out, block_of, budget, 0);
+    let mut best = write_back(k, &out, block_of, budget, 0, None);
     while best.report.num_regs > 1 {
         // An allocation that spills is not wanted here: stop at its first spill.
         let mut tighter = mf.clone();
@@ -1003,7 +1133,7 @@ fn fewest_without_spills(
             _ => break,
         }
         let mut candidate = original.clone();
-        let done = write_back(&mut candidate, &out, block_of, budget, 0);
+        let done = write_back(&mut candidate, &out, block_of, budget, 0, None);
         if done.report.num_regs >= best.report.num_regs {
             break;
         }
@@ -1051,8 +1181,10 @@ pub fn allocate_selected(
     lines: &mut Vec<Option<Span>>,
     traps: &mut [(usize, &'static str)],
     budget: u32,
+    placement: Placement,
+    room: Option<SharedRoom>,
 ) -> Result<RegReport, Diagnostic> {
-    let done = allocate(k, lines, budget).map_err(|e| e.diagnostic())?;
+    let done = allocate_placed(k, lines, budget, placement, room).map_err(|e| e.diagnostic())?;
     for t in traps.iter_mut() {
         t.0 = done.new_pc.get(t.0).map_or(t.0, |&p| p as usize);
     }

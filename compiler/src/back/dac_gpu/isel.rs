@@ -169,12 +169,23 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
         });
         match selected {
             Ok((mut kernel, mut lines, frame, mut traps, _)) => {
+                let threads =
+                    super::regdem::layout_threads(&options.machine, options.block_threads);
+                let room = super::regdem::room(
+                    &options.machine,
+                    options.placement,
+                    threads,
+                    kernel.shared_bytes,
+                    options.max_regs,
+                );
                 let regs = timing::stage("register allocation", || {
                     super::alloc::allocate_selected(
                         &mut kernel,
                         &mut lines,
                         &mut traps,
                         options.max_regs,
+                        options.placement,
+                        room,
                     )
                 });
                 match regs {

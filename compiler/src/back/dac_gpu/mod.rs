@@ -88,6 +88,7 @@ pub mod alloc;
 pub mod asm;
 pub mod decouple;
 pub mod isel;
+pub mod regdem;
 pub mod run;
 pub mod spaces;
 pub mod uniform;
@@ -110,12 +111,22 @@ use crate::ir;
 use crate::source::Span;
 
 /// Code generation options.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
     /// The most 32-bit registers per thread a kernel may use (`--max-regs`); values
-    /// that do not fit are spilled to local memory. Default
+    /// that do not fit are spilled, as [`Options::placement`] says. Default
     /// [`alloc::DEFAULT_MAX_REGS`] (63).
     pub max_regs: u32,
+    /// Where spilled values go (`--regalloc`): local memory by default, or shared
+    /// memory ([`regdem`]).
+    pub placement: alloc::Placement,
+    /// Threads per block of the launch the kernels are compiled for (`--block`, or
+    /// what `spmdc run` launches); `None`: the machine's largest block. Shared-memory
+    /// spill slots are laid out for it.
+    pub block_threads: Option<u32>,
+    /// The machine the kernels are compiled for (`--config`): its shared memory and
+    /// occupancy rules bound the spill slots demoted to shared memory.
+    pub machine: sim::gpu::GpuConfig,
     /// Values the uniformity analysis proves uniform use the uniform datapath too (not
     /// only uniform-typed ones); off with `--no-uniformity`. See [`uniform`].
     pub uniformity: bool,
@@ -129,6 +140,9 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             max_regs: alloc::DEFAULT_MAX_REGS,
+            placement: alloc::Placement::Local,
+            block_threads: None,
+            machine: sim::gpu::GpuConfig::gtx480(),
             uniformity: true,
             dac: true,
         }

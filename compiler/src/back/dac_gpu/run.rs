@@ -66,7 +66,7 @@ pub fn compile_lowered(
     let sw = &front.switches;
     let options = Options {
         uniformity: options.uniformity && !sw.no_uniformity && !sw.no_scalar_datapath,
-        ..*options
+        ..options.clone()
     };
     let mut compiled = compile_module(&module, &options).map_err(RunError::Compile)?;
     if sw.no_scalar_datapath {
@@ -94,8 +94,22 @@ pub fn run_on_dac_gpu(
     req: &RunRequest<'_>,
     opts: &DacRunOptions,
 ) -> Result<RunResult, RunError> {
-    let compiled = compile(front, req.optimize, &opts.codegen)?;
+    let codegen = for_launch(&opts.codegen, req);
+    let compiled = compile(front, req.optimize, &codegen)?;
     run_compiled(front, &compiled, req, opts)
+}
+
+/// `options` for the launch `req` asks for: shared-memory spill slots are laid out
+/// for its block, unless the options fix one. A malformed launch is left for
+/// [`launch::prepare`] to report.
+pub fn for_launch(options: &Options, req: &RunRequest<'_>) -> Options {
+    let threads = launch::LaunchConfig::from_args(req.grid, req.block, super::TARGET.program_count)
+        .map(|c| c.block_size())
+        .ok();
+    Options {
+        block_threads: options.block_threads.or(threads),
+        ..options.clone()
+    }
 }
 
 /// Runs `req` with a program already compiled from `front` (`req.optimize` unused).
@@ -127,7 +141,7 @@ pub fn run_compiled(
         Some(c) if virtual_block(c, prepared.config.block).is_none() => {
             let codegen = super::Options {
                 dac: false,
-                ..opts.codegen
+                ..opts.codegen.clone()
             };
             baseline = compile(front, req.optimize, &codegen)?;
             &baseline
@@ -140,6 +154,7 @@ pub fn run_compiled(
     let blocks = u64::from(grid.x) * u64::from(grid.y) * u64::from(grid.z);
     let threads = u64::from(block.x) * u64::from(block.y) * u64::from(block.z);
     let gangs = threads.div_ceil(32);
+    check_shared_slots(compiled, k, gangs * 32)?;
     let mut mem = GlobalMemory::new();
     let mut bits: Vec<u64> = prepared
         .signature
@@ -219,7 +234,14 @@ pub fn run_compiled(
         stats.set("spill_bytes", u64::from(r.spill_bytes));
         stats.set("spill_stores", u64::from(r.spill_stores));
         stats.set("spill_loads", u64::from(r.spill_loads));
+        // Register demotion: slots in shared memory, and the shared bytes per block
+        // they add to the kernel's own.
+        stats.set("demoted_slots", u64::from(r.demoted_slots));
+        stats.set("demoted_shared_bytes", u64::from(r.demoted_bytes));
+        stats.set("demoted_stores", u64::from(r.demoted_stores));
+        stats.set("demoted_loads", u64::from(r.demoted_loads));
     }
+    stats.set("shared_bytes_per_block", u64::from(kernel.shared_bytes));
     for (arg, addr) in prepared.args.iter_mut().zip(&bits[..arg_count]) {
         if let launch::ArgValue::Buffer(b) = arg {
             if let Some(bytes) = mem.buffer(*addr) {
@@ -236,6 +258,30 @@ pub fn run_compiled(
     Ok(RunResult::from_launch(
         &prepared, "dac-gpu", ret, output, stats,
     ))
+}
+
+/// A kernel whose spill slots are in shared memory, laid out for blocks of at most
+/// `n` threads, cannot run blocks of more (`hardware_threads`, whole warps): their
+/// threads' slots would overlap.
+#[allow(clippy::result_large_err)] // the driver's shared error type
+fn check_shared_slots(
+    compiled: &Compiled,
+    k: usize,
+    hardware_threads: u64,
+) -> Result<(), RunError> {
+    let n = compiled.regs.get(k).map_or(0, |r| r.shared_threads);
+    if n == 0 || hardware_threads <= u64::from(n) {
+        return Ok(());
+    }
+    let name = &compiled.program.kernels[k].name;
+    Err(RunError::Launch(vec![launch::LaunchError::new(
+        launch::ErrorKind::BadConfig,
+        format!(
+            "kernel `{name}` keeps spilled registers in shared memory laid out for blocks of \
+             at most {n} threads; this launch has {hardware_threads} per block"
+        ),
+    )
+    .with_help("compile it for this launch's block (`--block`)")]))
 }
 
 /// What the kernel printed: the console buffer's text up to its cursor.

@@ -312,7 +312,8 @@ fn instruction_indices_are_renumbered() {
     k.insts.insert(n - 1, trap);
     let mut lines: Vec<Option<Span>> = vec![None; k.insts.len()];
     let mut traps = [(n - 1, "trap")];
-    let report = allocate_selected(&mut k, &mut lines, &mut traps, 10).unwrap();
+    let report =
+        allocate_selected(&mut k, &mut lines, &mut traps, 10, Placement::Local, None).unwrap();
     assert!(report.spill_stores > 0);
     assert_eq!(lines.len(), k.insts.len());
     let is_trap =
@@ -453,7 +454,15 @@ fn dead_code_is_deleted_and_trap_sites_and_lines_follow() {
         .map(|i| Some(Span::new(crate::source::FileId(0), i, i + 1)))
         .collect();
     let mut traps = [(trap_at, "trap")];
-    allocate_selected(&mut out, &mut lines, &mut traps, DEFAULT_MAX_REGS).unwrap();
+    allocate_selected(
+        &mut out,
+        &mut lines,
+        &mut traps,
+        DEFAULT_MAX_REGS,
+        Placement::Local,
+        None,
+    )
+    .unwrap();
     assert_eq!(run(&out), want, "{}", text(&out));
     let count = |f: &dyn Fn(&Op) -> bool| out.insts.iter().filter(|i| f(&i.op)).count();
     // One `ld.param` left of two; no arithmetic but the address and the value.
