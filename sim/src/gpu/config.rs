@@ -222,6 +222,10 @@ config! {
     register_alloc_granularity: AllocGranularity = AllocGranularity::Warp;
     /// Warps are counted in multiples of this when registers are allocated.
     warp_alloc_granularity: u32 = 0;
+    /// Register-file banks an instruction's operands are read from (register `%rN`
+    /// is in bank `N mod register_banks`; Maxwell has 4). Two source registers in one
+    /// bank take an extra issue cycle each (RegDem §3.4). 0 models no banks.
+    register_banks: u32 = 0;
     shared_mem_per_sm: u32 = 0;
     max_shared_mem_per_block: u32 = 0;
     /// Shared memory is allocated per block in units of this many bytes.

@@ -66,6 +66,8 @@ pub struct Stats {
     pub shared_insts: u64,
     /// Extra shared-memory cycles from bank conflicts (a k-way conflict adds k - 1).
     pub shared_bank_conflicts: u64,
+    /// Extra issue cycles from operand register-bank conflicts (`register_banks`).
+    pub register_bank_conflicts: u64,
     pub l1_accesses: u64,
     pub l1_hits: u64,
     pub l2_accesses: u64,
@@ -222,6 +224,7 @@ impl Stats {
             ("local_store_instructions", U64(self.local_store_insts)),
             ("shared_instructions", U64(self.shared_insts)),
             ("shared_bank_conflicts", U64(self.shared_bank_conflicts)),
+            ("register_bank_conflicts", U64(self.register_bank_conflicts)),
             ("l1_accesses", U64(self.l1_accesses)),
             ("l1_hits", U64(self.l1_hits)),
             ("l1_hit_rate", F64(self.l1_hit_rate())),

@@ -107,6 +107,8 @@ struct InstInfo {
     unit: Option<Unit>,
     /// The shared unit slot (`UNIT_*`) the instruction occupies, if any.
     unit_slot: Option<(usize, Stall)>,
+    /// Extra issue cycles reading its operands ([`register_bank_conflicts`]).
+    bank_extra: u8,
 }
 
 /// Scoreboard slot layout over every kernel of the program (functions share the
@@ -284,6 +286,48 @@ pub fn coalesce(
     n
 }
 
+/// Extra cycles a vector instruction takes to read its source registers from a
+/// register file of `banks` banks (`%rN` in bank `N mod banks`, both halves of a pair
+/// counted): each bank delivers one register per cycle, so the bank holding the most
+/// distinct sources adds one cycle per register beyond the first. Uniform-datapath
+/// instructions, and `banks` 0, add none. Predicate and uniform/affine registers are
+/// other files.
+pub fn register_bank_conflicts(inst: &Inst, banks: u32) -> u32 {
+    if banks == 0 {
+        return 0;
+    }
+    let mut sources: [u16; 16] = [0; 16];
+    let mut n = 0;
+    inst.for_each_reg(|a| {
+        if a.def || a.reg.file != RegFile::R {
+            return;
+        }
+        for r in [a.reg.idx, a.reg.idx + 1]
+            .into_iter()
+            .take(1 + usize::from(a.wide))
+        {
+            if n < sources.len() && !sources[..n].contains(&r) {
+                sources[n] = r;
+                n += 1;
+            }
+        }
+    });
+    let mut per_bank = [0u32; 64];
+    let banks = banks.min(64);
+    for &r in &sources[..n] {
+        per_bank[(u32::from(r) % banks) as usize] += 1;
+    }
+    per_bank.iter().max().map_or(0, |&m| m.saturating_sub(1))
+}
+
+/// [`register_bank_conflicts`] of a vector instruction (0 on the uniform datapath).
+fn vector_bank_conflicts(inst: &Inst, banks: u32) -> u8 {
+    if inst.is_uniform() {
+        return 0;
+    }
+    register_bank_conflicts(inst, banks).min(u32::from(u8::MAX)) as u8
+}
+
 /// The degree of a shared-memory access's bank conflict: the most distinct 4-byte
 /// words any one of the 32 banks must deliver (1 = conflict free; lanes reading the
 /// same word share it, a broadcast). 0 when no lane accesses.
@@ -381,7 +425,15 @@ pub fn run_timing(
         infos: program
             .kernels
             .iter()
-            .map(|k| k.insts.iter().map(|i| slots.info(i)).collect())
+            .map(|k| {
+                k.insts
+                    .iter()
+                    .map(|i| InstInfo {
+                        bank_extra: vector_bank_conflicts(i, config.register_banks),
+                        ..slots.info(i)
+                    })
+                    .collect()
+            })
             .collect(),
         end_info: InstInfo::default(),
         slots,
@@ -940,7 +992,8 @@ impl Run<'_, '_> {
             1
         } else {
             self.stats.vector_thread_insts += u64::from(executing.count_ones());
-            ctx.issue_cycles
+            self.stats.register_bank_conflicts += u64::from(info.bank_extra);
+            ctx.issue_cycles + u64::from(info.bank_extra)
         };
         match flow {
             Flow::Continue => {}
