@@ -193,14 +193,18 @@ struct DacCodegenArgs {
     #[arg(long, value_name = "gtx480|maxwell|FILE", default_value = "gtx480")]
     config: String,
     /// dac-gpu: the most 32-bit registers per thread a kernel may use (values that
-    /// do not fit are spilled, as `--regalloc` says; 63, the Fermi limit, by default).
-    #[arg(long, value_name = "N", default_value_t = 63)]
-    max_regs: u32,
+    /// do not fit are spilled, as `--regalloc` says; 63, the Fermi limit, by
+    /// default). Given, it fixes the budget of `--regalloc auto` too.
+    #[arg(long, value_name = "N")]
+    max_regs: Option<u32>,
     /// dac-gpu: where values that do not fit `--max-regs` go: per-thread `local`
     /// memory (off chip), `shared` memory (on chip, RegDem's bank-conflict-free
     /// layout; every slot, or none when they do not all fit the block's shared
-    /// memory), or `mixed` (the most-accessed slots in the shared memory a block can
-    /// take without losing occupancy, the rest local).
+    /// memory), `mixed` (the most-accessed slots in the shared memory a block can
+    /// take without losing occupancy, the rest local), `auto` (a static predictor
+    /// picks the placement, and the budget among the occupancy cliffs unless
+    /// `--max-regs` is given), or `exhaustive` (`spmdc run` only: every variant
+    /// `auto` weighs is simulated with the timing model and the fastest is run).
     #[arg(long, value_enum, default_value_t = RegallocArg::Local)]
     regalloc: RegallocArg,
     /// dac-gpu: compile the baseline SIMT code, without Decoupled Affine Computation
@@ -226,7 +230,11 @@ impl DacCodegenArgs {
     /// preset or a readable, valid configuration file.
     fn options(&self, switches: &SwitchArgs) -> Result<spmdc::back::dac_gpu::Options, String> {
         Ok(spmdc::back::dac_gpu::Options {
-            max_regs: self.max_regs,
+            max_regs: self
+                .max_regs
+                .unwrap_or(spmdc::back::dac_gpu::alloc::DEFAULT_MAX_REGS),
+            fixed_budget: self.max_regs.is_some(),
+            predict: matches!(self.regalloc, RegallocArg::Auto | RegallocArg::Exhaustive),
             placement: self.regalloc.placement(),
             machine: sim::gpu::GpuConfig::load(&self.config)?,
             uniformity: !switches.no_uniformity,
@@ -241,13 +249,15 @@ enum RegallocArg {
     Local,
     Shared,
     Mixed,
+    Auto,
+    Exhaustive,
 }
 
 impl RegallocArg {
     fn placement(self) -> spmdc::back::dac_gpu::alloc::Placement {
         use spmdc::back::dac_gpu::alloc::Placement;
         match self {
-            RegallocArg::Local => Placement::Local,
+            RegallocArg::Local | RegallocArg::Auto | RegallocArg::Exhaustive => Placement::Local,
             RegallocArg::Shared => Placement::Shared,
             RegallocArg::Mixed => Placement::Mixed,
         }
@@ -640,6 +650,12 @@ fn dac_compile_options(args: &CompileArgs) -> Result<spmdc::back::dac_gpu::Optio
         eprintln!("error: {e}");
         EXIT_USAGE
     };
+    if args.dac.regalloc == RegallocArg::Exhaustive {
+        return Err(usage(
+            "`--regalloc exhaustive` simulates each variant, so it needs a launch: use `spmdc run`"
+                .into(),
+        ));
+    }
     let mut options = args
         .dac
         .options(&args.switches)
@@ -795,6 +811,7 @@ fn run_kernel(args: &RunArgs) -> u8 {
                 }
             },
             max_warp_insts: args.max_steps,
+            exhaustive: args.dac.codegen.regalloc == RegallocArg::Exhaustive,
         };
         spmdc::back::dac_gpu::run_on_dac_gpu(&front, &request, &opts)
     } else {

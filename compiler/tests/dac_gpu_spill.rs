@@ -62,12 +62,21 @@ fn run(
         .map_err(|e| run_error(e, front))
 }
 
-/// `Placement` as a const generic parameter.
+/// `Placement` as a const generic parameter ([`AUTO`]: the predictor's choice).
 const fn placement(p: u8) -> Placement {
     match p {
-        0 => Placement::Local,
-        1 => Placement::Shared,
-        _ => Placement::Mixed,
+        SHARED => Placement::Shared,
+        MIXED => Placement::Mixed,
+        _ => Placement::Local,
+    }
+}
+
+/// The options of budget `n` and strategy `p`.
+fn strategy(n: u32, p: u8) -> Options {
+    Options {
+        predict: p == AUTO,
+        fixed_budget: true,
+        ..options(n, placement(p))
     }
 }
 
@@ -84,7 +93,7 @@ impl<const N: u32, const P: u8> BackEnd for Budget<N, P> {
         front_of(path)
     }
     fn compile(front: &FrontResult) -> Result<Compiled, String> {
-        within_budget(compile_placed(front, &options(N, placement(P)))?, N)
+        within_budget(compile_placed(front, &strategy(N, P))?, N)
     }
     fn differential(
         front: &FrontResult,
@@ -92,7 +101,7 @@ impl<const N: u32, const P: u8> BackEnd for Budget<N, P> {
         spec: &LaunchSpec,
     ) -> Result<RunResult, String> {
         let opts = DacRunOptions {
-            codegen: options(N, placement(P)),
+            codegen: strategy(N, P),
             ..DacRunOptions::default()
         };
         differential(front, compiled, spec, &opts)
@@ -119,7 +128,7 @@ fn differential(
         .map_err(|e| format!("interp failed: {}", run_error(e, front)))?;
     let for_launch;
     let compiled = match opts.codegen.placement {
-        Placement::Local => compiled.as_ref()?,
+        Placement::Local if !opts.codegen.predict => compiled.as_ref()?,
         _ => {
             let codegen = dac::for_launch(&opts.codegen, &spec.request(MAX_STEPS));
             for_launch =
@@ -135,6 +144,8 @@ fn differential(
 const LOCAL: u8 = 0;
 const SHARED: u8 = 1;
 const MIXED: u8 = 2;
+/// `--regalloc auto` under a fixed budget: the predictor picks the placement.
+const AUTO: u8 = 3;
 
 #[test]
 fn examples_match_the_interpreter_with_16_registers() {
@@ -149,6 +160,11 @@ fn examples_match_with_12_registers_demoted_to_shared_memory() {
 #[test]
 fn examples_match_with_10_registers_mixed() {
     examples_match::<Budget<10, MIXED>>();
+}
+
+#[test]
+fn examples_match_with_12_registers_placed_by_the_predictor() {
+    examples_match::<Budget<12, AUTO>>();
 }
 
 /// The conformance programs at positions `part` modulo 4, on `B`.

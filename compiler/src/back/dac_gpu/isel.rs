@@ -124,6 +124,7 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
         frame_bytes: Vec::new(),
         traps: Vec::new(),
         regs: Vec::new(),
+        candidates: Vec::new(),
         dac_split: Vec::new(),
     };
     let mut errors = Vec::new();
@@ -169,24 +170,12 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
         });
         match selected {
             Ok((mut kernel, mut lines, frame, mut traps, _)) => {
-                let threads =
-                    super::regdem::layout_threads(&options.machine, options.block_threads);
-                let room = super::regdem::room(
-                    &options.machine,
-                    options.placement,
-                    threads,
-                    kernel.shared_bytes,
-                    options.max_regs,
-                );
                 let regs = timing::stage("register allocation", || {
-                    super::alloc::allocate_selected(
-                        &mut kernel,
-                        &mut lines,
-                        &mut traps,
-                        options.max_regs,
-                        options.placement,
-                        room,
-                    )
+                    super::regdem::allocate(&mut kernel, &mut lines, &mut traps, options)
+                });
+                let regs = regs.map(|(r, candidates)| {
+                    out.candidates.push(candidates);
+                    r
                 });
                 match regs {
                     Ok(r) => out.regs.push(r),

@@ -120,6 +120,14 @@ pub struct Options {
     /// Where spilled values go (`--regalloc`): local memory by default, or shared
     /// memory ([`regdem`]).
     pub placement: alloc::Placement,
+    /// `--regalloc auto`: the predictor ([`regdem::predict`]) chooses the placement,
+    /// and the budget among the occupancy cliffs below `max_regs` unless
+    /// [`Options::fixed_budget`] (`placement` is then unused).
+    pub predict: bool,
+    /// `max_regs` was given (`--max-regs`): the predictor keeps it.
+    pub fixed_budget: bool,
+    /// Blocks in the launch's grid, when known: the predictor counts waves of them.
+    pub grid_blocks: Option<u64>,
     /// Threads per block of the launch the kernels are compiled for (`--block`, or
     /// what `spmdc run` launches); `None`: the machine's largest block. Shared-memory
     /// spill slots are laid out for it.
@@ -141,6 +149,9 @@ impl Default for Options {
         Options {
             max_regs: alloc::DEFAULT_MAX_REGS,
             placement: alloc::Placement::Local,
+            predict: false,
+            fixed_budget: false,
+            grid_blocks: None,
             block_threads: None,
             machine: sim::gpu::GpuConfig::gtx480(),
             uniformity: true,
@@ -164,6 +175,9 @@ pub struct Compiled {
     pub traps: Vec<Vec<(usize, &'static str)>>,
     /// Per kernel, what register allocation did (registers, spills).
     pub regs: Vec<alloc::RegReport>,
+    /// Per kernel, the allocations `--regalloc auto` weighed, the chosen one first
+    /// (empty otherwise).
+    pub candidates: Vec<Vec<regdem::Candidate>>,
     /// Per kernel, the virtual block split of a decoupled entry (`decouple::x_split`).
     pub dac_split: Vec<Option<u32>>,
 }

@@ -25,6 +25,9 @@ pub struct DacRunOptions {
     pub codegen: Options,
     /// Warp instructions before the run is stopped.
     pub max_warp_insts: u64,
+    /// `--regalloc exhaustive`: every allocation `--regalloc auto` weighs for the
+    /// entry is run with the timing model, and the fastest is the one run.
+    pub exhaustive: bool,
 }
 
 impl Default for DacRunOptions {
@@ -35,6 +38,7 @@ impl Default for DacRunOptions {
             scheduler: SchedulerKind::Gto,
             codegen: Options::default(),
             max_warp_insts: gpu::Limits::default().max_warp_insts,
+            exhaustive: false,
         }
     }
 }
@@ -94,9 +98,55 @@ pub fn run_on_dac_gpu(
     req: &RunRequest<'_>,
     opts: &DacRunOptions,
 ) -> Result<RunResult, RunError> {
-    let codegen = for_launch(&opts.codegen, req);
+    let mut codegen = for_launch(&opts.codegen, req);
+    if opts.exhaustive {
+        codegen = fastest_allocation(front, req, opts, codegen)?;
+    }
     let compiled = compile(front, req.optimize, &codegen)?;
     run_compiled(front, &compiled, req, opts)
+}
+
+/// `--regalloc exhaustive`: the options of the fastest, in the timing model, of the
+/// allocations the predictor weighs for the entry (`codegen` with its choice fixed).
+#[allow(clippy::result_large_err)] // the driver's shared error type
+fn fastest_allocation(
+    front: &FrontResult,
+    req: &RunRequest<'_>,
+    opts: &DacRunOptions,
+    codegen: Options,
+) -> Result<Options, RunError> {
+    let auto = Options {
+        predict: true,
+        ..codegen.clone()
+    };
+    let compiled = compile(front, req.optimize, &auto)?;
+    let candidates = kernel_index(&compiled, req.entry)
+        .and_then(|k| compiled.candidates.get(k).cloned())
+        .unwrap_or_default();
+    let timed = DacRunOptions {
+        timing: true,
+        exhaustive: false,
+        ..opts.clone()
+    };
+    let mut best: Option<(u64, Options)> = None;
+    for c in candidates {
+        let fixed = Options {
+            predict: false,
+            max_regs: c.budget,
+            placement: c.placement,
+            ..codegen.clone()
+        };
+        let variant = compile(front, req.optimize, &fixed)?;
+        let result = run_compiled(front, &variant, req, &timed)?;
+        let cycles = match result.stats.get(Stats::CYCLES) {
+            Some(launch::StatValue::Count(c)) => c,
+            _ => u64::MAX,
+        };
+        if best.as_ref().is_none_or(|(b, _)| cycles < *b) {
+            best = Some((cycles, fixed));
+        }
+    }
+    Ok(best.map_or(codegen, |(_, o)| o))
 }
 
 /// `options` for the launch `req` asks for: shared-memory spill slots are laid out
@@ -106,8 +156,13 @@ pub fn for_launch(options: &Options, req: &RunRequest<'_>) -> Options {
     let threads = launch::LaunchConfig::from_args(req.grid, req.block, super::TARGET.program_count)
         .map(|c| c.block_size())
         .ok();
+    let config =
+        launch::LaunchConfig::from_args(req.grid, req.block, super::TARGET.program_count).ok();
     Options {
         block_threads: options.block_threads.or(threads),
+        grid_blocks: options
+            .grid_blocks
+            .or(config.map(|c| u64::from(c.block_count()))),
         ..options.clone()
     }
 }
@@ -242,6 +297,12 @@ pub fn run_compiled(
         stats.set("demoted_loads", u64::from(r.demoted_loads));
     }
     stats.set("shared_bytes_per_block", u64::from(kernel.shared_bytes));
+    if let Some(chosen) = compiled.candidates.get(k).and_then(|c| c.first()) {
+        // `--regalloc auto`: what the predictor chose among how many.
+        stats.set("regalloc_candidates", compiled.candidates[k].len() as u64);
+        stats.set("regalloc_budget", u64::from(chosen.budget));
+        stats.set("predicted_cycles", chosen.prediction.cycles.round() as u64);
+    }
     for (arg, addr) in prepared.args.iter_mut().zip(&bits[..arg_count]) {
         if let launch::ArgValue::Buffer(b) = arg {
             if let Some(bytes) = mem.buffer(*addr) {
