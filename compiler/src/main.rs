@@ -193,8 +193,9 @@ struct DacCodegenArgs {
     #[arg(long, value_name = "gtx480|maxwell|FILE", default_value = "gtx480")]
     config: String,
     /// dac-gpu: the most 32-bit registers per thread a kernel may use (values that
-    /// do not fit are spilled, as `--regalloc` says; 63, the Fermi limit, by
-    /// default). Given, it fixes the budget of `--regalloc auto` too.
+    /// do not fit are spilled, as `--regalloc` says; by default the machine's
+    /// limit: 63 on gtx480, 255 on maxwell). Given, it fixes the budget of
+    /// `--regalloc auto` too.
     #[arg(long, value_name = "N")]
     max_regs: Option<u32>,
     /// dac-gpu: where values that do not fit `--max-regs` go: per-thread `local`
@@ -229,14 +230,17 @@ impl DacCodegenArgs {
     /// The code generation options; `Err` with a message when the machine is not a
     /// preset or a readable, valid configuration file.
     fn options(&self, switches: &SwitchArgs) -> Result<spmdc::back::dac_gpu::Options, String> {
+        let machine = sim::gpu::GpuConfig::load(&self.config)?;
+        // Without `--max-regs`, what the machine allows a thread (63 on the GTX 480).
+        let machine_regs = machine
+            .max_registers_per_thread
+            .min(spmdc::back::dac_gpu::alloc::MAX_BUDGET);
         Ok(spmdc::back::dac_gpu::Options {
-            max_regs: self
-                .max_regs
-                .unwrap_or(spmdc::back::dac_gpu::alloc::DEFAULT_MAX_REGS),
+            max_regs: self.max_regs.unwrap_or(machine_regs),
             fixed_budget: self.max_regs.is_some(),
             predict: matches!(self.regalloc, RegallocArg::Auto | RegallocArg::Exhaustive),
             placement: self.regalloc.placement(),
-            machine: sim::gpu::GpuConfig::load(&self.config)?,
+            machine,
             uniformity: !switches.no_uniformity,
             dac: self.decouple(),
             ..Default::default()

@@ -11,6 +11,7 @@
 
 pub mod dac;
 pub mod gpu;
+pub mod regdem;
 pub mod uniform_share;
 pub mod uniformity;
 
@@ -18,7 +19,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 /// The suites [`run_suite`] knows, in the order `spmdc bench --help` lists them.
-pub const SUITES: &[&str] = &["gpu", "uniformity", "dac"];
+pub const SUITES: &[&str] = &["gpu", "uniformity", "dac", "regdem"];
 
 /// What every suite is run with.
 #[derive(Clone, Debug)]
@@ -83,6 +84,7 @@ pub fn run_suite(name: &str, opts: &BenchOptions) -> Result<Table, BenchError> {
         "gpu" => gpu::run(opts),
         "uniformity" => uniformity::run(opts),
         "dac" => dac::run(opts),
+        "regdem" => regdem::run(opts),
         _ => Err(BenchError::UnknownSuite(name.to_string())),
     }
 }

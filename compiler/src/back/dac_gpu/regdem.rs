@@ -25,12 +25,14 @@
 //!     instruction plus its register-bank conflicts, one for the uniform datapath,
 //!     the divide and f64 units' intervals for theirs;
 //!   - `latency`: for each load, the latency of its space (shared memory's;
-//!     local memory: an L1 hit, as spill slots mostly are; global: an L2 hit);
+//!     global: an L2 hit; local memory: an L1 hit for the share of the SM's
+//!     resident threads' local bytes that L1 holds, an L2 hit for the rest);
 //!   - `lsu`: load/store-unit cycles, one per 32-bit word per lane group of 128
 //!     bytes (a local or global access of 8 bytes takes two), one per shared access.
 //!
-//!   With `W` warps resident on an SM (the occupancy calculator's, from the
-//!   allocated `.reg` and `.shared`) and `S` schedulers, the SM takes
+//!   With `W` warps resident on an SM (the blocks the occupancy calculator allows
+//!   from the allocated `.reg` and `.shared`, or fewer when the grid has fewer
+//!   blocks per SM) and `S` schedulers, the SM takes
 //!   `max(W·issue / S, W·lsu, issue + latency)` cycles to run its resident warps
 //!   once: issue-bound, memory-unit-bound, or one warp's latency-bound critical path,
 //!   the latency hidden by the other warps. The grid runs in waves of
@@ -155,8 +157,9 @@ fn loop_depths(insts: &[Inst]) -> Vec<u32> {
         .collect()
 }
 
-/// Per-warp loop-weighted (issue, latency, lsu) cycles of `kernel` on `machine`.
-fn per_warp_costs(kernel: &Kernel, machine: &GpuConfig) -> (f64, f64, f64) {
+/// Per-warp loop-weighted (issue, latency, lsu) cycles of `kernel` on `machine`,
+/// with local loads taking `local_latency`.
+fn per_warp_costs(kernel: &Kernel, machine: &GpuConfig, local_latency: f64) -> (f64, f64, f64) {
     let vector_issue =
         f64::from((machine.warp_size / machine.simt_lanes_per_scheduler.max(1)).max(1));
     let (mut issue, mut latency, mut lsu) = (0.0, 0.0, 0.0);
@@ -176,14 +179,14 @@ fn per_warp_costs(kernel: &Kernel, machine: &GpuConfig) -> (f64, f64, f64) {
             _ => 1.0,
         };
         let (lat, unit) = match space {
-            Space::Shared => (machine.shared_mem_latency, 1.0),
-            Space::Local => (machine.l1_latency, words),
-            Space::Global => (machine.l2_latency, words),
-            Space::Param => (machine.alu_latency, 0.0),
+            Space::Shared => (f64::from(machine.shared_mem_latency), 1.0),
+            Space::Local => (local_latency, words),
+            Space::Global => (f64::from(machine.l2_latency), words),
+            Space::Param => (f64::from(machine.alu_latency), 0.0),
         };
         lsu += w * unit;
         if matches!(inst.op, Op::Ld { .. } | Op::Atom { .. }) {
-            latency += w * f64::from(lat);
+            latency += w * lat;
         }
     }
     (issue, latency, lsu)
@@ -198,13 +201,18 @@ pub fn predict(
     blocks: u64,
 ) -> Option<Prediction> {
     let occ = occupancy(machine, BlockResources::of(kernel, threads)).ok()?;
-    let (issue, latency, lsu) = per_warp_costs(kernel, machine);
-    let warps = f64::from(occ.active_warps.max(1));
+    let sms = u64::from(machine.num_sms.max(1));
+    // Blocks an SM really holds: the grid may not fill what occupancy allows.
+    let resident = u64::from(occ.blocks_per_sm.max(1)).min(blocks.div_ceil(sms).max(1));
+    let resident_threads = resident * u64::from(threads);
+    let local = local_latency(machine, kernel.local_bytes, resident_threads);
+    let (issue, latency, lsu) = per_warp_costs(kernel, machine, local);
+    let warps = (resident * u64::from(occ.warps_per_block.max(1))) as f64;
     let schedulers = f64::from(machine.schedulers_per_sm.max(1));
     let round = (warps * issue / schedulers)
         .max(warps * lsu)
         .max(issue + latency);
-    let per_wave = u64::from(occ.blocks_per_sm.max(1)) * u64::from(machine.num_sms.max(1));
+    let per_wave = u64::from(occ.blocks_per_sm.max(1)) * sms;
     let waves = blocks.div_ceil(per_wave).max(1) as f64;
     Some(Prediction {
         cycles: waves * round,
@@ -213,6 +221,19 @@ pub fn predict(
         latency,
         lsu,
     })
+}
+
+/// The expected latency of a local-memory load when `threads` threads, each with
+/// `bytes` of local memory, share an SM's L1: an L1 hit for the share of the slots
+/// L1 holds, an L2 hit for the rest.
+fn local_latency(machine: &GpuConfig, bytes: u32, threads: u64) -> f64 {
+    let footprint = u64::from(bytes) * threads;
+    let hit = if footprint == 0 {
+        1.0
+    } else {
+        (f64::from(machine.l1_size) / footprint as f64).min(1.0)
+    };
+    hit * f64::from(machine.l1_latency) + (1.0 - hit) * f64::from(machine.l2_latency)
 }
 
 /// Occupancy cliffs below the spill-free register count the predictor tries.
@@ -262,6 +283,19 @@ pub fn allocate(
     let mut attempt = |budget: u32, p: Placement| -> Result<RegReport, Diagnostic> {
         let (mut k, mut l, mut t) = (kernel.clone(), lines.clone(), traps.to_vec());
         let report = place(&mut k, &mut l, &mut t, budget, p)?;
+        // A placement that demotes nothing is the local allocation again.
+        let same = |c: &Candidate| {
+            (c.budget, c.num_regs, c.spill_slots, c.demoted_slots)
+                == (
+                    budget,
+                    report.num_regs,
+                    report.spill_slots,
+                    report.demoted_slots,
+                )
+        };
+        if tried.iter().any(|t| same(&t.0)) {
+            return Ok(report);
+        }
         if let Some(prediction) = predict(&k, &options.machine, launch_threads, blocks) {
             let candidate = Candidate {
                 budget,
@@ -277,21 +311,18 @@ pub fn allocate(
     };
     // The spill-free (or, under a fixed budget too small, local-spilling) baseline.
     let base = attempt(options.max_regs, Placement::Local)?;
-    let budgets = if options.fixed_budget {
-        if base.spill_slots > 0 {
-            vec![options.max_regs]
-        } else {
-            Vec::new()
-        }
+    // Under the limit itself when the baseline spills (its slots may move to shared
+    // memory), and unless the budget is fixed, at the cliffs below.
+    let mut budgets = if base.spill_slots > 0 {
+        vec![options.max_regs]
     } else {
-        budgets(
-            &options.machine,
-            launch_threads,
-            own,
-            base.num_regs,
-            MOST_BUDGETS,
-        )
+        Vec::new()
     };
+    if !options.fixed_budget {
+        let needed = base.num_regs;
+        let cliffs = self::budgets(&options.machine, launch_threads, own, needed, MOST_BUDGETS);
+        budgets.extend(cliffs.into_iter().filter(|&b| b < options.max_regs));
+    }
     for budget in budgets {
         for p in [Placement::Local, Placement::Shared, Placement::Mixed] {
             if budget == options.max_regs && p == Placement::Local {
