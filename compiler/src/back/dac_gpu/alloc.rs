@@ -54,6 +54,7 @@ use crate::source::Span;
 use crate::timing;
 
 mod shared;
+mod spill_clean;
 
 use shared::Demoted;
 pub use shared::{unit_offset, Placement, SharedRoom};
@@ -1040,7 +1041,8 @@ pub fn allocate_placed(
     let (mf, block_of) =
         timing::stage("to machine form", || to_mach(k, lines)).map_err(|m| error(m, None, None))?;
     match run_allocator(&mf, budget) {
-        Ok((out, a)) if a.spilled_vregs > 0 => {
+        Ok((mut out, a)) if a.spilled_vregs > 0 => {
+            spill_clean::clean(&mut out);
             let demoted = room
                 .filter(|_| placement != Placement::Local)
                 .and_then(|room| demote(k, &mf, &block_of, budget, placement, room));
@@ -1069,6 +1071,7 @@ fn demote(
     room: SharedRoom,
 ) -> Option<Allocated> {
     let (mut out, a) = run_allocator(mf, budget.checked_sub(1)?).ok()?;
+    spill_clean::clean(&mut out);
     let classes = shared::slot_classes(&out);
     let weights = shared::slot_weights(&out);
     let (units, used) = shared::choose_units(&classes, &weights, room, placement);

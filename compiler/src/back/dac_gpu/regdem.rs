@@ -24,9 +24,11 @@
 //!   - `issue`: issue cycles, `warp_size / simt_lanes_per_scheduler` for a vector
 //!     instruction plus its register-bank conflicts, one for the uniform datapath,
 //!     the divide and f64 units' intervals for theirs;
-//!   - `latency`: for each load, the latency of its space (shared memory's;
-//!     global: an L2 hit; local memory: an L1 hit for the share of the SM's
-//!     resident threads' local bytes that L1 holds, an L2 hit for the rest);
+//!   - `latency`: stall cycles of an in-order scoreboard run over each basic block
+//!     alone: an instruction issues when its sources are ready, its result is
+//!     ready its unit's latency later (a load's: shared memory's latency; global:
+//!     an L2 hit; local memory: an L1 hit for the share of the SM's resident
+//!     threads' local bytes that L1 holds, an L2 hit for the rest);
 //!   - `lsu`: load/store-unit cycles, one per 32-bit word per lane group of 128
 //!     bytes (a local or global access of 8 bytes takes two), one per shared access.
 //!
@@ -42,7 +44,8 @@
 //!   memory bandwidth, divergence) is where its choice and the exhaustive search's
 //!   part (`spmdc bench regdem` reports both).
 
-use sim::gpu::{occupancy, BlockResources, GpuConfig, Inst, Kernel, Op, Space, Unit};
+use rustc_hash::FxHashMap;
+use sim::gpu::{occupancy, BlockResources, GpuConfig, Inst, Kernel, Op, RegFile, Space, Unit};
 
 use super::alloc::{self, Placement, RegReport, SharedRoom};
 use super::Options;
@@ -157,39 +160,95 @@ fn loop_depths(insts: &[Inst]) -> Vec<u32> {
         .collect()
 }
 
-/// Per-warp loop-weighted (issue, latency, lsu) cycles of `kernel` on `machine`,
-/// with local loads taking `local_latency`.
+/// Per-warp loop-weighted (issue, stall, lsu) cycles of `kernel` on `machine`, with
+/// local loads taking `local_latency`. Stalls come from an in-order scoreboard run
+/// over each basic block alone (its values from elsewhere taken as ready): an
+/// instruction issues when its sources are ready, and its result is ready its
+/// unit's latency later; the block's stall is its length less its issue cycles.
 fn per_warp_costs(kernel: &Kernel, machine: &GpuConfig, local_latency: f64) -> (f64, f64, f64) {
     let vector_issue =
         f64::from((machine.warp_size / machine.simt_lanes_per_scheduler.max(1)).max(1));
-    let (mut issue, mut latency, mut lsu) = (0.0, 0.0, 0.0);
-    for (inst, depth) in kernel.insts.iter().zip(loop_depths(&kernel.insts)) {
-        let w = 10f64.powi(depth.min(3) as i32);
+    let (mut issue, mut stall, mut lsu) = (0.0, 0.0, 0.0);
+    let starts = block_starts(kernel);
+    let mut ready: FxHashMap<(RegFile, u16), f64> = FxHashMap::default();
+    let (mut clock, mut issued, mut weight) = (0.0, 0.0, 1.0);
+    for (pc, (inst, depth)) in kernel
+        .insts
+        .iter()
+        .zip(loop_depths(&kernel.insts))
+        .enumerate()
+    {
+        if starts[pc] {
+            stall += weight * (clock - issued);
+            ready.clear();
+            (clock, issued) = (0.0, 0.0);
+        }
+        weight = 10f64.powi(depth.min(3) as i32);
         let banks = sim::gpu::timing::register_bank_conflicts(inst, machine.register_banks);
-        issue += w * match inst.unit() {
+        let cost = match inst.unit() {
             _ if inst.uni => 1.0,
             Unit::Div | Unit::F64 => vector_issue.max(8.0),
             _ => vector_issue + f64::from(banks),
         };
-        let Unit::Mem(space) = inst.unit() else {
-            continue;
-        };
-        let words = match inst.op {
-            Op::Ld { ty, .. } | Op::St { ty, .. } | Op::Atom { ty, .. } if ty.bits() == 64 => 2.0,
-            _ => 1.0,
-        };
-        let (lat, unit) = match space {
-            Space::Shared => (f64::from(machine.shared_mem_latency), 1.0),
-            Space::Local => (local_latency, words),
-            Space::Global => (f64::from(machine.l2_latency), words),
-            Space::Param => (f64::from(machine.alu_latency), 0.0),
-        };
-        lsu += w * unit;
-        if matches!(inst.op, Op::Ld { .. } | Op::Atom { .. }) {
-            latency += w * lat;
+        issue += weight * cost;
+        let (latency, unit) = unit_costs(inst, machine, local_latency);
+        lsu += weight * unit;
+        let mut start = clock;
+        inst.for_each_reg(|a| {
+            if !a.def {
+                start = start.max(ready.get(&(a.reg.file, a.reg.idx)).copied().unwrap_or(0.0));
+            }
+        });
+        clock = start + cost;
+        issued += cost;
+        inst.for_each_reg(|a| {
+            if a.def {
+                for k in 0..=u16::from(a.wide) {
+                    ready.insert((a.reg.file, a.reg.idx + k), start + latency);
+                }
+            }
+        });
+    }
+    stall += weight * (clock - issued);
+    (issue, stall, lsu)
+}
+
+/// Whether each instruction of `kernel` starts a basic block: the first, label
+/// targets, and what follows a branch, exit or return.
+fn block_starts(kernel: &Kernel) -> Vec<bool> {
+    let mut starts = vec![false; kernel.insts.len() + 1];
+    starts[0] = true;
+    for l in &kernel.labels {
+        if let Some(s) = starts.get_mut(l.at as usize) {
+            *s = true;
         }
     }
-    (issue, latency, lsu)
+    for (pc, inst) in kernel.insts.iter().enumerate() {
+        if matches!(inst.op, Op::Bra { .. } | Op::Exit | Op::Ret) {
+            starts[pc + 1] = true;
+        }
+    }
+    starts
+}
+
+/// An instruction's result latency and its load/store-unit cycles.
+fn unit_costs(inst: &Inst, machine: &GpuConfig, local_latency: f64) -> (f64, f64) {
+    let words = match inst.op {
+        Op::Ld { ty, .. } | Op::St { ty, .. } | Op::Atom { ty, .. } if ty.bits() == 64 => 2.0,
+        _ => 1.0,
+    };
+    let cycles = |c: u32| f64::from(c);
+    match inst.unit() {
+        _ if inst.uni => (cycles(machine.uniform_latency), 0.0),
+        Unit::Mem(Space::Shared) => (cycles(machine.shared_mem_latency), 1.0),
+        Unit::Mem(Space::Local) => (local_latency, words),
+        Unit::Mem(Space::Global) => (cycles(machine.l2_latency), words),
+        Unit::Mem(Space::Param) => (cycles(machine.alu_latency), 0.0),
+        Unit::Mul => (cycles(machine.mul_latency), 0.0),
+        Unit::F64 => (cycles(machine.f64_latency), 0.0),
+        Unit::Div => (cycles(machine.div_latency), 0.0),
+        _ => (cycles(machine.alu_latency), 0.0),
+    }
 }
 
 /// The predicted cycles of `kernel` (allocated) launched in `blocks` blocks of
