@@ -381,3 +381,54 @@ fn a_budget_too_small_for_an_instruction_is_e0904() {
         diags[0].message
     );
 }
+
+/// The whole matrix, too slow for CI: every example launch, in local, shared and
+/// mixed placement, at every budget from the smallest that allocates the kernel up
+/// to 40, equal to the interpreter. Run it with
+///
+/// ```text
+/// cargo test --release -p spmdc --test dac_gpu_spill -- --ignored every_placement
+/// ```
+#[test]
+#[ignore = "the full spilling matrix: minutes in release (see its doc)"]
+fn every_placement_at_every_budget() {
+    let root = common::repo_root();
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for (file, spec) in example_launches() {
+        let front = front_of(&root.join(&file));
+        let want = match driver::run_on_interp(&front, &spec.request(MAX_STEPS)) {
+            Ok(w) => w,
+            Err(e) => panic!("{file}: interp: {}", run_error(e, &front)),
+        };
+        for placement in [Placement::Local, Placement::Shared, Placement::Mixed] {
+            for budget in (2..=40).rev() {
+                let opts = DacRunOptions {
+                    codegen: options(budget, placement),
+                    ..DacRunOptions::default()
+                };
+                let codegen = dac::for_launch(&opts.codegen, &spec.request(MAX_STEPS));
+                let Ok(compiled) = compile_placed(&front, &codegen) else {
+                    // Below the smallest budget that allocates (E0904): done.
+                    break;
+                };
+                runs += 1;
+                let got = run(&front, &compiled, &spec, &opts)
+                    .and_then(|got| compare("dac-gpu", &want, &got));
+                if let Err(e) = got {
+                    failures.push(format!(
+                        "{} {placement:?} @{budget}: {e}",
+                        label(&file, &spec)
+                    ));
+                }
+            }
+        }
+    }
+    assert!(runs > 1000, "only {runs} runs");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

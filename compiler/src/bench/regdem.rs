@@ -288,6 +288,7 @@ fn read_launch(path: &Path, name: &str) -> Result<HeaderLaunch, BenchError> {
 }
 
 /// Compiles `codegen` with candidate `c`'s budget and placement fixed, and runs it.
+#[allow(clippy::result_large_err)] // the driver's shared error type
 fn timed(
     front: &FrontResult,
     req: &RunRequest<'_>,

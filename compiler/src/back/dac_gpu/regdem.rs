@@ -27,7 +27,8 @@
 //!   - `latency`: stall cycles of an in-order scoreboard run over each basic block
 //!     alone: an instruction issues when its sources are ready, its result is
 //!     ready its unit's latency later (a load's: shared memory's latency; global:
-//!     an L2 hit; local memory: an L1 hit for the share of the SM's resident
+//!     an L2 hit, or an L1 hit for a decoupled load, which reads what the affine
+//!     warp prefetched; local memory: an L1 hit for the share of the SM's resident
 //!     threads' local bytes that L1 holds, an L2 hit for the rest);
 //!   - `lsu`: load/store-unit cycles, one per 32-bit word per lane group of 128
 //!     bytes (a local or global access of 8 bytes takes two), one per shared access.
@@ -45,7 +46,9 @@
 //!   part (`spmdc bench regdem` reports both).
 
 use rustc_hash::FxHashMap;
-use sim::gpu::{occupancy, BlockResources, GpuConfig, Inst, Kernel, Op, RegFile, Space, Unit};
+use sim::gpu::{
+    occupancy, AddrBase, Address, BlockResources, GpuConfig, Inst, Kernel, Op, RegFile, Space, Unit,
+};
 
 use super::alloc::{self, Placement, RegReport, SharedRoom};
 use super::Options;
@@ -238,8 +241,20 @@ fn unit_costs(inst: &Inst, machine: &GpuConfig, local_latency: f64) -> (f64, f64
         _ => 1.0,
     };
     let cycles = |c: u32| f64::from(c);
+    // A decoupled load reads what the affine warp prefetched into L1 (DAC).
+    let prefetched = matches!(
+        inst.op,
+        Op::Ld {
+            addr: Address {
+                base: AddrBase::DeqData,
+                ..
+            },
+            ..
+        }
+    );
     match inst.unit() {
         _ if inst.uni => (cycles(machine.uniform_latency), 0.0),
+        Unit::Mem(Space::Global) if prefetched => (cycles(machine.l1_latency), words),
         Unit::Mem(Space::Shared) => (cycles(machine.shared_mem_latency), 1.0),
         Unit::Mem(Space::Local) => (local_latency, words),
         Unit::Mem(Space::Global) => (cycles(machine.l2_latency), words),
