@@ -66,8 +66,7 @@ use crate::front::ast;
 use crate::ir::dominance::DominatorTree;
 use crate::ir::write::Names;
 use crate::ir::{
-    BinaryOp, Block, FuncRef, Function, InstData, LaneOp, Module, SpecialReg, UnaryOp, Value,
-    ValueDef,
+    BinaryOp, FuncRef, Function, InstData, LaneOp, Module, SpecialReg, UnaryOp, Value, ValueDef,
 };
 use crate::source::Span;
 
@@ -187,11 +186,28 @@ pub fn analyze_module(module: &Module) -> ModuleUniformity {
     out
 }
 
-/// Analyzes one function.
+/// Analyzes one function: which values are divergent, and which of those are uniform
+/// among a region mask's lanes ([`relative`]).
 pub fn analyze_function(func: &Function) -> FunctionUniformity {
+    let dom = DominatorTree::compute(func);
+    let mut result = divergence(func, &dom);
+    result.relative = relative::analyze(func, &result, &dom);
+    result
+}
+
+/// Only which values are divergent: [`FunctionUniformity::uniform_in`] is `None`
+/// everywhere. For the CFG passes, which ask only [`FunctionUniformity::is_uniform`]
+/// and re-analyze after every change: the region analysis would be most of their cost.
+pub fn analyze_divergence(func: &Function) -> FunctionUniformity {
+    divergence(func, &DominatorTree::compute(func))
+}
+
+/// The divergence of every value of `func`, whose dominator tree is `dom` (no
+/// relative facts).
+fn divergence(func: &Function, dom: &DominatorTree) -> FunctionUniformity {
     let mut result = FunctionUniformity {
         divergent: SecondaryMap::with_capacity(func.values.len()),
-        irreducible: is_irreducible(func),
+        irreducible: irreducible_with(func, dom),
         relative: SecondaryMap::new(),
     };
     if result.irreducible {
@@ -203,11 +219,11 @@ pub fn analyze_function(func: &Function) -> FunctionUniformity {
         return result;
     }
     let incoming = incoming_args(func);
-    let order: Vec<Block> = DominatorTree::compute(func).rpo().to_vec();
+    let order = dom.rpo();
     let mut changed = true;
     while changed {
         changed = false;
-        for &block in &order {
+        for &block in order {
             let values = func.blocks[block].params.iter().copied().chain(
                 func.blocks[block]
                     .insts
@@ -225,7 +241,6 @@ pub fn analyze_function(func: &Function) -> FunctionUniformity {
             }
         }
     }
-    result.relative = relative::analyze(func, &result);
     result
 }
 
@@ -299,10 +314,14 @@ fn transfer(
 /// Whether the CFG has a retreating edge (to a block on the DFS stack) whose target
 /// does not dominate its source: the definition of irreducibility.
 pub fn is_irreducible(func: &Function) -> bool {
+    irreducible_with(func, &DominatorTree::compute(func))
+}
+
+/// [`is_irreducible`], given the dominator tree `dom` of `func`.
+fn irreducible_with(func: &Function, dom: &DominatorTree) -> bool {
     let Some(entry) = func.entry_block() else {
         return false;
     };
-    let dom = DominatorTree::compute(func);
     let mut on_stack = FxHashSet::default();
     let mut seen = FxHashSet::default();
     let mut stack = vec![(entry, func.successors(entry), 0usize)];

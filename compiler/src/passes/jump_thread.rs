@@ -25,7 +25,7 @@
 //! Limits: a block of at most [`MAX_BODY`] instructions, not a loop header (no new
 //! irreducible loops), at most [`MAX_THREADS`] threadings per function.
 
-use crate::analysis::uniformity::{analyze_function, FunctionUniformity};
+use crate::analysis::uniformity::{analyze_divergence, FunctionUniformity};
 use crate::ir::dominance::DominatorTree;
 use crate::ir::{Block, Function, InstData, Module, UnaryOp, Value, ValueDef};
 
@@ -75,7 +75,7 @@ struct Thread {
 pub fn thread_function(func: &mut Function, scope: Scope) -> usize {
     let mut done = 0;
     while done < MAX_THREADS {
-        let res = analyze_function(func);
+        let res = analyze_divergence(func);
         let Some(t) = find_thread(func, &res, scope) else {
             break;
         };

@@ -12,7 +12,7 @@
 //! Limits: joins of at most [`MAX_BODY`] instructions and [`MAX_PREDS`] predecessors,
 //! never a loop header or the entry.
 
-use crate::analysis::uniformity::{analyze_function, FunctionUniformity};
+use crate::analysis::uniformity::{analyze_divergence, FunctionUniformity};
 use crate::ir::dominance::DominatorTree;
 use crate::ir::{Block, Function, InstData, Module};
 
@@ -50,7 +50,7 @@ pub fn run_forced(module: &mut Module) {
 pub fn dup_function(func: &mut Function, scope: Scope) -> usize {
     let mut done = 0;
     while done < MAX_DUPS {
-        let res = analyze_function(func);
+        let res = analyze_divergence(func);
         let Some(block) = find_join(func, &res, scope) else {
             break;
         };

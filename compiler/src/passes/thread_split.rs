@@ -44,7 +44,7 @@
 use cranelift_entity::SecondaryMap;
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::analysis::uniformity::{analyze_function, FunctionUniformity};
+use crate::analysis::uniformity::{analyze_divergence, FunctionUniformity};
 use crate::ir::dominance::DominatorTree;
 use crate::ir::{
     BinaryOp, Block, BlockCall, Function, InstData, LaneOp, Type, UnaryOp, Value, ValueDef,
@@ -65,7 +65,7 @@ const DEPTH: u32 = 6;
 pub fn split_function(func: &mut Function, scope: Scope) -> usize {
     let mut done = 0;
     while done < MAX_SPLITS {
-        let res = analyze_function(func);
+        let res = analyze_divergence(func);
         let Some((site, style)) = find_site(func, &res, scope) else {
             break;
         };

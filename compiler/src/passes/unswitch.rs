@@ -21,7 +21,7 @@
 
 use rustc_hash::FxHashSet;
 
-use crate::analysis::uniformity::analyze_function;
+use crate::analysis::uniformity::analyze_divergence;
 use crate::ir::dominance::DominatorTree;
 use crate::ir::{BinaryOp, Block, Function, InstData, Module, Value, ValueDef};
 
@@ -91,7 +91,7 @@ pub fn unswitch_function(func: &mut Function, scope: Scope) -> usize {
 
 /// A uniform invariant branch in a loop.
 fn find_candidate(func: &Function, scope: Scope) -> Option<Candidate> {
-    let res = analyze_function(func);
+    let res = analyze_divergence(func);
     let dom = DominatorTree::compute(func);
     let preds = cfg::predecessors(func);
     for &header in dom.rpo() {
@@ -274,7 +274,7 @@ struct Split {
 /// pure (no memory, calls, prints, traps), `any`/`all` only as branch conditions, the
 /// exit a single uniform (not mask) branch to a block with no other predecessor.
 fn find_split(func: &Function) -> Option<Split> {
-    let res = analyze_function(func);
+    let res = analyze_divergence(func);
     let dom = DominatorTree::compute(func);
     let preds = cfg::predecessors(func);
     for &header in dom.rpo() {

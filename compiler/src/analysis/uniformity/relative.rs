@@ -162,7 +162,7 @@ fn cycles(rpo: &[Block], succ: &FxHashMap<Block, Vec<Block>>) -> FxHashMap<Block
 struct Ctx<'a> {
     func: &'a Function,
     base: &'a FunctionUniformity,
-    dom: DominatorTree,
+    dom: &'a DominatorTree,
     pos: SecondaryMap<Value, Option<(Block, usize)>>,
     incoming: SecondaryMap<Value, Vec<Value>>,
     /// Every instruction's operands with the instruction, for the observation scan.
@@ -176,8 +176,7 @@ struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    fn new(func: &'a Function, base: &'a FunctionUniformity) -> Ctx<'a> {
-        let dom = DominatorTree::compute(func);
+    fn new(func: &'a Function, base: &'a FunctionUniformity, dom: &'a DominatorTree) -> Ctx<'a> {
         let mut succ: FxHashMap<Block, Vec<Block>> = FxHashMap::default();
         let mut insts = Vec::new();
         for &b in dom.rpo() {
@@ -556,12 +555,17 @@ fn region_masks(cx: &Ctx) -> Vec<Value> {
 
 /// For each varying value of `func` that is uniform among the lanes of a region mask
 /// `G` and eligible to be computed once, `Some(G)` (see the module documentation).
-pub fn analyze(func: &Function, base: &FunctionUniformity) -> SecondaryMap<Value, Option<Value>> {
+/// `dom` is the dominator tree of `func`.
+pub fn analyze(
+    func: &Function,
+    base: &FunctionUniformity,
+    dom: &DominatorTree,
+) -> SecondaryMap<Value, Option<Value>> {
     let mut out: SecondaryMap<Value, Option<Value>> = SecondaryMap::new();
     if base.irreducible() {
         return out;
     }
-    let cx = Ctx::new(func, base);
+    let cx = Ctx::new(func, base, dom);
     for g in region_masks(&cx) {
         let Some(region) = Region::new(&cx, g) else {
             continue;
