@@ -395,6 +395,14 @@ fn fully_clobbered<I: MachInst>(inst: &I, phys: &PhysTable) -> SmallVec<[RegClas
 /// just after. Such a register could never keep a register across the instruction;
 /// split this way it still can everywhere else, instead of being spilled everywhere.
 fn split_around_full_clobbers<I: MachInst>(work: &mut Work<I>, phys: &PhysTable) {
+    // Most functions have no barrier: then nothing is split and liveness is not needed.
+    let is_barrier = |line: &Line<I>| match line {
+        Line::Inst(ml) => !fully_clobbered(&ml.inst, phys).is_empty(),
+        _ => false,
+    };
+    if !work.blocks.iter().flatten().any(is_barrier) {
+        return;
+    }
     let blocks = block_accesses(work, phys);
     let nphys = phys.phys.len() as u32;
     let live = liveness::solve(&blocks, nphys as usize + work.vregs.len());
