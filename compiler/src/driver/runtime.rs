@@ -19,10 +19,10 @@
 //! ([`Library`], from the program's own parse of it when that is whole), only when a
 //! module needs a routine, and each set of routines is built once per switch setting.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{prebuilt, run_front, FrontOptions, FrontResult, Stage};
 use crate::diag::{codes, Diagnostic};
@@ -57,9 +57,9 @@ type Built<T> = Result<T, Vec<Diagnostic>>;
 type PartKey = (u32, u32, bool, LegalTarget, BTreeSet<String>);
 
 /// The libraries checked so far, by gang width and pointer size.
-static LIBRARIES: OnceLock<Mutex<HashMap<(u32, u32), Built<Arc<Library>>>>> = OnceLock::new();
+static LIBRARIES: OnceLock<Mutex<FxHashMap<(u32, u32), Built<Arc<Library>>>>> = OnceLock::new();
 /// The parts built so far, by target shape, switch setting and set of routines.
-static PARTS: OnceLock<Mutex<HashMap<PartKey, Built<Module>>>> = OnceLock::new();
+static PARTS: OnceLock<Mutex<FxHashMap<PartKey, Built<Module>>>> = OnceLock::new();
 
 /// Forgets every library and part built so far, so that the next compile pays for
 /// them as a new process does (the compile benchmark measures that).

@@ -201,7 +201,7 @@
 //! elimination to leave the non-affine stream), local-memory accesses, 8/16-bit
 //! accesses, barriers in callees.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use sim::gpu::{
     AddrBase, Address, BinOp, Cmp, Dim as GDim, Guard, Inst as GInst, Kernel, KernelBuilder,
@@ -308,14 +308,14 @@ pub struct Plan {
     pub fref: FuncRef,
     /// The accesses in enqueue order.
     pub accesses: Vec<Access>,
-    index: HashMap<Inst, usize>,
+    index: FxHashMap<Inst, usize>,
     /// Per block: the first access index at or after its start, and after its end.
-    start: HashMap<Block, usize>,
-    end: HashMap<Block, usize>,
+    start: FxHashMap<Block, usize>,
+    end: FxHashMap<Block, usize>,
     /// The block of each terminator (for edges).
-    term_block: HashMap<Inst, Block>,
+    term_block: FxHashMap<Inst, Block>,
     /// Address arithmetic only the decoupled accesses used.
-    dead: HashSet<Inst>,
+    dead: FxHashSet<Inst>,
     /// The callee instances the replayed addresses go through.
     frames: Frames,
     /// The affine stream's program: accesses, barriers and the replicated loops'
@@ -332,7 +332,7 @@ pub struct Plan {
 /// entry's resident shared variables lie.
 struct Shared<'a> {
     access: &'a dyn Fn(Inst) -> bool,
-    offsets: &'a HashMap<SharedVar, u32>,
+    offsets: &'a FxHashMap<SharedVar, u32>,
 }
 
 /// One step of the affine stream (indices into [`Plan::accesses`] and [`Plan::loops`]).
@@ -409,13 +409,13 @@ impl Plan {
         facts: &ModuleFacts,
         fref: FuncRef,
         shared: impl Fn(Inst) -> bool,
-        shared_offsets: &HashMap<SharedVar, u32>,
+        shared_offsets: &FxHashMap<SharedVar, u32>,
     ) -> Option<Plan> {
         let shared = Shared {
             access: &shared,
             offsets: shared_offsets,
         };
-        let plan = Self::build(module, facts, fref, &shared, &HashSet::new())?;
+        let plan = Self::build(module, facts, fref, &shared, &FxHashSet::default())?;
         // The compares that only choose select tuples' arms are left to the expansion
         // units (no `enq.pred` of their own): plan again without them.
         let skip = plan.sel_only_compares(module);
@@ -426,19 +426,19 @@ impl Plan {
     }
 
     /// The compares of select-tuple accesses whose every use is a select.
-    fn sel_only_compares(&self, module: &Module) -> HashSet<Value> {
+    fn sel_only_compares(&self, module: &Module) -> FxHashSet<Value> {
         let module = match self.split {
             Some(c) => &split_module(module, self.fref, c),
             None => module,
         };
         let f = &module.functions[self.fref];
-        let conds: HashSet<Value> = self
+        let conds: FxHashSet<Value> = self
             .accesses
             .iter()
             .filter_map(|a| a.sel)
             .map(|s| s.key)
             .collect();
-        let mut other_use = HashSet::new();
+        let mut other_use = FxHashSet::default();
         for d in f
             .layout
             .iter()
@@ -460,7 +460,7 @@ impl Plan {
         facts: &ModuleFacts,
         fref: FuncRef,
         shared: &Shared,
-        skip: &HashSet<Value>,
+        skip: &FxHashSet<Value>,
     ) -> Option<Plan> {
         // `tid.x % c` and `tid.x / c` are the virtual block's `tid.x` and `tid.y`.
         let split = x_split(module, fref);
@@ -480,26 +480,27 @@ impl Plan {
         }
         let dom = DominatorTree::compute(f);
         let rpo = loop_contiguous_rpo(f, &dom)?;
-        let number: HashMap<Block, usize> = rpo.iter().enumerate().map(|(i, &b)| (b, i)).collect();
+        let number: FxHashMap<Block, usize> =
+            rpo.iter().enumerate().map(|(i, &b)| (b, i)).collect();
         let spans = loop_nest(f, &rpo, &number);
         let aff = analyze_called(module, f, facts.called[fref]);
         let mut plan = Plan {
             fref,
             accesses: Vec::new(),
-            index: HashMap::new(),
-            start: HashMap::new(),
-            end: HashMap::new(),
-            term_block: HashMap::new(),
-            dead: HashSet::new(),
+            index: FxHashMap::default(),
+            start: FxHashMap::default(),
+            end: FxHashMap::default(),
+            term_block: FxHashMap::default(),
+            dead: FxHashSet::default(),
             frames: Frames::new(fref, shared.offsets.clone()),
             events: Vec::new(),
             loops: Vec::new(),
             split,
         };
-        let mut memo = HashMap::new();
+        let mut memo = FxHashMap::default();
         let cands = uniform_loops(f, &rpo, &number, &spans, &dom);
         plan.loops = plan.settle_loops(module, &aff, cands, &mut memo);
-        let by = |pick: fn(&ULoop) -> Block| -> HashMap<Block, usize> {
+        let by = |pick: fn(&ULoop) -> Block| -> FxHashMap<Block, usize> {
             plan.loops
                 .iter()
                 .enumerate()
@@ -553,7 +554,7 @@ impl Plan {
                         a.kind = Kind::Addr;
                     }
                     a.sel = select_tuple(module, &aff, &mut plan.frames, &mut memo, f, &a);
-                    let replays = |memo: &mut HashMap<_, _>, frames: &mut Frames| {
+                    let replays = |memo: &mut FxHashMap<_, _>, frames: &mut Frames| {
                         aff.address_tuple(a.addr, a.mask)
                             .is_some_and(|t| !t.is_uniform() || load)
                             && Replay {
@@ -627,7 +628,7 @@ impl Plan {
         module: &Module,
         aff: &FunctionAffine,
         mut cands: Vec<ULoop>,
-        memo: &mut HashMap<(Node, Option<Value>), (bool, bool)>,
+        memo: &mut FxHashMap<(Node, Option<Value>), (bool, bool)>,
     ) -> Vec<ULoop> {
         let f = &module.functions[self.fref];
         for _ in 0..16 {
@@ -639,7 +640,7 @@ impl Plan {
             self.frames.carried.clear();
             memo.clear();
             let before = cands.len();
-            let heads: HashSet<Block> = cands.iter().map(|l| l.header).collect();
+            let heads: FxHashSet<Block> = cands.iter().map(|l| l.header).collect();
             let mut kept = Vec::new();
             for mut l in cands {
                 if l.parent.is_some_and(|p| !heads.contains(&p)) {
@@ -648,7 +649,7 @@ impl Plan {
                 let uniform = l
                     .cmp_args
                     .iter()
-                    .all(|&a| launch_uniform(f, &self.frames, a, &mut HashSet::new(), 0));
+                    .all(|&a| launch_uniform(f, &self.frames, a, &mut FxHashSet::default(), 0));
                 if !uniform {
                     continue;
                 }
@@ -701,8 +702,8 @@ impl Plan {
 
     /// The pure instructions left without uses once the decoupled accesses no longer
     /// read their addresses (the address arithmetic the affine stream took over).
-    fn dead_code(&self, f: &Function, rpo: &[Block]) -> HashSet<Inst> {
-        let mut uses: HashMap<Value, usize> = HashMap::new();
+    fn dead_code(&self, f: &Function, rpo: &[Block]) -> FxHashSet<Inst> {
+        let mut uses: FxHashMap<Value, usize> = FxHashMap::default();
         for &b in rpo {
             for &inst in &f.blocks[b].insts {
                 let mut ops = f.insts[inst].operands();
@@ -718,7 +719,7 @@ impl Plan {
                 }
             }
         }
-        let mut dead = HashSet::new();
+        let mut dead = FxHashSet::default();
         let mut work: Vec<Value> = self.accesses.iter().flat_map(|a| a.operands()).collect();
         while let Some(v) = work.pop() {
             let ValueDef::Result(inst) = f.values[v].def else {
@@ -841,13 +842,13 @@ impl Plan {
             mask: None,
             entry,
             b: KernelBuilder::new(&entry.name, KernelKind::Affine),
-            regs: HashMap::new(),
+            regs: FxHashMap::default(),
             ops: Vec::new(),
-            cse: HashMap::new(),
+            cse: FxHashMap::default(),
             arm: None,
-            wide_regs: HashSet::new(),
+            wide_regs: FxHashSet::default(),
             open: Vec::new(),
-            level: HashMap::new(),
+            level: FxHashMap::default(),
         };
         for &ev in &self.events {
             match ev {
@@ -902,7 +903,7 @@ struct Open {
     at: usize,
     head: LabelId,
     exit: LabelId,
-    regs: HashMap<Node, Reg>,
+    regs: FxHashMap<Node, Reg>,
     /// Computations that read no register the loop changes: before the header label.
     hoisted: Vec<Op>,
     /// The loop's code: instructions, inner loops' labels and branches.
@@ -915,22 +916,22 @@ struct Open {
 /// go to a dominator (an irreducible loop).
 fn loop_contiguous_rpo(f: &Function, dom: &DominatorTree) -> Option<Vec<Block>> {
     let base = dom.rpo();
-    let mut preds: HashMap<Block, Vec<Block>> = HashMap::new();
+    let mut preds: FxHashMap<Block, Vec<Block>> = FxHashMap::default();
     for &b in base {
         for s in f.successors(b) {
             preds.entry(s).or_default().push(b);
         }
     }
     // Natural loops (header -> body) from the back edges.
-    let number: HashMap<Block, usize> = base.iter().enumerate().map(|(i, &b)| (b, i)).collect();
-    let mut loops: HashMap<Block, HashSet<Block>> = HashMap::new();
+    let number: FxHashMap<Block, usize> = base.iter().enumerate().map(|(i, &b)| (b, i)).collect();
+    let mut loops: FxHashMap<Block, FxHashSet<Block>> = FxHashMap::default();
     for (i, &u) in base.iter().enumerate() {
         for h in f.successors(u) {
             if number.get(&h).is_some_and(|&j| j <= i) {
                 if !dom.dominates(h, u) {
                     return None;
                 }
-                let body = loops.entry(h).or_insert_with(|| HashSet::from([h]));
+                let body = loops.entry(h).or_insert_with(|| FxHashSet::from_iter([h]));
                 let mut work = vec![u];
                 while let Some(x) = work.pop() {
                     if body.insert(x) {
@@ -947,7 +948,7 @@ fn loop_contiguous_rpo(f: &Function, dom: &DominatorTree) -> Option<Vec<Block>> 
             .min_by_key(|l| l.len())
     };
     let mut order: Vec<Block> = Vec::new();
-    let mut seen: HashSet<Block> = HashSet::new();
+    let mut seen: FxHashSet<Block> = FxHashSet::default();
     let mut stack: Vec<(Block, Vec<Block>)> = Vec::new();
     let entry = *base.first()?;
     let succs = |b: Block| {
@@ -983,8 +984,8 @@ fn loop_contiguous_rpo(f: &Function, dom: &DominatorTree) -> Option<Vec<Block>> 
 /// by header. With [`loop_contiguous_rpo`] a span usually holds exactly its loop.
 type Span = (usize, usize, usize);
 
-fn loop_nest(f: &Function, rpo: &[Block], number: &HashMap<Block, usize>) -> Vec<Span> {
-    let mut by_head: HashMap<usize, (usize, usize)> = HashMap::new();
+fn loop_nest(f: &Function, rpo: &[Block], number: &FxHashMap<Block, usize>) -> Vec<Span> {
+    let mut by_head: FxHashMap<usize, (usize, usize)> = FxHashMap::default();
     for (i, &b) in rpo.iter().enumerate() {
         for s in f.successors(b) {
             if let Some(&j) = number.get(&s) {
@@ -1111,7 +1112,7 @@ struct ULoop {
     /// The block whose branch is the real exit test (the others' never leave).
     test: Block,
     /// The latch's `select m, a, _` whose `m` is on in every thread (see [`full`]).
-    full_selects: HashSet<Value>,
+    full_selects: FxHashSet<Value>,
     /// Per header parameter: the preheader edge's and the back edge's argument.
     pre_args: Vec<Value>,
     latch_args: Vec<Value>,
@@ -1133,11 +1134,11 @@ struct ULoop {
 fn uniform_loops(
     f: &Function,
     rpo: &[Block],
-    number: &HashMap<Block, usize>,
+    number: &FxHashMap<Block, usize>,
     spans: &[Span],
     dom: &DominatorTree,
 ) -> Vec<ULoop> {
-    let mut preds: HashMap<Block, Vec<Block>> = HashMap::new();
+    let mut preds: FxHashMap<Block, Vec<Block>> = FxHashMap::default();
     for &b in rpo {
         for s in f.successors(b) {
             preds.entry(s).or_default().push(b);
@@ -1154,7 +1155,7 @@ fn uniform_loops(
         }
         let blocks = &rpo[j..=i];
         let (h, l) = (rpo[j], rpo[i]);
-        let mut body: HashSet<Block> = HashSet::from([h]);
+        let mut body: FxHashSet<Block> = FxHashSet::from_iter([h]);
         let mut work = vec![l];
         while let Some(x) = work.pop() {
             if body.insert(x) {
@@ -1242,7 +1243,7 @@ fn uniform_loop(
     region: Option<Value>,
 ) -> Option<ULoop> {
     let (h, l) = (*blocks.first()?, *blocks.last()?);
-    let inside: HashSet<Block> = blocks.iter().copied().collect();
+    let inside: FxHashSet<Block> = blocks.iter().copied().collect();
     let term = |b: Block| f.blocks[b].insts.last().map(|&t| &f.insts[t]);
     let latch_args = match term(l)? {
         InstData::Jump { dest } if dest.block == h => dest.args.to_vec(),
@@ -1356,7 +1357,7 @@ fn uniform_loop(
         region,
         trips: None,
         test: *test,
-        full_selects: HashSet::new(),
+        full_selects: FxHashSet::default(),
         pre_args,
         latch_args,
         carried: Vec::new(),
@@ -1368,7 +1369,8 @@ fn uniform_loop(
         end: 0,
     };
     let is_full = |v: Value| {
-        full(f, &lp, *c, v, &mut HashSet::new(), 0) || region.is_some_and(|m| covers(f, v, m, 0))
+        full(f, &lp, *c, v, &mut FxHashSet::default(), 0)
+            || region.is_some_and(|m| covers(f, v, m, 0))
     };
     if m.is_some_and(|m| !is_full(m)) {
         return None;
@@ -1379,7 +1381,7 @@ fn uniform_loop(
             return None;
         }
     }
-    let selects: HashSet<Value> = f.blocks[l]
+    let selects: FxHashSet<Value> = f.blocks[l]
         .insts
         .iter()
         .filter_map(|&i| match &f.insts[i] {
@@ -1464,7 +1466,7 @@ fn skip_region(
             continue;
         }
         // From `r`, avoiding `h`: neither `after`, `g` nor a `return` is reachable.
-        let mut seen: HashSet<Block> = HashSet::new();
+        let mut seen: FxHashSet<Block> = FxHashSet::default();
         let mut work = vec![r];
         let mut ok = true;
         while let Some(x) = work.pop() {
@@ -1493,10 +1495,10 @@ fn skip_region(
 /// (at most 2^16 iterations).
 fn trip_count(f: &Function, lp: &ULoop) -> Option<u64> {
     let params = &f.blocks[lp.header].params;
-    let mut env: HashMap<Value, i64> = HashMap::new();
+    let mut env: FxHashMap<Value, i64> = FxHashMap::default();
     for (i, &p) in params.iter().enumerate() {
         if int_width(f.value_type(p).scalar).is_some() {
-            if let Some(v) = const_eval(f, lp, lp.pre_args[i], &HashMap::new(), 0) {
+            if let Some(v) = const_eval(f, lp, lp.pre_args[i], &FxHashMap::default(), 0) {
                 env.insert(p, v);
             }
         }
@@ -1508,7 +1510,7 @@ fn trip_count(f: &Function, lp: &ULoop) -> Option<u64> {
         if compare_const(lp.cond, w, x, y) != lp.on_true {
             return Some(n);
         }
-        let mut next = HashMap::new();
+        let mut next = FxHashMap::default();
         for (i, &p) in params.iter().enumerate() {
             if env.contains_key(&p) {
                 if let Some(v) = const_eval(f, lp, lp.latch_args[i], &env, 0) {
@@ -1527,7 +1529,7 @@ fn const_eval(
     f: &Function,
     lp: &ULoop,
     v: Value,
-    env: &HashMap<Value, i64>,
+    env: &FxHashMap<Value, i64>,
     d: u32,
 ) -> Option<i64> {
     if d > 32 {
@@ -1585,7 +1587,7 @@ fn compare_const(cc: IntCC, w: u32, x: i64, y: i64) -> bool {
 /// the blocks after its test): the entry's mask, a true constant, `band` of such
 /// masks or of one with the loop's test `c` (true there), and a header parameter
 /// whose incoming values are such (the preheader's not reading the loop).
-fn full(f: &Function, lp: &ULoop, c: Value, v: Value, seen: &mut HashSet<Value>, d: u32) -> bool {
+fn full(f: &Function, lp: &ULoop, c: Value, v: Value, seen: &mut FxHashSet<Value>, d: u32) -> bool {
     if d > 64 {
         return false;
     }
@@ -1605,7 +1607,7 @@ fn full(f: &Function, lp: &ULoop, c: Value, v: Value, seen: &mut HashSet<Value>,
                 ValueDef::Result(r) => !lp.blocks.iter().any(|&lb| f.blocks[lb].insts.contains(&r)),
             };
             outside(pre)
-                && full(f, lp, c, pre, &mut HashSet::new(), d + 1)
+                && full(f, lp, c, pre, &mut FxHashSet::default(), d + 1)
                 && full(f, lp, c, lp.latch_args[i], seen, d + 1)
         }
         ValueDef::Param(..) => false,
@@ -1627,11 +1629,17 @@ fn full(f: &Function, lp: &ULoop, c: Value, v: Value, seen: &mut HashSet<Value>,
 /// any(entry mask), a, _` (every warp has a lane on), the replicated loops' latch
 /// `select`s on full masks, and the header parameters of the loops in `fr` (uniform
 /// loops: every warp is in the same iteration) whose incoming values are such.
-fn launch_uniform(f: &Function, fr: &Frames, v: Value, seen: &mut HashSet<Value>, d: u32) -> bool {
+fn launch_uniform(
+    f: &Function,
+    fr: &Frames,
+    v: Value,
+    seen: &mut FxHashSet<Value>,
+    d: u32,
+) -> bool {
     if d > 64 || int_width(f.value_type(v).scalar).is_none() {
         return false;
     }
-    let sub = |x: Value, seen: &mut HashSet<Value>| launch_uniform(f, fr, x, seen, d + 1);
+    let sub = |x: Value, seen: &mut FxHashSet<Value>| launch_uniform(f, fr, x, seen, d + 1);
     match f.values[v].def {
         ValueDef::Param(b, i) if fr.loops.contains_key(&b) => {
             let (pre, latch) = &fr.loops[&b];
@@ -1708,7 +1716,7 @@ fn launch_uniform_cond(
     f: &Function,
     fr: &Frames,
     c: Value,
-    seen: &mut HashSet<Value>,
+    seen: &mut FxHashSet<Value>,
     d: u32,
 ) -> bool {
     let ValueDef::Result(i) = f.values[c].def else {
@@ -1756,7 +1764,7 @@ fn taken_successors(f: &Function, b: Block) -> Vec<Block> {
 /// Whether every path from the entry to a `return` of `f` passes `b`: no `return`
 /// is reachable from the entry once `b` is removed.
 fn on_every_path(f: &Function, rpo: &[Block], b: Block) -> bool {
-    let mut seen: HashSet<Block> = HashSet::new();
+    let mut seen: FxHashSet<Block> = FxHashSet::default();
     let mut work = vec![rpo[0]];
     while let Some(x) = work.pop() {
         if x == b || !seen.insert(x) {
@@ -1814,7 +1822,7 @@ fn select_tuple(
     module: &Module,
     aff: &FunctionAffine,
     frames: &mut Frames,
-    memo: &mut HashMap<(Node, Option<Value>), (bool, bool)>,
+    memo: &mut FxHashMap<(Node, Option<Value>), (bool, bool)>,
     f: &Function,
     a: &Access,
 ) -> Option<Sel> {
@@ -1853,7 +1861,7 @@ fn select_tuple(
         return None;
     }
     for side in [true, false] {
-        let mut own = HashMap::new();
+        let mut own = FxHashMap::default();
         let mut r = Replay {
             module,
             aff,
@@ -1898,7 +1906,7 @@ pub fn x_split(module: &Module, fref: FuncRef) -> Option<u32> {
             .any(|d| matches!(d, InstData::Special { reg } if regs.contains(reg)))
     };
     // The functions the entry calls (the affine stream replays callees' bodies).
-    let mut called: HashSet<FuncRef> = HashSet::new();
+    let mut called: FxHashSet<FuncRef> = FxHashSet::default();
     let mut work = vec![fref];
     while let Some(g) = work.pop() {
         // Only the instructions in the layout: a pass may leave detached calls to
@@ -1923,7 +1931,7 @@ pub fn x_split(module: &Module, fref: FuncRef) -> Option<u32> {
     if others || reads(f, &[S::ThreadIdxY, S::ThreadIdxZ]) {
         return None;
     }
-    let xs: HashSet<Value> = f
+    let xs: FxHashSet<Value> = f
         .insts
         .iter()
         .filter(|(_, d)| matches!(d, InstData::Special { reg: S::ThreadIdxX }))
@@ -1951,7 +1959,7 @@ pub fn x_split(module: &Module, fref: FuncRef) -> Option<u32> {
 /// [`x_split`] accepts. Any `c` that divides the block works: the virtual block
 /// `(c, blockDim.x / c)` holds the same threads in the same order (paper §4.6's
 /// division and modulo by constants).
-fn split_use(f: &Function, d: &InstData, xs: &HashSet<Value>) -> Option<(bool, u32)> {
+fn split_use(f: &Function, d: &InstData, xs: &FxHashSet<Value>) -> Option<(bool, u32)> {
     let InstData::Binary { op, args } = d else {
         return None;
     };
@@ -1994,7 +2002,7 @@ fn divisor(f: &Function, v: Value) -> Option<u64> {
 fn split_module(module: &Module, fref: FuncRef, c: u32) -> Module {
     let mut m = module.clone();
     let f = &module.functions[fref];
-    let xs: HashSet<Value> = f
+    let xs: FxHashSet<Value> = f
         .insts
         .iter()
         .filter(|(_, d)| {
@@ -2115,26 +2123,26 @@ struct Node {
 #[derive(Clone, Debug)]
 struct Frames {
     list: Vec<(FuncRef, Vec<Node>)>,
-    by_call: HashMap<(u32, Inst), u32>,
+    by_call: FxHashMap<(u32, Inst), u32>,
     /// The replicated loops' headers: (preheader arguments, back edge arguments).
-    loops: HashMap<Block, (Vec<Value>, Vec<Value>)>,
+    loops: FxHashMap<Block, (Vec<Value>, Vec<Value>)>,
     /// The header parameters decided: (replays, varies with the thread index).
-    carried: HashMap<Value, (bool, bool)>,
+    carried: FxHashMap<Value, (bool, bool)>,
     /// The replicated loops' latch `select`s on masks on in every thread.
-    full_selects: HashSet<Value>,
+    full_selects: FxHashSet<Value>,
     /// The `.shared` offsets of the entry's resident shared variables: their
     /// addresses (`SHARED_WINDOW` + offset) are constants the affine stream replays.
-    shared_offsets: HashMap<SharedVar, u32>,
+    shared_offsets: FxHashMap<SharedVar, u32>,
 }
 
 impl Frames {
-    fn new(entry: FuncRef, shared_offsets: HashMap<SharedVar, u32>) -> Frames {
+    fn new(entry: FuncRef, shared_offsets: FxHashMap<SharedVar, u32>) -> Frames {
         Frames {
             list: vec![(entry, Vec::new())],
-            by_call: HashMap::new(),
-            loops: HashMap::new(),
-            carried: HashMap::new(),
-            full_selects: HashSet::new(),
+            by_call: FxHashMap::default(),
+            loops: FxHashMap::default(),
+            carried: FxHashMap::default(),
+            full_selects: FxHashSet::default(),
             shared_offsets,
         }
     }
@@ -2291,7 +2299,7 @@ struct Replay<'a> {
     aff: &'a FunctionAffine,
     frames: &'a mut Frames,
     mask: Option<Value>,
-    memo: &'a mut HashMap<(Node, Option<Value>), (bool, bool)>,
+    memo: &'a mut FxHashMap<(Node, Option<Value>), (bool, bool)>,
     /// `Some((c, side))`: the entry's selects on `c` read as their `then` (`true`)
     /// or `else` arm (the replay of one arm of a select tuple; its own memo).
     arm: Option<(Value, bool)>,
@@ -2506,7 +2514,7 @@ impl Replay<'_> {
         frame == 0
             && args
                 .iter()
-                .all(|&v| launch_uniform(f, self.frames, v, &mut HashSet::new(), 0))
+                .all(|&v| launch_uniform(f, self.frames, v, &mut FxHashSet::default(), 0))
     }
 }
 
@@ -2517,7 +2525,7 @@ impl Replay<'_> {
 /// `c` this is `select c, then, else` in every thread.
 fn uniform_merge(f: &Function, b: Block, i: usize) -> Option<(Value, Value, Value)> {
     // Every edge into `b` and into each block: (source block, successor index).
-    let mut into: HashMap<Block, Vec<(Block, usize)>> = HashMap::new();
+    let mut into: FxHashMap<Block, Vec<(Block, usize)>> = FxHashMap::default();
     for &blk in &f.layout {
         let Some(&t) = f.blocks[blk].insts.last() else {
             continue;
@@ -2600,23 +2608,23 @@ struct Stream<'a> {
     mask: Option<Value>,
     entry: &'a Kernel,
     b: KernelBuilder,
-    regs: HashMap<Node, Reg>,
+    regs: FxHashMap<Node, Reg>,
     /// The straight-line code so far (pushed into `b` at the end).
     ops: Vec<Op>,
     /// Each computation already emitted (its text with the destination left out) and
     /// its register: equal tuples are computed once.
-    cse: HashMap<String, Reg>,
+    cse: FxHashMap<String, Reg>,
     /// As [`Replay::arm`]: the arm of a select tuple being computed.
     arm: Option<(Value, bool)>,
     /// The loop-carried registers that are 64-bit pairs.
-    wide_regs: HashSet<Reg>,
+    wide_regs: FxHashSet<Reg>,
     /// The loops being emitted, outermost first (each one's code is pushed at its
     /// end, after what it hoisted).
     open: Vec<Open>,
     /// Per register computed in loops: how many of the open loops it is computed in
     /// (0, or absent: before them all). A computation goes before the innermost loop
     /// its operands allow.
-    level: HashMap<Reg, usize>,
+    level: FxHashMap<Reg, usize>,
 }
 
 enum Item {
@@ -3286,7 +3294,7 @@ mod tests {
             &ModuleFacts::of(&module),
             fref,
             |_| false,
-            &HashMap::new(),
+            &FxHashMap::default(),
         )
     }
 
@@ -3833,7 +3841,7 @@ mod tests {
             &ModuleFacts::of(&module),
             fref,
             |_| false,
-            &HashMap::new(),
+            &FxHashMap::default(),
         )
         .expect("decouples");
         assert_eq!(plan.loops.len(), 2);

@@ -8,7 +8,7 @@
 //! result, and unsigned operations zero-extend their operands first. See the module
 //! docs of [`super`] for the mask discipline and the memory layout.
 
-use std::collections::HashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use cranelift_entity::EntityRef;
 
@@ -233,9 +233,9 @@ struct ModuleCtx<'a> {
     spaces: &'a Spaces,
     /// Functions selected out of line ([`calls`]): the recursive ones and the print
     /// runtime's routines.
-    out_of_line: std::collections::HashSet<FuncRef>,
+    out_of_line: FxHashSet<FuncRef>,
     /// This kernel's `.shared` layout.
-    resident_offsets: HashMap<SharedVar, u32>,
+    resident_offsets: FxHashMap<SharedVar, u32>,
     resident_size: u32,
     /// The decoupling of this entry ([`super::decouple`]), when `Options::dac`.
     dac: Option<super::decouple::Plan>,
@@ -260,8 +260,8 @@ struct Isel<'a> {
     fref: FuncRef,
     b: KernelBuilder,
     /// Keyed by inline instance (0 = the entry itself) and value or block.
-    locs: HashMap<(u32, Value), Loc>,
-    labels: HashMap<(u32, Block), LabelId>,
+    locs: FxHashMap<(u32, Value), Loc>,
+    labels: FxHashMap<(u32, Block), LabelId>,
     /// The block selected right after the current one in this instance (a branch
     /// there falls through instead).
     next_block: Option<Block>,
@@ -291,7 +291,7 @@ struct Isel<'a> {
     full_instance: Option<u32>,
     /// In the full-warp version, the current instance's bool values that are true in
     /// every lane ([`full_warp::all_on`]).
-    all_on: std::collections::HashSet<Value>,
+    all_on: FxHashSet<Value>,
     lines: Vec<Option<Span>>,
     span: Option<Span>,
     errors: Vec<Diagnostic>,
@@ -393,8 +393,8 @@ impl<'a> Isel<'a> {
             f,
             fref,
             b,
-            locs: HashMap::new(),
-            labels: HashMap::new(),
+            locs: FxHashMap::default(),
+            labels: FxHashMap::default(),
             next_block: None,
             instance: 0,
             instances: 0,

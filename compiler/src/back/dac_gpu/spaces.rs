@@ -19,7 +19,9 @@
 //! never null nor equal to a global address (the simulator's global buffers start at
 //! `0x1000_0000`); accesses subtract the window in their address immediate.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use cranelift_entity::EntityRef;
 
@@ -69,7 +71,7 @@ pub struct Spaces {
     /// Per shared variable (by index): in `.shared` (true) or the global fallback.
     pub resident: Vec<bool>,
     /// The accesses (loads, stores, atomics) that go to `.shared`.
-    pub shared_accesses: std::collections::HashSet<(FuncRef, Inst)>,
+    pub shared_accesses: FxHashSet<(FuncRef, Inst)>,
 }
 
 impl Spaces {
@@ -103,7 +105,7 @@ impl Spaces {
 
     /// The `.shared` offsets (and total bytes) of the resident variables that `entry`
     /// and the functions it calls name.
-    pub fn layout(&self, module: &Module, entry: FuncRef) -> (HashMap<SharedVar, u32>, u32) {
+    pub fn layout(&self, module: &Module, entry: FuncRef) -> (FxHashMap<SharedVar, u32>, u32) {
         let mut used = BTreeSet::new();
         let mut seen = BTreeSet::new();
         let mut todo = vec![entry];
@@ -121,7 +123,7 @@ impl Spaces {
                 }
             }
         }
-        let mut offsets = HashMap::new();
+        let mut offsets = FxHashMap::default();
         let mut end = 0u32;
         for v in used {
             let d = &module.shared[v];
@@ -139,11 +141,11 @@ impl Spaces {
 struct Analysis<'m> {
     module: &'m Module,
     resident: &'m [bool],
-    vals: HashMap<FuncRef, Vec<Prov>>,
-    params: HashMap<FuncRef, Vec<Prov>>,
-    rets: HashMap<FuncRef, Prov>,
+    vals: FxHashMap<FuncRef, Vec<Prov>>,
+    params: FxHashMap<FuncRef, Vec<Prov>>,
+    rets: FxHashMap<FuncRef, Prov>,
     /// What each stack slot may hold.
-    cells: HashMap<(u32, u32), Prov>,
+    cells: FxHashMap<(u32, u32), Prov>,
 }
 
 impl<'m> Analysis<'m> {
@@ -151,10 +153,10 @@ impl<'m> Analysis<'m> {
         let mut a = Analysis {
             module,
             resident,
-            vals: HashMap::new(),
-            params: HashMap::new(),
-            rets: HashMap::new(),
-            cells: HashMap::new(),
+            vals: FxHashMap::default(),
+            params: FxHashMap::default(),
+            rets: FxHashMap::default(),
+            cells: FxHashMap::default(),
         };
         for (fr, f) in module.functions.iter() {
             a.vals.insert(fr, vec![Prov::default(); f.values.len()]);
@@ -312,8 +314,8 @@ impl<'m> Analysis<'m> {
     }
 
     /// The accesses whose address derives only from resident variables.
-    fn shared_accesses(&self) -> std::collections::HashSet<(FuncRef, Inst)> {
-        let mut out = std::collections::HashSet::new();
+    fn shared_accesses(&self) -> FxHashSet<(FuncRef, Inst)> {
+        let mut out = FxHashSet::default();
         for (fr, f) in self.module.functions.iter() {
             let vals = &self.vals[&fr];
             for (inst, data) in live_insts(f) {

@@ -32,7 +32,7 @@
 //! guard is false, which is why the guard must be uniform too. The simulator checks the
 //! result at run time (`FaultKind::NonUniformOperand`).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use sim::gpu::{AddrBase, Inst, Kernel, Op, RegFile, ShflMode, Space, Special, Src, VoteMode};
 
@@ -46,7 +46,7 @@ pub struct Marks {
     analysis: bool,
     /// The analysis per function, keyed by the function's address (inlined callees
     /// are selected several times but analyzed once).
-    cache: HashMap<usize, FunctionUniformity>,
+    cache: FxHashMap<usize, FunctionUniformity>,
     /// Whether instructions emitted now compute a uniform value.
     current: bool,
     /// Indices of the candidate instructions.

@@ -70,9 +70,8 @@
 //! block. Arguments and results follow [`super::abi`]; a takes-mask callee gets the
 //! call's mask (limited to existing lanes) as its last scalar argument.
 
-use std::collections::{HashMap, HashSet};
-
 use cranelift_entity::{EntityRef, SecondaryMap};
+use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::{smallvec, SmallVec};
 
 use sim::nyuzi::{AluOp, MemOp, RFmt};
@@ -211,9 +210,9 @@ fn shift_op(op: BinaryOp) -> Option<AluOp> {
 /// instructions with a dead result are not selected and dead block parameters get no
 /// copies (the lowering leaves unused constants, masks and loop-carried copies
 /// behind).
-fn live_values(f: &Function) -> HashSet<Value> {
+fn live_values(f: &Function) -> FxHashSet<Value> {
     // Incoming branch arguments of each block.
-    let mut incoming: HashMap<Block, Vec<SmallVec<[Value; 4]>>> = HashMap::new();
+    let mut incoming: FxHashMap<Block, Vec<SmallVec<[Value; 4]>>> = FxHashMap::default();
     let mut work: Vec<Value> = Vec::new();
     for &b in &f.layout {
         for &i in &f.blocks[b].insts {
@@ -240,7 +239,7 @@ fn live_values(f: &Function) -> HashSet<Value> {
             }
         }
     }
-    let mut live = HashSet::new();
+    let mut live = FxHashSet::default();
     while let Some(v) = work.pop() {
         if !live.insert(v) {
             continue;
@@ -293,22 +292,22 @@ struct Isel<'a> {
     cur: MBlock,
     span: Option<Span>,
     vals: SecondaryMap<Value, Regs>,
-    blocks: HashMap<Block, MBlock>,
+    blocks: FxHashMap<Block, MBlock>,
     diags: Vec<Diagnostic>,
     has_calls: bool,
     needs_scratch: bool,
     out_args: u32,
     used_slots: Vec<bool>,
-    live: HashSet<Value>,
+    live: FxHashSet<Value>,
     /// Context-record loads already made in a machine block.
-    ctx_cache: HashMap<(MBlock, i32), Reg>,
+    ctx_cache: FxHashMap<(MBlock, i32), Reg>,
     /// Loads of a per-lane private slot that read what a store in the same block
     /// just wrote, and that value (see [`Isel::forwarded_loads`]).
-    forward: HashMap<Value, Value>,
+    forward: FxHashMap<Value, Value>,
     /// The affine analysis of `f` (block accesses at affine addresses).
     affine: crate::analysis::affine::FunctionAffine,
     /// Varying-typed values computed in scalar registers (see [`super::scalarize`]).
-    scal: HashSet<Value>,
+    scal: FxHashSet<Value>,
     /// While set, scalarized values read as uniform-typed, in their scalar registers.
     scalar_mode: bool,
     /// The scalar registers of scalarized values.
@@ -375,15 +374,15 @@ pub fn select_with(
         cur: entry,
         span: None,
         vals: SecondaryMap::new(),
-        blocks: HashMap::new(),
+        blocks: FxHashMap::default(),
         diags: Vec::new(),
         has_calls: false,
         needs_scratch: false,
         out_args: 0,
         used_slots: vec![false; f.stack_slots.len()],
-        live: HashSet::new(),
-        ctx_cache: HashMap::new(),
-        forward: HashMap::new(),
+        live: FxHashSet::default(),
+        ctx_cache: FxHashMap::default(),
+        forward: FxHashMap::default(),
         affine: crate::analysis::affine::analyze_called(m, f, called),
         scal,
         scalar_mode: false,
@@ -413,7 +412,7 @@ pub fn select_with(
 
 /// Renumbers blocks so that `PrimaryMap` order is the layout order.
 fn reorder(mut mf: MachFunction<MInst>, order: &[MBlock]) -> MachFunction<MInst> {
-    let mut map: HashMap<MBlock, MBlock> = HashMap::new();
+    let mut map: FxHashMap<MBlock, MBlock> = FxHashMap::default();
     let mut out = MachFunction::new(mf.name.clone());
     out.vregs = std::mem::take(&mut mf.vregs);
     out.spill_slots = std::mem::take(&mut mf.spill_slots);
@@ -2741,11 +2740,12 @@ impl<'a> Isel<'a> {
     /// yields the stored value, when nothing that may write memory comes between.
     /// Lanes that do not exist may differ, which nothing observes. The loaded value
     /// is then as recognizable as the stored one (block accesses of `a[i]`).
-    fn forwarded_loads(&self) -> HashMap<Value, Value> {
+    fn forwarded_loads(&self) -> FxHashMap<Value, Value> {
         let f = self.f;
-        let mut fwd = HashMap::new();
+        let mut fwd = FxHashMap::default();
         for &b in &f.layout {
-            let mut known: HashMap<(crate::ir::StackSlot, Option<Value>), Value> = HashMap::new();
+            let mut known: FxHashMap<(crate::ir::StackSlot, Option<Value>), Value> =
+                FxHashMap::default();
             for &i in &f.blocks[b].insts {
                 match &f.insts[i] {
                     InstData::Store {

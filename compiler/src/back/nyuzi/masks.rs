@@ -23,7 +23,7 @@
 //! observes (their effects are masked off; the same rule as `isel`'s store-to-load
 //! forwarding and the scalarized values).
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::analysis::uniformity::FunctionUniformity;
 use crate::ir::dominance::DominatorTree;
@@ -49,13 +49,13 @@ pub struct MaskFacts {
     dom: DominatorTree,
     /// Blocks entered only through the then-edge of a check, with the masks the check
     /// proves full there.
-    checks: HashMap<Block, Vec<Value>>,
+    checks: FxHashMap<Block, Vec<Value>>,
     /// Block parameters that are full wherever they are defined.
-    full_params: HashSet<Value>,
+    full_params: FxHashSet<Value>,
     /// Values that are another value (see the module docs), resolved to the end.
-    alias: HashMap<Value, Value>,
+    alias: FxHashMap<Value, Value>,
     /// `any`/`all` results known true.
-    known_true: HashSet<Value>,
+    known_true: FxHashSet<Value>,
 }
 
 impl MaskFacts {
@@ -66,10 +66,10 @@ impl MaskFacts {
         let mut facts = MaskFacts {
             lane0: lane0_function(f, called),
             dom: DominatorTree::compute(f),
-            checks: HashMap::new(),
-            full_params: HashSet::new(),
-            alias: HashMap::new(),
-            known_true: HashSet::new(),
+            checks: FxHashMap::default(),
+            full_params: FxHashSet::default(),
+            alias: FxHashMap::default(),
+            known_true: FxHashSet::default(),
         };
         facts.find_checks(f, uni);
         facts.solve_params(f);
@@ -87,7 +87,7 @@ impl MaskFacts {
     }
 
     /// The select and `band` results that are one of their operands.
-    pub fn aliases(&self) -> &HashMap<Value, Value> {
+    pub fn aliases(&self) -> &FxHashMap<Value, Value> {
         &self.alias
     }
 
@@ -179,7 +179,7 @@ impl MaskFacts {
     /// all(m)` whose then-target is entered by that edge alone, the masks it proves
     /// full there: `m` and the operands of the `band`s it is made of.
     fn find_checks(&mut self, f: &Function, uni: Option<&FunctionUniformity>) {
-        let mut edges_into: HashMap<Block, usize> = HashMap::new();
+        let mut edges_into: FxHashMap<Block, usize> = FxHashMap::default();
         for &b in &f.layout {
             for s in f.successors(b) {
                 *edges_into.entry(s).or_default() += 1;
@@ -237,7 +237,7 @@ impl MaskFacts {
     /// every edge (on its source block, or proven by the edge's own check).
     fn solve_params(&mut self, f: &Function) {
         let entry = f.entry_block();
-        let mut incoming: HashMap<Value, Vec<(Block, Value)>> = HashMap::new();
+        let mut incoming: FxHashMap<Value, Vec<(Block, Value)>> = FxHashMap::default();
         for &b in &f.layout {
             let Some(t) = f.terminator(b) else { continue };
             for call in f.insts[t].successors() {

@@ -40,7 +40,7 @@
 //! gives the same lanes. Division, remainder, other loads, lane operations, masks
 //! and 64-bit values stay vector.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::masks::MaskFacts;
 use crate::analysis::uniformity::FunctionUniformity;
@@ -90,8 +90,8 @@ fn allowed_unary(op: UnaryOp) -> bool {
 }
 
 /// The incoming arguments of every block parameter, over all jumps and branches.
-fn incoming(f: &Function) -> HashMap<(Block, usize), Vec<Value>> {
-    let mut map: HashMap<(Block, usize), Vec<Value>> = HashMap::new();
+fn incoming(f: &Function) -> FxHashMap<(Block, usize), Vec<Value>> {
+    let mut map: FxHashMap<(Block, usize), Vec<Value>> = FxHashMap::default();
     for &b in &f.layout {
         for &i in &f.blocks[b].insts {
             let calls = match &f.insts[i] {
@@ -119,7 +119,7 @@ fn operands(
     uni: &FunctionUniformity,
     facts: &MaskFacts,
     v: Value,
-    inc: &HashMap<(Block, usize), Vec<Value>>,
+    inc: &FxHashMap<(Block, usize), Vec<Value>>,
 ) -> Option<Vec<Value>> {
     let entry = f.entry_block();
     match f.values[v].def {
@@ -174,12 +174,12 @@ pub fn scalarized(
     f: &Function,
     uni: Option<&FunctionUniformity>,
     facts: &MaskFacts,
-) -> HashSet<Value> {
+) -> FxHashSet<Value> {
     let Some(uni) = uni else {
-        return HashSet::new();
+        return FxHashSet::default();
     };
     let inc = incoming(f);
-    let mut deps: HashMap<Value, Vec<Value>> = HashMap::new();
+    let mut deps: FxHashMap<Value, Vec<Value>> = FxHashMap::default();
     for (v, _) in f.values.iter() {
         let ty = f.value_type(v);
         if !ty.varying || !(allowed_scalar(ty.scalar) || pointer_candidate(f, uni, v)) {
@@ -202,7 +202,7 @@ pub fn scalarized(
             }
         }
     }
-    let mut set: HashSet<Value> = deps.keys().copied().collect();
+    let mut set: FxHashSet<Value> = deps.keys().copied().collect();
     loop {
         let drop: Vec<Value> = set
             .iter()

@@ -31,7 +31,7 @@
 //! work, which is what a machine without a scalar datapath would do on its vector
 //! unit.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 
 use crate::ir::{Function, InstData, Scalar, UnaryOp, Value, ValueDef};
 
@@ -39,10 +39,10 @@ use crate::ir::{Function, InstData, Scalar, UnaryOp, Value, ValueDef};
 #[derive(Clone, Debug, Default)]
 pub struct VectorForms {
     /// Every uniform value with a vector form.
-    pub all: HashSet<Value>,
+    pub all: FxHashSet<Value>,
     /// Those computed with vector instructions (the rest are splatted at their
     /// definition).
-    pub computed: HashSet<Value>,
+    pub computed: FxHashSet<Value>,
 }
 
 /// Whether a uniform value of element type `s` gets a vector form.

@@ -26,7 +26,7 @@
 //!   dispatch, which compares the return-site register with each call site's number
 //!   (`bra.uni`: it is uniform) and branches to that site's continuation.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use cranelift_entity::EntityRef;
 
@@ -41,7 +41,7 @@ pub const MAX_DEPTH: u32 = 256;
 /// The functions called out of line: the recursive ones and the print runtime's
 /// routines (`__spmdc_rt_print_*`, `__spmdc_rtp_*`), which would otherwise be
 /// inlined at every `print`, thousands of instructions each.
-pub fn out_of_line_functions(module: &Module) -> HashSet<FuncRef> {
+pub fn out_of_line_functions(module: &Module) -> FxHashSet<FuncRef> {
     let mut out = recursive_functions(module);
     for (f, func) in module.functions.iter() {
         if func.name.starts_with("__spmdc_rt_print") || func.name.starts_with("__spmdc_rtp_") {
@@ -53,7 +53,7 @@ pub fn out_of_line_functions(module: &Module) -> HashSet<FuncRef> {
 
 /// The functions in a cycle of `module`'s call graph (calling themselves, directly or
 /// not).
-pub fn recursive_functions(module: &Module) -> HashSet<FuncRef> {
+pub fn recursive_functions(module: &Module) -> FxHashSet<FuncRef> {
     let callees = |f: FuncRef| -> Vec<FuncRef> {
         crate::back::dac_gpu::spaces::live_insts(&module.functions[f])
             .filter_map(|(_, d)| match d {
@@ -62,10 +62,10 @@ pub fn recursive_functions(module: &Module) -> HashSet<FuncRef> {
             })
             .collect()
     };
-    let mut out = HashSet::new();
+    let mut out = FxHashSet::default();
     for (f, _) in module.functions.iter() {
         // f is recursive when it is reachable from its own callees.
-        let mut seen = HashSet::new();
+        let mut seen = FxHashSet::default();
         let mut todo = callees(f);
         while let Some(g) = todo.pop() {
             if g == f {
@@ -98,19 +98,19 @@ pub struct OutOfLine {
 /// The call state of a kernel's selection.
 #[derive(Clone, Debug, Default)]
 pub struct Calls {
-    ool: HashMap<FuncRef, OutOfLine>,
+    ool: FxHashMap<FuncRef, OutOfLine>,
     pending: Vec<FuncRef>,
     /// Frame bytes of each frame root (None: the entry) once selected.
-    frames: HashMap<Option<FuncRef>, u32>,
+    frames: FxHashMap<Option<FuncRef>, u32>,
     /// Instructions whose immediate is a root's frame bytes plus an extra.
     patches: Vec<(usize, Option<FuncRef>, u32)>,
     next_site: u32,
     /// The module's recursive functions (computed on first need).
-    recursive: Option<HashSet<FuncRef>>,
+    recursive: Option<FxHashSet<FuncRef>>,
     /// The instruction computing the stack limit (its immediate patched).
     limit_patch: Option<usize>,
     /// IR liveness per function: the values live out of each block.
-    live_out: HashMap<FuncRef, HashMap<Block, HashSet<Value>>>,
+    live_out: FxHashMap<FuncRef, FxHashMap<Block, FxHashSet<Value>>>,
 }
 
 impl<'a> Isel<'a> {
@@ -494,7 +494,7 @@ fn save_size(l: Loc) -> u32 {
 }
 
 /// Removes `i`'s result from `live` and adds its operands.
-fn step_back(f: &Function, i: Inst, live: &mut HashSet<Value>) {
+fn step_back(f: &Function, i: Inst, live: &mut FxHashSet<Value>) {
     if let Some(r) = f.inst_result(i) {
         live.remove(&r);
     }
@@ -505,13 +505,13 @@ fn step_back(f: &Function, i: Inst, live: &mut HashSet<Value>) {
 
 /// The IR values live out of every block of `f` (block parameters are defined at
 /// their block's start; branch arguments are uses).
-fn live_out(f: &Function) -> HashMap<Block, HashSet<Value>> {
-    let mut live_in: HashMap<Block, HashSet<Value>> = HashMap::new();
-    let mut out: HashMap<Block, HashSet<Value>> = HashMap::new();
+fn live_out(f: &Function) -> FxHashMap<Block, FxHashSet<Value>> {
+    let mut live_in: FxHashMap<Block, FxHashSet<Value>> = FxHashMap::default();
+    let mut out: FxHashMap<Block, FxHashSet<Value>> = FxHashMap::default();
     loop {
         let mut changed = false;
         for &b in f.layout.iter().rev() {
-            let mut lo = HashSet::new();
+            let mut lo = FxHashSet::default();
             for s in f.successors(b) {
                 if let Some(li) = live_in.get(&s) {
                     lo.extend(li.iter().copied());

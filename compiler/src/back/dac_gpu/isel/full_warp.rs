@@ -38,9 +38,9 @@
 //! the full version issues fewer vector instructions than the general one, and the
 //! general one is at most [`MAX_SPECIALIZED`] instructions (bounded code growth).
 
-use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
+use rustc_hash::{FxHashMap, FxHashSet};
 use sim::gpu::{Guard, Kernel, Op, VoteMode};
 
 use super::{Isel, Loc};
@@ -151,14 +151,14 @@ impl Isel<'_> {
 /// block's parameters are (`entry_on[i]` for parameter `i`). An optimistic fixed
 /// point, so that a loop's mask parameter that only ever receives all-on masks is
 /// all-on.
-pub fn all_on(f: &Function, entry_on: &[bool]) -> HashSet<Value> {
+pub fn all_on(f: &Function, entry_on: &[bool]) -> FxHashSet<Value> {
     let Some(entry) = f.entry_block() else {
-        return HashSet::new();
+        return FxHashSet::default();
     };
     let is_bool = |v: Value| f.value_type(v).scalar == Scalar::Bool;
     // Each block parameter's incoming arguments.
-    let mut incoming: HashMap<Value, Vec<Value>> = HashMap::new();
-    let mut set = HashSet::new();
+    let mut incoming: FxHashMap<Value, Vec<Value>> = FxHashMap::default();
+    let mut set = FxHashSet::default();
     for &b in &f.layout {
         set.extend(f.blocks[b].params.iter().copied().filter(|&p| is_bool(p)));
         for &i in &f.blocks[b].insts {
@@ -173,7 +173,7 @@ pub fn all_on(f: &Function, entry_on: &[bool]) -> HashSet<Value> {
     }
     loop {
         let before = set.len();
-        let holds = |v: Value, set: &HashSet<Value>| match f.values[v].def {
+        let holds = |v: Value, set: &FxHashSet<Value>| match f.values[v].def {
             ValueDef::Param(b, i) if b == entry => {
                 entry_on.get(i as usize).copied().unwrap_or(false)
             }
@@ -182,7 +182,7 @@ pub fn all_on(f: &Function, entry_on: &[bool]) -> HashSet<Value> {
                 .is_some_and(|args| args.iter().all(|a| set.contains(a))),
             ValueDef::Result(inst) => defined_on(&f.insts[inst], set),
         };
-        let kept: HashSet<Value> = set.iter().copied().filter(|&v| holds(v, &set)).collect();
+        let kept: FxHashSet<Value> = set.iter().copied().filter(|&v| holds(v, &set)).collect();
         set = kept;
         if set.len() == before {
             return set;
@@ -191,7 +191,7 @@ pub fn all_on(f: &Function, entry_on: &[bool]) -> HashSet<Value> {
 }
 
 /// Whether the result of `data` is true in every lane when the values in `on` are.
-fn defined_on(data: &InstData, on: &HashSet<Value>) -> bool {
+fn defined_on(data: &InstData, on: &FxHashSet<Value>) -> bool {
     let has = |v: &Value| on.contains(v);
     match data {
         InstData::Iconst { bits, .. } => bits & 1 == 1,
