@@ -727,9 +727,9 @@ pub fn analyze_called(module: &Module, func: &Function, called: bool) -> Functio
     let mut out = FunctionAffine {
         classes: SecondaryMap::with_capacity(func.values.len()),
     };
-    for (v, c) in ctx.state.iter() {
-        if let Some(c) = c {
-            out.classes[v] = c.clone();
+    for (v, c) in ctx.state.iter_mut() {
+        if let Some(c) = c.take() {
+            out.classes[v] = c;
         }
     }
     out
@@ -764,33 +764,40 @@ impl<'a> Ctx<'a> {
     /// descends (meet with its previous class).
     fn solve(&mut self) {
         let func = self.func;
-        let order: Vec<Block> = self.dom.rpo().to_vec();
+        let order: Vec<Value> = self
+            .dom
+            .rpo()
+            .iter()
+            .flat_map(|&block| {
+                let data = &func.blocks[block];
+                let results = data.insts.iter().filter_map(|&i| func.results[i]);
+                data.params.iter().copied().chain(results)
+            })
+            .collect();
         let mut changed = true;
         while changed {
             changed = false;
-            for &block in &order {
-                let data = &func.blocks[block];
-                let values: Vec<Value> = data
-                    .params
-                    .iter()
-                    .copied()
-                    .chain(data.insts.iter().filter_map(|&i| func.results[i]))
-                    .collect();
-                for v in values {
-                    let Some(new) = self.transfer(v) else {
-                        continue;
-                    };
-                    let next = match &self.state[v] {
-                        Some(old) => old.meet(&new),
-                        None => new,
-                    };
-                    if self.state[v].as_ref() != Some(&next) {
-                        self.state[v] = Some(next);
-                        changed = true;
-                    }
+            for &v in &order {
+                if let Some(new) = self.transfer(v) {
+                    changed |= self.descend(v, new);
                 }
             }
         }
+    }
+
+    /// Meets `v`'s class with `new`; returns whether it changed. (A class met with
+    /// itself is itself, so an unchanged result costs one comparison.)
+    fn descend(&mut self, v: Value, new: Class) -> bool {
+        let next = match &self.state[v] {
+            Some(old) if *old == new => return false,
+            Some(old) => old.meet(&new),
+            None => new,
+        };
+        if self.state[v].as_ref() == Some(&next) {
+            return false;
+        }
+        self.state[v] = Some(next);
+        true
     }
 
     /// The class of what `callee` returns when called with arguments of classes
