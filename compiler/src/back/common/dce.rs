@@ -36,8 +36,8 @@ pub fn eliminate_dead_code<I: MachInst>(func: &mut MachFunction<I>) -> usize {
         return 0;
     };
     let mut removed = 0;
+    let (mut blocks, mut candidates) = accesses(func);
     loop {
-        let (blocks, candidates) = accesses(func);
         let live = liveness::solve(&blocks, nvars);
         let dead: Vec<Vec<bool>> = blocks
             .iter()
@@ -50,11 +50,24 @@ pub fn eliminate_dead_code<I: MachInst>(func: &mut MachFunction<I>) -> usize {
             return removed;
         }
         removed += count;
-        for (block, dead) in func.blocks.values_mut().zip(dead) {
-            let mut flags = dead.into_iter();
-            block.insts.retain(|_| !flags.next().unwrap_or(false));
+        // The accesses of the instructions kept are unchanged: drop those of the dead.
+        let kept = func
+            .blocks
+            .values_mut()
+            .zip(&mut blocks)
+            .zip(&mut candidates);
+        for (((block, access), cands), dead) in kept.zip(dead) {
+            remove_flagged(&mut block.insts, &dead);
+            remove_flagged(&mut access.insts, &dead);
+            remove_flagged(cands, &dead);
         }
     }
+}
+
+/// Removes the items of `items` whose flag in `dead` is set.
+fn remove_flagged<T>(items: &mut Vec<T>, dead: &[bool]) {
+    let mut flags = dead.iter();
+    items.retain(|_| !flags.next().copied().unwrap_or(false));
 }
 
 /// The number of liveness variables (one per virtual register), or `None` if an
