@@ -411,8 +411,11 @@ fn split_around_full_clobbers<I: MachInst>(work: &mut Work<I>, phys: &PhysTable)
         let mut crossing: Vec<(usize, Vec<VReg>)> = Vec::new();
         let mut live_now = live.live_out[b].clone();
         for (i, acc) in block.insts.iter().enumerate().rev() {
-            if let Line::Inst(ml) = &work.blocks[b][i] {
-                let classes = fully_clobbered(&ml.inst, phys);
+            let classes = match &work.blocks[b][i] {
+                Line::Inst(ml) => fully_clobbered(&ml.inst, phys),
+                _ => SmallVec::new(),
+            };
+            if !classes.is_empty() {
                 let across: Vec<VReg> = live_now
                     .iter()
                     .filter(|&var| var >= nphys && !acc.defs.contains(&var))
