@@ -5,8 +5,10 @@
 //! [`SourceMap`] owns the text of every file that took part in a compilation, including
 //! `#include`d files and the standard library, so diagnostics can be rendered later.
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 /// Index of a file in a [`SourceMap`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -58,26 +60,34 @@ pub struct SourceFile {
     pub name: String,
     /// Where the file lives on disk, when it does; `#include` resolves relative to it.
     pub path: Option<PathBuf>,
-    pub text: String,
-    line_starts: Vec<u32>,
+    /// Borrowed for the standard library built into the compiler, which is not copied.
+    pub text: Cow<'static, str>,
+    /// Found on first use: most compiles never ask where the library's lines start.
+    line_starts: OnceLock<Vec<u32>>,
 }
 
 impl SourceFile {
-    fn new(name: String, path: Option<PathBuf>, text: String) -> Self {
-        let line_starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i as u32 + 1))
-            .collect();
+    fn new(name: String, path: Option<PathBuf>, text: Cow<'static, str>) -> Self {
         SourceFile {
             name,
             path,
             text,
-            line_starts,
+            line_starts: OnceLock::new(),
         }
+    }
+
+    /// The byte offset where each line starts.
+    fn line_starts(&self) -> &[u32] {
+        self.line_starts.get_or_init(|| {
+            std::iter::once(0)
+                .chain(self.text.match_indices('\n').map(|(i, _)| i as u32 + 1))
+                .collect()
+        })
     }
 
     /// Zero-based line index containing `offset`.
     pub fn line_index(&self, offset: u32) -> usize {
-        match self.line_starts.binary_search(&offset) {
+        match self.line_starts().binary_search(&offset) {
             Ok(line) => line,
             Err(next) => next - 1,
         }
@@ -86,7 +96,7 @@ impl SourceFile {
     /// One-based (line, column) of a byte offset; columns count characters.
     pub fn line_col(&self, offset: u32) -> (usize, usize) {
         let line = self.line_index(offset);
-        let start = self.line_starts[line] as usize;
+        let start = self.line_starts()[line] as usize;
         let end = (offset as usize).min(self.text.len());
         let col = self
             .text
@@ -96,16 +106,16 @@ impl SourceFile {
     }
 
     pub fn line_range(&self, line: usize) -> Option<Range<usize>> {
-        let start = *self.line_starts.get(line)? as usize;
-        let end = self
-            .line_starts
+        let starts = self.line_starts();
+        let start = *starts.get(line)? as usize;
+        let end = starts
             .get(line + 1)
             .map_or(self.text.len(), |&e| e as usize);
         Some(start..end)
     }
 
     pub fn line_count(&self) -> usize {
-        self.line_starts.len()
+        self.line_starts().len()
     }
 }
 
@@ -120,9 +130,15 @@ impl SourceMap {
         Self::default()
     }
 
-    pub fn add(&mut self, name: impl Into<String>, path: Option<PathBuf>, text: String) -> FileId {
+    pub fn add(
+        &mut self,
+        name: impl Into<String>,
+        path: Option<PathBuf>,
+        text: impl Into<Cow<'static, str>>,
+    ) -> FileId {
         let id = FileId(self.files.len() as u32);
-        self.files.push(SourceFile::new(name.into(), path, text));
+        self.files
+            .push(SourceFile::new(name.into(), path, text.into()));
         id
     }
 
@@ -165,7 +181,7 @@ impl<'a> codespan_reporting::files::Files<'a> for SourceMap {
     fn source(&'a self, id: FileId) -> Result<&'a str, codespan_reporting::files::Error> {
         self.files
             .get(id.0 as usize)
-            .map(|f| f.text.as_str())
+            .map(|f| &*f.text)
             .ok_or(codespan_reporting::files::Error::FileMissing)
     }
 

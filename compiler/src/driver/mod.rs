@@ -127,8 +127,7 @@ pub fn run_front(
 ) -> FrontResult {
     let mut sources = SourceMap::new();
     let mut interner = Interner::new();
-    let stdlib_file =
-        (!options.no_stdlib).then(|| sources.add(STDLIB_NAME, None, STDLIB_SOURCE.to_string()));
+    let stdlib_file = (!options.no_stdlib).then(|| sources.add(STDLIB_NAME, None, STDLIB_SOURCE));
     let main_file = sources.add(name, path, text);
     let files: Vec<FileId> = stdlib_file.into_iter().chain([main_file]).collect();
     let mut diags = Vec::new();

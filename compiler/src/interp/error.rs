@@ -93,7 +93,7 @@ mod tests {
     #[test]
     fn renders_location_and_context() {
         let mut sources = SourceMap::new();
-        let file = sources.add("k.spmd", None, "int x;\nx = a[i];\n".into());
+        let file = sources.add("k.spmd", None, "int x;\nx = a[i];\n");
         let mut e = RuntimeError::new("access outside any live allocation");
         e.span = Some(Span::new(file, 11, 15));
         e.function = Some("k".into());
