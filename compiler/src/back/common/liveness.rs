@@ -313,17 +313,16 @@ pub fn intersects(a: &[Range], b: &[Range]) -> bool {
     false
 }
 
-/// Sorts ranges and merges overlapping or adjacent ones.
+/// Sorts ranges and merges overlapping or adjacent ones, in place.
 fn normalize(ranges: &mut Vec<Range>) {
     ranges.sort_unstable();
-    let mut out: Vec<Range> = Vec::with_capacity(ranges.len());
-    for r in ranges.drain(..) {
-        match out.last_mut() {
-            Some(last) if r.start <= last.end.saturating_add(1) => last.end = last.end.max(r.end),
-            _ => out.push(r),
+    ranges.dedup_by(|r, last| {
+        let merge = r.start <= last.end.saturating_add(1);
+        if merge {
+            last.end = last.end.max(r.end);
         }
-    }
-    *ranges = out;
+        merge
+    });
 }
 
 /// The positions where each variable holds a value: sorted, disjoint ranges per
