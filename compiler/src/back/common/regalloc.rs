@@ -218,10 +218,16 @@ fn allocate_or_stop<T: RegTarget>(
     let phys = PhysTable::new(target, &classes);
     let mut work = Work {
         name: func.name.clone(),
+        // Moved, not copied: a failed allocation puts them back (`give_back`).
         blocks: func
             .blocks
-            .values()
-            .map(|b| b.insts.iter().cloned().map(Line::Inst).collect())
+            .values_mut()
+            .map(|b| {
+                std::mem::take(&mut b.insts)
+                    .into_iter()
+                    .map(Line::Inst)
+                    .collect()
+            })
             .collect(),
         succs: func
             .blocks
@@ -236,19 +242,60 @@ fn allocate_or_stop<T: RegTarget>(
         spilled_vregs: 0,
     };
     split_around_full_clobbers(&mut work, &phys);
+    // The input's code, copied before the first spill rewrites it.
+    let mut input = None;
     // Each round that spills removes a spillable register for good.
     for _round in 0..=func.vregs.len() + 1 {
         match scan_round(&work, &phys) {
             Round::Done(assign) => return Ok(Some(finish(func, target, work, &assign))),
-            Round::Spill(_) if stop_at_spill => return Ok(None),
-            Round::Spill(victims) => spill_everywhere(&mut work, &victims),
-            Round::Stuck(err) => return Err(err),
+            Round::Spill(_) if stop_at_spill => {
+                give_back(func, work, input);
+                return Ok(None);
+            }
+            Round::Spill(victims) => {
+                input.get_or_insert_with(|| input_lines(&work.blocks));
+                spill_everywhere(&mut work, &victims);
+            }
+            Round::Stuck(err) => {
+                give_back(func, work, input);
+                return Err(err);
+            }
         }
     }
-    Err(AllocError::new(format!(
-        "function {}: spilling did not converge",
-        work.name
-    )))
+    let err = AllocError::new(format!("function {}: spilling did not converge", work.name));
+    give_back(func, work, input);
+    Err(err)
+}
+
+/// The input's instructions in `blocks`: the lines other than the stores and reloads
+/// the barrier split added, as long as no spill has rewritten them.
+fn input_lines<I: Clone>(blocks: &[Vec<Line<I>>]) -> Vec<Vec<MachLine<I>>> {
+    let insts = |lines: &Vec<Line<I>>| {
+        let inst = |l: &Line<I>| match l {
+            Line::Inst(ml) => Some(ml.clone()),
+            _ => None,
+        };
+        lines.iter().filter_map(inst).collect()
+    };
+    blocks.iter().map(insts).collect()
+}
+
+/// Puts the input's instructions back into `func` after a failed allocation: `input`
+/// when a spill rewrote `work`, else `work`'s own.
+fn give_back<I>(func: &mut MachFunction<I>, work: Work<I>, input: Option<Vec<Vec<MachLine<I>>>>) {
+    let lines = input.unwrap_or_else(|| {
+        let insts = |lines: Vec<Line<I>>| {
+            let inst = |l: Line<I>| match l {
+                Line::Inst(ml) => Some(ml),
+                _ => None,
+            };
+            lines.into_iter().filter_map(inst).collect()
+        };
+        work.blocks.into_iter().map(insts).collect()
+    });
+    for (block, insts) in func.blocks.values_mut().zip(lines) {
+        block.insts = insts;
+    }
 }
 
 /// Checks that every operand names an existing virtual register and every successor
