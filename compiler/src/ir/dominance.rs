@@ -6,7 +6,7 @@
 //! The tree is built from the terminators as they are; targets that do not exist are
 //! ignored, so a function that fails verification still gets a tree.
 
-use rustc_hash::FxHashMap;
+use cranelift_entity::EntityRef;
 use smallvec::SmallVec;
 
 use super::entities::Block;
@@ -15,31 +15,44 @@ use super::function::Function;
 pub struct DominatorTree {
     /// The reachable blocks in reverse postorder; the entry first.
     rpo: Vec<Block>,
-    /// Each reachable block's index in `rpo`.
-    rpo_number: FxHashMap<Block, usize>,
+    /// Each block's index in `rpo`, by block number ([`UNREACHED`] if it has none):
+    /// a table, since every query looks blocks up.
+    rpo_number: Vec<u32>,
     /// Immediate dominators, by reverse-postorder number; the entry is its own.
     idom: Vec<usize>,
 }
 
+/// The reverse-postorder number of a block not reachable from the entry.
+const UNREACHED: u32 = u32::MAX;
+
 impl DominatorTree {
     pub fn compute(func: &Function) -> DominatorTree {
         let rpo = reverse_postorder(func);
-        let rpo_number: FxHashMap<Block, usize> =
-            rpo.iter().enumerate().map(|(i, &b)| (b, i)).collect();
-        let mut preds: Vec<Vec<usize>> = vec![Vec::new(); rpo.len()];
+        let mut rpo_number = vec![UNREACHED; func.blocks.len()];
         for (i, &b) in rpo.iter().enumerate() {
+            rpo_number[b.index()] = i as u32;
+        }
+        let mut tree = DominatorTree {
+            rpo,
+            rpo_number,
+            idom: Vec::new(),
+        };
+        let mut preds: Vec<Vec<usize>> = vec![Vec::new(); tree.rpo.len()];
+        for (i, &b) in tree.rpo.iter().enumerate() {
             for s in successors(func, b) {
-                if let Some(&j) = rpo_number.get(&s) {
+                if let Some(j) = tree.number(s) {
                     preds[j].push(i);
                 }
             }
         }
-        let idom = idoms(&preds);
-        DominatorTree {
-            rpo,
-            rpo_number,
-            idom,
-        }
+        tree.idom = idoms(&preds);
+        tree
+    }
+
+    /// `block`'s index in the reverse postorder, if it is reachable.
+    fn number(&self, block: Block) -> Option<usize> {
+        let n = *self.rpo_number.get(block.index())?;
+        (n != UNREACHED).then_some(n as usize)
     }
 
     /// The reachable blocks in reverse postorder.
@@ -48,19 +61,19 @@ impl DominatorTree {
     }
 
     pub fn is_reachable(&self, block: Block) -> bool {
-        self.rpo_number.contains_key(&block)
+        self.number(block).is_some()
     }
 
     /// The immediate dominator; `None` for the entry and for unreachable blocks.
     pub fn idom(&self, block: Block) -> Option<Block> {
-        let n = *self.rpo_number.get(&block)?;
+        let n = self.number(block)?;
         (n != 0).then(|| self.rpo[self.idom[n]])
     }
 
     /// Whether `a` dominates `b` (every block dominates itself). False when either is
     /// unreachable.
     pub fn dominates(&self, a: Block, b: Block) -> bool {
-        let (Some(&a), Some(&(mut b))) = (self.rpo_number.get(&a), self.rpo_number.get(&b)) else {
+        let (Some(a), Some(mut b)) = (self.number(a), self.number(b)) else {
             return false;
         };
         // A dominator comes before what it dominates in reverse postorder.
@@ -87,14 +100,14 @@ fn reverse_postorder(func: &Function) -> Vec<Block> {
     let Some(entry) = func.entry_block().filter(|&b| func.blocks.get(b).is_some()) else {
         return Vec::new();
     };
-    let mut seen = FxHashMap::default();
+    let mut seen = vec![false; func.blocks.len()];
     let mut postorder = Vec::new();
     let mut stack = vec![(entry, successors(func, entry), 0usize)];
-    seen.insert(entry, ());
+    seen[entry.index()] = true;
     while let Some((block, succs, next)) = stack.last_mut() {
         if let Some(&s) = succs.get(*next) {
             *next += 1;
-            if seen.insert(s, ()).is_none() {
+            if !std::mem::replace(&mut seen[s.index()], true) {
                 stack.push((s, successors(func, s), 0));
             }
         } else {
