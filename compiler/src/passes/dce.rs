@@ -18,7 +18,9 @@
 //! interpreter, so even an unused one stays (removing it would turn a trap into a
 //! normal exit).
 
+use cranelift_entity::EntitySet;
 use rustc_hash::FxHashSet;
+use smallvec::{smallvec, SmallVec};
 
 use super::cfg;
 use super::const_fold::constant_value;
@@ -60,7 +62,7 @@ pub fn run_module(module: &mut Module) {
 /// each (instructions, parameters).
 pub fn run(func: &mut Function) -> (usize, usize) {
     let live = live_values(func);
-    let is_live = |v: Option<Value>| v.is_some_and(|v| live.contains(&v));
+    let is_live = |v: Option<Value>| v.is_some_and(|v| live.contains(v));
     let mut insts = 0;
     for &b in &func.layout {
         let before = func.blocks[b].insts.len();
@@ -79,11 +81,11 @@ pub fn run(func: &mut Function) -> (usize, usize) {
 }
 
 /// Removes the parameters of non-entry blocks that are not live, with their arguments.
-fn remove_dead_params(func: &mut Function, live: &FxHashSet<Value>) -> usize {
+fn remove_dead_params(func: &mut Function, live: &EntitySet<Value>) -> usize {
     let entry = func.entry_block();
     let values = &func.values;
     let dead = |p: Value| {
-        !live.contains(&p) && matches!(values[p].def, ValueDef::Param(b, _) if Some(b) != entry)
+        !live.contains(p) && matches!(values[p].def, ValueDef::Param(b, _) if Some(b) != entry)
     };
     let doomed: FxHashSet<Value> = func
         .layout
@@ -96,16 +98,16 @@ fn remove_dead_params(func: &mut Function, live: &FxHashSet<Value>) -> usize {
 }
 
 /// The values something observable depends on (see the module documentation).
-fn live_values(func: &Function) -> FxHashSet<Value> {
+fn live_values(func: &Function) -> EntitySet<Value> {
     let incoming = cfg::incoming_args(func);
-    let mut live = FxHashSet::default();
+    let mut live = EntitySet::with_capacity(func.values.len());
     let mut work: Vec<Value> = Vec::new();
     if let Some(entry) = func.entry_block() {
         work.extend(func.blocks[entry].params.iter().copied());
     }
     for &b in &func.layout {
         for &i in &func.blocks[b].insts {
-            work.extend(root_operands(func, &func.insts[i]));
+            work.extend_from_slice(&root_operands(func, &func.insts[i]));
         }
     }
     while let Some(v) = work.pop() {
@@ -127,12 +129,12 @@ fn live_values(func: &Function) -> FxHashSet<Value> {
 /// The operands of an instruction that are live whatever else is: all of them for a
 /// non-removable instruction except branch arguments (live only through a live
 /// parameter), none for a removable one.
-fn root_operands(func: &Function, data: &InstData) -> Vec<Value> {
+fn root_operands(func: &Function, data: &InstData) -> SmallVec<[Value; 8]> {
     match data {
-        InstData::Jump { .. } => Vec::new(),
-        InstData::Brif { cond, .. } => vec![*cond],
-        d if removable(func, d) => Vec::new(),
-        d => d.operands().to_vec(),
+        InstData::Jump { .. } => SmallVec::new(),
+        InstData::Brif { cond, .. } => smallvec![*cond],
+        d if removable(func, d) => SmallVec::new(),
+        d => d.operands(),
     }
 }
 
