@@ -768,11 +768,7 @@ impl<'a> Ctx<'a> {
             .dom
             .rpo()
             .iter()
-            .flat_map(|&block| {
-                let data = &func.blocks[block];
-                let results = data.insts.iter().filter_map(|&i| func.results[i]);
-                data.params.iter().copied().chain(results)
-            })
+            .flat_map(|&block| func.values_defined_in(block))
             .collect();
         let mut changed = true;
         while changed {

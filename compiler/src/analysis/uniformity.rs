@@ -219,27 +219,24 @@ fn divergence(func: &Function, dom: &DominatorTree) -> FunctionUniformity {
         return result;
     }
     let incoming = incoming_args(func);
-    let order = dom.rpo();
+    // The varying-typed values not yet found divergent, in reverse postorder.
+    let mut pending: Vec<Value> = dom
+        .rpo()
+        .iter()
+        .flat_map(|&block| func.values_defined_in(block))
+        .filter(|&v| func.value_type(v).varying)
+        .collect();
     let mut changed = true;
     while changed {
         changed = false;
-        for &block in order {
-            let values = func.blocks[block].params.iter().copied().chain(
-                func.blocks[block]
-                    .insts
-                    .iter()
-                    .filter_map(|&i| func.results[i]),
-            );
-            for v in values.collect::<Vec<_>>() {
-                if result.divergent[v].is_some() || !func.value_type(v).varying {
-                    continue;
-                }
-                if let Some(why) = transfer(func, &result, &incoming, v) {
-                    result.divergent[v] = Some(why);
-                    changed = true;
-                }
+        pending.retain(|&v| match transfer(func, &result, &incoming, v) {
+            Some(why) => {
+                result.divergent[v] = Some(why);
+                changed = true;
+                false
             }
-        }
+            None => true,
+        });
     }
     result
 }

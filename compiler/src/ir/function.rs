@@ -120,6 +120,14 @@ impl Function {
         self.results[inst]
     }
 
+    /// The values `block` defines, in order: its parameters, then its instructions'
+    /// results.
+    pub fn values_defined_in(&self, block: Block) -> impl Iterator<Item = Value> + '_ {
+        let data = &self.blocks[block];
+        let results = data.insts.iter().filter_map(|&i| self.results[i]);
+        data.params.iter().copied().chain(results)
+    }
+
     /// Appends a new, empty block to the layout.
     pub fn create_block(&mut self) -> Block {
         let b = self.blocks.push(BlockData::default());
