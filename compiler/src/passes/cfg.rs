@@ -10,6 +10,7 @@
 //! definition that reaches them, adding block parameters where paths from the two meet
 //! (Braun et al., "Simple and Efficient Construction of SSA Form", read on demand).
 
+use cranelift_entity::packed_option::PackedOption;
 use cranelift_entity::SecondaryMap;
 use rustc_hash::FxHashMap;
 
@@ -329,35 +330,43 @@ fn single_incoming(
 /// would cost a sweep of the function per value, quadratic in its size.
 #[derive(Default)]
 pub struct Replacements {
-    map: FxHashMap<Value, Value>,
+    /// By value number (values are dense): what each value is replaced by, if anything.
+    map: SecondaryMap<Value, PackedOption<Value>>,
+    /// How many values are replaced.
+    len: usize,
 }
 
 impl Replacements {
     /// Replace `from` by `to` (which may itself be replaced later).
     pub fn insert(&mut self, from: Value, to: Value) {
         if from != to {
-            self.map.insert(from, to);
+            self.len += usize::from(!self.contains(from));
+            self.map[from] = to.into();
         }
     }
 
     pub fn contains(&self, v: Value) -> bool {
-        self.map.contains_key(&v)
+        self.get(v).is_some()
     }
 
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.len == 0
+    }
+
+    fn get(&self, v: Value) -> Option<Value> {
+        self.map.get(v).and_then(|to| to.expand())
     }
 
     /// What `v` becomes: the end of its chain of replacements (a cycle, which no pass
     /// makes, stops after one round of the map instead of hanging).
     pub fn resolve(&self, mut v: Value) -> Value {
-        for _ in 0..=self.map.len() {
-            match self.map.get(&v) {
-                Some(&to) => v = to,
+        for _ in 0..=self.len {
+            match self.get(v) {
+                Some(to) => v = to,
                 None => break,
             }
         }
@@ -367,7 +376,7 @@ impl Replacements {
     /// Rewrites every operand of every instruction in the layout (branch arguments
     /// included).
     pub fn apply(&self, func: &mut Function) {
-        if self.map.is_empty() {
+        if self.is_empty() {
             return;
         }
         for &b in &func.layout {
