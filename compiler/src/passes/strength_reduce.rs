@@ -83,7 +83,18 @@ pub fn reduce_function(func: &mut Function) -> usize {
         .filter_map(|&h| natural_loop(&dom, &preds, h))
         .collect();
     loops.sort_by_key(|l| l.blocks.len());
-    loops.iter().map(|lp| reduce_loop(func, lp)).sum()
+    // Shared by the loops: reducing one only adds instructions (which it records), and
+    // the ones it deletes are read by nothing.
+    let mut def_block = FxHashMap::default();
+    for &b in &func.layout {
+        for &i in &func.blocks[b].insts {
+            def_block.insert(i, b);
+        }
+    }
+    loops
+        .iter()
+        .map(|lp| reduce_loop(func, lp, &mut def_block))
+        .sum()
 }
 
 /// The natural loop of `header` ([`cfg::natural_loop`]), if it has exactly one back
@@ -151,7 +162,8 @@ enum Sym {
 struct Ctx<'a> {
     func: &'a mut Function,
     lp: &'a Loop,
-    def_block: FxHashMap<Inst, Block>,
+    /// The block of every instruction of the function.
+    def_block: &'a mut FxHashMap<Inst, Block>,
     invariant: FxHashMap<Value, bool>,
     hoisted: FxHashMap<Value, Value>,
 }
@@ -608,19 +620,13 @@ fn push_edge_arg(func: &mut Function, from: Block, to: Block, arg: Value) {
 }
 
 /// Reduces the roots of one loop; returns how many.
-fn reduce_loop(func: &mut Function, lp: &Loop) -> usize {
+fn reduce_loop(func: &mut Function, lp: &Loop, def_block: &mut FxHashMap<Inst, Block>) -> usize {
     let (Some(entry), Some(back)) = (
         edge_args(func, lp.preheader, lp.header),
         edge_args(func, lp.latch, lp.header),
     ) else {
         return 0;
     };
-    let mut def_block = FxHashMap::default();
-    for &b in &func.layout {
-        for &i in &func.blocks[b].insts {
-            def_block.insert(i, b);
-        }
-    }
     let mut cx = Ctx {
         func,
         lp,
