@@ -70,7 +70,7 @@
 //! block. Arguments and results follow [`super::abi`]; a takes-mask callee gets the
 //! call's mask (limited to existing lanes) as its last scalar argument.
 
-use cranelift_entity::{EntityRef, SecondaryMap};
+use cranelift_entity::{EntityRef, EntitySet, SecondaryMap};
 use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::{smallvec, SmallVec};
 
@@ -210,7 +210,7 @@ fn shift_op(op: BinaryOp) -> Option<AluOp> {
 /// instructions with a dead result are not selected and dead block parameters get no
 /// copies (the lowering leaves unused constants, masks and loop-carried copies
 /// behind).
-fn live_values(f: &Function) -> FxHashSet<Value> {
+fn live_values(f: &Function) -> EntitySet<Value> {
     // Incoming branch arguments of each block.
     let mut incoming: FxHashMap<Block, Vec<SmallVec<[Value; 4]>>> = FxHashMap::default();
     let mut work: Vec<Value> = Vec::new();
@@ -239,7 +239,7 @@ fn live_values(f: &Function) -> FxHashSet<Value> {
             }
         }
     }
-    let mut live = FxHashSet::default();
+    let mut live = EntitySet::with_capacity(f.values.len());
     while let Some(v) = work.pop() {
         if !live.insert(v) {
             continue;
@@ -298,7 +298,7 @@ struct Isel<'a> {
     needs_scratch: bool,
     out_args: u32,
     used_slots: Vec<bool>,
-    live: FxHashSet<Value>,
+    live: EntitySet<Value>,
     /// Context-record loads already made in a machine block.
     ctx_cache: FxHashMap<(MBlock, i32), Reg>,
     /// Loads of a per-lane private slot that read what a store in the same block
@@ -380,7 +380,7 @@ pub fn select_with(
         needs_scratch: false,
         out_args: 0,
         used_slots: vec![false; f.stack_slots.len()],
-        live: FxHashSet::default(),
+        live: EntitySet::new(),
         ctx_cache: FxHashMap::default(),
         forward: FxHashMap::default(),
         affine: crate::analysis::affine::analyze_called(m, f, called),
@@ -478,7 +478,7 @@ impl<'a> Isel<'a> {
             self.lane0_of_vector_params(b);
             for &inst in &f.blocks[b].insts {
                 let dead = !f.insts[inst].has_side_effects()
-                    && f.inst_result(inst).is_some_and(|r| !self.live.contains(&r));
+                    && f.inst_result(inst).is_some_and(|r| !self.live.contains(r));
                 // A result that stands for an operand, or an `any`/`all` known true,
                 // needs no code (see `regs` and `const_bits`).
                 let folded = f.inst_result(inst).is_some_and(|r| {
@@ -612,7 +612,7 @@ impl<'a> Isel<'a> {
     fn splat_scalar_params(&mut self, b: Block) {
         let params = self.f.blocks[b].params.clone();
         for p in params {
-            if self.scal.contains(&p) && self.live.contains(&p) {
+            if self.scal.contains(&p) && self.live.contains(p) {
                 let src = self.sregs(p)[0];
                 let dst = self.reg(p);
                 self.splat_into(dst, src);
@@ -682,7 +682,7 @@ impl<'a> Isel<'a> {
 
     /// The vector form of `v`, computed in a scalar register: its splat.
     fn vector_from_scalar(&mut self, v: Value) {
-        if self.const_bits(v).is_some() || !self.live.contains(&v) {
+        if self.const_bits(v).is_some() || !self.live.contains(v) {
             return;
         }
         let src = self.regs(v)[0];
@@ -695,7 +695,7 @@ impl<'a> Isel<'a> {
     fn lane0_of_vector_params(&mut self, b: Block) {
         let params = self.f.blocks[b].params.clone();
         for p in params {
-            if self.vf.computed.contains(&p) && self.live.contains(&p) {
+            if self.vf.computed.contains(&p) && self.live.contains(p) {
                 self.scalar_from_lane0(p);
             }
         }
@@ -1098,7 +1098,7 @@ impl<'a> Isel<'a> {
     /// code reads it anyway (a register kept live only for this would cost more in
     /// spills around calls than the load), else the context record's.
     fn existing(&mut self) -> Reg {
-        match self.entry_mask_param().filter(|p| self.live.contains(p)) {
+        match self.entry_mask_param().filter(|&p| self.live.contains(p)) {
             Some(p) => self.reg(p),
             None => self.exists(),
         }
@@ -1180,7 +1180,7 @@ impl<'a> Isel<'a> {
             return;
         };
         for (&p, loc) in params.iter().zip(&assign) {
-            if !self.live.contains(&p) {
+            if !self.live.contains(p) {
                 continue;
             }
             let regs = self.regs(p);
@@ -1355,7 +1355,7 @@ impl<'a> Isel<'a> {
         let params = self.f.blocks[call.block].params.clone();
         let mut temps: Vec<(Reg, Reg, bool)> = Vec::new();
         for (&p, &a) in params.iter().zip(&call.args) {
-            if !self.live.contains(&p) {
+            if !self.live.contains(p) {
                 continue;
             }
             // A scalarized parameter takes its (scalarized) argument's scalar register.
@@ -1392,7 +1392,7 @@ impl<'a> Isel<'a> {
     /// arguments, else a new block with the copies.
     fn edge_block(&mut self, from: MBlock, call: &BlockCall) -> MBlock {
         let params = &self.f.blocks[call.block].params;
-        if params.iter().all(|p| !self.live.contains(p)) {
+        if params.iter().all(|&p| !self.live.contains(p)) {
             return self.blocks[&call.block];
         }
         let b = self.new_block_after(from);
