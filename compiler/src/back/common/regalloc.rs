@@ -48,7 +48,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use rustc_hash::FxHashMap;
 use std::fmt;
 
 use cranelift_entity::{EntityRef, PrimaryMap};
@@ -122,7 +121,9 @@ enum Line<I> {
 /// number them first (`0..phys.len()`), then virtual registers.
 struct PhysTable {
     phys: Vec<PReg>,
-    index: FxHashMap<PReg, usize>,
+    /// Each register's number, at [`PhysTable::slot`] (`u32::MAX`: not allocatable):
+    /// a table, since every operand of every round is looked up.
+    index: Vec<u32>,
     by_class: BTreeMap<RegClass, Vec<usize>>,
     /// Per register: the registers sharing its storage, itself first.
     overlaps: Vec<SmallVec<[usize; 4]>>,
@@ -132,15 +133,19 @@ impl PhysTable {
     fn new<T: RegTarget>(target: &T, classes: &BTreeSet<RegClass>) -> Self {
         let mut table = PhysTable {
             phys: Vec::new(),
-            index: FxHashMap::default(),
+            index: Vec::new(),
             by_class: BTreeMap::new(),
             overlaps: Vec::new(),
         };
         for &class in classes {
             let mut regs = Vec::new();
             for &p in target.allocatable(class) {
-                if p.class == class && !table.index.contains_key(&p) {
-                    table.index.insert(p, table.phys.len());
+                if p.class == class && table.number(p).is_none() {
+                    let slot = Self::slot(p);
+                    if table.index.len() <= slot {
+                        table.index.resize(slot + 1, u32::MAX);
+                    }
+                    table.index[slot] = table.phys.len() as u32;
                     regs.push(table.phys.len());
                     table.phys.push(p);
                 }
@@ -152,7 +157,7 @@ impl PhysTable {
             .collect();
         for r in 0..table.phys.len() {
             for alias in target.aliases(table.phys[r]) {
-                let Some(&a) = table.index.get(&alias) else {
+                let Some(a) = table.number(alias) else {
                     continue;
                 };
                 if !table.overlaps[r].contains(&a) {
@@ -164,6 +169,17 @@ impl PhysTable {
             }
         }
         table
+    }
+
+    /// Where `p` is in `index`.
+    fn slot(p: PReg) -> usize {
+        usize::from(p.class.0) << 8 | usize::from(p.index)
+    }
+
+    /// The number of allocatable register `p`.
+    fn number(&self, p: PReg) -> Option<usize> {
+        let n = *self.index.get(Self::slot(p))?;
+        (n != u32::MAX).then_some(n as usize)
     }
 
     fn class_regs(&self, class: RegClass) -> &[usize] {
@@ -350,7 +366,7 @@ fn virt_var(v: VReg, phys: &PhysTable) -> u32 {
 /// registers are not).
 fn var_of(reg: Reg, phys: &PhysTable) -> Option<u32> {
     match reg {
-        Reg::Phys(p) => phys.index.get(&p).map(|&i| i as u32),
+        Reg::Phys(p) => phys.number(p).map(|i| i as u32),
         Reg::Virt(v) => Some(virt_var(v, phys)),
     }
 }
@@ -614,7 +630,7 @@ impl<I> Scan<'_, I> {
         let mut out = SmallVec::new();
         for hint in &self.hints[v] {
             let r = match *hint {
-                Reg::Phys(p) => self.phys.index.get(&p).copied(),
+                Reg::Phys(p) => self.phys.number(p),
                 Reg::Virt(w) => assign.get(w.index()).copied().flatten(),
             };
             if let Some(r) = r.filter(|r| regs.contains(r)) {
