@@ -314,7 +314,7 @@ pub fn intersects(a: &[Range], b: &[Range]) -> bool {
 }
 
 /// Sorts ranges and merges overlapping or adjacent ones, in place.
-fn normalize(ranges: &mut Vec<Range>) {
+pub fn normalize(ranges: &mut Vec<Range>) {
     ranges.sort_unstable();
     ranges.dedup_by(|r, last| {
         let merge = r.start <= last.end.saturating_add(1);

@@ -603,6 +603,16 @@ enum ScanFail {
     Stuck(VReg),
 }
 
+/// Which virtual registers hold each physical register during a scan.
+struct Holding {
+    /// Per physical register: the virtual registers given it (those whose ranges
+    /// ended may be left in).
+    holders: Vec<Vec<usize>>,
+    /// Per physical register: the positions its holders cover together from the
+    /// current value's start on, so that whether it is free is one intersection test.
+    taken: Vec<Vec<Range>>,
+}
+
 /// One linear scan over the virtual registers' lifetimes.
 struct Scan<'a, I> {
     work: &'a Work<I>,
@@ -645,22 +655,25 @@ impl<I> Scan<'_, I> {
         let mut order: Vec<usize> = (0..nv).filter(|&v| !self.ranges[v].is_empty()).collect();
         order.sort_by_key(|&v| (self.start(v), v));
         let mut assign: Vec<Option<usize>> = vec![None; nv];
-        // Virtual registers holding each physical register from the current position on.
-        let mut holders: Vec<Vec<usize>> = vec![Vec::new(); self.phys.phys.len()];
+        let nphys = self.phys.phys.len();
+        let mut held = Holding {
+            holders: vec![Vec::new(); nphys],
+            taken: vec![Vec::new(); nphys],
+        };
         let mut victims = Vec::new();
         for &v in &order {
             let regs = self.phys.class_regs(self.work.vregs[VReg::new(v)]);
             let hinted = self.hinted(v, regs, &assign);
             let mut candidates = hinted.iter().chain(regs).copied();
-            if let Some(r) = candidates.find(|&r| self.free(r, v, &mut holders)) {
+            if let Some(r) = candidates.find(|&r| self.free(r, v, &held.taken)) {
                 assign[v] = Some(r);
-                holders[r].push(v);
+                self.hold(&mut held, r, v);
                 continue;
             }
-            match self.eviction(v, regs, &holders) {
+            match self.eviction(v, regs, &mut held.holders) {
                 Some((r, cost)) if self.work.unspillable[v] || cost < self.weights[v] => {
                     for &o in &self.phys.overlaps[r] {
-                        holders[o].retain(|&h| {
+                        held.holders[o].retain(|&h| {
                             let keep = !liveness::intersects(&self.ranges[h], &self.ranges[v]);
                             if !keep {
                                 assign[h] = None;
@@ -668,9 +681,10 @@ impl<I> Scan<'_, I> {
                             }
                             keep
                         });
+                        held.taken[o] = self.coverage(&held.holders[o], self.start(v));
                     }
                     assign[v] = Some(r);
-                    holders[r].push(v);
+                    self.hold(&mut held, r, v);
                 }
                 _ if self.work.unspillable[v] => return Err(ScanFail::Stuck(VReg::new(v))),
                 _ => victims.push(VReg::new(v)),
@@ -688,26 +702,51 @@ impl<I> Scan<'_, I> {
     }
 
     /// Whether register `r` (and every register overlapping it) is free for all of
-    /// `v`'s ranges. Holders whose ranges ended before `v` starts are dropped first:
-    /// they can overlap nothing from here on, and dropping them only for the registers
-    /// looked at keeps the scan from walking every register for every value.
-    fn free(&self, r: usize, v: usize, holders: &mut [Vec<usize>]) -> bool {
-        let start = self.start(v);
+    /// `v`'s ranges, given the positions each register is `taken` at.
+    fn free(&self, r: usize, v: usize, taken: &[Vec<Range>]) -> bool {
         self.phys.overlaps[r].iter().all(|&o| {
-            holders[o].retain(|&h| self.end(h) >= start);
             !liveness::intersects(&self.fixed[o], &self.ranges[v])
-                && holders[o]
-                    .iter()
-                    .all(|&h| !liveness::intersects(&self.ranges[h], &self.ranges[v]))
+                && !liveness::intersects(&taken[o], &self.ranges[v])
         })
     }
 
+    /// Gives register `r` to `v`. The positions before `v` starts are dropped from
+    /// what `r` is taken at: the scan visits values by start, so nothing later can
+    /// overlap them.
+    fn hold(&self, held: &mut Holding, r: usize, v: usize) {
+        held.holders[r].push(v);
+        let taken = &mut held.taken[r];
+        let start = self.start(v);
+        taken.drain(..taken.partition_point(|x| x.end < start));
+        taken.extend_from_slice(&self.ranges[v]);
+        liveness::normalize(taken);
+    }
+
+    /// The positions from `start` on that the virtual registers `holders` cover.
+    fn coverage(&self, holders: &[usize], start: Pos) -> Vec<Range> {
+        let ranges = holders.iter().flat_map(|&h| &self.ranges[h]);
+        let mut out: Vec<Range> = ranges.copied().filter(|x| x.end >= start).collect();
+        liveness::normalize(&mut out);
+        out
+    }
+
     /// The register `v` could take by spilling the holders overlapping it, choosing
-    /// the one whose such holders weigh least; with their total weight.
-    fn eviction(&self, v: usize, regs: &[usize], holders: &[Vec<usize>]) -> Option<(usize, f64)> {
+    /// the one whose such holders weigh least; with their total weight. Holders whose
+    /// ranges ended before `v` starts are dropped from `holders` first: they can
+    /// overlap nothing from here on.
+    fn eviction(
+        &self,
+        v: usize,
+        regs: &[usize],
+        holders: &mut [Vec<usize>],
+    ) -> Option<(usize, f64)> {
+        let start = self.start(v);
         let mut best: Option<(usize, f64)> = None;
         for &r in regs {
             let overlaps = &self.phys.overlaps[r];
+            for &o in overlaps {
+                holders[o].retain(|&h| self.end(h) >= start);
+            }
             if overlaps
                 .iter()
                 .any(|&o| liveness::intersects(&self.fixed[o], &self.ranges[v]))
