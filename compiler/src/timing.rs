@@ -179,15 +179,20 @@ fn status_field(key: &str) -> Option<u64> {
 
 /// A global allocator that counts live heap bytes for [`stage`]'s peaks, around
 /// another allocator: `#[global_allocator] static A: CountingAlloc<System> =
-/// CountingAlloc(System);`. Counting is two relaxed atomic operations per
-/// allocation.
+/// CountingAlloc(System);`. Counting is one relaxed atomic addition per allocation
+/// and per free, and one more operation when the peak grows.
 pub struct CountingAlloc<A>(pub A);
 
 impl<A> CountingAlloc<A> {
     fn grew(&self, by: usize) {
         let live = LIVE.fetch_add(by as u64, Ordering::Relaxed) + by as u64;
-        PEAK.fetch_max(live, Ordering::Relaxed);
-        COUNTING.store(true, Ordering::Relaxed);
+        // `fetch_max` is a compare-and-swap loop: only when the peak may move.
+        if live > PEAK.load(Ordering::Relaxed) {
+            PEAK.fetch_max(live, Ordering::Relaxed);
+        }
+        if !COUNTING.load(Ordering::Relaxed) {
+            COUNTING.store(true, Ordering::Relaxed);
+        }
     }
 
     fn shrank(&self, by: usize) {
