@@ -838,7 +838,7 @@ type Incoming = SecondaryMap<Value, Vec<(Value, Option<Value>)>>;
 
 /// For each block parameter, the arguments every branch passes to it.
 fn incoming_args(func: &Function) -> Incoming {
-    let mut incoming: Incoming = SecondaryMap::new();
+    let mut incoming: Incoming = SecondaryMap::with_capacity(func.values.len());
     for &block in &func.layout {
         let Some(term) = func.terminator(block) else {
             continue;

@@ -243,7 +243,8 @@ fn divergence(func: &Function, dom: &DominatorTree) -> FunctionUniformity {
 
 /// For each block parameter, the arguments every branch passes to it.
 fn incoming_args(func: &Function) -> SecondaryMap<Value, Vec<Value>> {
-    let mut incoming: SecondaryMap<Value, Vec<Value>> = SecondaryMap::new();
+    let mut incoming: SecondaryMap<Value, Vec<Value>> =
+        SecondaryMap::with_capacity(func.values.len());
     for &block in &func.layout {
         let Some(term) = func.terminator(block) else {
             continue;

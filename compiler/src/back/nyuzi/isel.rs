@@ -373,7 +373,7 @@ pub fn select_with(
         order: vec![entry],
         cur: entry,
         span: None,
-        vals: SecondaryMap::new(),
+        vals: SecondaryMap::with_capacity(f.values.len()),
         blocks: FxHashMap::default(),
         diags: Vec::new(),
         has_calls: false,
@@ -386,13 +386,13 @@ pub fn select_with(
         affine: crate::analysis::affine::analyze_called(m, f, called),
         scal,
         scalar_mode: false,
-        svals: SecondaryMap::new(),
+        svals: SecondaryMap::with_capacity(f.values.len()),
         uni,
         facts,
         cur_ir: None,
         vf,
         vector_mode: false,
-        vvals: SecondaryMap::new(),
+        vvals: SecondaryMap::with_capacity(f.values.len()),
     };
     s.run();
     if !s.diags.is_empty() {
