@@ -179,9 +179,14 @@ pub struct ModuleUniformity {
 
 /// Analyzes every function of `module`.
 pub fn analyze_module(module: &Module) -> ModuleUniformity {
+    analyze_each(module, analyze_function)
+}
+
+/// Every function of `module` analyzed by `analyze`.
+fn analyze_each(module: &Module, analyze: fn(&Function) -> FunctionUniformity) -> ModuleUniformity {
     let mut out = ModuleUniformity::default();
     for (fref, func) in module.functions.iter() {
-        out.functions[fref] = analyze_function(func);
+        out.functions[fref] = analyze(func);
     }
     out
 }
@@ -716,7 +721,11 @@ pub fn report(
     module: &Module,
     warn_divergent: bool,
 ) -> Vec<Diagnostic> {
-    let result = analyze_module(module);
+    if !warn_divergent && coherent_statements(&front.unit).is_empty() {
+        return Vec::new();
+    }
+    // Both reports ask only which values diverge, never the region-relative facts.
+    let result = analyze_each(module, analyze_divergence);
     let mut out = unnecessary_coherent_hints(&front.unit, module, &result);
     if warn_divergent {
         out.extend(divergent_branches(module, &result));
