@@ -43,6 +43,7 @@
 //! edges or without a unique outside predecessor are left alone; values depending on
 //! two induction variables, or through `sext`/`zext`, are not reduced.
 
+use cranelift_entity::EntitySet;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::ir::dominance::DominatorTree;
@@ -671,10 +672,12 @@ fn reduce_loop(func: &mut Function, lp: &Loop, def_block: &mut FxHashMap<Inst, B
 /// Deletes the unused pure instructions of `blocks` (the reduced chains), to a fixpoint.
 fn remove_dead(func: &mut Function, blocks: &FxHashSet<Block>) {
     loop {
-        let mut used: FxHashSet<Value> = FxHashSet::default();
+        let mut used: EntitySet<Value> = EntitySet::with_capacity(func.values.len());
         for &b in &func.layout {
             for &i in &func.blocks[b].insts {
-                used.extend(func.insts[i].operands());
+                for v in func.insts[i].operands() {
+                    used.insert(v);
+                }
             }
         }
         let mut removed = false;
@@ -691,7 +694,7 @@ fn remove_dead(func: &mut Function, blocks: &FxHashSet<Block>) {
                 .into_iter()
                 .filter(|&i| {
                     !(cfg::is_pure(&func.insts[i])
-                        && func.inst_result(i).is_some_and(|r| !used.contains(&r)))
+                        && func.inst_result(i).is_some_and(|r| !used.contains(r)))
                 })
                 .collect();
             removed |= kept.len() != before;
