@@ -289,13 +289,14 @@ pub fn remove_trivial_params(func: &mut Function) -> usize {
     removed
 }
 
-/// For each block, the argument lists of every branch to it.
-pub fn incoming_args(func: &Function) -> SecondaryMap<Block, Vec<Vec<Value>>> {
-    let mut incoming: SecondaryMap<Block, Vec<Vec<Value>>> = SecondaryMap::new();
+/// For each block, the argument lists of every branch to it (borrowed from the
+/// branches).
+pub fn incoming_args(func: &Function) -> SecondaryMap<Block, Vec<&[Value]>> {
+    let mut incoming: SecondaryMap<Block, Vec<&[Value]>> = SecondaryMap::new();
     for &b in &func.layout {
         if let Some(t) = func.terminator(b) {
             for call in func.insts[t].successors() {
-                incoming[call.block].push(call.args.to_vec());
+                incoming[call.block].push(&call.args);
             }
         }
     }
@@ -305,7 +306,7 @@ pub fn incoming_args(func: &Function) -> SecondaryMap<Block, Vec<Vec<Value>>> {
 /// The one value other than `param` itself that parameter `index` of `block` receives,
 /// reading every argument through the replacements made so far.
 fn single_incoming(
-    incoming: &SecondaryMap<Block, Vec<Vec<Value>>>,
+    incoming: &SecondaryMap<Block, Vec<&[Value]>>,
     block: Block,
     index: usize,
     param: Value,
