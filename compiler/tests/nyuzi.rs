@@ -526,3 +526,36 @@ fn the_timing_model_computes_what_the_functional_machine_does() {
         );
     }
 }
+
+/// The statistics report the spill code register allocation placed (static
+/// counts): some in a kernel that keeps many vectors live across its loops, none in
+/// saxpy.
+#[test]
+fn statistics_report_the_spill_code() {
+    let root = common::repo_root();
+    let spills = |file: &str| {
+        let front = front_of(&root.join(file));
+        let compiled = compile(&front).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        let spec = header_launches(&text).into_iter().next().expect("a launch");
+        let r = run_compiled(&front, &compiled, &spec, MachineShape::default())
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+        let stat = |k: &str| match r.stats.get(k) {
+            Some(spmdc::launch::StatValue::Count(n)) => n,
+            other => panic!("{file}: {k}: {other:?}"),
+        };
+        let (stores, loads) = (stat("spill_stores"), stat("spill_loads"));
+        assert_eq!(
+            (stores, loads),
+            (
+                u64::from(compiled.1.spill_stores),
+                u64::from(compiled.1.spill_loads)
+            ),
+            "{file}"
+        );
+        (stores, loads)
+    };
+    let (stores, loads) = spills("examples/matmul_rect.spmd");
+    assert!(stores > 0 && loads > 0, "{stores} {loads}");
+    assert_eq!(spills("examples/saxpy_gpu.spmd"), (0, 0));
+}

@@ -11,8 +11,9 @@ use cranelift_entity::EntityRef;
 
 use super::emit::{emit_function, frame_layout, uses_fp, FrameNeeds};
 use super::isel::{self, ScalarUse};
-use super::minst::NyuziTarget;
+use super::minst::{MInst, NyuziTarget};
 use super::object::{DataObject, Object};
+use crate::back::common::mach::MachFunction;
 use crate::back::common::regalloc;
 use crate::diag::{codes, Diagnostic};
 use crate::ir::Module;
@@ -41,6 +42,17 @@ fn loop_optimized_copy(module: &Module) -> Module {
         crate::passes::strength_reduce::run_module(&mut m)
     });
     m
+}
+
+/// Adds the spill stores and reloads of the allocated `mf` to `obj`'s counts.
+fn count_spill_code(mf: &MachFunction<MInst>, obj: &mut Object) {
+    for line in mf.blocks.values().flat_map(|b| &b.insts) {
+        match line.inst {
+            MInst::Spill { .. } => obj.spill_stores += 1,
+            MInst::Reload { .. } => obj.spill_loads += 1,
+            _ => {}
+        }
+    }
 }
 
 /// Compiles a legalized module (see `driver::lower_for_target`) to an [`Object`].
@@ -83,6 +95,7 @@ pub fn compile_module_with(module: &Module, scalars: ScalarUse) -> Result<Object
                 continue;
             }
         };
+        count_spill_code(&mf, &mut obj);
         let layout = |save_fp| {
             let needs = FrameNeeds {
                 used: &alloc.used,

@@ -79,6 +79,10 @@ pub struct Object {
     pub shared_size: u32,
     /// Sorted by offset.
     pub lines: Vec<LineEntry>,
+    /// Spill code register allocation put in the functions (static counts): stores
+    /// of spilled values to their stack slots, and reloads.
+    pub spill_stores: u32,
+    pub spill_loads: u32,
 }
 
 impl Object {

@@ -292,6 +292,8 @@ fn statistics(m: &Machine, built: &BuiltLaunch, report: Option<&TimingReport>) -
         .set("vector_lane_slots", s.vector_lane_slots)
         .set("active_lanes", s.active_lanes)
         .set("hardware_threads", u64::from(layout.threads_used))
+        .set("spill_stores", u64::from(built.object.spill_stores))
+        .set("spill_loads", u64::from(built.object.spill_loads))
         .set("gangs_per_block", u64::from(layout.gangs_per_block));
     if s.vector_lane_slots > 0 {
         stats.set(
