@@ -148,16 +148,18 @@ fn snapshot_promote_loop() {
     );
 }
 
-/// Promotes the slots of an IR text and returns the written result.
-fn promote_text(text: &str) -> String {
+/// Runs `pass` on an IR text (verified before and after) and returns the written result.
+fn pass_text(text: &str, pass: passes::PassFn) -> String {
     let mut module = ir::parse_module(text).unwrap_or_else(|e| panic!("{e:?}"));
     verify::verify_module(&module).unwrap_or_else(|e| panic!("{e:?}"));
-    let module = {
-        passes::promote::run_module(&mut module);
-        module
-    };
+    pass(&mut module);
     verify::verify_module(&module).unwrap_or_else(|e| panic!("{e:?}"));
     write::module_to_string(&module)
+}
+
+/// Promotes the slots of an IR text and returns the written result.
+fn promote_text(text: &str) -> String {
+    pass_text(text, passes::promote::run_module)
 }
 
 #[test]
@@ -189,6 +191,80 @@ block1:
     assert!(out.contains("stack_addr ss1"), "{out}");
     assert!(out.contains("load.i32 private"), "{out}");
     assert!(out.contains("iadd v0, v4"), "{out}");
+}
+
+/// `merge_blocks` deletes the blocks it empties and those nothing reaches (here a
+/// `trap unreachable` after a return, as lowering leaves, and a dead block branching
+/// into a live one), renumbering the rest: the live blocks' parameters and branch
+/// targets follow.
+#[test]
+fn merge_blocks_deletes_unreachable_blocks() {
+    let out = pass_text(
+        "module lanes 16 ptr 8
+
+function internal @f(i32) -> i32 {
+block0(v0: i32):
+    v1 = iconst.i32 0
+    v2 = icmp slt v0, v1
+    brif v2, block2(v0), block3
+block1:
+    trap unreachable
+block2(v3: i32):
+    jump block5(v3)
+block3:
+    jump block5(v1)
+block4(v4: i32):
+    jump block5(v4)
+block5(v5: i32):
+    v6 = iadd v5, v0
+    return v6
+block6:
+    trap unreachable
+}
+",
+        passes::merge_blocks,
+    );
+    assert_eq!(
+        out,
+        "module lanes 16 ptr 8
+
+function internal @f(i32) -> i32 {
+block0(v0: i32):
+    v1 = iconst.i32 0
+    v2 = icmp slt v0, v1
+    brif v2, block1(v0), block2
+block1(v3: i32):
+    jump block3(v3)
+block2:
+    jump block3(v1)
+block3(v4: i32):
+    v5 = iadd v4, v0
+    return v5
+}
+"
+    );
+}
+
+/// Inlining leaves no unreachable block behind: neither the callee's (lowering's block
+/// after its `return`) nor one per call site.
+#[test]
+fn inlined_calls_leave_no_dead_blocks() {
+    let src = "static inline uint rotl7(uint x) { return (x << 7) | (x >> 25); }
+task void chain(uniform uint x[], uniform uint y[]) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    uint a = x[i];
+    a = a + rotl7(a);
+    a = a + rotl7(a);
+    y[i] = a;
+}
+";
+    let result = check_source("chain", src);
+    assert!(!result.diags.has_errors(), "{}", render_all(&result));
+    let opt = optimized(&lower_result(&result, 16).unwrap());
+    let chain = opt.function_by_name("chain").unwrap();
+    let text = write::module_to_string(&opt);
+    assert_eq!(opt.functions[chain].layout.len(), 1, "{text}");
+    assert!(!text.contains("trap unreachable"), "{text}");
 }
 
 /// Every program of the corpora still verifies after the pipeline (which panics, naming

@@ -524,6 +524,67 @@ pub fn clear_unreachable(func: &mut Function) {
     }
 }
 
+/// Whether each block is reached from the entry (a depth-first walk of the branches).
+pub fn reachable(func: &Function) -> SecondaryMap<Block, bool> {
+    let mut seen: SecondaryMap<Block, bool> = SecondaryMap::new();
+    let mut stack: Vec<Block> = func.entry_block().into_iter().collect();
+    while let Some(b) = stack.pop() {
+        if std::mem::replace(&mut seen[b], true) {
+            continue;
+        }
+        stack.extend(func.successors(b).into_iter().filter(|&s| !seen[s]));
+    }
+    seen
+}
+
+/// Deletes the blocks no path from the entry reaches, renumbering the others in layout
+/// order; returns how many went. Lowering ends a function with such blocks after its
+/// `return`s, every inlined call copies the callee's and leaves the emptied
+/// continuation ([`merge_jump_chains`] empties merged blocks too): left in place they
+/// grow every later walk over blocks and parameters with the number of call sites.
+///
+/// The verifier wants every arena block in the layout, so the block arena is rebuilt.
+/// The deleted blocks' instructions stay in the instruction arena, outside any block,
+/// as result-less `trap unreachable` (no scan of the arena finds a call there); their
+/// values stay unused in the value arena.
+pub fn remove_unreachable_blocks(func: &mut Function) -> usize {
+    let seen = reachable(func);
+    let removed = func.layout.iter().filter(|&&b| !seen[b]).count();
+    if removed == 0 {
+        return 0;
+    }
+    let mut old = std::mem::take(&mut func.blocks);
+    let mut renamed: SecondaryMap<Block, PackedOption<Block>> = SecondaryMap::new();
+    let layout = std::mem::take(&mut func.layout);
+    for &b in &layout {
+        let data = std::mem::take(&mut old[b]);
+        if seen[b] {
+            let nb = func.blocks.push(data);
+            renamed[b] = nb.into();
+            func.layout.push(nb);
+        } else {
+            for inst in data.insts {
+                func.insts[inst] = InstData::Trap {
+                    code: TrapCode::Unreachable,
+                };
+                func.results[inst] = None;
+            }
+        }
+    }
+    for &b in &func.layout {
+        for (i, &p) in func.blocks[b].params.iter().enumerate() {
+            func.values[p].def = ValueDef::Param(b, i as u32);
+        }
+        if let Some(t) = func.terminator(b) {
+            // A reachable block branches to reachable blocks only.
+            retarget(&mut func.insts[t], |s| {
+                renamed[s].expect("reachable target")
+            });
+        }
+    }
+    removed
+}
+
 /// Structural equality of two values computed by pure instructions (constants,
 /// arithmetic, comparisons, conversions, splats, non-clock special registers, `any` and
 /// `all`), up to `depth` levels: re-tests of a condition are separate instructions in

@@ -137,6 +137,9 @@ fn run_where(module: &mut Module, options: &Options, accept: impl Fn(&Function) 
     let mut eligible: SecondaryMap<FuncRef, bool> = SecondaryMap::new();
     for func in graph.bottom_up() {
         inlined += inline_into(module, func, &eligible, options);
+        // The callee's unreachable blocks were copied with it: delete them, and the
+        // function's own, before it is copied in turn.
+        super::cfg::remove_unreachable_blocks(&mut module.functions[func]);
         let f = &module.functions[func];
         eligible[func] = !graph.recursive[func]
             && size(f) <= options.max_callee_insts

@@ -102,10 +102,12 @@ pub fn trivial_params(module: &mut ir::Module) {
 
 /// Merges blocks into their only predecessor when it jumps to them
 /// ([`cfg::merge_jump_chains`]): the copies the CFG transforms leave behind, and the
-/// lowering's chains of jumps, cost a jump each.
+/// lowering's chains of jumps, cost a jump each. Then deletes the blocks that emptied
+/// and every other block no path reaches ([`cfg::remove_unreachable_blocks`]).
 pub fn merge_blocks(module: &mut ir::Module) {
     for (_, f) in module.functions.iter_mut() {
         cfg::merge_jump_chains(f);
+        cfg::remove_unreachable_blocks(f);
     }
 }
 
