@@ -10,17 +10,26 @@
 //!   with `K` the element size and the slot `lane_count * K` bytes.
 //!
 //! Any other use (a call argument, a stored value, a comparison, another offset, a block
-//! argument) leaves the slot in memory. Promotion uses the simple "a block parameter per
-//! promoted slot on every block but the entry" construction: each block starts from its
-//! parameters, loads become the current value, stores replace it, and every branch passes
-//! the values at its end. A store under a mask that is not the constant all-on mask becomes
+//! argument) leaves the slot in memory. Promotion places block parameters where a slot
+//! is live and its values may differ: on each reachable block with several predecessors
+//! into which the slot is live (a load may read it before a store); a block with one
+//! predecessor starts from that predecessor's values, and unreachable blocks are emptied
+//! first. Liveness is found per slot by walking back from its loads to its stores, so
+//! the work is the size of the live ranges: the slots of an inlined call are live only
+//! around it, and giving every slot a parameter on every block made promotion, and every
+//! pass after it, grow with blocks times slots, i.e. with the square of the call sites.
+//! Blocks are rewritten in reverse postorder: loads become the current value, stores
+//! replace it, and every branch passes the values its target needs. A store under a mask
+//! that is not the constant all-on mask (which reads the old value) becomes
 //! `select mask, new, old` (varying slot) or `select (any mask), new, old` (uniform slot).
 //! A slot starts as zero, like the interpreter's fresh stack memory. Masked loads read the
 //! current value in every lane (the interpreter would give 0 in off lanes; no lowering
 //! pattern observes off lanes of a loaded local).
 
-use rustc_hash::FxHashMap;
+use cranelift_entity::SecondaryMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::ir::dominance::DominatorTree;
 use crate::ir::{
     BinaryOp, Block, ConvOp, Function, InstData, LaneOp, Module, SpecialReg, StackSlot, Type,
     Value, ValueData, ValueDef,
@@ -253,41 +262,41 @@ pub fn promote_function(f: &mut Function, lanes: u32, ptr: u32) -> usize {
             .copied()
     };
 
-    // Initial values and block parameters.
-    let mut zeros = Vec::new();
-    let mut zero_insts = Vec::new();
-    for &ty in &slot_ty {
-        let data = if ty.scalar.is_float() {
-            InstData::Fconst { ty, bits: 0 }
-        } else {
-            InstData::Iconst { ty, bits: 0 }
-        };
-        let (inst, v) = make_inst(f, data, ty, None);
-        zero_insts.push(inst);
-        zeros.push(v);
+    // Only reachable blocks are rewritten; the others become `trap unreachable`.
+    super::cfg::clear_unreachable(f);
+    let dom = DominatorTree::compute(f);
+    let rpo: Vec<Block> = dom.rpo().to_vec();
+    let preds = super::cfg::predecessors(f);
+    let slot_of = |addr: Value| promoted_kind(&addr).map(|k| index[&k.slot()]);
+    let access = block_accesses(f, &rpo, slot_of);
+    let live = live_in(&rpo, &preds, &access);
+    let mut zeros = Zeros::new(slot_ty.len());
+
+    // A parameter per live slot on the blocks with several predecessors (or none but
+    // the entry); a block with one predecessor starts from that predecessor's values.
+    let mut params: FxHashMap<Block, Vec<(usize, Value)>> = FxHashMap::default();
+    for &b in &rpo {
+        if b == entry || preds[b].len() == 1 {
+            continue;
+        }
+        if let Some(slots) = live.get(&b) {
+            let ps = slots
+                .iter()
+                .map(|&s| (s, f.append_block_param(b, slot_ty[s])))
+                .collect();
+            params.insert(b, ps);
+        }
     }
-    let mut params: FxHashMap<Block, Vec<Value>> = FxHashMap::default();
-    let layout = f.layout.clone();
-    for &b in &layout[1..] {
-        let ps = slot_ty
-            .iter()
-            .map(|&ty| f.append_block_param(b, ty))
-            .collect();
-        params.insert(b, ps);
-    }
+    let mut inherited: FxHashMap<Block, FxHashMap<usize, Value>> = FxHashMap::default();
 
     let mut alias: FxHashMap<Value, Value> = FxHashMap::default();
-    for &b in &layout {
-        let mut cur = if b == entry {
-            zeros.clone()
-        } else {
-            params[&b].clone()
+    for &b in &rpo {
+        let mut cur: FxHashMap<usize, Value> = match params.get(&b) {
+            Some(ps) => ps.iter().copied().collect(),
+            None => inherited.remove(&b).unwrap_or_default(),
         };
         let old = std::mem::take(&mut f.blocks[b].insts);
         let mut new = Vec::with_capacity(old.len());
-        if b == entry {
-            new.extend(zero_insts.iter().copied());
-        }
         for inst in old {
             let result = f.results[inst];
             match f.insts[inst].clone() {
@@ -298,16 +307,16 @@ pub fn promote_function(f: &mut Function, lanes: u32, ptr: u32) -> usize {
                     continue
                 }
                 InstData::Load { addr, .. } => {
-                    if let Some(k) = promoted_kind(&addr) {
-                        alias.insert(result.unwrap(), cur[index[&k.slot()]]);
+                    if let Some(i) = slot_of(addr) {
+                        let v = current(f, &mut cur, &mut zeros, &slot_ty, i);
+                        alias.insert(result.unwrap(), v);
                         continue;
                     }
                 }
                 InstData::Store {
                     addr, value, mask, ..
                 } => {
-                    if let Some(k) = promoted_kind(&addr) {
-                        let i = index[&k.slot()];
+                    if let Some(i) = slot_of(addr) {
                         let ty = slot_ty[i];
                         match mask {
                             Some(m) if !is_const_true(f, m) => {
@@ -326,50 +335,210 @@ pub fn promote_function(f: &mut Function, lanes: u32, ptr: u32) -> usize {
                                 } else {
                                     m
                                 };
+                                let old = current(f, &mut cur, &mut zeros, &slot_ty, i);
                                 let (si, sv) = make_inst(
                                     f,
                                     InstData::Select {
-                                        args: [cond, value, cur[i]],
+                                        args: [cond, value, old],
                                     },
                                     ty,
                                     Some(inst),
                                 );
                                 new.push(si);
-                                cur[i] = sv;
+                                cur.insert(i, sv);
                             }
-                            _ => cur[i] = value,
+                            _ => {
+                                cur.insert(i, value);
+                            }
                         }
                         continue;
                     }
                 }
                 _ => {}
             }
-            match &mut f.insts[inst] {
-                InstData::Jump { dest } => dest.args.extend(cur.iter().copied()),
-                InstData::Brif {
-                    then_dest,
-                    else_dest,
-                    ..
-                } => {
-                    then_dest.args.extend(cur.iter().copied());
-                    else_dest.args.extend(cur.iter().copied());
-                }
-                _ => {}
+            if f.insts[inst].is_terminator() {
+                pass_values(
+                    f,
+                    inst,
+                    &mut cur,
+                    &mut zeros,
+                    &slot_ty,
+                    &params,
+                    &live,
+                    &mut inherited,
+                );
             }
             new.push(inst);
         }
         f.blocks[b].insts = new;
     }
+    f.blocks[entry].insts.splice(0..0, zeros.insts);
     let resolve = |mut v: Value| {
         while let Some(&w) = alias.get(&v) {
             v = w;
         }
         v
     };
-    for &b in &layout {
+    for &b in &rpo {
         for &inst in &f.blocks[b].insts {
             f.insts[inst].map_operands(resolve);
         }
     }
     promoted.len()
+}
+
+/// What a block does with the promoted slots (by index): the slots it loads before
+/// storing them (a store under a mask reads the old value too), and those it stores.
+#[derive(Default)]
+struct Access {
+    exposed: Vec<usize>,
+    stored: FxHashSet<usize>,
+}
+
+/// The [`Access`] of every block of `rpo`; `slot_of` gives the promoted slot an address
+/// names.
+fn block_accesses(
+    f: &Function,
+    rpo: &[Block],
+    slot_of: impl Fn(Value) -> Option<usize>,
+) -> FxHashMap<Block, Access> {
+    let mut out: FxHashMap<Block, Access> = FxHashMap::default();
+    for &b in rpo {
+        let mut a = Access::default();
+        for &inst in &f.blocks[b].insts {
+            let (slot, reads, writes) = match &f.insts[inst] {
+                InstData::Load { addr, .. } => (slot_of(*addr), true, false),
+                InstData::Store { addr, mask, .. } => {
+                    let masked = mask.is_some_and(|m| !is_const_true(f, m));
+                    (slot_of(*addr), masked, true)
+                }
+                _ => (None, false, false),
+            };
+            let Some(s) = slot else { continue };
+            if reads && !a.stored.contains(&s) && !a.exposed.contains(&s) {
+                a.exposed.push(s);
+            }
+            if writes {
+                a.stored.insert(s);
+            }
+        }
+        out.insert(b, a);
+    }
+    out
+}
+
+/// The promoted slots live at the entry of each block (sorted), found by walking back
+/// from each exposed load to the stores that reach it: the work is the size of the
+/// live ranges, not blocks times slots (the slots of an inlined call are live only
+/// around it).
+fn live_in(
+    rpo: &[Block],
+    preds: &SecondaryMap<Block, Vec<Block>>,
+    access: &FxHashMap<Block, Access>,
+) -> FxHashMap<Block, Vec<usize>> {
+    let mut seen: FxHashSet<(Block, usize)> = FxHashSet::default();
+    let mut work: Vec<(Block, usize)> = rpo
+        .iter()
+        .flat_map(|&b| access[&b].exposed.iter().map(move |&s| (b, s)))
+        .collect();
+    let mut live: FxHashMap<Block, Vec<usize>> = FxHashMap::default();
+    while let Some((b, s)) = work.pop() {
+        if !seen.insert((b, s)) {
+            continue;
+        }
+        live.entry(b).or_default().push(s);
+        for &p in &preds[b] {
+            if access.get(&p).is_some_and(|a| !a.stored.contains(&s)) {
+                work.push((p, s));
+            }
+        }
+    }
+    for slots in live.values_mut() {
+        slots.sort_unstable();
+    }
+    live
+}
+
+/// The zero constants slots start from, made on first use and placed at the start of
+/// the entry block.
+struct Zeros {
+    values: Vec<Option<Value>>,
+    insts: Vec<crate::ir::Inst>,
+}
+
+impl Zeros {
+    fn new(slots: usize) -> Zeros {
+        Zeros {
+            values: vec![None; slots],
+            insts: Vec::new(),
+        }
+    }
+
+    fn get(&mut self, f: &mut Function, slot: usize, ty: Type) -> Value {
+        if let Some(v) = self.values[slot] {
+            return v;
+        }
+        let data = if ty.scalar.is_float() {
+            InstData::Fconst { ty, bits: 0 }
+        } else {
+            InstData::Iconst { ty, bits: 0 }
+        };
+        let (inst, v) = make_inst(f, data, ty, None);
+        self.insts.push(inst);
+        self.values[slot] = Some(v);
+        v
+    }
+}
+
+/// The value of `slot` at this point of the block: its last store or what the block
+/// started with; zero where nothing stored it (only at the entry, for a live slot).
+fn current(
+    f: &mut Function,
+    cur: &mut FxHashMap<usize, Value>,
+    zeros: &mut Zeros,
+    slot_ty: &[Type],
+    slot: usize,
+) -> Value {
+    match cur.get(&slot) {
+        Some(&v) => v,
+        None => {
+            let z = zeros.get(f, slot, slot_ty[slot]);
+            cur.insert(slot, z);
+            z
+        }
+    }
+}
+
+/// At the terminator `inst`, hands each successor the values of the slots live into
+/// it: as branch arguments to a block with parameters, or as the starting values of a
+/// block whose only predecessor this is.
+#[allow(clippy::too_many_arguments)]
+fn pass_values(
+    f: &mut Function,
+    inst: crate::ir::Inst,
+    cur: &mut FxHashMap<usize, Value>,
+    zeros: &mut Zeros,
+    slot_ty: &[Type],
+    params: &FxHashMap<Block, Vec<(usize, Value)>>,
+    live: &FxHashMap<Block, Vec<usize>>,
+    inherited: &mut FxHashMap<Block, FxHashMap<usize, Value>>,
+) {
+    let targets: Vec<Block> = f.insts[inst].successors().iter().map(|c| c.block).collect();
+    for (k, t) in targets.into_iter().enumerate() {
+        if let Some(ps) = params.get(&t) {
+            let args: Vec<Value> = ps
+                .iter()
+                .map(|&(s, _)| current(f, cur, zeros, slot_ty, s))
+                .collect();
+            if let Some(call) = super::cfg::calls_mut(&mut f.insts[inst]).into_iter().nth(k) {
+                call.args.extend(args);
+            }
+        } else if let Some(slots) = live.get(&t) {
+            let vals = slots
+                .iter()
+                .map(|&s| (s, current(f, cur, zeros, slot_ty, s)))
+                .collect();
+            inherited.insert(t, vals);
+        }
+    }
 }
