@@ -675,7 +675,8 @@ fn failed_row(k: &DacKernel, l: &GpuLaunch, check: &str) -> Vec<Cell> {
     v
 }
 
-fn geomean(xs: impl Iterator<Item = f64>) -> f64 {
+/// The geometric mean of `xs` (NaN when there are none).
+pub(super) fn geomean(xs: impl Iterator<Item = f64>) -> f64 {
     let (sum, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x.ln(), n + 1));
     if n == 0 {
         f64::NAN

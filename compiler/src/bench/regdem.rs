@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use super::dac::geomean;
 use super::gpu::{compare, count, front, run_error};
 use super::{BenchError, BenchOptions, Cell, Table};
 use crate::back::dac_gpu::alloc::Placement;
@@ -411,15 +412,6 @@ fn summary_row(name: &str, s: &Summary, ok: bool) -> Vec<Cell> {
         blank(),
         Cell::Text(if ok { "ok" } else { "MISMATCH" }.into()),
     ]
-}
-
-fn geomean(xs: impl Iterator<Item = f64>) -> f64 {
-    let (sum, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x.ln(), n + 1));
-    if n == 0 {
-        f64::NAN
-    } else {
-        (sum / n as f64).exp()
-    }
 }
 
 fn geomean_row(summaries: &[Summary]) -> Vec<Cell> {
