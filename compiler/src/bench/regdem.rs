@@ -297,12 +297,7 @@ fn timed(
     codegen: &dac_gpu::Options,
     c: &Candidate,
 ) -> Result<RunResult, driver::RunError> {
-    let fixed = dac_gpu::Options {
-        predict: false,
-        max_regs: c.budget,
-        placement: c.placement,
-        ..codegen.clone()
-    };
+    let fixed = c.fixed(codegen);
     let compiled = dac_gpu::run::compile(front, req.optimize, &fixed)?;
     dac_gpu::run::run_compiled(front, &compiled, req, dopts)
 }

@@ -327,6 +327,19 @@ pub struct Candidate {
     pub prediction: Prediction,
 }
 
+impl Candidate {
+    /// `codegen` with this candidate's budget and placement fixed (no prediction):
+    /// the options that compile exactly this allocation.
+    pub fn fixed(&self, codegen: &Options) -> Options {
+        Options {
+            predict: false,
+            max_regs: self.budget,
+            placement: self.placement,
+            ..codegen.clone()
+        }
+    }
+}
+
 /// A selected kernel, its line table and trap sites: what allocation rewrites.
 type Selected = (Kernel, Vec<Option<Span>>, Vec<(usize, &'static str)>);
 

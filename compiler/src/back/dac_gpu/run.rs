@@ -130,12 +130,7 @@ fn fastest_allocation(
     };
     let mut best: Option<(u64, Options)> = None;
     for c in candidates {
-        let fixed = Options {
-            predict: false,
-            max_regs: c.budget,
-            placement: c.placement,
-            ..codegen.clone()
-        };
+        let fixed = c.fixed(&codegen);
         let variant = compile(front, req.optimize, &fixed)?;
         let result = run_compiled(front, &variant, req, &timed)?;
         let cycles = match result.stats.get(Stats::CYCLES) {
