@@ -14,6 +14,7 @@ pub mod driver;
 pub mod front;
 pub mod interp;
 pub mod ir;
+pub mod ispc_suite;
 pub mod launch;
 pub mod lower;
 pub mod passes;

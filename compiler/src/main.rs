@@ -72,6 +72,11 @@ enum Command {
     /// a grid of at least 1M threads and checked against the interpreter.
     #[command(after_help = BENCH_HELP)]
     Bench(BenchArgs),
+    /// Run ISPC's functional test suite from a checkout of ispc/ispc, e.g.
+    /// `spmdc ispc-tests ../ispc --target nyuzi`: each test's function and its `result`
+    /// run as ISPC's harness runs them, and their outputs are compared.
+    #[command(name = "ispc-tests", after_help = ISPC_TESTS_HELP)]
+    IspcTests(IspcTestsArgs),
     /// Print the long explanation of a diagnostic code, e.g. `spmdc explain E0400`.
     Explain {
         /// The code (E0001...). `--list` prints every code with its summary.
@@ -111,6 +116,44 @@ struct BenchArgs {
     /// Print the table as JSON instead of aligned text.
     #[arg(long)]
     json: bool,
+}
+
+const ISPC_TESTS_HELP: &str = "\
+The tests are read from CHECKOUT/tests/func-tests and never copied. Each run is its own
+`spmdc run` process, bounded by --timeout and --max-steps.
+
+Exit codes:
+  0  every test that ran passed
+  1  some test failed
+  2  usage error: no such checkout";
+
+/// `spmdc ispc-tests CHECKOUT`.
+#[derive(Args)]
+struct IspcTestsArgs {
+    /// The root of a checkout of ispc/ispc.
+    #[arg(value_name = "CHECKOUT")]
+    checkout: PathBuf,
+    /// Where to run the tests.
+    #[arg(long, value_enum, default_value_t = RunTarget::Interp)]
+    target: RunTarget,
+    /// The interpreter's gang width (nyuzi has 16 lanes, dac-gpu 32).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=64))]
+    program_count: u32,
+    /// Only the tests whose file name contains this.
+    #[arg(long, value_name = "TEXT")]
+    filter: Option<String>,
+    /// Tests run at once (default: the number of cores).
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Seconds before one run is stopped.
+    #[arg(long, value_name = "S", default_value_t = 30)]
+    timeout: u64,
+    /// Step limit of each run.
+    #[arg(long, value_name = "N", default_value_t = 100_000_000)]
+    max_steps: u64,
+    /// Write one line per test (file, verdict, first error) to this file.
+    #[arg(long, value_name = "FILE")]
+    list: Option<PathBuf>,
 }
 
 const RUN_HELP: &str = "\
@@ -360,6 +403,17 @@ enum RunTarget {
     DacGpu,
 }
 
+impl RunTarget {
+    /// The name `--target` takes.
+    fn name(self) -> &'static str {
+        match self {
+            RunTarget::Interp => "interp",
+            RunTarget::Nyuzi => "nyuzi",
+            RunTarget::DacGpu => "dac-gpu",
+        }
+    }
+}
+
 #[derive(Args)]
 struct CompileArgs {
     #[command(flatten)]
@@ -487,7 +541,7 @@ fn run(cli: Cli) -> u8 {
     let time_passes = match &cli.command {
         Some(Command::Check { front }) => front.time_passes,
         Some(Command::Run(args)) => args.front.time_passes,
-        Some(Command::Explain { .. } | Command::Bench(_)) => false,
+        Some(Command::Explain { .. } | Command::Bench(_) | Command::IspcTests(_)) => false,
         None => cli.compile.front.time_passes,
     };
     if time_passes {
@@ -498,6 +552,7 @@ fn run(cli: Cli) -> u8 {
         Some(Command::Run(args)) => run_kernel(&args),
         Some(Command::Explain { code, list }) => explain(code.as_deref(), list),
         Some(Command::Bench(args)) => bench(&args),
+        Some(Command::IspcTests(args)) => ispc_tests(&args),
         None => compile(&cli.compile),
     });
     if time_passes {
@@ -989,6 +1044,54 @@ fn explain(code: Option<&str>, list: bool) -> u8 {
 
 /// `spmdc bench SUITE`: runs the suite, prints its table (and its failed checks on
 /// standard error).
+fn ispc_tests(args: &IspcTestsArgs) -> u8 {
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => {
+            eprintln!("error: cannot find the spmdc executable: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    if !args.checkout.join("tests").join("func-tests").is_dir() {
+        eprintln!(
+            "error: {} has no tests/func-tests\n  = help: give the root of a checkout of https://github.com/ispc/ispc",
+            args.checkout.display()
+        );
+        return EXIT_USAGE;
+    }
+    let opts = spmdc::ispc_suite::SuiteOptions {
+        exe,
+        checkout: args.checkout.clone(),
+        target: args.target.name().to_string(),
+        program_count: args.program_count,
+        filter: args.filter.clone(),
+        jobs: args
+            .jobs
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        timeout: std::time::Duration::from_secs(args.timeout),
+        max_steps: args.max_steps,
+    };
+    let report = match spmdc::ispc_suite::run(&opts) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    if let Some(path) = &args.list {
+        if let Err(e) = std::fs::write(path, report.listing()) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return EXIT_USAGE;
+        }
+    }
+    print!("{}", report.summary(30));
+    if report.all_passed() {
+        EXIT_OK
+    } else {
+        EXIT_COMPILE_ERROR
+    }
+}
+
 fn bench(args: &BenchArgs) -> u8 {
     let opts = spmdc::bench::BenchOptions {
         config: args.config.clone(),
