@@ -168,6 +168,7 @@ codes! {
     MACRO_REDEFINED = "W0006": "a `#define` that replaces an earlier definition";
     UNREACHABLE_CODE = "W0007": "a statement that can never execute";
     DIVERGENT_BRANCH = "W0008": "a branch the program instances may take differently (`--warn-divergent`)";
+    FLOAT_WITHOUT_RADIX = "W0009": "a float literal written without a radix separator (`2f`)";
 }
 
 /// Looks a code up by its text, case-insensitively (`e0200` works too).

@@ -274,6 +274,21 @@ impl<'a> Pp<'a> {
                     Tok::Ident(sym)
                 }
             }
+            RawTok::Int if is_bare_float(s) => {
+                self.diags.push(
+                    Diagnostic::warning(
+                        codes::FLOAT_WITHOUT_RADIX,
+                        format!("float literal `{s}` has no radix separator"),
+                    )
+                    .with_primary(span, "read as a `float`")
+                    .with_help(format!("write `{}.f`, as ISPC recommends", &s[..s.len() - 1])),
+                );
+                let digits = &s[..s.len() - 1];
+                match digits.parse::<f32>() {
+                    Ok(v) => Tok::Float(f64::from(v), FloatSuffix::F),
+                    Err(_) => Tok::Float(0.0, FloatSuffix::F),
+                }
+            }
             RawTok::Int => self.int_literal(s, span),
             RawTok::IntEllipsis => {
                 let split = t.end - 3;
@@ -1015,6 +1030,12 @@ type LitError = (String, String);
 /// Parses a C integer literal: decimal, `0x` hex, `0b` binary or leading-`0` octal,
 /// with suffixes `u`, `l`, `ll` (any case and order) and ISPC's `k`/`M`/`G` multipliers.
 pub fn parse_int(s: &str) -> Result<(u64, IntSuffix), LitError> {
+    if s.len() > 1 && s[..s.len() - 1].bytes().all(|b| b.is_ascii_digit()) && s.ends_with(['d', 'D']) {
+        return Err((
+            "a double literal needs a radix separator".into(),
+            format!("write `{}.d`", &s[..s.len() - 1]),
+        ));
+    }
     let (radix, digits_start) = if s.len() > 1 && (s.starts_with("0x") || s.starts_with("0X")) {
         (16, 2)
     } else if s.len() > 1 && (s.starts_with("0b") || s.starts_with("0B")) {
@@ -1102,6 +1123,13 @@ fn bad_suffix(suffix: &str) -> LitError {
 /// decimal text to binary32 (never through binary64, which could round twice); `d` gives
 /// a double.
 pub fn parse_float(s: &str) -> Result<(f64, FloatSuffix), LitError> {
+    if s.starts_with("0x") || s.starts_with("0X") {
+        return parse_hex_float(&s[2..]);
+    }
+    if let Some(exp) = fortran_exponent(s) {
+        let text = format!("{}e{}", &s[..exp], &s[exp + 1..]);
+        return parse_decimal(&text, FloatSuffix::D);
+    }
     let split = s
         .rfind(|c: char| c.is_ascii_digit() || c == '.')
         .map_or(0, |i| i + 1);
@@ -1117,6 +1145,69 @@ pub fn parse_float(s: &str) -> Result<(f64, FloatSuffix), LitError> {
                     .into(),
             )),
         };
+    parse_decimal(num, suf)
+}
+
+/// `2f`: digits and an `f`, which ISPC reads as a float (deprecated there, with a
+/// warning, as here).
+fn is_bare_float(s: &str) -> bool {
+    s.len() > 1
+        && s[..s.len() - 1].bytes().all(|b| b.is_ascii_digit())
+        && s.ends_with(['f', 'F'])
+}
+
+/// Where the `d` of a "Fortran" double (`1.5d-3`) is, if `s` is one: a `d` between the
+/// number and an exponent's signed digits.
+fn fortran_exponent(s: &str) -> Option<usize> {
+    let at = s.find(['d', 'D'])?;
+    let exp = &s[at + 1..];
+    let digits = exp.strip_prefix(['+', '-']).unwrap_or(exp);
+    let is_exponent = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+    let is_number = s[..at].bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    (is_exponent && is_number).then_some(at)
+}
+
+/// A hexadecimal floating literal after its `0x`: `1.8p1` is 1.5 * 2^1. The mantissa is
+/// read exactly (at most 13 fraction digits, which fit a double's 52 bits) and rounded
+/// once to the literal's type.
+fn parse_hex_float(s: &str) -> Result<(f64, FloatSuffix), LitError> {
+    let bad = || {
+        (
+            "not a valid hexadecimal floating-point number".to_string(),
+            "write `0x`, `0` or `1`, an optional `.` and hex digits, then `p` and a decimal exponent, like `0x1.8p1`".to_string(),
+        )
+    };
+    let p = s.find(['p', 'P']).ok_or_else(bad)?;
+    let (mantissa, rest) = (&s[..p], &s[p + 1..]);
+    let exp_len = rest
+        .char_indices()
+        .find(|&(i, c)| !(c.is_ascii_digit() || (i == 0 && (c == '+' || c == '-'))))
+        .map_or(rest.len(), |(i, _)| i);
+    let (exp, suffix) = rest.split_at(exp_len);
+    let suf = match suffix {
+        "" => FloatSuffix::None,
+        "f" | "F" => FloatSuffix::F,
+        "d" | "D" => FloatSuffix::D,
+        _ => return Err(bad()),
+    };
+    let exp: i32 = exp.parse().map_err(|_| bad())?;
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if frac.len() > 13 {
+        return Err((
+            "too many hexadecimal digits".into(),
+            "a hexadecimal floating-point literal has at most 13 digits after the `.`".into(),
+        ));
+    }
+    let bits = u64::from_str_radix(&format!("{int}{frac}"), 16).map_err(|_| bad())?;
+    let value = bits as f64 * 2f64.powi(exp.saturating_sub(4 * frac.len() as i32));
+    Ok(match suf {
+        FloatSuffix::D => (value, suf),
+        _ => (f64::from(value as f32), suf),
+    })
+}
+
+/// A decimal number's text (digits, `.`, exponent) as the literal's type.
+fn parse_decimal(num: &str, suf: FloatSuffix) -> Result<(f64, FloatSuffix), LitError> {
     let mut text = num.to_string();
     if text.ends_with('.') {
         text.push('0');
@@ -1283,6 +1374,22 @@ mod tests {
         assert_eq!(parse_float("0.1").unwrap().0, f64::from(0.1f32));
         assert_eq!(parse_float("0.1d").unwrap().0, 0.1f64);
         assert!(parse_float("1.5q").is_err());
+    }
+
+    #[test]
+    fn fortran_and_hex_floats() {
+        assert_eq!(parse_float("1d-7").unwrap(), (1e-7, FloatSuffix::D));
+        assert_eq!(parse_float("1.0d0").unwrap(), (1.0, FloatSuffix::D));
+        assert_eq!(parse_float(".5D+2").unwrap(), (50.0, FloatSuffix::D));
+        assert_eq!(parse_float("0x1.8p1").unwrap(), (3.0, FloatSuffix::None));
+        assert_eq!(parse_float("0x1p-2d").unwrap(), (0.25, FloatSuffix::D));
+        // Rounded once to binary32: 1 + 2^-24 + 2^-52 rounds up, not to even.
+        let v = parse_float("0x1.0000010000001p0").unwrap().0;
+        assert_eq!(v, f64::from(1.0f32 + f32::EPSILON));
+        assert!(parse_float("0x1.8p").is_err());
+        assert!(parse_float("0x1.00000000000000p0").is_err());
+        assert!(parse_int("2d").unwrap_err().1.contains("2.d"));
+        assert!(is_bare_float("0f") && !is_bare_float("0x1f") && !is_bare_float("f"));
     }
 
     #[test]
