@@ -1198,6 +1198,18 @@ impl Checker<'_> {
         self.sizeof_result(e, ty)
     }
 
+    /// ISPC converts a floating-point array index or `switch` value to `int`, as a cast
+    /// would (truncating toward zero): records that conversion of `e` (of type `ty`) and
+    /// gives the `int` type, or `None` when `ty` is not floating point.
+    pub(super) fn float_as_int(&mut self, e: &Expr, ty: TypeId) -> Option<TypeId> {
+        if !self.out.types.as_prim(ty).is_some_and(Prim::is_float) {
+            return None;
+        }
+        let int = self.out.types.prim(Prim::Int32, self.out.types.var(ty));
+        self.set_conv(e, int);
+        Some(int)
+    }
+
     fn check_index(&mut self, e: &Expr, base: &Expr, index: &Expr) -> TypeId {
         let bt = self.check_expr(base);
         let it = self.check_expr(index);
@@ -1206,7 +1218,9 @@ impl Checker<'_> {
         }
         let mut iv = false;
         if !self.out.types.is_error(it) {
-            if !self.out.types.is_integral(it) {
+            if let Some(int) = self.float_as_int(index, it) {
+                iv = self.out.types.is_varying(int);
+            } else if !self.out.types.is_integral(it) {
                 let its = self.ty_str(it);
                 self.emit(
                     Diagnostic::error(codes::NON_INTEGER, "array index is not an integer")

@@ -654,6 +654,7 @@ impl<'a> Checker<'a> {
     fn check_switch(&mut self, cond: &Expr, arms: &[ast::SwitchArm]) {
         let ct = self.check_expr(cond);
         let ct = self.rvalue(cond, ct);
+        let ct = self.float_as_int(cond, ct).unwrap_or(ct);
         let ok = self.out.types.is_error(ct) || self.out.types.is_integral(ct);
         if !ok {
             let cs = self.ty_str(ct);
