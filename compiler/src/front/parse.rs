@@ -16,7 +16,7 @@ use super::ast::*;
 use super::items::{item_ranges, ItemTok};
 use super::token::{Pos, Tok, Token};
 use crate::diag::{codes, Diagnostic};
-use crate::source::{SourceMap, Span};
+use crate::source::{FileId, SourceMap, Span};
 
 lalrpop_mod!(
     #[allow(clippy::all, unused_parens, dead_code, clippy::pedantic)]
@@ -160,9 +160,9 @@ fn check_nesting(item: &[Token]) -> Option<Diagnostic> {
 // ------------------------------------------------------------------ syntax errors
 
 /// Reports an item's syntax errors, dropping those that merely follow from the previous
-/// one: an error is kept only if a `;`, `{` or `}` lies between it and the last error
-/// reported, i.e. the parser got to a new statement in between. (Recovery resumes at the
-/// next token that can follow a statement, which may sit in the middle of the broken one.)
+/// one. Recovery resumes at the next token that can follow a statement, which may sit in
+/// the middle of the broken statement; an error is kept only if the parser got to a new
+/// statement since the last error reported (see [`is_independent`]).
 fn report_cascade_free(
     found: Vec<ParseError<Pos, Tok, ()>>,
     item: &[Token],
@@ -172,17 +172,37 @@ fn report_cascade_free(
     let mut last: Option<usize> = None;
     for err in found {
         let at = error_index(&err, item);
-        if let Some(prev) = last {
-            let boundary = item[(prev + 1).min(at)..at]
-                .iter()
-                .any(|t| matches!(t.tok, Tok::Semi | Tok::LBrace | Tok::RBrace));
-            if !boundary {
-                continue;
-            }
+        if last.is_some_and(|prev| !is_independent(item, prev, at, sources)) {
+            continue;
         }
         last = Some(at);
         diags.push(syntax_error(err, item, sources));
     }
+}
+
+/// Whether an error at `item[at]` is independent of the last one reported, at
+/// `item[prev]`: the last one's token began a line (as after a missing `;`, where
+/// recovery resumes at the next line's statement) or ended a statement (`;`, `{`, `}`),
+/// or a statement boundary lies between them and the new error is on a later line (a
+/// broken statement's other errors share its line).
+fn is_independent(item: &[Token], prev: usize, at: usize, sources: &SourceMap) -> bool {
+    let ends_statement = |t: &Token| matches!(t.tok, Tok::Semi | Tok::LBrace | Tok::RBrace);
+    if starts_line(item, prev, sources) || item.get(prev).is_some_and(ends_statement) {
+        return true;
+    }
+    let boundary = item[(prev + 1).min(at)..at].iter().any(ends_statement);
+    boundary && line_of(item, at, sources) != line_of(item, prev, sources)
+}
+
+/// Whether `item[i]` is the first token on its line.
+fn starts_line(item: &[Token], i: usize, sources: &SourceMap) -> bool {
+    i < item.len() && (i == 0 || line_of(item, i - 1, sources) != line_of(item, i, sources))
+}
+
+/// The file and line of `item[i]` (the end of the item past its last token).
+fn line_of(item: &[Token], i: usize, sources: &SourceMap) -> Option<(FileId, usize)> {
+    let t = item.get(i)?;
+    Some((t.span.file, sources.get(t.span.file).line_index(t.span.start)))
 }
 
 /// Index in the item of the token an error points at (`item.len()` at the end).
