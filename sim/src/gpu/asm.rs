@@ -1541,63 +1541,104 @@ fn statement<'a>(
 // Printer
 // ---------------------------------------------------------------------------------
 
-/// The text of a register holding a value of type `ty`.
-pub fn reg_text(r: Reg, ty: Type) -> String {
+// Every piece is written into one output string: a listing is thousands of lines,
+// and a `format!` per operand (each its own allocation) made printing cost more than
+// compiling on large kernels.
+
+/// Writes the text of a register holding a value of type `ty`.
+fn write_reg(out: &mut String, r: Reg, ty: Type) {
     let wide = ty.is_wide();
     let prefix = match (r.file, wide) {
-        (RegFile::R, false) => "r",
-        (RegFile::R, true) => "rd",
-        (RegFile::P, _) => "p",
-        (RegFile::Ur, false) => "ur",
-        (RegFile::Ur, true) => "urd",
-        (RegFile::A, false) => "a",
-        (RegFile::A, true) => "ad",
+        (RegFile::R, false) => "%r",
+        (RegFile::R, true) => "%rd",
+        (RegFile::P, _) => "%p",
+        (RegFile::Ur, false) => "%ur",
+        (RegFile::Ur, true) => "%urd",
+        (RegFile::A, false) => "%a",
+        (RegFile::A, true) => "%ad",
     };
-    format!("%{prefix}{}", r.idx)
+    out.push_str(prefix);
+    let _ = write!(out, "{}", r.idx);
 }
 
-/// The canonical text of an immediate of type `ty`: decimal for signed and unsigned
-/// integers, hex for bit types, `0f`/`0d` hex bit patterns for floats (exact).
-pub fn imm_text(bits: u64, ty: Type) -> String {
+/// The text of a register holding a value of type `ty`.
+pub fn reg_text(r: Reg, ty: Type) -> String {
+    let mut s = String::new();
+    write_reg(&mut s, r, ty);
+    s
+}
+
+/// Writes the canonical text of an immediate of type `ty`: decimal for signed and
+/// unsigned integers, hex for bit types, `0f`/`0d` hex bit patterns for floats (exact).
+fn write_imm(out: &mut String, bits: u64, ty: Type) {
     let w = ty.bits();
     let v = bits & mask(w);
-    match ty {
-        Type::F32 => format!("0f{:08X}", v as u32),
-        Type::F64 => format!("0d{v:016X}"),
+    let _ = match ty {
+        Type::F32 => write!(out, "0f{:08X}", v as u32),
+        Type::F64 => write!(out, "0d{v:016X}"),
         Type::S8 | Type::S16 | Type::S32 | Type::S64 => {
             let shift = 64 - w;
-            format!("{}", ((v << shift) as i64) >> shift)
+            write!(out, "{}", ((v << shift) as i64) >> shift)
         }
-        Type::B8 | Type::B16 | Type::B32 | Type::B64 => format!("0x{v:x}"),
-        _ => format!("{v}"),
+        Type::B8 | Type::B16 | Type::B32 | Type::B64 => write!(out, "0x{v:x}"),
+        _ => write!(out, "{v}"),
+    };
+}
+
+/// The canonical text of an immediate of type `ty` (see [`write_imm`]).
+pub fn imm_text(bits: u64, ty: Type) -> String {
+    let mut s = String::new();
+    write_imm(&mut s, bits, ty);
+    s
+}
+
+/// Writes the text of a source operand of type `ty`.
+fn write_src(out: &mut String, s: Src, ty: Type) {
+    match s {
+        Src::Reg(r) => write_reg(out, r, ty),
+        Src::Imm(b) => write_imm(out, b, ty),
+        Src::Special(sp) => out.push_str(&sp.name()),
     }
 }
 
 pub fn src_text(s: Src, ty: Type) -> String {
-    match s {
-        Src::Reg(r) => reg_text(r, ty),
-        Src::Imm(b) => imm_text(b, ty),
-        Src::Special(sp) => sp.name(),
+    let mut out = String::new();
+    write_src(&mut out, s, ty);
+    out
+}
+
+/// Writes the text of an address; `params` names `[param]` bases.
+fn write_addr(out: &mut String, a: Address, params: &[Param]) {
+    out.push('[');
+    match a.base {
+        AddrBase::None => {
+            let _ = write!(out, "{}]", a.offset);
+            return;
+        }
+        AddrBase::Reg(r) => write_reg(out, r, Type::U32),
+        AddrBase::RegPair(r) => write_reg(out, r, Type::U64),
+        AddrBase::Param(i) => match params.get(i as usize) {
+            Some(p) => out.push_str(&p.name),
+            None => {
+                let _ = write!(out, "$param{i}");
+            }
+        },
+        AddrBase::DeqAddr => out.push_str("deq.addr"),
+        AddrBase::DeqData => out.push_str("deq.data"),
     }
+    let _ = match a.offset {
+        0 => Ok(()),
+        o if o < 0 => write!(out, "-{}", -i64::from(o)),
+        o => write!(out, "+{o}"),
+    };
+    out.push(']');
 }
 
 /// The text of an address; `params` names `[param]` bases.
 pub fn addr_text(a: Address, params: &[Param]) -> String {
-    let base = match a.base {
-        AddrBase::None => return format!("[{}]", a.offset),
-        AddrBase::Reg(r) => reg_text(r, Type::U32),
-        AddrBase::RegPair(r) => reg_text(r, Type::U64),
-        AddrBase::Param(i) => params
-            .get(i as usize)
-            .map_or_else(|| format!("$param{i}"), |p| p.name.clone()),
-        AddrBase::DeqAddr => "deq.addr".into(),
-        AddrBase::DeqData => "deq.data".into(),
-    };
-    match a.offset {
-        0 => format!("[{base}]"),
-        o if o < 0 => format!("[{base}-{}]", -i64::from(o)),
-        o => format!("[{base}+{o}]"),
-    }
+    let mut s = String::new();
+    write_addr(&mut s, a, params);
+    s
 }
 
 fn addr_ty(wide: bool) -> Type {
@@ -1605,6 +1646,27 @@ fn addr_ty(wide: bool) -> Type {
         Type::U64
     } else {
         Type::U32
+    }
+}
+
+/// Names the branch targets and called functions of the instructions printed.
+trait Names {
+    fn write_label(&self, out: &mut String, at: u32);
+    fn write_func(&self, out: &mut String, func: u32);
+}
+
+/// [`Names`] from two closures returning each name.
+struct NameFns<'a> {
+    label_of: &'a dyn Fn(u32) -> String,
+    func_of: &'a dyn Fn(u32) -> String,
+}
+
+impl Names for NameFns<'_> {
+    fn write_label(&self, out: &mut String, at: u32) {
+        out.push_str(&(self.label_of)(at));
+    }
+    fn write_func(&self, out: &mut String, func: u32) {
+        out.push_str(&(self.func_of)(func));
     }
 }
 
@@ -1617,30 +1679,44 @@ pub fn inst_text(
     func_of: &dyn Fn(u32) -> String,
 ) -> String {
     let mut s = String::new();
+    write_inst(&mut s, inst, params, &NameFns { label_of, func_of });
+    s
+}
+
+/// Writes one instruction (no indentation, with `;`), as [`inst_text`] prints it.
+fn write_inst(out: &mut String, inst: &Inst, params: &[Param], names: &dyn Names) {
     if let Some(g) = inst.guard {
-        let _ = write!(s, "@{}%p{} ", if g.negate { "!" } else { "" }, g.pred);
+        let _ = write!(out, "@{}%p{} ", if g.negate { "!" } else { "" }, g.pred);
     }
-    let r = reg_text;
-    let x = src_text;
-    let body = match inst.op {
+    let body = out.len();
+    write_body(out, inst, params, names);
+    // `.uni` follows the mnemonic's first part (`add.uni.s32`).
+    if inst.uni {
+        if let Some(dot) = out[body..].find('.') {
+            out.insert_str(body + dot, ".uni");
+        }
+    }
+    out.push(';');
+}
+
+/// An instruction's text after its guard: a mnemonic and operands, each operand
+/// written by a closure of the instruction's [`Operands`] writer.
+fn write_body(out: &mut String, inst: &Inst, params: &[Param], names: &dyn Names) {
+    let mut o = Operands { out, first: true };
+    match inst.op {
         Op::Bin { op, ty, dst, a, b } => {
             let bty = if op.is_shift() { Type::U32 } else { ty };
-            format!(
-                "{}.{ty} {}, {}, {}",
-                op.name(),
-                r(dst, ty),
-                x(a, ty),
-                x(b, bty)
-            )
+            o.head(&[op.name(), ".", ty.name()]);
+            o.reg(dst, ty).src(a, ty).src(b, bty);
         }
-        Op::Un { op, ty, dst, a } => format!("{}.{ty} {}, {}", op.name(), r(dst, ty), x(a, ty)),
-        Op::Mad { ty, dst, a, b, c } => format!(
-            "mad.{ty} {}, {}, {}, {}",
-            r(dst, ty),
-            x(a, ty),
-            x(b, ty),
-            x(c, ty)
-        ),
+        Op::Un { op, ty, dst, a } => {
+            o.head(&[op.name(), ".", ty.name()]);
+            o.reg(dst, ty).src(a, ty);
+        }
+        Op::Mad { ty, dst, a, b, c } => {
+            o.head(&["mad.", ty.name()]);
+            o.reg(dst, ty).src(a, ty).src(b, ty).src(c, ty);
+        }
         Op::Cvt {
             rnd,
             dty,
@@ -1648,26 +1724,17 @@ pub fn inst_text(
             dst,
             a,
         } => {
-            let rnd = rnd.map_or(String::new(), |m| format!(".{}", m.name()));
-            format!("cvt{rnd}.{dty}.{sty} {}, {}", r(dst, dty), x(a, sty))
+            let (dot, rnd) = rnd.map_or(("", ""), |m| (".", m.name()));
+            o.head(&["cvt", dot, rnd, ".", dty.name(), ".", sty.name()]);
+            o.reg(dst, dty).src(a, sty);
         }
         Op::Setp { cmp, ty, dst, a, b } => {
-            format!(
-                "setp.{}.{ty} {}, {}, {}",
-                cmp.name(),
-                r(dst, Type::Pred),
-                x(a, ty),
-                x(b, ty)
-            )
+            o.head(&["setp.", cmp.name(), ".", ty.name()]);
+            o.reg(dst, Type::Pred).src(a, ty).src(b, ty);
         }
         Op::Selp { ty, dst, a, b, p } => {
-            format!(
-                "selp.{ty} {}, {}, {}, {}",
-                r(dst, ty),
-                x(a, ty),
-                x(b, ty),
-                r(p, Type::Pred)
-            )
+            o.head(&["selp.", ty.name()]);
+            o.reg(dst, ty).src(a, ty).src(b, ty).reg(p, Type::Pred);
         }
         Op::Ld {
             space,
@@ -1675,20 +1742,12 @@ pub fn inst_text(
             dst,
             addr,
         } => {
-            format!(
-                "ld.{}.{ty} {}, {}",
-                space.name(),
-                r(dst, widen(ty)),
-                addr_text(addr, params)
-            )
+            o.head(&["ld.", space.name(), ".", ty.name()]);
+            o.reg(dst, widen(ty)).addr(addr, params);
         }
         Op::St { space, ty, addr, a } => {
-            format!(
-                "st.{}.{ty} {}, {}",
-                space.name(),
-                addr_text(addr, params),
-                x(a, widen(ty))
-            )
+            o.head(&["st.", space.name(), ".", ty.name()]);
+            o.addr(addr, params).src(a, widen(ty));
         }
         Op::Atom {
             space,
@@ -1699,43 +1758,39 @@ pub fn inst_text(
             a,
             b,
         } => {
-            let mut t = format!(
-                "atom.{}.{}.{ty} {}, {}, {}",
-                space.name(),
-                op.name(),
-                r(dst, ty),
-                addr_text(addr, params),
-                x(a, ty)
-            );
+            o.head(&["atom.", space.name(), ".", op.name(), ".", ty.name()]);
+            o.reg(dst, ty).addr(addr, params).src(a, ty);
             if let Some(b) = b {
-                let _ = write!(t, ", {}", x(b, ty));
+                o.src(b, ty);
             }
-            t
         }
         Op::Bra { uni, target } => {
-            format!("bra{} {}", if uni { ".uni" } else { "" }, label_of(target))
+            o.head(&["bra", if uni { ".uni" } else { "" }]);
+            o.out.push(' ');
+            names.write_label(o.out, target);
         }
-        Op::Call { func } => format!("call {}", func_of(func)),
-        Op::Ret => "ret".into(),
-        Op::Exit => "exit".into(),
-        Op::Nop => "nop".into(),
-        Op::Bar { id } => format!("bar.sync {id}"),
-        Op::Fence { scope } => match scope {
-            FenceScope::Cta => "membar.cta".into(),
-            FenceScope::Gl => "membar.gl".into(),
-        },
+        Op::Call { func } => {
+            o.out.push_str("call ");
+            names.write_func(o.out, func);
+        }
+        Op::Ret => o.out.push_str("ret"),
+        Op::Exit => o.out.push_str("exit"),
+        Op::Nop => o.out.push_str("nop"),
+        Op::Bar { id } => {
+            let _ = write!(o.out, "bar.sync {id}");
+        }
+        Op::Fence { scope } => o.out.push_str(match scope {
+            FenceScope::Cta => "membar.cta",
+            FenceScope::Gl => "membar.gl",
+        }),
         Op::Vote { mode, dst, p } => {
             let (ty, dty) = if mode == VoteMode::Ballot {
                 ("b32", Type::B32)
             } else {
                 ("pred", Type::Pred)
             };
-            format!(
-                "vote.{}.{ty} {}, {}",
-                mode.name(),
-                r(dst, dty),
-                r(p, Type::Pred)
-            )
+            o.head(&["vote.", mode.name(), ".", ty]);
+            o.reg(dst, dty).reg(p, Type::Pred);
         }
         Op::Shfl {
             mode,
@@ -1745,15 +1800,15 @@ pub fn inst_text(
             lane,
             clamp,
         } => {
-            let dp = dst_pred.map_or(String::new(), |p| format!("|{}", r(p, Type::Pred)));
-            format!(
-                "shfl.{}.b32 {}{dp}, {}, {}, {}",
-                mode.name(),
-                r(dst, Type::B32),
-                x(a, Type::B32),
-                x(lane, Type::U32),
-                x(clamp, Type::U32)
-            )
+            o.head(&["shfl.", mode.name(), ".b32"]);
+            o.reg(dst, Type::B32);
+            if let Some(p) = dst_pred {
+                o.out.push('|');
+                write_reg(o.out, p, Type::Pred);
+            }
+            o.src(a, Type::B32)
+                .src(lane, Type::U32)
+                .src(clamp, Type::U32);
         }
         Op::EnqData {
             space,
@@ -1761,7 +1816,8 @@ pub fn inst_text(
             addr,
             wide,
         } => {
-            format!("enq.data.{}.{ty} {}", space.name(), r(addr, addr_ty(wide)))
+            o.head(&["enq.data.", space.name(), ".", ty.name()]);
+            o.reg(addr, addr_ty(wide));
         }
         Op::EnqAddr {
             space,
@@ -1769,10 +1825,12 @@ pub fn inst_text(
             addr,
             wide,
         } => {
-            format!("enq.addr.{}.{ty} {}", space.name(), r(addr, addr_ty(wide)))
+            o.head(&["enq.addr.", space.name(), ".", ty.name()]);
+            o.reg(addr, addr_ty(wide));
         }
         Op::EnqPred { cmp, ty, a, b } => {
-            format!("enq.pred.{}.{ty} {}, {}", cmp.name(), x(a, ty), x(b, ty))
+            o.head(&["enq.pred.", cmp.name(), ".", ty.name()]);
+            o.src(a, ty).src(b, ty);
         }
         Op::EnqSel {
             data,
@@ -1785,51 +1843,133 @@ pub fn inst_text(
             cty,
             a,
             b,
-        } => format!(
-            "enq.{}.sel.{}.{ty}.{}.{cty} {}, {}, {}, {}",
-            if data { "data" } else { "addr" },
-            space.name(),
-            cmp.name(),
-            r(then, addr_ty(wide)),
-            r(els, addr_ty(wide)),
-            x(a, cty),
-            x(b, cty)
-        ),
-        Op::DeqPred { dst } => format!("deq.pred {}", r(dst, Type::Pred)),
-    };
-    match body.find('.').filter(|_| inst.uni) {
-        Some(dot) => {
-            s.push_str(&body[..dot]);
-            s.push_str(".uni");
-            s.push_str(&body[dot..]);
+        } => {
+            let kind = if data { "data" } else { "addr" };
+            o.head(&[
+                "enq.",
+                kind,
+                ".sel.",
+                space.name(),
+                ".",
+                ty.name(),
+                ".",
+                cmp.name(),
+                ".",
+                cty.name(),
+            ]);
+            o.reg(then, addr_ty(wide))
+                .reg(els, addr_ty(wide))
+                .src(a, cty)
+                .src(b, cty);
         }
-        None => s.push_str(&body),
+        Op::DeqPred { dst } => {
+            o.head(&["deq.pred"]);
+            o.reg(dst, Type::Pred);
+        }
     }
-    s.push(';');
-    s
+}
+
+/// Writes a mnemonic and then its operands: a space before the first, `, ` between.
+struct Operands<'a> {
+    out: &'a mut String,
+    first: bool,
+}
+
+impl Operands<'_> {
+    fn head(&mut self, parts: &[&str]) {
+        for p in parts {
+            self.out.push_str(p);
+        }
+    }
+
+    fn sep(&mut self) {
+        self.out.push_str(if self.first { " " } else { ", " });
+        self.first = false;
+    }
+
+    fn reg(&mut self, r: Reg, ty: Type) -> &mut Self {
+        self.sep();
+        write_reg(self.out, r, ty);
+        self
+    }
+
+    fn src(&mut self, s: Src, ty: Type) -> &mut Self {
+        self.sep();
+        write_src(self.out, s, ty);
+        self
+    }
+
+    fn addr(&mut self, a: Address, params: &[Param]) -> &mut Self {
+        self.sep();
+        write_addr(self.out, a, params);
+        self
+    }
+}
+
+/// A kernel's names for [`write_inst`]: its labels by pc, and every kernel's name.
+struct KernelNames<'a> {
+    /// The first label at each pc (`None` where there is none).
+    by_pc: Vec<Option<&'a str>>,
+    /// Every label, for targets past the end (only in malformed programs).
+    labels: &'a [Label],
+    funcs: &'a [&'a str],
+}
+
+impl Names for KernelNames<'_> {
+    fn write_label(&self, out: &mut String, at: u32) {
+        let name = match self.by_pc.get(at as usize) {
+            Some(&name) => name,
+            None => self
+                .labels
+                .iter()
+                .find(|l| l.at == at)
+                .map(|l| l.name.as_str()),
+        };
+        match name {
+            Some(name) => out.push_str(name),
+            None => {
+                let _ = write!(out, "$L{at}");
+            }
+        }
+    }
+    fn write_func(&self, out: &mut String, f: u32) {
+        match self.funcs.get(f as usize) {
+            Some(name) => out.push_str(name),
+            None => {
+                let _ = write!(out, "$F{f}");
+            }
+        }
+    }
 }
 
 /// Prints one kernel; `names` are the names of all kernels (for `call`).
 pub fn kernel_text(k: &Kernel, names: &[&str]) -> String {
     let mut s = String::new();
+    write_kernel(&mut s, k, names);
+    s
+}
+
+/// Writes one kernel, as [`kernel_text`] prints it.
+fn write_kernel(s: &mut String, k: &Kernel, names: &[&str]) {
     let kw = match k.kind {
         KernelKind::Entry => ".entry",
         KernelKind::Func => ".func",
         KernelKind::Affine => ".affine",
     };
-    let params: Vec<String> = k
-        .params
-        .iter()
-        .map(|p| format!(".param .{} {}", p.ty, p.name))
-        .collect();
-    if k.kind == KernelKind::Affine {
-        let _ = writeln!(s, "{kw} {}", k.name);
-    } else if k.kind == KernelKind::Entry || !params.is_empty() {
-        let _ = writeln!(s, "{kw} {}({})", k.name, params.join(", "));
-    } else {
-        let _ = writeln!(s, "{kw} {}", k.name);
+    s.push_str(kw);
+    s.push(' ');
+    s.push_str(&k.name);
+    if k.kind != KernelKind::Affine && (k.kind == KernelKind::Entry || !k.params.is_empty()) {
+        s.push('(');
+        for (i, p) in k.params.iter().enumerate() {
+            if i > 0 {
+                s.push_str(", ");
+            }
+            let _ = write!(s, ".param .{} {}", p.ty, p.name);
+        }
+        s.push(')');
     }
-    s.push_str("{\n");
+    s.push_str("\n{\n");
     for (d, n) in [
         (".reg", k.num_regs),
         (".pred", k.num_preds),
@@ -1842,50 +1982,51 @@ pub fn kernel_text(k: &Kernel, names: &[&str]) -> String {
             let _ = writeln!(s, "    {d} {n};");
         }
     }
-    let label_of = |at: u32| {
-        k.labels
-            .iter()
-            .find(|l| l.at == at)
-            .map_or_else(|| format!("$L{at}"), |l| l.name.clone())
-    };
-    let func_of = |f: u32| {
-        names
-            .get(f as usize)
-            .map_or_else(|| format!("$F{f}"), |n| n.to_string())
-    };
-    let mut li = 0;
-    // Branch targets without a label of their own get `$L<pc>`: marked per pc, so a
-    // long kernel is not searched once per instruction.
+    // A branch target is named by the first label at its pc, else `$L<pc>`; marked
+    // per pc, so a long kernel is not searched once per instruction.
     let mut unlabeled = vec![false; k.insts.len() + 1];
     for t in branch_targets(k) {
         if let Some(u) = unlabeled.get_mut(t as usize) {
             *u = true;
         }
     }
+    let mut by_pc: Vec<Option<&str>> = vec![None; k.insts.len() + 1];
     for l in &k.labels {
         if let Some(u) = unlabeled.get_mut(l.at as usize) {
             *u = false;
         }
+        if let Some(slot @ None) = by_pc.get_mut(l.at as usize) {
+            *slot = Some(&l.name);
+        }
     }
+    let kernel_names = KernelNames {
+        by_pc,
+        labels: &k.labels,
+        funcs: names,
+    };
+    let mut li = 0;
     for (i, &unlabeled_here) in unlabeled.iter().enumerate() {
         let at = i as u32;
         if unlabeled_here {
             let _ = writeln!(s, "$L{at}:");
         }
         while li < k.labels.len() && k.labels[li].at <= at {
-            let _ = writeln!(s, "{}:", k.labels[li].name);
+            s.push_str(&k.labels[li].name);
+            s.push_str(":\n");
             li += 1;
         }
         if let Some(inst) = k.insts.get(i) {
-            let _ = writeln!(s, "    {}", inst_text(inst, &k.params, &label_of, &func_of));
+            s.push_str("    ");
+            write_inst(s, inst, &k.params, &kernel_names);
+            s.push('\n');
         }
     }
     // Labels past the end (only in malformed programs) still print.
     for l in &k.labels[li..] {
-        let _ = writeln!(s, "{}:", l.name);
+        s.push_str(&l.name);
+        s.push_str(":\n");
     }
     s.push_str("}\n");
-    s
 }
 
 fn branch_targets(k: &Kernel) -> Vec<u32> {
@@ -1901,16 +2042,19 @@ fn branch_targets(k: &Kernel) -> Vec<u32> {
 /// Prints a whole program in the canonical form that [`parse`] reads back.
 pub fn print(p: &Program) -> String {
     let names: Vec<&str> = p.kernels.iter().map(|k| k.name.as_str()).collect();
-    let texts: Vec<String> = p
-        .kernels
-        .iter()
-        .map(|k| match &k.affine {
-            // The affine stream right after its entry, as the parser wants it.
-            Some(a) => format!("{}\n{}", kernel_text(k, &names), kernel_text(a, &names)),
-            None => kernel_text(k, &names),
-        })
-        .collect();
-    texts.join("\n")
+    let mut s = String::new();
+    for (i, k) in p.kernels.iter().enumerate() {
+        if i > 0 {
+            s.push('\n');
+        }
+        write_kernel(&mut s, k, &names);
+        // The affine stream right after its entry, as the parser wants it.
+        if let Some(a) = &k.affine {
+            s.push('\n');
+            write_kernel(&mut s, a, &names);
+        }
+    }
+    s
 }
 
 /// Checks a program built without text (e.g. by a back end with [`KernelBuilder`]):
