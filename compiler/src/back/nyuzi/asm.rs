@@ -9,7 +9,7 @@ use std::fmt::Write;
 use sim::nyuzi::{BranchOp, Inst};
 
 use super::emit::reloc_name;
-use super::object::{Object, RelocKind};
+use super::object::{Object, Reloc, RelocKind};
 use crate::source::SourceMap;
 
 /// The listing of `obj`, with source lines interleaved when `sources` is given.
@@ -17,6 +17,7 @@ pub fn listing(obj: &Object, sources: Option<&SourceMap>) -> String {
     let mut out = String::new();
     let mut line_ix = 0usize;
     let mut last_line: Option<(u32, usize)> = None;
+    let reloc_at = relocs_by_word(obj);
     for sym in &obj.symbols {
         let _ = writeln!(out, "{}:", sym.name);
         for at in sym.offset..sym.offset + sym.len {
@@ -42,10 +43,7 @@ pub fn listing(obj: &Object, sources: Option<&SourceMap>) -> String {
             }
             let inst = obj.code[at as usize];
             let _ = write!(out, "{at:6}:  ");
-            let reloc = obj
-                .relocs
-                .iter()
-                .find(|r| r.at == at || (r.kind == RelocKind::AbsHiLo && r.at + 1 == at));
+            let reloc = reloc_at.get(at as usize).copied().flatten();
             match (inst, reloc) {
                 (Inst::Branch { op, .. }, Some(r)) if r.at == at && r.kind == RelocKind::Branch => {
                     let _ = write!(
@@ -78,4 +76,20 @@ pub fn listing(obj: &Object, sources: Option<&SourceMap>) -> String {
         }
     }
     out
+}
+
+/// For each code word, the first relocation (in `obj.relocs`' order) that patches it:
+/// one word, or two for a `hi`/`lo` pair. A table, not a search of every relocation
+/// per word, which made listing a program with many calls quadratic.
+fn relocs_by_word(obj: &Object) -> Vec<Option<&Reloc>> {
+    let mut by_word = vec![None; obj.code.len()];
+    for r in &obj.relocs {
+        let words = if r.kind == RelocKind::AbsHiLo { 2 } else { 1 };
+        for at in r.at..r.at + words {
+            if let Some(slot @ None) = by_word.get_mut(at as usize) {
+                *slot = Some(r);
+            }
+        }
+    }
+    by_word
 }
