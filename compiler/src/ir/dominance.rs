@@ -37,16 +37,25 @@ impl DominatorTree {
             rpo_number,
             idom: Vec::new(),
         };
-        let mut preds: Vec<Vec<usize>> = vec![Vec::new(); tree.rpo.len()];
-        for (i, &b) in tree.rpo.iter().enumerate() {
-            for s in successors(func, b) {
-                if let Some(j) = tree.number(s) {
-                    preds[j].push(i);
-                }
-            }
-        }
+        let preds = tree.predecessors(func);
         tree.idom = idoms(&preds);
         tree
+    }
+
+    /// Each reachable block's predecessors, by reverse-postorder number, in the order
+    /// the predecessors come in reverse postorder.
+    fn predecessors(&self, func: &Function) -> Preds {
+        let edges: Vec<(usize, usize)> = self
+            .rpo
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &b)| {
+                successors(func, b)
+                    .into_iter()
+                    .filter_map(move |s| Some((self.number(s)?, i)))
+            })
+            .collect();
+        Preds::new(self.rpo.len(), &edges)
     }
 
     /// `block`'s index in the reverse postorder, if it is reachable.
@@ -120,7 +129,42 @@ fn reverse_postorder(func: &Function) -> Vec<Block> {
 }
 
 /// Immediate dominators by reverse-postorder number, from predecessor lists.
-fn idoms(preds: &[Vec<usize>]) -> Vec<usize> {
+/// Predecessor lists of blocks `0..n`, packed into one vector (one allocation, not
+/// one per block): block `b`'s are `list[start[b]..start[b + 1]]`.
+struct Preds {
+    start: Vec<usize>,
+    list: Vec<usize>,
+}
+
+impl Preds {
+    /// From `(block, predecessor)` edges, keeping each block's in the edges' order.
+    fn new(n: usize, edges: &[(usize, usize)]) -> Preds {
+        let mut start = vec![0; n + 1];
+        for &(b, _) in edges {
+            start[b + 1] += 1;
+        }
+        for b in 0..n {
+            start[b + 1] += start[b];
+        }
+        let mut next = start.clone();
+        let mut list = vec![0; edges.len()];
+        for &(b, p) in edges {
+            list[next[b]] = p;
+            next[b] += 1;
+        }
+        Preds { start, list }
+    }
+
+    fn len(&self) -> usize {
+        self.start.len() - 1
+    }
+
+    fn of(&self, b: usize) -> &[usize] {
+        &self.list[self.start[b]..self.start[b + 1]]
+    }
+}
+
+fn idoms(preds: &Preds) -> Vec<usize> {
     const UNDEF: usize = usize::MAX;
     let mut idom = vec![UNDEF; preds.len()];
     if idom.is_empty() {
@@ -131,7 +175,7 @@ fn idoms(preds: &[Vec<usize>]) -> Vec<usize> {
     while changed {
         changed = false;
         for b in 1..preds.len() {
-            let mut processed = preds[b].iter().copied().filter(|&p| idom[p] != UNDEF);
+            let mut processed = preds.of(b).iter().copied().filter(|&p| idom[p] != UNDEF);
             let Some(first) = processed.next() else {
                 continue;
             };
