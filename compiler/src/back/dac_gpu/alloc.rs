@@ -193,7 +193,7 @@ impl fmt::Debug for GpuInst {
 
 impl MachInst for GpuInst {
     fn operands(&self, out: &mut SmallVec<[Operand; 8]>) {
-        out.extend(self.ops.iter().copied());
+        out.extend_from_slice(&self.ops);
     }
 
     fn map_regs(&mut self, f: &mut dyn FnMut(MReg) -> MReg) {
