@@ -678,7 +678,23 @@ struct R(bool, Reg);
 
 impl fmt::Display for R {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", if self.0 { 'v' } else { 's' }, self.1)
+        // Names from a table: a listing prints two or three registers a line.
+        const NAMES: [[&str; 32]; 2] = [
+            [
+                "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12",
+                "s13", "s14", "s15", "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "s24",
+                "s25", "s26", "s27", "s28", "s29", "s30", "s31",
+            ],
+            [
+                "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12",
+                "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24",
+                "v25", "v26", "v27", "v28", "v29", "v30", "v31",
+            ],
+        ];
+        match NAMES[usize::from(self.0)].get(usize::from(self.1)) {
+            Some(name) => f.write_str(name),
+            None => write!(f, "{}{}", if self.0 { 'v' } else { 's' }, self.1),
+        }
     }
 }
 
