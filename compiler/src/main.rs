@@ -183,6 +183,10 @@ struct RunArgs {
     /// Threads in a block: X[,Y[,Z]] (default: one gang, programCount threads).
     #[arg(long, value_name = "X[,Y[,Z]]")]
     block: Option<String>,
+    /// Bytes of dynamic shared memory per block: the size of the unsized `shared`
+    /// array (default 0).
+    #[arg(long, value_name = "BYTES")]
+    dynamic_shared: Option<String>,
     /// A kernel argument: NAME=SPEC (repeat for each parameter).
     #[arg(long = "arg", value_name = "NAME=SPEC")]
     args: Vec<String>,
@@ -451,6 +455,11 @@ struct CompileArgs {
     /// machine's largest block).
     #[arg(long, value_name = "X[,Y[,Z]]")]
     block: Option<String>,
+    /// Bytes of dynamic shared memory per block (the unsized `shared` array): the
+    /// launch of `--emit hex`, and on dac-gpu what the `.shared` layout, occupancy and
+    /// shared-memory spill slots count (default 0).
+    #[arg(long, value_name = "BYTES")]
+    dynamic_shared: Option<String>,
     #[command(flatten)]
     dac: DacCodegenArgs,
     #[command(flatten)]
@@ -724,6 +733,12 @@ fn dac_compile_options(args: &CompileArgs) -> Result<spmdc::back::dac_gpu::Optio
             sim::Dim3::parse(text).map_err(|e| usage(format!("invalid `--block {text}`: {e}")))?;
         options.block_threads = Some(block.count().min(u64::from(u32::MAX)) as u32);
     }
+    if let Some(text) = &args.dynamic_shared {
+        let config = spmdc::launch::LaunchConfig::single_gang(1)
+            .with_dynamic_shared(Some(text))
+            .map_err(|e| usage(e.message))?;
+        options.dynamic_shared = config.dynamic_shared;
+    }
     Ok(options)
 }
 
@@ -738,6 +753,7 @@ fn emit_hex(front: &FrontResult, args: &CompileArgs) -> u8 {
         args: &args.args,
         grid: args.grid.as_deref(),
         block: args.block.as_deref(),
+        dynamic_shared: args.dynamic_shared.as_deref(),
         limits: spmdc::interp::Limits::default(),
     };
     let built = match spmdc::back::nyuzi::run::build_launch(
@@ -841,6 +857,7 @@ fn run_kernel(args: &RunArgs) -> u8 {
         args: &args.args,
         grid: args.grid.as_deref(),
         block: args.block.as_deref(),
+        dynamic_shared: args.dynamic_shared.as_deref(),
         limits: spmdc::interp::Limits {
             max_steps: args.max_steps,
             ..Default::default()

@@ -212,6 +212,7 @@ fn print_both(
         args: &args,
         grid,
         block,
+        dynamic_shared: None,
         limits: spmdc::interp::Limits {
             max_steps: MAX_STEPS,
             ..spmdc::interp::Limits::default()
@@ -404,6 +405,7 @@ export uniform int64 elapsed(uniform int a[], uniform int n) {
         args: &args,
         grid: None,
         block: None,
+        dynamic_shared: None,
         limits: spmdc::interp::Limits {
             max_steps: MAX_STEPS,
             ..spmdc::interp::Limits::default()
@@ -459,6 +461,7 @@ export void deep(uniform int out[], uniform int n, uniform int hits[]) {
         args: &args,
         grid: None,
         block: None,
+        dynamic_shared: None,
         limits: spmdc::interp::Limits::default(),
     };
     match dac::run_on_dac_gpu(&front, &req, &DacRunOptions::default()) {

@@ -432,3 +432,107 @@ fn every_placement_at_every_budget() {
         failures.join("\n")
     );
 }
+
+/// A recursive kernel (out-of-line calls with a software stack per gang) with more
+/// values live across its calls than a tiny budget holds.
+const RECURSIVE: &str = r#"
+static float walk(float x, int depth) {
+    if (depth == 0) {
+        return x;
+    }
+    float a = x * 1.5 + 1, b = x - 2, c = x * x, d = a * b;
+    float e = c + d, f = a - c, g = b * e, h = f + g;
+    float r = walk(a + b * 0.25, depth - 1);
+    return r + a * b + c * d + e * f + g * h + a + h;
+}
+
+task void recurse(uniform float out[], uniform float x[]) {
+    int t = threadIdx.x;
+    out[t] = walk(x[t] * 0.01, t % 5 + 1);
+}
+"#;
+
+/// A kernel that keeps many values live while it uses dynamic shared memory.
+const DYNAMIC: &str = r#"
+task void blend(uniform float out[], uniform float x[]) {
+    shared float tile[];
+    int t = threadIdx.x;
+    tile[t] = x[t];
+    barrier();
+    float a = tile[t], b = tile[(t + 1) % blockDim.x], c = tile[(t + 2) % blockDim.x];
+    float d = a * b, e = b * c, f = c * a, g = a + b + c;
+    float acc = 0;
+    for (uniform int k = 0; k < 8; k++) {
+        float v = tile[(t + k) % blockDim.x];
+        acc += v * d + e * f - g * v + a * k;
+        d = d * 0.5 + v;
+        e = e - f * 0.25;
+    }
+    out[t] = acc + a + b + c + d + e + f + g;
+}
+"#;
+
+/// NVIDIA's shared-memory spilling refuses recursion and dynamic shared memory; ours
+/// demotes both under `--regalloc shared|mixed|auto` with results identical to the
+/// interpreter's, and really demotes (shared spill code, no local spill code for
+/// `shared`).
+#[test]
+fn recursion_and_dynamic_shared_memory_demote_like_any_kernel() {
+    let launches = [
+        (RECURSIVE, "recurse", None),
+        (DYNAMIC, "blend", Some("384".to_string())),
+    ];
+    for (src, entry, dynamic_shared) in launches {
+        let front = common::check_source_for("restricted.spmd", src, common::DAC_GPU);
+        assert!(!front.diags.has_errors(), "{}", common::render_all(&front));
+        let spec = LaunchSpec {
+            entry: entry.into(),
+            args: vec!["out=zeros(96)".into(), "x=range(96)".into()],
+            grid: None,
+            block: Some("96".into()),
+            dynamic_shared,
+        };
+        for p in [SHARED, MIXED, AUTO] {
+            let opts = DacRunOptions {
+                codegen: strategy(10, p),
+                ..DacRunOptions::default()
+            };
+            let got = differential(&front, &Err("unused".into()), &spec, &opts)
+                .unwrap_or_else(|e| panic!("{entry} placement {p}: {e}"));
+            if p != AUTO {
+                assert!(count(&got, "demoted_stores") > 0, "{entry} placement {p}");
+            }
+            if p == SHARED {
+                assert_eq!(count(&got, "spill_stores"), 0, "{entry}");
+            }
+        }
+    }
+}
+
+/// The demoted slots' base `S` is past the dynamic shared memory: with 1000 dynamic
+/// bytes the kernel's `.shared` is its own layout (the dynamic array included) plus
+/// the slots, and the base register starts at that layout's end.
+#[test]
+fn the_demoted_layout_starts_after_the_dynamic_shared_memory() {
+    let front = common::check_source_for("restricted.spmd", DYNAMIC, common::DAC_GPU);
+    let compiled_for = |dynamic_shared| {
+        let options = Options {
+            dynamic_shared,
+            block_threads: Some(96),
+            ..strategy(10, SHARED)
+        };
+        compile_placed(&front, &options).expect("compiles")
+    };
+    let plain = compiled_for(0);
+    let dynamic = compiled_for(1000);
+    let (r0, r1) = (&plain.regs[0], &dynamic.regs[0]);
+    assert!(r1.demoted_slots > 0, "{r1:?}");
+    assert_eq!(r0.demoted_bytes, r1.demoted_bytes);
+    let k = &dynamic.program.kernels[0];
+    let base = k.shared_bytes - r1.demoted_bytes;
+    assert_eq!(base, 1000);
+    assert_eq!(plain.program.kernels[0].shared_bytes, r0.demoted_bytes);
+    // The entry code's last step: `%rB = 4·t + S`.
+    let text = sim::gpu::print(&dynamic.program);
+    assert!(text.contains(", 4, 1000;"), "{text}");
+}

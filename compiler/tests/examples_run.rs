@@ -325,6 +325,7 @@ fn run_lib(
             args: &args,
             grid: grid.as_deref(),
             block: block.as_deref(),
+            dynamic_shared: None,
             limits: Limits {
                 max_steps,
                 ..Limits::default()

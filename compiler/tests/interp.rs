@@ -373,6 +373,7 @@ fn reversal(with_barrier: bool) -> (Module, FuncRef) {
         name: "tile".into(),
         size: 64 * 4,
         align: 4,
+        dynamic: false,
     });
     let f = add_func(&mut m, "reverse", sig(&[Type::PTR, Type::PTR]), |b, p| {
         let t = special(b, SpecialReg::ThreadIdxX);

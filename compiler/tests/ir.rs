@@ -141,6 +141,7 @@ mod gen {
             name: "tile".into(),
             size: 64,
             align: 16,
+            dynamic: false,
         });
         m.strings.push("v = %\n".into());
         m.functions.push(callee());

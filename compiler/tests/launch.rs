@@ -714,6 +714,7 @@ fn request<'a>(
         args,
         grid,
         block,
+        dynamic_shared: None,
         program_count: 16,
     }
 }

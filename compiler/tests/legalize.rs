@@ -194,6 +194,7 @@ fn example_launches_agree_legalized() {
                 args: &args,
                 grid: grid.first().map(String::as_str),
                 block: block.first().map(String::as_str),
+                dynamic_shared: None,
                 limits: Limits {
                     max_steps: 50_000_000,
                     ..Limits::default()

@@ -41,6 +41,7 @@ fn check(src: &str, entry: &str, args: &[&str], block: Option<&str>) -> (RunResu
         args: &args,
         grid: None,
         block,
+        dynamic_shared: None,
         limits: Limits::default(),
     };
     let opts = NyuziRunOptions {

@@ -32,6 +32,7 @@ fn both(src: &str, entry: &str, args: &[&str]) -> String {
         args: &args,
         grid: None,
         block: None,
+        dynamic_shared: None,
         limits: Limits {
             max_steps: 200_000_000,
             ..Limits::default()
@@ -238,6 +239,7 @@ export void gangs() {
         args: &[],
         grid: Some("3"),
         block: Some("64"),
+        dynamic_shared: None,
         limits: Limits::default(),
     };
     let want = driver::run_on_interp(&front, &req).unwrap().output;

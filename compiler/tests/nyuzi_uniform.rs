@@ -49,6 +49,7 @@ fn on_and_off(
         args: &args,
         grid,
         block,
+        dynamic_shared: None,
         limits: Limits::default(),
     };
     let opts = NyuziRunOptions {

@@ -211,6 +211,7 @@ fn demo_counts(entry: &str, extra: &[&str], bits: u8) -> (u64, u64) {
         args: args.iter().map(|s| s.to_string()).collect(),
         grid: Some("4".into()),
         block: Some("256".into()),
+        dynamic_shared: None,
     };
     let count = |r: &RunResult| match r.stats.get("dynamic_instructions") {
         Some(spmdc::launch::StatValue::Count(n)) => n,

@@ -44,6 +44,7 @@ fn on_and_off(src: &str, target: &str, entry: &str, args: &[&str]) -> (RunResult
         args: &args,
         grid: None,
         block: None,
+        dynamic_shared: None,
         limits: Limits::default(),
     };
     let sema_target = if target == "nyuzi" {

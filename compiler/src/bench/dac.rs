@@ -577,6 +577,7 @@ fn run_kernel(k: &DacKernel, opts: &BenchOptions) -> Result<KernelOutcome, Bench
         args: &l.args,
         grid: Some(&l.grid),
         block: Some(&l.block),
+        dynamic_shared: None,
         limits: crate::interp::Limits::default(),
     };
     let applies = true; // every block shape decouples (dac_gpu::decouple)

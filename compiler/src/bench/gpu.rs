@@ -341,6 +341,7 @@ fn run_kernel(
         args: &l.args,
         grid: Some(&l.grid),
         block: Some(&l.block),
+        dynamic_shared: None,
         limits: crate::interp::Limits::default(),
     };
     let dopts = DacRunOptions {

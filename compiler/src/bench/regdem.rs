@@ -78,6 +78,7 @@ pub struct HeaderLaunch {
     pub entry: String,
     pub grid: Option<String>,
     pub block: Option<String>,
+    pub dynamic_shared: Option<String>,
     pub args: Vec<String>,
 }
 
@@ -100,6 +101,7 @@ pub fn header_launch(text: &str) -> Option<HeaderLaunch> {
             "--entry" => launch.entry = value()?,
             "--grid" => launch.grid = value(),
             "--block" => launch.block = value(),
+            "--dynamic-shared" => launch.dynamic_shared = value(),
             "--arg" => launch.args.push(value()?),
             "--print" => {}
             _ => continue,
@@ -234,6 +236,7 @@ fn run_kernel(
         args: &launch.args,
         grid: launch.grid.as_deref(),
         block: launch.block.as_deref(),
+        dynamic_shared: launch.dynamic_shared.as_deref(),
         limits: crate::interp::Limits::default(),
     };
     let want =

@@ -71,6 +71,7 @@ impl BenchKernel {
             args,
             grid: self.grid,
             block: self.block,
+            dynamic_shared: None,
             limits: crate::interp::Limits::default(),
         }
     }

@@ -239,6 +239,8 @@ pub struct RunRequest<'a> {
     pub args: &'a [String],
     pub grid: Option<&'a str>,
     pub block: Option<&'a str>,
+    /// `--dynamic-shared BYTES`: the unsized `shared` array's bytes per block.
+    pub dynamic_shared: Option<&'a str>,
     pub limits: interp::Limits,
 }
 
@@ -439,6 +441,7 @@ fn interp_launch(
         args: req.args,
         grid: req.grid,
         block: req.block,
+        dynamic_shared: req.dynamic_shared,
         program_count: checked.target.program_count,
     };
     let mut prepared =
@@ -462,7 +465,10 @@ fn interp_launch(
             launch::ArgValue::Buffer(b) => memory.add_buffer(b.bytes().to_vec(), &p.name),
         })
         .collect();
-    let shape = interp::Launch::new(prepared.config.grid, prepared.config.block, bits.clone());
+    let shape = interp::Launch {
+        dynamic_shared: prepared.config.dynamic_shared,
+        ..interp::Launch::new(prepared.config.grid, prepared.config.block, bits.clone())
+    };
     let (outcome, counts) = if profile {
         let (o, c) = interp::run_profiled(module, entry, &shape, &mut memory, req.limits)
             .map_err(RunError::Trap)?;

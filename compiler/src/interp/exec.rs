@@ -14,7 +14,7 @@ use super::memory::{Memory, StackMark};
 use super::ops::canonical;
 use super::print::{self, PrintArg};
 use super::{Limits, Stats};
-use crate::ir::{FuncRef, Module, Scalar, Space, SpecialReg, TrapCode};
+use crate::ir::{FuncRef, Module, Scalar, Space, SpecialReg};
 
 /// The widest gang the interpreter runs (`ballot` returns one bit per lane in an `i64`).
 pub const MAX_LANES: usize = 64;
@@ -25,6 +25,8 @@ pub struct Geometry {
     pub block_idx: Dim3,
     pub block_dim: Dim3,
     pub grid_dim: Dim3,
+    /// Bytes of dynamic shared memory per block.
+    pub dynamic_shared: u32,
 }
 
 /// One activation of a function.
@@ -404,10 +406,7 @@ impl Machine<'_> {
                 }
             }
             Op::Trap { code } => {
-                return Err(Fault::new(match code {
-                    TrapCode::Unreachable => "unreachable code reached",
-                    TrapCode::AssertFailed => "assertion failed",
-                }))
+                return Err(Fault::new(code.message()))
             }
             Op::Jump { ref dest } => return Ok(self.branch(g, base, dest)),
             Op::Brif {
@@ -493,6 +492,7 @@ impl Machine<'_> {
             SpecialReg::GridDimY => geo.grid_dim.y.into(),
             SpecialReg::GridDimZ => geo.grid_dim.z.into(),
             SpecialReg::GangIndex => g.index as u64,
+            SpecialReg::DynSharedBytes => geo.dynamic_shared.into(),
             SpecialReg::Clock => {
                 g.regs[d] = self.stats.dynamic_instructions;
                 return;

@@ -272,8 +272,14 @@ impl Memory {
         Ok(())
     }
 
-    /// Starts a block: fresh zeroed shared variables and `gangs` empty stacks.
-    pub(crate) fn begin_block(&mut self, module: &Module, gangs: usize) -> Result<(), String> {
+    /// Starts a block: fresh zeroed shared variables (the dynamic one of
+    /// `dynamic_shared` bytes) and `gangs` empty stacks.
+    pub(crate) fn begin_block(
+        &mut self,
+        module: &Module,
+        gangs: usize,
+        dynamic_shared: u32,
+    ) -> Result<(), String> {
         self.shared.clear();
         self.shared_addrs.clear();
         for s in module.shared.values() {
@@ -282,7 +288,7 @@ impl Memory {
             }
             let addr = self
                 .shared
-                .alloc(vec![0; s.size as usize], &s.name, false)
+                .alloc(vec![0; s.bytes(dynamic_shared) as usize], &s.name, false)
                 .map_err(|_| "shared memory exhausted".to_string())?;
             self.shared_addrs.push(addr);
         }
@@ -459,7 +465,7 @@ mod tests {
     #[test]
     fn stacks_are_per_gang_and_pop_with_their_frames() {
         let mut m = Memory::new();
-        m.begin_block(&Module::new(4, 8), 2).unwrap();
+        m.begin_block(&Module::new(4, 8), 2, 0).unwrap();
         let mark = m.stack_mark(1);
         let mut addrs = Vec::new();
         let slot = StackSlotData { size: 8, align: 8 };

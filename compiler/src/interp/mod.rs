@@ -88,12 +88,19 @@ pub struct Launch {
     /// passed), as canonical bits: an integer's low bits, a float's IEEE bits
     /// (`f32::to_bits`), a pointer's address, a bool 0 or 1.
     pub args: Vec<u64>,
+    /// Bytes of dynamic shared memory per block: the unsized `shared` array's size.
+    pub dynamic_shared: u32,
 }
 
 impl Launch {
-    /// A launch of `grid` blocks of `block` threads.
+    /// A launch of `grid` blocks of `block` threads, without dynamic shared memory.
     pub fn new(grid: Dim3, block: Dim3, args: Vec<u64>) -> Self {
-        Launch { grid, block, args }
+        Launch {
+            grid,
+            block,
+            args,
+            dynamic_shared: 0,
+        }
     }
 
     /// ISPC's default shape: one block of exactly one gang of `lanes` threads.
@@ -217,6 +224,7 @@ fn run_launch(
             block_idx: Dim3::new(0, 0, 0),
             block_dim: launch.block,
             grid_dim: launch.grid,
+            dynamic_shared: launch.dynamic_shared,
         },
     };
     let mut gangs: Vec<Gang> = (0..gangs_per_block)
@@ -283,7 +291,7 @@ fn run_block(
     args: &[u64],
 ) -> Result<(), RuntimeError> {
     m.memory
-        .begin_block(m.module, gangs.len())
+        .begin_block(m.module, gangs.len(), m.geo.dynamic_shared)
         .map_err(RuntimeError::new)?;
     m.stats.blocks += 1;
     for g in gangs.iter_mut() {

@@ -296,8 +296,23 @@ pub struct GlobalData {
 #[derive(Clone, Debug, PartialEq)]
 pub struct SharedData {
     pub name: String,
+    /// Bytes; 0 for the dynamic array, whose bytes the launch gives.
     pub size: u32,
     pub align: u32,
+    /// The unsized `shared` array: the launch's dynamic shared memory (`size` unused).
+    /// Back ends place it after the others, so the static offsets do not depend on it.
+    pub dynamic: bool,
+}
+
+impl SharedData {
+    /// Its bytes in a launch with `dynamic_bytes` of dynamic shared memory.
+    pub fn bytes(&self, dynamic_bytes: u32) -> u32 {
+        if self.dynamic {
+            dynamic_bytes
+        } else {
+            self.size
+        }
+    }
 }
 
 /// A whole program: what the back ends and the interpreter run.

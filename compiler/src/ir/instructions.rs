@@ -182,6 +182,9 @@ named_enum! {
         GridDimZ = "grid_dim.z",
         /// The linear index of this gang within its block.
         GangIndex = "gang_index",
+        /// Bytes of dynamic shared memory the launch gives (the unsized `shared`
+        /// array's size).
+        DynSharedBytes = "dyn_shared_bytes",
         /// `clock()`: a counter that never goes backwards (uniform `i64`); the
         /// interpreter gives the number of instructions executed so far.
         Clock = "clock",
@@ -388,6 +391,8 @@ pub enum InstData {
 pub enum TrapCode {
     Unreachable,
     AssertFailed,
+    /// An index of the dynamic `shared` array at or past the launch's size.
+    SharedOutOfBounds,
 }
 
 impl TrapCode {
@@ -395,6 +400,19 @@ impl TrapCode {
         match self {
             TrapCode::Unreachable => "unreachable",
             TrapCode::AssertFailed => "assert",
+            TrapCode::SharedOutOfBounds => "shared_bounds",
+        }
+    }
+
+    /// The runtime error's message.
+    pub fn message(self) -> &'static str {
+        match self {
+            TrapCode::Unreachable => "unreachable code reached",
+            TrapCode::AssertFailed => "assertion failed",
+            TrapCode::SharedOutOfBounds => {
+                "index out of bounds of the dynamic `shared` array (past the launch's \
+                 dynamic shared memory)"
+            }
         }
     }
 }

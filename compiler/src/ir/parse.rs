@@ -207,8 +207,19 @@ fn read_top_line(
         "shared" => {
             cur.numbered("sh", module.shared.len())?;
             let name = cur.string()?;
-            let (size, align) = read_size_align(cur)?;
-            module.shared.push(SharedData { name, size, align });
+            let dynamic = cur.eat_keyword("dynamic");
+            let (size, align) = if dynamic {
+                cur.keyword("align")?;
+                (0, cur.u32()?)
+            } else {
+                read_size_align(cur)?
+            };
+            module.shared.push(SharedData {
+                name,
+                size,
+                align,
+                dynamic,
+            });
         }
         "string" => {
             cur.numbered("str", module.strings.len())?;
@@ -685,7 +696,8 @@ impl Operands<'_, '_, '_> {
                 let code = match self.cur.ident()? {
                     "unreachable" => TrapCode::Unreachable,
                     "assert" => TrapCode::AssertFailed,
-                    _ => return Err(pos.error("expected `unreachable` or `assert`")),
+                    "shared_bounds" => TrapCode::SharedOutOfBounds,
+                    _ => return Err(pos.error("expected `unreachable`, `assert` or `shared_bounds`")),
                 };
                 InstData::Trap { code }
             }

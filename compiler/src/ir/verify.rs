@@ -126,6 +126,12 @@ fn module_errors(module: &Module) -> Vec<VerifierError> {
             );
         }
     }
+    if module.shared.values().filter(|s| s.dynamic).count() > 1 {
+        push(
+            "module".to_string(),
+            "more than one dynamic shared variable".to_string(),
+        );
+    }
     errors
 }
 

@@ -130,11 +130,15 @@ pub fn write_module_annotated(
         out.push('\n');
     }
     for (sh, s) in module.shared.iter() {
-        writeln!(
-            out,
-            "shared {sh} {:?} size {} align {}",
-            s.name, s.size, s.align
-        )?;
+        if s.dynamic {
+            writeln!(out, "shared {sh} {:?} dynamic align {}", s.name, s.align)?;
+        } else {
+            writeln!(
+                out,
+                "shared {sh} {:?} size {} align {}",
+                s.name, s.size, s.align
+            )?;
+        }
     }
     for (id, s) in module.strings.iter() {
         writeln!(out, "string {id} {s:?}")?;

@@ -19,7 +19,13 @@ use crate::launch::error::{ErrorKind, LaunchError};
 pub struct LaunchConfig {
     pub grid: Dim3,
     pub block: Dim3,
+    /// Bytes of dynamic shared memory per block: the unsized `shared` array's size.
+    pub dynamic_shared: u32,
 }
+
+/// The most dynamic shared memory a launch may ask for (16 MiB per block; a machine
+/// may allow less, and its target says so).
+pub const MAX_DYNAMIC_SHARED: u32 = 1 << 24;
 
 impl LaunchConfig {
     /// The default shape for a target: one block of one gang.
@@ -27,6 +33,7 @@ impl LaunchConfig {
         LaunchConfig {
             grid: Dim3::ONE,
             block: Dim3::new(program_count.max(1), 1, 1),
+            dynamic_shared: 0,
         }
     }
 
@@ -57,7 +64,11 @@ impl LaunchConfig {
             )
             .with_help("use fewer or smaller blocks and loop inside the kernel"));
         }
-        Ok(LaunchConfig { grid, block })
+        Ok(LaunchConfig {
+            grid,
+            block,
+            dynamic_shared: 0,
+        })
     }
 
     /// From the `--grid` and `--block` texts (`X[,Y[,Z]]`), each defaulting as in
@@ -81,6 +92,30 @@ impl LaunchConfig {
         let grid = parse("grid", grid, default.grid)?;
         let block = parse("block", block, default.block)?;
         Self::new(grid, block)
+    }
+
+    /// This shape with the dynamic shared bytes of `--dynamic-shared BYTES` (none: 0).
+    pub fn with_dynamic_shared(self, text: Option<&str>) -> Result<LaunchConfig, LaunchError> {
+        let Some(t) = text else {
+            return Ok(self);
+        };
+        let bytes = t
+            .trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|&b| b <= MAX_DYNAMIC_SHARED)
+            .ok_or_else(|| {
+                LaunchError::new(
+                    ErrorKind::BadConfig,
+                    format!("invalid `--dynamic-shared {t}`: not a byte count up to {MAX_DYNAMIC_SHARED}"),
+                )
+                .with_snippet(t, 0, t.len())
+                .with_help("write the bytes of dynamic shared memory per block, e.g. `--dynamic-shared 1024`")
+            })?;
+        Ok(LaunchConfig {
+            dynamic_shared: bytes,
+            ..self
+        })
     }
 
     /// Instances per block.

@@ -88,6 +88,8 @@ pub struct LaunchRequest<'a> {
     pub grid: Option<&'a str>,
     /// `--block`, if given.
     pub block: Option<&'a str>,
+    /// `--dynamic-shared`, if given.
+    pub dynamic_shared: Option<&'a str>,
     /// The target's `programCount` (the default block size).
     pub program_count: u32,
 }
@@ -117,8 +119,9 @@ pub fn prepare(
             }
         }
     }
-    let config =
-        LaunchConfig::from_args(req.grid, req.block, req.program_count).map_err(|e| errors.push(e));
+    let config = LaunchConfig::from_args(req.grid, req.block, req.program_count)
+        .and_then(|c| c.with_dynamic_shared(req.dynamic_shared))
+        .map_err(|e| errors.push(e));
     let args =
         materialize::bind_args_excusing(&signature, &specs, &excused).map_err(|e| errors.extend(e));
     match (config, args) {

@@ -224,6 +224,10 @@ impl FnLower<'_, '_> {
             Some(Num::Int { signed: false, .. })
         );
         let size = self.cx.types.layout(elem, self.cx.checked.target).size;
+        let unsized_array = matches!(self.cx.types.kind(start.ty), TypeKind::Array(_, None));
+        if start.space == ir::Space::Shared && unsized_array {
+            self.check_dynamic_shared_index(i, signed, size);
+        }
         let off = self.scaled_index(i, signed, size);
         let addr = self.bin(BinaryOp::Iadd, start.addr, off);
         Some(Place {
@@ -231,6 +235,28 @@ impl FnLower<'_, '_> {
             ty: elem,
             space: start.space,
         })
+    }
+
+    /// An index of the dynamic `shared` array must address a whole element of the
+    /// launch's dynamic shared memory: an active lane with an index past it (or
+    /// negative, as unsigned) stops the launch, on every target alike.
+    fn check_dynamic_shared_index(&mut self, index: Value, signed: bool, elem_size: u32) {
+        if elem_size == 0 {
+            return;
+        }
+        let index = self.to_ptr_int(index, signed);
+        let bytes = self.special(SpecialReg::DynSharedBytes);
+        let bytes = self.to_ptr_int(bytes, false);
+        let int = Type::uniform(self.ptr_int());
+        let count = if elem_size.is_power_of_two() {
+            let shift = self.iconst(int, i64::from(elem_size.trailing_zeros()));
+            self.bin(BinaryOp::Ushr, bytes, shift)
+        } else {
+            let size = self.iconst(int, i64::from(elem_size));
+            self.bin(BinaryOp::Udiv, bytes, size)
+        };
+        let failed = self.icmp(IntCC::Uge, index, count);
+        self.trap_if_any(failed, ir::TrapCode::SharedOutOfBounds);
     }
 
     fn member_place(&mut self, e: &Expr, base: &Expr, arrow: bool) -> Option<Place> {

@@ -499,6 +499,19 @@ impl<'m, 'a> FnLower<'m, 'a> {
         }
     }
 
+    /// Stops the launch with `code` when `failed` holds in any lane of the current
+    /// mask; inactive lanes are not checked.
+    pub fn trap_if_any(&mut self, failed: Value, code: ir::TrapCode) {
+        let m = self.cur_mask();
+        let failed = self.and(failed, m);
+        let any = self.any(failed);
+        let (trap, go) = (self.new_block(), self.new_block());
+        self.brif(any, trap, go);
+        self.switch_to(trap);
+        self.ins(InstData::Trap { code });
+        self.switch_to(go);
+    }
+
     pub fn and(&mut self, a: Value, b: Value) -> Value {
         self.bin(BinaryOp::Band, a, b)
     }

@@ -53,10 +53,13 @@ fn define(
         if init.is_some() {
             cx.unsupported(span, "an initializer on a `shared` variable");
         }
+        // An unsized array (sema allows one) is the launch's dynamic shared memory.
+        let dynamic = matches!(cx.types.kind(ty), TypeKind::Array(_, None));
         let sh = cx.module.shared.push(SharedData {
             name,
-            size: l.size.max(1),
+            size: if dynamic { 0 } else { l.size.max(1) },
             align: l.align.max(1),
+            dynamic,
         });
         return Storage::Shared(sh);
     }

@@ -72,18 +72,9 @@ impl FnLower<'_, '_> {
     /// `assert(cond)`: stops the launch (a `trap assert`) when the condition is false
     /// in any active lane; inactive lanes are not checked.
     fn assert(&mut self, cond: Value) {
-        let m = self.cur_mask();
         // The argument is already converted to `bool` (the parameter's type).
         let failed = self.not(cond);
-        let failed = self.and(failed, m);
-        let any = self.any(failed);
-        let (trap, go) = (self.new_block(), self.new_block());
-        self.brif(any, trap, go);
-        self.switch_to(trap);
-        self.ins(InstData::Trap {
-            code: crate::ir::TrapCode::AssertFailed,
-        });
-        self.switch_to(go);
+        self.trap_if_any(failed, crate::ir::TrapCode::AssertFailed);
     }
 
     fn stdlib_value(&mut self, name: &str, c: &Call) -> Option<Value> {

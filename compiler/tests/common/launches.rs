@@ -16,6 +16,8 @@ pub struct LaunchSpec {
     pub args: Vec<String>,
     pub grid: Option<String>,
     pub block: Option<String>,
+    /// `--dynamic-shared BYTES`.
+    pub dynamic_shared: Option<String>,
 }
 
 impl LaunchSpec {
@@ -27,6 +29,7 @@ impl LaunchSpec {
             args: &self.args,
             grid: self.grid.as_deref(),
             block: self.block.as_deref(),
+            dynamic_shared: self.dynamic_shared.as_deref(),
             limits: Limits {
                 max_steps,
                 ..Limits::default()
@@ -126,6 +129,7 @@ pub fn parse_command(cmd: &str) -> LaunchSpec {
         args: Vec::new(),
         grid: None,
         block: None,
+        dynamic_shared: None,
     };
     let mut it = words.iter();
     while let Some(w) = it.next() {
@@ -134,6 +138,7 @@ pub fn parse_command(cmd: &str) -> LaunchSpec {
             "--entry" => spec.entry = value(),
             "--grid" => spec.grid = Some(value()),
             "--block" => spec.block = Some(value()),
+            "--dynamic-shared" => spec.dynamic_shared = Some(value()),
             "--arg" => spec.args.push(value()),
             _ => {}
         }
@@ -178,6 +183,7 @@ pub fn ispc_launches(front: &FrontResult) -> Result<Vec<LaunchSpec>, String> {
             args,
             grid: None,
             block: None,
+            dynamic_shared: None,
         });
     }
     Ok(out)
@@ -246,6 +252,7 @@ pub fn extra_launches() -> Vec<(&'static str, LaunchSpec)> {
         args: args.iter().map(|s| s.to_string()).collect(),
         grid: grid.map(Into::into),
         block: block.map(Into::into),
+        dynamic_shared: None,
     };
     vec![
         (

@@ -485,6 +485,7 @@ fn run(
         args: &l.args,
         grid: l.grid.as_deref(),
         block: l.block.as_deref(),
+        dynamic_shared: None,
         limits: crate::interp::Limits {
             max_steps: 50_000_000,
             ..Default::default()
@@ -775,6 +776,7 @@ fn nyuzi_block_loads_at_affine_addresses() {
         args: &args,
         grid: None,
         block: None,
+        dynamic_shared: None,
         limits: Default::default(),
     };
     let want = crate::driver::run_on_interp(&front, &req).expect("runs on the interpreter");

@@ -1660,6 +1660,7 @@ fn launch_uniform(
                 SpecialReg::BlockDimX
                     | SpecialReg::BlockDimY
                     | SpecialReg::BlockDimZ
+                    | SpecialReg::DynSharedBytes
                     | SpecialReg::GridDimX
                     | SpecialReg::GridDimY
                     | SpecialReg::GridDimZ
@@ -3236,6 +3237,7 @@ impl Stream<'_> {
                 };
                 return self.param(name, T::U32, d);
             }
+            S::DynSharedBytes => return self.param("__dyn_shared", T::U32, d),
             _ => return Err("decoupling: a special register off the tuple rules".into()),
         };
         self.mov(T::U32, d, src);
@@ -3302,7 +3304,7 @@ mod tests {
     fn entry_plan_with_shared(f: &FrontResult) -> Option<Plan> {
         let (module, fref) = lowered_entry(f);
         let spaces = super::super::spaces::Spaces::of(&module);
-        let (offsets, _) = spaces.layout(&module, fref);
+        let (offsets, _) = spaces.layout(&module, fref, 0);
         Plan::of(
             &module,
             &ModuleFacts::of(&module),
@@ -3384,6 +3386,7 @@ mod tests {
             args: &args,
             grid: Some("2"),
             block: Some("96"),
+            dynamic_shared: None,
             limits: Limits::default(),
         };
         let want = driver::run_on_interp(&f, &req).expect("interp runs");
@@ -3456,6 +3459,7 @@ mod tests {
             args: &args,
             grid: Some(grid),
             block: Some(block),
+            dynamic_shared: None,
             limits: Limits::default(),
         };
         let want = driver::run_on_interp(f, &req).expect("interp runs");

@@ -32,7 +32,7 @@ use crate::source::Span;
 use crate::timing;
 
 /// Names of the hidden kernel parameters, after the entry's own.
-pub const HIDDEN_PARAMS: [&str; 8] = [
+pub const HIDDEN_PARAMS: [&str; 9] = [
     "__globals",
     "__shared",
     "__frames",
@@ -41,6 +41,7 @@ pub const HIDDEN_PARAMS: [&str; 8] = [
     "__ntid_z",
     "__console",
     "__result",
+    "__dyn_shared",
 ];
 
 /// Index of `__console` in [`HIDDEN_PARAMS`]: the console buffer, a 32-bit cursor
@@ -48,6 +49,8 @@ pub const HIDDEN_PARAMS: [&str; 8] = [
 const CONSOLE: usize = 6;
 /// Index of `__result`: 8 bytes for the entry's return value.
 const RESULT: usize = 7;
+/// Index of `__dyn_shared`: the launch's dynamic shared bytes (a 32-bit value).
+const DYN_SHARED: usize = 8;
 /// Offset of the console's text in its buffer.
 pub const CONSOLE_TEXT: u64 = 8;
 /// Bytes of console text kept (more is counted by the cursor but dropped).
@@ -113,7 +116,7 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
         if spaces.is_resident(v) {
             (0, 1)
         } else {
-            (s.size, s.align)
+            (s.bytes(options.dynamic_shared), s.align)
         }
     }));
     let mut out = Compiled {
@@ -126,6 +129,7 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
         regs: Vec::new(),
         candidates: Vec::new(),
         dac_split: Vec::new(),
+        dynamic_shared: options.dynamic_shared,
     };
     let mut errors = Vec::new();
     let facts = super::decouple::ModuleFacts::of(module);
@@ -133,7 +137,8 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
         if !func.linkage.is_entry() {
             continue;
         }
-        let (resident_offsets, resident_size) = spaces.layout(module, fref);
+        let (resident_offsets, resident_size) =
+            spaces.layout(module, fref, options.dynamic_shared);
         let dac = if options.dac {
             timing::stage("decouple: plan", || {
                 super::decouple::Plan::of(
@@ -1062,11 +1067,7 @@ impl<'a> Isel<'a> {
             InstData::Print { .. } => self.unsupported("print"),
             InstData::Trap { code } => {
                 // An access to address 0 faults; the run reports it at this line.
-                let what = match code {
-                    crate::ir::TrapCode::Unreachable => "unreachable code reached",
-                    crate::ir::TrapCode::AssertFailed => "assertion failed",
-                };
-                self.trap(what);
+                self.trap(code.message());
             }
             InstData::Jump { dest } => {
                 self.dac_drain(inst, Some(dest.block));
@@ -1535,6 +1536,10 @@ impl<'a> Isel<'a> {
                 };
                 let n = self.ntid[i];
                 self.mov(T::U32, d, rs(n));
+                return;
+            }
+            S::DynSharedBytes => {
+                self.load_param(self.hidden[DYN_SHARED], T::U32, d);
                 return;
             }
             S::GridDimX => Special::Nctaid(Dim::X),
@@ -2061,17 +2066,21 @@ impl<'a> Isel<'a> {
     /// Loads hidden parameter `i` (a 64-bit address) into a fresh pair.
     fn hidden_param(&mut self, i: usize) -> Reg {
         let d = self.tmp64();
-        let pi = self.hidden[i];
+        self.load_param(self.hidden[i], T::U64, d);
+        d
+    }
+
+    /// `ld.param` of kernel parameter `pi` into `dst`.
+    fn load_param(&mut self, pi: u16, ty: T, dst: Reg) {
         self.op(Op::Ld {
             space: Space::Param,
-            ty: T::U64,
-            dst: d,
+            ty,
+            dst,
             addr: Address {
                 base: AddrBase::Param(pi),
                 offset: 0,
             },
         });
-        d
     }
 
     /// A store of a character to the serial port: once per gang (by its first on

@@ -132,6 +132,11 @@ pub struct Options {
     /// what `spmdc run` launches); `None`: the machine's largest block. Shared-memory
     /// spill slots are laid out for it.
     pub block_threads: Option<u32>,
+    /// Bytes of dynamic shared memory per block the kernels are compiled for (the
+    /// unsized `shared` array; `--dynamic-shared`, or what `spmdc run` launches with).
+    /// They sit after the static shared variables in `.shared`, so they count in
+    /// occupancy, and register demotion lays its slots out after them.
+    pub dynamic_shared: u32,
     /// The machine the kernels are compiled for (`--config`): its shared memory and
     /// occupancy rules bound the spill slots demoted to shared memory.
     pub machine: sim::gpu::GpuConfig,
@@ -153,6 +158,7 @@ impl Default for Options {
             fixed_budget: false,
             grid_blocks: None,
             block_threads: None,
+            dynamic_shared: 0,
             machine: sim::gpu::GpuConfig::gtx480(),
             uniformity: true,
             dac: true,
@@ -180,6 +186,9 @@ pub struct Compiled {
     pub candidates: Vec<Vec<regdem::Candidate>>,
     /// Per kernel, the virtual block split of a decoupled entry (`decouple::x_split`).
     pub dac_split: Vec<Option<u32>>,
+    /// The dynamic shared bytes per block the kernels are laid out for
+    /// ([`Options::dynamic_shared`]): a launch must give exactly these.
+    pub dynamic_shared: u32,
 }
 
 impl Compiled {

@@ -145,19 +145,20 @@ fn fastest_allocation(
 }
 
 /// `options` for the launch `req` asks for: shared-memory spill slots are laid out
-/// for its block, unless the options fix one. A malformed launch is left for
-/// [`launch::prepare`] to report.
+/// for its block, unless the options fix one, and after its dynamic shared memory.
+/// A malformed launch is left for [`launch::prepare`] to report.
 pub fn for_launch(options: &Options, req: &RunRequest<'_>) -> Options {
-    let threads = launch::LaunchConfig::from_args(req.grid, req.block, super::TARGET.program_count)
-        .map(|c| c.block_size())
-        .ok();
     let config =
         launch::LaunchConfig::from_args(req.grid, req.block, super::TARGET.program_count).ok();
+    let dynamic_shared = launch::LaunchConfig::single_gang(1)
+        .with_dynamic_shared(req.dynamic_shared)
+        .map_or(0, |c| c.dynamic_shared);
     Options {
-        block_threads: options.block_threads.or(threads),
+        block_threads: options.block_threads.or(config.map(|c| c.block_size())),
         grid_blocks: options
             .grid_blocks
             .or(config.map(|c| u64::from(c.block_count()))),
+        dynamic_shared,
         ..options.clone()
     }
 }
@@ -179,6 +180,7 @@ pub fn run_compiled(
         args: req.args,
         grid: req.grid,
         block: req.block,
+        dynamic_shared: req.dynamic_shared,
         program_count: checked.target.program_count,
     };
     let mut prepared =
@@ -205,6 +207,7 @@ pub fn run_compiled(
     let threads = u64::from(block.x) * u64::from(block.y) * u64::from(block.z);
     let gangs = threads.div_ceil(32);
     check_shared_slots(compiled, k, gangs * 32)?;
+    check_dynamic_shared(compiled, k, prepared.config.dynamic_shared)?;
     let mut mem = GlobalMemory::new();
     let mut bits: Vec<u64> = prepared
         .signature
@@ -236,7 +239,7 @@ pub fn run_compiled(
     };
     let console = mem.add_zeroed(console_bytes, "__console");
     let result = mem.add_zeroed(8, "__result");
-    bits.extend([console, result]);
+    bits.extend([console, result, u64::from(compiled.dynamic_shared)]);
     let kernel = &compiled.program.kernels[k];
     let gl = gpu::Launch {
         kernel: name.clone(),
@@ -338,6 +341,25 @@ fn check_shared_slots(
         ),
     )
     .with_help("compile it for this launch's block (`--block`)")]))
+}
+
+/// The `.shared` layout (and the demoted slots after it) of a compiled kernel counts
+/// the dynamic shared bytes it was compiled for: a launch must give exactly those.
+#[allow(clippy::result_large_err)] // the driver's shared error type
+fn check_dynamic_shared(compiled: &Compiled, k: usize, launched: u32) -> Result<(), RunError> {
+    if compiled.dynamic_shared == launched {
+        return Ok(());
+    }
+    let name = &compiled.program.kernels[k].name;
+    Err(RunError::Launch(vec![launch::LaunchError::new(
+        launch::ErrorKind::BadConfig,
+        format!(
+            "kernel `{name}` was compiled for {} bytes of dynamic shared memory; this launch \
+             gives {launched}",
+            compiled.dynamic_shared
+        ),
+    )
+    .with_help("compile it for this launch's `--dynamic-shared`")]))
 }
 
 /// What the kernel printed: the console buffer's text up to its cursor.

@@ -104,8 +104,15 @@ impl Spaces {
     }
 
     /// The `.shared` offsets (and total bytes) of the resident variables that `entry`
-    /// and the functions it calls name.
-    pub fn layout(&self, module: &Module, entry: FuncRef) -> (FxHashMap<SharedVar, u32>, u32) {
+    /// and the functions it calls name, for a launch with `dynamic_bytes` of dynamic
+    /// shared memory. The dynamic array comes last, so the others' offsets do not
+    /// depend on the launch.
+    pub fn layout(
+        &self,
+        module: &Module,
+        entry: FuncRef,
+        dynamic_bytes: u32,
+    ) -> (FxHashMap<SharedVar, u32>, u32) {
         let mut used = BTreeSet::new();
         let mut seen = BTreeSet::new();
         let mut todo = vec![entry];
@@ -125,12 +132,14 @@ impl Spaces {
         }
         let mut offsets = FxHashMap::default();
         let mut end = 0u32;
-        for v in used {
+        let (dynamic, fixed): (Vec<SharedVar>, Vec<SharedVar>) =
+            used.into_iter().partition(|&v| module.shared[v].dynamic);
+        for v in fixed.into_iter().chain(dynamic) {
             let d = &module.shared[v];
             let a = d.align.max(1);
             let at = end.div_ceil(a) * a;
             offsets.insert(v, at);
-            end = at + d.size;
+            end = at.saturating_add(d.bytes(dynamic_bytes));
         }
         (offsets, end.div_ceil(8) * 8)
     }

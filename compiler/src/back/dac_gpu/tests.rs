@@ -29,6 +29,7 @@ fn both(src: &str, entry: &str, args: &[&str], block: Option<&str>) -> (String, 
         args: &args,
         grid: None,
         block,
+        dynamic_shared: None,
         limits: Limits::default(),
     };
     let a = driver::run_on_interp(&f, &req).expect("interp runs");
@@ -120,6 +121,7 @@ fn failed_assert_traps_at_its_line() {
         args: &args,
         grid: None,
         block: None,
+        dynamic_shared: None,
         limits: Limits::default(),
     };
     match run_on_dac_gpu(&f, &req, &DacRunOptions::default()) {

@@ -117,6 +117,9 @@ pub mod ctx {
     /// thread's scheduler record.
     pub const NEXT: i32 = 320;
     pub const SCHEDULER: i32 = 324;
+    /// Bytes of dynamic shared memory per block (the launch's), which follow the
+    /// static shared variables ([`crate::back::nyuzi::shared_layout`]).
+    pub const DYN_SHARED_BYTES: i32 = 328;
     /// Bytes of one record (a multiple of 64).
     pub const SIZE: u32 = 384;
 }

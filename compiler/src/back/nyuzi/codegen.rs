@@ -19,7 +19,9 @@ use crate::diag::{codes, Diagnostic};
 use crate::ir::Module;
 use crate::timing;
 
-/// Byte offset of each shared variable in a block's shared memory, and the total.
+/// Byte offset of each shared variable in a block's shared memory, and the total of
+/// the static ones (64-byte aligned). The dynamic array (the unsized `shared` one)
+/// starts at that total, so its bytes, the launch's, follow the static variables.
 pub fn shared_layout(m: &Module) -> (Vec<u32>, u32) {
     let mut off = 0u32;
     let mut offsets = Vec::new();
@@ -27,9 +29,15 @@ pub fn shared_layout(m: &Module) -> (Vec<u32>, u32) {
         let a = sh.align.clamp(1, 64);
         off = off.div_ceil(a) * a;
         offsets.push(off);
-        off += sh.size;
+        off += sh.bytes(0);
     }
-    (offsets, off.div_ceil(64) * 64)
+    let total = off.div_ceil(64) * 64;
+    for (o, sh) in offsets.iter_mut().zip(m.shared.values()) {
+        if sh.dynamic {
+            *o = total;
+        }
+    }
+    (offsets, total)
 }
 
 /// A copy of `module` with loop-invariant code motion and then strength reduction of

@@ -103,6 +103,8 @@ pub struct ImageLaunch {
     pub block: Dim3,
     pub args: Vec<ImageArg>,
     pub takes_mask: bool,
+    /// Bytes of dynamic shared memory per block, after the static shared variables.
+    pub dynamic_shared: u32,
 }
 
 impl ImageLaunch {
@@ -138,6 +140,7 @@ impl ImageLaunch {
             block: l.config.block,
             args,
             takes_mask,
+            dynamic_shared: l.config.dynamic_shared,
         }
     }
 }
@@ -315,7 +318,7 @@ fn plan(
     let blocks = launch.grid.count();
     let threads_used = u64::from(machine.threads().clamp(1, MachineShape::MAX_THREADS)).min(blocks);
     let gangs = launch.block.count().div_ceil(lanes);
-    let shared = align(u64::from(obj.shared_size), 64);
+    let shared = align(u64::from(obj.shared_size), 64) + align(u64::from(launch.dynamic_shared), 64);
     let thread_area = u64::from(sched::SIZE)
         + shared
         + gangs * u64::from(ctx::SIZE)
@@ -705,6 +708,7 @@ fn write_thread_areas(mem: &mut Memory, launch: &ImageLaunch, p: &Plan, opts: &I
                 (ctx::GRID_DIM_X, grid.x),
                 (ctx::GRID_DIM_Y, grid.y),
                 (ctx::GRID_DIM_Z, grid.z),
+                (ctx::DYN_SHARED_BYTES, launch.dynamic_shared),
                 (ctx::SHARED_BASE, s + sched::SIZE),
                 (ctx::NEXT, next),
                 (ctx::SCHEDULER, s),

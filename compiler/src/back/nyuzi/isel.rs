@@ -2223,6 +2223,7 @@ impl<'a> Isel<'a> {
             BlockDimZ => ctx::BLOCK_DIM_Z,
             GridDimX => ctx::GRID_DIM_X,
             GridDimY => ctx::GRID_DIM_Y,
+            DynSharedBytes => ctx::DYN_SHARED_BYTES,
             _ => ctx::GRID_DIM_Z,
         };
         let d = self.ns();

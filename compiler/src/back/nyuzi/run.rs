@@ -132,6 +132,7 @@ pub fn prepare(front: &FrontResult, req: &RunRequest<'_>) -> Result<launch::Laun
         args: req.args,
         grid: req.grid,
         block: req.block,
+        dynamic_shared: req.dynamic_shared,
         program_count: super::abi::LANES,
     };
     launch::prepare(checked, &front.interner, &request).map_err(RunError::Launch)
@@ -434,8 +435,8 @@ fn fault_error(built: &BuiltLaunch, m: &Machine, f: Fault, max_steps: u64) -> Ru
                 format!("integer division or remainder by zero (in @{r})")
             }
             Some(r) => format!("the kernel trapped (in @{r})"),
-            None => "the kernel trapped (a failed assert, an integer division by zero or \
-                     unreachable code)"
+            None => "the kernel trapped (a failed assert, an integer division by zero, an \
+                     index past the dynamic `shared` array or unreachable code)"
                 .to_string(),
         },
         FaultKind::Misaligned => "misaligned memory access".to_string(),

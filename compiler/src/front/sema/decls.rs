@@ -274,7 +274,11 @@ impl Checker<'_> {
                     ty = self.check_initializer(ty, init, true, decl.name.name);
                 }
             }
-            self.require_sized(ty, decl);
+            if shared {
+                self.require_sized_or_dynamic(ty, decl);
+            } else {
+                self.require_sized(ty, decl);
+            }
             let const_value = match decl.init.as_deref() {
                 Some(ast::Initializer::Expr(e)) if self.out.types.get(ty).is_const => {
                     self.out.consts.get(&e.id).copied()
@@ -308,6 +312,29 @@ impl Checker<'_> {
                 .with_primary(decl.span, "size missing")
                 .with_help("write the size in the brackets, or give an initializer list"),
             );
+        }
+    }
+
+    /// A `shared` array may leave its size out: it is then the launch's dynamic shared
+    /// memory, and a program has at most one such array (E0406 for another).
+    pub(super) fn require_sized_or_dynamic(&mut self, ty: TypeId, decl: &ast::Declarator) {
+        if !matches!(self.out.types.kind(ty), TypeKind::Array(_, None)) {
+            return;
+        }
+        match self.dynamic_shared {
+            None => self.dynamic_shared = Some(decl.span),
+            Some(first) => self.emit(
+                Diagnostic::error(
+                    codes::INVALID_SHARED,
+                    "a program has at most one unsized `shared` array",
+                )
+                .with_primary(decl.span, "a second unsized `shared` array")
+                .with_secondary(first, "the program's dynamic shared memory is this array")
+                .with_help(
+                    "give this array a size, or reach the dynamic shared memory through a \
+                     pointer into the first array",
+                ),
+            ),
         }
     }
 

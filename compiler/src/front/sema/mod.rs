@@ -434,6 +434,8 @@ struct Checker<'a> {
     syms: builtins::Syms,
     /// Names at file scope (variables, functions, enumerators, types): one namespace.
     file_names: FxHashMap<Symbol, FileName>,
+    /// The unsized `shared` array (the launch's dynamic shared memory), once declared.
+    dynamic_shared: Option<Span>,
     /// Where each file-scope name was declared (for "previous declaration" labels).
     file_name_spans: FxHashMap<Symbol, Span>,
     /// Struct tags (`struct Foo`), which may also be used bare.
@@ -482,6 +484,7 @@ impl<'a> Checker<'a> {
             diags: Vec::new(),
             syms: builtins::Syms::new(interner),
             file_names: FxHashMap::default(),
+            dynamic_shared: None,
             file_name_spans: FxHashMap::default(),
             struct_tags: FxHashMap::default(),
             enum_tags: FxHashMap::default(),

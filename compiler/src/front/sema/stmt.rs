@@ -981,6 +981,10 @@ impl<'a> Checker<'a> {
             ),
             None => {}
         }
-        self.require_sized(ty, decl);
+        if kind == LocalKind::Shared {
+            self.require_sized_or_dynamic(ty, decl);
+        } else {
+            self.require_sized(ty, decl);
+        }
     }
 }

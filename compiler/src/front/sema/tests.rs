@@ -699,6 +699,13 @@ fn shared_rules() {
         "export void f() { shared float tile[2] = { 1, 2 }; }",
         &["E0406"],
     );
+    // One unsized `shared` array: the launch's dynamic shared memory.
+    expect("shared float dyn[];", &[]);
+    expect("task void k() { shared int tile[]; tile[threadIdx.x] = 1; }", &[]);
+    expect("shared float a[]; task void k() { shared int b[]; }", &["E0406"]);
+    expect("void f() { shared float tile[]; }", &["E0406"]);
+    // Other unsized arrays still need a size.
+    expect("export void k() { uniform float a[]; }", &["E0309"]);
     let (c, d, i) = check_src("export void k() { shared float tile[64]; tile[programIndex] = 1; }");
     assert!(d.is_empty(), "{d:?}");
     assert_eq!(

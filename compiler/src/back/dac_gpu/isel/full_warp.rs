@@ -267,6 +267,7 @@ task void k(uniform int n, uniform float src[], uniform float dst[]) {
             args,
             grid: Some("2"),
             block: Some(block),
+            dynamic_shared: None,
             limits: Limits::default(),
         }
     }

@@ -123,6 +123,7 @@ fn launch_of(grid: u32, block: u32, args: Vec<ImageArg>, takes_mask: bool) -> Im
         block: Dim3::new(block, 1, 1),
         args,
         takes_mask,
+        dynamic_shared: 0,
     }
 }
 
@@ -234,6 +235,7 @@ fn thread_indices_in_three_dimensions() {
         block: Dim3::new(3, 2, 3),
         args: vec![int_buffer("out", 32)],
         takes_mask: true,
+        dynamic_shared: 0,
     };
     let image = build_image(&obj, "k", &launch, shape(1, 4), &ImageOptions::default()).unwrap();
     let (m, r) = run(&image, shape(1, 4));
