@@ -891,7 +891,8 @@ struct Demotion {
     /// Units taken.
     used: u32,
     at: Demoted,
-    /// The kernel's own shared bytes, rounded up to a word: where the units start.
+    /// The kernel's own shared bytes (static and dynamic), rounded up to a word:
+    /// where the units start.
     static_bytes: u32,
 }
 

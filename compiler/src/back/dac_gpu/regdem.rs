@@ -10,7 +10,9 @@
 //!   without a launch, the machine's largest block, as CUDA assumes without launch
 //!   bounds.
 //! * **Room** for [`Placement::Shared`]: all the shared memory a block may have
-//!   (`max_shared_mem_per_block`) beyond the kernel's own. For [`Placement::Mixed`]:
+//!   (`max_shared_mem_per_block`) beyond the kernel's own, which includes the launch's
+//!   dynamic shared memory ([`super::Options::dynamic_shared`]; the budgets' occupancy
+//!   cliffs count it too). For [`Placement::Mixed`]:
 //!   only what leaves the occupancy the budget gives intact, i.e. the shared memory
 //!   per block at which exactly as many blocks fit an SM as the registers allow.
 //! * **Budgets** ([`budgets`]): the occupancy cliffs below the registers a kernel
@@ -67,17 +69,18 @@ pub fn layout_threads(machine: &GpuConfig, block_threads: Option<u32>) -> u32 {
     threads.div_ceil(WARP) * WARP
 }
 
-/// The shared memory the demoted slots of a kernel with `static_shared` bytes of its
-/// own may take per block, when it is allocated under `budget` registers for blocks of
+/// The shared memory the demoted slots of a kernel with `own_shared` bytes of its
+/// own (its `.shared` size: static variables and the launch's dynamic shared memory)
+/// may take per block, when it is allocated under `budget` registers for blocks of
 /// `threads` threads (already whole warps). `None` when nothing may be demoted.
 pub fn room(
     machine: &GpuConfig,
     placement: Placement,
     threads: u32,
-    static_shared: u32,
+    own_shared: u32,
     budget: u32,
 ) -> Option<SharedRoom> {
-    let own = static_shared.div_ceil(4) * 4;
+    let own = own_shared.div_ceil(4) * 4;
     let limit = match placement {
         Placement::Local => return None,
         Placement::Shared => machine.max_shared_mem_per_block,

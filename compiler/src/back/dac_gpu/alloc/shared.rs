@@ -9,7 +9,8 @@
 //!     S + 4·t + 4·u·n
 //! ```
 //!
-//! where `S` is the kernel's own shared bytes (rounded up to a word) and `n` the
+//! where `S` is the kernel's own shared bytes (rounded up to a word: its static
+//! `shared` variables, then the launch's dynamic shared memory) and `n` the
 //! threads per block the layout strides by. The 32 lanes of a warp have consecutive
 //! `t`, so one unit's words sit in 32 consecutive words: 32 different banks, never a
 //! conflict, whatever `n` and `S`. A 64-bit slot takes two units (its halves are
