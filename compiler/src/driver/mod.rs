@@ -461,10 +461,19 @@ fn interp_launch(
         .iter()
         .zip(&prepared.args)
         .map(|(p, a)| match a {
-            launch::ArgValue::Scalar(v) => v.to_bits(),
-            launch::ArgValue::Buffer(b) => memory.add_buffer(b.bytes().to_vec(), &p.name),
+            launch::ArgValue::Scalar(v) => Ok(v.to_bits()),
+            launch::ArgValue::Buffer(b) => memory.try_add_buffer(b.bytes(), &p.name),
         })
-        .collect();
+        .collect::<Result<_, _>>()
+        .map_err(|msg| {
+            RunError::Launch(vec![launch::LaunchError::new(
+                launch::ErrorKind::TooLarge,
+                msg,
+            )
+            .with_help(
+                "run it on `--target dac-gpu`, or give the interpreter smaller buffers",
+            )])
+        })?;
     let shape = interp::Launch {
         dynamic_shared: prepared.config.dynamic_shared,
         ..interp::Launch::new(prepared.config.grid, prepared.config.block, bits.clone())

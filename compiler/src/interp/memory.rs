@@ -5,7 +5,7 @@
 //! | addresses | region | what lives there |
 //! |-----------|--------|------------------|
 //! | `0 .. 0x1_0000` | null page | nothing: every access faults |
-//! | `GLOBAL_BASE .. SHARED_BASE` | global | host buffers ([`Memory::add_buffer`]) and module globals |
+//! | `GLOBAL_BASE .. SHARED_BASE` | global | host buffers ([`Memory::try_add_buffer`]) and module globals |
 //! | `SHARED_BASE .. PRIVATE_BASE` | shared | the current block's `shared` variables, fresh and zeroed per block |
 //! | `PRIVATE_BASE + g * PRIVATE_STRIDE ..` | private | gang `g`'s stack: the stack slots of its live frames |
 //!
@@ -21,6 +21,8 @@ use crate::ir::{GlobalVar, Module, SharedVar, Space, StackSlotData};
 
 /// Addresses below this are the null page.
 pub const GLOBAL_BASE: u64 = 0x1_0000;
+/// Bytes in the global region: host buffers and module globals together.
+pub const GLOBAL_CAPACITY: u64 = SHARED_BASE - GLOBAL_BASE;
 /// Start of the block-shared region.
 pub const SHARED_BASE: u64 = 0x8000_0000;
 /// Start of the private region: gang `g`'s stack starts at
@@ -137,10 +139,19 @@ impl Arena {
         self.last = 0;
     }
 
+    /// Where the allocation after one of `len` bytes made now would start.
+    fn next_after(&self, len: u64) -> u64 {
+        (self.next.saturating_add(len).saturating_add(GUARD)).next_multiple_of(ALLOC_ALIGN)
+    }
+
+    /// Whether an allocation of `len` bytes fits in what is left.
+    fn fits(&self, len: u64) -> bool {
+        self.next_after(len) <= self.limit
+    }
+
     fn alloc(&mut self, data: Vec<u8>, name: &str, read_only: bool) -> Result<u64, Fault> {
         let base = self.next;
-        let end = base + data.len() as u64;
-        let next = (end + GUARD).next_multiple_of(ALLOC_ALIGN);
+        let next = self.next_after(data.len() as u64);
         if next > self.limit {
             return Err(Fault::OutOfMemory);
         }
@@ -223,11 +234,30 @@ impl Memory {
     }
 
     /// Registers a host buffer in global memory and returns its address (aligned to 256
-    /// bytes, followed by an unmapped gap). `name` appears in fault messages.
+    /// bytes, followed by an unmapped gap). `name` appears in fault messages. `Err`
+    /// says why the buffer does not fit: the global region is under 2 GiB, so that
+    /// every address fits in 32 bits.
+    pub fn try_add_buffer(&mut self, bytes: &[u8], name: &str) -> Result<u64, String> {
+        let len = bytes.len() as u64;
+        if !self.global.fits(len) {
+            let free = self.global.limit.saturating_sub(self.global.next);
+            return Err(format!(
+                "buffer `{name}` ({len} bytes) does not fit in the interpreter's global memory: \
+                 {free} of its {GLOBAL_CAPACITY} bytes are free"
+            ));
+        }
+        Ok(self
+            .global
+            .alloc(bytes.to_vec(), name, false)
+            .expect("checked to fit"))
+    }
+
+    /// [`Memory::try_add_buffer`] for hosts whose buffers are known to fit (tests,
+    /// small fixed buffers); panics otherwise.
     pub fn add_buffer(&mut self, bytes: impl Into<Vec<u8>>, name: &str) -> u64 {
-        self.global
-            .alloc(bytes.into(), name, false)
-            .expect("global memory exhausted")
+        let bytes = bytes.into();
+        self.try_add_buffer(&bytes, name)
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// The bytes of the allocation that starts at `addr` (a buffer's current contents).

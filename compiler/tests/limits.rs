@@ -1,0 +1,142 @@
+//! Hostile inputs end in a diagnostic, a trap or a result, in bounded time and memory.
+//! Each test runs the `spmdc` binary as a user would, under a cap on its virtual memory
+//! (so an unbounded allocation fails the test instead of the machine) and with a
+//! timeout that only catches hangs.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Exit status of a usage error.
+const USAGE: i32 = 2;
+/// Exit status of a runtime trap.
+const TRAP: i32 = 3;
+/// Exit status of compile errors.
+const COMPILE_ERROR: i32 = 1;
+
+/// Virtual memory the child may map, in KiB: room for the allocator's reservations,
+/// far below what the unbounded behaviours took (gigabytes).
+const VMEM_KIB: u64 = 2 << 20;
+/// Only a hang takes this long.
+const HANG: Duration = Duration::from_secs(300);
+
+/// What a bounded run produced: its exit code and (the first MiB of) its output, with
+/// the full byte counts.
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    stderr_bytes: usize,
+}
+
+/// Reads a stream to its end, keeping the first MiB; gives the text and the total.
+fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<(String, usize)> {
+    std::thread::spawn(move || {
+        let (mut kept, mut total, mut buf) = (Vec::new(), 0, vec![0u8; 1 << 16]);
+        while let Ok(n) = r.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            total += n;
+            if kept.len() < 1 << 20 {
+                kept.extend_from_slice(&buf[..n]);
+            }
+        }
+        (String::from_utf8_lossy(&kept).into_owned(), total)
+    })
+}
+
+/// A scratch file holding `text`, named for the test.
+fn scratch(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("spmdc-limits-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write scratch file");
+    path
+}
+
+/// Runs `spmdc ARGS` with at most `vmem_kib` KiB of virtual memory.
+fn spmdc_within(vmem_kib: u64, args: &[&str]) -> Run {
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {vmem_kib} && exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_spmdc"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn spmdc");
+    let out = drain(child.stdout.take().expect("stdout"));
+    let err = drain(child.stderr.take().expect("stderr"));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if start.elapsed() > HANG {
+            let _ = child.kill();
+            panic!("spmdc {args:?} still running after {HANG:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let (stdout, _) = out.join().expect("stdout reader");
+    let (stderr, stderr_bytes) = err.join().expect("stderr reader");
+    Run {
+        code: status.code(),
+        stdout,
+        stderr,
+        stderr_bytes,
+    }
+}
+
+fn spmdc(args: &[&str]) -> Run {
+    spmdc_within(VMEM_KIB, args)
+}
+
+/// Asserts the exit code and that stderr says `needle`.
+fn expect(run: &Run, code: i32, needle: &str) {
+    assert_eq!(
+        run.code,
+        Some(code),
+        "exit code; stderr:\n{}\nstdout:\n{}",
+        run.stderr,
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains(needle),
+        "stderr lacks `{needle}`:\n{}",
+        run.stderr
+    );
+}
+
+const STORE_ONE: &str =
+    "export void f(uniform int out[]) { if (programIndex < 16) out[programIndex] = 1; }\n";
+
+#[test]
+fn interp_buffer_too_large_for_its_memory_is_a_usage_error() {
+    let src = scratch(
+        "big.spmd",
+        "export void f(uniform double out[]) { out[programIndex] = 1; }\n",
+    );
+    // 2^28 doubles are within the documented buffer limit but larger than the
+    // interpreter's 2 GiB global memory. The zeroed buffer is mapped, never touched,
+    // so the cap is on address space only.
+    let run = spmdc_within(
+        8 << 20,
+        &[
+            "run",
+            src.to_str().unwrap(),
+            "--entry",
+            "f",
+            "--arg",
+            "out=zeros(268435456)",
+        ],
+    );
+    expect(
+        &run,
+        USAGE,
+        "does not fit in the interpreter's global memory",
+    );
+}
