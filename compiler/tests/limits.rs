@@ -140,3 +140,14 @@ fn interp_buffer_too_large_for_its_memory_is_a_usage_error() {
         "does not fit in the interpreter's global memory",
     );
 }
+
+#[test]
+fn endless_printing_on_interp_stops_at_the_output_limit() {
+    let src = scratch(
+        "print.spmd",
+        "export void f() { while (true) { print(\"hello %\\n\", programIndex); } }\n",
+    );
+    let run = spmdc(&["run", src.to_str().unwrap(), "--entry", "f"]);
+    expect(&run, TRAP, "printed output exceeded the limit");
+    assert!(run.stdout.is_empty(), "a trapped run prints no result");
+}

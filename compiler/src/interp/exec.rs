@@ -403,6 +403,12 @@ impl Machine<'_> {
                         })
                         .collect();
                     print::format(&self.module.strings[format], &args, m, &mut self.output);
+                    if self.output.len() > self.limits.max_output_bytes {
+                        return Err(Fault::new(format!(
+                            "printed output exceeded the limit of {} bytes",
+                            self.limits.max_output_bytes
+                        )));
+                    }
                 }
             }
             Op::Trap { code } => {

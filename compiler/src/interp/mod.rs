@@ -109,6 +109,9 @@ impl Launch {
     }
 }
 
+/// The default [`Limits::max_output_bytes`]: 16 MiB of printed text.
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 16 << 20;
+
 /// Bounds that turn runaway programs into errors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
@@ -116,6 +119,9 @@ pub struct Limits {
     pub max_steps: u64,
     /// Frames on one gang's call stack, the entry function's included.
     pub max_call_depth: usize,
+    /// Bytes of `print` output kept for [`Outcome::output`]; a launch that prints
+    /// more stops with a trap instead of growing the buffer without bound.
+    pub max_output_bytes: usize,
 }
 
 impl Default for Limits {
@@ -123,6 +129,7 @@ impl Default for Limits {
         Limits {
             max_steps: 1_000_000_000,
             max_call_depth: 1024,
+            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
         }
     }
 }
