@@ -6,9 +6,22 @@
 //! `#include`d files and the standard library, so diagnostics can be rendered later.
 
 use std::borrow::Cow;
+use std::io::Read;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::OnceLock;
+
+/// The largest source file (or standard input, or `#include`d file) the compiler
+/// reads: 16 MiB. Reading stops there, so a device or a runaway pipe cannot exhaust
+/// memory before a single token is lexed.
+pub const MAX_SOURCE_BYTES: u64 = 16 << 20;
+
+/// Reads at most `limit` bytes from `reader`: `Ok(None)` when there is more.
+pub fn read_limited(reader: impl Read, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
+    let mut bytes = Vec::new();
+    reader.take(limit + 1).read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= limit).then_some(bytes))
+}
 
 /// Index of a file in a [`SourceMap`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]

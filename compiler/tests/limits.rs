@@ -151,3 +151,30 @@ fn endless_printing_on_interp_stops_at_the_output_limit() {
     expect(&run, TRAP, "printed output exceeded the limit");
     assert!(run.stdout.is_empty(), "a trapped run prints no result");
 }
+
+#[test]
+fn endless_input_files_are_usage_errors() {
+    let kernel = scratch("store.spmd", STORE_ONE);
+    let run = spmdc(&[
+        "run",
+        kernel.to_str().unwrap(),
+        "--target",
+        "dac-gpu",
+        "--entry",
+        "f",
+        "--arg",
+        "out=zeros(16)",
+        "--config",
+        "/dev/zero",
+    ]);
+    expect(&run, USAGE, "larger than");
+    let run = spmdc(&["check", "/dev/zero"]);
+    expect(&run, USAGE, "larger than");
+    let huge = scratch("huge.h", &" ".repeat(17 << 20));
+    let includer = scratch(
+        "includer.spmd",
+        &format!("#include \"{}\"\n", huge.display()),
+    );
+    let run = spmdc(&["check", includer.to_str().unwrap()]);
+    expect(&run, COMPILE_ERROR, "larger than");
+}

@@ -1,7 +1,6 @@
 //! The driver: runs the compiler's stages for the command line, the tests and any other
 //! front end (the playground). The CLI in `main.rs` only parses flags and prints.
 
-use std::io::Read;
 use std::path::PathBuf;
 
 use rustc_hash::FxHashSet;
@@ -13,7 +12,7 @@ use crate::front::preprocess::{self, Pragma};
 use crate::front::stdlib_index::{stdlib_index, stdlib_names};
 use crate::front::token::{Tok, Token};
 use crate::front::{parse, sema, STDLIB_NAME, STDLIB_SOURCE};
-use crate::source::{FileId, SourceMap};
+use crate::source::{read_limited, FileId, SourceMap, MAX_SOURCE_BYTES};
 use crate::{interp, launch, lower, timing};
 
 pub mod prebuilt;
@@ -95,14 +94,23 @@ pub fn read_input(path: &str) -> Result<(String, Option<PathBuf>, String), Diagn
             format!("cannot read `{path}`: {e}"),
         )
     };
-    if path == "-" {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(unreadable)?;
-        return Ok(("<stdin>".to_string(), None, text));
+    let too_big = || {
+        Diagnostic::error(
+            codes::INPUT_UNREADABLE,
+            format!("`{path}` is larger than {MAX_SOURCE_BYTES} bytes"),
+        )
+        .with_help(format!(
+            "the compiler reads source files of at most {} MiB",
+            MAX_SOURCE_BYTES >> 20
+        ))
+    };
+    let bytes = if path == "-" {
+        read_limited(std::io::stdin().lock(), MAX_SOURCE_BYTES)
+    } else {
+        std::fs::File::open(path).and_then(|f| read_limited(f, MAX_SOURCE_BYTES))
     }
-    let bytes = std::fs::read(path).map_err(unreadable)?;
+    .map_err(unreadable)?
+    .ok_or_else(too_big)?;
     let text = String::from_utf8(bytes).map_err(|e| {
         Diagnostic::error(
             codes::INPUT_UNREADABLE,
@@ -112,6 +120,9 @@ pub fn read_input(path: &str) -> Result<(String, Option<PathBuf>, String), Diagn
             ),
         )
     })?;
+    if path == "-" {
+        return Ok(("<stdin>".to_string(), None, text));
+    }
     Ok((path.to_string(), Some(PathBuf::from(path)), text))
 }
 

@@ -18,7 +18,7 @@ use super::intern::{Interner, Symbol};
 use super::lexer::{lex, RawTok, RawToken};
 use super::token::{keyword, Tok, Token};
 use crate::diag::{codes, Diagnostic};
-use crate::source::{FileId, SourceMap, Span};
+use crate::source::{read_limited, FileId, SourceMap, Span, MAX_SOURCE_BYTES};
 
 /// Pragmas spmdc understands. Others are ignored with a note.
 const KNOWN_PRAGMAS: &[&str] = &["once", "unroll", "nounroll", "ignore", "coherent"];
@@ -629,7 +629,17 @@ impl<'a> Pp<'a> {
             );
             return;
         }
-        match std::fs::read_to_string(&path) {
+        let read = std::fs::File::open(&path)
+            .and_then(|f| read_limited(f, MAX_SOURCE_BYTES))
+            .and_then(|bytes| {
+                let bytes = bytes.ok_or_else(|| {
+                    std::io::Error::other(format!("it is larger than {MAX_SOURCE_BYTES} bytes"))
+                })?;
+                String::from_utf8(bytes).map_err(|_| {
+                    std::io::Error::new(std::io::ErrorKind::InvalidData, "it is not UTF-8 text")
+                })
+            });
+        match read {
             Ok(text) => {
                 let shown = path.display().to_string();
                 let id = self.sources.add(shown, Some(path), text);

@@ -422,12 +422,16 @@ impl GpuConfig {
         Ok(cfg)
     }
 
+    /// The largest configuration file [`GpuConfig::load`] reads: a real one is a few
+    /// hundred bytes, and a device such as `/dev/zero` must not be read forever.
+    pub const MAX_FILE_BYTES: u64 = 1 << 20;
+
     /// `--config ARG`: a preset name, or the path of a configuration file.
     pub fn load(arg: &str) -> Result<GpuConfig, String> {
         if let Some(c) = GpuConfig::preset(arg) {
             return Ok(c);
         }
-        let text = std::fs::read_to_string(arg).map_err(|e| {
+        let text = read_config_file(arg).map_err(|e| {
             let names: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
             format!(
                 "`{arg}` is neither a preset ({}) nor a readable file: {e}",
@@ -488,4 +492,21 @@ impl GpuConfig {
         }
         Ok(())
     }
+}
+
+/// The text of a configuration file, at most [`GpuConfig::MAX_FILE_BYTES`] of it.
+fn read_config_file(path: &str) -> std::io::Result<String> {
+    use std::io::Read;
+    let limit = GpuConfig::MAX_FILE_BYTES;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(limit + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(std::io::Error::other(format!(
+            "it is larger than {limit} bytes"
+        )));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "it is not UTF-8 text"))
 }
