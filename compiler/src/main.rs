@@ -983,15 +983,33 @@ fn finish(result: &FrontResult, args: &FrontArgs) -> u8 {
     }
 }
 
+/// The most diagnostics one report prints in the human format; the rest are counted
+/// in a closing line (and in the summary). JSON lines are all printed: tools want
+/// every one, and none quotes source text.
+const MAX_PRINTED_DIAGNOSTICS: usize = 100;
+
 fn report<'a>(sources: &SourceMap, diags: impl Iterator<Item = &'a Diagnostic>, args: &FrontArgs) {
     let mut err = std::io::stderr().lock();
     let color = color_choice(args.color).resolve(std::io::stderr().is_terminal());
-    for d in diags {
+    let mut unprinted = 0usize;
+    for (i, d) in diags.enumerate() {
         let text = match args.error_format {
             ErrorFormat::Json => diag::render_json_line(sources, d) + "\n",
-            ErrorFormat::Human => diag::render_human(sources, d, color),
+            ErrorFormat::Human if i < MAX_PRINTED_DIAGNOSTICS => {
+                diag::render_human(sources, d, color)
+            }
+            ErrorFormat::Human => {
+                unprinted += 1;
+                continue;
+            }
         };
         let _ = err.write_all(text.as_bytes());
+    }
+    if unprinted > 0 {
+        let _ = writeln!(
+            err,
+            "note: {unprinted} more diagnostics not shown (only the first {MAX_PRINTED_DIAGNOSTICS} are printed)"
+        );
     }
 }
 

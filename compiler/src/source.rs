@@ -159,6 +159,11 @@ impl SourceMap {
         &self.files[id.0 as usize]
     }
 
+    /// The file `id`, if this map has it.
+    pub fn try_get(&self, id: FileId) -> Option<&SourceFile> {
+        self.files.get(id.0 as usize)
+    }
+
     pub fn files(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {
         self.files
             .iter()

@@ -178,3 +178,22 @@ fn endless_input_files_are_usage_errors() {
     let run = spmdc(&["check", includer.to_str().unwrap()]);
     expect(&run, COMPILE_ERROR, "larger than");
 }
+
+#[test]
+fn many_diagnostics_on_one_long_line_print_a_bounded_report() {
+    // 20,000 unused variables on one 378 KB line: printing each with its source line
+    // would be gigabytes.
+    let body: String = (0..20_000).map(|i| format!("int v{i} = {i}; ")).collect();
+    let src = scratch(
+        "unused.spmd",
+        &format!("export void f(uniform int out[]) {{ {body} out[programIndex] = 1; }}\n"),
+    );
+    let run = spmdc(&["check", src.to_str().unwrap()]);
+    expect(&run, 0, "19900 more diagnostics not shown");
+    assert!(run.stderr.contains("warning: 20000 warnings emitted"));
+    assert!(
+        run.stderr_bytes < 64 << 10,
+        "{} bytes of diagnostics",
+        run.stderr_bytes
+    );
+}

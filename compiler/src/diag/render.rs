@@ -54,6 +54,49 @@ fn to_codespan(diag: &Diagnostic) -> cs::Diagnostic<crate::source::FileId> {
         .with_notes(notes)
 }
 
+/// The longest source line (in bytes) a human-readable diagnostic quotes. A label on
+/// a longer line (minified or generated code) is reported by position only, so that
+/// each diagnostic's text stays small whatever the input.
+pub const MAX_QUOTED_LINE: usize = 400;
+
+/// Whether a label's span touches a line longer than [`MAX_QUOTED_LINE`].
+fn on_long_line(sources: &SourceMap, label: &super::Label) -> bool {
+    let file = sources.get(label.span.file);
+    let first = file.line_index(label.span.start);
+    let last = file.line_index(label.span.end);
+    (first..=last).any(|l| {
+        file.line_range(l)
+            .is_some_and(|r| r.len() > MAX_QUOTED_LINE)
+    })
+}
+
+/// `diag` without its labels: each becomes a note giving its position and message.
+fn without_quotes(sources: &SourceMap, diag: &Diagnostic) -> Diagnostic {
+    let mut plain = diag.clone();
+    let labels = plain
+        .primary
+        .take()
+        .into_iter()
+        .chain(std::mem::take(&mut plain.secondary));
+    let notes: Vec<String> = labels
+        .map(|l| {
+            let file = sources.get(l.span.file);
+            let (line, col) = file.line_col(l.span.start);
+            let what = if l.message.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", l.message)
+            };
+            format!(
+                "at {}:{line}:{col}{what} (line longer than {MAX_QUOTED_LINE} bytes, not shown)",
+                file.name
+            )
+        })
+        .collect();
+    plain.notes.splice(0..0, notes);
+    plain
+}
+
 /// Renders one diagnostic as text, with ANSI colours when `color` is set.
 pub fn render_human(sources: &SourceMap, diag: &Diagnostic, color: bool) -> String {
     let mut buf = if color {
@@ -62,6 +105,19 @@ pub fn render_human(sources: &SourceMap, diag: &Diagnostic, color: bool) -> Stri
         termcolor::Buffer::no_color()
     };
     let config = term::Config::default();
+    let in_range = |l: &super::Label| {
+        sources
+            .try_get(l.span.file)
+            .is_some_and(|f| l.span.start <= l.span.end && l.span.end as usize <= f.text.len())
+    };
+    let labels = || diag.primary.iter().chain(&diag.secondary);
+    let plain;
+    let diag = if labels().all(in_range) && labels().any(|l| on_long_line(sources, l)) {
+        plain = without_quotes(sources, diag);
+        &plain
+    } else {
+        diag
+    };
     if term::emit_to_write_style(&mut buf, &config, sources, &to_codespan(diag)).is_err() {
         // Only a span outside its file can fail here; fall back to a one-line form.
         return format!(
