@@ -829,6 +829,10 @@ fn run_kernel(args: &RunArgs) -> u8 {
         }
         _ => {}
     }
+    let dac_codegen = match check_run_request(args) {
+        Ok(codegen) => codegen,
+        Err(code) => return code,
+    };
     let path = args.front.file.as_deref().unwrap_or("-");
     let (name, file, text) = match driver::read_input(path) {
         Ok(input) => input,
@@ -879,13 +883,7 @@ fn run_kernel(args: &RunArgs) -> u8 {
                 SchedArg::Gto => sim::gpu::SchedulerKind::Gto,
                 SchedArg::Lrr => sim::gpu::SchedulerKind::Lrr,
             },
-            codegen: match args.dac.codegen.options(&args.switches) {
-                Ok(o) => o,
-                Err(e) => {
-                    eprintln!("error: --config: {e}");
-                    return EXIT_USAGE;
-                }
-            },
+            codegen: dac_codegen.expect("checked before compiling"),
             max_warp_insts: args.max_steps,
             exhaustive: args.dac.codegen.regalloc == RegallocArg::Exhaustive,
         };
@@ -914,6 +912,54 @@ fn run_kernel(args: &RunArgs) -> u8 {
         }
     }
     write_output(None, &out)
+}
+
+/// The usage errors of `spmdc run` that need no compiled kernel, found before
+/// compiling: the launch shape, and on dac-gpu the machine (`--config`) and whether
+/// it can hold the block. Gives the dac-gpu code generation options.
+fn check_run_request(args: &RunArgs) -> Result<Option<spmdc::back::dac_gpu::Options>, u8> {
+    let usage = |msg: String| {
+        eprintln!("error: {msg}");
+        EXIT_USAGE
+    };
+    let program_count = match args.target {
+        RunTarget::Interp => args.program_count,
+        RunTarget::Nyuzi => spmdc::back::nyuzi::TARGET.program_count,
+        RunTarget::DacGpu => spmdc::back::dac_gpu::TARGET.program_count,
+    };
+    let shape = spmdc::launch::LaunchConfig::from_args(
+        args.grid.as_deref(),
+        args.block.as_deref(),
+        program_count,
+    )
+    .map_err(|e| usage(e.to_string()))?;
+    if args.target != RunTarget::DacGpu {
+        return Ok(None);
+    }
+    let codegen = args
+        .dac
+        .codegen
+        .options(&args.switches)
+        .map_err(|e| usage(format!("--config: {e}")))?;
+    let machine = &codegen.machine;
+    if machine.warp_size as usize != sim::gpu::exec::WARP {
+        return Err(usage(format!(
+            "--config: warp_size {} (the dac-gpu simulator runs {}-lane warps)",
+            machine.warp_size,
+            sim::gpu::exec::WARP
+        )));
+    }
+    let most = machine
+        .max_threads_per_block
+        .min(sim::gpu::MAX_BLOCK_THREADS);
+    let threads = shape.block.count();
+    if threads > u64::from(most) {
+        return Err(usage(format!(
+            "invalid `--block {}`: {threads} threads per block; the machine holds at most {most}",
+            args.block.as_deref().unwrap_or_default()
+        )));
+    }
+    Ok(Some(codegen))
 }
 
 fn write_output(path: Option<&PathBuf>, text: &str) -> u8 {

@@ -197,3 +197,99 @@ fn many_diagnostics_on_one_long_line_print_a_bounded_report() {
         run.stderr_bytes
     );
 }
+
+/// `spmdc run --target dac-gpu` of [`STORE_ONE`] with `extra` flags.
+fn run_dac(extra: &[&str]) -> Run {
+    let kernel = scratch("store.spmd", STORE_ONE);
+    let mut args = vec![
+        "run",
+        kernel.to_str().unwrap(),
+        "--target",
+        "dac-gpu",
+        "--entry",
+        "f",
+        "--arg",
+        "out=zeros(16)",
+    ];
+    args.extend(extra);
+    spmdc(&args)
+}
+
+#[test]
+fn huge_dac_gpu_grids_are_refused_before_allocating() {
+    let run = run_dac(&["--grid", "100000000"]);
+    expect(&run, USAGE, "launch fewer blocks");
+}
+
+#[test]
+fn launch_and_machine_usage_errors_exit_2_before_compiling() {
+    // The kernel does not even compile: a usage error must be found first.
+    let broken = scratch("broken.spmd", "export void f( {\n");
+    let broken = broken.to_str().unwrap();
+    let run = spmdc(&[
+        "run", broken, "--target", "dac-gpu", "--entry", "f", "--block", "1025",
+    ]);
+    expect(&run, USAGE, "at most 1024");
+    let run = spmdc(&["run", broken, "--entry", "f", "--grid", "0"]);
+    expect(&run, USAGE, "--grid 0");
+    let preset = include_str!("../../sim/configs/gtx480.toml");
+    let narrow = scratch(
+        "narrow.toml",
+        &preset.replace("warp_size = 32", "warp_size = 16"),
+    );
+    assert!(std::fs::read_to_string(&narrow)
+        .unwrap()
+        .contains("warp_size = 16"));
+    let run = spmdc(&[
+        "run",
+        broken,
+        "--target",
+        "dac-gpu",
+        "--entry",
+        "f",
+        "--config",
+        narrow.to_str().unwrap(),
+    ]);
+    expect(&run, USAGE, "warp_size 16");
+    let run = spmdc(&[
+        "run", broken, "--target", "dac-gpu", "--entry", "f", "--config", "nope",
+    ]);
+    expect(&run, USAGE, "--config");
+}
+
+#[test]
+fn a_launch_the_machine_cannot_hold_is_a_usage_error() {
+    // Found only once the kernel is compiled (its shared memory), but still the
+    // request's fault, not the kernel's.
+    let preset = include_str!("../../sim/configs/gtx480.toml");
+    let small = preset
+        .lines()
+        .map(|l| {
+            if l.starts_with("max_shared_mem_per_block") {
+                "max_shared_mem_per_block = 16"
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let small = scratch("small.toml", &small);
+    let kernel = scratch(
+        "shared.spmd",
+        "export void f(uniform int out[]) { uniform shared int t[64]; t[programIndex] = 1; barrier(); out[programIndex] = t[programIndex]; }\n",
+    );
+    let run = spmdc(&[
+        "run",
+        kernel.to_str().unwrap(),
+        "--target",
+        "dac-gpu",
+        "--timing",
+        "--entry",
+        "f",
+        "--arg",
+        "out=zeros(32)",
+        "--config",
+        small.to_str().unwrap(),
+    ]);
+    expect(&run, USAGE, "cannot launch `f`");
+}

@@ -329,6 +329,9 @@ pub(crate) struct Prepared {
     pub dac: Option<std::sync::Arc<super::affine::AffineTrace>>,
 }
 
+/// The most threads a block may have, whatever the machine configuration says.
+pub const MAX_BLOCK_THREADS: u32 = 1024;
+
 /// Checks a launch against the program.
 pub(crate) fn prepare(program: &Program, launch: &Launch) -> Result<Prepared, GpuFault> {
     let name = &launch.kernel;
@@ -347,8 +350,10 @@ pub(crate) fn prepare(program: &Program, launch: &Launch) -> Result<Prepared, Gp
         return bad("grid and block extents must be at least 1".into());
     }
     let threads = u64::from(block[0]) * u64::from(block[1]) * u64::from(block[2]);
-    if threads > 1024 {
-        return bad(format!("{threads} threads per block (at most 1024)"));
+    if threads > u64::from(MAX_BLOCK_THREADS) {
+        return bad(format!(
+            "{threads} threads per block (at most {MAX_BLOCK_THREADS})"
+        ));
     }
     if (launch.params.len() as u64) < u64::from(k.param_bytes()) {
         return bad(format!(

@@ -23,7 +23,7 @@ pub use config::{AtqCursor, BarrierGate, GpuConfig};
 pub use isa::*;
 pub use machine::{
     pack_params, run_functional, FaultKind, FunctionalReport, GlobalMemory, GpuFault, Launch,
-    Limits,
+    Limits, MAX_BLOCK_THREADS,
 };
 pub use occupancy::{
     occupancy, register_cliffs, BlockResources, Cliff, Limiter, Occupancy, OccupancyError,

@@ -208,6 +208,12 @@ pub fn run_compiled(
     let gangs = threads.div_ceil(32);
     check_shared_slots(compiled, k, gangs * 32)?;
     check_dynamic_shared(compiled, k, prepared.config.dynamic_shared)?;
+    let hidden_sizes = [
+        compiled.globals.len().max(8) as u64,
+        (blocks * u64::from(compiled.shared_bytes[k])).max(8),
+        (blocks * gangs * u64::from(compiled.frame_bytes[k])).max(8),
+    ];
+    check_reservation(&name, blocks, hidden_sizes[1] + hidden_sizes[2])?;
     let mut mem = GlobalMemory::new();
     let mut bits: Vec<u64> = prepared
         .signature
@@ -220,16 +226,11 @@ pub fn run_compiled(
         })
         .collect();
     let arg_count = bits.len();
-    let hidden_sizes = [
-        compiled.globals.len().max(8),
-        (blocks * u64::from(compiled.shared_bytes[k])).max(8) as usize,
-        (blocks * gangs * u64::from(compiled.frame_bytes[k])).max(8) as usize,
-    ];
     let mut globals = compiled.globals.clone();
-    globals.resize(hidden_sizes[0], 0);
+    globals.resize(hidden_sizes[0] as usize, 0);
     bits.push(mem.add_buffer(globals, "__globals"));
-    bits.push(mem.add_zeroed(hidden_sizes[1], "__shared"));
-    bits.push(mem.add_zeroed(hidden_sizes[2], "__frames"));
+    bits.push(mem.add_zeroed(hidden_sizes[1] as usize, "__shared"));
+    bits.push(mem.add_zeroed(hidden_sizes[2] as usize, "__frames"));
     bits.extend([block.x, block.y, block.z].map(u64::from));
     // The console (only for a kernel that prints) and the entry's return value.
     let console_bytes = if compiled.reads_param(k, "__console") {
@@ -362,6 +363,31 @@ fn check_dynamic_shared(compiled: &Compiled, k: usize, launched: u32) -> Result<
     .with_help("compile it for this launch's `--dynamic-shared`")]))
 }
 
+/// The most bytes a launch may reserve for its blocks' shared memory and stack frames
+/// together (256 MiB): the simulator keeps one area per block of the grid (and the
+/// parallel functional run a copy of it per worker), so this bounds the grid of a
+/// kernel that uses them.
+pub const MAX_BLOCK_RESERVATION: u64 = 1 << 28;
+
+/// Refuses, before allocating anything, a launch whose per-block areas would exceed
+/// [`MAX_BLOCK_RESERVATION`].
+#[allow(clippy::result_large_err)] // the driver's shared error type
+fn check_reservation(name: &str, blocks: u64, bytes: u64) -> Result<(), RunError> {
+    if bytes <= MAX_BLOCK_RESERVATION {
+        return Ok(());
+    }
+    Err(RunError::Launch(vec![launch::LaunchError::new(
+        launch::ErrorKind::BadConfig,
+        format!(
+            "kernel `{name}` launched on {blocks} blocks needs {bytes} bytes of shared memory \
+             and stack frames; the simulator reserves at most {MAX_BLOCK_RESERVATION}"
+        ),
+    )
+    .with_help(
+        "launch fewer blocks (`--grid`) and loop inside the kernel",
+    )]))
+}
+
 /// What the kernel printed: the console buffer's text up to its cursor.
 fn console_text(mem: &GlobalMemory, console: u64) -> String {
     let Some(b) = mem.buffer(console) else {
@@ -390,6 +416,14 @@ fn trap(message: String) -> RunError {
 
 /// A simulator fault as a runtime error at the faulting instruction's source line.
 fn fault(compiled: &Compiled, f: GpuFault) -> RunError {
+    if f.kind == gpu::FaultKind::BadLaunch {
+        // The machine cannot take this launch at all (a block or its resources too
+        // large for it): a request spmdc cannot honour, not a fault of the kernel.
+        return RunError::Launch(vec![launch::LaunchError::new(
+            launch::ErrorKind::BadConfig,
+            format!("cannot launch `{}`: {}", f.kernel, f.message),
+        )]);
+    }
     let message = match compiled.trap_at(&f.kernel, f.pc) {
         Some(what) => what.to_string(),
         None => f.to_string(),
