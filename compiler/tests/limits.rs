@@ -293,3 +293,34 @@ fn a_launch_the_machine_cannot_hold_is_a_usage_error() {
     ]);
     expect(&run, USAGE, "cannot launch `f`");
 }
+
+/// `#define M0 1`, then `#define Mi M(i-1) + M(i-1)` up to `M{levels}`, used once.
+fn doubling_macros(levels: usize) -> String {
+    let mut text = String::from("#define M0 1\n");
+    for i in 1..=levels {
+        text += &format!("#define M{i} M{} + M{}\n", i - 1, i - 1);
+    }
+    text + &format!("export void f(uniform int out[]) {{ out[programIndex] = M{levels}; }}\n")
+}
+
+#[test]
+fn exponential_macro_expansion_is_an_error() {
+    for levels in [22, 24, 40] {
+        let src = scratch(&format!("macros{levels}.spmd"), &doubling_macros(levels));
+        let run = spmdc(&["check", src.to_str().unwrap()]);
+        expect(&run, COMPILE_ERROR, "error[E0014]");
+    }
+}
+
+#[test]
+fn an_expression_chain_of_a_million_terms_is_reported_without_overflowing() {
+    let src = scratch(
+        "chain.spmd",
+        &format!(
+            "export void f(uniform int out[]) {{ out[programIndex] = {}1; }}\n",
+            "1 + ".repeat(1_000_000)
+        ),
+    );
+    let run = spmdc(&["check", src.to_str().unwrap()]);
+    expect(&run, COMPILE_ERROR, "E0325");
+}

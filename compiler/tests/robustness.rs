@@ -224,3 +224,35 @@ fn deep_nesting_is_reported_not_overflowed() {
     let codes: Vec<&str> = result.diags.iter().map(|d| d.code.as_str()).collect();
     assert!(codes.is_empty() || codes == ["E0325"], "{codes:?}");
 }
+
+/// Runs the front end on `text` on a thread with a small (2 MiB) stack: trees far
+/// deeper than the nesting limit must be reported and freed without recursion.
+fn check_on_small_stack(text: String) -> Vec<String> {
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            let result =
+                driver::run_front("<deep>", None, text, &FrontOptions::default(), Stage::Check);
+            let codes = result
+                .diags
+                .iter()
+                .map(|d| d.code.as_str().to_string())
+                .collect();
+            drop(result);
+            codes
+        })
+        .expect("spawn")
+        .join()
+        .expect("the front end overflowed or panicked")
+}
+
+#[test]
+fn deep_trees_are_freed_without_recursion() {
+    let chain = format!("export void f() {{ int x = {}1; }}", "1 + ".repeat(200_000));
+    assert_eq!(check_on_small_stack(chain), ["E0325"]);
+    let ifs = format!(
+        "export void f(uniform int out[]) {{ {} out[0] = 1; }}",
+        "if (programIndex > 0) ".repeat(100_000)
+    );
+    assert_eq!(check_on_small_stack(ifs), ["E0325"]);
+}

@@ -74,6 +74,7 @@ codes! {
     UNKNOWN_DIRECTIVE = "E0011": "a preprocessor directive spmdc does not know";
     UNBALANCED_CONDITIONAL = "E0012": "`#else`/`#endif` without `#if`, or an `#if` never closed";
     ERROR_DIRECTIVE = "E0013": "an `#error` directive was reached";
+    MACRO_EXPANSION_TOO_LARGE = "E0014": "a macro use that expands to too many tokens";
 
     // ---- syntax
     UNEXPECTED_TOKEN = "E0100": "a token the grammar does not allow here";

@@ -628,3 +628,115 @@ pub enum ExprKind {
     /// An expression the parser could not read; its error was already reported.
     Error,
 }
+
+// ---------------------------------------------------------------- dropping deep trees
+
+/// Expressions are dropped with an explicit stack instead of recursion: a left-deep
+/// chain such as `1 + 1 + ... + 1` of a million terms (a long source line, or a
+/// macro expansion) would otherwise overflow the thread's stack while being freed.
+impl Drop for Expr {
+    fn drop(&mut self) {
+        let mut pending = Vec::new();
+        self.kind.move_children_to(&mut pending);
+        while let Some(mut e) = pending.pop() {
+            e.kind.move_children_to(&mut pending);
+        }
+    }
+}
+
+impl ExprKind {
+    /// Moves the direct sub-expressions into `out`, leaving `self` a leaf.
+    fn move_children_to(&mut self, out: &mut Vec<Expr>) {
+        use ExprKind as K;
+        if matches!(
+            self,
+            K::Int { .. }
+                | K::Float { .. }
+                | K::Bool(_)
+                | K::Char(_)
+                | K::Str(_)
+                | K::Null
+                | K::Ident(_)
+                | K::SizeofType(_)
+                | K::Error
+        ) {
+            return;
+        }
+        match std::mem::replace(self, K::Error) {
+            K::Unary { operand: e, .. }
+            | K::SizeofExpr(e)
+            | K::Cast { expr: e, .. }
+            | K::Member { base: e, .. } => out.push(*e),
+            K::Binary { lhs, rhs, .. }
+            | K::Assign { lhs, rhs, .. }
+            | K::Index {
+                base: lhs,
+                index: rhs,
+            } => out.extend([*lhs, *rhs]),
+            K::Ternary { cond, then, else_ } => out.extend([*cond, *then, *else_]),
+            K::Call { args, .. } => out.extend(args),
+            _ => {}
+        }
+    }
+}
+
+/// Statements too: `if (c) if (c) ...` nests without brackets, as deep as the source
+/// is long.
+impl Drop for Stmt {
+    fn drop(&mut self) {
+        let mut pending = Vec::new();
+        self.kind.move_children_to(&mut pending);
+        while let Some(mut s) = pending.pop() {
+            s.kind.move_children_to(&mut pending);
+        }
+    }
+}
+
+impl StmtKind {
+    /// Moves the direct sub-statements into `out` (expressions free themselves
+    /// iteratively), leaving `self` without any.
+    fn move_children_to(&mut self, out: &mut Vec<Stmt>) {
+        use StmtKind as K;
+        match self {
+            K::Block(b) | K::Unmasked(b) => out.append(&mut b.stmts),
+            K::Switch { arms, .. } => {
+                for arm in arms {
+                    out.append(&mut arm.body);
+                }
+            }
+            K::If { then, else_, .. } => {
+                out.push(std::mem::replace(then.as_mut(), Stmt::EMPTY));
+                if let Some(e) = else_ {
+                    out.push(std::mem::replace(e.as_mut(), Stmt::EMPTY));
+                }
+            }
+            K::For { body, .. }
+            | K::While { body, .. }
+            | K::DoWhile { body, .. }
+            | K::Foreach { body, .. }
+            | K::ForeachActive { body, .. }
+            | K::ForeachUnique { body, .. } => {
+                out.push(std::mem::replace(body.as_mut(), Stmt::EMPTY))
+            }
+            K::Decl(_)
+            | K::Expr(_)
+            | K::Empty
+            | K::Break
+            | K::Continue
+            | K::Return(_)
+            | K::Error => {}
+        }
+    }
+}
+
+impl Stmt {
+    /// A placeholder left where a sub-statement was moved out.
+    const EMPTY: Stmt = Stmt {
+        kind: StmtKind::Empty,
+        span: Span {
+            file: crate::source::FileId(0),
+            start: 0,
+            end: 0,
+        },
+    };
+}

@@ -562,11 +562,9 @@ impl ParseCtx {
 
     /// Parentheses only group: the inner expression keeps its id, and its span grows to
     /// cover them.
-    pub fn paren(&self, inner: Expr, l: Pos, r: Pos) -> Expr {
-        Expr {
-            span: self.span(l, r),
-            ..inner
-        }
+    pub fn paren(&self, mut inner: Expr, l: Pos, r: Pos) -> Expr {
+        inner.span = self.span(l, r);
+        inner
     }
 
     /// Adjacent string literals concatenate, as in C.

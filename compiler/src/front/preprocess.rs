@@ -27,6 +27,12 @@ const KNOWN_PRAGMAS: &[&str] = &["once", "unroll", "nounroll", "ignore", "cohere
 const MAX_INCLUDE_DEPTH: usize = 64;
 /// Macro expansion depth guard (expansion is also cycle-checked).
 const MAX_EXPANSION_DEPTH: usize = 64;
+/// The most tokens one macro use may expand to. Object-like macros that each repeat
+/// the previous one twice grow exponentially; this turns them into an error (E0014)
+/// long before they exhaust memory.
+pub const MAX_USE_EXPANSION: usize = 1 << 16;
+/// The most tokens all macro uses of one preprocessing run may expand to together.
+pub const MAX_UNIT_EXPANSION: usize = 1 << 21;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pragma {
@@ -73,6 +79,13 @@ struct Pp<'a> {
     include_stack: Vec<FileId>,
     once_files: HashSet<PathBuf>,
     out: Preprocessed,
+    /// Tokens produced by macro expansion so far (bounded by [`MAX_UNIT_EXPANSION`]).
+    expanded: usize,
+    /// Macros whose expansion was too large: reported once, their later uses expand
+    /// to nothing.
+    oversized: FxHashSet<Symbol>,
+    /// The whole-run expansion limit was reached: every later use expands to nothing.
+    expansion_stopped: bool,
 }
 
 /// Preprocesses `files` in order (the stdlib first, then the user's file) into one stream.
@@ -147,6 +160,9 @@ impl<'a> Pp<'a> {
             include_stack: Vec::new(),
             once_files: HashSet::new(),
             out: Preprocessed::default(),
+            expanded: 0,
+            oversized: FxHashSet::default(),
+            expansion_stopped: false,
         }
     }
 
@@ -267,8 +283,7 @@ impl<'a> Pp<'a> {
                 } else {
                     let sym = self.interner.intern(s);
                     if !self.macros.is_empty() && self.macros.contains_key(&sym) {
-                        let mut expanding = Vec::new();
-                        self.expand(sym, span, &mut expanding);
+                        self.expand_use(sym, span);
                         return;
                     }
                     Tok::Ident(sym)
@@ -413,25 +428,71 @@ impl<'a> Pp<'a> {
         self.out.tokens.push(Token { tok, span });
     }
 
+    /// Expands a use of macro `sym` at `at` within [`MAX_USE_EXPANSION`] and what is
+    /// left of [`MAX_UNIT_EXPANSION`]; past either, reports E0014 and drops the use.
+    fn expand_use(&mut self, sym: Symbol, at: Span) {
+        if self.expansion_stopped || self.oversized.contains(&sym) {
+            return;
+        }
+        let start = self.out.tokens.len();
+        let left = MAX_UNIT_EXPANSION - self.expanded;
+        let budget = MAX_USE_EXPANSION.min(left);
+        if self.expand(sym, at, &mut Vec::new(), start + budget) {
+            self.expanded += self.out.tokens.len() - start;
+            return;
+        }
+        self.out.tokens.truncate(start);
+        let name = self.interner.resolve(sym).to_string();
+        let defined = self.macros[&sym].span;
+        let diag = if budget == MAX_USE_EXPANSION {
+            self.oversized.insert(sym);
+            Diagnostic::error(
+                codes::MACRO_EXPANSION_TOO_LARGE,
+                format!("macro `{name}` expands to more than {MAX_USE_EXPANSION} tokens"),
+            )
+            .with_primary(at, "this use is too large to expand")
+        } else {
+            self.expansion_stopped = true;
+            Diagnostic::error(
+                codes::MACRO_EXPANSION_TOO_LARGE,
+                format!("macro uses expand to more than {MAX_UNIT_EXPANSION} tokens in all"),
+            )
+            .with_primary(at, format!("expanding `{name}` here passes the limit"))
+        };
+        self.error(diag.with_secondary(defined, "defined here").with_help(
+            "macros that repeat other macros grow exponentially; use a function or a loop instead",
+        ));
+    }
+
     /// Expands macro `sym` used at `at`; every expanded token takes the use's span, so
-    /// diagnostics point at the use.
-    fn expand(&mut self, sym: Symbol, at: Span, expanding: &mut Vec<Symbol>) {
+    /// diagnostics point at the use. `false` when the output would pass `end` tokens
+    /// (the caller removes the partial expansion).
+    fn expand(&mut self, sym: Symbol, at: Span, expanding: &mut Vec<Symbol>, end: usize) -> bool {
+        if self.out.tokens.len() >= end {
+            return false;
+        }
         if expanding.contains(&sym) || expanding.len() >= MAX_EXPANSION_DEPTH {
             // A self-referential macro stands for itself, as in C.
             self.push(Tok::Ident(sym), at);
-            return;
+            return true;
         }
         let body = self.macros[&sym].body.clone();
         expanding.push(sym);
         for tok in body {
+            if self.out.tokens.len() >= end {
+                return false;
+            }
             match tok.tok {
                 Tok::Ident(inner) if self.macros.contains_key(&inner) => {
-                    self.expand(inner, at, expanding)
+                    if !self.expand(inner, at, expanding, end) {
+                        return false;
+                    }
                 }
                 other => self.push(other, at),
             }
         }
         expanding.pop();
+        true
     }
 
     /// Handles one directive line; `start` is its byte offset in `file`.
@@ -504,6 +565,7 @@ impl<'a> Pp<'a> {
             "undef" => {
                 if let Some(sym) = self.macro_operand(file, rest_start, rest, span) {
                     self.macros.remove(&sym);
+                    self.oversized.remove(&sym);
                 }
             }
             "pragma" => self.pragma(rest, span),
