@@ -173,6 +173,9 @@ struct Ctx<'a> {
     values_in: FxHashMap<Block, Vec<(Value, usize)>>,
     /// The cycle each block is on, if any ([`cycles`]).
     cycle_of: FxHashMap<Block, u32>,
+    /// The values computed from each value ([`Ctx::inputs`] reversed), so that fixed
+    /// points revisit only what a change can affect.
+    users: SecondaryMap<Value, Vec<Value>>,
 }
 
 impl<'a> Ctx<'a> {
@@ -199,7 +202,7 @@ impl<'a> Ctx<'a> {
             }
         }
         let cycle_of = cycles(dom.rpo(), &succ);
-        Ctx {
+        let mut cx = Ctx {
             func,
             base,
             cycle_of,
@@ -209,7 +212,18 @@ impl<'a> Ctx<'a> {
             insts,
             children,
             values_in,
+            users: SecondaryMap::new(),
+        };
+        let mut users: SecondaryMap<Value, Vec<Value>> = SecondaryMap::new();
+        for (v, at) in cx.pos.iter() {
+            if at.is_some() {
+                for x in cx.inputs(v) {
+                    users[x].push(v);
+                }
+            }
         }
+        cx.users = users;
+        cx
     }
 
     /// The values defined in the blocks `top` dominates (itself included), with their
@@ -270,85 +284,18 @@ impl<'c, 'a> Region<'c, 'a> {
         Some(Region { cx, g, scope })
     }
 
-    /// The candidates: G-uniform values in scope that are not uniform (greatest fixed
-    /// point), leaving out values in `taken`.
-    fn candidates(&self, taken: &SecondaryMap<Value, Option<Value>>) -> FxHashSet<Value> {
-        let cx = self.cx;
-        let mut set: FxHashSet<Value> = self
-            .scope
-            .iter()
-            .copied()
-            .filter(|&v| {
-                v != self.g
-                    && cx.func.value_type(v).varying
-                    && !cx.base.is_uniform(v)
-                    && taken[v].is_none()
-            })
-            .collect();
-        loop {
-            let drop: Vec<Value> = set
-                .iter()
-                .copied()
-                .filter(|&v| !self.g_uniform(v, &set))
-                .collect();
-            if drop.is_empty() {
-                return set;
-            }
-            for v in drop {
-                set.remove(&v);
-            }
-        }
-    }
-
-    /// Whether `v` is G-uniform given that the values in `set` are.
-    fn g_uniform(&self, v: Value, set: &FxHashSet<Value>) -> bool {
-        let cx = self.cx;
-        let ok = |x: &Value| *x == self.g || cx.base.is_uniform(*x) || set.contains(x);
-        let Some(data) = cx.inst_of(v) else {
-            let entry = cx.func.entry_block();
-            let is_entry =
-                matches!(cx.func.values[v].def, ValueDef::Param(b, _) if Some(b) == entry);
-            return !is_entry && cx.incoming[v].iter().all(ok);
-        };
-        match data {
-            InstData::Unary { arg, .. }
-            | InstData::Convert { arg, .. }
-            | InstData::Splat { arg } => ok(arg),
-            InstData::Binary { args, .. }
-            | InstData::Icmp { args, .. }
-            | InstData::Fcmp { args, .. } => args.iter().all(ok),
-            InstData::Select { args: [c, a, b] } => (ok(a) && ok(b) && ok(c)) || (a == b && ok(a)),
-            InstData::Load { ty, addr, mask, .. } => {
-                !ty.varying && ok(addr) && mask.as_ref().is_none_or(ok)
-            }
-            _ => false,
-        }
-    }
-
     /// The values false in every lane outside `g` (greatest fixed point over the
     /// `bool` values in scope, plus `g`).
     fn subsets(&self) -> FxHashSet<Value> {
         let cx = self.cx;
-        let mut set: FxHashSet<Value> = self
+        let set: FxHashSet<Value> = self
             .scope
             .iter()
             .copied()
             .filter(|&v| cx.func.value_type(v).scalar == crate::ir::Scalar::Bool)
             .chain([self.g])
             .collect();
-        loop {
-            let drop: Vec<Value> = set
-                .iter()
-                .copied()
-                .filter(|&v| v != self.g && !self.subset_rule(v, &set))
-                .collect();
-            if drop.is_empty() {
-                return set;
-            }
-            for v in drop {
-                set.remove(&v);
-            }
-        }
+        greatest_fixed_point(cx, set, |v, set| v == self.g || self.subset_rule(v, set))
     }
 
     fn subset_rule(&self, v: Value, set: &FxHashSet<Value>) -> bool {
@@ -373,13 +320,15 @@ impl<'c, 'a> Region<'c, 'a> {
     fn partial(&self, roots: &FxHashSet<Value>, sub: &FxHashSet<Value>) -> FxHashSet<Value> {
         let cx = self.cx;
         let mut set = roots.clone();
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for (v, _) in cx.func.values.iter() {
+        // `becomes_partial` only grows with the set and reads only the value's own
+        // operands, so revisiting the users of each new member reaches the least fixed
+        // point in time linear in the edges.
+        let mut work: Vec<Value> = set.iter().copied().collect();
+        while let Some(x) = work.pop() {
+            for &v in &cx.users[x] {
                 if !set.contains(&v) && cx.pos[v].is_some() && self.becomes_partial(v, &set, sub) {
                     set.insert(v);
-                    changed = true;
+                    work.push(v);
                 }
             }
         }
@@ -470,11 +419,11 @@ impl<'c, 'a> Region<'c, 'a> {
     /// The eligible candidates of this mask. `taken` holds the values earlier masks
     /// made eligible: they are roots of partiality here too (wrong somewhere), so a
     /// value mixing both kinds is tracked by both analyses.
-    fn eligible(&self, taken: &SecondaryMap<Value, Option<Value>>) -> FxHashSet<Value> {
-        let cand = self.candidates(taken);
-        if cand.is_empty() {
-            return cand;
-        }
+    fn eligible(
+        &self,
+        taken: &SecondaryMap<Value, Option<Value>>,
+        cand: &FxHashSet<Value>,
+    ) -> FxHashSet<Value> {
         let sub = self.subsets();
         let mut roots: FxHashSet<Value> = cand
             .iter()
@@ -531,6 +480,129 @@ impl<'c, 'a> Region<'c, 'a> {
     }
 }
 
+/// The values that are G-uniform for *some* region mask `G` (the rules of
+/// [`g_uniform_rule`] with every mask counting as `G`, over the whole function): a
+/// superset of every mask's candidates. A greatest fixed point computed with a
+/// worklist, so its cost is linear in the function.
+fn relatively_uniform(cx: &Ctx, masks: &[Value]) -> FxHashSet<Value> {
+    let masks: FxHashSet<Value> = masks.iter().copied().collect();
+    let set: FxHashSet<Value> = cx
+        .pos
+        .iter()
+        .filter(|(v, at)| at.is_some() && cx.func.value_type(*v).varying && !cx.base.is_uniform(*v))
+        .map(|(v, _)| v)
+        .collect();
+    greatest_fixed_point(cx, set, |v, set| {
+        g_uniform_rule(cx, v, |x| {
+            masks.contains(x) || cx.base.is_uniform(*x) || set.contains(x)
+        })
+    })
+}
+
+/// The candidates of mask `g` among `initial` (values in its scope that may be
+/// G-uniform, not uniform, not `g`, not taken by an earlier mask): those that are
+/// G-uniform, a greatest fixed point.
+fn candidates(cx: &Ctx, g: Value, initial: FxHashSet<Value>) -> FxHashSet<Value> {
+    greatest_fixed_point(cx, initial, |v, set| {
+        g_uniform_rule(cx, v, |x| {
+            *x == g || cx.base.is_uniform(*x) || set.contains(x)
+        })
+    })
+}
+
+/// The largest subset of `set` whose members all satisfy `holds` given the subset,
+/// where `holds` for a value reads only the membership of its inputs: a worklist
+/// revisits the users of each removed value, so the cost is linear in the edges
+/// rather than in rounds times the set.
+fn greatest_fixed_point(
+    cx: &Ctx,
+    mut set: FxHashSet<Value>,
+    holds: impl Fn(Value, &FxHashSet<Value>) -> bool,
+) -> FxHashSet<Value> {
+    let mut work: Vec<Value> = set.iter().copied().collect();
+    while let Some(v) = work.pop() {
+        if set.contains(&v) && !holds(v, &set) {
+            set.remove(&v);
+            work.extend(cx.users[v].iter().copied().filter(|u| set.contains(u)));
+        }
+    }
+    set
+}
+
+/// The G-uniform rules of the module documentation for `v`, given which operands
+/// count as G-uniform (`ok`).
+fn g_uniform_rule(cx: &Ctx, v: Value, ok: impl Fn(&Value) -> bool) -> bool {
+    let Some(data) = cx.inst_of(v) else {
+        let entry = cx.func.entry_block();
+        let is_entry = matches!(cx.func.values[v].def, ValueDef::Param(b, _) if Some(b) == entry);
+        return !is_entry && cx.incoming[v].iter().all(&ok);
+    };
+    match data {
+        InstData::Unary { arg, .. } | InstData::Convert { arg, .. } | InstData::Splat { arg } => {
+            ok(arg)
+        }
+        InstData::Binary { args, .. }
+        | InstData::Icmp { args, .. }
+        | InstData::Fcmp { args, .. } => args.iter().all(&ok),
+        InstData::Select { args: [c, a, b] } => (ok(a) && ok(b) && ok(c)) || (a == b && ok(a)),
+        InstData::Load { ty, addr, mask, .. } => {
+            !ty.varying && ok(addr) && mask.as_ref().is_none_or(&ok)
+        }
+        _ => false,
+    }
+}
+
+/// Dominance in constant time: each reachable block's entry and exit numbers in a
+/// depth-first walk of the dominator tree (`a` dominates `b` when `b`'s interval lies
+/// in `a`'s).
+struct DomIntervals {
+    enter: FxHashMap<Block, u32>,
+    exit: FxHashMap<Block, u32>,
+}
+
+impl DomIntervals {
+    fn new(cx: &Ctx) -> DomIntervals {
+        let (mut enter, mut exit) = (FxHashMap::default(), FxHashMap::default());
+        let mut clock = 0u32;
+        let mut stack: Vec<(Block, bool)> = cx
+            .dom
+            .rpo()
+            .first()
+            .map(|&b| (b, false))
+            .into_iter()
+            .collect();
+        while let Some((b, done)) = stack.pop() {
+            clock += 1;
+            if done {
+                exit.insert(b, clock);
+                continue;
+            }
+            enter.insert(b, clock);
+            stack.push((b, true));
+            stack.extend(
+                cx.children
+                    .get(&b)
+                    .into_iter()
+                    .flatten()
+                    .map(|&c| (c, false)),
+            );
+        }
+        DomIntervals { enter, exit }
+    }
+
+    fn dominates(&self, a: Block, b: Block) -> bool {
+        match (
+            self.enter.get(&a),
+            self.enter.get(&b),
+            self.exit.get(&a),
+            self.exit.get(&b),
+        ) {
+            (Some(ea), Some(eb), Some(xa), Some(xb)) => ea <= eb && xb <= xa,
+            _ => false,
+        }
+    }
+}
+
 /// The region masks: the divergent masks tested by `brif any(mask)` / `all`, in
 /// reverse postorder of their branches (outer regions first), without repeats.
 fn region_masks(cx: &Ctx) -> Vec<Value> {
@@ -566,11 +638,36 @@ pub fn analyze(
         return out;
     }
     let cx = Ctx::new(func, base, dom);
-    for g in region_masks(&cx) {
+    let masks = region_masks(&cx);
+    let maybe = relatively_uniform(&cx, &masks);
+    let tree = DomIntervals::new(&cx);
+    for g in masks {
+        // Most masks have no candidate at all; finding that from the few values that
+        // could be one keeps nested regions from costing their whole scope each.
+        let Some((gb, gi)) = cx.pos[g] else { continue };
+        let cycle = cx.cycle_of.get(&gb);
+        let could_be = |v: &Value| {
+            let Some((b, i)) = cx.pos[*v] else {
+                return false;
+            };
+            *v != g
+                && out[*v].is_none()
+                && tree.dominates(gb, b)
+                && (b != gb || i > gi)
+                && !(cycle.is_some() && cx.cycle_of.get(&b) == cycle)
+        };
+        let initial: FxHashSet<Value> = maybe.iter().copied().filter(could_be).collect();
+        if initial.is_empty() {
+            continue;
+        }
+        let cand = candidates(&cx, g, initial);
+        if cand.is_empty() {
+            continue;
+        }
         let Some(region) = Region::new(&cx, g) else {
             continue;
         };
-        for v in region.eligible(&out) {
+        for v in region.eligible(&out, &cand) {
             out[v] = Some(g);
         }
     }
