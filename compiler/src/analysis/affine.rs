@@ -181,7 +181,7 @@ pub struct Linear {
 }
 
 /// The low `w` bits of `x`, sign-extended: the canonical representative modulo `2^w`.
-fn wrap(x: i64, w: u32) -> i64 {
+pub(crate) fn wrap(x: i64, w: u32) -> i64 {
     if w >= 64 {
         x
     } else {

@@ -1,6 +1,7 @@
 //! Tests of the uniformity analysis: IR text in, annotated text out.
 
 use super::*;
+use crate::analysis::corpus::corpus_modules;
 use crate::ir::parse_module;
 
 fn annotate(text: &str) -> String {
@@ -141,52 +142,6 @@ block2:
     .expect("test IR parses");
     let f = module.function_by_name("f").unwrap();
     assert!(!is_irreducible(&module.functions[f]));
-}
-
-/// Every program of the corpora, lowered and optimized like `spmdc --emit ir`; lowered
-/// once and shared by the tests that walk the corpus.
-fn corpus_modules() -> &'static [(String, Module)] {
-    static CORPUS: std::sync::OnceLock<Vec<(String, Module)>> = std::sync::OnceLock::new();
-    CORPUS.get_or_init(lower_corpus)
-}
-
-fn lower_corpus() -> Vec<(String, Module)> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap();
-    let mut out = Vec::new();
-    for dir in ["examples", "tests/conformance", "tests/ispc"] {
-        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
-            continue;
-        };
-        let mut paths: Vec<_> = entries
-            .filter_map(|e| Some(e.ok()?.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "spmd"))
-            .collect();
-        paths.sort();
-        for path in paths {
-            if let Some(module) = lower_file(&path) {
-                out.push((path.display().to_string(), module));
-            }
-        }
-    }
-    out
-}
-
-/// `path` lowered and optimized; `None` for programs that do not lower cleanly (the
-/// corpora hold programs that are meant to fail).
-fn lower_file(path: &std::path::Path) -> Option<Module> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let name = path.file_name()?.to_string_lossy().to_string();
-    let front = crate::driver::run_front(
-        &name,
-        Some(path.to_path_buf()),
-        text,
-        &crate::driver::FrontOptions::default(),
-        crate::driver::Stage::Check,
-    );
-    let module = crate::driver::lower_front(&front).ok()?;
-    Some(module)
 }
 
 #[test]
