@@ -265,6 +265,18 @@ struct DacCodegenArgs {
     /// dac-gpu: decouple affine computation (the default; kept so scripts can say so).
     #[arg(long, overrides_with = "no_dac")]
     dac: bool,
+    /// dac-gpu: serve loads from a neighbouring lane's earlier load with warp
+    /// shuffles (`all`: every pair the analysis proves, each with a predicated reload
+    /// for the lanes at the warp's and the row's edges; `off`: none). Loads the
+    /// affine stream prefetches (DAC) are left as they are: use with `--no-dac`.
+    #[arg(long, value_enum, default_value_t = ShuffleArg::Off)]
+    shuffle: ShuffleArg,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ShuffleArg {
+    Off,
+    All,
 }
 
 impl DacCodegenArgs {
@@ -290,6 +302,7 @@ impl DacCodegenArgs {
             machine,
             uniformity: !switches.no_uniformity,
             dac: self.decouple(),
+            shuffle: self.shuffle == ShuffleArg::All,
             ..Default::default()
         })
     }

@@ -54,4 +54,3 @@ pub(crate) fn lower_file(path: &std::path::Path) -> Option<Module> {
     let module = crate::driver::lower_front(&front).ok()?;
     Some(module)
 }
-

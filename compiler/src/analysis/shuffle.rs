@@ -140,7 +140,11 @@ pub fn analyze_module(module: &Module, affine: &ModuleAffine) -> ModuleShuffles 
 
 /// Detects the pairs of `func`, a function of `module` (for its gang width and pointer
 /// size), given `func`'s affine analysis.
-pub fn analyze_function(module: &Module, func: &Function, affine: &FunctionAffine) -> FunctionShuffles {
+pub fn analyze_function(
+    module: &Module,
+    func: &Function,
+    affine: &FunctionAffine,
+) -> FunctionShuffles {
     let forms = Forms::compute(module, func, affine);
     let mut out = FunctionShuffles::default();
     let lanes = module.lane_count.max(1) as i64;
@@ -680,7 +684,11 @@ pub fn pairs_text(func: &Function, result: &FunctionShuffles) -> String {
             n => format!("lane{n}"),
         };
         let row = if p.row { " (row)" } else { "" };
-        out.push_str(&format!("{} = {} {how}{row}\n", name(p.load), name(p.source)));
+        out.push_str(&format!(
+            "{} = {} {how}{row}\n",
+            name(p.load),
+            name(p.source)
+        ));
     }
     out
 }

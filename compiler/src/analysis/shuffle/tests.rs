@@ -234,9 +234,10 @@ fn a_store_to_another_space_keeps_the_pair() {
     let z = t.def("fconst.f32 0.0");
     t.line(&format!("    store shared {s}, {z}"));
     let b = t.load("v0", &i, "1", None);
-    let text = t
-        .module(8, "ptr, i32")
-        .replace("module lanes 8 ptr 8\n", "module lanes 8 ptr 8\n\nshared sh0 \"t\" size 4 align 4\n");
+    let text = t.module(8, "ptr, i32").replace(
+        "module lanes 8 ptr 8\n",
+        "module lanes 8 ptr 8\n\nshared sh0 \"t\" size 4 align 4\n",
+    );
     assert_eq!(pairs(&text), format!("{b} = {a} lane+1\n"));
 }
 

@@ -20,6 +20,7 @@ use sim::gpu::{
 mod calls;
 mod dac;
 pub mod full_warp;
+mod shuffle;
 
 use super::spaces::{Spaces, SHARED_WINDOW};
 use super::{Compiled, Options};
@@ -133,6 +134,9 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
     };
     let mut errors = Vec::new();
     let facts = super::decouple::ModuleFacts::of(module);
+    let affine = options
+        .shuffle
+        .then(|| crate::analysis::affine::analyze_module(module));
     for (fref, func) in module.functions.iter() {
         if !func.linkage.is_entry() {
             continue;
@@ -163,6 +167,11 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
             resident_offsets,
             resident_size,
             dac,
+            shuffles: affine.as_ref().map(|a| {
+                let pairs =
+                    crate::analysis::shuffle::analyze_function(module, func, &a.functions[fref]);
+                (fref, pairs)
+            }),
         };
         // The full-warp split ([`full_warp`]) is a uniformity-driven transform, kept
         // only when it pays.
@@ -244,6 +253,8 @@ struct ModuleCtx<'a> {
     resident_size: u32,
     /// The decoupling of this entry ([`super::decouple`]), when `Options::dac`.
     dac: Option<super::decouple::Plan>,
+    /// `Options::shuffle`: the entry and its loads served by shuffles ([`shuffle`]).
+    shuffles: Option<(FuncRef, crate::analysis::shuffle::FunctionShuffles)>,
 }
 
 /// A selected kernel, its line table, its frame bytes per gang, its trap sites and
@@ -270,6 +281,10 @@ struct Isel<'a> {
     /// The block selected right after the current one in this instance (a branch
     /// there falls through instead).
     next_block: Option<Block>,
+    /// The IR block the instruction being selected is in.
+    cur_block: Option<Block>,
+    /// Predicates and indices the shuffles of one block share ([`shuffle`]).
+    shfl_shared: FxHashMap<(u32, Block, shuffle::Shared), Reg>,
     /// The current inline instance, the next instance number, and the functions
     /// being inlined (to refuse recursion).
     instance: u32,
@@ -401,6 +416,8 @@ impl<'a> Isel<'a> {
             locs: FxHashMap::default(),
             labels: FxHashMap::default(),
             next_block: None,
+            cur_block: None,
+            shfl_shared: FxHashMap::default(),
             instance: 0,
             instances: 0,
             inline_stack: Vec::new(),
@@ -638,6 +655,7 @@ impl<'a> Isel<'a> {
                 self.next_block = blocks.get(k + 1).copied();
                 self.span = Some(f.spans[inst]);
                 self.uni.enter(f, inst);
+                self.cur_block = Some(blk);
                 self.inst(inst);
             }
         }
@@ -1026,7 +1044,10 @@ impl<'a> Isel<'a> {
             }
             InstData::Load { ty, addr, mask, .. } => {
                 let sp = self.space_of(inst);
-                self.load(sp, ty.scalar, *addr, *mask, result.expect("result"))
+                let res = result.expect("result");
+                if !self.shuffled_load(inst, sp, ty.scalar, *addr, *mask, res) {
+                    self.load(sp, ty.scalar, *addr, *mask, res)
+                }
             }
             InstData::Store {
                 addr, value, mask, ..

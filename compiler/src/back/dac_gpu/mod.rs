@@ -147,6 +147,11 @@ pub struct Options {
     /// command line (`--no-dac` compiles the baseline). An entry the pass cannot
     /// decouple compiles to the baseline either way.
     pub dac: bool,
+    /// `--shuffle=all`: loads another load of the same iteration serves from a
+    /// neighbouring lane ([`crate::analysis::shuffle`]) become warp shuffles, with the
+    /// original load kept for the edge lanes ([`isel`]'s `shuffle` module). Off by
+    /// default.
+    pub shuffle: bool,
 }
 
 impl Default for Options {
@@ -162,6 +167,7 @@ impl Default for Options {
             machine: sim::gpu::GpuConfig::gtx480(),
             uniformity: true,
             dac: true,
+            shuffle: false,
         }
     }
 }
