@@ -248,8 +248,18 @@ fn fmul<F: Float>(a: u64, b: u64) -> u64 {
 fn fdiv<F: Float>(a: u64, b: u64) -> u64 {
     arith::<F>(a, b, |x, y| x / y)
 }
+/// C's `fmod`, exact; `x % 0` and `inf % y` give a quiet NaN with the sign of `x`, as
+/// ISPC does (the host's `%` would give its own default NaN).
 fn frem<F: Float>(a: u64, b: u64) -> u64 {
-    arith::<F>(a, b, |x, y| x % y)
+    arith::<F>(a, b, |x, y| {
+        let r = x % y;
+        if r.is_nan() {
+            let sign = (-F::INFINITY).to_bits64() ^ F::INFINITY.to_bits64();
+            F::from_bits64(F::INFINITY.to_bits64() | F::QUIET_BIT | (a & sign))
+        } else {
+            r
+        }
+    })
 }
 
 /// IEEE minNum, with `-0 < +0` so the result never depends on operand order.
