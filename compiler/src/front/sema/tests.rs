@@ -570,9 +570,11 @@ fn type_errors() {
     expect("void f() { uniform float * uniform p; uniform float * uniform q; uniform float * uniform r = p + q; }", &["E0318"]);
     expect("void f() { int x = \"s\"; }", &["E0319"]);
     expect(
-        "void f() { uniform int a[4]; uniform int b = a[1.5]; }",
+        "void f() { uniform int a[4]; uniform int * uniform p; uniform int b = a[p]; }",
         &["E0320"],
     );
+    // A floating-point index converts to `int`, as in ISPC.
+    expect("void f() { uniform int a[4]; uniform int b = a[1.5]; }", &[]);
     expect(
         "struct S { int a; }; void f() { S s; varying S * uniform p = &s; int x = p.a; int y = s->a; }",
         &["E0321", "E0321"],
