@@ -1428,11 +1428,12 @@ impl Checker<'_> {
     }
 }
 
-/// The type of an integer literal: `int` if it fits, else `int64`, else `uint64`;
-/// `u` makes it unsigned, `l`/`ll` 64-bit.
+/// The type of an integer literal, as ISPC types it: `int` if it fits, else `uint32`,
+/// else `int64`, else `uint64`; `u` makes it unsigned, `l`/`ll` 64-bit.
 fn int_literal_prim(value: u64, suffix: IntSuffix) -> Prim {
     match (suffix.unsigned, suffix.long) {
         (false, false) if value <= i32::MAX as u64 => Prim::Int32,
+        (false, false) if value <= u64::from(u32::MAX) => Prim::UInt32,
         (false, _) if value <= i64::MAX as u64 => Prim::Int64,
         (true, false) if value <= u64::from(u32::MAX) => Prim::UInt32,
         _ => Prim::UInt64,
