@@ -328,8 +328,34 @@ impl FnLower<'_, '_> {
                 };
                 self.conv(ConvOp::Ireduce, p, t.scalar)
             }
+            ("mul", _) => self.saturating_mul64(a, b, signed, minv, maxv),
             _ => return None,
         })
+    }
+
+    /// 64-bit `saturating_mul`, with no wider type to compute in: the product of the
+    /// magnitudes overflows when `|b| > limit / |a|` (unsigned division), where the limit
+    /// is the bound on the result's side (MAX, or MIN, whose magnitude 2^63 is its own
+    /// bits read as unsigned, as is |MIN|); otherwise the wrapped product is exact.
+    fn saturating_mul64(&mut self, a: Value, b: Value, signed: bool, min: Value, max: Value) -> Value {
+        let t = self.ty(a).to_uniform();
+        let (zero, one) = (self.iconst(t, 0), self.iconst(t, 1));
+        let (ma, mb, limit) = if signed {
+            let n = Num::Int { bits: 64, signed };
+            let x = self.bin(BinaryOp::Bxor, a, b);
+            let neg = self.icmp(IntCC::Slt, x, zero);
+            (self.abs(a, n), self.abs(b, n), self.select(neg, min, max))
+        } else {
+            (a, b, max)
+        };
+        let a_zero = self.icmp(IntCC::Eq, ma, zero);
+        let divisor = self.select(a_zero, one, ma);
+        let most = self.bin(BinaryOp::Udiv, limit, divisor);
+        let too_big = self.icmp(IntCC::Ugt, mb, most);
+        let a_nonzero = self.not(a_zero);
+        let ov = self.bin(BinaryOp::Band, too_big, a_nonzero);
+        let p = self.bin(BinaryOp::Imul, a, b);
+        self.select(ov, limit, p)
     }
 
     /// `reduce_add/min/max` over the active lanes, computed in the (possibly wider)
