@@ -113,7 +113,9 @@ impl Signature {
 /// Finds the signature as ISPC's runner does: the first known name followed by `(`
 /// on a line that mentions `task` or `export`.
 fn signature_of(text: &str) -> Option<Signature> {
-    let lines = text.lines().filter(|l| l.contains("task") || l.contains("export"));
+    let lines = text
+        .lines()
+        .filter(|l| l.contains("task") || l.contains("export"));
     let mut found = None;
     for line in lines {
         for (sig, name, _) in Signature::ALL {
@@ -203,14 +205,23 @@ impl RuleValues {
 fn rules_allow(text: &str, values: &RuleValues) -> bool {
     let mut run = true;
     for line in text.lines() {
-        let Some(rule) = line.trim_start().strip_prefix("//") else { continue };
-        let Some(rule) = rule.trim_start().strip_prefix("rule:") else { continue };
-        let mut words = rule.split_whitespace();
-        let (Some(action), Some("on"), Some(cond)) = (words.next(), words.next(), words.next()) else {
+        let Some(rule) = line.trim_start().strip_prefix("//") else {
             continue;
         };
-        let Some((key, pattern)) = cond.split_once('=') else { continue };
-        let Some(value) = values.value(key) else { continue };
+        let Some(rule) = rule.trim_start().strip_prefix("rule:") else {
+            continue;
+        };
+        let mut words = rule.split_whitespace();
+        let (Some(action), Some("on"), Some(cond)) = (words.next(), words.next(), words.next())
+        else {
+            continue;
+        };
+        let Some((key, pattern)) = cond.split_once('=') else {
+            continue;
+        };
+        let Some(value) = values.value(key) else {
+            continue;
+        };
         let (negate, pattern) = match pattern.strip_prefix('!') {
             Some(p) => (true, p),
             None => (false, pattern),
@@ -269,7 +280,10 @@ impl Outcome {
     fn detail(&self) -> &str {
         match self {
             Outcome::Pass => "",
-            Outcome::Skipped(s) | Outcome::CompileError(s) | Outcome::RunError(s) | Outcome::Mismatch(s) => s,
+            Outcome::Skipped(s)
+            | Outcome::CompileError(s)
+            | Outcome::RunError(s)
+            | Outcome::Mismatch(s) => s,
         }
     }
 }
@@ -293,7 +307,11 @@ pub fn run(opts: &SuiteOptions) -> Result<SuiteReport, String> {
         .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "ispc"))
-        .filter(|p| opts.filter.as_ref().is_none_or(|f| file_name(p).contains(f.as_str())))
+        .filter(|p| {
+            opts.filter
+                .as_ref()
+                .is_none_or(|f| file_name(p).contains(f.as_str()))
+        })
         .collect();
     files.sort();
     let include = tempdir("spmdc-ispc-suite")?;
@@ -320,13 +338,20 @@ pub fn run(opts: &SuiteOptions) -> Result<SuiteReport, String> {
         results: files
             .iter()
             .zip(results)
-            .map(|(p, o)| (file_name(p), o.unwrap_or(Outcome::RunError("not run".into()))))
+            .map(|(p, o)| {
+                (
+                    file_name(p),
+                    o.unwrap_or(Outcome::RunError("not run".into())),
+                )
+            })
             .collect(),
     })
 }
 
 fn file_name(p: &Path) -> String {
-    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 fn target_width(opts: &SuiteOptions) -> u32 {
@@ -353,19 +378,34 @@ fn run_test(opts: &SuiteOptions, include: &Path, width: u32, path: &Path) -> Out
         return Outcome::Skipped("its rules skip this target".into());
     }
     let Some(sig) = signature_of(&text) else {
-        return Outcome::Skipped("no harness signature (it compares with the C compiler's sizeof, or targets Xe)".into());
+        return Outcome::Skipped(
+            "no harness signature (it compares with the C compiler's sizeof, or targets Xe)".into(),
+        );
     };
     let expect_failure = file_name(path).contains("failing_");
     let verdict = compare(opts, include, width, path, &text, sig);
     match (verdict, expect_failure) {
-        (Outcome::Pass, true) => Outcome::Mismatch("expected to fail, but the results agree".into()),
+        (Outcome::Pass, true) => {
+            Outcome::Mismatch("expected to fail, but the results agree".into())
+        }
         (Outcome::Mismatch(_), true) => Outcome::Pass,
         (other, _) => other,
     }
 }
 
-fn compare(opts: &SuiteOptions, include: &Path, width: u32, path: &Path, text: &str, sig: Signature) -> Outcome {
-    let reference = if sig.prints() { "print_result" } else { "result" };
+fn compare(
+    opts: &SuiteOptions,
+    include: &Path,
+    width: u32,
+    path: &Path,
+    text: &str,
+    sig: Signature,
+) -> Outcome {
+    let reference = if sig.prints() {
+        "print_result"
+    } else {
+        "result"
+    };
     let test = match launch(opts, include, path, text, sig, sig.name()) {
         Ok(run) => run,
         Err(o) => return o,
@@ -378,14 +418,20 @@ fn compare(opts: &SuiteOptions, include: &Path, width: u32, path: &Path, text: &
         return if test.output == expected.output {
             Outcome::Pass
         } else {
-            Outcome::Mismatch(format!("printed {:?}, expected {:?}", clip(&test.output), clip(&expected.output)))
+            Outcome::Mismatch(format!(
+                "printed {:?}, expected {:?}",
+                clip(&test.output),
+                clip(&expected.output)
+            ))
         };
     }
     for i in 0..width as usize {
         let (got, want) = (test.ret.get(i).copied(), expected.ret.get(i).copied());
         // The harness compares with C's `!=`: NaN never agrees, -0 equals 0.
         if got.is_none() || got != want || got.is_some_and(f32::is_nan) {
-            return Outcome::Mismatch(format!("value {i} disagrees: returned {got:?}, expected {want:?}"));
+            return Outcome::Mismatch(format!(
+                "value {i} disagrees: returned {got:?}, expected {want:?}"
+            ));
         }
     }
     Outcome::Pass
@@ -411,11 +457,15 @@ fn launch(
     entry: &str,
 ) -> Result<Ran, Outcome> {
     let Some(params) = parameter_names(text, entry) else {
-        return Err(Outcome::CompileError(format!("no function `{entry}` found")));
+        return Err(Outcome::CompileError(format!(
+            "no function `{entry}` found"
+        )));
     };
     let is_reference = entry == "result" || entry == "print_result";
     let values: Vec<String> = if is_reference {
-        (0..params.len()).map(|_| format!("zeros({ARRAY_SIZE})")).collect()
+        (0..params.len())
+            .map(|_| format!("zeros({ARRAY_SIZE})"))
+            .collect()
     } else if sig.prints() {
         sig.inputs().iter().map(|s| s.to_string()).collect()
     } else {
@@ -432,11 +482,18 @@ fn launch(
     }
     let mut cmd = Command::new(&opts.exe);
     cmd.arg("run").arg(path).arg("--target").arg(&opts.target);
-    cmd.arg("-I").arg(include).arg("-D").arg(format!("TEST_SIG={}", sig.number()));
-    cmd.arg("--entry").arg(entry).arg("--json").arg("--color=never");
+    cmd.arg("-I")
+        .arg(include)
+        .arg("-D")
+        .arg(format!("TEST_SIG={}", sig.number()));
+    cmd.arg("--entry")
+        .arg(entry)
+        .arg("--json")
+        .arg("--color=never");
     cmd.arg("--max-steps").arg(opts.max_steps.to_string());
     if opts.target == "interp" {
-        cmd.arg("--program-count").arg(opts.program_count.to_string());
+        cmd.arg("--program-count")
+            .arg(opts.program_count.to_string());
     }
     for (name, value) in params.iter().zip(&values) {
         cmd.arg("--arg").arg(format!("{name}={value}"));
@@ -453,8 +510,17 @@ fn launch(
     match finished.code {
         Some(0) => {}
         Some(1) => return Err(Outcome::CompileError(first_error())),
-        Some(c) => return Err(Outcome::RunError(format!("`{entry}` exited {c}: {}", first_error()))),
-        None => return Err(Outcome::RunError(format!("`{entry}` was killed by a signal"))),
+        Some(c) => {
+            return Err(Outcome::RunError(format!(
+                "`{entry}` exited {c}: {}",
+                first_error()
+            )))
+        }
+        None => {
+            return Err(Outcome::RunError(format!(
+                "`{entry}` was killed by a signal"
+            )))
+        }
     }
     parse_run(&finished.stdout, params.first().map(String::as_str))
         .map_err(|e| Outcome::RunError(format!("`{entry}`: {e}")))
@@ -465,7 +531,10 @@ fn parse_run(stdout: &str, ret: Option<&str>) -> Result<Ran, String> {
         serde_json::from_str(stdout).map_err(|e| format!("unreadable --json output: {e}"))?;
     let output = json["output"].as_str().unwrap_or("").to_string();
     let ret = match ret.map(|name| &json["buffers"][name]) {
-        Some(serde_json::Value::Array(values)) => values.iter().map(|v| v.as_f64().unwrap_or(f64::NAN) as f32).collect(),
+        Some(serde_json::Value::Array(values)) => values
+            .iter()
+            .map(|v| v.as_f64().unwrap_or(f64::NAN) as f32)
+            .collect(),
         _ => Vec::new(),
     };
     Ok(Ran { ret, output })
@@ -495,18 +564,30 @@ fn run_bounded(mut cmd: Command, timeout: Duration) -> Result<Finished, Outcome>
         if start.elapsed() > timeout {
             let _ = child.kill();
             let _ = child.wait();
-            return Err(Outcome::RunError(format!("timed out after {} s", timeout.as_secs())));
+            return Err(Outcome::RunError(format!(
+                "timed out after {} s",
+                timeout.as_secs()
+            )));
         }
         std::thread::sleep(Duration::from_millis(2));
     };
-    Ok(Finished { code: status.code(), stdout: read_all(out), stderr: read_all(err) })
+    Ok(Finished {
+        code: status.code(),
+        stdout: read_all(out),
+        stderr: read_all(err),
+    })
 }
 
 fn tempfile() -> std::io::Result<std::fs::File> {
     static COUNTER: AtomicUsize = AtomicUsize::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let path = std::env::temp_dir().join(format!("spmdc-ispc-run-{}-{n}", std::process::id()));
-    let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path)?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)?;
     // Unlinked at once: the open handles keep it alive, and nothing is left behind.
     std::fs::remove_file(&path)?;
     Ok(file)
@@ -523,7 +604,10 @@ fn read_all(mut file: std::fs::File) -> String {
 
 impl SuiteReport {
     fn count(&self, kind: &str) -> usize {
-        self.results.iter().filter(|(_, o)| o.kind() == kind).count()
+        self.results
+            .iter()
+            .filter(|(_, o)| o.kind() == kind)
+            .count()
     }
 
     /// The summary: counts by verdict, the pass rate over the tests that ran, and the
@@ -532,7 +616,11 @@ impl SuiteReport {
         let ran = self.results.len() - self.count("skipped");
         let passed = self.count("pass");
         let mut s = String::new();
-        let _ = writeln!(s, "ISPC functional tests on {} ({} lanes)", self.target, self.width);
+        let _ = writeln!(
+            s,
+            "ISPC functional tests on {} ({} lanes)",
+            self.target, self.width
+        );
         let _ = writeln!(
             s,
             "{passed} of {ran} passed ({:.1}%); {} skipped by their rules or signature",
@@ -561,14 +649,21 @@ impl SuiteReport {
 
     /// Whether every test that ran passed.
     pub fn all_passed(&self) -> bool {
-        self.results.iter().all(|(_, o)| matches!(o, Outcome::Pass | Outcome::Skipped(_)))
+        self.results
+            .iter()
+            .all(|(_, o)| matches!(o, Outcome::Pass | Outcome::Skipped(_)))
     }
 
     /// One line per test: file, verdict, detail (tab-separated).
     pub fn listing(&self) -> String {
         let mut s = String::new();
         for (name, o) in &self.results {
-            let _ = writeln!(s, "{name}\t{}\t{}", o.kind(), o.detail().replace(['\t', '\n'], " "));
+            let _ = writeln!(
+                s,
+                "{name}\t{}\t{}",
+                o.kind(),
+                o.detail().replace(['\t', '\n'], " ")
+            );
         }
         s
     }
@@ -594,9 +689,16 @@ mod tests {
 
     #[test]
     fn reads_parameter_names() {
-        let text = "task void f_fi(uniform float RET[], uniform float aFOO[], uniform int bFOO[]) {";
-        assert_eq!(parameter_names(text, "f_fi").unwrap(), vec!["RET", "aFOO", "bFOO"]);
-        assert_eq!(parameter_names("task void print_result() {", "print_result").unwrap(), Vec::<String>::new());
+        let text =
+            "task void f_fi(uniform float RET[], uniform float aFOO[], uniform int bFOO[]) {";
+        assert_eq!(
+            parameter_names(text, "f_fi").unwrap(),
+            vec!["RET", "aFOO", "bFOO"]
+        );
+        assert_eq!(
+            parameter_names("task void print_result() {", "print_result").unwrap(),
+            Vec::<String>::new()
+        );
         // `xf_v(` is not `f_v(`.
         assert_eq!(parameter_names("void xf_v(int a) {}", "f_v"), None);
     }
@@ -605,7 +707,10 @@ mod tests {
     fn rules_later_lines_win() {
         let v = RuleValues::for_target(16);
         assert!(rules_allow("// rule: run on OS=!windows\n", &v));
-        assert!(!rules_allow("// rule: skip on arch=*\n// rule: run on arch=xe64\n", &v));
+        assert!(!rules_allow(
+            "// rule: skip on arch=*\n// rule: run on arch=xe64\n",
+            &v
+        ));
         assert!(!rules_allow("// rule: skip on OS=linux\n", &v));
         assert!(rules_allow("// rule: skip on arch=xe64\n", &v));
         assert!(!rules_allow("// rule: skip on target=spmdc.*\n", &v));

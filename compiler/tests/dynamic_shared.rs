@@ -100,8 +100,20 @@ fn spec(entry: &str, args: &[&str], grid: &str, block: &str, bytes: u32) -> Laun
 /// The launches that stay in bounds.
 fn good_launches() -> Vec<LaunchSpec> {
     vec![
-        spec("reverse_scaled", &["data=range(200)", "n=200"], "3", "70", 280),
-        spec("reverse_scaled", &["data=range(64)", "n=64"], "1", "64", 4096),
+        spec(
+            "reverse_scaled",
+            &["data=range(200)", "n=200"],
+            "3",
+            "70",
+            280,
+        ),
+        spec(
+            "reverse_scaled",
+            &["data=range(64)", "n=64"],
+            "1",
+            "64",
+            4096,
+        ),
         spec(
             "row_dots",
             &["x=range(256)", "y=range(256,1,0.5)", "out=zeros(4)"],
@@ -109,7 +121,13 @@ fn good_launches() -> Vec<LaunchSpec> {
             "64",
             512,
         ),
-        spec("poke", &["out=zeros(48)", "at=47", "shift=0"], "2", "48", 192),
+        spec(
+            "poke",
+            &["out=zeros(48)", "at=47", "shift=0"],
+            "2",
+            "48",
+            192,
+        ),
     ]
 }
 
@@ -179,11 +197,29 @@ fn trap_message(front: &FrontResult, run: Runner, s: &LaunchSpec) -> String {
 fn an_index_past_the_launch_bytes_traps_on_every_target() {
     let bad = [
         // Element 48 of 48: the uniform index is one past the end.
-        spec("poke", &["out=zeros(48)", "at=48", "shift=0"], "1", "48", 192),
+        spec(
+            "poke",
+            &["out=zeros(48)", "at=48", "shift=0"],
+            "1",
+            "48",
+            192,
+        ),
         // Negative.
-        spec("poke", &["out=zeros(48)", "at=-1", "shift=0"], "1", "48", 192),
+        spec(
+            "poke",
+            &["out=zeros(48)", "at=-1", "shift=0"],
+            "1",
+            "48",
+            192,
+        ),
         // Only the last thread's varying index is past the end.
-        spec("poke", &["out=zeros(48)", "at=0", "shift=1"], "1", "48", 192),
+        spec(
+            "poke",
+            &["out=zeros(48)", "at=0", "shift=1"],
+            "1",
+            "48",
+            192,
+        ),
         // No dynamic shared memory at all.
         spec("poke", &["out=zeros(48)", "at=0", "shift=0"], "1", "48", 0),
     ];
@@ -243,7 +279,10 @@ fn dac_gpu_shared_bytes_count_the_dynamic_array() {
             ..Default::default()
         };
         let c = dac::compile(&front, driver::OPTIMIZE_BY_DEFAULT, &options).expect("compiles");
-        c.program.kernel("reverse_scaled").expect("kernel").shared_bytes
+        c.program
+            .kernel("reverse_scaled")
+            .expect("kernel")
+            .shared_bytes
     };
     // `factor` takes 12 bytes; the dynamic array starts at 12.
     assert_eq!(shared_of(0), 16);

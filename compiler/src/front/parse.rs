@@ -202,7 +202,10 @@ fn starts_line(item: &[Token], i: usize, sources: &SourceMap) -> bool {
 /// The file and line of `item[i]` (the end of the item past its last token).
 fn line_of(item: &[Token], i: usize, sources: &SourceMap) -> Option<(FileId, usize)> {
     let t = item.get(i)?;
-    Some((t.span.file, sources.get(t.span.file).line_index(t.span.start)))
+    Some((
+        t.span.file,
+        sources.get(t.span.file).line_index(t.span.start),
+    ))
 }
 
 /// Index in the item of the token an error points at (`item.len()` at the end).

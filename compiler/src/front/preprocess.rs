@@ -296,7 +296,10 @@ impl<'a> Pp<'a> {
                         format!("float literal `{s}` has no radix separator"),
                     )
                     .with_primary(span, "read as a `float`")
-                    .with_help(format!("write `{}.f`, as ISPC recommends", &s[..s.len() - 1])),
+                    .with_help(format!(
+                        "write `{}.f`, as ISPC recommends",
+                        &s[..s.len() - 1]
+                    )),
                 );
                 let digits = &s[..s.len() - 1];
                 match digits.parse::<f32>() {
@@ -1102,7 +1105,10 @@ type LitError = (String, String);
 /// Parses a C integer literal: decimal, `0x` hex, `0b` binary or leading-`0` octal,
 /// with suffixes `u`, `l`, `ll` (any case and order) and ISPC's `k`/`M`/`G` multipliers.
 pub fn parse_int(s: &str) -> Result<(u64, IntSuffix), LitError> {
-    if s.len() > 1 && s[..s.len() - 1].bytes().all(|b| b.is_ascii_digit()) && s.ends_with(['d', 'D']) {
+    if s.len() > 1
+        && s[..s.len() - 1].bytes().all(|b| b.is_ascii_digit())
+        && s.ends_with(['d', 'D'])
+    {
         return Err((
             "a double literal needs a radix separator".into(),
             format!("write `{}.d`", &s[..s.len() - 1]),
@@ -1223,9 +1229,7 @@ pub fn parse_float(s: &str) -> Result<(f64, FloatSuffix), LitError> {
 /// `2f`: digits and an `f`, which ISPC reads as a float (deprecated there, with a
 /// warning, as here).
 fn is_bare_float(s: &str) -> bool {
-    s.len() > 1
-        && s[..s.len() - 1].bytes().all(|b| b.is_ascii_digit())
-        && s.ends_with(['f', 'F'])
+    s.len() > 1 && s[..s.len() - 1].bytes().all(|b| b.is_ascii_digit()) && s.ends_with(['f', 'F'])
 }
 
 /// Where the `d` of a "Fortran" double (`1.5d-3`) is, if `s` is one: a `d` between the

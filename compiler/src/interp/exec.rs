@@ -411,9 +411,7 @@ impl Machine<'_> {
                     }
                 }
             }
-            Op::Trap { code } => {
-                return Err(Fault::new(code.message()))
-            }
+            Op::Trap { code } => return Err(Fault::new(code.message())),
             Op::Jump { ref dest } => return Ok(self.branch(g, base, dest)),
             Op::Brif {
                 cond,

@@ -697,7 +697,9 @@ impl Operands<'_, '_, '_> {
                     "unreachable" => TrapCode::Unreachable,
                     "assert" => TrapCode::AssertFailed,
                     "shared_bounds" => TrapCode::SharedOutOfBounds,
-                    _ => return Err(pos.error("expected `unreachable`, `assert` or `shared_bounds`")),
+                    _ => {
+                        return Err(pos.error("expected `unreachable`, `assert` or `shared_bounds`"))
+                    }
                 };
                 InstData::Trap { code }
             }

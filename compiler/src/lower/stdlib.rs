@@ -337,7 +337,14 @@ impl FnLower<'_, '_> {
     /// magnitudes overflows when `|b| > limit / |a|` (unsigned division), where the limit
     /// is the bound on the result's side (MAX, or MIN, whose magnitude 2^63 is its own
     /// bits read as unsigned, as is |MIN|); otherwise the wrapped product is exact.
-    fn saturating_mul64(&mut self, a: Value, b: Value, signed: bool, min: Value, max: Value) -> Value {
+    fn saturating_mul64(
+        &mut self,
+        a: Value,
+        b: Value,
+        signed: bool,
+        min: Value,
+        max: Value,
+    ) -> Value {
         let t = self.ty(a).to_uniform();
         let (zero, one) = (self.iconst(t, 0), self.iconst(t, 1));
         let (ma, mb, limit) = if signed {

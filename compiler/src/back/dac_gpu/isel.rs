@@ -141,8 +141,7 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
         if !func.linkage.is_entry() {
             continue;
         }
-        let (resident_offsets, resident_size) =
-            spaces.layout(module, fref, options.dynamic_shared);
+        let (resident_offsets, resident_size) = spaces.layout(module, fref, options.dynamic_shared);
         let dac = if options.dac {
             timing::stage("decouple: plan", || {
                 super::decouple::Plan::of(

@@ -318,7 +318,8 @@ fn plan(
     let blocks = launch.grid.count();
     let threads_used = u64::from(machine.threads().clamp(1, MachineShape::MAX_THREADS)).min(blocks);
     let gangs = launch.block.count().div_ceil(lanes);
-    let shared = align(u64::from(obj.shared_size), 64) + align(u64::from(launch.dynamic_shared), 64);
+    let shared =
+        align(u64::from(obj.shared_size), 64) + align(u64::from(launch.dynamic_shared), 64);
     let thread_area = u64::from(sched::SIZE)
         + shared
         + gangs * u64::from(ctx::SIZE)

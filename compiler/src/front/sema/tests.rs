@@ -574,7 +574,10 @@ fn type_errors() {
         &["E0320"],
     );
     // A floating-point index converts to `int`, as in ISPC.
-    expect("void f() { uniform int a[4]; uniform int b = a[1.5]; }", &[]);
+    expect(
+        "void f() { uniform int a[4]; uniform int b = a[1.5]; }",
+        &[],
+    );
     expect(
         "struct S { int a; }; void f() { S s; varying S * uniform p = &s; int x = p.a; int y = s->a; }",
         &["E0321", "E0321"],
@@ -703,8 +706,14 @@ fn shared_rules() {
     );
     // One unsized `shared` array: the launch's dynamic shared memory.
     expect("shared float dyn[];", &[]);
-    expect("task void k() { shared int tile[]; tile[threadIdx.x] = 1; }", &[]);
-    expect("shared float a[]; task void k() { shared int b[]; }", &["E0406"]);
+    expect(
+        "task void k() { shared int tile[]; tile[threadIdx.x] = 1; }",
+        &[],
+    );
+    expect(
+        "shared float a[]; task void k() { shared int b[]; }",
+        &["E0406"],
+    );
     expect("void f() { shared float tile[]; }", &["E0406"]);
     // Other unsized arrays still need a size.
     expect("export void k() { uniform float a[]; }", &["E0309"]);
