@@ -4,6 +4,7 @@
 pub mod dce;
 pub mod liveness;
 pub mod mach;
+pub mod parallel;
 pub mod regalloc;
 #[cfg(test)]
 mod toy;

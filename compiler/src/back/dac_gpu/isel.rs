@@ -24,6 +24,7 @@ mod shuffle;
 
 use super::spaces::{Spaces, SHARED_WINDOW};
 use super::{Compiled, Options};
+use crate::back::common::parallel;
 use crate::diag::{codes, Diagnostic};
 use crate::ir::{
     AtomicOp, BinaryOp, Block, BlockCall, ConvOp, FloatCC, FuncRef, Function, InstData, IntCC,
@@ -137,83 +138,38 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
     let affine = options
         .shuffle
         .then(|| crate::analysis::affine::analyze_module(module));
-    for (fref, func) in module.functions.iter() {
-        if !func.linkage.is_entry() {
-            continue;
-        }
-        let (resident_offsets, resident_size) = spaces.layout(module, fref, options.dynamic_shared);
-        let dac = if options.dac {
-            timing::stage("decouple: plan", || {
-                super::decouple::Plan::of(
-                    module,
-                    &facts,
-                    fref,
-                    |i| spaces.is_shared_access(fref, i),
-                    &resident_offsets,
-                )
-            })
-        } else {
-            None
-        };
-        let ctx = ModuleCtx {
-            module,
-            uniformity: options.uniformity,
-            global_offsets: &global_offsets,
-            shared_offsets: &shared_offsets,
-            shared_size,
-            spaces: &spaces,
-            out_of_line: out_of_line.clone(),
-            resident_offsets,
-            resident_size,
-            dac,
-            shuffles: affine.as_ref().map(|a| {
-                let pairs =
-                    crate::analysis::shuffle::analyze_function(module, func, &a.functions[fref]);
-                (fref, pairs)
-            }),
-        };
-        // The full-warp split ([`full_warp`]) is a uniformity-driven transform, kept
-        // only when it pays.
-        let split = options.uniformity;
-        let selected = timing::stage("instruction selection", || {
-            match Isel::new(&ctx, fref, split).run() {
-                Ok((.., false)) if split => Isel::new(&ctx, fref, false).run(),
-                other => other,
-            }
-        });
-        match selected {
-            Ok((mut kernel, mut lines, frame, mut traps, _)) => {
-                let regs = timing::stage("register allocation", || {
-                    super::regdem::allocate(&mut kernel, &mut lines, &mut traps, options)
-                });
-                let regs = regs.map(|(r, candidates)| {
-                    out.candidates.push(candidates);
-                    r
-                });
-                match regs {
-                    Ok(r) => out.regs.push(r),
-                    Err(d) => {
-                        errors.push(d);
-                        continue;
-                    }
-                }
-                if let Some(plan) = &ctx.dac {
-                    match timing::stage("decouple: affine stream", || {
-                        plan.affine_stream(module, &kernel)
-                    }) {
-                        Ok(a) => kernel.set_affine(a),
-                        Err(e) => {
-                            errors.push(Diagnostic::error(codes::INTERNAL_ERROR, e));
-                            continue;
-                        }
-                    }
-                }
-                out.program.kernels.push(kernel);
-                out.dac_split.push(ctx.dac.as_ref().and_then(|p| p.split()));
-                out.lines.push(lines);
+    let shared = SharedCtx {
+        module,
+        options,
+        global_offsets: &global_offsets,
+        shared_offsets: &shared_offsets,
+        shared_size,
+        spaces: &spaces,
+        out_of_line: &out_of_line,
+        facts: &facts,
+        affine: affine.as_ref(),
+    };
+    let entries: Vec<(FuncRef, &Function)> = module
+        .functions
+        .iter()
+        .filter(|(_, f)| f.linkage.is_entry())
+        .collect();
+    let compiled = parallel::map_in_order(
+        entries,
+        |(_, f)| f.insts.len(),
+        |(fref, func)| compile_entry(&shared, fref, func),
+    );
+    for entry in compiled {
+        match entry {
+            Ok(e) => {
+                out.candidates.push(e.candidates);
+                out.regs.push(e.regs);
+                out.program.kernels.push(e.kernel);
+                out.dac_split.push(e.dac_split);
+                out.lines.push(e.lines);
                 out.shared_bytes.push(shared_size);
-                out.frame_bytes.push(frame);
-                out.traps.push(traps);
+                out.frame_bytes.push(e.frame);
+                out.traps.push(e.traps);
             }
             Err(e) => errors.extend(e),
         }
@@ -223,6 +179,104 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
     } else {
         Err(errors)
     }
+}
+
+/// What every entry's compilation reads: the module and its module-wide layouts.
+struct SharedCtx<'a> {
+    module: &'a Module,
+    options: &'a Options,
+    global_offsets: &'a [u32],
+    shared_offsets: &'a [u32],
+    shared_size: u32,
+    spaces: &'a Spaces,
+    out_of_line: &'a FxHashSet<FuncRef>,
+    facts: &'a super::decouple::ModuleFacts,
+    affine: Option<&'a crate::analysis::affine::ModuleAffine>,
+}
+
+/// One entry compiled: its kernel and what [`Compiled`] records of it.
+struct CompiledEntry {
+    kernel: sim::gpu::Kernel,
+    lines: Vec<Option<Span>>,
+    frame: u32,
+    traps: Vec<(usize, &'static str)>,
+    regs: super::alloc::RegReport,
+    candidates: Vec<super::regdem::Candidate>,
+    dac_split: Option<u32>,
+}
+
+/// Selects, allocates and decouples the entry `fref`: everything that depends on the
+/// entry alone, so entries compile in parallel ([`parallel`]).
+fn compile_entry(
+    shared: &SharedCtx<'_>,
+    fref: FuncRef,
+    func: &Function,
+) -> Result<CompiledEntry, Vec<Diagnostic>> {
+    let SharedCtx {
+        module, options, ..
+    } = *shared;
+    let spaces = shared.spaces;
+    let (resident_offsets, resident_size) = spaces.layout(module, fref, options.dynamic_shared);
+    let dac = if options.dac {
+        timing::stage("decouple: plan", || {
+            super::decouple::Plan::of(
+                module,
+                shared.facts,
+                fref,
+                |i| spaces.is_shared_access(fref, i),
+                &resident_offsets,
+            )
+        })
+    } else {
+        None
+    };
+    let ctx = ModuleCtx {
+        module,
+        uniformity: options.uniformity,
+        global_offsets: shared.global_offsets,
+        shared_offsets: shared.shared_offsets,
+        shared_size: shared.shared_size,
+        spaces,
+        out_of_line: shared.out_of_line.clone(),
+        resident_offsets,
+        resident_size,
+        dac,
+        shuffles: shared.affine.map(|a| {
+            let pairs =
+                crate::analysis::shuffle::analyze_function(module, func, &a.functions[fref]);
+            (fref, pairs)
+        }),
+    };
+    // The full-warp split ([`full_warp`]) is a uniformity-driven transform, kept
+    // only when it pays.
+    let split = options.uniformity;
+    let (mut kernel, mut lines, frame, mut traps, _) =
+        timing::stage("instruction selection", || {
+            match Isel::new(&ctx, fref, split).run() {
+                Ok((.., false)) if split => Isel::new(&ctx, fref, false).run(),
+                other => other,
+            }
+        })?;
+    let (regs, candidates) = timing::stage("register allocation", || {
+        super::regdem::allocate(&mut kernel, &mut lines, &mut traps, options)
+    })
+    .map_err(|d| vec![d])?;
+    if let Some(plan) = &ctx.dac {
+        let affine = timing::stage("decouple: affine stream", || {
+            plan.affine_stream(module, &kernel)
+        })
+        .map_err(|e| vec![Diagnostic::error(codes::INTERNAL_ERROR, e)])?;
+        kernel.set_affine(affine);
+    }
+    Ok(CompiledEntry {
+        kernel,
+        lines,
+        frame,
+        traps,
+        regs,
+        candidates,
+        dac_split: ctx.dac.as_ref().and_then(|p| p.split()),
+    })
 }
 
 /// The blocks of `f` reachable from its entry, in layout order.

@@ -9,14 +9,14 @@
 
 use cranelift_entity::EntityRef;
 
-use super::emit::{emit_function, frame_layout, uses_fp, FrameNeeds};
+use super::emit::{emit_function, frame_layout, uses_fp, Frame, FrameNeeds};
 use super::isel::{self, ScalarUse};
 use super::minst::{MInst, NyuziTarget};
 use super::object::{DataObject, Object};
 use crate::back::common::mach::MachFunction;
-use crate::back::common::regalloc;
+use crate::back::common::{parallel, regalloc};
 use crate::diag::{codes, Diagnostic};
-use crate::ir::Module;
+use crate::ir::{FuncRef, Function, Module};
 use crate::timing;
 
 /// Byte offset of each shared variable in a block's shared memory, and the total of
@@ -63,6 +63,47 @@ fn count_spill_code(mf: &MachFunction<MInst>, obj: &mut Object) {
     }
 }
 
+/// One function's allocated machine code and frame: everything before emission,
+/// which depends on nothing but the module and the function (so functions run in
+/// parallel, [`parallel`]).
+fn compile_function(
+    module: &Module,
+    fref: FuncRef,
+    f: &Function,
+    called: bool,
+    scalars: ScalarUse,
+) -> Result<(MachFunction<MInst>, Frame), Vec<Diagnostic>> {
+    let sel = timing::stage("instruction selection", || {
+        isel::select_with(module, f, fref.index() as u32, called, scalars)
+    })?;
+    let mut mf = sel.mf;
+    let alloc = timing::stage("register allocation", || {
+        regalloc::allocate(&mut mf, &NyuziTarget)
+    })
+    .map_err(|e| {
+        vec![Diagnostic::error(
+            codes::INTERNAL_ERROR,
+            format!("nyuzi: function `{}`: {e}", f.name),
+        )]
+    })?;
+    let layout = |save_fp| {
+        let needs = FrameNeeds {
+            used: &alloc.used,
+            has_calls: sel.has_calls,
+            out_args: sel.out_args,
+            needs_scratch: sel.needs_scratch,
+            save_fp,
+            used_slots: &sel.used_slots,
+        };
+        frame_layout(f, &mf, &needs)
+    };
+    let mut frame = layout(false);
+    if uses_fp(f, &mf, &frame) {
+        frame = layout(true);
+    }
+    Ok((mf, frame))
+}
+
 /// Compiles a legalized module (see `driver::lower_for_target`) to an [`Object`].
 /// Operations the Nyuzi back end does not select are reported (E0903) with their
 /// spans; nothing panics.
@@ -78,47 +119,21 @@ pub fn compile_module_with(module: &Module, scalars: ScalarUse) -> Result<Object
     let mut obj = Object::default();
     let mut diags = Vec::new();
     let called = module.called_functions();
-    for (fref, f) in module.functions.iter() {
-        let selected = timing::stage("instruction selection", || {
-            isel::select_with(module, f, fref.index() as u32, called[fref], scalars)
-        });
-        let sel = match selected {
-            Ok(s) => s,
+    let functions: Vec<_> = module.functions.iter().collect();
+    let compiled = parallel::map_in_order(
+        functions,
+        |(_, f)| f.insts.len(),
+        |(fref, f)| compile_function(module, fref, f, called[fref], scalars),
+    );
+    for (result, (_, f)) in compiled.into_iter().zip(module.functions.iter()) {
+        let (mf, frame) = match result {
+            Ok(done) => done,
             Err(d) => {
                 diags.extend(d);
                 continue;
             }
         };
-        let mut mf = sel.mf;
-        let allocated = timing::stage("register allocation", || {
-            regalloc::allocate(&mut mf, &NyuziTarget)
-        });
-        let alloc = match allocated {
-            Ok(a) => a,
-            Err(e) => {
-                diags.push(Diagnostic::error(
-                    codes::INTERNAL_ERROR,
-                    format!("nyuzi: function `{}`: {e}", f.name),
-                ));
-                continue;
-            }
-        };
         count_spill_code(&mf, &mut obj);
-        let layout = |save_fp| {
-            let needs = FrameNeeds {
-                used: &alloc.used,
-                has_calls: sel.has_calls,
-                out_args: sel.out_args,
-                needs_scratch: sel.needs_scratch,
-                save_fp,
-                used_slots: &sel.used_slots,
-            };
-            frame_layout(f, &mf, &needs)
-        };
-        let mut frame = layout(false);
-        if uses_fp(f, &mf, &frame) {
-            frame = layout(true);
-        }
         if let Err(e) = timing::stage("emit", || emit_function(&mut obj, f, &mf, &frame)) {
             diags.push(Diagnostic::error(
                 codes::INTERNAL_ERROR,
