@@ -761,7 +761,13 @@ impl<'a> Ctx<'a> {
     }
 
     /// Iterates in reverse postorder until nothing changes; each value's class only
-    /// descends (meet with its previous class).
+    /// descends (meet with its previous class). A value is transferred again only
+    /// when something it reads changed (an operand, or an argument passed to it as a
+    /// block parameter): the same sequence of transfers as sweeping every value each
+    /// round, less those that would recompute what they already hold (a transfer
+    /// reads nothing else, and meeting a class with what it already met changes
+    /// nothing), so each value costs its readers' work once per change rather than
+    /// once per round.
     fn solve(&mut self) {
         let func = self.func;
         let order: Vec<Value> = self
@@ -770,12 +776,24 @@ impl<'a> Ctx<'a> {
             .iter()
             .flat_map(|&block| func.values_defined_in(block))
             .collect();
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for &v in &order {
-                if let Some(new) = self.transfer(v) {
-                    changed |= self.descend(v, new);
+        let readers = Readers::of(func, &order, &self.incoming);
+        let mut dirty = vec![true; order.len()];
+        let mut again = true;
+        while again {
+            again = false;
+            for (at, &v) in order.iter().enumerate() {
+                if !std::mem::take(&mut dirty[at]) {
+                    continue;
+                }
+                let Some(new) = self.transfer(v) else {
+                    continue;
+                };
+                if self.descend(v, new) {
+                    for &r in readers.of_value(at) {
+                        dirty[r as usize] = true;
+                        // A reader at or before this value waits for the next sweep.
+                        again |= r as usize <= at;
+                    }
                 }
             }
         }
@@ -828,6 +846,57 @@ impl<'a> Ctx<'a> {
         let out = out.unwrap_or(Class::NonAffine);
         self.summaries.borrow_mut().insert(key, out.clone());
         out
+    }
+}
+
+/// For each value (by its position in the solver's order), the positions of the
+/// values whose transfer reads it: the results of instructions using it, and the
+/// block parameters it is passed to. Stored flat (one offset per value).
+struct Readers {
+    start: Vec<u32>,
+    list: Vec<u32>,
+}
+
+impl Readers {
+    fn of(func: &Function, order: &[Value], incoming: &Incoming) -> Readers {
+        let mut position: SecondaryMap<Value, u32> = SecondaryMap::with_capacity(func.values.len());
+        for (at, &v) in order.iter().enumerate() {
+            position[v] = at as u32;
+        }
+        let mut pairs: Vec<(u32, u32)> = Vec::new();
+        for (at, &v) in order.iter().enumerate() {
+            let at = at as u32;
+            match func.values[v].def {
+                ValueDef::Result(inst) => {
+                    for op in func.insts[inst].operands() {
+                        pairs.push((position[op], at));
+                    }
+                }
+                ValueDef::Param(..) => {
+                    for &(arg, _) in &incoming[v] {
+                        pairs.push((position[arg], at));
+                    }
+                }
+            }
+        }
+        let mut start = vec![0u32; order.len() + 1];
+        for &(from, _) in &pairs {
+            start[from as usize + 1] += 1;
+        }
+        for i in 0..order.len() {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut list = vec![0u32; pairs.len()];
+        for (from, to) in pairs {
+            list[fill[from as usize] as usize] = to;
+            fill[from as usize] += 1;
+        }
+        Readers { start, list }
+    }
+
+    fn of_value(&self, at: usize) -> &[u32] {
+        &self.list[self.start[at] as usize..self.start[at + 1] as usize]
     }
 }
 
