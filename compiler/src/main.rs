@@ -213,6 +213,11 @@ struct RunArgs {
     switches: SwitchArgs,
     #[command(flatten)]
     nyuzi: NyuziArgs,
+    /// nyuzi: do not check accesses against the launch's buffers, stacks and shared
+    /// memory; an out-of-bounds access then reads or writes whatever is there, as on
+    /// the hardware and the upstream emulator.
+    #[arg(long)]
+    no_bounds_check: bool,
     /// Run the timing model (cycles, caches, stalls) instead of the functional
     /// simulator (nyuzi, dac-gpu).
     #[arg(long)]
@@ -885,6 +890,7 @@ fn run_kernel(args: &RunArgs) -> u8 {
             timing: args.timing,
             machine: args.nyuzi.shape(),
             image: args.nyuzi.image(),
+            bounds_check: !args.no_bounds_check,
             ..Default::default()
         };
         spmdc::back::nyuzi::run::run_on_nyuzi(&front, &request, &opts)

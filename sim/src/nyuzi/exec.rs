@@ -16,6 +16,7 @@
 
 use super::isa::{decode, AluOp, BranchOp, CacheOp, IFmt, Inst, MemOp, RFmt};
 use super::machine::{FaultKind, MemAccess, Stats};
+use super::protect::Protection;
 
 /// A packed micro-op: class `[0,6)`, op `[6,12)`, d `[12,17)`, a `[17,22)`,
 /// b `[22,27)`, m `[27,32)`, imm `[32,64)`.
@@ -296,6 +297,9 @@ pub(crate) struct Sys {
     pub masked_active: u64,
     /// Extra instructions upstream would count: 15 per gather/scatter (16 subcycles).
     pub extra_subcycles: u64,
+    /// The regions checked code may access ([`super::protect`]); `None`: the bare
+    /// hardware, which checks nothing.
+    pub protect: Option<Box<Protection>>,
 }
 
 /// A fault before the machine adds pc and thread: kind and access address.
@@ -338,6 +342,16 @@ impl Sys {
         self.dcache[i] = u;
         self.code_pages[b >> 12] = true;
         u
+    }
+
+    /// Faults unless the protection, if any, lets code at `pc` access `len` bytes
+    /// from `addr`.
+    #[inline(always)]
+    fn check_protection(&self, pc: u32, addr: u32, len: u32, store: bool) -> Result<(), Trap> {
+        match &self.protect {
+            Some(p) if !p.allows(pc, addr, len, store) => Err((FaultKind::Protection, Some(addr))),
+            _ => Ok(()),
+        }
     }
 
     /// The instruction word at `pc` (already range-checked by [`Sys::uop_at`]).
@@ -849,6 +863,7 @@ fn scalar_mem<const TRACE: bool>(
     if !sys.in_ram(addr, size) {
         return Err((FaultKind::OutOfRange, Some(addr)));
     }
+    sys.check_protection(th.pc, addr, size, store)?;
     let a = addr as usize;
     match cls {
         LOAD => {
@@ -953,6 +968,19 @@ fn block_mem<const TRACE: bool>(
         return Err((FaultKind::OutOfRange, Some(addr)));
     }
     let store = matches!(cls, STOREV | STOREV_M);
+    let lanes = mask & 0xffff;
+    if sys.protect.is_some() && lanes != 0 {
+        // The words accessed: from the first active lane's to the last one's; a
+        // fault names the first active lane's word that is off limits.
+        let (first, last) = (lanes.trailing_zeros(), 31 - lanes.leading_zeros());
+        let span = sys.check_protection(th.pc, addr + 4 * first, 4 * (last - first + 1), store);
+        if span.is_err() {
+            for lane in (first..=last).filter(|l| lanes >> l & 1 != 0) {
+                sys.check_protection(th.pc, addr + 4 * lane, 4, store)?;
+            }
+            span?;
+        }
+    }
     note_vector(sys, eff, masked, mask);
     if TRACE {
         eff.mem = Some(MemAccess::Block { addr, store });
@@ -1008,7 +1036,7 @@ fn lanes_mem<const TRACE: bool>(
     let store = matches!(cls, SCATTER | SCATTER_M);
     let (d, p, off) = (f_d(u), f_a(u), f_imm(u));
     let addrs: [u32; 16] = th.v[p].map(|x| x.wrapping_add(off));
-    if !store && mask & 0xffff == 0xffff && all_plain_words(sys, &addrs) {
+    if !store && mask & 0xffff == 0xffff && sys.protect.is_none() && all_plain_words(sys, &addrs) {
         // Every lane loads an aligned word of RAM: no per-lane checks (same result).
         for (lane, &addr) in addrs.iter().enumerate() {
             th.v[d][lane] = sys.read32(addr);
@@ -1055,6 +1083,7 @@ fn lanes_mem_checked(
         if !sys.in_ram(addr, 4) {
             return Err((FaultKind::OutOfRange, Some(addr)));
         }
+        sys.check_protection(th.pc, addr, 4, store)?;
         if store {
             let v = th.v[d][lane];
             sys.write32(addr, v);

@@ -25,6 +25,7 @@ use std::fmt;
 
 use super::exec::{self, Effects, Sys, Thread, MMIO_BASE, NO_LINE};
 use super::isa::{decode, Inst};
+use super::protect::Protection;
 
 /// Instructions a thread runs before [`Machine::run`] switches to the next one.
 pub const DEFAULT_QUANTUM: u32 = 256;
@@ -149,6 +150,9 @@ pub enum FaultKind {
     PrivilegeViolation,
     /// [`Machine::step`] on a thread that does not exist or is not running.
     NotRunning,
+    /// A data access outside the regions of the machine's [`Protection`] (only with
+    /// one set: the hardware itself has no such check).
+    Protection,
 }
 
 impl fmt::Display for FaultKind {
@@ -162,6 +166,7 @@ impl fmt::Display for FaultKind {
             FaultKind::InstructionLimit => f.write_str("instruction limit reached"),
             FaultKind::PrivilegeViolation => f.write_str("privileged instruction"),
             FaultKind::NotRunning => f.write_str("thread is not running"),
+            FaultKind::Protection => f.write_str("access outside the memory the program was given"),
         }
     }
 }
@@ -225,6 +230,7 @@ impl Machine {
                 total: 0,
                 masked_active: 0,
                 extra_subcycles: 0,
+                protect: None,
             },
             config,
             quantum: DEFAULT_QUANTUM,
@@ -233,6 +239,12 @@ impl Machine {
 
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// Checks every later data access against `protection` (`None`: no checks, as
+    /// on the hardware).
+    pub fn set_protection(&mut self, protection: Option<Protection>) {
+        self.sys.protect = protection.map(Box::new);
     }
 
     /// Sets the scheduling quantum of [`Machine::run`] (at least 1; 1 = upstream's

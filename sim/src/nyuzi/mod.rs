@@ -11,12 +11,14 @@ pub(crate) mod exec;
 pub mod hex;
 pub mod isa;
 pub mod machine;
+pub mod protect;
 pub mod timing;
 
 pub use isa::*;
 pub use machine::{
     Config, Fault, FaultKind, InstClass, Machine, MemAccess, Stats, Step, Summary, DEFAULT_QUANTUM,
 };
+pub use protect::{Protection, Region};
 
 #[cfg(test)]
 mod exec_tests;

@@ -26,6 +26,12 @@ use super::runtime::{self, sched, ArgWord, RuntimeParams};
 use crate::diag::{codes, Diagnostic};
 use crate::launch::{self, ArgValue, ElemType, ErrorKind, LaunchError, ParamKind};
 
+/// Bytes left unused after every buffer, as the interpreter leaves a gap after every
+/// allocation: a checked run ([`super::protection`]) traps on an access running off
+/// a buffer's end by up to this much (a stencil's row too many, say) instead of
+/// reading or writing the next buffer.
+pub const BUFFER_RED_ZONE: u64 = 256;
+
 /// The hardware the image is planned for (`-p` cores × `-t` threads per core).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MachineShape {
@@ -310,7 +316,7 @@ fn plan(
         if let ImageArg::Buffer { bytes, .. } = a {
             at = align(at, 64);
             buffers.push(at.min(u64::from(u32::MAX)) as u32);
-            at += (bytes.len() as u64).max(64);
+            at += (bytes.len() as u64).max(64) + BUFFER_RED_ZONE;
         }
     }
     at = align(at, 64);

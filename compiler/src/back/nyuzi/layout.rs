@@ -4,7 +4,8 @@
 //!
 //! The map, in increasing addresses, each region 64-byte aligned: the start-up stub
 //! and runtime at 0, the module's code, its data, the parameter block (an 8-byte result
-//! slot, then each argument's words in parameter order), the buffers, and one area per
+//! slot, then each argument's words in parameter order), the buffers (each followed by
+//! an unused red zone, [`super::image::BUFFER_RED_ZONE`] bytes), and one area per
 //! planned hardware thread (scheduler record, shared memory, context records, stacks).
 //! Everything below [`Layout::image_end`] is initialized by the image (zero where
 //! nothing else is), since the upstream emulator fills uncovered memory with random

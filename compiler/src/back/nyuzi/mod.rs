@@ -9,7 +9,8 @@
 //!   encoding, relocations, line table), [`codegen`] ([`compile_module`]) and [`asm`]
 //!   ([`listing`]): the code generator.
 //! * [`image`], [`layout`], [`runtime`]: launch images (start-up stub, block
-//!   scheduler and barrier fibers, arguments and buffers) and their memory map.
+//!   scheduler and barrier fibers, arguments and buffers) and their memory map;
+//!   [`protection`]: the regions a checked run lets the kernel access.
 
 pub mod abi;
 pub mod asm;
@@ -21,6 +22,7 @@ pub mod layout;
 pub mod masks;
 pub mod minst;
 pub mod object;
+pub mod protection;
 pub mod run;
 pub mod runtime;
 pub mod scalarize;

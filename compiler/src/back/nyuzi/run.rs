@@ -43,6 +43,9 @@ pub struct NyuziRunOptions {
     pub image: ImageOptions,
     /// The timing model's cycle limit.
     pub max_cycles: u64,
+    /// Check every data access against the launch's buffers, stacks and shared memory
+    /// ([`super::protection`]); off, the machine is the bare hardware.
+    pub bounds_check: bool,
 }
 
 impl Default for NyuziRunOptions {
@@ -52,6 +55,7 @@ impl Default for NyuziRunOptions {
             machine: MachineShape::default(),
             image: ImageOptions::default(),
             max_cycles: TimingConfig::default().max_cycles,
+            bounds_check: true,
         }
     }
 }
@@ -200,6 +204,9 @@ pub fn run_built(
 ) -> Result<launch::RunResult, RunError> {
     let mut m = load(&built.image, opts.machine, max_steps)
         .map_err(|f| RunError::Trap(RuntimeError::new(format!("cannot load the image: {f}"))))?;
+    if opts.bounds_check {
+        m.set_protection(Some(super::protection::of_layout(&built.image.layout)));
+    }
     let report = if opts.timing {
         let cfg = TimingConfig {
             max_cycles: opts.max_cycles,
@@ -441,6 +448,13 @@ fn fault_error(built: &BuiltLaunch, m: &Machine, f: Fault, max_steps: u64) -> Ru
         },
         FaultKind::Misaligned => "misaligned memory access".to_string(),
         FaultKind::OutOfRange => "memory access outside the machine's memory".to_string(),
+        FaultKind::Protection => match f.address {
+            Some(a) => format!(
+                "out-of-bounds access: {},",
+                super::protection::describe_outside(layout, a)
+            ),
+            None => "out-of-bounds access".to_string(),
+        },
         k => k.to_string(),
     };
     let place = if located.is_some() {
