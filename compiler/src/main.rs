@@ -443,9 +443,15 @@ struct CompileArgs {
     /// The target machine.
     #[arg(long, value_enum, default_value_t = Target::DacGpu)]
     target: Target,
-    /// The stage to print: tokens, ast (available now), ir, asm, hex (with their issues).
-    #[arg(long, value_enum)]
-    emit: Option<Emit>,
+    /// The stages to print, one or several separated by commas (`--emit ir,asm`):
+    /// tokens, ast, ir, asm, or hex (a Nyuzi launch image, alone). Default: asm.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    emit: Vec<Emit>,
+    /// Print the IR on standard error as lowered (`lower`) or after the named pass of
+    /// the optimization pipeline, or after each of them (`all`), as LLVM's
+    /// `-print-after` does.
+    #[arg(long, value_name = "PASS|all")]
+    print_after: Option<String>,
     /// Write the output here instead of standard output.
     #[arg(short = 'o', value_name = "OUT")]
     output: Option<PathBuf>,
@@ -546,6 +552,27 @@ enum Emit {
     Hex,
 }
 
+impl Emit {
+    /// How far the front end must go for this stage.
+    fn stage(self) -> Stage {
+        match self {
+            Emit::Tokens => Stage::Tokens,
+            Emit::Ast => Stage::Ast,
+            Emit::Ir | Emit::Asm | Emit::Hex => Stage::Check,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Emit::Tokens => "tokens",
+            Emit::Ast => "ast",
+            Emit::Ir => "ir",
+            Emit::Asm => "asm",
+            Emit::Hex => "hex",
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum ErrorFormat {
     Human,
@@ -637,11 +664,34 @@ fn check(args: &FrontArgs) -> u8 {
 }
 
 fn compile(args: &CompileArgs) -> u8 {
-    let emit = args.emit.unwrap_or(Emit::Asm);
-    let stage = match emit {
-        Emit::Tokens => Stage::Tokens,
-        Emit::Ast => Stage::Ast,
-        Emit::Ir | Emit::Asm | Emit::Hex => Stage::Check,
+    let emits = if args.emit.is_empty() {
+        vec![Emit::Asm]
+    } else {
+        args.emit.clone()
+    };
+    if emits.len() > 1 && emits.contains(&Emit::Hex) {
+        eprintln!("error: `--emit hex` writes a launch image and its layout: it cannot be combined with other stages");
+        return EXIT_USAGE;
+    }
+    if let Some(name) = &args.print_after {
+        let passes = spmdc::passes::Pipeline::every_pass_name();
+        if name != "all" && name != "lower" && !passes.contains(&name.as_str()) {
+            eprintln!(
+                "error: `--print-after {name}`: no such pass; the passes are `lower` (the IR as lowered), {}, or `all`",
+                passes.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
+            );
+            return EXIT_USAGE;
+        }
+    }
+    let stage = emits
+        .iter()
+        .map(|e| e.stage())
+        .max()
+        .unwrap_or(Stage::Check);
+    let stage = if args.print_after.is_some() {
+        Stage::Check
+    } else {
+        stage
     };
     let mut result = match front_for(&args.front, stage, args.target.sema_target()) {
         Ok(r) => r,
@@ -653,16 +703,80 @@ fn compile(args: &CompileArgs) -> u8 {
         return status;
     }
     // The optimized IR, lowered once for the uniformity notes and the later stages.
-    let lowered = (stage == Stage::Check).then(|| driver::lower_front_with(&result, !args.no_opt));
+    let lowered = (stage == Stage::Check).then(|| lower_printing(&result, args));
     if let Some(Ok(module)) = &lowered {
         report_uniformity(&result, module, args);
     }
-    let lowered = || match lowered.clone() {
-        Some(Ok(module)) => Ok(module),
-        _ => driver::lower_front_with(&result, !args.no_opt),
+    if emits == [Emit::Hex] {
+        return if matches!(args.target, Target::Nyuzi) {
+            emit_hex(&result, args)
+        } else {
+            let diag = Diagnostic::error(codes::UNSUPPORTED_EMIT, "`--emit hex` writes Nyuzi launch images")
+                .with_note(format!("`{}` runs on the simulator directly, from the compiled program", args.target.name()))
+                .with_help("use `--target nyuzi --emit hex`, or `spmdc run --target dac-gpu` to run the kernel");
+            report(&result.sources, std::iter::once(&diag), &args.front);
+            EXIT_USAGE
+        };
+    }
+    let mut text = String::new();
+    for &emit in &emits {
+        let one = match emit_stage(emit, &result, args, lowered.as_ref()) {
+            Ok(t) => t,
+            Err(code) => return code,
+        };
+        if emits.len() > 1 {
+            text.push_str(&format!("==== {} ====\n", emit.name()));
+        }
+        text.push_str(&one);
+        if emits.len() > 1 && !text.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    write_output(args.output.as_ref(), &text)
+}
+
+/// The IR of `result` for the later stages: lowered and optimized (unless `--no-opt`),
+/// printed on standard error after the stages `--print-after` names.
+fn lower_printing(
+    result: &FrontResult,
+    args: &CompileArgs,
+) -> Result<spmdc::ir::Module, Vec<Diagnostic>> {
+    let Some(wanted) = &args.print_after else {
+        return driver::lower_front_with(result, !args.no_opt);
     };
-    let text = match emit {
-        Emit::Tokens => tokens_listing(&result),
+    let mut count = std::collections::HashMap::<String, usize>::new();
+    let mut print = |name: &str, module: &spmdc::ir::Module| {
+        if wanted != "all" && wanted != name {
+            return;
+        }
+        // A pass that runs more than once (`dce`) is numbered.
+        let n = count.entry(name.to_string()).or_default();
+        *n += 1;
+        let label = if *n > 1 {
+            format!("{name} ({n})")
+        } else {
+            name.to_string()
+        };
+        let mut out = std::io::stderr().lock();
+        let _ = writeln!(out, ";; IR after {label}");
+        let _ = out.write_all(spmdc::ir::write::module_to_string(module).as_bytes());
+    };
+    driver::lower_front_observed(result, !args.no_opt, &result.switches, &mut print)
+}
+
+/// The text of one `--emit` stage (not `hex`); `Err` is the exit code after reporting.
+fn emit_stage(
+    emit: Emit,
+    result: &FrontResult,
+    args: &CompileArgs,
+    lowered: Option<&Result<spmdc::ir::Module, Vec<Diagnostic>>>,
+) -> Result<String, u8> {
+    let lowered = || match lowered {
+        Some(Ok(module)) => Ok(module.clone()),
+        _ => driver::lower_front_with(result, !args.no_opt),
+    };
+    Ok(match emit {
+        Emit::Tokens => tokens_listing(result),
         Emit::Ast => dump::dump_unit(
             &result.unit,
             &result.interner,
@@ -677,46 +791,34 @@ fn compile(args: &CompileArgs) -> u8 {
             ),
             Err(diags) => {
                 report(&result.sources, diags.iter(), &args.front);
-                return EXIT_COMPILE_ERROR;
+                return Err(EXIT_COMPILE_ERROR);
             }
         },
         Emit::Asm if matches!(args.target, Target::Nyuzi) => {
             let compiled = lowered()
                 .map_err(driver::RunError::Compile)
-                .and_then(|m| spmdc::back::nyuzi::run::compile_lowered(&result, m, !args.no_opt));
+                .and_then(|m| spmdc::back::nyuzi::run::compile_lowered(result, m, !args.no_opt));
             match compiled {
                 Ok((_, obj)) => {
                     spmdc::back::nyuzi::listing(&obj, args.source_lines.then_some(&result.sources))
                 }
-                Err(e) => return report_run_error(&result, e, &args.front),
+                Err(e) => return Err(report_run_error(result, e, &args.front)),
             }
         }
-        Emit::Hex if matches!(args.target, Target::Nyuzi) => return emit_hex(&result, args),
         Emit::Asm => {
-            let options = match dac_compile_options(args) {
-                Ok(o) => o,
-                Err(code) => return code,
-            };
+            let options = dac_compile_options(args)?;
             let compiled = lowered().map_err(driver::RunError::Compile).and_then(|m| {
-                spmdc::back::dac_gpu::run::compile_lowered(&result, m, !args.no_opt, &options)
+                spmdc::back::dac_gpu::run::compile_lowered(result, m, !args.no_opt, &options)
             });
             match compiled {
                 Ok(c) => {
                     spmdc::back::dac_gpu::listing(&c, args.source_lines.then_some(&result.sources))
                 }
-                Err(e) => return report_run_error(&result, e, &args.front),
+                Err(e) => return Err(report_run_error(result, e, &args.front)),
             }
         }
-        Emit::Hex => {
-            let stage = "hex";
-            let diag = Diagnostic::error(codes::UNSUPPORTED_EMIT, format!("`--emit {stage}` is not available yet"))
-                .with_note(format!("the source checked and lowers to IR, but code generation for `{}` is not implemented in this version", args.target.name()))
-                .with_help("use `--emit ir` to see the IR, or `spmdc run --target interp` to run the kernel");
-            report(&result.sources, std::iter::once(&diag), &args.front);
-            return EXIT_USAGE;
-        }
-    };
-    write_output(args.output.as_ref(), &text)
+        Emit::Hex => unreachable!("`--emit hex` is written by `emit_hex`"),
+    })
 }
 
 /// The uniformity analysis's notes on the user's program: `cif`-style hints on

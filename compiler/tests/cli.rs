@@ -153,10 +153,104 @@ fn emit_of_later_stages_is_a_clear_error() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(
-        err.contains("E0901") && err.contains("not available yet"),
+        err.contains("E0901") && err.contains("writes Nyuzi launch images"),
         "{err}"
     );
     assert!(!err.contains("panicked"));
+}
+
+#[test]
+fn several_stages_at_once_each_as_alone() {
+    let alone = |stage: &str| {
+        let out = spmdc(
+            &["examples/saxpy.spmd", "--target", "nyuzi", "--emit", stage],
+            None,
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let both = spmdc(
+        &[
+            "examples/saxpy.spmd",
+            "--target",
+            "nyuzi",
+            "--emit",
+            "ir,asm",
+        ],
+        None,
+    );
+    assert_eq!(both.status.code(), Some(0), "{}", stderr(&both));
+    let expected = format!(
+        "==== ir ====\n{}==== asm ====\n{}",
+        alone("ir"),
+        alone("asm")
+    );
+    assert_eq!(stdout(&both), expected);
+    // A launch image is files of its own: not with another stage.
+    let hex = spmdc(
+        &[
+            "examples/saxpy.spmd",
+            "--target",
+            "nyuzi",
+            "--emit",
+            "asm,hex",
+        ],
+        None,
+    );
+    assert_eq!(hex.status.code(), Some(2), "{}", stderr(&hex));
+    assert!(
+        stderr(&hex).contains("cannot be combined"),
+        "{}",
+        stderr(&hex)
+    );
+}
+
+#[test]
+fn print_after_shows_the_ir_after_each_named_pass() {
+    let all = spmdc(
+        &[
+            "examples/saxpy.spmd",
+            "--emit",
+            "ir",
+            "--print-after",
+            "all",
+        ],
+        None,
+    );
+    assert_eq!(all.status.code(), Some(0), "{}", stderr(&all));
+    let err = stderr(&all);
+    let headers: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with(";; IR after "))
+        .collect();
+    assert_eq!(headers.first(), Some(&";; IR after lower"), "{err}");
+    assert!(headers.contains(&";; IR after promote"), "{err}");
+    assert!(headers.contains(&";; IR after dce (2)"), "{err}");
+    // Each printed module parses back (the IR text round-trips).
+    for module in err.split(";; IR after ").skip(1) {
+        let text = module.split_once('\n').map_or("", |(_, t)| t);
+        spmdc::ir::parse::parse_module(text)
+            .unwrap_or_else(|e| panic!("not IR text: {e:?}\n{text}"));
+    }
+    // The last one is the optimized IR `--emit ir` prints (without its annotations).
+    let one = spmdc(
+        &[
+            "examples/saxpy.spmd",
+            "--emit",
+            "ir",
+            "--print-after",
+            "gvn",
+        ],
+        None,
+    );
+    assert_eq!(
+        stderr(&one).matches(";; IR after gvn").count(),
+        2,
+        "the pipeline runs gvn twice"
+    );
+    let bad = spmdc(&["examples/saxpy.spmd", "--print-after", "gvm"], None);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("`gvn`"), "{}", stderr(&bad));
 }
 
 #[test]

@@ -292,6 +292,17 @@ pub fn lower_front_with_switches(
     optimize: bool,
     switches: &crate::passes::Switches,
 ) -> Result<crate::ir::Module, Vec<Diagnostic>> {
+    lower_front_observed(front, optimize, switches, &mut |_, _| {})
+}
+
+/// [`lower_front_with_switches`], showing `after` the module as lowered (stage
+/// `lower`) and after each pass of the pipeline (`--print-after`).
+pub fn lower_front_observed(
+    front: &FrontResult,
+    optimize: bool,
+    switches: &crate::passes::Switches,
+    after: &mut dyn FnMut(&str, &crate::ir::Module),
+) -> Result<crate::ir::Module, Vec<Diagnostic>> {
     let mut module = match &front.checked {
         Some(checked) if !front.diags.has_errors() => timing::stage("lower", || {
             lower::lower(&front.unit, checked, &front.interner, &front.sources)
@@ -308,9 +319,10 @@ pub fn lower_front_with_switches(
     if cfg!(debug_assertions) {
         verified(&module, "lowering")?;
     }
+    after("lower", &module);
     if optimize {
         let pipeline = crate::passes::Pipeline::with_switches(switches);
-        if let Err(e) = timing::stage("optimize", || pipeline.run(&mut module)) {
+        if let Err(e) = timing::stage("optimize", || pipeline.run_observed(&mut module, after)) {
             return Err(vec![Diagnostic::error(
                 codes::INTERNAL_ERROR,
                 format!("internal compiler error: {e}"),

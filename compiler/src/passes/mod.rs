@@ -155,6 +155,22 @@ pub struct Pipeline {
 }
 
 impl Pipeline {
+    /// The name of every pass some setting of the switches runs, each once, in
+    /// pipeline order.
+    pub fn every_pass_name() -> Vec<&'static str> {
+        let every = Switches {
+            no_skip_empty: true,
+            ..Switches::default()
+        };
+        let mut names: Vec<&'static str> = Vec::new();
+        for p in Pipeline::with_switches(&every).passes {
+            if !names.contains(&p.name) {
+                names.push(p.name);
+            }
+        }
+        names
+    }
+
     /// The default optimization pipeline: [`Pipeline::with_switches`] of the default
     /// switches.
     pub fn standard() -> Pipeline {
@@ -237,8 +253,19 @@ impl Pipeline {
     /// Runs the passes in order. `Err` names the pass after which the module no longer
     /// verified, with the verifier's messages.
     pub fn run(&self, module: &mut ir::Module) -> Result<(), String> {
+        self.run_observed(module, &mut |_, _| {})
+    }
+
+    /// [`Pipeline::run`], showing `after` the module after each pass, with the pass's
+    /// name (`--print-after`).
+    pub fn run_observed(
+        &self,
+        module: &mut ir::Module,
+        after: &mut dyn FnMut(&str, &ir::Module),
+    ) -> Result<(), String> {
         for pass in &self.passes {
             crate::timing::stage(pass.name, || (pass.run)(module));
+            after(pass.name, module);
             if self.verify || cfg!(debug_assertions) {
                 if let Err(errors) = verify::verify_module(module) {
                     let msgs: Vec<String> = errors.iter().take(5).map(|e| e.to_string()).collect();
