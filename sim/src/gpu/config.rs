@@ -401,7 +401,12 @@ impl GpuConfig {
             }
             match cfg.set(&key, &value) {
                 Ok(true) => {}
-                Ok(false) => return Err(err(format!("unknown key `{key}`"))),
+                Ok(false) => {
+                    let hint = closest_key(&key)
+                        .map(|k| format!("; did you mean `{k}`?"))
+                        .unwrap_or_default();
+                    return Err(err(format!("unknown key `{key}`{hint}")));
+                }
                 Err(m) => return Err(err(format!("`{key}`: {m}"))),
             }
         }
@@ -509,4 +514,33 @@ fn read_config_file(path: &str) -> std::io::Result<String> {
     }
     String::from_utf8(bytes)
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "it is not UTF-8 text"))
+}
+
+/// The configuration key nearest to `key` by edit distance, when it is close enough
+/// to be a typo (at most a third of the key's letters, 1 to 3, differ).
+fn closest_key(key: &str) -> Option<&'static str> {
+    let limit = (key.len() / 3).clamp(1, 3);
+    GpuConfig::KEYS
+        .iter()
+        .map(|&k| (levenshtein(key.as_bytes(), k.as_bytes()), k))
+        .filter(|&(d, _)| d <= limit)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, k)| k)
+}
+
+/// Edits (insert, delete, substitute a byte) turning `a` into `b`.
+fn levenshtein(a: &[u8], b: &[u8]) -> usize {
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, &x) in a.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &y) in b.iter().enumerate() {
+            let next = (diagonal + usize::from(x != y))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }

@@ -125,7 +125,17 @@ fn config_text_round_trips_and_base_overrides() {
 #[test]
 fn config_errors_name_the_line() {
     let e = GpuConfig::from_text("base = \"gtx480\"\nnum_smz = 4\n").unwrap_err();
-    assert_eq!((e.line, e.msg.as_str()), (2, "unknown key `num_smz`"));
+    assert_eq!(
+        (e.line, e.msg.as_str()),
+        (2, "unknown key `num_smz`; did you mean `num_sms`?")
+    );
+    let e = GpuConfig::from_text("base = \"gtx480\"\nalu_latncy = 4\n").unwrap_err();
+    assert!(e.msg.ends_with("did you mean `alu_latency`?"), "{e}");
+    let e = GpuConfig::from_text("base = \"gtx480\"\ncolour = 4\n").unwrap_err();
+    assert_eq!(
+        e.msg, "unknown key `colour`",
+        "nothing near enough to suggest"
+    );
     let e = GpuConfig::from_text("base = \"gtx480\"\nnum_sms = four\n").unwrap_err();
     assert_eq!(e.line, 2);
     let e = GpuConfig::from_text("base = \"gtx480\"\nnum_sms = 1\nnum_sms = 2\n").unwrap_err();
