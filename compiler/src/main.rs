@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use spmdc::analysis::uniformity;
 use spmdc::diag::{self, codes, ColorChoice, Diagnostic, Diagnostics};
 use spmdc::driver::{self, FrontOptions, FrontResult, Stage};
@@ -89,8 +89,18 @@ enum Command {
 }
 
 const BENCH_HELP: &str = "\
-Suites: gpu (saxpy, tiled matmul, 2-D and 3-D stencils, block reduction, histogram,
-mandelbrot on the dac-gpu timing model, each checked bit for bit against the interpreter).
+Suites (every kernel's results are checked bit for bit against the interpreter):
+  gpu         the GPU-style examples (saxpy, tiled matmul, 2-D and 3-D stencils, block
+              reduction, histogram, mandelbrot) on the dac-gpu timing model, each
+              launched with at least --threads threads
+  uniformity  what the uniformity analysis buys: examples on nyuzi and dac-gpu in timing
+              mode, with and without --no-uniformity, --no-skip-empty, --force-cfg-opts
+              and --no-scalar-datapath, at launches of their own (--threads is not used)
+  dac         Decoupled Affine Computation: 15 memory- and compute-bound kernels with and
+              without --no-dac on the dac-gpu timing model, sized from --threads / 8
+  regdem      register demotion to shared memory: the register-limited kernels of
+              tests/regdem_bench, every placement and budget --regalloc auto weighs, at
+              the launches their headers give (--threads is not used)
 
 Exit codes:
   0  success
@@ -106,7 +116,8 @@ struct BenchArgs {
     /// The machine of the timing model: `gtx480`, `maxwell` or a configuration file.
     #[arg(long, value_name = "gtx480|maxwell|FILE", default_value = "gtx480")]
     config: String,
-    /// The fewest threads each kernel's launch has (its problem is sized to match).
+    /// `gpu`: the fewest threads each kernel's launch has (its problem is sized to
+    /// match); `dac`: kernels are sized from an eighth of it; unused by the others.
     #[arg(long, value_name = "N", default_value_t = 1 << 20,
           value_parser = clap::value_parser!(u64).range(1..=1 << 26))]
     threads: u64,
@@ -587,8 +598,83 @@ enum ColorArg {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    warn_ineffective(&cli, &given_options(&matches));
     ExitCode::from(driver::with_big_stack(move || run(cli)))
+}
+
+/// The options written on the command line (not defaulted), by their field names, of
+/// the subcommand if there is one.
+fn given_options(matches: &ArgMatches) -> Vec<String> {
+    let m = matches.subcommand().map_or(matches, |(_, sub)| sub);
+    m.ids()
+        .filter(|id| m.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine))
+        .map(|id| id.as_str().to_string())
+        .collect()
+}
+
+/// Warns about options given where they change nothing: another target's options,
+/// `--sched` without the timing model, `--source-lines` without a listing, a launch
+/// (`--entry`, `--arg`, ...) without a launch image.
+fn warn_ineffective(cli: &Cli, given: &[String]) {
+    let flag = |id: &str| format!("--{}", id.replace('_', "-"));
+    let warn = |id: &str, why: &str| {
+        if given.iter().any(|g| g == id) {
+            eprintln!("warning: `{}` has no effect {why}", flag(id));
+        }
+    };
+    const NYUZI_ONLY: [&str; 4] = ["cores", "threads", "gang_stack", "no_bounds_check"];
+    const DAC_ONLY: [&str; 7] = [
+        "config", "sched", "max_regs", "regalloc", "no_dac", "dac", "shuffle",
+    ];
+    match &cli.command {
+        Some(Command::Run(args)) => {
+            let target = format!("with `--target {}`", args.target.name());
+            if args.target != RunTarget::Nyuzi {
+                NYUZI_ONLY.iter().for_each(|id| warn(id, &target));
+            }
+            if args.target != RunTarget::DacGpu {
+                DAC_ONLY.iter().for_each(|id| warn(id, &target));
+            } else if !args.timing {
+                warn(
+                    "sched",
+                    "without `--timing` (it chooses the timing model's warp scheduler)",
+                );
+            }
+        }
+        None => {
+            let args = &cli.compile;
+            let emits = if args.emit.is_empty() {
+                vec![Emit::Asm]
+            } else {
+                args.emit.clone()
+            };
+            if !emits.contains(&Emit::Asm) {
+                warn("source_lines", "without `--emit asm`");
+            }
+            if !emits.contains(&Emit::Hex) {
+                for id in ["entry", "args", "grid"] {
+                    let what = if id == "args" { "arg" } else { id };
+                    if given.iter().any(|g| g == id) {
+                        eprintln!("warning: `--{what}` has no effect without `--emit hex` (it is part of a launch image)");
+                    }
+                }
+            }
+            if !matches!(args.target, Target::Nyuzi) || !emits.contains(&Emit::Hex) {
+                NYUZI_ONLY[..3]
+                    .iter()
+                    .for_each(|id| warn(id, "without `--target nyuzi --emit hex`"));
+            }
+            if matches!(args.target, Target::Nyuzi) {
+                DAC_ONLY
+                    .iter()
+                    .filter(|&&id| id != "sched")
+                    .for_each(|id| warn(id, "with `--target nyuzi`"));
+            }
+        }
+        _ => {}
+    }
 }
 
 fn run(cli: Cli) -> u8 {
@@ -921,6 +1007,75 @@ fn report_run_error(front: &FrontResult, e: driver::RunError, args: &FrontArgs) 
     }
 }
 
+/// A failed `spmdc run`: as [`report_run_error`] prints it, and in the forms the
+/// user asked for. Under `--json` the standard output still gets one object, with
+/// the entry, the target and the `error` (its `kind`: `compile`, `launch` or `trap`);
+/// under `--error-format json` launch errors and traps are JSON lines on stderr as
+/// diagnostics are (code `launch` or `runtime`).
+fn report_run_failure(front: &FrontResult, e: driver::RunError, args: &RunArgs) -> u8 {
+    use serde_json::json;
+    let error = match &e {
+        driver::RunError::Compile(diags) => json!({
+            "kind": "compile",
+            "message": format!("the program does not compile ({} errors)", diags.iter().filter(|d| d.is_error()).count()),
+        }),
+        driver::RunError::Launch(errors) => json!({
+            "kind": "launch",
+            "message": errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "),
+        }),
+        driver::RunError::Trap(trap) => {
+            let mut t = trap.to_json(&front.sources);
+            t["kind"] = json!("trap");
+            t
+        }
+    };
+    if args.json {
+        let object = json!({
+            "entry": args.entry,
+            "target": args.target.name(),
+            "error": error,
+        });
+        let _ = write_output(None, &format!("{object:#}\n"));
+    }
+    match e {
+        driver::RunError::Launch(errors) if args.front.error_format == ErrorFormat::Json => {
+            for e in errors {
+                eprintln!(
+                    "{}",
+                    runtime_json_line("launch", &e.to_string(), &serde_json::Value::Null)
+                );
+            }
+            EXIT_USAGE
+        }
+        driver::RunError::Trap(trap) if args.front.error_format == ErrorFormat::Json => {
+            eprintln!("{}", runtime_json_line("runtime", &trap.message, &error));
+            EXIT_TRAP
+        }
+        e => report_run_error(front, e, &args.front),
+    }
+}
+
+/// One JSON line on stderr in the diagnostics' form (`--error-format json`) for an
+/// error found while launching or running: `code` says which, `runtime` holds the
+/// trap's details (`null` for launch errors).
+fn runtime_json_line(code: &str, message: &str, details: &serde_json::Value) -> String {
+    let at = |k: &str| details.get(k).cloned().unwrap_or(serde_json::Value::Null);
+    serde_json::json!({
+        "code": code,
+        "severity": "error",
+        "message": message,
+        "file": at("file"),
+        "line": at("line"),
+        "column": at("column"),
+        "span": at("span"),
+        "labels": [],
+        "notes": [],
+        "help": [],
+        "runtime": details,
+    })
+    .to_string()
+}
+
 fn run_kernel(args: &RunArgs) -> u8 {
     let usage = |msg: &str, help: &str| {
         let diag =
@@ -1014,7 +1169,7 @@ fn run_kernel(args: &RunArgs) -> u8 {
     };
     let result = match outcome {
         Ok(r) => r,
-        Err(e) => return report_run_error(&front, e, &args.front),
+        Err(e) => return report_run_failure(&front, e, args),
     };
     let mut out = String::new();
     if args.json {
@@ -1040,7 +1195,14 @@ fn run_kernel(args: &RunArgs) -> u8 {
 /// it can hold the block. Gives the dac-gpu code generation options.
 fn check_run_request(args: &RunArgs) -> Result<Option<spmdc::back::dac_gpu::Options>, u8> {
     let usage = |msg: String| {
-        eprintln!("error: {msg}");
+        if args.front.error_format == ErrorFormat::Json {
+            eprintln!(
+                "{}",
+                runtime_json_line("launch", &msg, &serde_json::Value::Null)
+            );
+        } else {
+            eprintln!("error: {msg}");
+        }
         EXIT_USAGE
     };
     let program_count = match args.target {

@@ -822,3 +822,154 @@ fn no_scalar_datapath_keeps_results_and_moves_uniform_work_to_vectors() {
         }
     }
 }
+
+const SAXPY_RUN: [&str; 12] = [
+    "run",
+    "examples/saxpy.spmd",
+    "--entry",
+    "saxpy",
+    "--arg",
+    "n=4",
+    "--arg",
+    "a=2",
+    "--arg",
+    "x=range(4)",
+    "--arg",
+    "y=fill(4,1)",
+];
+
+/// `spmdc run` of saxpy with `extra` options.
+fn saxpy_run(extra: &[&str]) -> Output {
+    let args: Vec<&str> = SAXPY_RUN.iter().chain(extra).copied().collect();
+    spmdc(&args, None)
+}
+
+#[test]
+fn options_that_change_nothing_are_warned_about() {
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--cores", "2"],
+            "`--cores` has no effect with `--target interp`",
+        ),
+        (
+            &["--target", "nyuzi", "--max-regs", "20"],
+            "`--max-regs` has no effect with `--target nyuzi`",
+        ),
+        (
+            &["--target", "dac-gpu", "--sched", "lrr"],
+            "`--sched` has no effect without `--timing`",
+        ),
+        (
+            &["--target", "dac-gpu", "--no-bounds-check"],
+            "`--no-bounds-check` has no effect with `--target dac-gpu`",
+        ),
+    ];
+    for (extra, warning) in cases {
+        let out = saxpy_run(extra);
+        assert_eq!(out.status.code(), Some(0), "{extra:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(warning),
+            "{extra:?}: {}",
+            stderr(&out)
+        );
+    }
+    let quiet = saxpy_run(&["--target", "nyuzi", "--cores", "2"]);
+    assert!(!stderr(&quiet).contains("warning"), "{}", stderr(&quiet));
+    let listing = spmdc(
+        &["examples/saxpy.spmd", "--emit", "ir", "--source-lines"],
+        None,
+    );
+    assert!(stderr(&listing).contains("`--source-lines` has no effect without `--emit asm`"));
+    let launch = spmdc(
+        &["examples/saxpy.spmd", "--entry", "saxpy", "--arg", "n=1"],
+        None,
+    );
+    assert!(stderr(&launch).contains("`--entry` has no effect without `--emit hex`"));
+    assert!(stderr(&launch).contains("`--arg` has no effect without `--emit hex`"));
+}
+
+#[test]
+fn a_trap_under_json_is_json_too() {
+    let src = "export void f(uniform int out[]) { out[programIndex + 1] = 1; }\n";
+    let file = std::env::temp_dir().join(format!("spmdc-cli-trap-{}.spmd", std::process::id()));
+    std::fs::write(&file, src).unwrap();
+    let file = file.to_str().unwrap();
+    for target in ["interp", "nyuzi", "dac-gpu"] {
+        let base = [
+            "run",
+            file,
+            "--entry",
+            "f",
+            "--target",
+            target,
+            "--arg",
+            "out=zeros(16)",
+        ];
+        let args: Vec<&str> = base
+            .iter()
+            .chain(&["--block", "16", "--json"])
+            .copied()
+            .collect();
+        let out = spmdc(&args, None);
+        assert_eq!(out.status.code(), Some(3), "{target}: {}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out))
+            .unwrap_or_else(|e| panic!("{target}: stdout is not JSON ({e}): {}", stdout(&out)));
+        assert_eq!(v["error"]["kind"], "trap", "{v}");
+        assert_eq!(v["error"]["line"], 1, "{v}");
+        assert_eq!(v["target"], target);
+        let args: Vec<&str> = base
+            .iter()
+            .chain(&["--block", "16", "--error-format", "json"])
+            .copied()
+            .collect();
+        let out = spmdc(&args, None);
+        assert_eq!(out.status.code(), Some(3), "{target}: {}", stderr(&out));
+        let line: serde_json::Value =
+            serde_json::from_str(stderr(&out).trim()).unwrap_or_else(|e| {
+                panic!(
+                    "{target}: stderr is not one JSON line ({e}): {}",
+                    stderr(&out)
+                )
+            });
+        assert_eq!(
+            (line["code"].as_str(), line["line"].as_u64()),
+            (Some("runtime"), Some(1))
+        );
+    }
+    let launch = spmdc(
+        &[
+            "run",
+            file,
+            "--entry",
+            "f",
+            "--grid",
+            "0",
+            "--error-format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(launch.status.code(), Some(2), "{}", stderr(&launch));
+    let line: serde_json::Value = serde_json::from_str(stderr(&launch).trim()).unwrap();
+    assert_eq!(line["code"], "launch");
+}
+
+#[test]
+fn a_misspelt_configuration_key_is_a_usage_error_with_a_suggestion() {
+    let preset =
+        std::fs::read_to_string(common::repo_root().join("sim/configs/gtx480.toml")).unwrap();
+    let typo = preset.replacen("alu_latency", "alu_latncy", 1);
+    let file = std::env::temp_dir().join(format!("spmdc-cli-typo-{}.toml", std::process::id()));
+    std::fs::write(&file, typo).unwrap();
+    let file = file.to_str().unwrap();
+    let run = saxpy_run(&["--target", "dac-gpu", "--timing", "--config", file]);
+    let bench = spmdc(&["bench", "dac", "--config", file], None);
+    for out in [run, bench] {
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("did you mean `alu_latency`?"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}

@@ -42,6 +42,38 @@ impl RuntimeError {
         }
     }
 
+    /// The error as a JSON object: `message`, then where it happened as far as known
+    /// (`file`, `line`, `column` and `span` of the source, `function`, `lane`, `address`,
+    /// the gang's `block` coordinates and `gang` index; `null` when unknown).
+    pub fn to_json(&self, sources: &SourceMap) -> serde_json::Value {
+        use serde_json::{json, Value};
+        let (file, line, column, span) = match self.span {
+            Some(s) => {
+                let f = sources.get(s.file);
+                let (line, col) = f.line_col(s.start);
+                (
+                    Value::from(f.name.as_str()),
+                    Value::from(line),
+                    Value::from(col),
+                    json!([s.start, s.end]),
+                )
+            }
+            None => (Value::Null, Value::Null, Value::Null, Value::Null),
+        };
+        json!({
+            "message": self.message,
+            "file": file,
+            "line": line,
+            "column": column,
+            "span": span,
+            "function": self.function,
+            "lane": self.lane,
+            "address": self.address,
+            "block": self.gang.map(|(b, _)| [b.x, b.y, b.z]),
+            "gang": self.gang.map(|(_, g)| g),
+        })
+    }
+
     /// `file:line:col: ` followed by the [`Display`](fmt::Display) text, for a CLI.
     pub fn render(&self, sources: &SourceMap) -> String {
         match self.span {
