@@ -66,7 +66,8 @@ use crate::front::ast;
 use crate::ir::dominance::DominatorTree;
 use crate::ir::write::Names;
 use crate::ir::{
-    BinaryOp, FuncRef, Function, InstData, LaneOp, Module, SpecialReg, UnaryOp, Value, ValueDef,
+    BinaryOp, ConvOp, FuncRef, Function, InstData, LaneOp, Module, Scalar, SpecialReg, UnaryOp,
+    Value, ValueDef,
 };
 use crate::source::Span;
 
@@ -737,7 +738,8 @@ pub fn report(
 /// Instruments `module` to check the analysis at run time (the soundness test): after
 /// the definition of every varying-typed value the analysis calls uniform, a
 /// `reduce_equal` over the function's entry mask (all lanes for unmasked functions)
-/// tests that every active lane holds the same value; each block's terminator then runs
+/// tests that every active lane holds the same value (floats by their bits: a NaN
+/// in every lane is uniform, -0 in one lane and +0 in another is not); each block's terminator then runs
 /// only if all of its block's checks hold, and traps (`unreachable`) otherwise. All
 /// branches are uniform, so every lane of the gang executes each check.
 pub fn insert_uniformity_checks(module: &mut Module, result: &ModuleUniformity) {
@@ -774,6 +776,26 @@ fn insert_function_checks(func: &mut Function, result: &FunctionUniformity) {
         if !checked(func, v) {
             return None;
         }
+        // `reduce_equal` compares floats as IEEE numbers, under which a NaN differs
+        // from itself and -0 equals +0; the claim is about the value, so compare bits.
+        let ty = func.value_type(v);
+        let bits = match ty.scalar {
+            Scalar::F32 => Some(Scalar::I32),
+            Scalar::F64 => Some(Scalar::I64),
+            _ => None,
+        };
+        let v = match bits {
+            Some(int) => {
+                let to = ty.with_scalar(int);
+                let data = InstData::Convert {
+                    op: ConvOp::Bitcast,
+                    arg: v,
+                    to,
+                };
+                super::checks::emit(func, block, new, data, to)
+            }
+            None => v,
+        };
         let data = InstData::Lane {
             op: LaneOp::ReduceEqual,
             args: smallvec::smallvec![v, mask],

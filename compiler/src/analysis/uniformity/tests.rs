@@ -292,6 +292,75 @@ block0(v0: ptr):
     assert!(err.contains("unreachable"), "{err}");
 }
 
+/// `text` parsed, analyzed and instrumented with the run-time checks, with the values
+/// named in `claim_uniform` claimed uniform whatever the analysis found; then `@f_v` run.
+fn run_checked(text: &str, claim_uniform: &[&str]) -> Result<Vec<u8>, String> {
+    let mut module = parse_module(text).expect("test IR parses");
+    let mut result = analyze_module(&module);
+    let f = module.function_by_name("f_v").expect("@f_v");
+    let names = Names::new(&module.functions[f]);
+    for (v, _) in module.functions[f].values.iter() {
+        if claim_uniform.contains(&names.value(v).to_string().as_str()) {
+            result.functions[f].divergent[v] = None;
+        }
+    }
+    insert_uniformity_checks(&mut module, &result);
+    crate::ir::verify_module(&module).expect("instrumented module verifies");
+    run_ispc_entry(&module, "f_v")
+}
+
+#[test]
+fn a_nan_in_every_lane_passes_the_check() {
+    // 0/0 in every lane: the same NaN everywhere, rightly uniform, though NaN != NaN.
+    let text = "module lanes 4 ptr 4
+
+function export @f_v(ptr) {
+block0(v0: ptr):
+    v1 = fconst.f32 0.0
+    v2 = splat v1
+    v3 = fdiv v2, v2
+    v4 = fconst.f64 0.0
+    v5 = splat v4
+    v6 = fdiv v5, v5
+    v7 = fcmp uno v3, v3
+    v8 = fcmp uno v6, v6
+    return
+}
+";
+    let annotated = annotate(text);
+    for v in ["v3 = fdiv v2, v2  ; uniform", "v6 = fdiv v5, v5  ; uniform"] {
+        assert!(annotated.contains(v), "{annotated}");
+    }
+    run_checked(text, &[]).expect("no check traps");
+}
+
+#[test]
+fn the_checks_tell_zeros_of_different_signs_apart() {
+    // -0 in lane 0 and +0 elsewhere compare equal, but they are different values
+    // (1/x tells them apart): claimed uniform, the check must trap.
+    let text = "module lanes 4 ptr 4
+
+function export @f_v(ptr) {
+block0(v0: ptr):
+    v1 = special lane_index
+    v2 = iconst.[i32] 0
+    v3 = icmp eq v1, v2
+    v4 = fconst.[f64] -0.0
+    v5 = fconst.[f64] 0.0
+    v6 = select v3, v4, v5
+    return
+}
+";
+    let annotated = annotate(text);
+    assert!(
+        annotated.contains("v6 = select v3, v4, v5  ; divergent <- mask v3"),
+        "{annotated}"
+    );
+    run_checked(text, &[]).expect("no value is claimed uniform wrongly");
+    let err = run_checked(text, &["v6"]).expect_err("the check traps");
+    assert!(err.contains("unreachable"), "{err}");
+}
+
 /// The coherence-hint notes for a source text, rendered.
 fn coherent_notes(src: &str) -> String {
     let front = crate::driver::run_front(
