@@ -5,10 +5,10 @@ Polynomials are Chebyshev fits (mpmath.chebyfit, near-minimax) of the reduced
 functions on the reduced ranges, with the degrees used in stdlib.spmd; split
 constants (Cody-Waite parts of pi/2 and ln 2, hi/lo pairs) are exact to 60 digits
 before rounding. Prints NAME = value, with polynomials in Horner form as they appear
-in the source (the variable is z, or r for exp). Needs mpmath (pip install mpmath).
+in the source (the variable is z, or r for exp, u and t for erfc). Needs mpmath (pip install mpmath).
 """
 import struct
-from mpmath import mp, mpf, chebyfit, sqrt, exp, log, sin, cos, tan, atan, asin, pi, floor
+from mpmath import mp, mpf, chebyfit, sqrt, exp, log, sin, cos, tan, atan, asin, erf, erfc, pi, floor
 
 mp.dps = 60
 def g_exp(r): return (exp(r)-1-r)/r**2 if r != 0 else mpf(1)/2
@@ -33,6 +33,15 @@ def g_atan(z):
 def g_asin(z):
     if z == 0: return mpf(1)/6
     t = sqrt(z); return (asin(t)-t)/t**3
+def g_tanh(z):
+    if z == 0: return -mpf(1)/3
+    t = sqrt(z); return (mp.tanh(t)-t)/t**3
+def g_erf(z):
+    if z == 0: return 2/sqrt(pi) - 1
+    t = sqrt(z); return erf(t)/t - 1
+# erfc(x) * e^(x^2) around x = 1.5 (variable u = x - 1.5), and x times it in t = 1/x
+def g_erfc_mid(u): return erfc(u + mpf(3)/2) * exp((u + mpf(3)/2)**2)
+def g_erfc_far(t): return erfc(1/t) * exp(1/t**2) / t
 L2 = log(2)
 jobs = {
  'exp': (g_exp, [-L2/2, L2/2]),
@@ -43,6 +52,10 @@ jobs = {
  'tan': (g_tan, [0, (pi/4)**2]),
  'atan': (g_atan, [0, mpf(7)/16*mpf(7)/16]),
  'asin': (g_asin, [0, mpf(1)/4]),
+ 'tanh': (g_tanh, [0, mpf(11)/20 * mpf(11)/20]),
+ 'erf': (g_erf, [0, mpf(27)/32 * mpf(27)/32]),
+ 'erfc_mid': (g_erfc_mid, [mpf(27)/32 - mpf(3)/2, mpf(1)/2]),
+ 'erfc_far': (g_erfc_far, [mpf(1)/28, mpf(1)/2]),
 }
 def f32(v):
     return struct.unpack('<f', struct.pack('<f', float(v)))[0]
@@ -98,5 +111,9 @@ C['COS_P_F'] = poly('cos', 3, F); C['COS_P_D'] = poly('cos', 6, D)
 C['TAN_P_F'] = poly('tan', 8, F)
 C['ATAN_P_F'] = poly('atan', 5, F); C['ATAN_P_D'] = poly('atan', 11, D)
 C['ASIN_P_F'] = poly('asin', 6, F); C['ASIN_P_D'] = poly('asin', 13, D)
+C['TANH_P_D'] = poly('tanh', 10, D)
+C['ERF_P_D'] = poly('erf', 11, D)
+C['ERFC_MID_D'] = poly('erfc_mid', 18, D).replace('z', 'u')
+C['ERFC_FAR_D'] = poly('erfc_far', 22, D).replace('z', 't')
 for name in sorted(C):
     print(name, '=', C[name])

@@ -293,6 +293,81 @@ fn exp_log_cbrt() {
     ]);
 }
 
+/// Tiny arguments of both signs, subnormals included.
+const TINY_F: Dist = Dist::Log(-149.0, -1.0, true);
+const TINY_D: Dist = Dist::Log(-1074.0, -1.0, true);
+/// sinh and cosh: up to overflow and a little beyond, near 0, tiny.
+const HYP_F: &[Dist] = &[Dist::Lin(-89.5, 89.5), Dist::Lin(-2.0, 2.0), TINY_F];
+const HYP_D: &[Dist] = &[Dist::Lin(-710.5, 710.5), Dist::Lin(-2.0, 2.0), TINY_D];
+
+#[test]
+fn expm1_log1p() {
+    check_unary(&[
+        (
+            "expm1",
+            f64::exp_m1,
+            &[Dist::Lin(-18.0, 88.7), Dist::Lin(-1.0, 1.0), TINY_F],
+            &[Dist::Lin(-40.0, 709.7), Dist::Lin(-1.0, 1.0), TINY_D],
+            2,
+        ),
+        (
+            "log1p",
+            f64::ln_1p,
+            &[Dist::Lin(-0.999, 1.0), Dist::Log(-149.0, 128.0, false), TINY_F],
+            &[Dist::Lin(-0.999999, 1.0), Dist::Log(-1074.0, 1024.0, false), TINY_D],
+            1,
+        ),
+    ]);
+}
+
+#[test]
+fn hyperbolic() {
+    check_unary(&[
+        ("sinh", f64::sinh, HYP_F, HYP_D, 2),
+        ("cosh", f64::cosh, HYP_F, HYP_D, 2),
+        (
+            "tanh",
+            f64::tanh,
+            &[Dist::Lin(-10.0, 10.0), Dist::Lin(-1.0, 1.0), TINY_F],
+            &[Dist::Lin(-25.0, 25.0), Dist::Lin(-1.0, 1.0), TINY_D],
+            2,
+        ),
+    ]);
+}
+
+/// erf and erfc against `data/erf_reference.txt`: correctly rounded values computed
+/// offline with mpmath by `stdlib/math_reference.py` (Rust has no stable erf).
+#[test]
+fn erf_erfc() {
+    let table = include_str!("data/erf_reference.txt");
+    let field = |w: &str| u64::from_str_radix(w, 16).unwrap();
+    let (mut d, mut f) = (Vec::new(), Vec::new());
+    for line in table.lines() {
+        let w: Vec<&str> = line.split(' ').collect();
+        let (x, erf, erfc) = (field(w[1]), field(w[2]), field(w[3]));
+        match w[0] {
+            "d" => d.push((f64::from_bits(x), f64::from_bits(erf), f64::from_bits(erfc))),
+            _ => f.push((
+                f32::from_bits(x as u32),
+                f32::from_bits(erf as u32),
+                f32::from_bits(erfc as u32),
+            )),
+        }
+    }
+    check_table("erf", &d, |r| r.1, 1);
+    check_table("erfc", &d, |r| r.2, 3);
+    check_table("erf", &f, |r| r.1, 1);
+    check_table("erfc", &f, |r| r.2, 1);
+}
+
+/// Checks `name` on the inputs of `rows` (their first member) against the reference
+/// `want` picks from each row.
+fn check_table<T: Elem>(name: &str, rows: &[(T, T, T)], want: fn(&(T, T, T)) -> T, bound: u64) {
+    let x: Vec<T> = rows.iter().map(|r| r.0).collect();
+    let reference = |v: T, _: T| want(rows.iter().find(|r| r.0.bits() == v.bits()).unwrap());
+    check(name, &x, None, bound, reference);
+}
+
 #[test]
 fn pow() {
     let x32 = log_uniform::<f32>(9, N, -8.0, 8.0, false);
@@ -415,6 +490,25 @@ fn special_values() {
         ),
         ("acos", &[(1.0, 0.0), (2.0, nan), (nan, nan)]),
         ("atan", &[(0.0, 0.0), (-0.0, -0.0), (nan, nan)]),
+        (
+            "expm1",
+            &[(0.0, 0.0), (-0.0, -0.0), (inf, inf), (-inf, -1.0), (nan, nan), (1000.0, inf), (-1000.0, -1.0)],
+        ),
+        (
+            "log1p",
+            &[(0.0, 0.0), (-0.0, -0.0), (-1.0, -inf), (-2.0, nan), (inf, inf), (-inf, nan), (nan, nan)],
+        ),
+        (
+            "sinh",
+            &[(0.0, 0.0), (-0.0, -0.0), (inf, inf), (-inf, -inf), (nan, nan), (1000.0, inf), (-1000.0, -inf)],
+        ),
+        ("cosh", &[(0.0, 1.0), (-0.0, 1.0), (inf, inf), (-inf, inf), (nan, nan), (-1000.0, inf)]),
+        (
+            "tanh",
+            &[(0.0, 0.0), (-0.0, -0.0), (inf, 1.0), (-inf, -1.0), (nan, nan), (30.0, 1.0), (-30.0, -1.0)],
+        ),
+        ("erf", &[(0.0, 0.0), (-0.0, -0.0), (inf, 1.0), (-inf, -1.0), (nan, nan), (-30.0, -1.0)]),
+        ("erfc", &[(0.0, 1.0), (-0.0, 1.0), (inf, 0.0), (-inf, 2.0), (nan, nan), (30.0, 0.0), (-30.0, 2.0)]),
         (
             "cbrt",
             &[
