@@ -551,7 +551,8 @@ impl UnaryOp {
     }
 }
 
-/// Integer literal suffixes: `u`/`U` makes it unsigned, `l`/`ll` makes it 64-bit.
+/// Integer literal suffixes: `u`/`U` makes it unsigned, `ll` makes it 64-bit (`long`).
+/// A single `l` is accepted and, as in ISPC, changes nothing.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct IntSuffix {
     pub unsigned: bool,

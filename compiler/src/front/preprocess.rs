@@ -1149,12 +1149,20 @@ pub fn parse_int(s: &str) -> Result<(u64, IntSuffix), LitError> {
     let mut multiplier: u64 = 1;
     let lower = suffix.to_ascii_lowercase();
     let mut rest = lower.as_str();
+    let mut seen_l = false;
     while !rest.is_empty() {
-        if let Some(r) = rest.strip_prefix("ll").or_else(|| rest.strip_prefix('l')) {
-            if suf.long {
+        if let Some(r) = rest.strip_prefix("ll") {
+            if seen_l {
                 return Err(bad_suffix(suffix));
             }
-            suf.long = true;
+            (seen_l, suf.long) = (true, true);
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix('l') {
+            // As in ISPC, one `l` does not widen the literal: only `ll` does.
+            if seen_l {
+                return Err(bad_suffix(suffix));
+            }
+            seen_l = true;
             rest = r;
         } else if let Some(r) = rest.strip_prefix('u') {
             if suf.unsigned {
@@ -1436,6 +1444,14 @@ mod tests {
         assert_eq!(parse_int("4k").unwrap().0, 4096);
         let (v, s) = parse_int("7ull").unwrap();
         assert_eq!((v, s.unsigned, s.long), (7, true, true));
+        // One `l` keeps the literal's width (ISPC's lexer); `ll` makes it 64-bit.
+        let (v, s) = parse_int("7ul").unwrap();
+        assert_eq!((v, s.unsigned, s.long), (7, true, false));
+        let (v, s) = parse_int("7L").unwrap();
+        assert_eq!((v, s.unsigned, s.long), (7, false, false));
+        assert!(parse_int("7lll").is_err());
+        assert!(parse_int("7lul").is_err());
+        assert!(parse_int("7llL").is_err());
         assert!(parse_int("12abc").is_err());
         assert!(parse_int("99999999999999999999").is_err());
         assert!(parse_int("09").is_err());

@@ -1429,7 +1429,7 @@ impl Checker<'_> {
 }
 
 /// The type of an integer literal, as ISPC types it: `int` if it fits, else `uint32`,
-/// else `int64`, else `uint64`; `u` makes it unsigned, `l`/`ll` 64-bit.
+/// else `int64`, else `uint64`; `u` makes it unsigned, `ll` 64-bit (one `l` does not).
 fn int_literal_prim(value: u64, suffix: IntSuffix) -> Prim {
     match (suffix.unsigned, suffix.long) {
         (false, false) if value <= i32::MAX as u64 => Prim::Int32,
