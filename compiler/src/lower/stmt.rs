@@ -63,7 +63,7 @@ impl FnLower<'_, '_> {
             StmtKind::Continue => self.lower_continue(),
             StmtKind::Return(e) => self.lower_return(e.as_ref()),
             StmtKind::Switch { cond, arms } => self.lower_switch(cond, arms),
-            StmtKind::Foreach { dims, body, .. } => self.lower_foreach(dims, body),
+            StmtKind::Foreach { dims, body, tiled } => self.lower_foreach(dims, body, *tiled),
             StmtKind::ForeachActive { body, .. } => self.lower_foreach_active(s, body),
             StmtKind::ForeachUnique { expr, body, .. } => self.lower_foreach_unique(s, expr, body),
             StmtKind::Unmasked(b) => self.lower_unmasked(b),
@@ -471,11 +471,12 @@ impl FnLower<'_, '_> {
 
     // ------------------------------------------------------------ foreach
 
-    /// `foreach`/`foreach_tiled` (lowered alike): outer dimensions are uniform loops;
-    /// the innermost runs full-gang passes over `[a, a + k*programCount)` with
-    /// `i = base + programIndex`, then one masked remainder pass. Each pass starts with
-    /// every lane that has a point (whatever the mask before the `foreach`).
-    fn lower_foreach(&mut self, dims: &[ForeachDim], body: &Stmt) {
+    /// `foreach`: outer dimensions are uniform loops; the innermost runs full-gang
+    /// passes over `[a, a + k*programCount)` with `i = base + programIndex`, then one
+    /// masked remainder pass. `foreach_tiled` with two or more dimensions runs a pass
+    /// per tile instead ([`tile_spans`]). Each pass starts with every lane that has a
+    /// point (whatever the mask before the `foreach`).
+    fn lower_foreach(&mut self, dims: &[ForeachDim], body: &Stmt, tiled: bool) {
         let entry = self.cur_mask();
         let epoch0 = self.epoch;
         let mut bounds = Vec::new();
@@ -485,8 +486,84 @@ impl FnLower<'_, '_> {
             let local = self.cx.checked.foreach_dim_local(d);
             bounds.push((a, b, local));
         }
-        self.foreach_dim(&bounds, body);
+        if tiled && dims.len() > 1 {
+            let spans = tile_spans(dims.len(), self.lanes() as i64);
+            self.foreach_tiles(&bounds, &spans, &mut Vec::new(), body);
+        } else {
+            self.foreach_dim(&bounds, body);
+        }
         self.enter_join_after(entry, epoch0);
+    }
+
+    /// The tiles of `foreach_tiled`: a uniform loop per dimension over the corners of
+    /// the tiles (dimension `j` steps by `spans[j]`, outermost first; `corners` holds
+    /// the enclosing loops' counters), and at the innermost one pass over a tile. Lane
+    /// `L` takes the point at offset `L` of the tile, the last dimension fastest; lanes
+    /// whose point is outside the domain (or that the tile does not cover) are off.
+    fn foreach_tiles(
+        &mut self,
+        dims: &[(Value, Value, Option<crate::front::sema::LocalId>)],
+        spans: &[i64],
+        corners: &mut Vec<Value>,
+        body: &Stmt,
+    ) {
+        let k = corners.len();
+        let ctr = self.new_slot(4, 4);
+        self.store_counter(ctr, dims[k].0);
+        let header = self.new_block();
+        let body_b = self.new_block();
+        let step_b = self.new_block();
+        let exit = self.new_block();
+        self.jump(header);
+        self.switch_to(header);
+        let t = self.load_counter(ctr);
+        let go = self.icmp(IntCC::Slt, t, dims[k].1);
+        self.brif(go, body_b, exit);
+        self.switch_to(body_b);
+        corners.push(t);
+        if k + 1 < dims.len() {
+            self.foreach_tiles(dims, spans, corners, body);
+            if !self.is_terminated() {
+                self.jump(step_b);
+            }
+        } else {
+            let lane = self.special(SpecialReg::LaneIndex);
+            let covered: i64 = spans.iter().product();
+            let mut mask = None;
+            if covered < self.lanes() as i64 {
+                let c = self.iconst(Type::I32, covered);
+                mask = Some(self.icmp(IntCC::Slt, lane, c));
+            }
+            let mut stride = 1;
+            let mut idxs = vec![lane; dims.len()];
+            for j in (0..dims.len()).rev() {
+                let st = self.iconst(Type::I32, stride);
+                let sp = self.iconst(Type::I32, spans[j]);
+                let q = self.bin(BinaryOp::Udiv, lane, st);
+                let off = self.bin(BinaryOp::Urem, q, sp);
+                let idx = self.bin(BinaryOp::Iadd, corners[j], off);
+                let inside = self.icmp(IntCC::Slt, idx, dims[j].1);
+                mask = Some(match mask {
+                    Some(m) => self.and(m, inside),
+                    None => inside,
+                });
+                idxs[j] = idx;
+                stride *= spans[j];
+            }
+            for (j, &idx) in idxs.iter().enumerate() {
+                self.set_index_var(dims[j].2, idx);
+            }
+            let mask = mask.expect("a tile has dimensions");
+            self.foreach_body(mask, body, step_b);
+        }
+        corners.pop();
+        self.switch_to(step_b);
+        let t = self.load_counter(ctr);
+        let sp = self.iconst(Type::I32, spans[k]);
+        let n = self.bin(BinaryOp::Iadd, t, sp);
+        self.store_counter(ctr, n);
+        self.jump(header);
+        self.switch_to(exit);
     }
 
     fn enter_join_after(&mut self, entry: Value, epoch0: u32) {
@@ -495,7 +572,8 @@ impl FnLower<'_, '_> {
         self.enter_join(join, reached, entry, epoch0);
     }
 
-    /// Stores a uniform `i32` index into a foreach variable (splatting it if varying).
+    /// Stores an `i32` index (uniform or varying) into a foreach variable (splatting it
+    /// if the variable is varying).
     fn set_index_var(&mut self, local: Option<crate::front::sema::LocalId>, v: Value) {
         let Some(l) = local else { return };
         let ty = self.cx.checked.locals[l].ty;
@@ -616,6 +694,12 @@ impl FnLower<'_, '_> {
         let lane = self.special(SpecialReg::LaneIndex);
         let idx = self.bin(BinaryOp::Iadd, i0, lane);
         self.set_index_var(local, idx);
+        self.foreach_body(mask, body, next);
+    }
+
+    /// The body of one `foreach` pass under `mask` (the iteration variables set);
+    /// continues at `next`.
+    fn foreach_body(&mut self, mask: Value, body: &Stmt, next: Block) {
         let continued = has_continue(body).then(|| {
             let s = self.mask_slot();
             let off = self.all_off();
@@ -811,6 +895,59 @@ impl FnLower<'_, '_> {
                         }
                     }
                 }
+            }
+        }
+    }
+}
+
+/// The extent of a `foreach_tiled` tile in each of `dims` dimensions (outermost first)
+/// for a gang of `lanes`, as ISPC chooses them: walking from the outermost dimension,
+/// one gets 1 when the dimensions after it are at least log2 of the lanes still to
+/// share out, 4 when it is the second-to-last and 16 or more lanes remain (4 x 4 tiles
+/// in two dimensions at 16 lanes), else 2; the last gets what remains. The number of
+/// passes, which a program can count, depends on it.
+fn tile_spans(dims: usize, lanes: i64) -> Vec<i64> {
+    let mut spans = Vec::with_capacity(dims);
+    let mut left = lanes.max(1);
+    for d in 0..dims {
+        let after = (dims - 1 - d) as i64;
+        let span = if after == 0 {
+            left
+        } else if after >= i64::from(left.ilog2()) {
+            1
+        } else if after == 1 && left >= 16 {
+            4
+        } else {
+            2
+        };
+        spans.push(span);
+        left /= span;
+    }
+    spans
+}
+
+#[cfg(test)]
+mod tile_tests {
+    use super::tile_spans;
+
+    #[test]
+    fn tiles_cover_the_gang_and_match_ispc_passes() {
+        assert_eq!(tile_spans(2, 16), [4, 4]);
+        assert_eq!(tile_spans(2, 4), [2, 2]);
+        assert_eq!(tile_spans(2, 8), [2, 4]);
+        assert_eq!(tile_spans(2, 32), [4, 8]);
+        assert_eq!(tile_spans(3, 4), [1, 2, 2]);
+        assert_eq!(tile_spans(3, 8), [2, 2, 2]);
+        assert_eq!(tile_spans(3, 16), [2, 2, 4]);
+        assert_eq!(tile_spans(3, 32), [2, 4, 4]);
+        assert_eq!(tile_spans(3, 64), [2, 4, 8]);
+        assert_eq!(tile_spans(1, 16), [16]);
+        // A gang that is not a power of two: the tile may leave lanes out.
+        assert_eq!(tile_spans(2, 7), [2, 3]);
+        for lanes in 1..=64 {
+            for dims in 1..=4 {
+                let covered: i64 = tile_spans(dims, lanes).iter().product();
+                assert!(covered <= lanes && covered * 2 > lanes, "{dims} {lanes}");
             }
         }
     }
