@@ -49,8 +49,9 @@ pub(super) struct Flow {
     /// `varying_depth` of the construct's body: a jump at this depth is taken by every
     /// lane in the body (u32::MAX: never, e.g. the arms of a varying `switch`).
     pub body_depth: u32,
-    /// A masked `continue` was lowered: some lanes may be waiting for the next
-    /// iteration, so a `break` or `return` can no longer be a plain jump.
+    /// A masked `continue` or `break` was lowered: some lanes may be waiting for the
+    /// next iteration or at the end of the construct, so a `return` (and, after a
+    /// `continue`, a `break`) can no longer be a plain jump.
     pub diverged: bool,
 }
 
@@ -215,6 +216,9 @@ impl FnLower<'_, '_> {
             Some(slot) => self.clear_lanes(slot, m),
             None => self.unsupported("this `break`"),
         }
+        // The lanes that left wait at the end of the construct, so a `return` inside it
+        // can no longer be a plain jump to the function's exit.
+        self.flows[idx].diverged = true;
         self.region_dead();
     }
 
