@@ -154,19 +154,7 @@ fn endless_printing_on_interp_stops_at_the_output_limit() {
 
 #[test]
 fn endless_input_files_are_usage_errors() {
-    let kernel = scratch("store.spmd", STORE_ONE);
-    let run = spmdc(&[
-        "run",
-        kernel.to_str().unwrap(),
-        "--target",
-        "dac-gpu",
-        "--entry",
-        "f",
-        "--arg",
-        "out=zeros(16)",
-        "--config",
-        "/dev/zero",
-    ]);
+    let run = run_dac(&["--config", "/dev/zero"]);
     expect(&run, USAGE, "larger than");
     let run = spmdc(&["check", "/dev/zero"]);
     expect(&run, USAGE, "larger than");
