@@ -45,6 +45,11 @@ fn main() {
     }
     let tables = stdlib_scan::tables(&source, |w| KEYWORDS.contains(&w));
     write_if_changed(&out.join("stdlib.spmd"), &source);
+    // The prebuilt runtime's stamp (`driver::prebuilt`): hashed here, not per process.
+    let hash = source.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    write_if_changed(&out.join("stdlib_hash.rs"), &format!("{hash:#018x}\n"));
     write_if_changed(&out.join("stdlib_index.rs"), &tables.to_rust());
     for input in [
         "build.rs",

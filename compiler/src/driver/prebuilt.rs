@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap;
 
-use crate::front::{sema, STDLIB_SOURCE};
+use crate::front::sema;
 use crate::ir::{parse, write, Module};
 use crate::passes::legalize::{LegalTarget, RoutineSig, RUNTIME_PREFIX};
 
@@ -207,11 +207,10 @@ pub fn file_text(module: &Module) -> String {
     text
 }
 
-/// FNV-1a (64-bit) of the standard library's source.
+/// FNV-1a (64-bit) of the standard library's source ([`crate::front::STDLIB_SOURCE`]), computed
+/// by the build script so that no process hashes the library.
 fn stdlib_hash() -> u64 {
-    STDLIB_SOURCE.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    include!(concat!(env!("OUT_DIR"), "/stdlib_hash.rs"))
 }
 
 /// `name` of `function <linkage> @name(...`.
@@ -234,6 +233,16 @@ mod tests {
     use super::*;
     use crate::driver::runtime;
     use cranelift_entity::EntityRef;
+
+    #[test]
+    fn the_build_scripts_hash_is_the_librarys() {
+        let fnv = crate::front::STDLIB_SOURCE
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            });
+        assert_eq!(stdlib_hash(), fnv);
+    }
 
     /// Each prebuilt file is what the compiler builds now; `SPMDC_BLESS=1` rewrites it.
     #[test]
