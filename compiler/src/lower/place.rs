@@ -150,10 +150,31 @@ impl FnLower<'_, '_> {
         }
         for ((doff, dty), (soff, sty)) in dl.into_iter().zip(sl) {
             let s = self.offset(src, soff, sty);
-            let v = self.load(s);
             let d = self.offset(dst, doff, dty);
+            let v = match self.one_lane_leaf(d, s, mask) {
+                Some(v) => Val::S(v),
+                None => self.load(s),
+            };
             self.store_masked(d, v, mask);
         }
+    }
+
+    /// A uniform leaf `dst` (of a varying struct: a member declared `uniform`) filled
+    /// from a uniform leaf at per-lane addresses (`*p` for a varying pointer `p` to a
+    /// uniform struct): the lanes may disagree, so, as ISPC does, the value is read
+    /// once, through the first lane of `mask`. `None` for every other pair of leaves.
+    fn one_lane_leaf(&mut self, dst: Place, src: Place, mask: Value) -> Option<Value> {
+        let t = ir_type(&self.cx.types, src.ty)?;
+        let dt = ir_type(&self.cx.types, dst.ty)?;
+        if t.varying || dt.varying || self.ty(dst.addr).varying || !self.ty(src.addr).varying {
+            return None;
+        }
+        // With no lane on, the load does not happen; any lane index will do then.
+        let first = self.lane(crate::ir::LaneOp::FirstLane, &[mask]);
+        let last = self.iconst(Type::I32, i64::from(self.lanes()) - 1);
+        let lane = self.bin(BinaryOp::Band, first, last);
+        let addr = self.lane(crate::ir::LaneOp::Extract, &[src.addr, lane]);
+        Some(self.load_raw(t, src.space, addr, Some(mask)))
     }
 
     /// Stores zero into every leaf of a place.
