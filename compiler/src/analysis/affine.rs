@@ -987,8 +987,8 @@ impl Ctx<'_> {
             ValueDef::Result(inst) => inst,
         };
         let data = &self.func.insts[inst];
-        for op in data.operands() {
-            self.state[op].as_ref()?;
+        if !data.all_operands(|op| self.state[op].is_some()) {
+            return None;
         }
         let Some(w) = self.width(v) else {
             return Some(self.float_like(data));

@@ -400,7 +400,11 @@ pub fn finish_for_target(
         })
         .map_err(internal)?;
     }
-    verified(&module, "legalization")?;
+    // As after lowering: debug builds, and so every test, verify; a release compile
+    // does not pay for it.
+    if cfg!(debug_assertions) {
+        verified(&module, "legalization")?;
+    }
     Ok(module)
 }
 

@@ -521,6 +521,19 @@ impl InstData {
         v
     }
 
+    /// Calls `f` on every value operand, in the order of [`InstData::operands`], without
+    /// collecting them: for the hot loops that only walk them.
+    pub fn for_each_operand(&self, mut f: impl FnMut(Value)) {
+        each_operand!(self, iter, |x: &Value| f(*x));
+    }
+
+    /// Whether `pred` holds for every value operand.
+    pub fn all_operands(&self, mut pred: impl FnMut(Value) -> bool) -> bool {
+        let mut all = true;
+        self.for_each_operand(|x| all = all && pred(x));
+        all
+    }
+
     /// Replaces every value operand `x` by `f(x)`, in the order of [`InstData::operands`].
     pub fn map_operands(&mut self, mut f: impl FnMut(Value) -> Value) {
         each_operand!(self, iter_mut, |x: &mut Value| *x = f(*x));

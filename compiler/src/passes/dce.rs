@@ -115,7 +115,7 @@ fn live_values(func: &Function) -> EntitySet<Value> {
             continue;
         }
         match func.values[v].def {
-            ValueDef::Result(inst) => work.extend(func.insts[inst].operands()),
+            ValueDef::Result(inst) => func.insts[inst].for_each_operand(|x| work.push(x)),
             ValueDef::Param(block, index) => work.extend(
                 incoming[block]
                     .iter()

@@ -257,7 +257,11 @@ impl<'a> Ctx<'a> {
     fn inputs(&self, v: Value) -> Vec<Value> {
         match self.func.values[v].def {
             ValueDef::Param(..) => self.incoming[v].clone(),
-            ValueDef::Result(i) => self.func.insts[i].operands().to_vec(),
+            ValueDef::Result(i) => {
+                let mut ops = Vec::new();
+                self.func.insts[i].for_each_operand(|x| ops.push(x));
+                ops
+            }
         }
     }
 }

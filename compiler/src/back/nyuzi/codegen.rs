@@ -41,15 +41,32 @@ pub fn shared_layout(m: &Module) -> (Vec<u32>, u32) {
 }
 
 /// A copy of `module` with loop-invariant code motion and then strength reduction of
-/// loop address arithmetic (issue 7) applied: what this back end compiles. They run on
-/// nyuzi's copy only, so the interpreter and the other back end see the IR unchanged.
+/// loop address arithmetic applied: what this back end compiles. They run on nyuzi's
+/// copy only, so the interpreter and the other back end see the IR unchanged. Both
+/// passes read nothing but the function they change, so the functions are copied and
+/// reduced in parallel ([`parallel`]), in the module's order.
 fn loop_optimized_copy(module: &Module) -> Module {
-    let mut m = module.clone();
-    timing::stage("licm", || crate::passes::licm::run_module(&mut m));
-    timing::stage("strength_reduce", || {
-        crate::passes::strength_reduce::run_module(&mut m)
-    });
-    m
+    let functions: Vec<&Function> = module.functions.values().collect();
+    let reduced = parallel::map_in_order(
+        functions,
+        |f| f.insts.len(),
+        |f| {
+            let mut f = f.clone();
+            timing::stage("licm", || crate::passes::licm::hoist_function(&mut f));
+            timing::stage("strength_reduce", || {
+                crate::passes::strength_reduce::reduce_function(&mut f)
+            });
+            f
+        },
+    );
+    Module {
+        functions: reduced.into_iter().collect(),
+        globals: module.globals.clone(),
+        shared: module.shared.clone(),
+        strings: module.strings.clone(),
+        lane_count: module.lane_count,
+        ptr_size: module.ptr_size,
+    }
 }
 
 /// Adds the spill stores and reloads of the allocated `mf` to `obj`'s counts.

@@ -234,7 +234,7 @@ fn live_values(f: &Function) -> EntitySet<Value> {
                         incoming.entry(d.block).or_default().push(d.args.clone());
                     }
                 }
-                _ if data.has_side_effects() => work.extend(data.operands()),
+                _ if data.has_side_effects() => data.for_each_operand(|x| work.push(x)),
                 _ => {}
             }
         }
@@ -245,7 +245,7 @@ fn live_values(f: &Function) -> EntitySet<Value> {
             continue;
         }
         match f.values[v].def {
-            ValueDef::Result(i) => work.extend(f.insts[i].operands()),
+            ValueDef::Result(i) => f.insts[i].for_each_operand(|x| work.push(x)),
             ValueDef::Param(b, k) => {
                 for args in incoming.get(&b).into_iter().flatten() {
                     if let Some(&a) = args.get(k as usize) {

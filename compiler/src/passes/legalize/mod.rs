@@ -36,13 +36,13 @@ pub mod print;
 #[cfg(test)]
 mod tests;
 
-use cranelift_entity::EntityRef;
+use cranelift_entity::{EntityRef, PrimaryMap};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
 use crate::ir::{
-    result_type, Block, ConvOp, FuncRef, Function, Inst, InstData, Module, Scalar, Type, Value,
-    ValueDef,
+    result_type, Block, ConvOp, FuncRef, Function, Inst, InstData, Module, Scalar, StrConst, Type,
+    Value, ValueDef,
 };
 use crate::source::Span;
 
@@ -357,32 +357,58 @@ fn legalize_functions_with(
 ) -> Result<(), String> {
     let (ptr_size, lane_count) = (module.ptr_size, module.lane_count);
     for (_, func) in module.functions.iter_mut() {
-        print::legalize_prints(func, &module.strings, routines, ptr_size, lane_count)
-            .map_err(|e| format!("legalizing @{}: {e}", func.name))?;
-        legalize_function(func, target, routines, ptr_size, lane_count)
-            .map_err(|e| format!("legalizing @{}: {e}", func.name))?;
+        legalize_one(
+            func,
+            &module.strings,
+            target,
+            routines,
+            ptr_size,
+            lane_count,
+        )?;
     }
     Ok(())
+}
+
+/// Legalizes one function of a module whose strings are `strings`.
+fn legalize_one(
+    func: &mut Function,
+    strings: &PrimaryMap<StrConst, String>,
+    target: LegalTarget,
+    routines: &RoutineTable,
+    ptr_size: u32,
+    lane_count: u32,
+) -> Result<(), String> {
+    print::legalize_prints(func, strings, routines, ptr_size, lane_count)
+        .map_err(|e| format!("legalizing @{}: {e}", func.name))?;
+    legalize_function(func, target, routines, ptr_size, lane_count)
+        .map_err(|e| format!("legalizing @{}: {e}", func.name))
 }
 
 /// Whether legalizing `module` for `target` may call a runtime routine: it holds a
 /// `print` or an instruction the target lacks ([`is_illegal`]). When not, no routine
 /// needs to be known (a quick test before [`routines_needed`]).
 pub fn may_need_routines(module: &Module, target: LegalTarget) -> bool {
-    module.functions.values().any(|f| {
-        f.layout.iter().any(|&b| {
-            f.blocks[b].insts.iter().any(|&i| {
-                let data = &f.insts[i];
-                matches!(data, InstData::Print { .. }) || is_illegal(target, f, data)
-            })
+    module
+        .functions
+        .values()
+        .any(|f| function_may_need_routines(f, target))
+}
+
+/// [`may_need_routines`] for one function.
+fn function_may_need_routines(f: &Function, target: LegalTarget) -> bool {
+    f.layout.iter().any(|&b| {
+        f.blocks[b].insts.iter().any(|&i| {
+            let data = &f.insts[i];
+            matches!(data, InstData::Print { .. }) || is_illegal(target, f, data)
         })
     })
 }
 
 /// The runtime routines legalizing `module` for `target` calls that the module does
 /// not hold, by name, in the order of `known` (every routine that exists, with its
-/// signature): what must be linked in before [`legalize`]. Legalizes a copy, calling
-/// the routines `module` lacks as if they followed its functions.
+/// signature): what must be linked in before [`legalize`]. Legalizes a copy of each
+/// function that may call one ([`may_need_routines`]; legalizing the others changes
+/// nothing), calling the routines `module` lacks as if they followed its functions.
 pub fn routines_needed(
     module: &Module,
     target: LegalTarget,
@@ -395,13 +421,24 @@ pub fn routines_needed(
             .entry(name.clone())
             .or_insert_with(|| (FuncRef::new(base + i), sig.clone()));
     }
-    let mut copy = module.clone();
-    legalize_functions_with(&mut copy, target, &table)?;
+    let (ptr_size, lane_count) = (module.ptr_size, module.lane_count);
     let mut called = vec![false; known.len()];
-    for f in copy.functions.values() {
-        for &b in &f.layout {
-            for &inst in &f.blocks[b].insts {
-                if let InstData::Call { func, .. } = f.insts[inst] {
+    for f in module.functions.values() {
+        if !function_may_need_routines(f, target) {
+            continue;
+        }
+        let mut copy = f.clone();
+        legalize_one(
+            &mut copy,
+            &module.strings,
+            target,
+            &table,
+            ptr_size,
+            lane_count,
+        )?;
+        for &b in &copy.layout {
+            for &inst in &copy.blocks[b].insts {
+                if let InstData::Call { func, .. } = copy.insts[inst] {
                     if let Some(c) = func.index().checked_sub(base) {
                         called[c] = true;
                     }
