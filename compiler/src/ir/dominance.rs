@@ -11,6 +11,7 @@ use smallvec::SmallVec;
 
 use super::entities::Block;
 use super::function::Function;
+use super::instructions::InstData;
 
 pub struct DominatorTree {
     /// The reachable blocks in reverse postorder; the entry first.
@@ -100,8 +101,25 @@ fn successors(func: &Function, block: Block) -> SmallVec<[Block; 2]> {
     let Some(data) = last.and_then(|&inst| func.insts.get(inst)) else {
         return SmallVec::new();
     };
-    let targets = data.successors().into_iter().map(|call| call.block);
-    targets.filter(|&b| func.blocks.get(b).is_some()).collect()
+    let mut targets = SmallVec::new();
+    let mut add = |b: Block| {
+        if func.blocks.get(b).is_some() {
+            targets.push(b);
+        }
+    };
+    match data {
+        InstData::Jump { dest } => add(dest.block),
+        InstData::Brif {
+            then_dest,
+            else_dest,
+            ..
+        } => {
+            add(then_dest.block);
+            add(else_dest.block);
+        }
+        _ => {}
+    }
+    targets
 }
 
 /// The blocks reachable from the entry, in reverse postorder (iterative DFS).

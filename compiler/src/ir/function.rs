@@ -175,7 +175,15 @@ impl Function {
     /// Successor blocks of `block`, in branch order.
     pub fn successors(&self, block: Block) -> SmallVec<[Block; 2]> {
         match self.terminator(block) {
-            Some(t) => self.insts[t].successors().iter().map(|c| c.block).collect(),
+            Some(t) => match &self.insts[t] {
+                InstData::Jump { dest } => smallvec::smallvec![dest.block],
+                InstData::Brif {
+                    then_dest,
+                    else_dest,
+                    ..
+                } => smallvec::smallvec![then_dest.block, else_dest.block],
+                _ => SmallVec::new(),
+            },
             None => SmallVec::new(),
         }
     }

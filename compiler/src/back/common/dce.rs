@@ -16,7 +16,8 @@
 //! while the partial write's own result is. Each block is walked backward from its
 //! live-out set, so a chain of dead instructions within a block goes in one walk;
 //! removing a block's last reader of a value defined in another block can kill that
-//! definition too, so the whole is repeated until nothing changes.
+//! definition too, so the whole is repeated until nothing changes (a round is repeated
+//! only when it deleted such a reader: otherwise no block's live-in set changed).
 //!
 //! Physical registers are never considered dead: an instruction writing one is
 //! kept, since the ABI may read it after the function (return values, the stack and
@@ -50,6 +51,7 @@ pub fn eliminate_dead_code<I: MachInst>(func: &mut MachFunction<I>) -> usize {
             return removed;
         }
         removed += count;
+        let again = reads_from_outside(&blocks, &dead, nvars);
         // The accesses of the instructions kept are unchanged: drop those of the dead.
         let kept = func
             .blocks
@@ -61,7 +63,31 @@ pub fn eliminate_dead_code<I: MachInst>(func: &mut MachFunction<I>) -> usize {
             remove_flagged(&mut access.insts, &dead);
             remove_flagged(cands, &dead);
         }
+        if !again {
+            return removed;
+        }
     }
+}
+
+/// Whether some deleted instruction read a register its block had not written before
+/// it: only such a read can have kept a register live into the block, and so a
+/// definition in another block alive. Without one, every block's live-in set is what
+/// it was and the next round would delete nothing, so it is skipped.
+fn reads_from_outside(blocks: &[BlockAccess], dead: &[Vec<bool>], nvars: usize) -> bool {
+    // `written[v] == k + 1`: block `k` has written `v` so far.
+    let mut written = vec![0u32; nvars];
+    for (k, (block, dead)) in blocks.iter().zip(dead).enumerate() {
+        let stamp = k as u32 + 1;
+        for (inst, &gone) in block.insts.iter().zip(dead) {
+            if gone && inst.uses.iter().any(|&u| written[u as usize] != stamp) {
+                return true;
+            }
+            for &d in &inst.defs {
+                written[d as usize] = stamp;
+            }
+        }
+    }
+    false
 }
 
 /// Removes the items of `items` whose flag in `dead` is set.

@@ -401,7 +401,9 @@ fn access<I: MachInst>(line: &Line<I>, phys: &PhysTable) -> InstAccess {
 
 /// For each virtual register, the registers it is copied from or to.
 fn move_hints<I: MachInst>(work: &Work<I>) -> Vec<SmallVec<[Reg; 2]>> {
-    let mut hints = vec![SmallVec::new(); work.vregs.len()];
+    // Built empty, not cloned (`vec![x; n]` clones a SmallVec element by element).
+    let mut hints: Vec<SmallVec<[Reg; 2]>> =
+        (0..work.vregs.len()).map(|_| SmallVec::new()).collect();
     for line in work.blocks.iter().flatten() {
         let Line::Inst(ml) = line else { continue };
         if let Some((dest, src)) = ml.inst.as_move() {
