@@ -23,7 +23,7 @@ use rustc_hash::FxHashMap;
 
 use crate::front::sema;
 use crate::ir::{parse, write, Module};
-use crate::passes::legalize::{LegalTarget, RoutineSig, RUNTIME_PREFIX};
+use crate::passes::legalize::{LegalTarget, LinkableRoutines, RoutineSig, RUNTIME_PREFIX};
 
 /// One configuration's whole runtime, as IR text.
 struct Source {
@@ -58,6 +58,10 @@ pub struct Prebuilt {
     header: &'static str,
     functions: Vec<Func>,
     by_name: FxHashMap<&'static str, usize>,
+    /// The runtime routines among `functions` (what legalization calls, not the
+    /// helpers they share), in order, and their positions in that order by name.
+    routine_funcs: Vec<usize>,
+    routine_index: FxHashMap<&'static str, usize>,
     routines: OnceLock<Result<Vec<(String, RoutineSig)>, String>>,
 }
 
@@ -78,13 +82,10 @@ pub fn prebuilt(
         .map(|(_, p)| p)
 }
 
-/// Every routine's signature for `target` and `legal`, from any prebuilt runtime of
-/// theirs (optimizing does not change a signature).
-pub fn routines(
-    target: sema::Target,
-    legal: LegalTarget,
-) -> Option<Result<&'static [(String, RoutineSig)], String>> {
-    kept(target, legal).next().map(|(_, p)| p.routines())
+/// The routines of any prebuilt runtime for `target` and `legal` (optimizing does
+/// not change a signature), each signature read when it is asked for.
+pub fn linkable(target: sema::Target, legal: LegalTarget) -> Option<&'static Prebuilt> {
+    kept(target, legal).next().map(|(_, p)| p)
 }
 
 /// The usable prebuilt runtimes for `target` and `legal`, with their sources.
@@ -124,9 +125,14 @@ impl Prebuilt {
         let ends = starts.iter().skip(1).copied().chain([body.len()]);
         let mut functions = Vec::with_capacity(starts.len());
         let mut by_name = FxHashMap::default();
+        let (mut routine_funcs, mut routine_index) = (Vec::new(), FxHashMap::default());
         for (start, end) in starts.iter().copied().zip(ends) {
             let text = &body[start..end];
             let name = function_name(text)?;
+            if name.starts_with(RUNTIME_PREFIX) {
+                routine_index.insert(name, routine_funcs.len());
+                routine_funcs.push(functions.len());
+            }
             by_name.insert(name, functions.len());
             functions.push(Func { name, text });
         }
@@ -134,6 +140,8 @@ impl Prebuilt {
             header,
             functions,
             by_name,
+            routine_funcs,
+            routine_index,
             routines: OnceLock::new(),
         })
     }
@@ -148,20 +156,8 @@ impl Prebuilt {
     }
 
     fn read_routines(&self) -> Result<Vec<(String, RoutineSig)>, String> {
-        self.functions
-            .iter()
-            .filter(|f| f.name.starts_with(RUNTIME_PREFIX))
-            .map(|f| {
-                let line = f.text.lines().next().unwrap_or_default();
-                let (name, sig) = parse::parse_function_header(line)
-                    .map_err(|e| format!("prebuilt runtime, @{}: {e}", f.name))?;
-                let sig = RoutineSig {
-                    params: sig.params,
-                    ret: sig.ret,
-                    takes_mask: sig.takes_mask,
-                };
-                Ok((name, sig))
-            })
+        (0..self.routine_funcs.len())
+            .map(|i| Ok((self.name(i).to_string(), self.signature(i)?)))
             .collect()
     }
 
@@ -366,5 +362,32 @@ mod tests {
         let current = format!("{STAMP}{:016x}\nmodule lanes 16 ptr 4\n", 1);
         let current: &'static str = Box::leak(current.into_boxed_str());
         assert!(Prebuilt::cut(current, 1).is_some());
+    }
+}
+
+impl LinkableRoutines for Prebuilt {
+    fn count(&self) -> usize {
+        self.routine_funcs.len()
+    }
+
+    fn name(&self, index: usize) -> &str {
+        self.functions[self.routine_funcs[index]].name
+    }
+
+    fn index_of(&self, name: &str) -> Option<usize> {
+        self.routine_index.get(name).copied()
+    }
+
+    /// Reads routine `index`'s signature from its first line.
+    fn signature(&self, index: usize) -> Result<RoutineSig, String> {
+        let f = &self.functions[self.routine_funcs[index]];
+        let line = f.text.lines().next().unwrap_or_default();
+        let (_, sig) = parse::parse_function_header(line)
+            .map_err(|e| format!("prebuilt runtime, @{}: {e}", f.name))?;
+        Ok(RoutineSig {
+            params: sig.params,
+            ret: sig.ret,
+            takes_mask: sig.takes_mask,
+        })
     }
 }

@@ -30,7 +30,7 @@ use crate::front::ast::TranslationUnit;
 use crate::front::intern::Interner;
 use crate::front::sema;
 use crate::ir::Module;
-use crate::passes::legalize::{self, LegalTarget, RoutineSig};
+use crate::passes::legalize::{self, LegalTarget, RoutineList, RoutineSig};
 use crate::source::SourceMap;
 use crate::{lower, passes, timing};
 
@@ -177,14 +177,16 @@ pub fn needed_by(
     // Most illegal operations of most kernels become native sequences (a division by
     // a power of two, say): try without the library's signatures first.
     if !legalize::may_need_routines(module, legal)
-        || legalize::routines_needed(module, legal, &[]).is_ok()
+        || legalize::routines_needed(module, legal, &RoutineList(&[])).is_ok()
     {
         return Ok(Vec::new());
     }
     let target = checked_target(front);
-    let needed = match prebuilt::routines(target, legal) {
-        Some(known) => legalize::routines_needed(module, legal, known.map_err(internal)?),
-        None => legalize::routines_needed(module, legal, library_of(front)?.routines()),
+    let needed = match prebuilt::linkable(target, legal) {
+        Some(known) => legalize::routines_needed(module, legal, known),
+        None => {
+            legalize::routines_needed(module, legal, &RoutineList(library_of(front)?.routines()))
+        }
     };
     needed.map_err(|e| internal(format!("legalizing: {e}")))
 }
@@ -281,7 +283,7 @@ fn build(
             timing::stage("optimize", || passes::optimize(&mut module))
                 .map_err(|e| internal(format!("optimizing the runtime: {e}")))?;
         }
-        let missing = legalize::routines_needed(&module, legal, library.routines())
+        let missing = legalize::routines_needed(&module, legal, &RoutineList(library.routines()))
             .map_err(|e| internal(format!("legalizing the runtime: {e}")))?;
         if missing.is_empty() {
             legalize::legalize_functions(&mut module, legal)

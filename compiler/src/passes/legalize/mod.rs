@@ -135,7 +135,7 @@ pub struct Cursor<'f> {
     pos: usize,
     span: Span,
     /// Runtime routines by name.
-    routines: &'f RoutineTable,
+    routines: &'f RoutineTable<'f>,
     /// The module's pointer size in bytes.
     pub ptr_size: u32,
     /// The module's gang width (`special lane_count`).
@@ -243,7 +243,7 @@ impl Cursor<'_> {
         mask: Option<Value>,
     ) -> Result<Value, String> {
         let full = format!("{RUNTIME_PREFIX}{name}");
-        let (func, sig) = self.routines.get(&full).cloned().ok_or_else(|| {
+        let (func, sig) = self.routines.get(&full)?.ok_or_else(|| {
             format!("the runtime routine @{full} is missing from the module (it was not lowered)")
         })?;
         if sig.params.len() != args.len() {
@@ -330,12 +330,62 @@ pub fn legalize_functions(module: &mut Module, target: LegalTarget) -> Result<()
     legalize_functions_with(module, target, &routines)
 }
 
-/// The runtime routines legalization may call: name to callee and signature.
-pub type RoutineTable = FxHashMap<String, (FuncRef, RoutineSig)>;
+/// The runtime routines legalization may call: those of the module, by name, and
+/// (for [`routines_needed`]) those of a runtime it may link, looked up only when a
+/// call is made, numbered as if they followed the module's functions.
+pub struct RoutineTable<'a> {
+    own: FxHashMap<String, (FuncRef, RoutineSig)>,
+    linkable: Option<(&'a dyn LinkableRoutines, usize)>,
+}
+
+impl RoutineTable<'_> {
+    /// The callee and signature of routine `name`; `Err` when its signature cannot
+    /// be read.
+    fn get(&self, name: &str) -> Result<Option<(FuncRef, RoutineSig)>, String> {
+        if let Some(found) = self.own.get(name) {
+            return Ok(Some(found.clone()));
+        }
+        let Some((linkable, base)) = self.linkable else {
+            return Ok(None);
+        };
+        match linkable.index_of(name) {
+            Some(i) => Ok(Some((FuncRef::new(base + i), linkable.signature(i)?))),
+            None => Ok(None),
+        }
+    }
+}
+
+/// The routines a runtime offers, by index (in its order) and name. Their signatures
+/// are read on demand: a prebuilt runtime holds hundreds, a program calls a few.
+pub trait LinkableRoutines: Sync {
+    fn count(&self) -> usize;
+    fn name(&self, index: usize) -> &str;
+    fn index_of(&self, name: &str) -> Option<usize>;
+    fn signature(&self, index: usize) -> Result<RoutineSig, String>;
+}
+
+/// Routines whose signatures are all known already (a library lowered in the
+/// process).
+pub struct RoutineList<'a>(pub &'a [(String, RoutineSig)]);
+
+impl LinkableRoutines for RoutineList<'_> {
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+    fn name(&self, index: usize) -> &str {
+        &self.0[index].0
+    }
+    fn index_of(&self, name: &str) -> Option<usize> {
+        self.0.iter().position(|(n, _)| n == name)
+    }
+    fn signature(&self, index: usize) -> Result<RoutineSig, String> {
+        Ok(self.0[index].1.clone())
+    }
+}
 
 /// The runtime routines present in `module`.
-fn routine_table(module: &Module) -> RoutineTable {
-    module
+fn routine_table(module: &Module) -> RoutineTable<'static> {
+    let own = module
         .functions
         .iter()
         .filter(|(_, f)| is_runtime(&f.name))
@@ -347,7 +397,11 @@ fn routine_table(module: &Module) -> RoutineTable {
             };
             (f.name.clone(), (r, sig))
         })
-        .collect()
+        .collect();
+    RoutineTable {
+        own,
+        linkable: None,
+    }
 }
 
 fn legalize_functions_with(
@@ -412,17 +466,15 @@ fn function_may_need_routines(f: &Function, target: LegalTarget) -> bool {
 pub fn routines_needed(
     module: &Module,
     target: LegalTarget,
-    known: &[(String, RoutineSig)],
+    known: &dyn LinkableRoutines,
 ) -> Result<Vec<String>, String> {
-    let mut table = routine_table(module);
     let base = module.functions.len();
-    for (i, (name, sig)) in known.iter().enumerate() {
-        table
-            .entry(name.clone())
-            .or_insert_with(|| (FuncRef::new(base + i), sig.clone()));
-    }
+    let table = RoutineTable {
+        linkable: Some((known, base)),
+        ..routine_table(module)
+    };
     let (ptr_size, lane_count) = (module.ptr_size, module.lane_count);
-    let mut called = vec![false; known.len()];
+    let mut called = vec![false; known.count()];
     for f in module.functions.values() {
         if !function_may_need_routines(f, target) {
             continue;
@@ -446,11 +498,11 @@ pub fn routines_needed(
             }
         }
     }
-    Ok(known
+    Ok(called
         .iter()
-        .zip(called)
-        .filter(|(_, c)| *c)
-        .map(|((name, _), _)| name.clone())
+        .enumerate()
+        .filter(|(_, &c)| c)
+        .map(|(i, _)| known.name(i).to_string())
         .collect())
 }
 

@@ -149,8 +149,7 @@ fn call_void(cur: &mut Cursor, name: &str, args: &[Value]) -> Result<(), String>
     let full = format!("{RUNTIME_PREFIX}{name}");
     let (func, sig) = cur
         .routines
-        .get(&full)
-        .cloned()
+        .get(&full)?
         .ok_or_else(|| format!("the runtime routine @{full} is missing from the module"))?;
     if sig.ret.is_some() || sig.takes_mask || sig.params.len() != args.len() {
         return Err(format!("@{full} does not have the signature print expects"));
