@@ -738,6 +738,8 @@ struct Cursor<'a> {
     text: &'a str,
     offset: usize,
     line: u32,
+    /// Whether the line is ASCII, so that a column is its byte offset plus one.
+    ascii: bool,
 }
 
 fn is_ident_char(c: char) -> bool {
@@ -750,6 +752,7 @@ impl<'a> Cursor<'a> {
             text,
             offset: 0,
             line,
+            ascii: text.is_ascii(),
         }
     }
 
@@ -763,7 +766,11 @@ impl<'a> Cursor<'a> {
     }
 
     fn pos_here(&self) -> Pos {
-        let column = self.text[..self.offset].chars().count() + 1;
+        let column = if self.ascii {
+            self.offset + 1
+        } else {
+            self.text[..self.offset].chars().count() + 1
+        };
         Pos {
             line: self.line,
             column: u32::try_from(column).unwrap_or(u32::MAX),
