@@ -77,6 +77,19 @@ enum Command {
     /// run as ISPC's harness runs them, and their outputs are compared.
     #[command(name = "ispc-tests", after_help = ISPC_TESTS_HELP)]
     IspcTests(IspcTestsArgs),
+    /// Print a random program of the differential-testing generator, e.g.
+    /// `spmdc gen --seed 7`: valid, terminating and free of undefined behaviour, with
+    /// the `spmdc run` line of its launch in its header comment.
+    Gen(GenArgs),
+    /// Differential testing: generate programs from a range of seeds and run each on
+    /// interp, nyuzi and dac-gpu under pass switches, comparing every run with the
+    /// interpreter, e.g. `spmdc difftest --seeds 0..1000 --jobs 2`.
+    #[command(after_help = DIFFTEST_HELP)]
+    Difftest(DifftestArgs),
+    /// Shrink a failing generated program while it fails the same way under one
+    /// configuration, e.g. `spmdc reduce case.spmd --config 'nyuzi --no-opt'`.
+    #[command(after_help = REDUCE_HELP)]
+    Reduce(ReduceArgs),
     /// Print the long explanation of a diagnostic code, e.g. `spmdc explain E0400`.
     Explain {
         /// The code (E0001...). `--list` prints every code with its summary.
@@ -86,6 +99,107 @@ enum Command {
         #[arg(long)]
         list: bool,
     },
+}
+
+/// `spmdc gen`.
+#[derive(Args)]
+struct GenArgs {
+    /// The program's seed: the same seed gives the same program everywhere.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// How large a program: more functions and statements, deeper nesting.
+    #[arg(long, default_value_t = spmdc::gen::DEFAULT_SIZE,
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(spmdc::gen::MAX_SIZE)))]
+    size: u32,
+    /// Write the program here instead of standard output.
+    #[arg(short = 'o', value_name = "OUT")]
+    output: Option<PathBuf>,
+}
+
+const DIFFTEST_HELP: &str = "\
+Each program runs under the base configurations (interp at 16 and 32 lanes, the
+references; nyuzi; dac-gpu) and --variants random ones (a target with one to three
+of --no-opt, --no-uniformity, --no-skip-empty, --force-cfg-opts, --no-inline,
+--no-scalar-datapath, --timing, nyuzi --cores/--threads, dac-gpu --no-dac,
+--shuffle all, --max-regs, --regalloc, --sched lrr, --config maxwell). A seed fixes
+the program, its launch and its configurations. See lang-spec/difftest.md.
+
+Exit codes:
+  0  every comparison passed
+  1  some program failed (each is listed with its seed and configuration)
+  2  usage error";
+
+const REDUCE_HELP: &str = "\
+The file must be a generated program (its first line names its seed and size). The
+failure it shows under --config (a mismatch, a trap, a compile error or a panic) is
+kept while statements, functions, output slots and subexpressions are removed.
+
+Exit codes:
+  0  reduced (the result is written)
+  1  the program does not fail under that configuration
+  2  usage error";
+
+/// `spmdc difftest`.
+#[derive(Args)]
+struct DifftestArgs {
+    /// The seeds, `A..B` (B excluded).
+    #[arg(long, value_name = "A..B", default_value = "0..100", value_parser = parse_seed_range)]
+    seeds: std::ops::Range<u64>,
+    /// Programs checked at once (default: the number of cores).
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Only the seeds `s` with `s % n == i`, to split a campaign across machines.
+    #[arg(long, value_name = "i/n", default_value = "0/1", value_parser = parse_shard)]
+    shard: (u64, u64),
+    /// A fixed program size (default: 1 to 6, chosen by the seed).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(spmdc::gen::MAX_SIZE)))]
+    size: Option<u32>,
+    /// Random configurations per program beyond the four base ones.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    variants: u32,
+    /// Reduce each failing program (its first failure) and write it to this directory.
+    #[arg(long, value_name = "DIR")]
+    reduce: Option<PathBuf>,
+    /// Print the runs by configuration after the summary.
+    #[arg(long)]
+    coverage: bool,
+}
+
+/// `--seeds A..B`.
+fn parse_seed_range(s: &str) -> Result<std::ops::Range<u64>, String> {
+    let (a, b) = s.split_once("..").ok_or("expected A..B")?;
+    let a: u64 = a.parse().map_err(|e| format!("`{a}`: {e}"))?;
+    let b: u64 = b.parse().map_err(|e| format!("`{b}`: {e}"))?;
+    if a >= b {
+        return Err("the range is empty".into());
+    }
+    Ok(a..b)
+}
+
+/// `--shard i/n`.
+fn parse_shard(s: &str) -> Result<(u64, u64), String> {
+    let (i, n) = s.split_once('/').ok_or("expected i/n")?;
+    let i: u64 = i.parse().map_err(|e| format!("`{i}`: {e}"))?;
+    let n: u64 = n.parse().map_err(|e| format!("`{n}`: {e}"))?;
+    if n == 0 || i >= n {
+        return Err("expected 0 <= i < n".into());
+    }
+    Ok((i, n))
+}
+
+/// `spmdc reduce`.
+#[derive(Args)]
+struct ReduceArgs {
+    /// The failing generated program.
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// The configuration it fails under, as `spmdc difftest` prints it
+    /// (`nyuzi --no-opt`, `dac-gpu --max-regs 16 --regalloc shared`, ...).
+    #[arg(long, value_name = "CONFIG")]
+    config: String,
+    /// Write the reduced program here instead of standard output.
+    #[arg(short = 'o', value_name = "OUT")]
+    output: Option<PathBuf>,
 }
 
 const BENCH_HELP: &str = "\
@@ -681,7 +795,14 @@ fn run(cli: Cli) -> u8 {
     let time_passes = match &cli.command {
         Some(Command::Check { front }) => front.time_passes,
         Some(Command::Run(args)) => args.front.time_passes,
-        Some(Command::Explain { .. } | Command::Bench(_) | Command::IspcTests(_)) => false,
+        Some(
+            Command::Explain { .. }
+            | Command::Bench(_)
+            | Command::IspcTests(_)
+            | Command::Gen(_)
+            | Command::Difftest(_)
+            | Command::Reduce(_),
+        ) => false,
         None => cli.compile.front.time_passes,
     };
     if time_passes {
@@ -692,6 +813,15 @@ fn run(cli: Cli) -> u8 {
         Some(Command::Run(args)) => run_kernel(&args),
         Some(Command::Explain { code, list }) => explain(code.as_deref(), list),
         Some(Command::Bench(args)) => bench(&args),
+        Some(Command::Difftest(args)) => difftest(&args),
+        Some(Command::Reduce(args)) => reduce(&args),
+        Some(Command::Gen(args)) => {
+            let program = spmdc::gen::generate(args.seed, args.size);
+            write_output(
+                args.output.as_ref(),
+                &spmdc::gen::emit::program_text(&program),
+            )
+        }
         Some(Command::IspcTests(args)) => ispc_tests(&args),
         None => compile(&cli.compile),
     });
@@ -1488,5 +1618,143 @@ fn bench(args: &BenchArgs) -> u8 {
         status
     } else {
         EXIT_COMPILE_ERROR
+    }
+}
+
+/// `spmdc difftest`: runs the campaign, printing each failing seed as it is found
+/// and a summary at the end.
+fn difftest(args: &DifftestArgs) -> u8 {
+    use spmdc::difftest;
+    let opts = difftest::CampaignOptions {
+        seeds: args.seeds.clone(),
+        shard: args.shard,
+        jobs: args
+            .jobs
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        size: args.size,
+        variants: args.variants,
+    };
+    let report = |r: &difftest::SeedResult| {
+        for f in &r.checked.failures {
+            eprintln!(
+                "FAIL seed {} size {} [{}] {}: {}",
+                r.seed,
+                r.size,
+                f.config,
+                f.kind.name(),
+                f.detail
+            );
+        }
+    };
+    let campaign = difftest::campaign(&opts, &report);
+    let mut out = format!(
+        "{} programs, {} runs ({} configurations), {} unsupported, {} failures in {} programs\n",
+        campaign.programs,
+        campaign.runs,
+        campaign.config_runs.len(),
+        campaign.unsupported,
+        campaign.mismatches(),
+        campaign.failing.len()
+    );
+    for r in &campaign.failing {
+        for f in &r.checked.failures {
+            out.push_str(&format!(
+                "  seed {} size {}: [{}] {}: {}\n",
+                r.seed,
+                r.size,
+                f.config,
+                f.kind.name(),
+                f.detail
+            ));
+        }
+    }
+    if args.coverage {
+        for (config, runs) in &campaign.config_runs {
+            out.push_str(&format!("{runs:>8}  {config}\n"));
+        }
+    }
+    let status = write_output(None, &out);
+    if let Some(dir) = &args.reduce {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            eprintln!("error: cannot create {}: {e}", dir.display());
+            return EXIT_USAGE;
+        }
+        for r in &campaign.failing {
+            reduce_failing_seed(r, dir);
+        }
+    }
+    if status != EXIT_OK {
+        status
+    } else if campaign.failing.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_COMPILE_ERROR
+    }
+}
+
+/// Reduces a failing seed's first failure and writes `seed-N.spmd` to `dir`.
+fn reduce_failing_seed(r: &spmdc::difftest::SeedResult, dir: &std::path::Path) {
+    use spmdc::difftest::{config::Config, reduce};
+    let Some(f) = r.checked.failures.first() else {
+        return;
+    };
+    let Ok(config) = Config::parse(&f.config) else {
+        eprintln!(
+            "seed {}: cannot reduce a failure of the reference ({})",
+            r.seed, f.detail
+        );
+        return;
+    };
+    let program = spmdc::gen::generate(r.seed, r.size);
+    let Some(target) = reduce::Target::of(&program, &config) else {
+        eprintln!("seed {}: the failure did not recur", r.seed);
+        return;
+    };
+    let (reduced, tries) = reduce::reduce(&program, &target, &mut |_| {});
+    let path = dir.join(format!("seed-{}.spmd", r.seed));
+    match std::fs::write(&path, reduce::regression_text(&reduced, &target)) {
+        Ok(()) => eprintln!(
+            "seed {}: reduced in {tries} tries to {}",
+            r.seed,
+            path.display()
+        ),
+        Err(e) => eprintln!("error: cannot write {}: {e}", path.display()),
+    }
+}
+
+/// `spmdc reduce FILE --config CONFIG`.
+fn reduce(args: &ReduceArgs) -> u8 {
+    use spmdc::difftest::{config::Config, reduce};
+    let config = match Config::parse(&args.config) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: --config: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let source = match driver::read_input(&args.file.to_string_lossy()) {
+        Ok((_, _, text)) => text,
+        Err(d) => {
+            eprintln!("error: {}", d.message);
+            return EXIT_USAGE;
+        }
+    };
+    let mut log = |line: &str| eprintln!("{line}");
+    match reduce::reduce_source(&source, &config, &mut log) {
+        Ok((program, target, tries)) => {
+            eprintln!("reduced in {tries} tries");
+            write_output(
+                args.output.as_ref(),
+                &reduce::regression_text(&program, &target),
+            )
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            if e.contains("does not fail") {
+                EXIT_COMPILE_ERROR
+            } else {
+                EXIT_USAGE
+            }
+        }
     }
 }
