@@ -2436,8 +2436,19 @@ impl Replay<'_> {
                         let bits = u64::from(ty.scalar.bits());
                         (scalar && k.is_some_and(|k| k < bits), false)
                     }
-                    // A product needs a uniform factor (else it is no tuple).
-                    BinaryOp::Imul => (a.0 && b.0 && !(a.1 && b.1), a.1 || b.1),
+                    // A product needs a factor the same in every thread of every
+                    // block (else it is no tuple): the affine warp's tuples carry
+                    // `%ctaid` as a dimension of its own, so `blockIdx.x * t` with a
+                    // thread-varying `t` is not one.
+                    BinaryOp::Imul => {
+                        let scalar = |v: Value| {
+                            const_of(f, v).is_some() || self.launch_scalar(n.frame, &[v])
+                        };
+                        (
+                            a.0 && b.0 && (scalar(args[0]) || scalar(args[1])),
+                            a.1 || b.1,
+                        )
+                    }
                     BinaryOp::Ishl => {
                         let k = const_of(f, args[1]);
                         (
