@@ -1476,8 +1476,12 @@ impl Ctx<'_> {
     /// `sext`/`zext` of tuple `t` of width `from` to width `to` (see the module docs).
     fn extend(&self, arg: Value, t: &Tuple, from: u32, to: u32, signed: bool) -> Tuple {
         // A constant, or a lone atom of exactly the narrow width, extends exactly.
+        // When summarizing a callee, atoms may be the caller's values (from the
+        // seeds), which this function's types do not describe: no lone atoms then.
         let lone_atom = |l: &Linear| {
-            l.constant == 0 && matches!(l.terms[..], [(a, 1)] if self.width(a.value) == Some(from))
+            self.seed.is_none()
+                && l.constant == 0
+                && matches!(l.terms[..], [(a, 1)] if self.width(a.value) == Some(from))
         };
         let base = match &t.base {
             Part::Known(l) if l.as_const().is_some() || lone_atom(l) => {
