@@ -391,7 +391,10 @@ impl Ctx<'_> {
                 let db = self.deriv(iv, args[1], memo);
                 match op {
                     BinaryOp::Iadd | BinaryOp::Isub => self.binary(*op, [(da, ta), (db, tb)], ty),
-                    BinaryOp::Imul if db == Sym::Const(0) => {
+                    // The invariant factor, as `kind_of_inst` found it: a factor
+                    // computed from `p` can have a zero derivative (`i - i`) without
+                    // being invariant, and cannot be hoisted.
+                    BinaryOp::Imul if self.is_invariant(args[1], MAX_DEPTH) => {
                         let b = self.operand_sym(args[1]);
                         self.binary(*op, [(da, ta), (b, tb)], ty)
                     }
