@@ -114,6 +114,10 @@ struct GenArgs {
     /// Write the program here instead of standard output.
     #[arg(short = 'o', value_name = "OUT")]
     output: Option<PathBuf>,
+    /// Instead of a program, print which features the programs of seeds 0..N use
+    /// (at the sizes `spmdc difftest` gives them), as a Markdown table.
+    #[arg(long, value_name = "N")]
+    coverage: Option<u64>,
 }
 
 const DIFFTEST_HELP: &str = "\
@@ -815,6 +819,15 @@ fn run(cli: Cli) -> u8 {
         Some(Command::Bench(args)) => bench(&args),
         Some(Command::Difftest(args)) => difftest(&args),
         Some(Command::Reduce(args)) => reduce(&args),
+        Some(Command::Gen(GenArgs {
+            coverage: Some(n), ..
+        })) => {
+            let c = spmdc::gen::coverage::of_seeds(n, spmdc::difftest::size_for_seed);
+            write_output(
+                None,
+                &format!("{} programs\n\n{}", c.programs, c.to_table()),
+            )
+        }
         Some(Command::Gen(args)) => {
             let program = spmdc::gen::generate(args.seed, args.size);
             write_output(
@@ -1634,7 +1647,15 @@ fn difftest(args: &DifftestArgs) -> u8 {
         size: args.size,
         variants: args.variants,
     };
+    let done = std::sync::atomic::AtomicU64::new(0);
+    let runs = std::sync::atomic::AtomicU64::new(0);
     let report = |r: &difftest::SeedResult| {
+        use std::sync::atomic::Ordering::Relaxed;
+        let n = done.fetch_add(1, Relaxed) + 1;
+        let m = runs.fetch_add(u64::from(r.checked.runs), Relaxed) + u64::from(r.checked.runs);
+        if n % 1000 == 0 {
+            eprintln!("progress: {n} programs, {m} runs");
+        }
         for f in &r.checked.failures {
             eprintln!(
                 "FAIL seed {} size {} [{}] {}: {}",

@@ -191,8 +191,17 @@ fn run_unguarded(source: &str, launch: &LaunchLine, config: &Config) -> Outcome 
     }
 }
 
+/// The stack of each nyuzi gang: unoptimized code (`--no-opt`, `--no-inline`) keeps a
+/// slot per variable and generated programs declare many varying arrays and structs,
+/// more than the default 16 KiB holds.
+pub const NYUZI_GANG_STACK: u32 = 64 << 10;
+
 fn nyuzi_options(config: &Config) -> nyuzi::run::NyuziRunOptions {
     nyuzi::run::NyuziRunOptions {
+        image: nyuzi::image::ImageOptions {
+            gang_stack: NYUZI_GANG_STACK,
+            ..Default::default()
+        },
         timing: config.timing,
         machine: nyuzi::image::MachineShape {
             cores: config.cores,

@@ -15,7 +15,8 @@ pub const INPUT_LEN: u32 = 64;
 /// The elements of the `shared` array of the prologue; blocks have at most this many
 /// threads.
 pub const SHARED_LEN: u32 = 256;
-/// The slots of the atomics' buffer `acc`.
+/// The slots of the atomics' buffer `acc`: 0 to 3 take `atomic_add`, 4 `min`, 5
+/// `max`, 6 `or` and 7 `xor`.
 pub const ACC_LEN: u32 = 8;
 /// The entry point's name.
 pub const ENTRY: &str = "kernel";

@@ -10,7 +10,8 @@
 //! - [`scope`]: what is in scope and what the context allows;
 //! - [`expr`] and [`stmt`]: expression and statement generation;
 //! - [`launch`]: the launch shape and inputs;
-//! - [`emit`]: the source text.
+//! - [`emit`]: the source text;
+//! - [`coverage`]: which features a range of seeds uses.
 //!
 //! What keeps programs defined (lang-spec/types.md, expressions.md, stdlib.md):
 //! integer arithmetic wraps in spmdc, so `+ - *` and negation are used freely;
@@ -22,6 +23,7 @@
 //! cross-lane moves read only lanes that exist and are on; floating-point reductions,
 //! whose order the spec leaves open, are not used.
 
+pub mod coverage;
 pub mod emit;
 pub mod expr;
 pub mod launch;

@@ -380,11 +380,16 @@ impl Gen {
             uniform: self.rng.chance(25),
         };
         let value = self.expr_in(ctx, ty);
-        Stmt::Atomic {
-            op,
-            slot: self.rng.below(u64::from(super::emit::ACC_LEN)) as u32,
-            value,
-        }
+        // Each slot takes one operation: `(a ^ x) + y` is not `(a + y) ^ x`, so
+        // operations mixed on one slot would make the result depend on their order.
+        let slot = match op {
+            AtomicOp::Add => self.rng.below(4) as u32,
+            AtomicOp::Min => 4,
+            AtomicOp::Max => 5,
+            AtomicOp::Or => 6,
+            AtomicOp::Xor => 7,
+        };
+        Stmt::Atomic { op, slot, value }
     }
 
     fn call_void(&mut self, ctx: Ctx) -> Option<Stmt> {
