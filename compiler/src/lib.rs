@@ -20,5 +20,6 @@ pub mod ispc_suite;
 pub mod launch;
 pub mod lower;
 pub mod passes;
+pub mod profile;
 pub mod source;
 pub mod timing;

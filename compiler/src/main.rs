@@ -328,6 +328,28 @@ struct RunArgs {
     /// Print the run's statistics.
     #[arg(long)]
     stats: bool,
+    /// Profile the run: print the source annotated per line (dynamic instructions,
+    /// their share, average active lanes, and with --timing stall cycles by cause);
+    /// `--profile=asm` prints every executed instruction instead.
+    #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "lines", value_name = "VIEW")]
+    profile: Option<ProfileView>,
+    /// Write the profile as JSON to FILE (`-`: standard output), per line and per
+    /// instruction; implies profiling.
+    #[arg(long, value_name = "FILE")]
+    profile_json: Option<PathBuf>,
+    /// Trace one gang (nyuzi: hardware thread; dac-gpu: warp): print each instruction
+    /// it runs with its pc, source line and active lanes.
+    #[arg(long)]
+    trace: bool,
+    /// The gang, hardware thread or warp --trace follows (counted over the launch).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    trace_gang: u64,
+    /// The most instructions --trace prints.
+    #[arg(long, value_name = "K", default_value_t = 1000)]
+    trace_limit: usize,
+    /// Write the trace as JSON to FILE (`-`: standard output); implies --trace.
+    #[arg(long, value_name = "FILE")]
+    trace_json: Option<PathBuf>,
     /// The gang width of the interpreter (`programCount`).
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=64))]
     program_count: u32,
@@ -353,6 +375,15 @@ struct RunArgs {
     timing: bool,
     #[command(flatten)]
     dac: DacArgs,
+}
+
+/// What `spmdc run --profile` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ProfileView {
+    /// The source annotated per line.
+    Lines,
+    /// Every executed instruction of the target's code.
+    Asm,
 }
 
 /// The dac-gpu machine and scheduler of `spmdc run --target dac-gpu`.
@@ -1285,50 +1316,136 @@ fn run_kernel(args: &RunArgs) -> u8 {
             ..Default::default()
         },
     };
-    let outcome = if args.target == RunTarget::Nyuzi {
-        let opts = spmdc::back::nyuzi::run::NyuziRunOptions {
-            timing: args.timing,
-            machine: args.nyuzi.shape(),
-            image: args.nyuzi.image(),
-            bounds_check: !args.no_bounds_check,
-            ..Default::default()
-        };
-        spmdc::back::nyuzi::run::run_on_nyuzi(&front, &request, &opts)
-    } else if args.target == RunTarget::DacGpu {
-        let opts = spmdc::back::dac_gpu::DacRunOptions {
-            timing: args.timing,
-            config: args.dac.codegen.config.clone(),
-            scheduler: match args.dac.sched {
-                SchedArg::Gto => sim::gpu::SchedulerKind::Gto,
-                SchedArg::Lrr => sim::gpu::SchedulerKind::Lrr,
-            },
-            codegen: dac_codegen.expect("checked before compiling"),
-            max_warp_insts: args.max_steps,
-            exhaustive: args.dac.codegen.regalloc == RegallocArg::Exhaustive,
-        };
-        spmdc::back::dac_gpu::run_on_dac_gpu(&front, &request, &opts)
-    } else {
-        driver::run_on_interp(&front, &request)
+    let machine = match args.target {
+        RunTarget::Interp => spmdc::profile::run::Machine::Interp,
+        RunTarget::Nyuzi => {
+            spmdc::profile::run::Machine::Nyuzi(spmdc::back::nyuzi::run::NyuziRunOptions {
+                timing: args.timing,
+                machine: args.nyuzi.shape(),
+                image: args.nyuzi.image(),
+                bounds_check: !args.no_bounds_check,
+                ..Default::default()
+            })
+        }
+        RunTarget::DacGpu => {
+            spmdc::profile::run::Machine::DacGpu(spmdc::back::dac_gpu::DacRunOptions {
+                timing: args.timing,
+                config: args.dac.codegen.config.clone(),
+                scheduler: match args.dac.sched {
+                    SchedArg::Gto => sim::gpu::SchedulerKind::Gto,
+                    SchedArg::Lrr => sim::gpu::SchedulerKind::Lrr,
+                },
+                codegen: dac_codegen.expect("checked before compiling"),
+                max_warp_insts: args.max_steps,
+                exhaustive: args.dac.codegen.regalloc == RegallocArg::Exhaustive,
+            })
+        }
+    };
+    let wanted = spmdc::profile::run::Wanted {
+        profile: args.profile.is_some() || args.profile_json.is_some(),
+        trace: (args.trace || args.trace_json.is_some())
+            .then_some((args.trace_gang, args.trace_limit)),
+    };
+    if wanted != Default::default() {
+        return run_recorded(args, &front, &request, &machine, wanted);
+    }
+    let outcome = match &machine {
+        spmdc::profile::run::Machine::Nyuzi(opts) => {
+            spmdc::back::nyuzi::run::run_on_nyuzi(&front, &request, opts)
+        }
+        spmdc::profile::run::Machine::DacGpu(opts) => {
+            spmdc::back::dac_gpu::run_on_dac_gpu(&front, &request, opts)
+        }
+        spmdc::profile::run::Machine::Interp => driver::run_on_interp(&front, &request),
     };
     let result = match outcome {
         Ok(r) => r,
         Err(e) => return report_run_failure(&front, e, args),
     };
-    let mut out = String::new();
     if args.json {
-        out.push_str(&result.to_json_string());
-    } else {
-        out.push_str(&result.output);
-        match result.format_print(&args.print) {
-            Ok(text) => out.push_str(&text),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_USAGE;
+        return write_output(None, &result.to_json_string());
+    }
+    match run_text(&result, args) {
+        Ok(out) => write_output(None, &out),
+        Err(code) => code,
+    }
+}
+
+/// What a run prints without `--json`: the kernel's output, the `--print`ed
+/// buffers and the `--stats`.
+fn run_text(result: &spmdc::launch::RunResult, args: &RunArgs) -> Result<String, u8> {
+    let mut out = result.output.clone();
+    match result.format_print(&args.print) {
+        Ok(text) => out.push_str(&text),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Err(EXIT_USAGE);
+        }
+    }
+    if args.stats {
+        out.push_str(&result.stats.format_text());
+    }
+    Ok(out)
+}
+
+/// `spmdc run --profile/--trace`: runs with a recorder, prints what the run prints,
+/// then the annotated source (or instruction listing) and the trace; the JSON forms
+/// go where `--profile-json`/`--trace-json` say, or into the `--json` object.
+fn run_recorded(
+    args: &RunArgs,
+    front: &FrontResult,
+    request: &driver::RunRequest<'_>,
+    machine: &spmdc::profile::run::Machine,
+    wanted: spmdc::profile::run::Wanted,
+) -> u8 {
+    use spmdc::profile::render;
+    let recorded = match spmdc::profile::run::run(front, request, machine, wanted) {
+        Ok(r) => r,
+        Err(e) => return report_run_failure(front, e, args),
+    };
+    let result = &recorded.result;
+    for (path, json) in [
+        (
+            &args.profile_json,
+            recorded.profile.as_ref().map(|p| p.to_json()),
+        ),
+        (
+            &args.trace_json,
+            recorded.trace.as_ref().map(|t| t.to_json()),
+        ),
+    ] {
+        if let (Some(path), Some(json)) = (path, json) {
+            let to = (path.as_os_str() != "-").then_some(path);
+            let status = write_output(to, &format!("{json}\n"));
+            if status != EXIT_OK {
+                return status;
             }
         }
-        if args.stats {
-            out.push_str(&result.stats.format_text());
+    }
+    let mut out = String::new();
+    if args.json {
+        let mut object = result.to_json();
+        if let Some(p) = &recorded.profile {
+            object["profile"] = serde_json::to_value(p).unwrap_or_default();
         }
+        if let Some(t) = &recorded.trace {
+            object["trace"] = serde_json::to_value(t).unwrap_or_default();
+        }
+        out.push_str(&format!("{object:#}\n"));
+        return write_output(None, &out);
+    }
+    match run_text(result, args) {
+        Ok(text) => out.push_str(&text),
+        Err(code) => return code,
+    }
+    if let (Some(view), Some(p)) = (args.profile, &recorded.profile) {
+        out.push_str(&match view {
+            ProfileView::Lines => render::annotated_source(p, &front.sources, front.main_file),
+            ProfileView::Asm => render::instruction_listing(p),
+        });
+    }
+    if let (true, Some(t)) = (args.trace, &recorded.trace) {
+        out.push_str(&render::trace_listing(t));
     }
     write_output(None, &out)
 }

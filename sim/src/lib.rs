@@ -8,6 +8,7 @@
 pub mod gpu;
 pub mod mem;
 pub mod nyuzi;
+pub mod record;
 
 /// A launch's extent in up to three dimensions (`--grid`, `--block`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

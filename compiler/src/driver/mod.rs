@@ -440,7 +440,17 @@ pub fn run_module_on_interp(
     module: &crate::ir::Module,
     req: &RunRequest<'_>,
 ) -> Result<launch::RunResult, RunError> {
-    interp_launch(front, module, req, false).map(|(r, _)| r)
+    interp_launch(front, module, req, false, None).map(|(r, _)| r)
+}
+
+/// [`run_module_on_interp`], recording into `recorder` ([`interp::run_recorded`]).
+pub fn record_module_on_interp(
+    front: &FrontResult,
+    module: &crate::ir::Module,
+    req: &RunRequest<'_>,
+    recorder: &mut sim::record::Recorder,
+) -> Result<launch::RunResult, RunError> {
+    interp_launch(front, module, req, false, Some(recorder)).map(|(r, _)| r)
 }
 
 /// [`run_module_on_interp`], also counting how many times each IR instruction ran
@@ -450,7 +460,7 @@ pub fn profile_module_on_interp(
     module: &crate::ir::Module,
     req: &RunRequest<'_>,
 ) -> Result<(launch::RunResult, interp::InstCounts), RunError> {
-    interp_launch(front, module, req, true).map(|(r, c)| (r, c.unwrap_or_default()))
+    interp_launch(front, module, req, true, None).map(|(r, c)| (r, c.unwrap_or_default()))
 }
 
 fn interp_launch(
@@ -458,6 +468,7 @@ fn interp_launch(
     module: &crate::ir::Module,
     req: &RunRequest<'_>,
     profile: bool,
+    recorder: Option<&mut sim::record::Recorder>,
 ) -> Result<(launch::RunResult, Option<interp::InstCounts>), RunError> {
     let checked = front
         .checked
@@ -505,7 +516,11 @@ fn interp_launch(
         dynamic_shared: prepared.config.dynamic_shared,
         ..interp::Launch::new(prepared.config.grid, prepared.config.block, bits.clone())
     };
-    let (outcome, counts) = if profile {
+    let (outcome, counts) = if let Some(recorder) = recorder {
+        let o = interp::run_recorded(module, entry, &shape, &mut memory, req.limits, recorder)
+            .map_err(RunError::Trap)?;
+        (o, None)
+    } else if profile {
         let (o, c) = interp::run_profiled(module, entry, &shape, &mut memory, req.limits)
             .map_err(RunError::Trap)?;
         (o, Some(c))

@@ -5,6 +5,7 @@
 //! uniform value uses lane 0 only). Calls push a frame on top; returns truncate.
 
 use cranelift_entity::EntityRef;
+use sim::record::{Recorder, TraceStep};
 use sim::Dim3;
 
 use super::decode::{AddrOf, DecodedFunc, LaneCount, Op, Opnd, Target};
@@ -158,6 +159,11 @@ pub struct Machine<'a> {
     pub entry_return: Option<u64>,
     /// Executions per op (`[function][pc]`), when the caller asked for a profile.
     pub profile: Option<Vec<Vec<u64>>>,
+    /// Per-op counters and one gang's path ([`sim::record`]; code = function
+    /// index, index = op), when the caller asked for them.
+    pub recorder: Option<&'a mut Recorder>,
+    /// Gangs in a block, to number gangs over the launch for the trace.
+    pub gangs_per_block: u64,
 }
 
 impl Machine<'_> {
@@ -220,9 +226,13 @@ impl Machine<'_> {
                     );
                     return Err(self.locate(g, fi, pc, Fault::new(msg)));
                 }
-                self.count_lanes(g, fr.base, f.lane_counts[pc]);
+                let lanes = self.lanes_on(g, fr.base, f.lane_counts[pc]);
+                self.stats.lane_operations += u64::from(lanes.map_or(0, u64::count_ones));
                 if let Some(p) = self.profile.as_mut() {
                     p[fi][pc] += 1;
+                }
+                if self.recorder.is_some() {
+                    self.record(g, fi, pc, lanes);
                 }
                 let op = &f.ops[pc];
                 match self.exec(g, op, fr.base, fr.slots) {
@@ -272,12 +282,41 @@ impl Machine<'_> {
         }
     }
 
-    fn count_lanes(&mut self, g: &Gang, base: usize, count: LaneCount) {
-        self.stats.lane_operations += u64::from(match count {
-            LaneCount::None => 0,
-            LaneCount::Exists => g.exists.count_ones(),
-            LaneCount::Mask(m) => self.mask(g, base, Some(m)).count_ones(),
-        });
+    /// The lanes a varying op works on (`None` for a uniform op).
+    #[inline]
+    fn lanes_on(&self, g: &Gang, base: usize, count: LaneCount) -> Option<u64> {
+        match count {
+            LaneCount::None => None,
+            LaneCount::Exists => Some(g.exists),
+            LaneCount::Mask(m) => Some(self.mask(g, base, Some(m))),
+        }
+    }
+
+    /// Records op `pc` of function `fi`, run by gang `g` on `lanes`.
+    #[inline(never)]
+    fn record(&mut self, g: &Gang, fi: usize, pc: usize, lanes: Option<u64>) {
+        let geo = &self.geo;
+        let block = u64::from(geo.block_idx.x)
+            + u64::from(geo.grid_dim.x)
+                * (u64::from(geo.block_idx.y)
+                    + u64::from(geo.grid_dim.y) * u64::from(geo.block_idx.z));
+        let unit = block * self.gangs_per_block + g.index as u64;
+        let Some(r) = self.recorder.as_deref_mut() else {
+            return;
+        };
+        let (code, index) = (fi as u32, pc as u32);
+        if let Some(p) = r.profile.as_mut() {
+            let slots = lanes.map_or(0, |_| g.exists.count_ones());
+            let active = lanes.map_or(0, u64::count_ones);
+            p.executed(code, index, u32::MAX, slots, active);
+        }
+        if let Some(t) = r.trace.as_mut().filter(|t| t.unit == unit) {
+            t.push(TraceStep {
+                code,
+                index,
+                mask: lanes,
+            });
+        }
     }
 
     /// The lanes on in a mask operand (all existing lanes without one).

@@ -75,6 +75,7 @@ pub use memory::{
 };
 
 use cranelift_entity::SecondaryMap;
+use sim::record::Recorder;
 
 use crate::ir::{FuncRef, Inst, Module};
 use exec::{Gang, Geometry, Machine, Stop};
@@ -177,7 +178,36 @@ pub fn run(
     memory: &mut Memory,
     limits: Limits,
 ) -> Result<Outcome, RuntimeError> {
-    run_launch(module, entry, launch, memory, limits, false).map(|(o, _)| o)
+    run_launch(module, entry, launch, memory, limits, false, None).map(|(o, _)| o)
+}
+
+/// [`run`], also recording into `recorder` ([`sim::record`], as the simulators do):
+/// every op's executions and lanes with code = the function's index and index = the
+/// op's number in its decoded form ([`op_origin`] maps it back to the IR), and the
+/// path of gang [`sim::record::Trace::unit`] (gangs numbered block by block in
+/// launch order). What was recorded before an error stays in `recorder`.
+pub fn run_recorded(
+    module: &Module,
+    entry: FuncRef,
+    launch: &Launch,
+    memory: &mut Memory,
+    limits: Limits,
+    recorder: &mut Recorder,
+) -> Result<Outcome, RuntimeError> {
+    run_launch(module, entry, launch, memory, limits, false, Some(recorder)).map(|(o, _)| o)
+}
+
+/// The IR instruction of each decoded op of each function (`[function][op]`), the
+/// coordinates [`run_recorded`] records under; a function the interpreter cannot
+/// decode has none.
+pub fn op_origin(module: &Module) -> Vec<Vec<Inst>> {
+    match decode::decode_module(module) {
+        Ok(funcs) => funcs
+            .iter()
+            .map(|f| f.origin.iter().map(|&(_, inst)| inst).collect())
+            .collect(),
+        Err(_) => Vec::new(),
+    }
 }
 
 /// How many times each IR instruction ran (once per gang instruction, as
@@ -193,7 +223,7 @@ pub fn run_profiled(
     memory: &mut Memory,
     limits: Limits,
 ) -> Result<(Outcome, InstCounts), RuntimeError> {
-    let (outcome, per_op) = run_launch(module, entry, launch, memory, limits, true)?;
+    let (outcome, per_op) = run_launch(module, entry, launch, memory, limits, true, None)?;
     let funcs = decode::decode_module(module)?;
     let mut counts = InstCounts::new();
     for ((fref, _), (decoded, ops)) in module.functions.iter().zip(funcs.iter().zip(per_op)) {
@@ -212,6 +242,7 @@ fn run_launch(
     memory: &mut Memory,
     limits: Limits,
     profile: bool,
+    recorder: Option<&mut Recorder>,
 ) -> Result<(Outcome, Vec<Vec<u64>>), RuntimeError> {
     let lanes = check_launch(module, entry, launch)?;
     let funcs = decode::decode_module(module)?;
@@ -227,6 +258,8 @@ fn run_launch(
         output: String::new(),
         entry_return: None,
         profile: profile.then(|| funcs.iter().map(|f| vec![0; f.ops.len()]).collect()),
+        recorder,
+        gangs_per_block: gangs_per_block as u64,
         geo: Geometry {
             block_idx: Dim3::new(0, 0, 0),
             block_dim: launch.block,

@@ -9,8 +9,9 @@
 //! them in a fixed order is what makes results reproducible.
 
 use super::exec::{step, Code, CtaInfo, Env, Flow, StepBuffers, WarpState, WARP};
-use super::isa::{KernelKind, Program};
+use super::isa::{Guard, KernelKind, Program};
 use super::stats::{StatValue, Stats};
+use crate::record::{Recorder, TraceStep};
 use std::fmt;
 
 /// First address handed out to a buffer: below 4 GiB so that 32-bit address registers
@@ -470,6 +471,20 @@ pub fn run_functional(
     run_functional_on(program, launch, mem, limits, host_threads())
 }
 
+/// [`run_functional`] that also records into `recorder` when given
+/// ([`crate::record`]): every warp instruction per (kernel, pc), and the path of warp
+/// [`crate::record::Trace::unit`] (block by block in linear order, then warp by
+/// warp). A recorded run's blocks run strictly in order on one host thread.
+pub fn run_functional_recorded(
+    program: &Program,
+    launch: &Launch,
+    mem: &mut GlobalMemory,
+    limits: Limits,
+    recorder: Option<&mut Recorder>,
+) -> Result<FunctionalReport, GpuFault> {
+    run_functional_with(program, launch, mem, limits, host_threads(), recorder)
+}
+
 /// [`run_functional`] on `threads` host threads (1: strictly in order).
 pub(crate) fn run_functional_on(
     program: &Program,
@@ -478,13 +493,26 @@ pub(crate) fn run_functional_on(
     limits: Limits,
     threads: u64,
 ) -> Result<FunctionalReport, GpuFault> {
+    run_functional_with(program, launch, mem, limits, threads, None)
+}
+
+fn run_functional_with(
+    program: &Program,
+    launch: &Launch,
+    mem: &mut GlobalMemory,
+    limits: Limits,
+    threads: u64,
+    recorder: Option<&mut Recorder>,
+) -> Result<FunctionalReport, GpuFault> {
     let mut prep = prepare(program, launch)?;
     prep.dac = super::affine::trace_for(program, prep.entry, launch, limits.max_warp_insts, false)?;
     let all = 0..prep.num_ctas;
-    let (warp_insts, thread_insts) = if threads >= 2 && prep.num_ctas >= 4 * threads {
-        run_parallel(program, launch, &prep, mem, limits, threads)?
-    } else {
-        run_blocks(program, launch, &prep, mem, all, limits, (0, 0))?
+    let (warp_insts, thread_insts) = match recorder {
+        Some(r) => run_blocks(program, launch, &prep, mem, all, limits, (0, 0), Some(r))?,
+        None if threads >= 2 && prep.num_ctas >= 4 * threads => {
+            run_parallel(program, launch, &prep, mem, limits, threads)?
+        }
+        None => run_blocks(program, launch, &prep, mem, all, limits, (0, 0), None)?,
     };
     let stats = Stats {
         warp_insts,
@@ -540,10 +568,10 @@ fn run_parallel(
             .enumerate()
             .map(|(c, m)| {
                 let r = range(c as u64 + 1);
-                s.spawn(move || run_blocks(program, launch, prep, m, r, limits, (0, 0)))
+                s.spawn(move || run_blocks(program, launch, prep, m, r, limits, (0, 0), None))
             })
             .collect();
-        let first = run_blocks(program, launch, prep, mem, range(0), limits, (0, 0));
+        let first = run_blocks(program, launch, prep, mem, range(0), limits, (0, 0), None);
         let rest: Vec<_> = handles.into_iter().map(|h| h.join().ok()).collect();
         (first, rest)
     });
@@ -561,7 +589,7 @@ fn run_parallel(
             Some((w, t)) => counts = (counts.0 + w, counts.1 + t),
             None => {
                 let rest = range(c as u64 + 1).start..n;
-                return run_blocks(program, launch, prep, mem, rest, limits, counts);
+                return run_blocks(program, launch, prep, mem, rest, limits, counts, None);
             }
         }
     }
@@ -605,7 +633,9 @@ fn merge_range(mem: &mut GlobalMemory, copy: &GlobalMemory, written: &mut [Vec<u
 
 /// Runs blocks `range` in linear order on `mem`; returns the (warp, thread)
 /// instructions counted on from `start` (the counts of the blocks before, so the
-/// instruction limit applies to the whole launch).
+/// instruction limit applies to the whole launch). Records each instruction into
+/// `recorder` when there is one.
+#[allow(clippy::too_many_arguments)]
 fn run_blocks(
     program: &Program,
     launch: &Launch,
@@ -614,6 +644,7 @@ fn run_blocks(
     range: std::ops::Range<u64>,
     limits: Limits,
     start: (u64, u64),
+    mut recorder: Option<&mut Recorder>,
 ) -> Result<(u64, u64), GpuFault> {
     let mut env = Env {
         program,
@@ -659,6 +690,10 @@ fn run_blocks(
                     }
                     warp_insts += 1;
                     thread_insts += u64::from(warp.active_mask().count_ones());
+                    if let Some(r) = recorder.as_deref_mut() {
+                        let unit = i * u64::from(prep.warps_per_block) + w as u64;
+                        record_warp_inst(r, program, unit, warp);
+                    }
                     warp.clock += 1; // `%clock64`: this warp's instructions, this one included
                     match step(&mut env, warp, cta, &mut trace)? {
                         Flow::Continue => {}
@@ -681,6 +716,50 @@ fn run_blocks(
         }
     }
     Ok((warp_insts, thread_insts))
+}
+
+/// The lanes whose guard holds (all without a guard). Generated code keeps masks in
+/// guards rather than in the active mask, so lane utilization counts these.
+pub(crate) fn guard_lanes(state: &WarpState, guard: Option<Guard>) -> u32 {
+    match guard {
+        None => u32::MAX,
+        Some(g) => {
+            let p = state.preds.get(usize::from(g.pred)).copied().unwrap_or(0);
+            if g.negate {
+                !p
+            } else {
+                p
+            }
+        }
+    }
+}
+
+/// Records the instruction warp `unit` of the launch is about to execute, with the
+/// lanes that execute it: active, and for a guarded instruction with the guard true
+/// (the code keeps most masks in guards, so the active mask alone would show every
+/// lane on).
+#[inline(never)]
+pub(crate) fn record_warp_inst(r: &mut Recorder, program: &Program, unit: u64, warp: &WarpState) {
+    let Some((code, pc)) = warp.next_pc() else {
+        return;
+    };
+    let mask = warp.active_mask();
+    let guard = program
+        .kernels
+        .get(code as usize)
+        .and_then(|k| k.insts.get(pc as usize))
+        .and_then(|i| i.guard);
+    let executing = mask & guard_lanes(warp, guard);
+    if let Some(p) = r.profile.as_mut() {
+        p.executed(code, pc, u32::MAX, WARP as u32, executing.count_ones());
+    }
+    if let Some(t) = r.trace.as_mut().filter(|t| t.unit == unit) {
+        t.push(TraceStep {
+            code,
+            index: pc,
+            mask: Some(u64::from(executing)),
+        });
+    }
 }
 
 /// After every warp of a block ran as far as it can: opens the barrier when every

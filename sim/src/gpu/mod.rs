@@ -22,15 +22,15 @@ pub use asm::{check, parse, print, AsmError};
 pub use config::{AtqCursor, BarrierGate, GpuConfig};
 pub use isa::*;
 pub use machine::{
-    pack_params, run_functional, FaultKind, FunctionalReport, GlobalMemory, GpuFault, Launch,
-    Limits, MAX_BLOCK_THREADS,
+    pack_params, run_functional, run_functional_recorded, FaultKind, FunctionalReport,
+    GlobalMemory, GpuFault, Launch, Limits, MAX_BLOCK_THREADS,
 };
 pub use occupancy::{
     occupancy, register_cliffs, BlockResources, Cliff, Limiter, Occupancy, OccupancyError,
 };
 
 pub use stats::{StatValue, Stats};
-pub use timing::{run_timing, SchedulerKind, TimingReport};
+pub use timing::{run_timing, run_timing_recorded, SchedulerKind, TimingReport, STALL_NAMES};
 
 #[cfg(test)]
 mod affine_tests;

@@ -35,13 +35,15 @@
 
 use super::config::{GpuConfig, SchedPolicy};
 use super::exec::{step, CtaInfo, Env, Flow, StepBuffers, WarpState, WARP};
-use super::isa::{Guard, Inst, Op, Program, RegFile, Space, Unit};
+use super::isa::{Inst, Op, Program, RegFile, Space, Unit};
 use super::machine::{
-    deadlock, prepare, runaway, GlobalMemory, GpuFault, Launch, Limits, Prepared,
+    deadlock, guard_lanes, prepare, record_warp_inst, runaway, GlobalMemory, GpuFault, Launch,
+    Limits, Prepared,
 };
 use super::occupancy::{occupancy, BlockResources};
 use super::stats::{Stall, StatValue, Stats};
 use super::timing_dac::{deq_need, DacTotals, DeqNeed, Plan, SmDac};
+use crate::record::Recorder;
 use std::cell::Cell;
 
 use crate::mem::{AccessKind, CacheConfig, DramConfig, MemConfig, MemorySystem, WritePolicy};
@@ -208,6 +210,8 @@ struct Sched {
     /// Index (into the scheduler's warp list) of the last warp issued.
     last: usize,
     reason: Stall,
+    /// When recording: the (kernel, pc) of the warp instruction `reason` came from.
+    culprit: Option<(u32, u32)>,
     /// First cycle whose use is not yet counted.
     counted_to: u64,
 }
@@ -397,6 +401,28 @@ pub fn run_timing(
     limits: Limits,
     scheduler: SchedulerKind,
 ) -> Result<TimingReport, GpuFault> {
+    run_timing_recorded(program, launch, mem, config, limits, scheduler, None)
+}
+
+/// The names of the stall reasons, in the order a [`crate::record::Profile`] of a
+/// timing run indexes them (the `stall_*` statistics).
+pub const STALL_NAMES: [&str; 5] = ["memory", "dependency", "barrier", "queue", "idle"];
+
+/// [`run_timing`] that also records into `recorder` when given ([`crate::record`]):
+/// every warp instruction per (kernel, pc), the path of warp
+/// [`crate::record::Trace::unit`], and each stalled scheduler cycle, charged with
+/// its reason ([`STALL_NAMES`]) to the next instruction of the warp that gave the
+/// reason (idle cycles with no warp to blame go to
+/// [`crate::record::Profile::elsewhere`]).
+pub fn run_timing_recorded(
+    program: &Program,
+    launch: &Launch,
+    mem: &mut GlobalMemory,
+    config: &GpuConfig,
+    limits: Limits,
+    scheduler: SchedulerKind,
+    mut recorder: Option<&mut Recorder>,
+) -> Result<TimingReport, GpuFault> {
     let mut prep = prepare(program, launch)?;
     prep.dac = super::affine::trace_for(program, prep.entry, launch, limits.max_warp_insts, true)?;
     let kernel = &program.kernels[prep.entry as usize];
@@ -463,6 +489,7 @@ pub fn run_timing(
                     // LRR starts at warp 0 (last + 1 wraps to 0); GTO sees no last warp.
                     last: usize::MAX,
                     reason: Stall::Idle,
+                    culprit: None,
                     counted_to: 0,
                 };
                 nsched
@@ -494,6 +521,7 @@ pub fn run_timing(
         trace: StepBuffers::default(),
         next_cta: 0,
         next_age: 0,
+        recorder: recorder.as_deref_mut(),
     };
     // Initial dispatch: one block per SM in turn until the SMs are full.
     loop {
@@ -559,7 +587,12 @@ pub fn run_timing(
     for sm in sms.iter_mut() {
         for s in sm.sched.iter_mut() {
             if cycles > s.counted_to {
-                stats.add_stall(s.reason, cycles - s.counted_to);
+                charge_stall(
+                    &mut stats,
+                    recorder.as_deref_mut(),
+                    s,
+                    cycles - s.counted_to,
+                );
                 s.counted_to = cycles;
             }
         }
@@ -609,6 +642,15 @@ struct Run<'a, 'c> {
     trace: StepBuffers,
     next_cta: u64,
     next_age: u64,
+    recorder: Option<&'c mut Recorder>,
+}
+
+/// Counts `cycles` of scheduler `s`'s stall, and records them when recording.
+fn charge_stall(stats: &mut Stats, recorder: Option<&mut Recorder>, s: &Sched, cycles: u64) {
+    stats.add_stall(s.reason, cycles);
+    if let Some(p) = recorder.and_then(|r| r.profile.as_mut()) {
+        p.stalled(s.culprit, u32::MAX, s.reason as usize, cycles);
+    }
 }
 
 /// What keeps a warp from issuing, and until when.
@@ -753,7 +795,12 @@ impl Run<'_, '_> {
                 continue;
             }
             if now > sc.counted_to {
-                self.stats.add_stall(sc.reason, now - sc.counted_to);
+                charge_stall(
+                    self.stats,
+                    self.recorder.as_deref_mut(),
+                    &sc,
+                    now - sc.counted_to,
+                );
             }
             if s == 0 && self.affine_issue(sm, now) {
                 // The affine warp took the first scheduler's slot.
@@ -837,8 +884,11 @@ impl Run<'_, '_> {
                 }
                 None => {
                     sc.reason = reason;
+                    if self.recorder.is_some() {
+                        sc.culprit = culprit(sm, (0..count).map(slot_of), reason);
+                    }
                     sc.counted_to = now + 1;
-                    self.stats.add_stall(reason, 1);
+                    charge_stall(self.stats, self.recorder.as_deref_mut(), &sc, 1);
                     wake = wake.min(earliest);
                 }
             }
@@ -938,6 +988,11 @@ impl Run<'_, '_> {
                 }
                 DeqNeed::Addr { data: false } => self.stats.deq_addr_insts += 1,
             }
+        }
+        if let Some(r) = self.recorder.as_deref_mut() {
+            let unit =
+                cta.linear * u64::from(ctx.prep.warps_per_block) + u64::from(warp.state.warp_id);
+            record_warp_inst(r, ctx.program, unit, &warp.state);
         }
         warp.state.clock = now; // `%clock64` reads the SM's cycle at issue
         let flow = step(env, &mut warp.state, &mut cta.info, &mut self.trace)?;
@@ -1142,20 +1197,12 @@ impl Run<'_, '_> {
     }
 }
 
-/// The lanes whose guard holds (all without a guard). Generated code keeps masks in
-/// guards rather than in the active mask, so lane utilization counts these.
-fn guard_lanes(state: &WarpState, guard: Option<Guard>) -> u32 {
-    match guard {
-        None => u32::MAX,
-        Some(g) => {
-            let p = state.preds.get(usize::from(g.pred)).copied().unwrap_or(0);
-            if g.negate {
-                !p
-            } else {
-                p
-            }
-        }
-    }
+/// The next instruction of the first warp among `slots` held back by `reason`: the
+/// instruction a stalled scheduler cycle is charged to in a profile.
+fn culprit(sm: &Sm, slots: impl Iterator<Item = usize>, reason: Stall) -> Option<(u32, u32)> {
+    slots
+        .filter(|&k| sm.hint[k].get().1 == reason)
+        .find_map(|k| sm.warps[k].as_ref().filter(|w| !w.done)?.state.next_pc())
 }
 
 /// The more telling of two stall reasons: memory, then dependency, barrier, idle.

@@ -236,6 +236,14 @@ pub(crate) fn predecode(word: u32) -> Uop {
     }
 }
 
+/// Whether micro-op class `c` works on vector registers (what [`Stats::vector`]
+/// counts, and what has lanes in a profile or trace).
+#[inline(always)]
+pub(crate) fn is_vector_class(c: u8) -> bool {
+    use class::*;
+    (ALU_VS..=SHUF_M).contains(&c) || (LOADV..=SCATTER_M).contains(&c)
+}
+
 /// The coarse kind of a micro-op, for [`super::machine::InstClass`] and statistics.
 pub(crate) fn kind_of(u: Uop) -> super::machine::InstClass {
     use super::machine::InstClass as K;
@@ -312,6 +320,8 @@ pub(crate) struct Effects {
     pub branch_taken: bool,
     pub masked: bool,
     pub lanes: u8,
+    /// The active lanes of a vector instruction (bit i = lane i).
+    pub mask: u16,
 }
 
 impl Sys {
@@ -792,6 +802,7 @@ fn note_vector(sys: &mut Sys, eff: &mut Effects, masked: bool, mask: u32) {
     }
     eff.masked = masked;
     eff.lanes = lanes as u8;
+    eff.mask = mask as u16;
 }
 
 #[inline(never)]

@@ -20,12 +20,18 @@
 //! control register 6 returns the instruction count (as the notes say), not a clock.
 //! A thread resumed with CR21 continues at its own pc, which is 0 for a thread that
 //! never ran.
+//!
+//! With a [`Recorder`] ([`Machine::set_recorder`]) both entry points also count every
+//! instruction per word address and trace one hardware thread ([`crate::record`]):
+//! code 0, index `pc / 4`. [`Machine::run`] then takes a separate loop, so the fast
+//! one is unchanged.
 
 use std::fmt;
 
 use super::exec::{self, Effects, Sys, Thread, MMIO_BASE, NO_LINE};
 use super::isa::{decode, Inst};
 use super::protect::Protection;
+use crate::record::{Recorder, TraceStep};
 
 /// Instructions a thread runs before [`Machine::run`] switches to the next one.
 pub const DEFAULT_QUANTUM: u32 = 256;
@@ -203,6 +209,10 @@ pub struct Machine {
     threads: Vec<Thread>,
     sys: Sys,
     quantum: u32,
+    /// What a profiled or traced run records, and the first word address (/ 4) past
+    /// the instructions worth counting one by one.
+    recorder: Option<Box<Recorder>>,
+    record_limit: u32,
 }
 
 impl Machine {
@@ -234,7 +244,46 @@ impl Machine {
             },
             config,
             quantum: DEFAULT_QUANTUM,
+            recorder: None,
+            record_limit: 0,
         }
+    }
+
+    /// Records every later instruction into `recorder` (`None`: stop recording):
+    /// instructions at addresses below `code_end` one by one, the others together
+    /// in [`crate::record::Profile::elsewhere`]; a trace follows hardware thread
+    /// [`crate::record::Trace::unit`].
+    pub fn set_recorder(&mut self, recorder: Option<Recorder>, code_end: u32) {
+        self.recorder = recorder.filter(Recorder::is_active).map(Box::new);
+        self.record_limit = code_end / 4;
+    }
+
+    /// What was recorded so far, ending the recording.
+    pub fn take_recorder(&mut self) -> Option<Recorder> {
+        self.recorder.take().map(|r| *r)
+    }
+
+    /// Charges stall cycles to the instruction thread `t` is about to issue (for the
+    /// timing model, when recording).
+    pub(crate) fn record_stalls(&mut self, t: usize, stalls: &[u64]) {
+        let pc = self.pc(t);
+        let limit = self.record_limit;
+        if let Some(p) = self
+            .recorder
+            .as_deref_mut()
+            .and_then(|r| r.profile.as_mut())
+        {
+            for (cause, &cycles) in stalls.iter().enumerate() {
+                if cycles > 0 {
+                    p.stalled(Some((0, pc / 4)), limit, cause, cycles);
+                }
+            }
+        }
+    }
+
+    /// Whether a recorder is set (the timing model then notes stalls).
+    pub(crate) fn is_recording(&self) -> bool {
+        self.recorder.is_some()
     }
 
     pub fn config(&self) -> &Config {
@@ -438,12 +487,16 @@ impl Machine {
             .map_err(|e| self.fault(t, e))?;
         self.sys.counts[usize::from(exec::uop_class(u))] += 1;
         self.sys.total += 1;
+        if let Some(r) = self.recorder.as_deref_mut() {
+            record(r, self.record_limit, t, pc, u, eff);
+        }
         Ok((pc, u))
     }
 
     /// Runs every enabled thread until all have halted (suspended themselves), a
     /// fault, or the instruction limit.
     pub fn run(&mut self) -> Result<Summary, Fault> {
+        let recording = self.recorder.is_some();
         while self.sys.enable != 0 {
             for t in 0..self.threads.len() {
                 if self.sys.enable >> t & 1 == 0 {
@@ -455,7 +508,11 @@ impl Machine {
                     return Err(self.fault(t, (FaultKind::InstructionLimit, None)));
                 }
                 let n = u64::from(self.quantum).min(left);
-                let ran = self.run_quantum(t, n);
+                let ran = if recording {
+                    self.run_quantum::<true>(t, n)
+                } else {
+                    self.run_quantum::<false>(t, n)
+                };
                 self.sys.total = self.sys.retired();
                 ran?;
             }
@@ -467,10 +524,12 @@ impl Machine {
     }
 
     /// Runs up to `n` instructions of thread `t`, stopping early when the thread
-    /// enable mask changes.
-    fn run_quantum(&mut self, t: usize, n: u64) -> Result<(), Fault> {
+    /// enable mask changes; with `RECORD`, records each in the recorder.
+    fn run_quantum<const RECORD: bool>(&mut self, t: usize, n: u64) -> Result<(), Fault> {
         let th = &mut self.threads[t];
         let sys = &mut self.sys;
+        let mut recorder = self.recorder.as_deref_mut();
+        let limit = self.record_limit;
         let mut eff = Effects::default();
         let mut result = Ok(());
         for _ in 0..n {
@@ -481,9 +540,13 @@ impl Machine {
                     break;
                 }
             };
+            let pc = th.pc;
             match exec::exec::<false>(th, t, sys, u, &mut eff) {
                 Ok(yielded) => {
                     sys.counts[usize::from(exec::uop_class(u))] += 1;
+                    if let (true, Some(r)) = (RECORD, recorder.as_deref_mut()) {
+                        record(r, limit, t, pc, u, &eff);
+                    }
                     if yielded {
                         break;
                     }
@@ -495,5 +558,24 @@ impl Machine {
             }
         }
         result.map_err(|e| self.fault(t, e))
+    }
+}
+
+/// Counts instruction `u` at `pc` of thread `t` (with its effects `eff`) in the
+/// profile and, for the traced thread, the trace.
+#[inline(never)]
+fn record(r: &mut Recorder, limit: u32, t: usize, pc: u32, u: exec::Uop, eff: &Effects) {
+    let vector = exec::is_vector_class(exec::uop_class(u));
+    let mask = vector.then_some(eff.mask);
+    if let Some(p) = r.profile.as_mut() {
+        let active = mask.map_or(0, |m| m.count_ones());
+        p.executed(0, pc / 4, limit, if vector { 16 } else { 0 }, active);
+    }
+    if let Some(tr) = r.trace.as_mut().filter(|tr| tr.unit == t as u64) {
+        tr.push(TraceStep {
+            code: 0,
+            index: pc / 4,
+            mask: mask.map(u64::from),
+        });
     }
 }

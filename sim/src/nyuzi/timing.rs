@@ -784,8 +784,26 @@ impl<'a> Sim<'a> {
     #[inline]
     fn account(&mut self, t: usize, end: u64) {
         if end > self.th[t].acc {
-            self.charge(t, end);
+            if self.m.is_recording() {
+                self.charge_recorded(t, end);
+            } else {
+                self.charge(t, end);
+            }
         }
+    }
+
+    /// [`Sim::charge`], also charging the cycles to the instruction the thread waits
+    /// to issue in the machine's profile.
+    #[inline(never)]
+    fn charge_recorded(&mut self, t: usize, end: u64) {
+        let before = self.th[t].rep.stalls;
+        self.charge(t, end);
+        let after = self.th[t].rep.stalls;
+        let mut charged = [0u64; N_CAUSES];
+        for (c, (a, b)) in charged.iter_mut().zip(after.iter().zip(before)) {
+            *c = a - b;
+        }
+        self.m.record_stalls(t, &charged);
     }
 
     /// [`Sim::account`] when there are cycles to charge.

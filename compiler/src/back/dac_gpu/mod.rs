@@ -229,6 +229,41 @@ impl Compiled {
     }
 }
 
+/// Describes every instruction of a compiled program for a profile or trace
+/// ([`crate::profile`]): `[kernel][pc]`, with the text the listing prints and the
+/// source span of the line table.
+pub fn describe_program(compiled: &Compiled) -> crate::profile::InstTable {
+    compiled
+        .program
+        .kernels
+        .iter()
+        .enumerate()
+        .map(|(k, kernel)| {
+            let lines = compiled.lines.get(k);
+            let label = |at: u32| format!("$L{at}");
+            let func = |f: u32| {
+                compiled
+                    .program
+                    .kernels
+                    .get(f as usize)
+                    .map_or_else(|| format!("f{f}"), |k| k.name.clone())
+            };
+            kernel
+                .insts
+                .iter()
+                .enumerate()
+                .map(|(pc, inst)| crate::profile::InstDesc {
+                    function: kernel.name.clone(),
+                    address: pc as u64,
+                    text: sim::gpu::asm::inst_text(inst, &kernel.params, &label, &func),
+                    span: lines.and_then(|l| l.get(pc).copied().flatten()),
+                    place: "no source line",
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// Compiles every entry function of `module` into a `.entry` kernel (other functions
 /// are inlined where they are called).
 pub fn compile_module(module: &ir::Module, options: &Options) -> Result<Compiled, Vec<Diagnostic>> {

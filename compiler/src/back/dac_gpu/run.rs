@@ -98,12 +98,24 @@ pub fn run_on_dac_gpu(
     req: &RunRequest<'_>,
     opts: &DacRunOptions,
 ) -> Result<RunResult, RunError> {
-    let mut codegen = for_launch(&opts.codegen, req);
-    if opts.exhaustive {
-        codegen = fastest_allocation(front, req, opts, codegen)?;
-    }
+    let codegen = launch_codegen(front, req, opts)?;
     let compiled = compile(front, req.optimize, &codegen)?;
     run_compiled(front, &compiled, req, opts)
+}
+
+/// The code generation options a run of `req` compiles with: `opts.codegen` for the
+/// launch ([`for_launch`]), with the fastest allocation under `--regalloc exhaustive`.
+#[allow(clippy::result_large_err)] // the driver's shared error type
+pub fn launch_codegen(
+    front: &FrontResult,
+    req: &RunRequest<'_>,
+    opts: &DacRunOptions,
+) -> Result<super::Options, RunError> {
+    let codegen = for_launch(&opts.codegen, req);
+    if opts.exhaustive {
+        return fastest_allocation(front, req, opts, codegen);
+    }
+    Ok(codegen)
 }
 
 /// `--regalloc exhaustive`: the options of the fastest, in the timing model, of the
@@ -170,6 +182,21 @@ pub fn run_compiled(
     compiled: &Compiled,
     req: &RunRequest<'_>,
     opts: &DacRunOptions,
+) -> Result<RunResult, RunError> {
+    run_compiled_recorded(front, compiled, req, opts, None)
+}
+
+/// [`run_compiled`], recording into `recording` when given: the simulator's
+/// counters and trace ([`gpu::run_functional_recorded`], [`gpu::run_timing_recorded`])
+/// and the description of every instruction of the program that ran (which is not
+/// `compiled` when a split kernel's launch falls back to the baseline).
+#[allow(clippy::result_large_err)] // the driver's shared error type
+pub fn run_compiled_recorded(
+    front: &FrontResult,
+    compiled: &Compiled,
+    req: &RunRequest<'_>,
+    opts: &DacRunOptions,
+    mut recording: Option<&mut crate::profile::Recording>,
 ) -> Result<RunResult, RunError> {
     let checked = front
         .checked
@@ -257,16 +284,29 @@ pub fn run_compiled(
         ..gpu::Limits::default()
     };
     let mut stats = Stats::new();
+    if let Some(r) = recording.as_deref_mut() {
+        r.insts = super::describe_program(compiled);
+        r.lanes = gpu::exec::WARP as u32;
+        if let Some(p) = r.recorder.profile.as_mut() {
+            p.stall_causes = if opts.timing {
+                gpu::STALL_NAMES.to_vec()
+            } else {
+                Vec::new()
+            };
+        }
+    }
+    let mut recorder = recording.map(|r| &mut r.recorder);
     if opts.timing {
         let config = GpuConfig::load(&opts.config).map_err(trap)?;
         let report = crate::timing::stage("simulate (timing)", || {
-            gpu::run_timing(
+            gpu::run_timing_recorded(
                 &compiled.program,
                 &gl,
                 &mut mem,
                 &config,
                 limits,
                 opts.scheduler,
+                recorder.as_deref_mut(),
             )
         })
         .map_err(|f| fault(compiled, f))?;
@@ -275,7 +315,13 @@ pub fn run_compiled(
         copy_stats(&mut stats, &report.pairs);
     } else {
         let report = crate::timing::stage("simulate", || {
-            gpu::run_functional(&compiled.program, &gl, &mut mem, limits)
+            gpu::run_functional_recorded(
+                &compiled.program,
+                &gl,
+                &mut mem,
+                limits,
+                recorder.as_deref_mut(),
+            )
         })
         .map_err(|f| fault(compiled, f))?;
         stats.set(Stats::DYNAMIC_INSTRUCTIONS, report.warp_insts);

@@ -202,17 +202,55 @@ pub fn run_built(
     max_steps: u64,
     opts: &NyuziRunOptions,
 ) -> Result<launch::RunResult, RunError> {
+    run_built_recorded(built, max_steps, opts, None)
+}
+
+/// [`run_built`], recording into `recorder` ([`Machine::set_recorder`]; the
+/// instructions of the launch runtime and the program one by one) when given; the
+/// timing model's stall causes are [`StallCause::ALL`]'s names.
+pub fn run_built_recorded(
+    built: &mut BuiltLaunch,
+    max_steps: u64,
+    opts: &NyuziRunOptions,
+    mut recorder: Option<&mut sim::record::Recorder>,
+) -> Result<launch::RunResult, RunError> {
     let mut m = load(&built.image, opts.machine, max_steps)
         .map_err(|f| RunError::Trap(RuntimeError::new(format!("cannot load the image: {f}"))))?;
     if opts.bounds_check {
         m.set_protection(Some(super::protection::of_layout(&built.image.layout)));
     }
+    let recording = recorder.is_some();
+    if let Some(r) = recorder.as_deref_mut() {
+        let mut r = std::mem::take(r);
+        if let Some(p) = r.profile.as_mut() {
+            p.stall_causes = if opts.timing {
+                StallCause::ALL.iter().map(|c| c.name()).collect()
+            } else {
+                Vec::new()
+            };
+        }
+        m.set_recorder(Some(r), built.image.layout.code.end);
+    }
+    let outcome = run_machine(built, &mut m, max_steps, opts);
+    if let (true, Some(r), Some(got)) = (recording, recorder, m.take_recorder()) {
+        *r = got;
+    }
+    outcome
+}
+
+/// Runs a loaded machine to the end and reads the launch's results.
+fn run_machine(
+    built: &mut BuiltLaunch,
+    m: &mut Machine,
+    max_steps: u64,
+    opts: &NyuziRunOptions,
+) -> Result<launch::RunResult, RunError> {
     let report = if opts.timing {
         let cfg = TimingConfig {
             max_cycles: opts.max_cycles,
             ..TimingConfig::default()
         };
-        match crate::timing::stage("simulate (timing)", || timing::run_timing(&mut m, &cfg)) {
+        match crate::timing::stage("simulate (timing)", || timing::run_timing(m, &cfg)) {
             Ok(r) => Some(r),
             Err(TimingError::Fault(f)) => {
                 return Err(RunError::Trap(fault_error(built, &m, f, max_steps)))
@@ -474,7 +512,7 @@ fn fault_error(built: &BuiltLaunch, m: &Machine, f: Fault, max_steps: u64) -> Ru
 
 /// The function holding code word `offset` and the source span of its last line entry
 /// at or before it (within that function).
-fn locate(obj: &Object, offset: u32) -> (Option<String>, Option<crate::source::Span>) {
+pub fn locate(obj: &Object, offset: u32) -> (Option<String>, Option<crate::source::Span>) {
     let sym = obj
         .symbols
         .iter()

@@ -1,0 +1,202 @@
+//! Recorded runs on every target: compile, run with a [`sim::record::Recorder`],
+//! describe the code that ran ([`InstDesc`]) and map the recording to source lines.
+//! The CLI's `spmdc run --profile/--trace` and the playground both call [`run`].
+
+use sim::record::{Profile, Recorder, Trace};
+
+use super::{InstDesc, InstTable, Recording, SourceProfile, TraceListing};
+use crate::back::dac_gpu::{self, DacRunOptions};
+use crate::back::nyuzi::run::{self as nyuzi_run, BuiltLaunch, NyuziRunOptions};
+use crate::driver::{self, FrontResult, RunError, RunRequest};
+use crate::ir::write::Names;
+use crate::ir::Module;
+use crate::launch::RunResult;
+
+/// Where a recorded run runs.
+#[derive(Clone, Debug)]
+pub enum Machine {
+    Interp,
+    Nyuzi(NyuziRunOptions),
+    DacGpu(DacRunOptions),
+}
+
+impl Machine {
+    /// The target's name, as `--target` spells it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Machine::Interp => "interp",
+            Machine::Nyuzi(_) => "nyuzi",
+            Machine::DacGpu(_) => "dac-gpu",
+        }
+    }
+
+    /// What the trace's unit is on this machine.
+    pub fn unit_kind(&self) -> &'static str {
+        match self {
+            Machine::Interp => "gang",
+            Machine::Nyuzi(_) => "hardware thread",
+            Machine::DacGpu(_) => "warp",
+        }
+    }
+}
+
+/// What to record.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Wanted {
+    pub profile: bool,
+    /// Trace this unit (Nyuzi hardware thread, interpreter gang, GPU warp, counted
+    /// over the launch), at most this many instructions.
+    pub trace: Option<(u64, usize)>,
+}
+
+/// A recorded run's results.
+#[derive(Debug)]
+pub struct Recorded {
+    pub result: RunResult,
+    pub profile: Option<SourceProfile>,
+    pub trace: Option<TraceListing>,
+}
+
+/// Runs `req` on `machine`, recording what `wanted` asks for.
+#[allow(clippy::result_large_err)] // the driver's shared error type
+pub fn run(
+    front: &FrontResult,
+    req: &RunRequest<'_>,
+    machine: &Machine,
+    wanted: Wanted,
+) -> Result<Recorded, RunError> {
+    let mut rec = Recording {
+        recorder: Recorder {
+            profile: wanted.profile.then(Profile::default),
+            trace: wanted.trace.map(|(unit, limit)| Trace::new(unit, 0, limit)),
+        },
+        ..Recording::default()
+    };
+    let result = match machine {
+        Machine::Interp => run_interp(front, req, &mut rec)?,
+        Machine::Nyuzi(opts) => run_nyuzi(front, req, opts, &mut rec)?,
+        Machine::DacGpu(opts) => run_dac(front, req, opts, &mut rec)?,
+    };
+    if let Some(t) = rec.recorder.trace.as_mut() {
+        t.width = rec.lanes;
+    }
+    let sources = &front.sources;
+    Ok(Recorded {
+        profile: rec
+            .recorder
+            .profile
+            .as_ref()
+            .map(|p| SourceProfile::new(machine.name(), &rec, p, sources)),
+        trace: rec
+            .recorder
+            .trace
+            .as_ref()
+            .map(|t| TraceListing::new(machine.name(), machine.unit_kind(), &rec, t, sources)),
+        result,
+    })
+}
+
+#[allow(clippy::result_large_err)]
+fn run_interp(
+    front: &FrontResult,
+    req: &RunRequest<'_>,
+    rec: &mut Recording,
+) -> Result<RunResult, RunError> {
+    let module = driver::lower_front_with(front, req.optimize).map_err(RunError::Compile)?;
+    rec.insts = describe_ir(&module);
+    rec.lanes = module.lane_count;
+    driver::record_module_on_interp(front, &module, req, &mut rec.recorder)
+}
+
+#[allow(clippy::result_large_err)]
+fn run_nyuzi(
+    front: &FrontResult,
+    req: &RunRequest<'_>,
+    opts: &NyuziRunOptions,
+    rec: &mut Recording,
+) -> Result<RunResult, RunError> {
+    let mut built = nyuzi_run::build_launch(front, req, opts.machine, &opts.image)?;
+    rec.insts = describe_nyuzi(&built);
+    rec.lanes = crate::back::nyuzi::abi::LANES;
+    nyuzi_run::run_built_recorded(
+        &mut built,
+        req.limits.max_steps,
+        opts,
+        Some(&mut rec.recorder),
+    )
+}
+
+#[allow(clippy::result_large_err)]
+fn run_dac(
+    front: &FrontResult,
+    req: &RunRequest<'_>,
+    opts: &DacRunOptions,
+    rec: &mut Recording,
+) -> Result<RunResult, RunError> {
+    let codegen = dac_gpu::run::launch_codegen(front, req, opts)?;
+    let compiled = dac_gpu::run::compile(front, req.optimize, &codegen)?;
+    dac_gpu::run::run_compiled_recorded(front, &compiled, req, opts, Some(rec))
+}
+
+/// Every decoded op of every function of `module` as its IR instruction.
+pub fn describe_ir(module: &Module) -> InstTable {
+    let origins = crate::interp::op_origin(module);
+    module
+        .functions
+        .values()
+        .zip(origins)
+        .map(|(func, ops)| {
+            let names = Names::new(func);
+            ops.into_iter()
+                .enumerate()
+                .map(|(op, inst)| {
+                    let mut text = String::new();
+                    let _ = crate::ir::write::write_inst(&mut text, func, inst, module, &names);
+                    let span = func.spans.get(inst).copied();
+                    InstDesc {
+                        function: func.name.clone(),
+                        address: op as u64,
+                        text,
+                        span: span.filter(|s| *s != Default::default()),
+                        place: "no source line",
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Every word of a Nyuzi image's runtime and code, by word address.
+pub fn describe_nyuzi(built: &BuiltLaunch) -> InstTable {
+    let layout = &built.image.layout;
+    let words = &built.image.words;
+    let code = layout.code;
+    let descs = (0..code.end / 4)
+        .map(|w| {
+            let pc = w * 4;
+            let text = words
+                .get(w as usize)
+                .and_then(|&word| sim::nyuzi::decode(word).ok())
+                .map_or_else(|| ".word".to_string(), |i| i.to_string());
+            let (function, span) = if (code.start..code.end).contains(&pc) {
+                nyuzi_run::locate(&built.object, (pc - code.start) / 4)
+            } else {
+                (None, None)
+            };
+            let in_runtime = pc < code.start;
+            InstDesc {
+                function: function
+                    .unwrap_or_else(|| if in_runtime { "launch runtime" } else { "" }.to_string()),
+                address: u64::from(pc),
+                text,
+                span,
+                place: if in_runtime {
+                    "launch runtime"
+                } else {
+                    "no source line"
+                },
+            }
+        })
+        .collect();
+    vec![descs]
+}
