@@ -2,7 +2,8 @@
 //! - the parser, from `src/front/grammar.lalrpop` (lalrpop);
 //! - the standard library's source, `../stdlib/*.spmd` in order, as one file;
 //! - its item index (`src/front/stdlib_scan.rs`, run here so a compile does not lex
-//!   the library to find its items; `front::stdlib_index` includes the tables).
+//!   the library to find its items; `front::stdlib_index` includes the tables);
+//! - the playground's examples gallery: every `../examples/*.spmd`, embedded.
 
 use std::path::Path;
 
@@ -51,6 +52,7 @@ fn main() {
     });
     write_if_changed(&out.join("stdlib_hash.rs"), &format!("{hash:#018x}\n"));
     write_if_changed(&out.join("stdlib_index.rs"), &tables.to_rust());
+    write_if_changed(&out.join("playground_examples.rs"), &examples_table());
     for input in [
         "build.rs",
         "src/front/grammar.lalrpop",
@@ -61,6 +63,29 @@ fn main() {
     ] {
         println!("cargo:rerun-if-changed={input}");
     }
+}
+
+/// `&[(name, include_str!(path)), ...]` of the examples, by name.
+fn examples_table() -> String {
+    println!("cargo:rerun-if-changed=../examples");
+    let dir = std::fs::canonicalize("../examples").expect("the examples directory");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("the examples directory")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".spmd"))
+        .collect();
+    names.sort();
+    let mut out = String::from("&[\n");
+    for name in names {
+        let path = dir.join(&name);
+        println!("cargo:rerun-if-changed={}", path.display());
+        out.push_str(&format!(
+            "    ({name:?}, include_str!({:?})),\n",
+            path.display().to_string()
+        ));
+    }
+    out.push_str("]\n");
+    out
 }
 
 /// Writes `text` to `path` unless it is there already (so its timestamp, and what

@@ -20,6 +20,7 @@ pub mod ispc_suite;
 pub mod launch;
 pub mod lower;
 pub mod passes;
+pub mod playground;
 pub mod profile;
 pub mod source;
 pub mod timing;

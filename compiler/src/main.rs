@@ -90,6 +90,9 @@ enum Command {
     /// configuration, e.g. `spmdc reduce case.spmd --config 'nyuzi --no-opt'`.
     #[command(after_help = REDUCE_HELP)]
     Reduce(ReduceArgs),
+    /// Serve the playground, a web page to edit, compile, run, profile and step
+    /// through kernels, with its JSON API: `spmdc playground --open`.
+    Playground(PlaygroundArgs),
     /// Print the long explanation of a diagnostic code, e.g. `spmdc explain E0400`.
     Explain {
         /// The code (E0001...). `--list` prints every code with its summary.
@@ -224,6 +227,21 @@ Exit codes:
   0  success
   1  a kernel failed to compile or run, or disagreed with the interpreter
   2  usage error: unknown suite or machine configuration";
+
+/// `spmdc playground`.
+#[derive(Args)]
+struct PlaygroundArgs {
+    /// The port to listen on (0: any free port).
+    #[arg(long, default_value_t = 8080)]
+    port: u16,
+    /// The address to listen on. Anything but a loopback address lets other
+    /// machines compile and run programs here.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
+    bind: std::net::IpAddr,
+    /// Open the page in the default browser.
+    #[arg(long)]
+    open: bool,
+}
 
 /// `spmdc bench SUITE`.
 #[derive(Args)]
@@ -836,7 +854,8 @@ fn run(cli: Cli) -> u8 {
             | Command::IspcTests(_)
             | Command::Gen(_)
             | Command::Difftest(_)
-            | Command::Reduce(_),
+            | Command::Reduce(_)
+            | Command::Playground(_),
         ) => false,
         None => cli.compile.front.time_passes,
     };
@@ -867,6 +886,7 @@ fn run(cli: Cli) -> u8 {
             )
         }
         Some(Command::IspcTests(args)) => ispc_tests(&args),
+        Some(Command::Playground(args)) => playground(&args),
         None => compile(&cli.compile),
     });
     if time_passes {
@@ -1036,7 +1056,7 @@ fn emit_stage(
         _ => driver::lower_front_with(result, !args.no_opt),
     };
     Ok(match emit {
-        Emit::Tokens => tokens_listing(result),
+        Emit::Tokens => driver::tokens::tokens_listing(result),
         Emit::Ast => dump::dump_unit(
             &result.unit,
             &result.interner,
@@ -1526,41 +1546,6 @@ fn write_output(path: Option<&PathBuf>, text: &str) -> u8 {
     }
 }
 
-/// `line:col  kind  text`, one token per line, for the user's files.
-fn tokens_listing(result: &FrontResult) -> String {
-    use spmdc::front::token::Tok;
-    let mut out = String::new();
-    for t in result.user_tokens() {
-        let file = result.sources.get(t.span.file);
-        let (line, col) = file.line_col(t.span.start);
-        let text = result.sources.snippet(t.span);
-        let kind = match &t.tok {
-            Tok::Ident(_) => "ident",
-            Tok::TypeName(_) => "type-name",
-            Tok::Int(..) => "int",
-            Tok::Float(..) => "float",
-            Tok::Char(_) => "char",
-            Tok::Str(_) => "string",
-            other
-                if other
-                    .spelling()
-                    .starts_with(|c: char| c.is_ascii_alphabetic()) =>
-            {
-                "keyword"
-            }
-            _ => "punct",
-        };
-        let value = match &t.tok {
-            Tok::Int(v, _) => format!("  = {v}"),
-            Tok::Float(v, _) => format!("  = {v:?}"),
-            Tok::Char(c) => format!("  = {c}"),
-            _ => String::new(),
-        };
-        out.push_str(&format!("{line}:{col}\t{kind}\t{text}{value}\n"));
-    }
-    out
-}
-
 /// Prints the diagnostics and a summary; gives the exit code.
 fn finish(result: &FrontResult, args: &FrontArgs) -> u8 {
     report(&result.sources, result.diags.iter(), args);
@@ -1634,6 +1619,51 @@ fn color_choice(c: ColorArg) -> ColorChoice {
         ColorArg::Auto => ColorChoice::Auto,
         ColorArg::Always => ColorChoice::Always,
         ColorArg::Never => ColorChoice::Never,
+    }
+}
+
+fn playground(args: &PlaygroundArgs) -> u8 {
+    let config = spmdc::playground::Config {
+        bind: std::net::SocketAddr::new(args.bind, args.port),
+        ..Default::default()
+    };
+    if !args.bind.is_loopback() {
+        eprintln!(
+            "warning: listening on {}: any machine that can reach it can compile and run programs here",
+            args.bind
+        );
+    }
+    let server = match spmdc::playground::Server::bind(config) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: cannot listen on {}:{}: {e}", args.bind, args.port);
+            return EXIT_USAGE;
+        }
+    };
+    let url = match server.addr() {
+        Some(a) if a.ip().is_unspecified() => format!("http://127.0.0.1:{}/", a.port()),
+        Some(a) => format!("http://{a}/"),
+        None => format!("http://{}:{}/", args.bind, args.port),
+    };
+    eprintln!("spmdc playground: {url} (Ctrl-C stops it)");
+    if args.open {
+        open_browser(&url);
+    }
+    server.serve();
+    EXIT_OK
+}
+
+/// Opens `url` with the desktop's opener; failing, says so.
+fn open_browser(url: &str) {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else if cfg!(windows) {
+        "explorer"
+    } else {
+        "xdg-open"
+    };
+    if let Err(e) = std::process::Command::new(opener).arg(url).spawn() {
+        eprintln!("warning: cannot open a browser ({opener}: {e}); open {url} yourself");
     }
 }
 

@@ -17,6 +17,7 @@ use crate::{interp, launch, lower, timing};
 
 pub mod prebuilt;
 pub mod runtime;
+pub mod tokens;
 
 /// How far the front end should go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

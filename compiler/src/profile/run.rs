@@ -166,6 +166,24 @@ pub fn describe_ir(module: &Module) -> InstTable {
         .collect()
 }
 
+/// Every instruction of a Nyuzi object, at its byte offset from the code's start.
+pub fn describe_object(obj: &crate::back::nyuzi::object::Object) -> Vec<InstDesc> {
+    obj.code
+        .iter()
+        .enumerate()
+        .map(|(at, inst)| {
+            let (function, span) = nyuzi_run::locate(obj, at as u32);
+            InstDesc {
+                function: function.unwrap_or_default(),
+                address: at as u64 * 4,
+                text: inst.to_string(),
+                span,
+                place: "no source line",
+            }
+        })
+        .collect()
+}
+
 /// Every word of a Nyuzi image's runtime and code, by word address.
 pub fn describe_nyuzi(built: &BuiltLaunch) -> InstTable {
     let layout = &built.image.layout;
