@@ -344,6 +344,7 @@ function renderAsm() {
 
 async function run() {
   $("status").textContent = "running…";
+  $("run-out").textContent = "running…";
   showTab("run");
   const gang = Number($("trace-gang").value) || 0;
   const body = Object.assign(programFields(), launchFields(), {
@@ -407,7 +408,7 @@ function renderTrace() {
   const steps = (t && t.steps) || [];
   $("step-slider").max = String(Math.max(0, steps.length - 1));
   $("trace-list").innerHTML = steps.map((s, i) =>
-    `<span data-step="${i}">${String(s.step).padStart(6)}  ${(s.line ?? "-").toString().padStart(4)}  ${(s.mask ?? "scalar").padEnd(t.lanes)}  ${escapeHtml(s.text)}</span>`).join("\n");
+    `<span data-step="${i}">${String(s.step).padStart(6)}  ${(s.line ?? "-").toString().padStart(4)}  ${(s.mask ?? "scalar").padEnd(t.lanes)}  ${escapeHtml(s.text)}</span>`).join("");
   showStep(0);
 }
 
