@@ -1419,11 +1419,18 @@ fn run_recorded(
     wanted: spmdc::profile::run::Wanted,
 ) -> u8 {
     use spmdc::profile::render;
-    let recorded = match spmdc::profile::run::run(front, request, machine, wanted) {
+    let recorded = spmdc::profile::run::run(front, request, machine, wanted);
+    let result = match recorded.result {
         Ok(r) => r,
-        Err(e) => return report_run_failure(front, e, args),
+        Err(e) => {
+            // What led to the error: the trace up to it, on standard output.
+            if let (true, Some(t)) = (args.trace && !args.json, &recorded.trace) {
+                let _ = write_output(None, &render::trace_listing(t));
+            }
+            return report_run_failure(front, e, args);
+        }
     };
-    let result = &recorded.result;
+    let result = &result;
     for (path, json) in [
         (
             &args.profile_json,

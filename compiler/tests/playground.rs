@@ -104,10 +104,20 @@ fn an_endless_kernel_stops_at_the_limit_and_the_server_answers_on() {
     for target in ["interp", "nyuzi", "dac-gpu"] {
         let (status, body) = post(
             "/api/run",
-            &json!({ "source": endless, "target": target, "entry": "spin", "args": ["x=zeros(1)"] }),
+            &json!({
+                "source": endless, "target": target, "entry": "spin", "args": ["x=zeros(1)"],
+                "trace": { "gang": 0, "limit": 10 },
+            }),
         );
         assert_eq!(status, 200, "{target}: {body}");
         assert_eq!(body["error"]["kind"], "trap", "{target}: {body}");
+        // The trace shows the path that led there.
+        assert_eq!(
+            body["trace"]["steps"].as_array().unwrap().len(),
+            10,
+            "{target}"
+        );
+        assert_eq!(body["trace"]["truncated"], true, "{target}");
         let message = body["error"]["message"].as_str().unwrap();
         assert!(
             message.contains(&MAX_STEPS.to_string()),

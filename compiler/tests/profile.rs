@@ -53,8 +53,9 @@ fn profiled(machine: Machine) -> (SourceProfile, RunResult) {
         profile: true,
         trace: None,
     };
-    let recorded = run::run(&front, &req, &machine, wanted).expect("the kernel runs");
-    (recorded.profile.expect("a profile"), recorded.result)
+    let recorded = run::run(&front, &req, &machine, wanted);
+    let result = recorded.result.expect("the kernel runs");
+    (recorded.profile.expect("a profile"), result)
 }
 
 /// The sum of every line's and every bucket's counters.

@@ -321,20 +321,19 @@ fn run(req: &RunRequestJson) -> Value {
         profile: req.profile,
         trace: req.trace,
     };
-    match crate::profile::run::run(&front, &request, &machine, wanted) {
-        Ok(r) => json!({
-            "diagnostics": front_diagnostics(&front),
-            "result": r.result.to_json(),
-            "profile": r.profile,
-            "trace": r.trace,
-        }),
+    let recorded = crate::profile::run::run(&front, &request, &machine, wanted);
+    let mut answer = json!({
+        "diagnostics": front_diagnostics(&front),
+        "profile": recorded.profile,
+        "trace": recorded.trace,
+    });
+    match recorded.result {
+        Ok(r) => answer["result"] = r.to_json(),
         Err(e) => {
             let error = match e {
                 RunError::Compile(diags) => {
-                    return json!({
-                        "diagnostics": diagnostics_json(&front, &diags),
-                        "error": {"kind": "compile", "message": "the program does not compile"},
-                    })
+                    answer["diagnostics"] = diagnostics_json(&front, &diags);
+                    json!({"kind": "compile", "message": "the program does not compile"})
                 }
                 RunError::Launch(errors) => json!({
                     "kind": "launch",
@@ -346,7 +345,8 @@ fn run(req: &RunRequestJson) -> Value {
                     t
                 }
             };
-            json!({ "diagnostics": front_diagnostics(&front), "error": error })
+            answer["error"] = error;
         }
     }
+    answer
 }

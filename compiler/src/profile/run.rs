@@ -49,22 +49,23 @@ pub struct Wanted {
     pub trace: Option<(u64, usize)>,
 }
 
-/// A recorded run's results.
+/// A recorded run's results. A run that stopped with an error (a trap, the
+/// instruction limit) still has what was recorded up to there: the trace then
+/// leads to the error.
 #[derive(Debug)]
 pub struct Recorded {
-    pub result: RunResult,
+    pub result: Result<RunResult, RunError>,
     pub profile: Option<SourceProfile>,
     pub trace: Option<TraceListing>,
 }
 
 /// Runs `req` on `machine`, recording what `wanted` asks for.
-#[allow(clippy::result_large_err)] // the driver's shared error type
 pub fn run(
     front: &FrontResult,
     req: &RunRequest<'_>,
     machine: &Machine,
     wanted: Wanted,
-) -> Result<Recorded, RunError> {
+) -> Recorded {
     let mut rec = Recording {
         recorder: Recorder {
             profile: wanted.profile.then(Profile::default),
@@ -73,15 +74,23 @@ pub fn run(
         ..Recording::default()
     };
     let result = match machine {
-        Machine::Interp => run_interp(front, req, &mut rec)?,
-        Machine::Nyuzi(opts) => run_nyuzi(front, req, opts, &mut rec)?,
-        Machine::DacGpu(opts) => run_dac(front, req, opts, &mut rec)?,
+        Machine::Interp => run_interp(front, req, &mut rec),
+        Machine::Nyuzi(opts) => run_nyuzi(front, req, opts, &mut rec),
+        Machine::DacGpu(opts) => run_dac(front, req, opts, &mut rec),
     };
+    if rec.insts.is_empty() {
+        // It stopped before anything ran (a compile or launch error).
+        return Recorded {
+            result,
+            profile: None,
+            trace: None,
+        };
+    }
     if let Some(t) = rec.recorder.trace.as_mut() {
         t.width = rec.lanes;
     }
     let sources = &front.sources;
-    Ok(Recorded {
+    Recorded {
         profile: rec
             .recorder
             .profile
@@ -93,7 +102,7 @@ pub fn run(
             .as_ref()
             .map(|t| TraceListing::new(machine.name(), machine.unit_kind(), &rec, t, sources)),
         result,
-    })
+    }
 }
 
 #[allow(clippy::result_large_err)]
