@@ -164,6 +164,10 @@ struct DifftestArgs {
     /// Random configurations per program beyond the four base ones.
     #[arg(long, value_name = "N", default_value_t = 4)]
     variants: u32,
+    /// Do not run the configurations with this option (e.g. `--exclude
+    /// --no-skip-empty`, while a bug it shows is open); repeatable.
+    #[arg(long, value_name = "OPTION", allow_hyphen_values = true)]
+    exclude: Vec<String>,
     /// Reduce each failing program (its first failure) and write it to this directory.
     #[arg(long, value_name = "DIR")]
     reduce: Option<PathBuf>,
@@ -1800,6 +1804,7 @@ fn difftest(args: &DifftestArgs) -> u8 {
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         size: args.size,
         variants: args.variants,
+        exclude: args.exclude.clone(),
     };
     let done = std::sync::atomic::AtomicU64::new(0);
     let runs = std::sync::atomic::AtomicU64::new(0);

@@ -186,6 +186,10 @@ pub struct CampaignOptions {
     pub size: Option<u32>,
     /// Random configurations per program beyond the base ones.
     pub variants: u32,
+    /// Options (`--no-skip-empty`) whose configurations are not run: to keep a
+    /// known, open bug from drowning the rest. The seeds' other configurations
+    /// are the same with or without it.
+    pub exclude: Vec<String>,
 }
 
 /// One seed's result.
@@ -226,12 +230,18 @@ impl Campaign {
     }
 }
 
-/// The program of `seed` and its checks.
-pub fn check_seed(seed: u64, size: Option<u32>, variants: u32) -> SeedResult {
+/// The program of `seed` and its checks, under its configurations but those naming
+/// an option of `exclude`.
+pub fn check_seed(seed: u64, size: Option<u32>, variants: u32, exclude: &[String]) -> SeedResult {
     let size = size.unwrap_or_else(|| size_for_seed(seed));
     let program = gen::generate(seed, size);
     let source = gen::emit::program_text(&program);
-    let checked = check_source(&source, &configs_for_seed(seed, variants));
+    let mut configs = configs_for_seed(seed, variants);
+    configs.retain(|c| {
+        let spelled = c.spelled();
+        !exclude.iter().any(|x| spelled.split(' ').any(|w| w == x))
+    });
+    let checked = check_source(&source, &configs);
     SeedResult {
         seed,
         size,
@@ -251,7 +261,7 @@ pub fn campaign(opts: &CampaignOptions, progress: &(dyn Fn(&SeedResult) + Sync))
             let worker = || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed) as usize;
                 let Some(&seed) = seeds.get(i) else { break };
-                let r = check_seed(seed, opts.size, opts.variants);
+                let r = check_seed(seed, opts.size, opts.variants, &opts.exclude);
                 progress(&r);
                 if let Ok(mut all) = results.lock() {
                     all.push(r);

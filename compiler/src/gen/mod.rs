@@ -62,6 +62,9 @@ pub struct Gen {
     pub active_lane: Option<&'static str>,
     /// Generating the entry (whose parameters, such as `acc`, are in scope).
     pub in_entry: bool,
+    /// A `break`, `continue` or `return` under varying control flow was generated
+    /// in the entry: some lanes may be off from there on.
+    pub lanes_may_have_left: bool,
     next_name: u32,
 }
 
@@ -80,6 +83,7 @@ impl Gen {
             ctx_full_gang: false,
             active_lane: None,
             in_entry: false,
+            lanes_may_have_left: false,
             next_name: 0,
         }
     }
@@ -194,6 +198,7 @@ fn entry(g: &mut Gen, size: u32, launch: &Launch, shared: bool) -> (Vec<Stmt>, V
     }
     let n = 4 + 3 * size;
     g.in_entry = true;
+    g.lanes_may_have_left = false;
     let ctx = Ctx::function(None, launch.whole_gangs());
     let body = g.statements(ctx, n);
     let mut sinks: Vec<Expr> = g

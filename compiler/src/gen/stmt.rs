@@ -62,7 +62,7 @@ impl Gen {
             14 * nest,                              // 3 if
             5 * nest,                               // 4 for
             4 * nest,                               // 5 while / do
-            w(!ctx.in_foreach, 4 * nest),           // 6 foreach
+            w(self.may_foreach(ctx), 4 * nest),     // 6 foreach
             4 * nest,                               // 7 switch
             w(ctx.can_break, 3),                    // 8 break
             w(ctx.can_continue, 3),                 // 9 continue
@@ -83,8 +83,8 @@ impl Gen {
             5 => self.while_stmt(ctx),
             6 => self.foreach(ctx),
             7 => self.switch(ctx),
-            8 => Stmt::Break,
-            9 => Stmt::Continue,
+            8 => self.exit(ctx, Stmt::Break),
+            9 => self.exit(ctx, Stmt::Continue),
             10 => self.return_stmt(ctx),
             11 => self.atomic(ctx),
             12 => self.call_void(ctx).unwrap_or_else(|| self.decl(ctx)),
@@ -360,10 +360,27 @@ impl Gen {
     }
 
     fn return_stmt(&mut self, ctx: Ctx) -> Stmt {
-        match ctx.ret {
-            Some(ty) => Stmt::Return(Some(self.expr_in(ctx, ty))),
-            None => Stmt::Return(None),
+        let value = ctx.ret.map(|ty| self.expr_in(ctx, ty));
+        self.exit(ctx, Stmt::Return(value))
+    }
+
+    /// A `break`, `continue` or `return`; under varying control flow, lanes may
+    /// have left when later statements run.
+    fn exit(&mut self, ctx: Ctx, s: Stmt) -> Stmt {
+        if ctx.varying_cf {
+            self.lanes_may_have_left = true;
         }
+        s
+    }
+
+    /// Whether a `foreach` is defined here. It starts its passes with every lane
+    /// that has a point, whatever the mask (statements.md), so one reached with no
+    /// lane active runs or not depending on whether the compiler skipped the empty
+    /// region around it (it does after a `continue` of every lane, not in an `if` no
+    /// lane takes; `--no-skip-empty` runs both): only where the mask is surely not
+    /// empty, in the entry's uniform control flow before any lane may have left.
+    fn may_foreach(&self, ctx: Ctx) -> bool {
+        self.in_entry && !ctx.in_foreach && !ctx.varying_cf && !self.lanes_may_have_left
     }
 
     fn atomic(&mut self, ctx: Ctx) -> Stmt {
