@@ -1352,7 +1352,7 @@ fn run_kernel(args: &RunArgs) -> u8 {
             })
         }
         RunTarget::DacGpu => {
-            spmdc::profile::run::Machine::DacGpu(spmdc::back::dac_gpu::DacRunOptions {
+            spmdc::profile::run::Machine::DacGpu(Box::new(spmdc::back::dac_gpu::DacRunOptions {
                 timing: args.timing,
                 config: args.dac.codegen.config.clone(),
                 scheduler: match args.dac.sched {
@@ -1362,7 +1362,7 @@ fn run_kernel(args: &RunArgs) -> u8 {
                 codegen: dac_codegen.expect("checked before compiling"),
                 max_warp_insts: args.max_steps,
                 exhaustive: args.dac.codegen.regalloc == RegallocArg::Exhaustive,
-            })
+            }))
         }
     };
     let wanted = spmdc::profile::run::Wanted {

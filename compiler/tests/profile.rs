@@ -125,10 +125,10 @@ fn nyuzi_lines_add_up_to_the_statistics() {
 }
 
 fn dac(timing: bool) -> Machine {
-    Machine::DacGpu(spmdc::back::dac_gpu::DacRunOptions {
+    Machine::DacGpu(Box::new(spmdc::back::dac_gpu::DacRunOptions {
         timing,
         ..Default::default()
-    })
+    }))
 }
 
 #[test]

@@ -284,13 +284,13 @@ impl RunRequestJson {
                 timing: self.timing,
                 ..Default::default()
             }),
-            "dac-gpu" => Machine::DacGpu(dac_gpu::DacRunOptions {
+            "dac-gpu" => Machine::DacGpu(Box::new(dac_gpu::DacRunOptions {
                 timing: self.timing,
                 config: p.config.clone(),
                 codegen: p.dac_options()?,
                 max_warp_insts: self.max_steps,
                 ..Default::default()
-            }),
+            })),
             _ => Machine::Interp,
         })
     }

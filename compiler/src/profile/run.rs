@@ -17,7 +17,7 @@ use crate::launch::RunResult;
 pub enum Machine {
     Interp,
     Nyuzi(NyuziRunOptions),
-    DacGpu(DacRunOptions),
+    DacGpu(Box<DacRunOptions>),
 }
 
 impl Machine {

@@ -316,13 +316,7 @@ pub fn run_compiled_recorded(
         copy_stats(&mut stats, &report.pairs);
     } else {
         let report = crate::timing::stage("simulate", || {
-            gpu::run_functional_recorded(
-                &compiled.program,
-                &gl,
-                &mut mem,
-                limits,
-                recorder.as_deref_mut(),
-            )
+            gpu::run_functional_recorded(&compiled.program, &gl, &mut mem, limits, recorder)
         })
         .map_err(|f| fault(compiled, f))?;
         stats.set(Stats::DYNAMIC_INSTRUCTIONS, report.warp_insts);
