@@ -165,6 +165,19 @@ fn file_arguments_are_refused() {
 }
 
 #[test]
+fn buffers_past_the_element_limit_are_refused() {
+    let (status, body) = post(
+        "/api/run",
+        &json!({ "source": SAXPY, "entry": "saxpy", "args": ["n=3", "a=2", "x=zeros(20000000)", "y=zeros(3)"] }),
+    );
+    assert_eq!(status, 400);
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("at most"));
+}
+
+#[test]
 fn compile_gives_every_stage_with_source_lines() {
     let (status, body) = post(
         "/api/compile",

@@ -256,6 +256,13 @@ impl RunRequestJson {
                 "argument `{a}` reads a file, which the playground does not (use zeros, fill, range or random)"
             ));
         }
+        let elements: u64 = args.iter().filter_map(|a| buffer_elements(a)).sum();
+        if elements > config.max_elements {
+            return Err(format!(
+                "the buffers hold {elements} elements; a playground run takes at most {}",
+                config.max_elements
+            ));
+        }
         let trace: Option<Value> = field(body, "trace", None)?;
         let trace = match trace {
             Some(t) => Some((
@@ -294,6 +301,19 @@ impl RunRequestJson {
             _ => Machine::Interp,
         })
     }
+}
+
+/// The element count `N` of a buffer argument `NAME=zeros(N)` (or `fill`, `range`,
+/// `random`); `None` for a scalar.
+fn buffer_elements(arg: &str) -> Option<u64> {
+    let (_, spec) = arg.split_once('=')?;
+    let (func, rest) = spec.trim().split_once('(')?;
+    if !["zeros", "fill", "range", "random"].contains(&func.trim()) {
+        return None;
+    }
+    let count = rest.split([',', ')']).next()?.trim();
+    // A count that does not parse is left to the launch layer's error.
+    count.parse().ok()
 }
 
 /// Compiles and runs, with the profile and trace asked for.

@@ -40,6 +40,9 @@ pub struct Config {
     /// Simulated instructions of one run (gang or warp instructions, as
     /// `--max-steps`), and the most a request may ask for.
     pub max_steps: u64,
+    /// Elements over every buffer argument of a run (what bounds a run's memory; the
+    /// command line allows 2^28 per buffer).
+    pub max_elements: u64,
 }
 
 impl Default for Config {
@@ -50,6 +53,7 @@ impl Default for Config {
             max_workers: 32,
             timeout: Duration::from_secs(20),
             max_steps: 50_000_000,
+            max_elements: 1 << 24,
         }
     }
 }
