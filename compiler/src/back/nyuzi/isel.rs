@@ -87,8 +87,6 @@ use crate::ir::{
 };
 use crate::source::Span;
 
-mod shuffle;
-
 /// A selected function: its machine code and what the frame needs.
 pub struct Selected {
     pub mf: MachFunction<MInst>,
@@ -328,10 +326,6 @@ struct Isel<'a> {
     vector_mode: bool,
     /// The vector registers of values with a vector form.
     vvals: SecondaryMap<Value, Regs>,
-    /// `--shuffle=all`: the loads served by another load's register ([`shuffle`]).
-    shuffles: Option<crate::analysis::shuffle::FunctionShuffles>,
-    /// What the shuffles of an IR block share ([`shuffle`]).
-    shfl_shared: FxHashMap<(Block, shuffle::Shared), Reg>,
 }
 
 /// What the selector computes in scalar registers.
@@ -347,41 +341,20 @@ pub enum ScalarUse {
     Minimal,
 }
 
-/// What the selector does beyond the defaults.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SelectOptions {
-    /// What is computed in scalar registers.
-    pub scalars: ScalarUse,
-    /// `--shuffle=all`: loads another load of the same block serves from a
-    /// neighbouring lane become lane moves with a masked reload ([`shuffle`]).
-    pub shuffle: bool,
-}
-
-impl Default for SelectOptions {
-    fn default() -> Self {
-        SelectOptions {
-            scalars: ScalarUse::Analysis,
-            shuffle: false,
-        }
-    }
-}
-
 /// Selects one function. `fidx` is its index in the module (barrier identifiers).
 pub fn select(m: &Module, f: &Function, fidx: u32) -> Result<Selected, Vec<Diagnostic>> {
     let called = m.called_functions()[FuncRef::from_u32(fidx)];
-    select_with(m, f, fidx, called, SelectOptions::default())
+    select_with(m, f, fidx, called, ScalarUse::Analysis)
 }
 
-/// [`select`], with `opts` deciding what is computed in scalar registers and whether
-/// loads become shuffles.
+/// [`select`], with `scalars` deciding what is computed in scalar registers.
 pub fn select_with(
     m: &Module,
     f: &Function,
     fidx: u32,
     called: bool,
-    opts: SelectOptions,
+    scalars: ScalarUse,
 ) -> Result<Selected, Vec<Diagnostic>> {
-    let scalars = opts.scalars;
     let mut mf = MachFunction::new(f.name.clone());
     let entry = mf.new_block();
     let uni =
@@ -392,10 +365,6 @@ pub fn select_with(
         ScalarUse::Minimal => super::vectorize::vector_forms(f),
         _ => super::vectorize::VectorForms::default(),
     };
-    let affine = crate::analysis::affine::analyze_called(m, f, called);
-    let shuffles = opts
-        .shuffle
-        .then(|| crate::analysis::shuffle::analyze_function(m, f, &affine));
     let mut s = Isel {
         m,
         f,
@@ -414,7 +383,7 @@ pub fn select_with(
         live: EntitySet::new(),
         ctx_cache: FxHashMap::default(),
         forward: FxHashMap::default(),
-        affine,
+        affine: crate::analysis::affine::analyze_called(m, f, called),
         scal,
         scalar_mode: false,
         svals: SecondaryMap::with_capacity(f.values.len()),
@@ -424,8 +393,6 @@ pub fn select_with(
         vf,
         vector_mode: false,
         vvals: SecondaryMap::with_capacity(f.values.len()),
-        shuffles,
-        shfl_shared: FxHashMap::default(),
     };
     s.run();
     if !s.diags.is_empty() {
@@ -1302,7 +1269,7 @@ impl<'a> Isel<'a> {
                     self.define(res, &regs);
                 }
             }
-            InstData::Load { ty, addr, mask, .. } => self.load(inst, res, *ty, *addr, *mask),
+            InstData::Load { ty, addr, mask, .. } => self.load(res, *ty, *addr, *mask),
             InstData::Store {
                 addr, value, mask, ..
             } => self.store(*addr, *value, *mask),
@@ -1898,11 +1865,6 @@ impl<'a> Isel<'a> {
     }
 
     fn icmp(&mut self, res: Option<Value>, cond: IntCC, x: Value, y: Value) {
-        if let Some(bits) = self.lane_bit_of(cond, x, y) {
-            // Lane i's bit of a ballot: the ballot is the mask.
-            let r = self.reg(bits);
-            return self.define(res, &[r]);
-        }
         let ty = self.ty(x);
         let s = ty.scalar;
         let vector = (ty.varying || self.ty(y).varying) && s != Scalar::Bool;
@@ -1943,66 +1905,6 @@ impl<'a> Isel<'a> {
             }
         };
         self.define(res, &[d]);
-    }
-
-    /// `X` when `x != y` is `((X >> programIndex) & 1) != 0` for `X` a `packmask`
-    /// (`ireduce.i32` of a `ballot`, so only the gang's 16 low bits can be set): the
-    /// usual way to turn a bit set of lanes back into a mask, which the runtime's
-    /// reductions use to leave out the lanes past the block. Lane `i`'s result is bit
-    /// `i` of `X`, whichever shift (`i < 16`), so the mask register is `X`'s.
-    fn lane_bit_of(&self, cond: IntCC, x: Value, y: Value) -> Option<Value> {
-        let f = self.f;
-        let def = |v: Value| match f.values[self.facts.resolve(v)].def {
-            ValueDef::Result(i) => Some(&f.insts[i]),
-            ValueDef::Param(..) => None,
-        };
-        if cond != IntCC::Ne || self.const_val(y) != Some(0) || self.ty(x).scalar != Scalar::I32 {
-            return None;
-        }
-        let InstData::Binary {
-            op: BinaryOp::Band,
-            args: [a, b],
-        } = def(x)?
-        else {
-            return None;
-        };
-        let shifted = match (self.const_val(*a), self.const_val(*b)) {
-            (_, Some(1)) => *a,
-            (Some(1), _) => *b,
-            _ => return None,
-        };
-        let InstData::Binary {
-            op: BinaryOp::Sshr | BinaryOp::Ushr,
-            args: [set, by],
-        } = def(shifted)?
-        else {
-            return None;
-        };
-        let InstData::Special {
-            reg: SpecialReg::LaneIndex,
-        } = def(*by)?
-        else {
-            return None;
-        };
-        let InstData::Splat { arg } = def(*set)? else {
-            return None;
-        };
-        let InstData::Convert {
-            op: ConvOp::Ireduce,
-            arg: ballot,
-            ..
-        } = def(*arg)?
-        else {
-            return None;
-        };
-        let is_ballot = matches!(
-            def(*ballot)?,
-            InstData::Lane {
-                op: LaneOp::Ballot,
-                ..
-            }
-        );
-        (is_ballot && self.ty(*arg) == Type::I32).then_some(*arg)
     }
 
     /// Compares of bools (true is -1 when signed, 1 when unsigned).
@@ -2571,14 +2473,7 @@ impl<'a> Isel<'a> {
         }
     }
 
-    fn load(
-        &mut self,
-        inst: crate::ir::Inst,
-        res: Option<Value>,
-        ty: Type,
-        addr: Value,
-        mask: Option<Value>,
-    ) {
+    fn load(&mut self, res: Option<Value>, ty: Type, addr: Value, mask: Option<Value>) {
         let Some(rv) = res else { return };
         let rty = self.ty(rv);
         let s = ty.scalar;
@@ -2621,40 +2516,19 @@ impl<'a> Isel<'a> {
         }
         let act = self.active(mask);
         let va = self.reg(addr);
-        let served = self.shuffled_load(inst, rv, s, mask, act);
-        let act = match &served {
-            Some(shuffle::Served::Reuse(a)) => return self.define(res, &[*a]),
-            Some(shuffle::Served::Moved(m)) => m.reload,
-            None => act,
-        };
-        let mut out = self.varying_load(s, addr, mask, va, act);
-        if let Some(shuffle::Served::Moved(m)) = &served {
-            out[0] = self.merge_moved(m, out[0]);
-        }
-        self.define(res, &out);
-    }
-
-    /// The lanes `act` of a load of `s` at the varying address `addr` (`va` its
-    /// register; `mask` the IR's); the other lanes are 0.
-    fn varying_load(
-        &mut self,
-        s: Scalar,
-        addr: Value,
-        mask: Option<Value>,
-        va: Reg,
-        act: Reg,
-    ) -> Regs {
         if let Some((base, off)) = self.consecutive(addr) {
             if width(s) == 32 {
-                return smallvec![self.block_or_gather_load(base, off, va, act)];
+                let d = self.block_or_gather_load(base, off, va, act);
+                return self.define(res, &[d]);
             }
         }
         if width(s) == 32 {
             if let Some(base) = self.affine_block_base(addr, mask, va) {
-                return smallvec![self.block_or_gather_load_at(base, false, va, act)];
+                let d = self.block_or_gather_load_at(base, false, va, act);
+                return self.define(res, &[d]);
             }
         }
-        match s {
+        let out: Regs = match s {
             Scalar::I64 | Scalar::F64 => {
                 smallvec![self.gather(va, 0, act), self.gather(va, 4, act)]
             }
@@ -2672,7 +2546,8 @@ impl<'a> Isel<'a> {
                 }
             }
             _ => smallvec![self.gather(va, 0, act)],
-        }
+        };
+        self.define(res, &out);
     }
 
     /// Masked gather of words at `va + offset`; masked-off lanes are 0.
