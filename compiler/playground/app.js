@@ -458,6 +458,9 @@ function loadExample(i) {
   if (l.target) $("target").value = l.target;
   state.ran = null;
   state.selectedLine = null;
+  $("run-out").textContent = l.needs_files
+    ? "This launch reads its input from a file (@PATH), which the playground does not: replace that argument (zeros, fill, range or random) to run it."
+    : "Run it with the launch from its header, or edit the launch.";
   scheduleCompile();
 }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use spmdc::playground::{Config, Server};
 
-/// The instruction limit of the test server: small, so a runaway kernel stops soon.
+/// The instruction limit a runaway kernel's request asks for: small, so it stops soon.
 const MAX_STEPS: u64 = 2_000_000;
 
 /// One server for every test of this file.
@@ -19,7 +19,6 @@ fn server() -> SocketAddr {
     *ADDR.get_or_init(|| {
         let config = Config {
             bind: SocketAddr::from(([127, 0, 0, 1], 0)),
-            max_steps: MAX_STEPS,
             timeout: Duration::from_secs(120),
             ..Config::default()
         };
@@ -106,6 +105,7 @@ fn an_endless_kernel_stops_at_the_limit_and_the_server_answers_on() {
             "/api/run",
             &json!({
                 "source": endless, "target": target, "entry": "spin", "args": ["x=zeros(1)"],
+                "max_steps": MAX_STEPS,
                 "trace": { "gang": 0, "limit": 10 },
             }),
         );
@@ -130,6 +130,33 @@ fn an_endless_kernel_stops_at_the_limit_and_the_server_answers_on() {
     );
     assert_eq!(status, 200);
     assert_eq!(body["result"]["buffers"]["y"], json!([1.0, 3.0, 5.0]));
+}
+
+#[test]
+fn every_example_runs_as_its_header_says() {
+    let (_, examples) = http("GET", "/api/examples", b"");
+    let examples: Value = serde_json::from_str(&examples).unwrap();
+    let mut ran = 0;
+    for e in examples.as_array().unwrap() {
+        for l in e["launches"].as_array().unwrap() {
+            if l["needs_files"] == true {
+                continue;
+            }
+            let mut request = l.clone();
+            request["source"] = e["source"].clone();
+            let (status, body) = post("/api/run", &request);
+            assert_eq!(status, 200, "{}: {body}", e["name"]);
+            assert!(
+                body["error"].is_null(),
+                "{} {}: {}",
+                e["name"],
+                l["entry"],
+                body["error"]
+            );
+            ran += 1;
+        }
+    }
+    assert!(ran >= 20, "{ran} launches ran");
 }
 
 #[test]
