@@ -169,3 +169,41 @@ fn reduced_regression_cases_pass_where_they_failed() {
     }
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
+
+/// What the reducer test keeps: an atomic add into slot 0 of `acc`.
+const WANTED: &str = "atomic_add_global(&acc[0]";
+
+/// The reducer test's property, which needs no run: the program still has
+/// [`WANTED`] and still compiles.
+fn keeps_the_atomic(p: &gen::model::Program) -> bool {
+    let text = gen::emit::program_text(p);
+    let front = spmdc::driver::run_front(
+        "reduced.spmd",
+        None,
+        text.clone(),
+        &spmdc::driver::FrontOptions::default(),
+        spmdc::driver::Stage::Check,
+    );
+    text.contains(WANTED) && !front.diags.has_errors()
+}
+
+#[test]
+fn the_reducer_keeps_the_property_and_shrinks_the_program() {
+    let seed = (0..200)
+        .find(|&s| gen::emit::program_text(&gen::generate(s, 4)).contains(WANTED))
+        .expect("some seed adds atomically to acc[0]");
+    let program = gen::generate(seed, 4);
+    let before = gen::emit::program_text(&program).len();
+    let (reduced, tries) = spmdc::driver::with_big_stack(move || {
+        difftest::reduce::reduce_while(&program, &keeps_the_atomic, &mut |_| {})
+    });
+    let after = gen::emit::program_text(&reduced);
+    assert!(keeps_the_atomic(&reduced), "{after}");
+    assert!(tries > 10, "{tries} tries");
+    assert!(
+        after.len() * 3 < before,
+        "{before} -> {} bytes:\n{after}",
+        after.len()
+    );
+    assert!(reduced.functions.is_empty(), "{after}");
+}

@@ -56,6 +56,15 @@ impl Target {
 /// Shrinks `p` while `target` holds; `log` hears about each accepted edit. Gives the
 /// smallest program found and how many candidates were tried.
 pub fn reduce(p: &Program, target: &Target, log: &mut dyn FnMut(&str)) -> (Program, u32) {
+    reduce_while(p, &|q| target.holds(q), log)
+}
+
+/// [`reduce`] with any property of the program in place of a failure.
+pub fn reduce_while(
+    p: &Program,
+    holds: &dyn Fn(&Program) -> bool,
+    log: &mut dyn FnMut(&str),
+) -> (Program, u32) {
     let mut best = p.clone();
     let mut tries = 0;
     loop {
@@ -64,7 +73,7 @@ pub fn reduce(p: &Program, target: &Target, log: &mut dyn FnMut(&str)) -> (Progr
             let mut i = 0;
             while let Some(candidate) = (pass.edit)(&best, i) {
                 tries += 1;
-                if target.holds(&candidate) {
+                if holds(&candidate) {
                     best = candidate;
                     log(&format!(
                         "{}: {} bytes",
