@@ -151,6 +151,10 @@ fn function(g: &mut Gen, size: u32) -> Function {
     let mut body = g.statements(Ctx::function(ret, false), n);
     if let Some(r) = ret {
         if !matches!(body.last(), Some(Stmt::Return(_))) {
+            // At the function's top level: no `foreach_active` lane to extract from
+            // (the last statement generated may have left one set).
+            g.active_lane = None;
+            g.ctx_full_gang = false;
             let depth = g.expr_depth;
             body.push(Stmt::Return(Some(g.expr(r, depth))));
         }
