@@ -92,7 +92,7 @@ pub fn header_launch(text: &str) -> Option<HeaderLaunch> {
         command.push(' ');
         command.push_str(lines.next()?);
     }
-    let words = shell_words(&command);
+    let words = crate::launch::shell_words(&command);
     let mut launch = HeaderLaunch::default();
     let mut it = words.iter().skip(3); // spmdc run FILE
     while let Some(w) = it.next() {
@@ -109,35 +109,6 @@ pub fn header_launch(text: &str) -> Option<HeaderLaunch> {
         it.next();
     }
     (!launch.entry.is_empty()).then_some(launch)
-}
-
-/// Splits a command line into words: blanks separate them, single quotes group.
-fn shell_words(line: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let (mut quoted, mut any) = (false, false);
-    for c in line.chars() {
-        match c {
-            '\'' => {
-                quoted = !quoted;
-                any = true;
-            }
-            c if c.is_whitespace() && !quoted => {
-                if any {
-                    words.push(std::mem::take(&mut word));
-                    any = false;
-                }
-            }
-            c => {
-                word.push(c);
-                any = true;
-            }
-        }
-    }
-    if any {
-        words.push(word);
-    }
-    words
 }
 
 /// One timed allocation of a kernel.

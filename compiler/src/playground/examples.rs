@@ -27,39 +27,6 @@ pub struct Launch {
     pub needs_files: bool,
 }
 
-/// Splits a command line as a POSIX shell would for these headers: words separated
-/// by blanks, single and double quotes grouping.
-fn shell_words(line: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut quote: Option<char> = None;
-    let mut in_word = false;
-    for c in line.chars() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), c) => word.push(c),
-            (None, '\'' | '"') => {
-                quote = Some(c);
-                in_word = true;
-            }
-            (None, c) if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            (None, c) => {
-                word.push(c);
-                in_word = true;
-            }
-        }
-    }
-    if in_word {
-        words.push(word);
-    }
-    words
-}
-
 /// The `spmdc run` commands of a source's leading comment, continuation lines
 /// (ending in `\`) joined.
 fn header_commands(source: &str) -> Vec<String> {
@@ -92,7 +59,7 @@ fn header_commands(source: &str) -> Vec<String> {
 
 /// The launch a `spmdc run` command describes.
 fn launch_of(command: &str) -> Launch {
-    let words = shell_words(command);
+    let words = crate::launch::shell_words(command);
     let mut launch = Launch::default();
     let mut i = 0;
     while i < words.len() {
