@@ -98,9 +98,17 @@ impl Outcome {
     }
 }
 
-/// The step limit of every run: generated programs execute well under a million
-/// instructions, so reaching it means a hang.
+/// The step limit of a run on the interpreter or dac-gpu: generated programs execute
+/// well under a million steps or warp instructions, so reaching it means a hang.
 pub const MAX_STEPS: u64 = 50_000_000;
+
+/// The step limit on nyuzi, which has no double-precision unit: every `double`
+/// operation is a runtime routine, and unoptimized (`--no-opt`) code calls rather than
+/// inlines them. A varying `atan(double)` takes 141,725 instructions unoptimized
+/// (27,247 optimized), so seed 202847 (a `foreach_active` calling it in a loop, in
+/// seven gangs) needs 79 million instructions, matching the interpreter. Eight times
+/// [`MAX_STEPS`] is a few seconds of a release build.
+pub const NYUZI_MAX_STEPS: u64 = 8 * MAX_STEPS;
 
 /// Runs `source` as `launch` says under `config`.
 pub fn run(source: &str, launch: &LaunchLine, config: &Config) -> Outcome {
@@ -152,7 +160,10 @@ fn run_unguarded(source: &str, launch: &LaunchLine, config: &Config) -> Outcome 
         block: launch.block.as_deref(),
         dynamic_shared: None,
         limits: crate::interp::Limits {
-            max_steps: MAX_STEPS,
+            max_steps: match config.target {
+                Target::Nyuzi => NYUZI_MAX_STEPS,
+                _ => MAX_STEPS,
+            },
             ..Default::default()
         },
     };

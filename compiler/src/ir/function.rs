@@ -120,6 +120,21 @@ impl Function {
         self.results[inst]
     }
 
+    /// `m` when `v` is `any m`: the test of a region guard, a loop mask or a user's
+    /// `any`.
+    pub fn any_of(&self, v: Value) -> Option<Value> {
+        let ValueDef::Result(i) = self.values[v].def else {
+            return None;
+        };
+        match &self.insts[i] {
+            InstData::Lane {
+                op: LaneOp::Any,
+                args,
+            } if args.len() == 1 => Some(args[0]),
+            _ => None,
+        }
+    }
+
     /// The values `block` defines, in order: its parameters, then its instructions'
     /// results.
     pub fn values_defined_in(&self, block: Block) -> impl Iterator<Item = Value> + '_ {

@@ -3,36 +3,45 @@
 //! uniformity checks turned off, to measure what they buy).
 //!
 //! The lowering guards each region of a varying `if` (and the rest of a function after
-//! a masked `return`) with `brif any(m), region, after`. Such a branch is an *optional
-//! skip* when running the region with `m` empty is equivalent to skipping it:
-//! - its condition is `any m` itself;
-//! - every path from the region's first block reaches `after` (or a `trap`) without
-//!   coming back to the branch: the branch is not the test of a loop (loop tests on
-//!   `any(mask)` are loop control: with them gone the loop would never end) and the
-//!   region does not `return`;
-//! - the region has no barrier (a gang with no lane in the region must not wait at
-//!   one) and calls no function that may recurse (the skip is what ends a recursion
-//!   whose lanes have all stopped).
+//! a masked `return`) with `brif any(m), region, after`. A user's `if (any(c))` has the
+//! same shape, `brif any(c & mask), ..`, but its region runs under the enclosing mask,
+//! not under `c & mask`; running it with no lane having `c` would be wrong. So a branch
+//! is an *optional skip* only when the region provably runs under `m`:
+//! - its condition is `any m`, and every path from the region's first block reaches
+//!   `after` (or a `trap`) without coming back to the branch and without a `return`
+//!   (the skip is then not a loop's test, which is loop control);
+//! - every masked instruction in the region (load, store, atomic, call, `print`) takes
+//!   a mask derived from `m` ([`derived_from`]: `m`, `m & x`, and block parameters that
+//!   only ever receive such masks), at least one instruction does (or selects on one),
+//!   and no store, atomic, call or `print` in it is unmasked;
+//! - every loop in the region is controlled by `any` of such a mask (a uniform loop
+//!   whose counter updates are masked would never end under an empty mask), and no call
+//!   in it reaches a function that loops or recurses ([`functions_that_may_spin`]);
+//! - the region has no barrier (a gang with no lane in the region must not wait at one).
 //!
-//! Everything else in a region is already correct under an empty mask: masked memory
+//! A region that runs under `m` is correct under an empty `m`: masked memory
 //! operations, `print` and reductions do nothing, uniform updates are `select(any(m),
-//! ..)`, and the lowering guards the loops inside varying regions with their own
-//! `any(mask)` loop tests. The optional skips become `jump region`.
+//! ..)` or stores masked by `m`. The optional skips become `jump region`; every other
+//! branch stays, which is always correct.
 
+use cranelift_entity::SecondaryMap;
 use rustc_hash::FxHashSet;
+use smallvec::SmallVec;
 
-use crate::ir::{Block, FuncRef, Function, InstData, LaneOp, Module, ValueDef};
+use crate::ir::{BinaryOp, Block, FuncRef, Function, InstData, Module, Value, ValueDef};
 
 /// Removes the optional skips of every function.
 pub fn run_module(module: &mut Module) {
-    let recursive = recursive_functions(module);
+    let may_spin = functions_that_may_spin(module);
     for (_, f) in module.functions.iter_mut() {
-        remove_skips(f, &recursive);
+        remove_skips(f, &may_spin);
     }
 }
 
-/// Turns the optional skips of `func` into jumps; returns how many.
-pub fn remove_skips(func: &mut Function, recursive: &FxHashSet<FuncRef>) -> usize {
+/// Turns the optional skips of `func` into jumps; returns how many. `may_spin` holds
+/// the functions a call in a region must not reach.
+pub fn remove_skips(func: &mut Function, may_spin: &FxHashSet<FuncRef>) -> usize {
+    let incoming = incoming_args(func);
     let mut removed = 0;
     for block in func.layout.clone() {
         let Some(term) = func.terminator(block) else {
@@ -46,9 +55,13 @@ pub fn remove_skips(func: &mut Function, recursive: &FxHashSet<FuncRef>) -> usiz
         else {
             continue;
         };
-        let is_any = matches!(func.values[cond].def, ValueDef::Result(i)
-            if matches!(func.insts[i], InstData::Lane { op: LaneOp::Any, .. }));
-        if is_any && optional_region(func, block, then_dest.block, else_dest.block, recursive) {
+        let Some(m) = func.any_of(cond) else {
+            continue;
+        };
+        let Some(region) = region_blocks(func, block, then_dest.block, else_dest.block) else {
+            continue;
+        };
+        if runs_under(func, &region, m, &incoming, may_spin) {
             func.insts[term] = InstData::Jump { dest: then_dest };
             removed += 1;
         }
@@ -56,67 +69,329 @@ pub fn remove_skips(func: &mut Function, recursive: &FxHashSet<FuncRef>) -> usiz
     removed
 }
 
-/// Whether the region entered at `start` from `branch` rejoins at `after` on every
-/// path, without returning, without a barrier or a possibly recursive call.
-fn optional_region(
-    func: &Function,
-    branch: Block,
-    start: Block,
-    after: Block,
-    recursive: &FxHashSet<FuncRef>,
-) -> bool {
+/// The blocks of the region entered at `start` from `branch` that rejoins at `after`,
+/// or `None` when a path comes back to the branch, returns, or meets a barrier.
+fn region_blocks(func: &Function, branch: Block, start: Block, after: Block) -> Option<Vec<Block>> {
     if start == after || start == branch {
-        return false;
+        return None;
     }
     let mut seen = FxHashSet::default();
+    let mut order = Vec::new();
     let mut stack = vec![start];
     while let Some(b) = stack.pop() {
         if b == after || !seen.insert(b) {
             continue;
         }
         if b == branch {
-            return false;
+            return None;
         }
-        for &i in &func.blocks[b].insts {
-            match &func.insts[i] {
-                InstData::Barrier | InstData::Return { .. } => return false,
-                InstData::Call { func: callee, .. } if recursive.contains(callee) => return false,
-                _ => {}
-            }
+        let stops = func.blocks[b]
+            .insts
+            .iter()
+            .any(|&i| matches!(func.insts[i], InstData::Barrier | InstData::Return { .. }));
+        if stops {
+            return None;
         }
+        order.push(b);
         stack.extend(func.successors(b));
     }
-    true
+    Some(order)
+}
+
+/// The arguments each block parameter receives, per incoming edge: `incoming[b]` lists
+/// one argument vector per branch to `b`.
+fn incoming_args(func: &Function) -> SecondaryMap<Block, Vec<SmallVec<[Value; 4]>>> {
+    let mut incoming: SecondaryMap<Block, Vec<SmallVec<[Value; 4]>>> = SecondaryMap::new();
+    for &b in &func.layout {
+        if let Some(term) = func.terminator(b) {
+            for call in func.insts[term].successors() {
+                incoming[call.block].push(call.args.clone());
+            }
+        }
+    }
+    incoming
+}
+
+/// Whether the region's effects all happen under `m` (see the module doc).
+fn runs_under(
+    func: &Function,
+    region: &[Block],
+    m: Value,
+    incoming: &SecondaryMap<Block, Vec<SmallVec<[Value; 4]>>>,
+    may_spin: &FxHashSet<FuncRef>,
+) -> bool {
+    let derived = derived_from(func, region, m, incoming);
+    let mut evidence = false;
+    for &b in region {
+        for &i in &func.blocks[b].insts {
+            let data = &func.insts[i];
+            if let InstData::Call { func: callee, .. } = data {
+                if may_spin.contains(callee) {
+                    return false;
+                }
+            }
+            match data.mask() {
+                Some(mask) if derived.contains(&mask) => evidence = true,
+                Some(_) => return false,
+                None if has_effect(data) => return false,
+                None => {}
+            }
+            if let InstData::Select { args } = data {
+                evidence |= derived.contains(&args[0]);
+            }
+        }
+    }
+    evidence && loops_test_masks(func, region, &derived)
+}
+
+/// Instructions whose effect a mask would gate: unmasked, they act whatever `m` is.
+fn has_effect(data: &InstData) -> bool {
+    matches!(
+        data,
+        InstData::Store { .. }
+            | InstData::AtomicRmw { .. }
+            | InstData::AtomicCas { .. }
+            | InstData::Call { .. }
+            | InstData::Print { .. }
+    )
+}
+
+/// The masks derived from `m` in the region: `m`, `band`s with a derived operand, and
+/// block parameters every incoming edge passes a derived value (the greatest such set,
+/// so a loop's mask parameter, fed by `m & c` and by itself narrowed, belongs).
+fn derived_from(
+    func: &Function,
+    region: &[Block],
+    m: Value,
+    incoming: &SecondaryMap<Block, Vec<SmallVec<[Value; 4]>>>,
+) -> FxHashSet<Value> {
+    let mut set = FxHashSet::default();
+    set.insert(m);
+    let mut candidates = Vec::new();
+    for &b in region {
+        candidates.extend(func.blocks[b].params.iter().copied());
+        for &i in &func.blocks[b].insts {
+            if let InstData::Binary {
+                op: BinaryOp::Band, ..
+            } = func.insts[i]
+            {
+                candidates.extend(func.inst_result(i));
+            }
+        }
+    }
+    set.extend(candidates.iter().copied());
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &v in &candidates {
+            if v != m && set.contains(&v) && !still_derived(func, v, &set, incoming) {
+                set.remove(&v);
+                changed = true;
+            }
+        }
+    }
+    set
+}
+
+fn still_derived(
+    func: &Function,
+    v: Value,
+    set: &FxHashSet<Value>,
+    incoming: &SecondaryMap<Block, Vec<SmallVec<[Value; 4]>>>,
+) -> bool {
+    match func.values[v].def {
+        ValueDef::Result(i) => match &func.insts[i] {
+            InstData::Binary { args, .. } => args.iter().any(|a| set.contains(a)),
+            _ => false,
+        },
+        ValueDef::Param(b, k) => {
+            let edges = &incoming[b];
+            !edges.is_empty()
+                && edges
+                    .iter()
+                    .all(|args| args.get(k as usize).is_some_and(|a| set.contains(a)))
+        }
+    }
+}
+
+/// Whether every loop in the region is controlled by `any` of a derived mask: each
+/// conditional branch in a cycle of the region's blocks tests one.
+fn loops_test_masks(func: &Function, region: &[Block], derived: &FxHashSet<Value>) -> bool {
+    let inside: FxHashSet<Block> = region.iter().copied().collect();
+    let in_cycle = blocks_in_cycles(func, region, &inside);
+    region.iter().filter(|b| in_cycle.contains(b)).all(|&b| {
+        let Some(term) = func.terminator(b) else {
+            return true;
+        };
+        match func.insts[term] {
+            InstData::Brif { cond, .. } => func.any_of(cond).is_some_and(|x| derived.contains(&x)),
+            _ => true,
+        }
+    })
+}
+
+/// The region's blocks that lie on a cycle of edges within the region (Tarjan's
+/// strongly connected components, iteratively).
+fn blocks_in_cycles(
+    func: &Function,
+    region: &[Block],
+    inside: &FxHashSet<Block>,
+) -> FxHashSet<Block> {
+    let succ = |b: Block| -> SmallVec<[Block; 2]> {
+        func.successors(b)
+            .into_iter()
+            .filter(|s| inside.contains(s))
+            .collect()
+    };
+    let mut index: rustc_hash::FxHashMap<Block, (u32, u32)> = Default::default();
+    let mut on_stack = FxHashSet::default();
+    let mut stack: Vec<Block> = Vec::new();
+    let mut out = FxHashSet::default();
+    let mut next = 0u32;
+    for &root in region {
+        if index.contains_key(&root) {
+            continue;
+        }
+        let mut work: Vec<(Block, SmallVec<[Block; 2]>, usize)> = vec![(root, succ(root), 0)];
+        index.insert(root, (next, next));
+        next += 1;
+        stack.push(root);
+        on_stack.insert(root);
+        while let Some((b, succs, at)) = work.last_mut() {
+            let b = *b;
+            if let Some(&s) = succs.get(*at) {
+                *at += 1;
+                if !index.contains_key(&s) {
+                    index.insert(s, (next, next));
+                    next += 1;
+                    stack.push(s);
+                    on_stack.insert(s);
+                    work.push((s, succ(s), 0));
+                } else if on_stack.contains(&s) {
+                    let low = index[&s].0.min(index[&b].1);
+                    index.get_mut(&b).unwrap().1 = low;
+                }
+                continue;
+            }
+            work.pop();
+            let (num, low) = index[&b];
+            if let Some((parent, _, _)) = work.last() {
+                let p = index[parent].1.min(low);
+                index.get_mut(parent).unwrap().1 = p;
+            }
+            if num == low {
+                let mut component = Vec::new();
+                while let Some(x) = stack.pop() {
+                    on_stack.remove(&x);
+                    component.push(x);
+                    if x == b {
+                        break;
+                    }
+                }
+                let self_loop = succ(b).contains(&b);
+                if component.len() > 1 || self_loop {
+                    out.extend(component);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The functions a call must not reach from a region run under an empty mask: those
+/// with a loop (its test may not read the mask), those that may recurse (the skip is
+/// what ends a recursion whose lanes have all stopped), and their callers.
+pub fn functions_that_may_spin(module: &Module) -> FxHashSet<FuncRef> {
+    let calls: Vec<(FuncRef, Vec<FuncRef>)> = module
+        .functions
+        .iter()
+        .map(|(r, f)| (r, callees(f)))
+        .collect();
+    let mut spin: FxHashSet<FuncRef> = module
+        .functions
+        .iter()
+        .filter(|(_, f)| has_cycle(f))
+        .map(|(r, _)| r)
+        .collect();
+    spin.extend(recursive_functions(module));
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for (f, cs) in &calls {
+            let reaches = cs
+                .iter()
+                .any(|c| spin.contains(c) || module.functions.get(*c).is_none());
+            if !spin.contains(f) && reaches {
+                spin.insert(*f);
+                changed = true;
+            }
+        }
+    }
+    spin
+}
+
+fn callees(f: &Function) -> Vec<FuncRef> {
+    f.layout
+        .iter()
+        .flat_map(|&b| f.blocks[b].insts.iter())
+        .filter_map(|&i| match f.insts[i] {
+            InstData::Call { func, .. } => Some(func),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The functions that can reach themselves through calls.
 pub fn recursive_functions(module: &Module) -> FxHashSet<FuncRef> {
-    let callees = |f: FuncRef| -> Vec<FuncRef> {
-        let func = &module.functions[f];
-        func.layout
-            .iter()
-            .flat_map(|&b| func.blocks[b].insts.iter())
-            .filter_map(|&i| match func.insts[i] {
-                InstData::Call { func, .. } => Some(func),
-                _ => None,
-            })
-            .collect()
-    };
     let mut out = FxHashSet::default();
-    for (f, _) in module.functions.iter() {
+    for (f, func) in module.functions.iter() {
         let mut seen = FxHashSet::default();
-        let mut stack = callees(f);
+        let mut stack = callees(func);
         while let Some(g) = stack.pop() {
             if g == f {
                 out.insert(f);
                 break;
             }
-            if seen.insert(g) && module.functions.get(g).is_some() {
-                stack.extend(callees(g));
+            if seen.insert(g) {
+                if let Some(callee) = module.functions.get(g) {
+                    stack.extend(callees(callee));
+                }
             }
         }
     }
     out
+}
+
+/// Whether `func`'s CFG has a cycle (a depth-first search meets a block on its path).
+fn has_cycle(func: &Function) -> bool {
+    let Some(&entry) = func.layout.first() else {
+        return false;
+    };
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        OnPath,
+        Done,
+    }
+    let mut mark: SecondaryMap<Block, Mark> = SecondaryMap::with_default(Mark::New);
+    let mut work: Vec<(Block, SmallVec<[Block; 2]>)> = vec![(entry, func.successors(entry))];
+    mark[entry] = Mark::OnPath;
+    while let Some((b, succs)) = work.last_mut() {
+        let b = *b;
+        match succs.pop() {
+            Some(s) if mark[s] == Mark::OnPath => return true,
+            Some(s) if mark[s] == Mark::New => {
+                mark[s] = Mark::OnPath;
+                work.push((s, func.successors(s)));
+            }
+            Some(_) => {}
+            None => {
+                mark[b] = Mark::Done;
+                work.pop();
+            }
+        }
+    }
+    false
 }
 
 #[cfg(test)]
@@ -181,5 +456,116 @@ block4:
 }
 ";
         assert_eq!(run_on_text(text, super::run_module), text);
+    }
+    #[test]
+    fn a_uniform_if_on_any_stays() {
+        // `if (any(c)) { out[lane] = 1; }`: the region stores under the enclosing mask
+        // v1, not under `c & v1`.
+        let text = "module lanes 16 ptr 8
+
+function export @f(ptr) masked {
+block0(v0: ptr, v1: [bool]):
+    v2 = special lane_index
+    v3 = iconst.i32 100
+    v4 = splat v3
+    v5 = icmp sgt v2, v4
+    v6 = band v5, v1
+    v7 = any v6
+    brif v7, block1, block2
+block1:
+    v8 = iconst.i32 1
+    store generic v0, v8 mask v1
+    jump block2
+block2:
+    return
+}
+";
+        assert_eq!(run_on_text(text, super::run_module), text);
+    }
+
+    #[test]
+    fn a_uniform_loop_or_a_looping_callee_in_the_region_keeps_the_skip() {
+        // A uniform loop's test does not read the mask: under an empty mask its masked
+        // updates do nothing and it would never end. So too in a function it calls.
+        let text = "module lanes 16 ptr 8
+
+function internal @g() masked {
+block0(v0: [bool]):
+    v1 = iconst.i32 0
+    jump block1(v1)
+block1(v2: i32):
+    v3 = iconst.i32 4
+    v4 = icmp slt v2, v3
+    brif v4, block2, block3
+block2:
+    v5 = iconst.i32 1
+    v6 = iadd v2, v5
+    jump block1(v6)
+block3:
+    return
+}
+
+function export @f(ptr) masked {
+block0(v0: ptr, v1: [bool]):
+    v2 = special lane_index
+    v3 = load.i32 generic v0 mask v1
+    v4 = icmp slt v2, v3
+    v5 = band v1, v4
+    v6 = any v5
+    brif v6, block1, block2
+block1:
+    call @g() mask v5
+    store generic v0, v3 mask v5
+    jump block2
+block2:
+    v7 = any v5
+    brif v7, block3, block5(v3)
+block3:
+    v8 = iconst.i32 0
+    jump block4(v8)
+block4(v9: i32):
+    v10 = iconst.i32 1
+    v11 = iadd v9, v10
+    store generic v0, v9 mask v5
+    v12 = icmp slt v11, v3
+    brif v12, block4(v11), block5(v9)
+block5(v13: i32):
+    return
+}
+";
+        assert_eq!(run_on_text(text, super::run_module), text);
+    }
+
+    #[test]
+    fn a_varying_loop_under_the_region_mask_goes() {
+        // The region's loop narrows its mask parameter from `m`: it still runs under
+        // `m`, and its test reads it, so the skip is optional.
+        let out = run_on_text(
+            "module lanes 16 ptr 8
+
+function export @f(ptr) masked {
+block0(v0: ptr, v1: [bool]):
+    v2 = special lane_index
+    v3 = load.i32 generic v0 mask v1
+    v4 = icmp slt v2, v3
+    v5 = band v1, v4
+    v6 = any v5
+    brif v6, block1(v5), block3
+block1(v7: [bool]):
+    store generic v0, v3 mask v7
+    v8 = icmp sgt v2, v3
+    v9 = band v7, v8
+    v10 = any v9
+    brif v10, block1(v9), block2
+block2:
+    jump block3
+block3:
+    return
+}
+",
+            super::run_module,
+        );
+        assert!(out.contains("jump block1(v5)\n"), "{out}");
+        assert!(out.contains("brif v10, block1(v9), block2"), "{out}");
     }
 }

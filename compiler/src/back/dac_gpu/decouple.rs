@@ -1315,16 +1315,7 @@ fn uniform_loop(
         },
         ValueDef::Param(..) => None,
     };
-    let any_arg = |v: Value| match f.values[v].def {
-        ValueDef::Result(i) => match &f.insts[i] {
-            InstData::Lane {
-                op: LaneOp::Any,
-                args,
-            } if args.len() == 1 => Some(args[0]),
-            _ => None,
-        },
-        ValueDef::Param(..) => None,
-    };
+    let any_arg = |v: Value| f.any_of(v);
     // Candidates: (block, compare value, the mask it is `and`ed with, continues on true).
     let mut tests = Vec::new();
     for &(b, cond, on_true) in &branches {
