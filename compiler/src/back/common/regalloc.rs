@@ -827,7 +827,9 @@ fn spill_everywhere<I: MachInst>(work: &mut Work<I>, victims: &[VReg]) {
     work.blocks = blocks
         .into_iter()
         .map(|lines| {
-            let mut out = Vec::with_capacity(lines.len());
+            // Room for a reload or a store beside most lines: growing a block's
+            // vector of large lines by doubling copied it over and over.
+            let mut out = Vec::with_capacity(lines.len() * 2);
             let mut prev_writes = SmallVec::new();
             for line in lines {
                 match line {

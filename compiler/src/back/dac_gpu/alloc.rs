@@ -587,6 +587,15 @@ fn to_mach(
     for _ in 0..nblocks {
         mf.new_block();
     }
+    // Each block's size up front: a machine line is large, and growing the vectors by
+    // doubling copied them over and over.
+    let mut sizes = vec![0usize; nblocks];
+    for &b in &block_of[..n] {
+        sizes[b as usize] += 1;
+    }
+    for (b, size) in sizes.into_iter().enumerate() {
+        mf.blocks[MBlock::new(b)].insts.reserve_exact(size);
+    }
     for (pc, inst) in k.insts.iter().enumerate() {
         let b = MBlock::new(block_of[pc] as usize);
         let g = numbering.wrap(*inst, pc as u32, &mut mf);

@@ -109,6 +109,7 @@ pub fn clean(mf: &mut MachFunction<GpuInst>) -> (u32, u32) {
     for block in mf.blocks.values_mut() {
         let mut copies = Copies::default();
         let old = std::mem::take(&mut block.insts);
+        block.insts.reserve(old.len());
         for mut line in old {
             if let (Some(slot), Some(reg)) = (line.inst.slot, spill_reg(&line.inst)) {
                 match line.inst.inst.op {
