@@ -717,6 +717,32 @@ fn of32(x: f32) -> u64 {
 fn of64(x: f64) -> u64 {
     x.to_bits()
 }
+/// Whether `min.f` of `x` and `y` is `x`: IEEE minNum with `-0.0` below `+0.0`, so
+/// the result never depends on the operand order except that of two NaNs, where it is
+/// the second (the interpreter's `fmin`). `f32` operands are compared widened, which
+/// keeps their order, signs and NaN-ness.
+#[inline]
+pub(crate) fn fmin_takes_first(x: f64, y: f64) -> bool {
+    !x.is_nan() && (y.is_nan() || x < y || (x == y && x.is_sign_negative()))
+}
+
+/// Whether `max.f` of `x` and `y` is `x`: IEEE maxNum with `+0.0` above `-0.0` (the
+/// interpreter's `fmax`).
+#[inline]
+pub(crate) fn fmax_takes_first(x: f64, y: f64) -> bool {
+    !x.is_nan() && (y.is_nan() || x > y || (x == y && !x.is_sign_negative()))
+}
+
+/// `x` if `first`, else `y`.
+#[inline]
+pub(crate) fn pick<T>(first: bool, x: T, y: T) -> T {
+    if first {
+        x
+    } else {
+        y
+    }
+}
+
 #[inline]
 fn s32(x: u64) -> i32 {
     x as u32 as i32
@@ -790,14 +816,30 @@ pub(crate) fn bin(
         (BinOp::Min, S32) => lanes2!(o, a, b, |x, y| u64::from(s32(x).min(s32(y)) as u32)),
         (BinOp::Min, U64) => lanes2!(o, a, b, |x, y| x.min(y)),
         (BinOp::Min, S64) => lanes2!(o, a, b, |x, y| (x as i64).min(y as i64) as u64),
-        (BinOp::Min, F32) => lanes2!(o, a, b, |x, y| of32(f32v(x).min(f32v(y)))),
-        (BinOp::Min, F64) => lanes2!(o, a, b, |x, y| of64(f64v(x).min(f64v(y)))),
+        (BinOp::Min, F32) => lanes2!(o, a, b, |x, y| pick(
+            fmin_takes_first(f32v(x).into(), f32v(y).into()),
+            x,
+            y
+        )),
+        (BinOp::Min, F64) => lanes2!(o, a, b, |x, y| pick(
+            fmin_takes_first(f64v(x), f64v(y)),
+            x,
+            y
+        )),
         (BinOp::Max, U32) => lanes2!(o, a, b, |x, y| (x as u32).max(y as u32).into()),
         (BinOp::Max, S32) => lanes2!(o, a, b, |x, y| u64::from(s32(x).max(s32(y)) as u32)),
         (BinOp::Max, U64) => lanes2!(o, a, b, |x, y| x.max(y)),
         (BinOp::Max, S64) => lanes2!(o, a, b, |x, y| (x as i64).max(y as i64) as u64),
-        (BinOp::Max, F32) => lanes2!(o, a, b, |x, y| of32(f32v(x).max(f32v(y)))),
-        (BinOp::Max, F64) => lanes2!(o, a, b, |x, y| of64(f64v(x).max(f64v(y)))),
+        (BinOp::Max, F32) => lanes2!(o, a, b, |x, y| pick(
+            fmax_takes_first(f32v(x).into(), f32v(y).into()),
+            x,
+            y
+        )),
+        (BinOp::Max, F64) => lanes2!(o, a, b, |x, y| pick(
+            fmax_takes_first(f64v(x), f64v(y)),
+            x,
+            y
+        )),
         (BinOp::And, Pred | B32 | B64) => lanes2!(o, a, b, |x, y| x & y),
         (BinOp::Or, Pred | B32 | B64) => lanes2!(o, a, b, |x, y| x | y),
         (BinOp::Xor, Pred | B32 | B64) => lanes2!(o, a, b, |x, y| x ^ y),

@@ -7,7 +7,7 @@
 //! bits of a 32-bit result); a combination not handled here returns `false` and the
 //! caller falls back to the general path (which also reports undefined ones).
 
-use super::exec::WARP;
+use super::exec::{fmax_takes_first, fmin_takes_first, pick, WARP};
 use super::isa::{BinOp, Cmp, Type};
 
 /// Whether `ty` is a 32-bit type handled by this path.
@@ -61,10 +61,14 @@ pub(crate) fn bin32(
         }),
         (BinOp::Min, U32) => map2(a, b, o, |x, y| x.min(y)),
         (BinOp::Min, S32) => map2(a, b, o, |x, y| (x as i32).min(y as i32) as u32),
-        (BinOp::Min, F32) => map2(a, b, o, |x, y| fl(x).min(fl(y)).to_bits()),
+        (BinOp::Min, F32) => map2(a, b, o, |x, y| {
+            pick(fmin_takes_first(fl(x).into(), fl(y).into()), x, y)
+        }),
         (BinOp::Max, U32) => map2(a, b, o, |x, y| x.max(y)),
         (BinOp::Max, S32) => map2(a, b, o, |x, y| (x as i32).max(y as i32) as u32),
-        (BinOp::Max, F32) => map2(a, b, o, |x, y| fl(x).max(fl(y)).to_bits()),
+        (BinOp::Max, F32) => map2(a, b, o, |x, y| {
+            pick(fmax_takes_first(fl(x).into(), fl(y).into()), x, y)
+        }),
         (BinOp::And, B32) => map2(a, b, o, |x, y| x & y),
         (BinOp::Or, B32) => map2(a, b, o, |x, y| x | y),
         (BinOp::Xor, B32) => map2(a, b, o, |x, y| x ^ y),
@@ -299,6 +303,56 @@ mod tests {
                         super::super::exec::compare(cmp, ty, u64::from(a[l]), u64::from(b[l]));
                     assert_eq!(got >> l & 1 == 1, want, "{cmp:?} {ty:?} lane {l}");
                 }
+            }
+        }
+    }
+
+    /// `min.f`/`max.f`: `-0.0` below `+0.0` in either operand order, a NaN operand
+    /// gives the other one and two NaNs the second; the same on both paths and for f64.
+    #[test]
+    fn float_min_max_order_zeros_and_ignore_nans() {
+        let (p0, n0) = (0.0f32.to_bits(), (-0.0f32).to_bits());
+        let (q1, q2) = (0x7fc0_0011u32, 0xff80_0022u32);
+        let one = 1.0f32.to_bits();
+        // (a, b, min, max)
+        let cases = [
+            (p0, n0, n0, p0),
+            (n0, p0, n0, p0),
+            (q1, one, one, one),
+            (one, q1, one, one),
+            (q1, q2, q2, q2),
+            (q2, q1, q1, q1),
+            (n0, one, n0, one),
+        ];
+        let mut a = [0u32; WARP];
+        let mut b = [0u32; WARP];
+        for (l, c) in cases.iter().enumerate() {
+            a[l] = c.0;
+            b[l] = c.1;
+        }
+        let widen = |x: u32| f64::from(f32::from_bits(x)).to_bits();
+        let f64_bits = |x: u32| {
+            // The f64 NaN with the same payload bits as an f32 NaN.
+            if f32::from_bits(x).is_nan() {
+                (u64::from(x >> 31) << 63) | 0x7ff8_0000_0000_0000 | u64::from(x & 0xff)
+            } else {
+                widen(x)
+            }
+        };
+        for (op, pick) in [(BinOp::Min, 2), (BinOp::Max, 3)] {
+            let mut o = [0u32; WARP];
+            assert!(bin32(op, Type::F32, &a, &b, &mut o));
+            let mut wo = [0u64; WARP];
+            let (wa, wb) = (a.map(u64::from), b.map(u64::from));
+            super::super::exec::bin(op, Type::F32, &wa, &wb, &mut wo).unwrap();
+            let (da, db) = (a.map(f64_bits), b.map(f64_bits));
+            let mut d = [0u64; WARP];
+            super::super::exec::bin(op, Type::F64, &da, &db, &mut d).unwrap();
+            for (l, c) in cases.iter().enumerate() {
+                let want = [c.0, c.1, c.2, c.3][pick];
+                assert_eq!(o[l], want, "{op:?} case {l}");
+                assert_eq!(wo[l], u64::from(want), "{op:?} case {l}, general path");
+                assert_eq!(d[l], f64_bits(want), "{op:?} f64 case {l}");
             }
         }
     }
