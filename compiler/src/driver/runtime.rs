@@ -279,6 +279,7 @@ fn build(
         let mut module = timing::stage("lower", || {
             lower::lower_runtime(&library.unit, &library.checked, &library.interner, &names)
         })?;
+        constant_lane_count(&mut module);
         if optimize {
             timing::stage("optimize", || passes::optimize(&mut module))
                 .map_err(|e| internal(format!("optimizing the runtime: {e}")))?;
@@ -291,6 +292,28 @@ fn build(
             return Ok(module);
         }
         set.extend(missing);
+    }
+}
+
+/// The runtime is built for one gang width: `programCount` (`special lane_count`) is a
+/// constant in its routines, so that the tests on it fold (the reductions' and scans'
+/// shuffle trees have one step per halving of the gang, written for every width up
+/// to 64 under `if (programCount > s)`).
+fn constant_lane_count(module: &mut Module) {
+    use crate::ir::{InstData, SpecialReg, Type};
+    let bits = u64::from(module.lane_count);
+    for f in module.functions.values_mut() {
+        for data in f.insts.values_mut() {
+            if let InstData::Special {
+                reg: SpecialReg::LaneCount,
+            } = data
+            {
+                *data = InstData::Iconst {
+                    ty: Type::I32,
+                    bits,
+                };
+            }
+        }
     }
 }
 

@@ -7,10 +7,13 @@
 //! * `extract`/`insert` with a lane outside `0..n` are runtime errors.
 //! * `shuffle` and `rotate` take indices modulo `n`, `shuffle2` modulo `2n` (Euclidean,
 //!   so `-1` is the last lane).
-//! * Reductions and scans combine the active lanes in lane order with the type's own
-//!   arithmetic (float sums round after each lane, in the element type); `reduce_min`
-//!   and `reduce_max` compare integers as signed (the IR has no unsigned variants) and
-//!   floats as `fmin`/`fmax` do (a NaN lane is ignored).
+//! * Reductions and scans combine the active lanes with the type's own arithmetic. The
+//!   order only shows in float sums, which follow the log-step trees every target
+//!   implements with its shuffles ([`float_reduce_add`], [`float_scan_add`]; the
+//!   definition is in `lang-spec/ir.md`); every other combination is exact and
+//!   order-free, so it is folded in lane order. `reduce_min` and `reduce_max` compare
+//!   integers as signed (the IR has no unsigned variants) and floats as `fmin`/`fmax`
+//!   do (a NaN lane is ignored).
 //! * `reduce_equal` compares floats with `==` (so `-0 == +0` and a NaN lane is unequal).
 //! * `all m` asks whether every *existing* lane is on (lanes past the end of the block
 //!   do not count against it).
@@ -116,6 +119,10 @@ pub fn lane_op(
                 };
             }
         }
+        LaneOp::ReduceAdd if s.is_float() => {
+            let (f, _) = comb.ok_or("reduction without a combiner")?;
+            out[0] = float_reduce_add(f, s, &a[..n], mask_bits(&b[..n], exists));
+        }
         LaneOp::ReduceAdd
         | LaneOp::ReduceMin
         | LaneOp::ReduceMax
@@ -126,6 +133,10 @@ pub fn lane_op(
             out[0] = (0..n)
                 .filter(|i| m >> i & 1 != 0)
                 .fold(id, |acc, i| f(acc, a[i]));
+        }
+        LaneOp::ScanAdd if s.is_float() => {
+            let (f, _) = comb.ok_or("scan without a combiner")?;
+            float_scan_add(f, s, &a[..n], mask_bits(&b[..n], exists), &mut out[..n]);
         }
         LaneOp::ScanAdd | LaneOp::ScanAnd | LaneOp::ScanOr => {
             let (f, id) = comb.ok_or("scan without a combiner")?;
@@ -160,6 +171,66 @@ pub fn lane_op(
         }
     }
     Ok(())
+}
+
+/// The bits of `-0.0` in float type `s`.
+fn negative_zero(s: Scalar) -> u64 {
+    if s == Scalar::F32 {
+        1 << 31
+    } else {
+        1 << 63
+    }
+}
+
+/// `reduce_add` of floats over the lanes of `a` on in `m`: a pairwise tree. With `P`
+/// the gang width rounded up to a power of two, lane `i` starts as its value if on and
+/// `-0.0` otherwise (lanes past the gang are off); for `s = P/2, P/4, .., 1` lane
+/// `i < s` becomes `x[i] + x[i + s]`; the result is `x[0] + 0.0`. `-0.0` leaves every
+/// sum as it is and the last `+ 0.0` turns a `-0.0` result (only possible when every
+/// on lane is `-0.0`, or none is on) into `+0.0` and quiets a NaN, so off lanes could
+/// equally read `+0.0` or be left out: the result depends only on the on lanes.
+pub fn float_reduce_add(f: BinFn, s: Scalar, a: &[u64], m: u64) -> u64 {
+    let n = a.len();
+    let p = n.next_power_of_two();
+    let mut x = [0u64; 64];
+    for (i, slot) in x[..p].iter_mut().enumerate() {
+        *slot = if i < n && m >> i & 1 != 0 {
+            a[i]
+        } else {
+            negative_zero(s)
+        };
+    }
+    let mut w = p;
+    while w > 1 {
+        w /= 2;
+        for i in 0..w {
+            x[i] = f(x[i], x[i + w]);
+        }
+    }
+    f(x[0], 0)
+}
+
+/// `scan_add` of floats (exclusive) over the lanes of `a` on in `m`, into `out`: the
+/// log-step (Kogge-Stone) scan of the lanes shifted up by one. Lane 0 starts as `+0.0`
+/// and lane `i > 0` as lane `i - 1`'s value if that lane is on, `-0.0` otherwise; for
+/// `d = 1, 2, 4, ..` below the gang width, every lane `i >= d` at once becomes
+/// `y[i - d] + y[i]` (the lower lanes' partial sum on the left).
+pub fn float_scan_add(f: BinFn, s: Scalar, a: &[u64], m: u64, out: &mut [u64]) {
+    let n = a.len();
+    for i in 0..n {
+        out[i] = match i {
+            0 => 0,
+            _ if m >> (i - 1) & 1 != 0 => a[i - 1],
+            _ => negative_zero(s),
+        };
+    }
+    let mut d = 1;
+    while d < n {
+        for i in (d..n).rev() {
+            out[i] = f(out[i - d], out[i]);
+        }
+        d *= 2;
+    }
 }
 
 /// How many operands `op` takes.
@@ -301,8 +372,72 @@ mod tests {
                 [1; N],
                 z
             )[0],
-            f(1.0),
-            "summed in lane order, rounding in f32 after each lane"
+            f(2.0),
+            "a pairwise tree: (1e8 + -1e8) + (1 + 1), rounding in f32 at each node \
+             (in lane order it would be 1)"
+        );
+    }
+
+    /// `reduce_add` of `v` (f32) under mask `m` on a gang of `v.len()` lanes.
+    fn fsum(v: &[f32], m: u64) -> u32 {
+        let a: Vec<u64> = v.iter().map(|x| u64::from(x.to_bits())).collect();
+        let (f, _) = combiner(LaneOp::ReduceAdd, Scalar::F32).unwrap();
+        float_reduce_add(f, Scalar::F32, &a, m) as u32
+    }
+
+    /// The exclusive `scan_add` of `v` (f32) under mask `m`.
+    fn fscan(v: &[f32], m: u64) -> Vec<u32> {
+        let a: Vec<u64> = v.iter().map(|x| u64::from(x.to_bits())).collect();
+        let (f, _) = combiner(LaneOp::ScanAdd, Scalar::F32).unwrap();
+        let mut out = vec![0; v.len()];
+        float_scan_add(f, Scalar::F32, &a, m, &mut out);
+        out.into_iter().map(|x| x as u32).collect()
+    }
+
+    #[test]
+    fn float_sums_follow_the_documented_trees() {
+        let b = |x: f32| x.to_bits();
+        // Eight lanes: ((x0 + x4) + (x2 + x6)) + ((x1 + x5) + (x3 + x7)).
+        let v = [1e8, 3.0, 5.0, 7.0, -1e8, 1.0, 1.0, 1.0];
+        let want = ((1e8f32 + -1e8) + (5.0f32 + 1.0)) + ((3.0f32 + 1.0) + (7.0f32 + 1.0));
+        assert_eq!(fsum(&v, 0xff), b(want));
+        // An off lane is left out: lane 4 off leaves 1e8 unmatched (and 5 + 1 + ...
+        // absorbed by rounding at 1e8).
+        let want = ((1e8f32 + (5.0f32 + 1.0)) + ((3.0f32 + 1.0) + (7.0f32 + 1.0))) + 0.0;
+        assert_eq!(fsum(&v, 0xef), b(want));
+        // Six lanes (not a power of two): lanes 6 and 7 of the tree are off.
+        let want = ((1e8f32 + -1e8) + 5.0) + ((3.0f32 + 1.0) + 7.0);
+        assert_eq!(fsum(&v[..6], 0x3f), b(want));
+        // Signed zeros: -0.0 everywhere sums to +0.0, as does no lane at all, and a
+        // single lane's -0.0; the result never depends on off lanes.
+        assert_eq!(fsum(&[-0.0; 4], 0xf), b(0.0));
+        assert_eq!(fsum(&[-0.0; 4], 0x0), b(0.0));
+        assert_eq!(fsum(&[-0.0, 2.0, 3.0, 4.0], 0x1), b(0.0));
+        assert_eq!(fsum(&[-2.5, 9.0, 3.0, 4.0], 0x1), b(-2.5));
+        // A signalling NaN alone comes out quiet.
+        let snan = f32::from_bits(0x7f80_0001);
+        assert_eq!(fsum(&[snan, 1.0], 0x1), 0x7fc0_0001);
+        // Two NaNs: the tree's left operand wins (the first NaN operand, quieted).
+        let (n1, n2) = (f32::from_bits(0x7fc0_0011), f32::from_bits(0xffc0_0022));
+        assert_eq!(fsum(&[1.0, n1, 2.0, n2], 0xf), 0x7fc0_0011);
+        assert_eq!(fsum(&[n2, n1, 2.0, 1.0], 0xf), 0xffc0_0022);
+    }
+
+    #[test]
+    fn float_scans_follow_the_documented_trees() {
+        let b = |x: f32| x.to_bits();
+        let v = [1e8, 3.0, -1e8, 7.0, 1.0];
+        // y = [+0, 1e8, 3, -1e8, 7]; d = 1: y[i] = y[i-1] + y[i]; d = 2; d = 4.
+        let y1 = [0.0f32, 1e8, 1e8 + 3.0, 3.0 + -1e8, -1e8 + 7.0];
+        let y2 = [y1[0], y1[1], y1[0] + y1[2], y1[1] + y1[3], y1[2] + y1[4]];
+        let y4 = [y2[0], y2[1], y2[2], y2[3], y2[0] + y2[4]];
+        assert_eq!(fscan(&v, 0x1f), y4.map(b));
+        // Lane 0's +0.0 is in every lane's sum, so -0.0 lanes give +0.0 everywhere.
+        assert_eq!(fscan(&[-0.0; 4], 0xf), [b(0.0); 4]);
+        // Off lanes add -0.0: lane 1 off.
+        assert_eq!(
+            fscan(&[2.0, 1e30, 4.0, 8.0], 0b1101),
+            [b(0.0), b(2.0), b(2.0), b(6.0)]
         );
     }
 

@@ -20,6 +20,7 @@ use sim::gpu::{
 mod calls;
 mod dac;
 pub mod full_warp;
+mod reduce;
 mod shuffle;
 
 use super::spaces::{Spaces, SHARED_WINDOW};
@@ -525,6 +526,15 @@ impl<'a> Isel<'a> {
 
     fn op(&mut self, op: Op) {
         self.emit(Inst::new(op));
+    }
+
+    /// Emits `op`, a vector instruction whose result is nonetheless the same in every
+    /// lane by construction (the last step of a butterfly reduction): the uniform
+    /// datapath may take its destination as uniform, not compute it once.
+    fn emit_uniform_result(&mut self, op: Op) {
+        let i = self.b.push(Inst::new(op));
+        self.uni.uniform_result(i);
+        self.lines.push(self.span);
     }
 
     fn guarded(&mut self, p: Reg, op: Op) {
@@ -1836,10 +1846,8 @@ impl<'a> Isel<'a> {
             | LaneOp::ReduceMin
             | LaneOp::ReduceMax
             | LaneOp::ReduceAnd
-            | LaneOp::ReduceOr
-            | LaneOp::ScanAdd
-            | LaneOp::ScanAnd
-            | LaneOp::ScanOr => self.reduce(op, args, d),
+            | LaneOp::ReduceOr => self.reduce(op, args, d),
+            LaneOp::ScanAdd | LaneOp::ScanAnd | LaneOp::ScanOr => self.scan(op, args, d),
             LaneOp::ReduceEqual => self.reduce_equal(args, d),
         }
     }
@@ -1911,86 +1919,6 @@ impl<'a> Isel<'a> {
                 },
             ),
         }
-    }
-
-    /// Reductions and exclusive scans, sequentially in lane order: the accumulator
-    /// (the same in every thread) takes each on lane's value broadcast in turn, so
-    /// float results round exactly as the interpreter's.
-    fn reduce(&mut self, op: LaneOp, args: &[Value], d: Loc) {
-        let s = self.scalar(args[0]);
-        let x = self.loc(args[0]);
-        let m = self.reg(args[1]);
-        let m = self.existing(m);
-        let w = s.bits();
-        let width_mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
-        let (bop, ty, id) = match op {
-            LaneOp::ReduceAdd | LaneOp::ScanAdd if s.is_float() => (BinOp::Add, fty(s), 0),
-            LaneOp::ReduceAdd | LaneOp::ScanAdd => (BinOp::Add, uty(s), 0),
-            LaneOp::ReduceMin if s.is_float() => (
-                BinOp::Min,
-                fty(s),
-                if s == Scalar::F32 {
-                    u64::from(f32::INFINITY.to_bits())
-                } else {
-                    f64::INFINITY.to_bits()
-                },
-            ),
-            LaneOp::ReduceMax if s.is_float() => (
-                BinOp::Max,
-                fty(s),
-                if s == Scalar::F32 {
-                    u64::from(f32::NEG_INFINITY.to_bits())
-                } else {
-                    f64::NEG_INFINITY.to_bits()
-                },
-            ),
-            LaneOp::ReduceMin => (BinOp::Min, sty(s), width_mask >> 1),
-            LaneOp::ReduceMax => (BinOp::Max, sty(s), 1 << (w - 1)),
-            LaneOp::ReduceAnd | LaneOp::ScanAnd => (BinOp::And, bty(s), width_mask),
-            _ => (BinOp::Or, bty(s), 0),
-        };
-        if s == Scalar::Bool {
-            self.unsupported("a reduction of bools");
-            return;
-        }
-        let scan = matches!(op, LaneOp::ScanAdd | LaneOp::ScanAnd | LaneOp::ScanOr);
-        let acc = if scan { self.fresh(s) } else { d };
-        let sign_ext = |v: u64| {
-            if w < 32 {
-                ((((v << (64 - w)) as i64) >> (64 - w)) as u64) & 0xffff_ffff
-            } else if w == 32 {
-                v & 0xffff_ffff
-            } else {
-                v
-            }
-        };
-        let id_ty = if wide(s) { T::B64 } else { T::B32 };
-        self.mov(id_ty, acc.reg(), imm(sign_ext(id)));
-        let b = self.ballot(m);
-        let v = self.fresh(s);
-        let p = self.ptmp();
-        let bit = self.tmp();
-        for l in 0..32u64 {
-            if scan {
-                let here = self.ptmp();
-                self.setp(Cmp::Eq, T::U32, here, Src::Special(Special::LaneId), imm(l));
-                self.masked_copy(d, acc, here);
-            }
-            self.bcast(v, x, imm(l));
-            self.bin(BinOp::And, T::B32, bit, rs(b), imm(1 << l));
-            self.setp(Cmp::Ne, T::U32, p, rs(bit), imm(0));
-            self.guarded(
-                p,
-                Op::Bin {
-                    op: bop,
-                    ty,
-                    dst: acc.reg(),
-                    a: rs(acc.reg()),
-                    b: rs(v.reg()),
-                },
-            );
-        }
-        self.norm(s, d.reg());
     }
 
     /// Whether every on lane holds the value of the first on lane.

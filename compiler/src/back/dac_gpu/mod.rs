@@ -44,9 +44,9 @@
 //!   (or is stored to memory) has no static space: it keeps the global fallback, a
 //!   per-block slice of the hidden `__shared` buffer, and all its accesses are
 //!   `.global`. No generic addressing is needed in the simulator.
-//! * **Cross-lane operations** use `shfl.idx` and `vote`; reductions and scans run
-//!   sequentially in lane order, so floating results are bit-identical to the
-//!   interpreter's.
+//! * **Cross-lane operations** use `shfl` and `vote`; reductions and scans are
+//!   log-step shuffle trees in the order the IR defines for float sums (`isel/reduce.rs`),
+//!   so floating results are bit-identical to the interpreter's.
 //! * **Calls are inlined** at selection time (each call site selects the callee's
 //!   blocks again with the arguments and the caller's mask as its entry parameters,
 //!   its stack slots appended to the gang's frame), except calls of **recursive

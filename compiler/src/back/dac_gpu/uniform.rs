@@ -20,8 +20,10 @@
 //!    where registers are still per value), an optimistic fixed point over registers
 //!    keeps a register uniform only when every instruction writing it is a candidate
 //!    (or an operation whose result is the same in every lane: a vote, a ballot, a
-//!    shuffle from one uniform lane) with a uniform guard and uniform operands
-//!    (registers, immediates and the special registers equal across a warp). Selection
+//!    shuffle from one uniform lane, the last step of a butterfly reduction the selector
+//!    vouches for with [`Marks::uniform_result`]) with a uniform guard and uniform
+//!    operands (registers, immediates and the special registers equal across a warp),
+//!    a vouched-for step excepted: it stays a vector instruction. Selection
 //!    may expand a uniform IR value through lane-dependent steps (a reduction's
 //!    shuffles, a uniform atomic done by one lane); those fail the check and stay
 //!    vector instructions. Candidates whose destination is confirmed get `.uni`.
@@ -51,6 +53,9 @@ pub struct Marks {
     current: bool,
     /// Indices of the candidate instructions.
     candidates: Vec<usize>,
+    /// Indices of vector instructions whose result is the same in every lane by
+    /// construction ([`Marks::uniform_result`]).
+    uniform_results: Vec<usize>,
 }
 
 impl Marks {
@@ -124,6 +129,15 @@ impl Marks {
     /// Instruction `index` is a candidate whatever the current state.
     pub fn force(&mut self, index: usize) {
         self.candidates.push(index);
+    }
+
+    /// Instruction `index` writes the same value in every lane although its operands
+    /// differ between lanes: the last step of a butterfly reduction with an exact,
+    /// order-free operation, where every lane has combined the values of all 32. It
+    /// stays a vector instruction (it reads other lanes' values), but what it writes
+    /// counts as uniform (when its guard is), so the reduction's uses can be uniform.
+    pub fn uniform_result(&mut self, index: usize) {
+        self.uniform_results.push(index);
     }
 }
 
@@ -234,6 +248,19 @@ pub fn mark(k: &mut Kernel, marks: &Marks) -> usize {
             *c = true;
         }
     }
+    let mut by_construction = vec![false; k.insts.len()];
+    for &i in &marks.uniform_results {
+        if let Some(c) = by_construction.get_mut(i) {
+            *c = true;
+        }
+    }
+    let holds = |i: usize, inst: &Inst, f: &Facts| {
+        if by_construction[i] {
+            inst.guard.is_none_or(|g| f.reg(RegFile::P, g.pred, false))
+        } else {
+            result_uniform(inst, candidate[i], f)
+        }
+    };
     let mut f = Facts {
         r: vec![true; k.num_regs as usize],
         p: vec![true; k.num_preds as usize],
@@ -243,7 +270,7 @@ pub fn mark(k: &mut Kernel, marks: &Marks) -> usize {
     while changed {
         changed = false;
         for (i, inst) in k.insts.iter().enumerate() {
-            if result_uniform(inst, candidate[i], &f) {
+            if holds(i, inst, &f) {
                 continue;
             }
             inst.for_each_reg(|a| {
@@ -255,7 +282,11 @@ pub fn mark(k: &mut Kernel, marks: &Marks) -> usize {
     }
     let mut n = 0;
     for (i, inst) in k.insts.iter_mut().enumerate() {
-        if !candidate[i] || !inst.op.uni_allowed() || !result_uniform(inst, true, &f) {
+        if !candidate[i]
+            || by_construction[i]
+            || !inst.op.uni_allowed()
+            || !result_uniform(inst, true, &f)
+        {
             continue;
         }
         let mut dst_uniform = true;

@@ -12,7 +12,9 @@
 //!
 //! The cure is a runtime uniformity check in the style of paper 002's runtime skips and
 //! of ISPC's all-on mask specialization: after the prologue, `vote.all` on `exists`
-//! decides between two copies of the entry's body:
+//! (in a decoupled kernel, which may launch in the block's real shape with the lanes of
+//! a partial warp past the block not running, and so not voting: a `vote.ballot` of
+//! `exists` that has all 32 bits) decides between two copies of the entry's body:
 //!
 //! * the **full-warp version** (every lane exists: the common case), selected with
 //!   `exists` a uniform constant true: the entry mask is a uniform constant, masks are
@@ -29,7 +31,7 @@
 //!
 //! Only one copy runs in a warp, so the full version's assumption holds wherever it
 //! runs: lanes past the block do not exist in a full warp, and cross-lane reads see
-//! lanes that all exist. Out-of-line bodies (recursive functions, the print runtime)
+//! lanes that all exist and run. Out-of-line bodies (recursive functions, the print runtime)
 //! stay shared and general. With DAC decoupling both versions select the plan's
 //! decoupled accesses and drains on the same IR edges, so a warp dequeues what the
 //! affine stream (built from the IR, not from this code) enqueues whichever version
@@ -81,11 +83,25 @@ impl Isel<'_> {
         let f = self.f;
         self.uni.set(false);
         let all = self.ptmp();
-        self.op(Op::Vote {
-            mode: VoteMode::All,
-            dst: all,
-            p: self.exists,
-        });
+        if self.ctx.dac.is_some() {
+            // A decoupled kernel may launch in its block's real shape, where the lanes
+            // of a partial warp past the block do not run, so they do not vote: the
+            // warp is whole when all 32 lanes are in the ballot.
+            let b = self.ballot(self.exists);
+            self.setp(
+                sim::gpu::Cmp::Eq,
+                sim::gpu::Type::U32,
+                all,
+                super::rs(b),
+                super::imm(0xffff_ffff),
+            );
+        } else {
+            self.op(Op::Vote {
+                mode: VoteMode::All,
+                dst: all,
+                p: self.exists,
+            });
+        }
         let general = self.new_label();
         self.bra(
             Some(Guard {
@@ -349,17 +365,21 @@ block3:
         let selps = |o: &Options| {
             let c = compile_module(&m, o).expect("compiles");
             let k = &c.program.kernels[0];
+            // The split's test: `vote.all` on exists, or in a decoupled kernel a ballot
+            // of exists compared with all 32 lanes.
             let votes_all = k
                 .insts
                 .iter()
-                .filter(|i| {
-                    matches!(
-                        i.op,
-                        Op::Vote {
-                            mode: VoteMode::All,
-                            ..
-                        }
-                    )
+                .filter(|i| match i.op {
+                    Op::Vote {
+                        mode: VoteMode::All,
+                        ..
+                    } => !o.dac,
+                    Op::Setp {
+                        b: sim::gpu::Src::Imm(0xffff_ffff),
+                        ..
+                    } => o.dac,
+                    _ => false,
                 })
                 .count();
             let sel = |uni: bool| {
@@ -372,9 +392,14 @@ block3:
         };
         // The counter's select on the loop mask: `.uni` in the full-warp version (the
         // mask derives from a constant entry mask), vector in the general one.
-        let (votes, uni, vector) = selps(&Options::default());
-        assert_eq!(votes, 1, "one vote.all on exists");
-        assert!(uni >= 1 && vector >= 1, "uni {uni}, vector {vector}");
+        for dac in [true, false] {
+            let (votes, uni, vector) = selps(&Options {
+                dac,
+                ..Options::default()
+            });
+            assert_eq!(votes, 1, "one test of exists (dac {dac})");
+            assert!(uni >= 1 && vector >= 1, "uni {uni}, vector {vector}");
+        }
         // --no-uniformity: no split, no uniform select.
         let (votes, uni, _) = selps(&Options {
             uniformity: false,

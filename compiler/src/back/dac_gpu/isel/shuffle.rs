@@ -35,11 +35,13 @@ pub(super) enum Shared {
     ThreadX,
     /// The row check for a delta.
     Row(i32),
+    /// The last lane of the warp that exists (the reductions' shuffle clamp).
+    LastLane,
 }
 
 impl Isel<'_> {
     /// The register `key` names in the current block, computed by `make` the first time.
-    fn shared_reg(&mut self, key: Shared, make: impl FnOnce(&mut Self) -> Reg) -> Reg {
+    pub(super) fn shared_reg(&mut self, key: Shared, make: impl FnOnce(&mut Self) -> Reg) -> Reg {
         let Some(block) = self.cur_block else {
             return make(self);
         };
