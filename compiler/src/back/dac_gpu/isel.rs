@@ -1796,8 +1796,11 @@ impl<'a> Isel<'a> {
             }
             LaneOp::Extract => {
                 let x = self.loc(args[0]);
-                let l = self.reg(args[1]);
-                self.bcast(d, x, rs(l));
+                let l = match self.constant(args[1]) {
+                    Some(c) if c < 32 => imm(c),
+                    _ => rs(self.reg(args[1])),
+                };
+                self.bcast(d, x, l);
             }
             LaneOp::Insert => {
                 let x = self.loc(args[0]);
@@ -1808,21 +1811,27 @@ impl<'a> Isel<'a> {
                 self.setp(Cmp::Eq, T::U32, p, Src::Special(Special::LaneId), rs(l));
                 self.masked_copy(d, v, p);
             }
+            // `shfl.idx` reads lane `b & 31`: the index modulo the warp, as `shuffle`
+            // and `rotate` take it.
             LaneOp::Shuffle => {
                 let x = self.loc(args[0]);
                 let i = self.reg(args[1]);
-                let t = self.tmp();
-                self.bin(BinOp::And, T::B32, t, rs(i), imm(31));
-                self.bcast(d, x, rs(t));
+                self.bcast(d, x, rs(i));
+            }
+            LaneOp::Shift if !matches!(d, Loc::P(_)) && self.constant(args[1]).is_some() => {
+                let k = self.constant(args[1]).unwrap_or(0) as u32 as i32;
+                let x = self.loc(args[0]);
+                self.shift_by(d, x, k);
             }
             LaneOp::Rotate | LaneOp::Shift => {
                 let x = self.loc(args[0]);
-                let k = self.reg(args[1]);
+                let k = match self.constant(args[1]) {
+                    Some(c) => imm(c & 0xffff_ffff),
+                    None => rs(self.reg(args[1])),
+                };
                 let j = self.tmp();
-                self.bin(BinOp::Add, T::U32, j, Src::Special(Special::LaneId), rs(k));
-                let t = self.tmp();
-                self.bin(BinOp::And, T::B32, t, rs(j), imm(31));
-                self.bcast(d, x, rs(t));
+                self.bin(BinOp::Add, T::U32, j, Src::Special(Special::LaneId), k);
+                self.bcast(d, x, rs(j));
                 if op == LaneOp::Shift {
                     let p = self.ptmp();
                     self.setp(Cmp::Ge, T::U32, p, rs(j), imm(32));
@@ -1850,6 +1859,54 @@ impl<'a> Isel<'a> {
             LaneOp::ScanAdd | LaneOp::ScanAnd | LaneOp::ScanOr => self.scan(op, args, d),
             LaneOp::ReduceEqual => self.reduce_equal(args, d),
         }
+    }
+
+    /// `shift x, k` for a constant `k`: lane `i` reads lane `i + k` with `shfl.down`
+    /// (`shfl.up` for `k < 0`), whose validity predicate is false exactly where that
+    /// lane is outside the warp; those lanes get 0.
+    fn shift_by(&mut self, d: Loc, x: Loc, k: i32) {
+        if k == 0 {
+            self.copy(d, x);
+            return;
+        }
+        if k.unsigned_abs() >= 32 {
+            let ty = if matches!(d, Loc::D(_)) {
+                T::B64
+            } else {
+                T::B32
+            };
+            self.mov(ty, d.reg(), imm(0));
+            return;
+        }
+        let (mode, clamp) = if k > 0 {
+            (ShflMode::Down, 31)
+        } else {
+            (ShflMode::Up, 0)
+        };
+        let p = self.ptmp();
+        self.shfl_loc(
+            mode,
+            d,
+            Some(p),
+            x,
+            imm(u64::from(k.unsigned_abs())),
+            imm(clamp),
+        );
+        let ty = if matches!(d, Loc::D(_)) {
+            T::B64
+        } else {
+            T::B32
+        };
+        self.emit(Inst::guarded(
+            p.idx,
+            true,
+            Op::Un {
+                op: UnOp::Mov,
+                ty,
+                dst: d.reg(),
+                a: imm(0),
+            },
+        ));
     }
 
     /// `@p d = v`.

@@ -1865,6 +1865,11 @@ impl<'a> Isel<'a> {
     }
 
     fn icmp(&mut self, res: Option<Value>, cond: IntCC, x: Value, y: Value) {
+        if let Some(bits) = self.lane_bit_of(cond, x, y) {
+            // Lane i's bit of a ballot: the ballot is the mask.
+            let r = self.reg(bits);
+            return self.define(res, &[r]);
+        }
         let ty = self.ty(x);
         let s = ty.scalar;
         let vector = (ty.varying || self.ty(y).varying) && s != Scalar::Bool;
@@ -1905,6 +1910,66 @@ impl<'a> Isel<'a> {
             }
         };
         self.define(res, &[d]);
+    }
+
+    /// `X` when `x != y` is `((X >> programIndex) & 1) != 0` for `X` a `packmask`
+    /// (`ireduce.i32` of a `ballot`, so only the gang's 16 low bits can be set): the
+    /// usual way to turn a bit set of lanes back into a mask, which the runtime's
+    /// reductions use to leave out the lanes past the block. Lane `i`'s result is bit
+    /// `i` of `X`, whichever shift (`i < 16`), so the mask register is `X`'s.
+    fn lane_bit_of(&self, cond: IntCC, x: Value, y: Value) -> Option<Value> {
+        let f = self.f;
+        let def = |v: Value| match f.values[self.facts.resolve(v)].def {
+            ValueDef::Result(i) => Some(&f.insts[i]),
+            ValueDef::Param(..) => None,
+        };
+        if cond != IntCC::Ne || self.const_val(y) != Some(0) || self.ty(x).scalar != Scalar::I32 {
+            return None;
+        }
+        let InstData::Binary {
+            op: BinaryOp::Band,
+            args: [a, b],
+        } = def(x)?
+        else {
+            return None;
+        };
+        let shifted = match (self.const_val(*a), self.const_val(*b)) {
+            (_, Some(1)) => *a,
+            (Some(1), _) => *b,
+            _ => return None,
+        };
+        let InstData::Binary {
+            op: BinaryOp::Sshr | BinaryOp::Ushr,
+            args: [set, by],
+        } = def(shifted)?
+        else {
+            return None;
+        };
+        let InstData::Special {
+            reg: SpecialReg::LaneIndex,
+        } = def(*by)?
+        else {
+            return None;
+        };
+        let InstData::Splat { arg } = def(*set)? else {
+            return None;
+        };
+        let InstData::Convert {
+            op: ConvOp::Ireduce,
+            arg: ballot,
+            ..
+        } = def(*arg)?
+        else {
+            return None;
+        };
+        let is_ballot = matches!(
+            def(*ballot)?,
+            InstData::Lane {
+                op: LaneOp::Ballot,
+                ..
+            }
+        );
+        (is_ballot && self.ty(*arg) == Type::I32).then_some(*arg)
     }
 
     /// Compares of bools (true is -1 when signed, 1 when unsigned).

@@ -318,7 +318,6 @@ fn diff_module(m: &Module, entry: &str, args: &[Arg]) {
     }
 }
 
-#[allow(dead_code)]
 fn words_i32(xs: impl IntoIterator<Item = i32>) -> Vec<u8> {
     xs.into_iter().flat_map(|x| x.to_le_bytes()).collect()
 }
@@ -344,6 +343,32 @@ fn saxpy_matches_interpreter() {
                 Arg::Buf(words_f32((0..40).map(|i| 1.0 - i as f32))),
             ],
         );
+    }
+}
+
+/// `((packmask(c) >> programIndex) & 1) != 0` is `c` on the lanes that exist: the
+/// packmask's register is the mask (no vector shift, and, compare), in full and
+/// partial gangs.
+#[test]
+fn a_packmask_read_back_by_lane_is_the_mask() {
+    let src = "export void k(uniform int a[], uniform int out[]) {
+        int v = a[programIndex];
+        uniform int bits = packmask(v > 3);
+        bool on = ((bits >> programIndex) & 1) != 0;
+        out[programIndex] = select(on, v, -1);
+    }";
+    let m = module_of(src);
+    let text = listing(&compile(&m), None);
+    for op in ["ashr v", "shr v", "cmpne_i"] {
+        assert!(!text.contains(op), "`{op}` in\n{text}");
+    }
+    let args = [
+        Arg::Buf(words_i32((0..16).map(|i| (i * 7) % 9))),
+        Arg::Buf(words_i32([0; 16])),
+    ];
+    for threads in [16, 11] {
+        let want = run_interp_lanes(&m, "k", &args, threads);
+        assert_eq!(run_nyuzi_lanes(&m, "k", &args, false, threads), want);
     }
 }
 
