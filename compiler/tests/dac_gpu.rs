@@ -267,7 +267,10 @@ export void lanes(uniform int n) {
 "#;
     let (out, _) = print_both(src, "lanes", &["n=5"], None, None);
     assert!(out.starts_with("lanes [0,1,2,3,4,((5))"), "{out}");
-    assert!(out.contains("bool [true,false,true,false,true,(("), "{out}");
+    assert!(
+        out.contains("bool [true,false,true,false,true,_________,"),
+        "{out}"
+    );
     assert!(out.ends_with("3 0xffff0048\n"), "{out}");
 }
 

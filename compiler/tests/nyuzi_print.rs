@@ -78,7 +78,10 @@ export void ints(uniform int n) {
 "#;
     let out = both(src, "ints", &["n=5"]);
     assert!(out.starts_with("hello, world\n5 and -5\n-128 -56 -32768 -1 -9223372036854775808 -1 1234567890123456789 -1 2147483647\nbools true false\nlanes [0,1,2,3,4,((5))"), "{out}");
-    assert!(out.contains("bool [true,false,true,false,true,(("), "{out}");
+    assert!(
+        out.contains("bool [true,false,true,false,true,_________,"),
+        "{out}"
+    );
     assert!(!out.contains("never"), "{out}");
     assert!(out.ends_with("end\n"), "{out}");
 }

@@ -4,22 +4,23 @@
 //! prints nothing, and arguments past the last `%` are ignored (sema rejects both,
 //! E0324). A uniform value prints as itself; a varying one as `[v0,v1,...]` with one
 //! element per lane of the gang, where lanes that are off (or do not exist) print as
-//! `((v))`. Element text, following ISPC's `printf` conversions:
+//! `((v))`, except those of a `bool`, which print as a row of nine underscores
+//! ([`OFF_BOOL`]), as ISPC's CPU runtime prints them. Element text, following ISPC's
+//! `printf` conversions:
 //!
 //! * `bool`: `true` / `false`;
 //! * integers: signed decimal of their width (`%d`; the IR does not know which were
 //!   unsigned, so a `uint` above `INT_MAX` prints negative);
 //! * floats: `%f`, six decimals, `inf`, `-inf`, `nan`, `-nan`;
 //! * pointers: `0x` and lowercase hex.
-//!
-//! One deviation from ISPC's implementation, following lang-spec/stdlib.md: an off
-//! lane of a `bool` prints as `((true))`/`((false))` like every other type, where ISPC
-//! prints a row of underscores.
 
 use std::fmt::Write;
 
 use super::ops::sext;
 use crate::ir::Scalar;
+
+/// What an off lane of a varying `bool` prints instead of its value.
+pub const OFF_BOOL: &str = "_________";
 
 /// One `print` argument: its element type and lanes (one lane when uniform).
 pub struct PrintArg<'a> {
@@ -52,6 +53,10 @@ fn argument(arg: &PrintArg<'_>, mask: u64, out: &mut String) {
             out.push(',');
         }
         let on = mask >> i & 1 != 0;
+        if !on && arg.scalar == Scalar::Bool {
+            out.push_str(OFF_BOOL);
+            continue;
+        }
         if !on {
             out.push_str("((");
         }
@@ -132,7 +137,7 @@ mod tests {
             },
         ];
         format("i = %, b = %, d = %%!", &args, 0b01, &mut out);
-        assert_eq!(out, "i = -10, b = [true,((false))], d = -inf!");
+        assert_eq!(out, "i = -10, b = [true,_________], d = -inf!");
         let mut out = String::new();
         element(0x10040, Scalar::Ptr, &mut out);
         element(f(f32::NAN), Scalar::F32, &mut out);
