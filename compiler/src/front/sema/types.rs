@@ -672,6 +672,11 @@ impl Types {
                 align = align.max(a);
             }
             size = size.div_ceil(align).saturating_mul(align);
+            if fields.is_empty() {
+                // As in C++ and ISPC, a struct with no members still takes a byte, so
+                // that distinct objects (array elements) have distinct addresses.
+                size = 1;
+            }
             self.structs[id].layouts[slot] = StructLayout {
                 size,
                 align,
