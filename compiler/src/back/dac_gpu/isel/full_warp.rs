@@ -12,9 +12,10 @@
 //!
 //! The cure is a runtime uniformity check in the style of paper 002's runtime skips and
 //! of ISPC's all-on mask specialization: after the prologue, `vote.all` on `exists`
-//! (in a decoupled kernel, which may launch in the block's real shape with the lanes of
-//! a partial warp past the block not running, and so not voting: a `vote.ballot` of
-//! `exists` that has all 32 bits) decides between two copies of the entry's body:
+//! (in a decoupled kernel whose body reads other lanes' registers, which may launch in
+//! the block's real shape with the lanes of a partial warp past the block not running,
+//! and so not voting: a `vote.ballot` of `exists` that has all 32 bits) decides between
+//! two copies of the entry's body:
 //!
 //! * the **full-warp version** (every lane exists: the common case), selected with
 //!   `exists` a uniform constant true: the entry mask is a uniform constant, masks are
@@ -76,6 +77,44 @@ impl Split {
 }
 
 impl Isel<'_> {
+    /// Whether the entry, or a function it inlines, reads registers of other lanes: a
+    /// cross-lane operation other than a vote (`any`, `all`, `ballot`, `first_lane`
+    /// see only the lanes that run), or a load served by a shuffle.
+    fn reads_other_lanes(&self) -> bool {
+        if self
+            .ctx
+            .shuffles
+            .as_ref()
+            .is_some_and(|(_, s)| s.shuffles() > 0)
+        {
+            return true;
+        }
+        let module = self.ctx.module;
+        let mut seen = FxHashSet::default();
+        let mut todo = vec![self.f];
+        while let Some(f) = todo.pop() {
+            for (_, data) in crate::back::dac_gpu::spaces::live_insts(f) {
+                match data {
+                    InstData::Lane { op, .. } => {
+                        if !matches!(
+                            op,
+                            LaneOp::Any | LaneOp::All | LaneOp::Ballot | LaneOp::FirstLane
+                        ) {
+                            return true;
+                        }
+                    }
+                    InstData::Call { func, .. } => {
+                        if !self.ctx.out_of_line.contains(func) && seen.insert(*func) {
+                            todo.push(&module.functions[*func]);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        false
+    }
+
     /// Selects the entry's body twice behind a `vote.all` on `exists`: first the
     /// full-warp version (a new instance whose `exists` is a uniform constant true),
     /// then the general version (instance 0, as without the split).
@@ -83,10 +122,12 @@ impl Isel<'_> {
         let f = self.f;
         self.uni.set(false);
         let all = self.ptmp();
-        if self.ctx.dac.is_some() {
+        if self.ctx.dac.is_some() && self.reads_other_lanes() {
             // A decoupled kernel may launch in its block's real shape, where the lanes
             // of a partial warp past the block do not run, so they do not vote: the
-            // warp is whole when all 32 lanes are in the ballot.
+            // warp is whole when all 32 lanes are in the ballot. Only a body that
+            // reads other lanes' registers can tell; any other runs the same with
+            // those lanes absent.
             let b = self.ballot(self.exists);
             self.setp(
                 sim::gpu::Cmp::Eq,
@@ -406,6 +447,51 @@ block3:
             ..Options::default()
         });
         assert_eq!((votes, uni), (0, 0));
+    }
+
+    /// A decoupled kernel tests a whole warp with a ballot only when its body reads
+    /// other lanes; without cross-lane reads `vote.all` is enough.
+    #[test]
+    fn a_decoupled_kernel_ballots_only_when_it_reads_other_lanes() {
+        let plain = COUNTER
+            .replace("acc + rotate(acc, 3)", "acc")
+            .replace("reduce_add(acc)", "acc");
+        for (src, reads) in [(COUNTER, true), (plain.as_str(), false)] {
+            let m = driver::lower_for_target(&front(src), true, driver::LegalTarget::DacGpu)
+                .expect("lowers");
+            let opts = Options {
+                dac: true,
+                ..Options::default()
+            };
+            let c = compile_module(&m, &opts).expect("compiles");
+            let ops = &c.program.kernels[0].insts;
+            let votes = ops
+                .iter()
+                .filter(|i| {
+                    matches!(
+                        i.op,
+                        Op::Vote {
+                            mode: VoteMode::All,
+                            ..
+                        }
+                    )
+                })
+                .count();
+            let ballots = ops
+                .iter()
+                .filter(|i| {
+                    matches!(
+                        i.op,
+                        Op::Setp {
+                            b: sim::gpu::Src::Imm(0xffff_ffff),
+                            ..
+                        }
+                    )
+                })
+                .count();
+            let want = if reads { (0, 1) } else { (1, 0) };
+            assert_eq!((votes, ballots), want, "reads other lanes: {reads}");
+        }
     }
 
     #[test]
