@@ -4,8 +4,9 @@
 //! with it off), so an access past the end of a buffer silently reads or writes
 //! whatever lies next to it. A host that knows what each part of memory is for (the
 //! launch image's buffers, stacks and shared memory) can give the machine a
-//! [`Protection`]: every data access of code outside the trusted range must then lie
-//! within one region, and a store within a writable one, or the access faults with
+//! [`Protection`]: every byte of a data access of code outside the trusted range must
+//! then lie within a region (an access may span adjacent regions), and every byte of
+//! a store within a writable one, or the access faults with
 //! [`super::FaultKind::Protection`] before touching memory. Code in the trusted
 //! range (a run-time system managing its own records) is not checked. Without a
 //! protection (the default) the machine behaves exactly as the hardware does.
@@ -54,10 +55,26 @@ impl Protection {
             return true;
         }
         let i = self.regions.partition_point(|r| r.start <= addr);
-        let Some(r) = i.checked_sub(1).map(|i| &self.regions[i]) else {
+        let Some(mut i) = i.checked_sub(1) else {
             return false;
         };
-        u64::from(addr) + u64::from(len) <= u64::from(r.end) && (r.writable || !store)
+        let end = u64::from(addr) + u64::from(len);
+        let mut at = u64::from(addr);
+        loop {
+            let r = &self.regions[i];
+            if at >= u64::from(r.end) || !(r.writable || !store) {
+                return false;
+            }
+            if end <= u64::from(r.end) {
+                return true;
+            }
+            // The rest must continue in the next region, with no gap.
+            at = u64::from(r.end);
+            i += 1;
+            if self.regions.get(i).is_none_or(|n| u64::from(n.start) != at) {
+                return false;
+            }
+        }
     }
 }
 
@@ -108,6 +125,22 @@ mod tests {
         assert!(!p.allows(100, 256, 4, true), "read-only");
         assert!(!p.allows(100, 320, 1, false), "past the last region");
         assert!(!p.allows(100, u32::MAX, 4, false));
+    }
+
+    #[test]
+    fn an_access_may_span_adjacent_regions_with_their_permissions() {
+        let p = Protection::new(
+            [
+                region(64, 86, true),
+                region(86, 88, false),
+                region(96, 128, true),
+            ],
+            (0, 0),
+        );
+        assert!(p.allows(0, 84, 4, false), "a word over both regions");
+        assert!(!p.allows(0, 84, 4, true), "its last bytes are read-only");
+        assert!(p.allows(0, 84, 2, true));
+        assert!(!p.allows(0, 86, 12, false), "a gap between regions");
     }
 
     #[test]

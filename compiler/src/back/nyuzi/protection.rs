@@ -12,7 +12,10 @@
 //! - the parameter block, read-only (arguments are passed in registers and on the
 //!   stack; the runtime, which writes it, is not checked);
 //! - each buffer exactly, from its first byte to its last (not the padding to the
-//!   next 64-byte boundary), read-only when declared `const`;
+//!   next 64-byte boundary), read-only when declared `const`; and, read-only, its
+//!   padding up to the next 4-byte boundary: a varying load of 8- or 16-bit
+//!   elements gathers the 32-bit word that holds each one, which for the last
+//!   elements of a buffer whose size is not a multiple of 4 ends in that padding;
 //! - per worker: its shared memory and its gangs' stacks, writable, and its context
 //!   records, read-only (the kernel reads its gang's launch indices there).
 //!
@@ -53,6 +56,11 @@ pub fn of_layout(layout: &Layout) -> Protection {
         ));
         regions.push(region(stacks, base + layout.thread_area_bytes, true));
     }
+    // Last, so they take no byte another region has.
+    regions.extend(layout.buffers.iter().map(|b| {
+        let end = b.address.saturating_add(b.bytes);
+        region(end, end.next_multiple_of(4), false)
+    }));
     Protection::new(regions, (layout.runtime.start, layout.runtime.end))
 }
 
