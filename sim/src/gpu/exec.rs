@@ -717,6 +717,29 @@ fn of32(x: f32) -> u64 {
 fn of64(x: f64) -> u64 {
     x.to_bits()
 }
+/// `op(x, y)` on `f32`, except that a NaN operand gives the first NaN operand, quieted
+/// (the x86 rule the interpreter defines for `fadd`/`fsub`/`fmul`/`fdiv`): the host
+/// leaves the payload of a NaN result unspecified and the optimizer may commute the
+/// operands, so without this the payload would depend on how the simulator was built.
+#[inline(always)]
+pub(crate) fn arith32(x: f32, y: f32, op: impl Fn(f32, f32) -> f32) -> f32 {
+    if x.is_nan() || y.is_nan() {
+        let nan = if x.is_nan() { x } else { y };
+        return f32::from_bits(nan.to_bits() | 0x0040_0000);
+    }
+    op(x, y)
+}
+
+/// [`arith32`] on `f64`.
+#[inline(always)]
+pub(crate) fn arith64(x: f64, y: f64, op: impl Fn(f64, f64) -> f64) -> f64 {
+    if x.is_nan() || y.is_nan() {
+        let nan = if x.is_nan() { x } else { y };
+        return f64::from_bits(nan.to_bits() | 0x0008_0000_0000_0000);
+    }
+    op(x, y)
+}
+
 /// Whether `min.f` of `x` and `y` is `x`: IEEE minNum with `-0.0` below `+0.0`, so
 /// the result never depends on the operand order except that of two NaNs, where it is
 /// the second (the interpreter's `fmin`). `f32` operands are compared widened, which
@@ -762,20 +785,50 @@ pub(crate) fn bin(
             lanes2!(o, a, b, |x, y| u64::from((x as u32).wrapping_add(y as u32)))
         }
         (BinOp::Add, U64 | S64) => lanes2!(o, a, b, |x, y| x.wrapping_add(y)),
-        (BinOp::Add, F32) => lanes2!(o, a, b, |x, y| of32(f32v(x) + f32v(y))),
-        (BinOp::Add, F64) => lanes2!(o, a, b, |x, y| of64(f64v(x) + f64v(y))),
+        (BinOp::Add, F32) => lanes2!(
+            o,
+            a,
+            b,
+            |x, y| of32(arith32(f32v(x), f32v(y), |x, y| x + y))
+        ),
+        (BinOp::Add, F64) => lanes2!(
+            o,
+            a,
+            b,
+            |x, y| of64(arith64(f64v(x), f64v(y), |x, y| x + y))
+        ),
         (BinOp::Sub, U32 | S32) => {
             lanes2!(o, a, b, |x, y| u64::from((x as u32).wrapping_sub(y as u32)))
         }
         (BinOp::Sub, U64 | S64) => lanes2!(o, a, b, |x, y| x.wrapping_sub(y)),
-        (BinOp::Sub, F32) => lanes2!(o, a, b, |x, y| of32(f32v(x) - f32v(y))),
-        (BinOp::Sub, F64) => lanes2!(o, a, b, |x, y| of64(f64v(x) - f64v(y))),
+        (BinOp::Sub, F32) => lanes2!(
+            o,
+            a,
+            b,
+            |x, y| of32(arith32(f32v(x), f32v(y), |x, y| x - y))
+        ),
+        (BinOp::Sub, F64) => lanes2!(
+            o,
+            a,
+            b,
+            |x, y| of64(arith64(f64v(x), f64v(y), |x, y| x - y))
+        ),
         (BinOp::Mul, U32 | S32) => {
             lanes2!(o, a, b, |x, y| u64::from((x as u32).wrapping_mul(y as u32)))
         }
         (BinOp::Mul, U64 | S64) => lanes2!(o, a, b, |x, y| x.wrapping_mul(y)),
-        (BinOp::Mul, F32) => lanes2!(o, a, b, |x, y| of32(f32v(x) * f32v(y))),
-        (BinOp::Mul, F64) => lanes2!(o, a, b, |x, y| of64(f64v(x) * f64v(y))),
+        (BinOp::Mul, F32) => lanes2!(
+            o,
+            a,
+            b,
+            |x, y| of32(arith32(f32v(x), f32v(y), |x, y| x * y))
+        ),
+        (BinOp::Mul, F64) => lanes2!(
+            o,
+            a,
+            b,
+            |x, y| of64(arith64(f64v(x), f64v(y), |x, y| x * y))
+        ),
         (BinOp::MulHi, U32) => lanes2!(o, a, b, |x, y| ((x & 0xffff_ffff) * (y & 0xffff_ffff))
             >> 32),
         (BinOp::MulHi, S32) => lanes2!(o, a, b, |x, y| u64::from(
@@ -798,8 +851,18 @@ pub(crate) fn bin(
             0 => u64::MAX,
             d => (x as i64).wrapping_div(d) as u64,
         }),
-        (BinOp::Div, F32) => lanes2!(o, a, b, |x, y| of32(f32v(x) / f32v(y))),
-        (BinOp::Div, F64) => lanes2!(o, a, b, |x, y| of64(f64v(x) / f64v(y))),
+        (BinOp::Div, F32) => lanes2!(
+            o,
+            a,
+            b,
+            |x, y| of32(arith32(f32v(x), f32v(y), |x, y| x / y))
+        ),
+        (BinOp::Div, F64) => lanes2!(
+            o,
+            a,
+            b,
+            |x, y| of64(arith64(f64v(x), f64v(y), |x, y| x / y))
+        ),
         (BinOp::Rem, U32) => lanes2!(o, a, b, |x, y| u64::from(
             (x as u32).checked_rem(y as u32).unwrap_or(x as u32)
         )),

@@ -7,7 +7,7 @@
 //! bits of a 32-bit result); a combination not handled here returns `false` and the
 //! caller falls back to the general path (which also reports undefined ones).
 
-use super::exec::{fmax_takes_first, fmin_takes_first, pick, WARP};
+use super::exec::{arith32, fmax_takes_first, fmin_takes_first, pick, WARP};
 use super::isa::{BinOp, Cmp, Type};
 
 /// Whether `ty` is a 32-bit type handled by this path.
@@ -39,11 +39,17 @@ pub(crate) fn bin32(
     use Type::*;
     match (op, ty) {
         (BinOp::Add, U32 | S32) => map2(a, b, o, |x, y| x.wrapping_add(y)),
-        (BinOp::Add, F32) => map2(a, b, o, |x, y| (fl(x) + fl(y)).to_bits()),
+        (BinOp::Add, F32) => map2(a, b, o, |x, y| {
+            arith32(fl(x), fl(y), |x, y| x + y).to_bits()
+        }),
         (BinOp::Sub, U32 | S32) => map2(a, b, o, |x, y| x.wrapping_sub(y)),
-        (BinOp::Sub, F32) => map2(a, b, o, |x, y| (fl(x) - fl(y)).to_bits()),
+        (BinOp::Sub, F32) => map2(a, b, o, |x, y| {
+            arith32(fl(x), fl(y), |x, y| x - y).to_bits()
+        }),
         (BinOp::Mul, U32 | S32) => map2(a, b, o, |x, y| x.wrapping_mul(y)),
-        (BinOp::Mul, F32) => map2(a, b, o, |x, y| (fl(x) * fl(y)).to_bits()),
+        (BinOp::Mul, F32) => map2(a, b, o, |x, y| {
+            arith32(fl(x), fl(y), |x, y| x * y).to_bits()
+        }),
         (BinOp::MulHi, U32) => map2(a, b, o, |x, y| ((u64::from(x) * u64::from(y)) >> 32) as u32),
         (BinOp::MulHi, S32) => map2(a, b, o, |x, y| {
             ((i64::from(x as i32) * i64::from(y as i32)) >> 32) as u32
@@ -53,7 +59,9 @@ pub(crate) fn bin32(
             0 => u32::MAX,
             d => (x as i32).wrapping_div(d) as u32,
         }),
-        (BinOp::Div, F32) => map2(a, b, o, |x, y| (fl(x) / fl(y)).to_bits()),
+        (BinOp::Div, F32) => map2(a, b, o, |x, y| {
+            arith32(fl(x), fl(y), |x, y| x / y).to_bits()
+        }),
         (BinOp::Rem, U32) => map2(a, b, o, |x, y| x.checked_rem(y).unwrap_or(x)),
         (BinOp::Rem, S32) => map2(a, b, o, |x, y| match y as i32 {
             0 => x,
@@ -303,6 +311,41 @@ mod tests {
                         super::super::exec::compare(cmp, ty, u64::from(a[l]), u64::from(b[l]));
                     assert_eq!(got >> l & 1 == 1, want, "{cmp:?} {ty:?} lane {l}");
                 }
+            }
+        }
+    }
+
+    /// Float arithmetic with a NaN operand gives the first NaN operand, quieted, on the
+    /// 32-bit path and the general one, in either operand order.
+    #[test]
+    fn float_arithmetic_gives_the_first_nan_quieted() {
+        let (q, s) = (0x7fc0_0011u32, 0xff80_0022u32);
+        let one = 1.0f32.to_bits();
+        // (a, b, result)
+        let cases = [
+            (q, s, q),
+            (s, q, 0xffc0_0022),
+            (one, s, 0xffc0_0022),
+            (q, one, q),
+        ];
+        for op in [BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Div] {
+            let mut a = [0u32; WARP];
+            let mut b = [0u32; WARP];
+            for l in 0..WARP {
+                (a[l], b[l]) = (cases[l % 4].0, cases[l % 4].1);
+            }
+            let mut o = [0u32; WARP];
+            assert!(bin32(op, Type::F32, &a, &b, &mut o));
+            let wide = |x: &[u32; WARP]| x.map(u64::from);
+            let mut o64 = [0u64; WARP];
+            super::super::exec::bin(op, Type::F32, &wide(&a), &wide(&b), &mut o64).unwrap();
+            for l in 0..WARP {
+                assert_eq!(o[l], cases[l % 4].2, "{op:?} lane {l}");
+                assert_eq!(
+                    o64[l],
+                    u64::from(cases[l % 4].2),
+                    "{op:?} lane {l}, general"
+                );
             }
         }
     }
