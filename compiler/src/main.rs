@@ -452,12 +452,6 @@ struct DacCodegenArgs {
     /// dac-gpu: decouple affine computation (the default; kept so scripts can say so).
     #[arg(long, overrides_with = "no_dac")]
     dac: bool,
-    /// dac-gpu: serve loads from a neighbouring lane's earlier load with warp
-    /// shuffles (`all`: every pair the analysis proves, each with a predicated reload
-    /// for the lanes at the warp's and the row's edges; `off`: none). Loads the
-    /// affine stream prefetches (DAC) are left as they are: use with `--no-dac`.
-    #[arg(long, value_enum, default_value_t = ShuffleArg::Off)]
-    shuffle: ShuffleArg,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -489,7 +483,7 @@ impl DacCodegenArgs {
             machine,
             uniformity: !switches.no_uniformity,
             dac: self.decouple(),
-            shuffle: self.shuffle == ShuffleArg::All,
+            shuffle: switches.shuffle == ShuffleArg::All,
             ..Default::default()
         })
     }
@@ -586,6 +580,13 @@ struct SwitchArgs {
     /// baseline that measures what the scalar datapath buys.
     #[arg(long)]
     no_scalar_datapath: bool,
+    /// Serve loads from a neighbouring lane's earlier load of the same iteration
+    /// (`all`: every pair the analysis proves; `off`: none). dac-gpu: a warp shuffle,
+    /// with a predicated reload for the lanes at the warp's and the row's edges
+    /// (loads the affine stream prefetches are left as they are: use with
+    /// `--no-dac`); nyuzi: a vector `shuffle`, with a masked reload of the edge lanes.
+    #[arg(long, value_enum, default_value_t = ShuffleArg::Off)]
+    shuffle: ShuffleArg,
 }
 
 impl SwitchArgs {
@@ -596,6 +597,7 @@ impl SwitchArgs {
             force_cfg_opts: self.force_cfg_opts,
             no_inline: self.no_inline,
             no_scalar_datapath: self.no_scalar_datapath,
+            shuffle: self.shuffle == ShuffleArg::All,
         }
     }
 }
@@ -796,9 +798,7 @@ fn warn_ineffective(cli: &Cli, given: &[String]) {
         }
     };
     const NYUZI_ONLY: [&str; 4] = ["cores", "threads", "gang_stack", "no_bounds_check"];
-    const DAC_ONLY: [&str; 7] = [
-        "config", "sched", "max_regs", "regalloc", "no_dac", "dac", "shuffle",
-    ];
+    const DAC_ONLY: [&str; 6] = ["config", "sched", "max_regs", "regalloc", "no_dac", "dac"];
     match &cli.command {
         Some(Command::Run(args)) => {
             let target = format!("with `--target {}`", args.target.name());

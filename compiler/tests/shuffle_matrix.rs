@@ -1,8 +1,9 @@
-//! `--shuffle=all` on the dac-gpu: every example launch and every conformance program
-//! gives the interpreter's buffers and return values bit for bit, with DAC off (every
-//! pair becomes a shuffle) and on (prefetched loads stay loads); and the stencils do
-//! so on block shapes with partial warps and rows narrower than a warp, with their
-//! shuffles really in the code.
+//! `--shuffle=all` on the dac-gpu and on nyuzi: every example launch and every
+//! conformance program gives the interpreter's buffers and return values bit for bit
+//! (on the dac-gpu with DAC off, where every pair becomes a shuffle, and on, where
+//! prefetched loads stay loads); and the stencils do so on block shapes with partial
+//! warps and gangs and rows narrower than a warp or a gang, with their shuffles really
+//! in the code.
 
 mod common;
 
@@ -11,6 +12,7 @@ use std::path::Path;
 use common::launches::*;
 use spmdc::back::dac_gpu::run::{self as dac, DacRunOptions};
 use spmdc::back::dac_gpu::Options;
+use spmdc::back::nyuzi::run::{self as nyuzi, NyuziRunOptions};
 use spmdc::driver::{self, FrontResult};
 use spmdc::front::sema;
 use spmdc::launch::RunResult;
@@ -55,6 +57,60 @@ impl<const DAC: bool> BackEnd for Shuffled<DAC> {
         compare("dac-gpu --shuffle=all", &want, &got)?;
         Ok(got)
     }
+}
+
+const NYUZI: sema::Target = sema::Target {
+    program_count: 16,
+    pointer_size: 4,
+};
+
+/// Nyuzi with `--shuffle=all`.
+struct NyuziShuffled;
+
+impl BackEnd for NyuziShuffled {
+    type Compiled = (spmdc::ir::Module, spmdc::back::nyuzi::object::Object);
+    const NAME: &'static str = "nyuzi";
+    const KNOWN: &'static [(&'static str, &'static str, &'static str)] = &[];
+    fn front_of(path: &Path) -> FrontResult {
+        let mut front = common::check_file_for(path, NYUZI);
+        front.switches.shuffle = true;
+        front
+    }
+    fn compile(front: &FrontResult) -> Result<Self::Compiled, String> {
+        nyuzi::compile(front, true).map_err(|e| run_error(e, front))
+    }
+    fn differential(
+        front: &FrontResult,
+        compiled: &Result<Self::Compiled, String>,
+        spec: &LaunchSpec,
+    ) -> Result<RunResult, String> {
+        let req = spec.request(MAX_STEPS);
+        let want = driver::run_on_interp(front, &req).map_err(|e| run_error(e, front))?;
+        let (module, object) = compiled.as_ref()?;
+        let opts = NyuziRunOptions::default();
+        let mut built = nyuzi::prepare(front, &req)
+            .and_then(|l| {
+                nyuzi::place(l, module.clone(), object.clone(), opts.machine, &opts.image)
+            })
+            .map_err(|e| run_error(e, front))?;
+        let got = nyuzi::run_built(&mut built, req.limits.max_steps, &opts)
+            .map_err(|e| run_error(e, front))?;
+        compare("nyuzi --shuffle=all", &want, &got)?;
+        Ok(got)
+    }
+}
+
+#[test]
+fn examples_match_on_nyuzi() {
+    examples_match::<NyuziShuffled>();
+}
+
+#[test]
+fn conformance_matches_on_nyuzi() {
+    let failures = ispc_failures::<NyuziShuffled>("tests/conformance", (0, 1));
+    check_known("nyuzi", &[], failures, |l| {
+        l.starts_with("tests/conformance/")
+    });
 }
 
 #[test]
@@ -138,6 +194,12 @@ fn stencils_match_on_partial_warps_and_narrow_rows() {
         let front = Shuffled::<false>::front_of(&root.join(file));
         assert!(static_shuffles(&front) > 0, "{file}: no shuffle selected");
         let compiled = Shuffled::<false>::compile(&front);
+        let nyuzi_front = NyuziShuffled::front_of(&root.join(file));
+        let nyuzi_compiled = NyuziShuffled::compile(&nyuzi_front);
+        let (_, object) = nyuzi_compiled.as_ref().expect("compiles for nyuzi");
+        let listing = spmdc::back::nyuzi::asm::listing(object, None);
+        let moves = listing.lines().filter(|l| l.contains("shuffle")).count();
+        assert!(moves > 0, "{file}: no nyuzi shuffle selected");
         for (block, grid) in [
             ("32,8", "2,3"),
             ("16,4", "3,5"),
@@ -154,6 +216,9 @@ fn stencils_match_on_partial_warps_and_narrow_rows() {
             };
             if let Err(e) = Shuffled::<false>::differential(&front, &compiled, &spec) {
                 panic!("{file} block {block}: {e}");
+            }
+            if let Err(e) = NyuziShuffled::differential(&nyuzi_front, &nyuzi_compiled, &spec) {
+                panic!("nyuzi: {file} block {block}: {e}");
             }
         }
     }

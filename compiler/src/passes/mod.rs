@@ -88,6 +88,10 @@ pub struct Switches {
     /// stream). The baseline that measures what the scalar/uniform datapath buys;
     /// the command line sets `no_uniformity` with it.
     pub no_scalar_datapath: bool,
+    /// `--shuffle=all`: code generation serves loads from a neighbouring lane's earlier
+    /// load of the same iteration ([`crate::analysis::shuffle`]) with lane moves, and
+    /// reloads only the lanes the move cannot serve.
+    pub shuffle: bool,
 }
 
 /// Folds the block parameters that always receive one value ([`cfg::remove_trivial_params`]):

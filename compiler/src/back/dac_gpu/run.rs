@@ -70,6 +70,7 @@ pub fn compile_lowered(
     let sw = &front.switches;
     let options = Options {
         uniformity: options.uniformity && !sw.no_uniformity && !sw.no_scalar_datapath,
+        shuffle: options.shuffle || sw.shuffle,
         ..options.clone()
     };
     let mut compiled = compile_module(&module, &options).map_err(RunError::Compile)?;

@@ -10,7 +10,7 @@
 use cranelift_entity::EntityRef;
 
 use super::emit::{emit_function, frame_layout, uses_fp, Frame, FrameNeeds};
-use super::isel::{self, ScalarUse};
+use super::isel::{self, ScalarUse, SelectOptions};
 use super::minst::{MInst, NyuziTarget};
 use super::object::{DataObject, Object};
 use crate::back::common::mach::MachFunction;
@@ -88,10 +88,10 @@ fn compile_function(
     fref: FuncRef,
     f: &Function,
     called: bool,
-    scalars: ScalarUse,
+    opts: SelectOptions,
 ) -> Result<(MachFunction<MInst>, Frame), Vec<Diagnostic>> {
     let sel = timing::stage("instruction selection", || {
-        isel::select_with(module, f, fref.index() as u32, called, scalars)
+        isel::select_with(module, f, fref.index() as u32, called, opts)
     })?;
     let mut mf = sel.mf;
     let alloc = timing::stage("register allocation", || {
@@ -132,6 +132,20 @@ pub fn compile_module(module: &Module) -> Result<Object, Vec<Diagnostic>> {
 /// [`ScalarUse::Types`] for `--no-uniformity`, [`ScalarUse::Minimal`] for
 /// `--no-scalar-datapath`.
 pub fn compile_module_with(module: &Module, scalars: ScalarUse) -> Result<Object, Vec<Diagnostic>> {
+    compile_module_options(
+        module,
+        SelectOptions {
+            scalars,
+            ..SelectOptions::default()
+        },
+    )
+}
+
+/// [`compile_module`] with the selector's options (`--shuffle=all` among them).
+pub fn compile_module_options(
+    module: &Module,
+    opts: SelectOptions,
+) -> Result<Object, Vec<Diagnostic>> {
     let module = &loop_optimized_copy(module);
     let mut obj = Object::default();
     let mut diags = Vec::new();
@@ -140,7 +154,7 @@ pub fn compile_module_with(module: &Module, scalars: ScalarUse) -> Result<Object
     let compiled = parallel::map_in_order(
         functions,
         |(_, f)| f.insts.len(),
-        |(fref, f)| compile_function(module, fref, f, called[fref], scalars),
+        |(fref, f)| compile_function(module, fref, f, called[fref], opts),
     );
     for (result, (_, f)) in compiled.into_iter().zip(module.functions.iter()) {
         let (mf, frame) = match result {

@@ -87,6 +87,8 @@ use crate::ir::{
 };
 use crate::source::Span;
 
+mod shuffle;
+
 /// A selected function: its machine code and what the frame needs.
 pub struct Selected {
     pub mf: MachFunction<MInst>,
@@ -326,6 +328,10 @@ struct Isel<'a> {
     vector_mode: bool,
     /// The vector registers of values with a vector form.
     vvals: SecondaryMap<Value, Regs>,
+    /// `--shuffle=all`: the loads served by another load's register ([`shuffle`]).
+    shuffles: Option<crate::analysis::shuffle::FunctionShuffles>,
+    /// What the shuffles of an IR block share ([`shuffle`]).
+    shfl_shared: FxHashMap<(Block, shuffle::Shared), Reg>,
 }
 
 /// What the selector computes in scalar registers.
@@ -341,20 +347,41 @@ pub enum ScalarUse {
     Minimal,
 }
 
+/// What the selector does beyond the defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SelectOptions {
+    /// What is computed in scalar registers.
+    pub scalars: ScalarUse,
+    /// `--shuffle=all`: loads another load of the same block serves from a
+    /// neighbouring lane become lane moves with a masked reload ([`shuffle`]).
+    pub shuffle: bool,
+}
+
+impl Default for SelectOptions {
+    fn default() -> Self {
+        SelectOptions {
+            scalars: ScalarUse::Analysis,
+            shuffle: false,
+        }
+    }
+}
+
 /// Selects one function. `fidx` is its index in the module (barrier identifiers).
 pub fn select(m: &Module, f: &Function, fidx: u32) -> Result<Selected, Vec<Diagnostic>> {
     let called = m.called_functions()[FuncRef::from_u32(fidx)];
-    select_with(m, f, fidx, called, ScalarUse::Analysis)
+    select_with(m, f, fidx, called, SelectOptions::default())
 }
 
-/// [`select`], with `scalars` deciding what is computed in scalar registers.
+/// [`select`], with `opts` deciding what is computed in scalar registers and whether
+/// loads become shuffles.
 pub fn select_with(
     m: &Module,
     f: &Function,
     fidx: u32,
     called: bool,
-    scalars: ScalarUse,
+    opts: SelectOptions,
 ) -> Result<Selected, Vec<Diagnostic>> {
+    let scalars = opts.scalars;
     let mut mf = MachFunction::new(f.name.clone());
     let entry = mf.new_block();
     let uni =
@@ -365,6 +392,10 @@ pub fn select_with(
         ScalarUse::Minimal => super::vectorize::vector_forms(f),
         _ => super::vectorize::VectorForms::default(),
     };
+    let affine = crate::analysis::affine::analyze_called(m, f, called);
+    let shuffles = opts
+        .shuffle
+        .then(|| crate::analysis::shuffle::analyze_function(m, f, &affine));
     let mut s = Isel {
         m,
         f,
@@ -383,7 +414,7 @@ pub fn select_with(
         live: EntitySet::new(),
         ctx_cache: FxHashMap::default(),
         forward: FxHashMap::default(),
-        affine: crate::analysis::affine::analyze_called(m, f, called),
+        affine,
         scal,
         scalar_mode: false,
         svals: SecondaryMap::with_capacity(f.values.len()),
@@ -393,6 +424,8 @@ pub fn select_with(
         vf,
         vector_mode: false,
         vvals: SecondaryMap::with_capacity(f.values.len()),
+        shuffles,
+        shfl_shared: FxHashMap::default(),
     };
     s.run();
     if !s.diags.is_empty() {
@@ -1269,7 +1302,7 @@ impl<'a> Isel<'a> {
                     self.define(res, &regs);
                 }
             }
-            InstData::Load { ty, addr, mask, .. } => self.load(res, *ty, *addr, *mask),
+            InstData::Load { ty, addr, mask, .. } => self.load(inst, res, *ty, *addr, *mask),
             InstData::Store {
                 addr, value, mask, ..
             } => self.store(*addr, *value, *mask),
@@ -2538,7 +2571,14 @@ impl<'a> Isel<'a> {
         }
     }
 
-    fn load(&mut self, res: Option<Value>, ty: Type, addr: Value, mask: Option<Value>) {
+    fn load(
+        &mut self,
+        inst: crate::ir::Inst,
+        res: Option<Value>,
+        ty: Type,
+        addr: Value,
+        mask: Option<Value>,
+    ) {
         let Some(rv) = res else { return };
         let rty = self.ty(rv);
         let s = ty.scalar;
@@ -2581,19 +2621,40 @@ impl<'a> Isel<'a> {
         }
         let act = self.active(mask);
         let va = self.reg(addr);
+        let served = self.shuffled_load(inst, rv, s, mask, act);
+        let act = match &served {
+            Some(shuffle::Served::Reuse(a)) => return self.define(res, &[*a]),
+            Some(shuffle::Served::Moved(m)) => m.reload,
+            None => act,
+        };
+        let mut out = self.varying_load(s, addr, mask, va, act);
+        if let Some(shuffle::Served::Moved(m)) = &served {
+            out[0] = self.merge_moved(m, out[0]);
+        }
+        self.define(res, &out);
+    }
+
+    /// The lanes `act` of a load of `s` at the varying address `addr` (`va` its
+    /// register; `mask` the IR's); the other lanes are 0.
+    fn varying_load(
+        &mut self,
+        s: Scalar,
+        addr: Value,
+        mask: Option<Value>,
+        va: Reg,
+        act: Reg,
+    ) -> Regs {
         if let Some((base, off)) = self.consecutive(addr) {
             if width(s) == 32 {
-                let d = self.block_or_gather_load(base, off, va, act);
-                return self.define(res, &[d]);
+                return smallvec![self.block_or_gather_load(base, off, va, act)];
             }
         }
         if width(s) == 32 {
             if let Some(base) = self.affine_block_base(addr, mask, va) {
-                let d = self.block_or_gather_load_at(base, false, va, act);
-                return self.define(res, &[d]);
+                return smallvec![self.block_or_gather_load_at(base, false, va, act)];
             }
         }
-        let out: Regs = match s {
+        match s {
             Scalar::I64 | Scalar::F64 => {
                 smallvec![self.gather(va, 0, act), self.gather(va, 4, act)]
             }
@@ -2611,8 +2672,7 @@ impl<'a> Isel<'a> {
                 }
             }
             _ => smallvec![self.gather(va, 0, act)],
-        };
-        self.define(res, &out);
+        }
     }
 
     /// Masked gather of words at `va + offset`; masked-off lanes are 0.

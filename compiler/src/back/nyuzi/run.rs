@@ -90,8 +90,12 @@ pub fn compile_lowered(
     } else {
         ScalarUse::Analysis
     };
+    let opts = super::isel::SelectOptions {
+        scalars,
+        shuffle: sw.shuffle,
+    };
     let object =
-        super::codegen::compile_module_with(&module, scalars).map_err(RunError::Compile)?;
+        super::codegen::compile_module_options(&module, opts).map_err(RunError::Compile)?;
     Ok((module, object))
 }
 
