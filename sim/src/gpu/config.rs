@@ -242,6 +242,8 @@ config! {
     /// (ALU or integer multiply class) is ready.
     uniform_latency: u32 = 0;
     shared_mem_latency: u32 = 0;
+    /// Cycles until a `shfl`'s result is ready (`vote` takes `alu_latency`).
+    shfl_latency: u32 = 0;
     /// Cache line size of L1 and L2.
     line_size: u32 = 0;
     l1_size: u32 = 0;

@@ -1005,6 +1005,9 @@ impl Run<'_, '_> {
                 sm.unit_free[UNIT_UNI] = now + u64::from(cfg.uniform_issue_cycles.max(1));
                 u64::from(cfg.uniform_latency)
             }
+            Unit::Warp if matches!(inst.map(|i| i.op), Some(Op::Shfl { .. })) => {
+                u64::from(cfg.shfl_latency)
+            }
             Unit::Alu | Unit::Ctrl | Unit::Warp | Unit::Queue => u64::from(cfg.alu_latency),
             Unit::Mul => u64::from(cfg.mul_latency),
             Unit::F64 => {
