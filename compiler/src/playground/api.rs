@@ -86,6 +86,7 @@ impl Program {
                 force_cfg_opts: flag("force_cfg_opts")?,
                 no_inline: flag("no_inline")?,
                 no_scalar_datapath,
+                shuffle: flag("shuffle")?,
             },
             config,
             no_dac: field(body, "no_dac", false)?,
