@@ -1032,6 +1032,23 @@ static KERNELS: &[Kernel] = &[
         reference: wave13pt_ref,
     },
     Kernel {
+        id: "tricubic",
+        file: "tricubic.spmd",
+        entry: "tricubic",
+        params: &[
+            ("nx", Ty::I),
+            ("ny", Ty::I),
+            ("nz", Ty::I),
+            ("ta", Ty::Fv),
+            ("tb", Ty::Fv),
+            ("tc", Ty::Fv),
+            ("u0", Ty::Fv),
+            ("u1", Ty::Fv),
+        ],
+        launches: tricubic_launches,
+        reference: tricubic_ref,
+    },
+    Kernel {
         id: "saxpy_gpu",
         file: "saxpy_gpu.spmd",
         entry: "saxpy_gpu",
@@ -2280,6 +2297,75 @@ fn wave13pt_ref(a: &Args, _: &Shape) -> Outputs {
     vec![("w2", Expect::Exact(w2))]
 }
 
+// tricubic: the coordinates in [0, 1) as the benchmark's, the field in [-1, 1].
+
+fn tricubic_launches(_pc: u32) -> Vec<Launch> {
+    let mut r = Rng(27);
+    let mut l = |label: &str, nx: usize, ny: usize, nz: usize| {
+        let len = nx * ny * nz;
+        launch(
+            label,
+            None,
+            None,
+            Args::new(vec![
+                ("nx", I(nx as i32)),
+                ("ny", I(ny as i32)),
+                ("nz", I(nz as i32)),
+                ("ta", r.fvec(len, 0.0, 1.0)),
+                ("tb", r.fvec(len, 0.0, 1.0)),
+                ("tc", r.fvec(len, 0.0, 1.0)),
+                ("u0", r.fvec(len, -1.0, 1.0)),
+                ("u1", fill_f(len, SENTINEL)),
+            ]),
+        )
+    };
+    vec![l("16^3", 16, 16, 16), l("13x11x9", 13, 11, 9)]
+}
+
+/// The Lagrange weights of offsets -1, 0, +1, +2 at `x`, in the kernel's order of
+/// operations.
+fn tricubic_weights(x: f32) -> [f32; 4] {
+    [
+        x * (x + 1.0) * (x + 2.0) / 6.0,
+        -0.5 * (x - 1.0) * (x + 1.0) * (x + 2.0),
+        0.5 * (x - 1.0) * x * (x + 2.0),
+        -(x - 1.0) * x * (x + 1.0) / 6.0,
+    ]
+}
+
+fn tricubic_ref(a: &Args, _: &Shape) -> Outputs {
+    let (nx, ny, nz) = (a.i("nx") as usize, a.i("ny") as usize, a.i("nz") as usize);
+    let (ta, tb, tc, u0, mut u1) = (a.fv("ta"), a.fv("tb"), a.fv("tc"), a.fv("u0"), a.fv("u1"));
+    let (sy, sz) = (nx, nx * ny);
+    for k in 1..nz - 2 {
+        for j in 1..ny - 2 {
+            for i in 1..nx - 2 {
+                let c = i + nx * (j + ny * k);
+                let (wa, wb, wc) = (
+                    tricubic_weights(ta[c]),
+                    tricubic_weights(tb[c]),
+                    tricubic_weights(tc[c]),
+                );
+                let row = |o: usize| {
+                    wa[0] * u0[o - 1] + wa[1] * u0[o] + wa[2] * u0[o + 1] + wa[3] * u0[o + 2]
+                };
+                let plane = |o: usize| {
+                    wb[0] * row(o - sy)
+                        + wb[1] * row(o)
+                        + wb[2] * row(o + sy)
+                        + wb[3] * row(o + 2 * sy)
+                };
+                let mut sum = 0.0f32;
+                for (w, o) in wc.iter().zip([c - sz, c, c + sz, c + 2 * sz]) {
+                    sum += w * plane(o);
+                }
+                u1[c] = sum;
+            }
+        }
+    }
+    vec![("u1", Expect::Exact(u1))]
+}
+
 // The GPU-style kernels below run one thread per element; a launch whose grid does not
 // cover the data leaves the uncovered elements alone, so the references bound every
 // index by the threads launched as well as by the data.
@@ -2880,6 +2966,11 @@ fn wave13pt() {
 }
 
 #[test]
+fn tricubic() {
+    check_kernel("tricubic");
+}
+
+#[test]
 fn saxpy_gpu() {
     check_kernel("saxpy_gpu");
 }
@@ -2979,7 +3070,7 @@ fn every_example_is_covered() {
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(files.len(), 27, "{files:?}");
+    assert_eq!(files.len(), 28, "{files:?}");
     for f in &files {
         assert!(
             KERNELS.iter().any(|k| &k.file == f),
