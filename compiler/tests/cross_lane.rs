@@ -363,30 +363,160 @@ fn dac_gpu_matches_the_interpreter() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Runs `req` on nyuzi with `compiled` (a module and its object).
+fn run_nyuzi(
+    f: &FrontResult,
+    compiled: &(spmdc::ir::Module, spmdc::back::nyuzi::object::Object),
+    req: &RunRequest,
+) -> Result<RunResult, String> {
+    let opts = NyuziRunOptions::default();
+    nyuzi::prepare(f, req)
+        .and_then(|l| {
+            nyuzi::place(
+                l,
+                compiled.0.clone(),
+                compiled.1.clone(),
+                MachineShape::default(),
+                &opts.image,
+            )
+        })
+        .and_then(|mut built| nyuzi::run_built(&mut built, MAX_STEPS, &opts))
+        .map_err(|err| run_error(err, f))
+}
+
+/// Optimized and not (`--no-opt`): without optimization the runtime's reductions keep
+/// their variables in memory, where the lanes past a partial gang's block hold no
+/// value.
 #[test]
 fn nyuzi_matches_the_interpreter() {
     let mut failures = Vec::new();
     let mut runs = 0;
     for e in ELEMS {
         let f = front(e, 16, 4);
-        let compiled = nyuzi::compile(&f, driver::OPTIMIZE_BY_DEFAULT)
-            .unwrap_or_else(|err| panic!("{}: {}", e.ty, run_error(err, &f)));
-        let opts = NyuziRunOptions::default();
-        runs += differences(&f, e, 16, "nyuzi", &mut failures, |req| {
-            nyuzi::prepare(&f, req)
-                .and_then(|l| {
-                    nyuzi::place(
-                        l,
-                        compiled.0.clone(),
-                        compiled.1.clone(),
-                        MachineShape::default(),
-                        &opts.image,
-                    )
-                })
-                .and_then(|mut built| nyuzi::run_built(&mut built, MAX_STEPS, &opts))
-                .map_err(|err| run_error(err, &f))
-        });
+        for optimize in [true, false] {
+            let compiled = nyuzi::compile(&f, optimize)
+                .unwrap_or_else(|err| panic!("{}: {}", e.ty, run_error(err, &f)));
+            let target = if optimize { "nyuzi" } else { "nyuzi --no-opt" };
+            runs += differences(&f, e, 16, target, &mut failures, |req| {
+                run_nyuzi(&f, &compiled, req)
+            });
+        }
     }
-    assert!(runs >= 40, "only {runs} runs");
+    assert!(runs >= 80, "only {runs} runs");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The reduced case of a nyuzi `--no-opt` miscompile the differential-testing batch
+/// found: reductions in functions that are not inlined, in a gang of a block with
+/// fewer threads than lanes, gave 0 (`reduce_min(5)`, `reduce_max(-5)`): the runtime's
+/// trees read the lanes past the block, whose values a variable in memory does not
+/// keep. Every value here is one that a 0 (or any other stray value) from a missing
+/// lane would change. Run on both targets, optimized and not, in full and partial
+/// gangs and warps.
+const PARTIAL_GANG_REDUCTIONS: &str = "
+static noinline unmasked uniform int on_of(int v, bool m) {
+    int x = select(((packmask(m) >> programIndex) & 1) != 0, v, -100);
+    return reduce_min(x);
+}
+static noinline unmasked uniform int min5() { return reduce_min(5); }
+static noinline unmasked uniform int max5() { return reduce_max(-5); }
+static noinline unmasked uniform unsigned int umin_of(unsigned int v) { return reduce_min(v); }
+static noinline unmasked uniform int64 min64(int64 v) { return reduce_min(v); }
+static noinline unmasked uniform float fmin_of(float v) { return reduce_min(v); }
+static noinline unmasked uniform double dmax_of(double v) { return reduce_max(v); }
+static noinline unmasked uniform float fsum(float v) { return reduce_add(v); }
+
+task void k(uniform int gpb, uniform int out[], uniform int64 lout[], uniform float fout[],
+            uniform double dout[]) {
+    int lin = threadIdx.x;
+    int g = blockIdx.x * gpb + lin / programCount;
+    out[g * 6] = on_of(5 + lin, true);
+    out[g * 6 + 1] = min5();
+    out[g * 6 + 2] = max5();
+    out[g * 6 + 3] = umin_of(3 + lin);
+    out[g * 6 + 4] = reduce_min(7 + lin);
+    out[g * 6 + 5] = reduce_max(-7 - lin);
+    lout[g] = min64(0x100000000ll + lin);
+    fout[g * 2] = fmin_of(0.5 + lin);
+    fout[g * 2 + 1] = fsum(0.25 * lin + 1);
+    dout[g] = dmax_of(-0.5 - lin);
+}
+";
+
+#[test]
+fn reductions_in_partial_gangs_without_inlining() {
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for (gang, pointer_size) in [(16, 4), (32, 8)] {
+        let target = Target {
+            program_count: gang,
+            pointer_size,
+        };
+        let f = common::check_source_for(
+            "partial_gang_reductions.spmd",
+            PARTIAL_GANG_REDUCTIONS,
+            target,
+        );
+        assert!(!f.diags.has_errors(), "{:?}", f.diags);
+        let blocks = [
+            (1, 2),
+            (1, gang),
+            (2, gang + 1),
+            (2, gang / 2 + 3),
+            (1, 2 * gang + 5),
+        ];
+        for optimize in [true, false] {
+            let name = format!(
+                "{}{}",
+                if gang == 16 { "nyuzi" } else { "dac-gpu" },
+                if optimize { "" } else { " --no-opt" }
+            );
+            let run: Box<dyn Fn(&RunRequest) -> Result<RunResult, String>> = if gang == 16 {
+                let compiled = nyuzi::compile(&f, optimize)
+                    .unwrap_or_else(|err| panic!("{name}: {}", run_error(err, &f)));
+                let f = &f;
+                Box::new(move |req| run_nyuzi(f, &compiled, req))
+            } else {
+                let compiled = dac::compile(&f, optimize, &Options::default())
+                    .unwrap_or_else(|err| panic!("{name}: {}", run_error(err, &f)));
+                let f = &f;
+                Box::new(move |req| {
+                    dac::run_compiled(f, &compiled, req, &DacRunOptions::default())
+                        .map_err(|err| run_error(err, f))
+                })
+            };
+            for (grid, block) in blocks {
+                let gangs = grid * block.div_ceil(gang);
+                let spec = LaunchSpec {
+                    entry: "k".into(),
+                    args: vec![
+                        format!("gpb={}", block.div_ceil(gang)),
+                        format!("out=zeros({})", 6 * gangs),
+                        format!("lout=zeros({gangs})"),
+                        format!("fout=zeros({})", 2 * gangs),
+                        format!("dout=zeros({gangs})"),
+                    ],
+                    grid: Some(grid.to_string()),
+                    block: Some(block.to_string()),
+                    dynamic_shared: None,
+                };
+                let mut req = spec.request(MAX_STEPS);
+                req.optimize = optimize;
+                let want = driver::run_on_interp(&f, &req).expect("the interpreter runs");
+                // Lane 0's values, which the interpreter gives whatever the missing lanes hold.
+                let out = want.buffers.iter().find(|(n, _)| n == "out");
+                let first = out.and_then(|(_, b)| b.to_vec::<i32>());
+                assert_eq!(
+                    first.as_ref().map(|d| &d[..6]),
+                    Some(&[5, 5, -5, 3, 7, -7][..])
+                );
+                if let Err(d) = run(&req).and_then(|got| compare(&name, &want, &got)) {
+                    failures.push(format!("{name} grid {grid} block {block}: {d}"));
+                }
+                runs += 1;
+            }
+        }
+    }
+    assert_eq!(runs, 20);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

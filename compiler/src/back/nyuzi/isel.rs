@@ -2350,9 +2350,10 @@ impl<'a> Isel<'a> {
                 }
             }
             LaneOp::Any | LaneOp::All | LaneOp::Ballot | LaneOp::FirstLane => {
-                let m = self.reg(first);
+                // `first` limited to the existing lanes (no work when it is known to be
+                // within them, or is the all-on constant).
+                let x = self.active(Some(first));
                 let e = self.exists();
-                let x = self.bin(false, AluOp::And, m, e);
                 match op {
                     LaneOp::Any => smallvec![self.bin_imm(false, AluOp::CmpNeI, x, 0)],
                     LaneOp::All => smallvec![self.bin(false, AluOp::CmpEqI, x, e)],
