@@ -81,7 +81,10 @@ function commandLine() {
   if (l.block) words.push("--block", l.block);
   if (l.timing && p.target !== "interp") words.push("--timing");
   if (!p.optimize) words.push("--no-opt");
-  for (const [k, on] of Object.entries(p.switches)) if (on) words.push("--" + k.replace(/_/g, "-"));
+  for (const [k, on] of Object.entries(p.switches)) {
+    if (on) words.push("--" + k.replace(/_/g, "-"));
+    if (on && k === "shuffle") words.push("all");
+  }
   if (p.target === "dac-gpu") {
     if (p.config !== "gtx480") words.push("--config", p.config);
     if (p.no_dac) words.push("--no-dac");

@@ -225,6 +225,30 @@ fn compile_gives_every_stage_with_source_lines() {
     }
 }
 
+/// `switches.shuffle` is `--shuffle all`: a neighbour's load becomes a warp shuffle.
+#[test]
+fn the_shuffle_switch_reaches_the_back_end() {
+    let source = "task void k(uniform float a[], uniform float b[]) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    b[i] = a[i] + a[i + 1];
+}
+";
+    let shfl = |shuffle: bool| {
+        let (status, body) = post(
+            "/api/compile",
+            &json!({ "source": source, "target": "dac-gpu", "no_dac": true,
+                     "switches": { "shuffle": shuffle } }),
+        );
+        assert_eq!(status, 200, "{body}");
+        body["asm"]["dac-gpu"]
+            .to_string()
+            .matches("shfl.down")
+            .count()
+    };
+    assert_eq!(shfl(false), 0);
+    assert!(shfl(true) > 0);
+}
+
 #[test]
 fn run_gives_outputs_profile_and_trace() {
     let (status, body) = post(
