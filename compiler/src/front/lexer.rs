@@ -8,6 +8,8 @@ use logos::Logos;
 
 #[derive(Logos, Clone, Copy, Debug, PartialEq, Eq)]
 #[logos(skip r"[ \t\r\f\v]+")]
+// A backslash right before a newline joins the two lines, as in C (and ISPC).
+#[logos(skip r"\\\r?\n")]
 #[logos(skip(r"//[^\n]*", allow_greedy = true))]
 #[logos(skip r"/\*([^*]|\*+[^*/])*\*+/")]
 pub enum RawTok {
@@ -207,6 +209,11 @@ mod tests {
             vec![Some(Ident), Some(UnterminatedComment), Some(Ident)]
         );
         assert_eq!(kinds("@"), vec![None]);
+        assert_eq!(
+            kinds("a =\\\n b"),
+            vec![Some(Ident), Some(Assign), Some(Ident)]
+        );
+        assert_eq!(kinds("a \\ b"), vec![Some(Ident), None, Some(Ident)]);
         assert_eq!(kinds("\"ab"), vec![Some(UnterminatedStr)]);
         assert_eq!(
             kinds("#define X 1\nX"),
