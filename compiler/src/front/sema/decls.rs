@@ -164,8 +164,8 @@ impl Checker<'_> {
             );
             return Types::ERROR;
         }
-        if is_field {
-            if let TypeKind::Array(_, None) = self.out.types.kind(ty) {
+        if is_field && self.has_unsized_dimension(ty) {
+            {
                 self.emit(
                     Diagnostic::error(codes::INVALID_ARRAY_SIZE, "struct member array has no size")
                         .with_primary(span, "give the array a size"),
@@ -301,9 +301,10 @@ impl Checker<'_> {
         }
     }
 
-    /// An array whose size is still unknown after its initializer: E0309.
+    /// An array with a dimension whose size is still unknown after its initializer
+    /// (the outermost or a nested one, `float a[2][]`): E0309.
     pub(super) fn require_sized(&mut self, ty: TypeId, decl: &ast::Declarator) {
-        if let TypeKind::Array(_, None) = self.out.types.kind(ty) {
+        if self.has_unsized_dimension(ty) {
             self.emit(
                 Diagnostic::error(
                     codes::INVALID_ARRAY_SIZE,
@@ -313,6 +314,17 @@ impl Checker<'_> {
                 .with_help("write the size in the brackets, or give an initializer list"),
             );
         }
+    }
+
+    /// Some dimension of array type `ty` has no size.
+    fn has_unsized_dimension(&self, mut ty: TypeId) -> bool {
+        while let TypeKind::Array(elem, len) = self.out.types.kind(ty) {
+            if len.is_none() {
+                return true;
+            }
+            ty = elem;
+        }
+        false
     }
 
     /// A `shared` array may leave its size out: it is then the launch's dynamic shared

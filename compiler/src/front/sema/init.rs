@@ -32,7 +32,61 @@ impl Checker<'_> {
         name: Symbol,
     ) -> TypeId {
         let cx = InitCx { constant, name };
+        let ty = self.size_unsized_arrays(ty, init, 0);
         self.check_init_depth(ty, init, cx, 0)
+    }
+
+    /// Sizes every unsized dimension of an array type from its brace list, as ISPC
+    /// does: a dimension takes the length of its list, and the next one the length of
+    /// the first nested list, which every sibling list must share (E0322 otherwise:
+    /// `int x[][] = { { 1 }, { 1, 2 } }` has no one size). A dimension whose list holds
+    /// no nested list stays unsized and is reported by the declaration's size check.
+    fn size_unsized_arrays(&mut self, ty: TypeId, init: &Initializer, depth: u32) -> TypeId {
+        let TypeKind::Array(elem, len) = self.out.types.kind(ty) else {
+            return ty;
+        };
+        let Initializer::List(items, _) = init else {
+            return ty;
+        };
+        if items.is_empty() || depth > 64 {
+            return ty;
+        }
+        let len = len.unwrap_or(items.len() as u32);
+        let Some(first @ Initializer::List(first_items, _)) = items.first() else {
+            return self.types().array(elem, Some(len));
+        };
+        if let TypeKind::Array(_, None) = self.out.types.kind(elem) {
+            let odd = items.iter().find(|it| match it {
+                Initializer::List(l, _) => l.len() != first_items.len(),
+                Initializer::Expr(_) => true,
+            });
+            if let Some(odd) = odd {
+                self.emit(
+                    Diagnostic::error(
+                        codes::INVALID_INITIALIZER,
+                        "nested brace lists of different lengths cannot size an array dimension",
+                    )
+                    .with_primary(
+                        odd.span(),
+                        "this list's length differs from the first one's",
+                    )
+                    .with_secondary(
+                        first.span(),
+                        format!(
+                            "the first list, of length {}, sizes the dimension",
+                            first_items.len()
+                        ),
+                    )
+                    .with_help("give the inner dimension a size in the brackets"),
+                );
+                return Types::ERROR;
+            }
+        }
+        let elem = self.size_unsized_arrays(elem, first, depth + 1);
+        if self.out.types.is_error(elem) {
+            return Types::ERROR;
+        }
+        self.types().array(elem, Some(len))
     }
 
     fn check_init_depth(
@@ -141,13 +195,17 @@ impl Checker<'_> {
                     self.out.types.kind(ty),
                     TypeKind::Prim(_) | TypeKind::Enum(_) | TypeKind::Pointer(_)
                 );
+                // C (and ISPC) allow one pair of braces around a scalar's initializer.
+                if let (true, [item @ Initializer::Expr(_)]) = (scalar, items) {
+                    return self.check_init_depth(ty, item, cx, depth + 1);
+                }
                 let mut d = Diagnostic::error(
                     codes::INVALID_INITIALIZER,
                     format!("a brace list cannot initialize `{}`", self.ty_str(ty)),
                 )
                 .with_primary(span, "brace list here");
                 if scalar {
-                    d = d.with_help("initialize a scalar with a plain expression, without braces");
+                    d = d.with_help("a scalar takes one expression, with or without braces");
                 }
                 self.emit(d);
                 for it in items {

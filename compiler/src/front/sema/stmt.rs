@@ -940,16 +940,6 @@ impl<'a> Checker<'a> {
         let ty = self.resolve_type(&d.spec, &decl.derived, TypeCtx::Var);
         let ty = self.finish_object_type(ty);
         let mut ty = self.check_object_type(ty, decl.name, decl.span, false);
-        if kind == LocalKind::Static && self.out.types.contains_varying(ty) {
-            self.emit(
-                Diagnostic::error(
-                    codes::VARYING_WHERE_UNIFORM_REQUIRED,
-                    "a `static` local must be uniform",
-                )
-                .with_primary(decl.span, format!("this has type `{}`", self.ty_str(ty)))
-                .with_help("add `uniform`: there is one `static` object for the whole program"),
-            );
-        }
         let is_const = self.out.types.get(ty).is_const;
         let l = self.new_local(decl.name, ty, kind, None);
         self.record_decl(decl.id, DeclRef::Local(l));
