@@ -75,6 +75,7 @@ codes! {
     UNBALANCED_CONDITIONAL = "E0012": "`#else`/`#endif` without `#if`, or an `#if` never closed";
     ERROR_DIRECTIVE = "E0013": "an `#error` directive was reached";
     MACRO_EXPANSION_TOO_LARGE = "E0014": "a macro use that expands to too many tokens";
+    BAD_MACRO_CALL = "E0015": "a function-like macro call with the wrong arguments, or a `##` that makes no token";
 
     // ---- syntax
     UNEXPECTED_TOKEN = "E0100": "a token the grammar does not allow here";

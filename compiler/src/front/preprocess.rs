@@ -1,11 +1,13 @@
 //! The preprocessor: raw tokens of the main file and its includes to parser tokens.
 //!
 //! It handles `#include "file"` (relative to the including file, then `-I` paths),
-//! object-like `#define`/`#undef`, `#ifdef`/`#ifndef`/`#if`/`#elif`/`#else`/`#endif`
+//! object-like and function-like `#define` (with `#` and `##`, in [`macros`]) and `#undef`, `#ifdef`/`#ifndef`/`#if`/`#elif`/`#else`/`#endif`
 //! with integer conditions, `#error`, and `#pragma` (recorded; unknown ones get a
 //! note). It parses literal values, reporting malformed literals with their spans, and
 //! finally runs the type-name pre-scan ([`mark_type_names`]) that lets an LR grammar
 //! parse C's declarations.
+
+mod macros;
 
 use std::collections::HashSet;
 use std::ops::Range;
@@ -19,6 +21,7 @@ use super::lexer::{lex, RawTok, RawToken};
 use super::token::{keyword, Tok, Token};
 use crate::diag::{codes, Diagnostic};
 use crate::source::{read_limited, FileId, SourceMap, Span, MAX_SOURCE_BYTES};
+use macros::{PTok, Piece};
 
 /// Pragmas spmdc understands. Others are ignored with a note.
 const KNOWN_PRAGMAS: &[&str] = &["once", "unroll", "nounroll", "ignore", "coherent"];
@@ -54,7 +57,9 @@ pub struct Options<'a> {
 }
 
 struct Macro {
-    body: Vec<Token>,
+    /// The parameters of a function-like macro; `None` for an object-like one.
+    params: Option<Vec<Symbol>>,
+    body: Vec<Piece>,
     span: Span,
 }
 
@@ -256,6 +261,11 @@ impl<'a> Pp<'a> {
                     }
                     self.error(d);
                 }
+                Some(RawTok::Ident)
+                    if self.is_function_macro(&text[t.start as usize..t.end as usize]) =>
+                {
+                    i = self.function_macro_use(file, &raw, i - 1, &text);
+                }
                 Some(kind) => {
                     self.token(file, kind, t, &text[t.start as usize..t.end as usize], span)
                 }
@@ -274,6 +284,57 @@ impl<'a> Pp<'a> {
         self.include_stack.pop();
     }
 
+    /// `name` is a function-like macro.
+    fn is_function_macro(&mut self, name: &str) -> bool {
+        if self.macros.is_empty() || keyword(name).is_some() {
+            return false;
+        }
+        let sym = self.interner.intern(name);
+        self.macros.get(&sym).is_some_and(|m| m.params.is_some())
+    }
+
+    /// Expands the function-like macro named by `raw[at]` with the argument list that
+    /// follows it (on any later line, up to its `)`); without a `(` the name is an
+    /// ordinary identifier. Returns the index of the first raw token after the use.
+    fn function_macro_use(
+        &mut self,
+        file: FileId,
+        raw: &[RawToken],
+        at: usize,
+        text: &str,
+    ) -> usize {
+        let name = raw[at];
+        let s = &text[name.start as usize..name.end as usize];
+        let sym = self.interner.intern(s);
+        let mut toks = self.plain_tokens(file, name, s);
+        let mut k = at + 1;
+        while raw.get(k).is_some_and(|t| t.kind == Some(RawTok::Newline)) {
+            k += 1;
+        }
+        let mut depth = 0usize;
+        let mut end = name.end;
+        if raw.get(k).is_some_and(|t| t.kind == Some(RawTok::LParen)) {
+            while let Some(&t) = raw.get(k) {
+                match t.kind {
+                    Some(RawTok::Directive) => break,
+                    Some(RawTok::LParen) => depth += 1,
+                    Some(RawTok::RParen) => depth -= 1,
+                    _ => {}
+                }
+                k += 1;
+                end = t.end;
+                toks.extend(self.plain_tokens(file, t, &text[t.start as usize..t.end as usize]));
+                if depth == 0 {
+                    break;
+                }
+            }
+        } else {
+            k = at + 1;
+        }
+        self.expand_use(sym, Span::new(file, name.start, end), &toks);
+        k
+    }
+
     /// Converts one raw token (whose text is `s`) and appends it, expanding macros.
     fn token(&mut self, file: FileId, kind: RawTok, t: RawToken, s: &str, span: Span) {
         let tok = match kind {
@@ -283,7 +344,12 @@ impl<'a> Pp<'a> {
                 } else {
                     let sym = self.interner.intern(s);
                     if !self.macros.is_empty() && self.macros.contains_key(&sym) {
-                        self.expand_use(sym, span);
+                        let name = PTok {
+                            tok: Tok::Ident(sym),
+                            span,
+                            text: s.to_string(),
+                        };
+                        self.expand_use(sym, span, &[name]);
                         return;
                     }
                     Tok::Ident(sym)
@@ -431,16 +497,17 @@ impl<'a> Pp<'a> {
         self.out.tokens.push(Token { tok, span });
     }
 
-    /// Expands a use of macro `sym` at `at` within [`MAX_USE_EXPANSION`] and what is
+    /// Expands a use of macro `sym` at `at` (`toks`: its name, then for a
+    /// function-like macro its argument list) within [`MAX_USE_EXPANSION`] and what is
     /// left of [`MAX_UNIT_EXPANSION`]; past either, reports E0014 and drops the use.
-    fn expand_use(&mut self, sym: Symbol, at: Span) {
+    fn expand_use(&mut self, sym: Symbol, at: Span, toks: &[PTok]) {
         if self.expansion_stopped || self.oversized.contains(&sym) {
             return;
         }
         let start = self.out.tokens.len();
         let left = MAX_UNIT_EXPANSION - self.expanded;
         let budget = MAX_USE_EXPANSION.min(left);
-        if self.expand(sym, at, &mut Vec::new(), start + budget) {
+        if self.rescan(toks, at, &mut Vec::new(), start + budget) {
             self.expanded += self.out.tokens.len() - start;
             return;
         }
@@ -465,37 +532,6 @@ impl<'a> Pp<'a> {
         self.error(diag.with_secondary(defined, "defined here").with_help(
             "macros that repeat other macros grow exponentially; use a function or a loop instead",
         ));
-    }
-
-    /// Expands macro `sym` used at `at`; every expanded token takes the use's span, so
-    /// diagnostics point at the use. `false` when the output would pass `end` tokens
-    /// (the caller removes the partial expansion).
-    fn expand(&mut self, sym: Symbol, at: Span, expanding: &mut Vec<Symbol>, end: usize) -> bool {
-        if self.out.tokens.len() >= end {
-            return false;
-        }
-        if expanding.contains(&sym) || expanding.len() >= MAX_EXPANSION_DEPTH {
-            // A self-referential macro stands for itself, as in C.
-            self.push(Tok::Ident(sym), at);
-            return true;
-        }
-        let body = self.macros[&sym].body.clone();
-        expanding.push(sym);
-        for tok in body {
-            if self.out.tokens.len() >= end {
-                return false;
-            }
-            match tok.tok {
-                Tok::Ident(inner) if self.macros.contains_key(&inner) => {
-                    if !self.expand(inner, at, expanding, end) {
-                        return false;
-                    }
-                }
-                other => self.push(other, at),
-            }
-        }
-        expanding.pop();
-        true
     }
 
     /// Handles one directive line; `start` is its byte offset in `file`.
@@ -730,25 +766,6 @@ impl<'a> Pp<'a> {
             return;
         };
         let name = &rest[first.start as usize..first.end as usize];
-        if raw
-            .get(1)
-            .is_some_and(|t| t.kind == Some(RawTok::LParen) && t.start == first.end)
-        {
-            self.error(
-                Diagnostic::error(
-                    codes::MALFORMED_DIRECTIVE,
-                    format!("function-like macro `{name}` is not supported"),
-                )
-                .with_primary(
-                    Span::new(file, at + first.start, at + first.end + 1),
-                    "parameters are not supported",
-                )
-                .with_help(
-                    "spmdc supports object-like macros only; write an `inline` function instead",
-                ),
-            );
-            return;
-        }
         let sym = self.interner.intern(name);
         if keyword(name).is_some() {
             self.error(
@@ -763,42 +780,26 @@ impl<'a> Pp<'a> {
             );
             return;
         }
-        // Lex the body with the real lexer, so its literals are checked like any others.
-        let saved = std::mem::take(&mut self.out.tokens);
-        for t in &raw[1..] {
-            let sp = Span::new(file, at + t.start, at + t.end);
-            match t.kind {
-                Some(RawTok::Ident) => {
-                    let s = &rest[t.start as usize..t.end as usize];
-                    let tok = keyword(s).unwrap_or_else(|| Tok::Ident(self.interner.intern(s)));
-                    self.push(tok, sp);
-                }
-                Some(RawTok::Newline) | None => {}
-                Some(kind) => {
-                    let shifted = RawToken {
-                        kind: Some(kind),
-                        start: at + t.start,
-                        end: at + t.end,
-                    };
-                    self.token(
-                        file,
-                        kind,
-                        shifted,
-                        &rest[t.start as usize..t.end as usize],
-                        sp,
-                    )
-                }
+        // A `(` right after the name makes a function-like macro.
+        let function_like = raw
+            .get(1)
+            .is_some_and(|t| t.kind == Some(RawTok::LParen) && t.start == first.end);
+        let (params, body_at) = if function_like {
+            match self.macro_params(file, at, rest, &raw[2..]) {
+                Some((ps, close)) => (Some(ps), close),
+                None => return,
             }
-        }
-        let body = std::mem::replace(&mut self.out.tokens, saved);
+        } else {
+            (None, first.end)
+        };
+        // Lex the body with the real lexer, so its literals are checked like any others.
+        let body_text = &rest[body_at as usize..];
+        let Some(body) = self.body_pieces(file, at + body_at, body_text, params.as_deref()) else {
+            return;
+        };
         let def_span = Span::new(file, at + first.start, at + first.end);
         if let Some(old) = self.macros.get(&sym) {
-            if old
-                .body
-                .iter()
-                .map(|t| &t.tok)
-                .ne(body.iter().map(|t| &t.tok))
-            {
+            if old.body != body || old.params != params {
                 self.diags.push(
                     Diagnostic::warning(
                         codes::MACRO_REDEFINED,
@@ -812,10 +813,92 @@ impl<'a> Pp<'a> {
         self.macros.insert(
             sym,
             Macro {
+                params,
                 body,
                 span: def_span,
             },
         );
+    }
+
+    /// The parameter list of a function-like macro, from the raw tokens after its `(`;
+    /// returns the names and the byte offset in `rest` after the `)`.
+    fn macro_params(
+        &mut self,
+        file: FileId,
+        at: u32,
+        rest: &str,
+        raw: &[RawToken],
+    ) -> Option<(Vec<Symbol>, u32)> {
+        let mut params: Vec<Symbol> = Vec::new();
+        let mut toks = raw.iter().filter(|t| t.kind != Some(RawTok::Newline));
+        let mut expect_name = true;
+        let mut last = raw.first().map_or(0, |t| t.start);
+        loop {
+            let Some(t) = toks.next() else { break };
+            let text = &rest[t.start as usize..t.end as usize];
+            let span = Span::new(file, at + t.start, at + t.end);
+            last = t.end;
+            match t.kind {
+                Some(RawTok::RParen) if !expect_name || params.is_empty() => {
+                    return Some((params, t.end));
+                }
+                Some(RawTok::Comma) if !expect_name => expect_name = true,
+                Some(RawTok::Ident) if expect_name && keyword(text).is_none() => {
+                    let p = self.interner.intern(text);
+                    if params.contains(&p) {
+                        self.error(
+                            Diagnostic::error(
+                                codes::MALFORMED_DIRECTIVE,
+                                format!("duplicate macro parameter `{text}`"),
+                            )
+                            .with_primary(span, "named twice")
+                            .with_help("give each parameter its own name"),
+                        );
+                        return None;
+                    }
+                    params.push(p);
+                    expect_name = false;
+                }
+                Some(RawTok::Ellipsis) => {
+                    self.error(
+                        Diagnostic::error(
+                            codes::MALFORMED_DIRECTIVE,
+                            "variadic macros are not supported",
+                        )
+                        .with_primary(span, "`...` here")
+                        .with_help("name every parameter, or write an `inline` function"),
+                    );
+                    return None;
+                }
+                _ => {
+                    self.error(
+                        Diagnostic::error(
+                            codes::MALFORMED_DIRECTIVE,
+                            "malformed macro parameter list",
+                        )
+                        .with_primary(
+                            span,
+                            if expect_name {
+                                "expected a parameter name"
+                            } else {
+                                "expected `,` or `)`"
+                            },
+                        )
+                        .with_help("write `#define NAME(a, b) body`"),
+                    );
+                    return None;
+                }
+            }
+        }
+        self.error(
+            Diagnostic::error(
+                codes::MALFORMED_DIRECTIVE,
+                "macro parameter list is not closed",
+            )
+            .with_primary(Span::new(file, at + last, at + last), "expected `)`")
+            .with_help("write `#define NAME(a, b) body`"),
+        );
+        None
     }
 
     fn pragma(&mut self, rest: &str, span: Span) {
@@ -1008,13 +1091,13 @@ impl CondEval<'_> {
 
     /// A macro whose body is one integer stands for it; anything else is 0.
     fn macro_value(&self, sym: Symbol) -> i64 {
-        match self.macros.get(&sym).map(|m| m.body.as_slice()) {
-            Some(
-                [Token {
-                    tok: Tok::Int(v, _),
-                    ..
-                }],
-            ) => *v as i64,
+        match self
+            .macros
+            .get(&sym)
+            .and_then(|m| m.plain_body())
+            .as_deref()
+        {
+            Some([Tok::Int(v, _)]) => *v as i64,
             _ => 0,
         }
     }
@@ -1433,6 +1516,54 @@ pub fn mark_type_names(tokens: &mut [Token]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The tokens of `src` after preprocessing, spelled, and the diagnostics' codes.
+    fn pp(src: &str) -> (Vec<String>, Vec<&'static str>) {
+        let mut sources = SourceMap::new();
+        let mut interner = Interner::new();
+        let file = sources.add("t.spmd", None, src.to_string());
+        let mut diags = Vec::new();
+        let options = Options {
+            include_dirs: &[],
+            defines: &[],
+        };
+        let out = preprocess(&mut sources, &mut interner, &[file], &options, &mut diags);
+        let toks = out
+            .tokens
+            .iter()
+            .map(|t| match &t.tok {
+                Tok::Ident(s) | Tok::TypeName(s) => interner.resolve(*s).to_string(),
+                Tok::Int(v, _) => v.to_string(),
+                Tok::Str(s) => format!("{s:?}"),
+                other => other.spelling().to_string(),
+            })
+            .collect();
+        (toks, diags.iter().map(|d| d.code.0).collect())
+    }
+
+    #[test]
+    fn function_like_macros() {
+        let (toks, codes) = pp("#define F(a, b) a * (b)\n#define G F\nF(1 + 2, x) G(3,\n4) F G");
+        assert!(codes.is_empty(), "{codes:?}");
+        // An expansion that ends in a function-like macro's name does not take its
+        // arguments from the text after the use (C would): `G(3, 4)` stays a call of F.
+        let want = "1 + 2 * ( x ) F ( 3 , 4 ) F F";
+        assert_eq!(toks.join(" "), want);
+        // Arguments are expanded first, except next to `#` and `##`.
+        let (toks, codes) = pp(
+            "#define N 7\n#define S(x) #x\n#define C(a, b) a ## b\n#define XC(a, b) C(a, b)\nS(a  +b(N)) C(N, 1) XC(N, 1) C(x, N)",
+        );
+        assert!(codes.is_empty(), "{codes:?}");
+        assert_eq!(toks.join(" "), "\"a +b(N)\" N1 71 xN");
+        // A macro is not expanded inside its own expansion.
+        let (toks, _) = pp("#define R(x) R(x + 1)\nR(0)");
+        assert_eq!(toks.join(" "), "R ( 0 + 1 )");
+        let (_, codes) = pp("#define F(a, b) a\nF(1) F(1, 2, 3) F(1,");
+        assert_eq!(codes, ["E0015", "E0015", "E0015"]);
+        let (_, codes) =
+            pp("#define A(x, x) x\n#define B(x) #y\n#define C(x) ## x\n#define D(...) 1");
+        assert_eq!(codes, ["E0010", "E0010", "E0010", "E0010"]);
+    }
 
     #[test]
     fn ints() {
