@@ -67,9 +67,9 @@ enum Command {
     /// `spmdc run examples/saxpy.spmd --entry saxpy --arg n=1000 --arg a=2 --arg x='range(1000)' --arg y='fill(1000,1)' --print y`.
     #[command(after_help = RUN_HELP)]
     Run(Box<RunArgs>),
-    /// Run a benchmark suite and print its table, e.g. `spmdc bench gpu`: the
-    /// GPU-style example kernels compiled for dac-gpu, each run with the timing model on
-    /// a grid of at least 1M threads and checked against the interpreter.
+    /// Run a benchmark suite (built-in or a file), print its table and write its runs,
+    /// table and charts to bench-out/, e.g. `spmdc bench dac`; `spmdc bench merge DIR...`
+    /// combines the folders of sharded runs.
     #[command(after_help = BENCH_HELP)]
     Bench(BenchArgs),
     /// Run ISPC's functional test suite from a checkout of ispc/ispc, e.g.
@@ -214,23 +214,33 @@ struct ReduceArgs {
 }
 
 const BENCH_HELP: &str = "\
-Suites (every kernel's results are checked bit for bit against the interpreter):
+Built-in suites (the files of examples/suites/, embedded; every run's buffers are
+checked bit for bit against the interpreter's):
   gpu         the GPU-style examples (saxpy, tiled matmul, 2-D and 3-D stencils, block
               reduction, histogram, mandelbrot) on the dac-gpu timing model, each
-              launched with at least --threads threads
+              launched with at least T threads (--threads, default 1M)
   uniformity  what the uniformity analysis buys: examples on nyuzi and dac-gpu in timing
               mode, with and without --no-uniformity, --no-skip-empty, --force-cfg-opts
-              and --no-scalar-datapath, at launches of their own (--threads is not used)
+              and --no-scalar-datapath, at launches of their own (T is not used)
   dac         Decoupled Affine Computation: 15 memory- and compute-bound kernels with and
-              without --no-dac on the dac-gpu timing model, sized from --threads / 8
+              without --no-dac on the dac-gpu timing model, sized from T / 8 threads
   regdem      register demotion to shared memory: the register-limited kernels of
               tests/regdem_bench, every placement and budget --regalloc auto weighs, at
-              the launches their headers give (--threads is not used)
+              the launches their headers give (T is not used)
+Any other suite file runs as `spmdc bench FILE.toml` (lang-spec/bench-suites.md).
+
+Results go to --out (bench-out/): runs/NNNNN.json (one record per run), table.md,
+table.json and charts/*.svg; the table is also printed. Runs use all cores; a progress
+bar shows on a terminal (not with --quiet).
+
+Sharding: `spmdc bench dac --shard 0/3 --out part0` runs every third run;
+`spmdc bench merge part0 part1 part2 --out bench-out` writes the whole suite's table
+and charts from the parts.
 
 Exit codes:
   0  success
   1  a kernel failed to compile or run, or disagreed with the interpreter
-  2  usage error: unknown suite or machine configuration";
+  2  usage error: unknown suite, bad suite file, machine configuration or folder";
 
 /// `spmdc playground`.
 #[derive(Args)]
@@ -247,23 +257,36 @@ struct PlaygroundArgs {
     open: bool,
 }
 
-/// `spmdc bench SUITE`.
+/// `spmdc bench SUITE|FILE`, `spmdc bench merge DIR...`.
 #[derive(Args)]
 struct BenchArgs {
-    /// The suite to run.
-    #[arg(value_name = "SUITE", value_parser = clap::builder::PossibleValuesParser::new(spmdc::bench::SUITES))]
+    /// A built-in suite (gpu, uniformity, dac, regdem), a suite file, or `merge`.
+    #[arg(value_name = "SUITE|FILE|merge")]
     suite: String,
-    /// The machine of the timing model: `gtx480`, `maxwell` or a configuration file.
-    #[arg(long, value_name = "gtx480|maxwell|FILE", default_value = "gtx480")]
-    config: String,
-    /// `gpu`: the fewest threads each kernel's launch has (its problem is sized to
-    /// match); `dac`: kernels are sized from an eighth of it; unused by the others.
-    #[arg(long, value_name = "N", default_value_t = 1 << 20,
+    /// `merge`: the output folders of the shards to merge.
+    #[arg(value_name = "DIR")]
+    dirs: Vec<PathBuf>,
+    /// The machine of every dac-gpu configuration instead of the suite's: `gtx480`,
+    /// `maxwell` or a configuration file.
+    #[arg(long, value_name = "gtx480|maxwell|FILE")]
+    config: Option<String>,
+    /// The thread target T instead of the suite's: kernels size their launches from
+    /// it (gpu: at least T threads; dac: T / 8); suites with fixed launches ignore it.
+    #[arg(long, value_name = "T",
           value_parser = clap::value_parser!(u64).range(1..=1 << 26))]
-    threads: u64,
-    /// Where the example kernels are (default: the repository's `examples/`).
-    #[arg(long, value_name = "DIR")]
-    examples: Option<PathBuf>,
+    threads: Option<u64>,
+    /// Where to write the runs, table and charts.
+    #[arg(long, value_name = "DIR", default_value = "bench-out")]
+    out: PathBuf,
+    /// Run only the runs whose index is I modulo N (0 <= I < N).
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
+    /// Worker threads (default: all cores).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    jobs: Option<u64>,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
     /// Print the table as JSON instead of aligned text.
     #[arg(long)]
     json: bool,
@@ -1758,22 +1781,54 @@ fn ispc_tests(args: &IspcTestsArgs) -> u8 {
 }
 
 fn bench(args: &BenchArgs) -> u8 {
-    let opts = spmdc::bench::BenchOptions {
-        config: args.config.clone(),
-        min_threads: args.threads,
-        examples: args
-            .examples
-            .clone()
-            .unwrap_or_else(spmdc::bench::default_examples_dir),
+    use spmdc::bench::{self, BenchError};
+    let fail = |e: BenchError| {
+        eprintln!("error: {e}");
+        EXIT_USAGE
     };
-    let table = match spmdc::bench::run_suite(&args.suite, &opts) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return match e {
-                spmdc::bench::BenchError::Kernel { .. } => EXIT_COMPILE_ERROR,
-                _ => EXIT_USAGE,
-            };
+    let table = if args.suite == "merge" {
+        if args.dirs.is_empty() {
+            return fail(BenchError::Output(
+                "`bench merge` needs the folders to merge".into(),
+            ));
+        }
+        match bench::out::merge_into(&args.dirs, &args.out) {
+            Ok(t) => t,
+            Err(e) => return fail(e),
+        }
+    } else {
+        if !args.dirs.is_empty() {
+            return fail(BenchError::Options(format!(
+                "unexpected argument `{}`: folders are for `spmdc bench merge`",
+                args.dirs[0].display()
+            )));
+        }
+        let mut run = bench::RunOptions {
+            progress: !args.quiet,
+            ..bench::RunOptions::default()
+        };
+        if let Some(j) = args.jobs {
+            run.jobs = j as usize;
+        }
+        if let Some(s) = &args.shard {
+            match bench::Shard::parse(s) {
+                Ok(s) => run.shard = s,
+                Err(e) => return fail(BenchError::Options(e)),
+            }
+        }
+        let opts = bench::BenchOptions {
+            config: args.config.clone(),
+            threads: args.threads,
+            run,
+        };
+        let suite = match bench::load_suite(&args.suite, &opts) {
+            Ok(s) => s,
+            Err(e) => return fail(e),
+        };
+        let records = bench::run::run_suite(&suite, &opts.run);
+        match bench::out::write_dir(&args.out, &suite, &records) {
+            Ok(t) => t,
+            Err(e) => return fail(e),
         }
     };
     let text = if args.json {

@@ -4,7 +4,7 @@
 //! choice and the fastest; the geomean row sums up). The full suite on
 //! `tests/regdem_bench/` is a release-mode benchmark (see its README).
 
-use spmdc::bench::{regdem, BenchOptions, Cell};
+use spmdc::bench::{self, BenchOptions, Cell};
 
 /// A kernel keeping `n` floats live across a loop, launched on 4 blocks of 64.
 fn hungry(n: usize) -> String {
@@ -42,11 +42,15 @@ fn the_suite_times_every_candidate_and_marks_the_choice_and_the_fastest() {
     let dir = std::env::temp_dir().join(format!("spmdc-regdem-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("hungry.spmd"), hungry(48)).unwrap();
-    let opts = BenchOptions {
-        config: "maxwell".into(),
-        ..BenchOptions::default()
-    };
-    let t = regdem::run_kernels(&opts, &dir, &["hungry"]).expect("the suite runs");
+    // A suite file of one kernel, with the regdem hook.
+    let suite = "name = \"regdem-small\"\n\
+                 description = \"one hungry kernel\"\n\
+                 layout = \"regdem\"\n\
+                 [[config]]\nname = \"auto\"\ntarget = \"dac-gpu\"\nmachine = \"maxwell\"\n\
+                 [[kernel]]\nname = \"hungry\"\nfile = \"hungry.spmd\"\nlaunch = \"header\"\n";
+    std::fs::write(dir.join("suite.toml"), suite).unwrap();
+    let path = dir.join("suite.toml").display().to_string();
+    let (_, _, t) = bench::run_suite(&path, &BenchOptions::default()).expect("the suite runs");
     std::fs::remove_dir_all(&dir).ok();
     assert!(t.failures.is_empty(), "{:?}", t.failures);
     let variants: Vec<usize> = (0..t.rows.len())

@@ -9,84 +9,136 @@
 //! `check` column and the failure is listed in [`Table::failures`], so a caller can
 //! report every kernel and still fail.
 
+//! `spmdc bench SUITE|FILE`: benchmark suites. A suite is a file ([`suite`]: kernels
+//! with their launches, configurations, sizes, metrics and charts); the built-in ones
+//! live in `examples/suites/` and are embedded in the binary. [`run`] expands a suite
+//! into runs and runs them on all cores ([`run::run_suite`]), each checked bit for bit
+//! against the reference interpreter and recorded as a [`record::RunRecord`];
+//! [`report`] builds the suite's [`Table`] from the records alone, [`chart`] draws its
+//! SVG charts, and [`out`] writes everything to a folder (`bench-out/`) and merges the
+//! folders of shards (`--shard i/n`, `spmdc bench merge`) into the same result.
+//!
+//! A failed reference check does not stop a suite: the run's row says so in its
+//! `check` column and the failure is listed in [`Table::failures`], so a caller can
+//! report every kernel and still fail.
+
+pub mod chart;
 pub mod dac;
+pub mod expr;
 pub mod gpu;
+pub mod out;
+pub mod record;
 pub mod regdem;
+pub mod report;
+pub mod run;
+pub mod suite;
 pub mod uniform_share;
 pub mod uniformity;
 
 use std::fmt;
-use std::path::PathBuf;
 
-/// The suites [`run_suite`] knows, in the order `spmdc bench --help` lists them.
+pub use record::RunRecord;
+pub use run::{RunOptions, Shard};
+pub use suite::Suite;
+
+/// The built-in suites, in the order `spmdc bench --help` lists them.
 pub const SUITES: &[&str] = &["gpu", "uniformity", "dac", "regdem"];
 
-/// What every suite is run with.
-#[derive(Clone, Debug)]
+/// What a suite is run with, beyond its file.
+#[derive(Clone, Debug, Default)]
 pub struct BenchOptions {
-    /// The machine of the timing model: `gtx480`, `maxwell` or a configuration file.
-    pub config: String,
-    /// The fewest threads a kernel's launch has; each kernel sizes its problem to
-    /// reach it (1M by default, as the issue asks; tests use a few thousand).
-    pub min_threads: u64,
-    /// The directory holding the example kernels.
-    pub examples: PathBuf,
+    /// The machine of every dac-gpu configuration instead of the file's: `gtx480`,
+    /// `maxwell` or a configuration file.
+    pub config: Option<String>,
+    /// The thread target `T` instead of the file's (sizes or threads).
+    pub threads: Option<u64>,
+    pub run: RunOptions,
 }
 
-impl Default for BenchOptions {
-    fn default() -> Self {
-        BenchOptions {
-            config: "gtx480".into(),
-            min_threads: 1 << 20,
-            examples: default_examples_dir(),
-        }
-    }
-}
-
-/// The repository's `examples/` directory (where this crate was built from).
-pub fn default_examples_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples")
-}
-
-/// Why a suite could not run at all (a kernel that runs but disagrees with its
-/// reference is a [`Table::failures`] entry instead).
+/// Why a suite could not run at all (a kernel that runs but fails is a
+/// [`Table::failures`] entry instead).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BenchError {
-    /// No suite of that name.
-    UnknownSuite(String),
-    /// A bad option (an unknown machine configuration, too few threads).
+    /// No built-in suite of that name (and the closest one).
+    UnknownSuite(String, Option<String>),
+    /// A bad option (an unknown machine configuration, a bad size).
     Options(String),
-    /// A kernel did not compile, launch or run.
-    Kernel { kernel: String, message: String },
+    /// A suite file that cannot be used: where and why (`line` 0: the whole file).
+    Suite {
+        file: String,
+        line: usize,
+        column: usize,
+        message: String,
+        help: String,
+    },
+    /// An output folder that cannot be written or read.
+    Output(String),
 }
+
+/// The diagnostic code of suite-file errors.
+pub const SUITE_CODE: crate::diag::Code = crate::diag::codes::BENCH_SUITE;
 
 impl fmt::Display for BenchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            BenchError::UnknownSuite(s) => {
+            BenchError::UnknownSuite(s, close) => {
+                let hint = close
+                    .as_ref()
+                    .map(|c| format!("; did you mean `{c}`?"))
+                    .unwrap_or_default();
                 write!(
                     f,
-                    "no benchmark suite `{s}` (suites: {})",
+                    "no benchmark suite `{s}` (suites: {}, or a suite file){hint}",
                     SUITES.join(", ")
                 )
             }
-            BenchError::Options(m) => f.write_str(m),
-            BenchError::Kernel { kernel, message } => write!(f, "{kernel}: {message}"),
+            BenchError::Options(m) | BenchError::Output(m) => f.write_str(m),
+            BenchError::Suite {
+                file,
+                line,
+                column,
+                message,
+                help,
+            } => {
+                write!(f, "[{SUITE_CODE}] {message}\n  --> {file}")?;
+                if *line > 0 {
+                    write!(f, ":{line}:{column}")?;
+                }
+                if !help.is_empty() {
+                    write!(f, "\n  = help: {help}")?;
+                }
+                Ok(())
+            }
         }
     }
 }
 
 impl std::error::Error for BenchError {}
 
-/// Runs suite `name`.
-pub fn run_suite(name: &str, opts: &BenchOptions) -> Result<Table, BenchError> {
-    match name {
-        "gpu" => gpu::run(opts),
-        "uniformity" => uniformity::run(opts),
-        "dac" => dac::run(opts),
-        "regdem" => regdem::run(opts),
-        _ => Err(BenchError::UnknownSuite(name.to_string())),
+/// Loads suite `name_or_path` (a built-in name or a file) with `opts`' overrides.
+pub fn load_suite(name_or_path: &str, opts: &BenchOptions) -> Result<Suite, BenchError> {
+    let mut suite = Suite::find(name_or_path)?;
+    if let Some(t) = opts.threads {
+        if t == 0 {
+            return Err(BenchError::Options("--threads must be at least 1".into()));
+        }
+        suite = suite.with_sizes(vec![t])?;
     }
+    if let Some(m) = &opts.config {
+        suite = suite.with_machine(m)?;
+    }
+    Ok(suite)
+}
+
+/// Runs suite `name_or_path` (its runs of `opts.run.shard`): its records and table.
+pub fn run_suite(
+    name_or_path: &str,
+    opts: &BenchOptions,
+) -> Result<(Suite, Vec<RunRecord>, Table), BenchError> {
+    let suite = load_suite(name_or_path, opts)?;
+    let records = run::run_suite(&suite, &opts.run);
+    let table = report::table(&suite, &records);
+    Ok((suite, records, table))
 }
 
 /// One table cell.
@@ -258,8 +310,23 @@ mod tests {
 
     #[test]
     fn unknown_suite_is_an_error() {
-        let e = run_suite("nope", &BenchOptions::default()).unwrap_err();
-        assert_eq!(e, BenchError::UnknownSuite("nope".into()));
+        let e = run_suite("dax", &BenchOptions::default()).unwrap_err();
+        assert_eq!(
+            e,
+            BenchError::UnknownSuite("dax".into(), Some("dac".into()))
+        );
         assert!(e.to_string().contains("gpu"));
+        assert!(e.to_string().contains("did you mean `dac`"));
+    }
+
+    #[test]
+    fn every_builtin_suite_loads() {
+        for name in SUITES {
+            let s = Suite::find(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(&s.name, name);
+            assert!(!s.runs().is_empty());
+        }
+        let names: Vec<&str> = suite::BUILTIN.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, SUITES);
     }
 }

@@ -1,5 +1,7 @@
-//! `spmdc bench regdem`: register demotion to shared memory (RegDem, paper 001;
-//! issue 19) on the register-limited kernels of `tests/regdem_bench/`.
+//! `spmdc bench regdem`: register demotion to shared memory (RegDem, paper 001)
+//! on the register-limited kernels of `tests/regdem_bench/`
+//! (`examples/suites/regdem.toml`; this module is the suite's `regdem` layout hook:
+//! the exhaustive search over allocations cannot be written as data).
 //!
 //! For each kernel, at the launch its header suggests, `--regalloc auto` lists the
 //! allocations it weighs ([`dac_gpu::regdem::allocate`]): the build under the
@@ -18,16 +20,13 @@
 //! * `choice/base`: the predictor's choice against the baseline (no demotion);
 //! * `choice/best`: the predictor's choice against the exhaustive best (1 = found it).
 //!
-//! Geomean rows combine them. The suite runs kernels in parallel on all cores; each
-//! kernel's numbers do not depend on the order.
-
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+//! Geomean rows combine them.
 
 use super::dac::geomean;
-use super::gpu::{compare, count, front, run_error};
-use super::{BenchError, BenchOptions, Cell, Table};
+use super::gpu::compare;
+use super::record::{stats_of, Check, RunRecord, Stat, Variant};
+use super::run::describe;
+use super::{Cell, Table};
 use crate::back::dac_gpu::alloc::Placement;
 use crate::back::dac_gpu::regdem::Candidate;
 use crate::back::dac_gpu::{self, DacRunOptions};
@@ -50,26 +49,6 @@ pub const COLUMNS: &[&str] = &[
     "fastest",
     "check",
 ];
-
-/// The kernels: file in `tests/regdem_bench/` (the launch is its header's).
-pub const KERNELS: &[&str] = &[
-    "lj_forces",
-    "sha256",
-    "euler_flux",
-    "roe_flux_f64",
-    "deriche",
-    "qtc_candidate",
-    "knn",
-    "conv_sep17",
-    "nbody",
-    "sgemm4x4",
-    "stencil25",
-];
-
-/// The suite's kernels directory.
-pub fn kernels_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/regdem_bench")
-}
 
 /// A launch as a kernel's header suggests it (`// spmdc run FILE --entry ...`,
 /// continued with `\`), without its `--print` options.
@@ -111,27 +90,6 @@ pub fn header_launch(text: &str) -> Option<HeaderLaunch> {
     (!launch.entry.is_empty()).then_some(launch)
 }
 
-/// One timed allocation of a kernel.
-struct Variant {
-    candidate: Candidate,
-    result: RunResult,
-    mismatch: Option<String>,
-}
-
-impl Variant {
-    fn cycles(&self) -> f64 {
-        count(&self.result, "cycles") as f64
-    }
-
-    fn spills(&self) -> bool {
-        self.candidate.spill_slots + self.candidate.demoted_slots > 0
-    }
-
-    fn demoted(&self) -> bool {
-        self.candidate.demoted_slots > 0
-    }
-}
-
 /// What one kernel's summary row and the geomeans need.
 #[derive(Clone, Copy, Debug)]
 struct Summary {
@@ -143,75 +101,15 @@ struct Summary {
     choice_vs_best: f64,
 }
 
-/// Runs the suite on `opts.config` (every kernel of [`KERNELS`]).
-pub fn run(opts: &BenchOptions) -> Result<Table, BenchError> {
-    run_kernels(opts, &kernels_dir(), KERNELS)
-}
-
-/// Runs the suite on the kernels `names` of `dir` (`NAME.spmd`, entry `NAME`, the
-/// launch in its header).
-pub fn run_kernels(opts: &BenchOptions, dir: &Path, names: &[&str]) -> Result<Table, BenchError> {
-    let machine = sim::gpu::GpuConfig::load(&opts.config).map_err(BenchError::Options)?;
-    let outcomes = parallel_map(names, |name| run_kernel(dir, name, opts, &machine));
-    let mut table = Table::new("regdem", COLUMNS);
-    let mut summaries = Vec::new();
-    for outcome in outcomes {
-        let (rows, failures, summary) = outcome?;
-        table.rows.extend(rows);
-        table.failures.extend(failures);
-        summaries.extend(summary);
-    }
-    table.rows.push(geomean_row(&summaries));
-    Ok(table)
-}
-
-/// `f` over `items` on all cores, results in `items`' order.
-fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
-    std::thread::scope(|s| {
-        for _ in 0..workers.min(items.len()) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(item) = items.get(i) else { break };
-                let r = f(item);
-                if let Ok(mut all) = results.lock() {
-                    all[i] = Some(r);
-                }
-            });
-        }
-    });
-    results
-        .into_inner()
-        .unwrap_or_default()
-        .into_iter()
-        .flatten()
-        .collect()
-}
-
-type KernelOutcome = Result<(Vec<Vec<Cell>>, Vec<String>, Option<Summary>), BenchError>;
-
-fn run_kernel(
-    dir: &Path,
-    name: &str,
-    opts: &BenchOptions,
-    machine: &sim::gpu::GpuConfig,
-) -> KernelOutcome {
-    let path = dir.join(format!("{name}.spmd"));
-    let front = front(&path, name)?;
-    let launch = read_launch(&path, name)?;
-    let req = RunRequest {
-        optimize: driver::OPTIMIZE_BY_DEFAULT,
-        entry: &launch.entry,
-        args: &launch.args,
-        grid: launch.grid.as_deref(),
-        block: launch.block.as_deref(),
-        dynamic_shared: launch.dynamic_shared.as_deref(),
-        limits: crate::interp::Limits::default(),
-    };
-    let want =
-        driver::run_on_interp(&front, &req).map_err(|e| run_error(name, "interpreter", e))?;
+/// Times every allocation `--regalloc auto` weighs for `req`'s entry on `machine`
+/// (a preset or file), each checked against `want` (the interpreter's result).
+pub fn time_variants(
+    front: &FrontResult,
+    req: &RunRequest<'_>,
+    machine_name: &str,
+    want: &RunResult,
+) -> Result<Vec<Variant>, String> {
+    let machine = sim::gpu::GpuConfig::load(machine_name)?;
     let codegen = dac_gpu::Options {
         max_regs: machine
             .max_registers_per_thread
@@ -222,44 +120,65 @@ fn run_kernel(
     };
     let dopts = DacRunOptions {
         timing: true,
-        config: opts.config.clone(),
+        config: machine_name.to_string(),
         codegen,
         ..DacRunOptions::default()
     };
-    let codegen = dac_gpu::run::for_launch(&dopts.codegen, &req);
-    let auto = dac_gpu::run::compile(&front, req.optimize, &codegen)
-        .map_err(|e| run_error(name, "compile (auto)", e))?;
+    let codegen = dac_gpu::run::for_launch(&dopts.codegen, req);
+    let auto = dac_gpu::run::compile(front, req.optimize, &codegen)
+        .map_err(|e| describe("compile (auto)", e))?;
     let candidates = auto
         .program
         .kernels
         .iter()
-        .position(|k| k.name == launch.entry)
+        .position(|k| k.name == req.entry)
         .and_then(|k| auto.candidates.get(k).cloned())
         .unwrap_or_default();
     let mut variants = Vec::new();
     for c in candidates {
-        let result = timed(&front, &req, &dopts, &codegen, &c)
-            .map_err(|e| run_error(name, &variant_name(&c), e))?;
-        let mismatch =
-            compare(&want, &result).map(|m| format!("{name} ({}): {m}", variant_name(&c)));
+        let name = variant_name(&c);
+        let result = timed(front, req, &dopts, &codegen, &c).map_err(|e| describe(&name, e))?;
+        let mismatch = compare(want, &result);
         variants.push(Variant {
-            candidate: c,
-            result,
-            mismatch,
+            name,
+            placement: format!("{:?}", c.placement).to_lowercase(),
+            budget: c.budget,
+            registers: c.num_regs,
+            spill_slots: c.spill_slots,
+            demoted_slots: c.demoted_slots,
+            predicted_blocks_per_sm: c.prediction.blocks_per_sm,
+            predicted_cycles: c.prediction.cycles,
+            check: if mismatch.is_some() {
+                Check::Mismatch
+            } else {
+                Check::Ok
+            },
+            message: mismatch,
+            stats: stats_of(&result),
         });
     }
-    Ok(rows(name, &variants))
+    Ok(variants)
 }
 
-fn read_launch(path: &Path, name: &str) -> Result<HeaderLaunch, BenchError> {
-    let text = std::fs::read_to_string(path).map_err(|e| BenchError::Kernel {
-        kernel: name.into(),
-        message: format!("cannot read {}: {e}", path.display()),
-    })?;
-    header_launch(&text).ok_or_else(|| BenchError::Kernel {
-        kernel: name.into(),
-        message: "no `spmdc run` launch in its header".into(),
-    })
+/// The table of the suite's records: per kernel, a row per variant and a summary;
+/// then the geomean row.
+pub fn table(records: &[RunRecord]) -> Table {
+    let mut table = Table::new("regdem", COLUMNS);
+    let mut summaries = Vec::new();
+    for r in records {
+        if r.check != Check::Ok {
+            let mut row = vec![Cell::Text(r.kernel.clone()), Cell::Text("-".into())];
+            row.resize(COLUMNS.len() - 1, Cell::Text("-".into()));
+            row.push(Cell::Text("ERROR".into()));
+            table.rows.push(row);
+            continue;
+        }
+        let (rows, summary) = rows(&r.kernel, &r.variants);
+        table.rows.extend(rows);
+        summaries.extend(summary);
+    }
+    table.rows.push(geomean_row(&summaries));
+    table
 }
 
 /// Compiles `codegen` with candidate `c`'s budget and placement fixed, and runs it.
@@ -286,65 +205,83 @@ fn variant_name(c: &Candidate) -> String {
     format!("{place} @{}", c.budget)
 }
 
+fn cycles(v: &Variant) -> f64 {
+    v.stats.get("cycles").map_or(f64::NAN, |s| s.as_f64())
+}
+
+fn stat(v: &Variant, key: &str) -> u64 {
+    match v.stats.get(key) {
+        Some(Stat::Count(n)) => *n,
+        _ => 0,
+    }
+}
+
+fn spills(v: &Variant) -> bool {
+    v.spill_slots + v.demoted_slots > 0
+}
+
+fn demoted(v: &Variant) -> bool {
+    v.demoted_slots > 0
+}
+
 /// The rows of one kernel: one per variant (the predictor's choice first, as the
-/// candidates come), then its summary; its failed checks; its summary's numbers.
-fn rows(name: &str, variants: &[Variant]) -> (Vec<Vec<Cell>>, Vec<String>, Option<Summary>) {
-    let failures: Vec<String> = variants.iter().filter_map(|v| v.mismatch.clone()).collect();
+/// candidates come), then its summary; its summary's numbers.
+fn rows(name: &str, variants: &[Variant]) -> (Vec<Vec<Cell>>, Option<Summary>) {
+    let ok = variants.iter().all(|v| v.check == Check::Ok);
     // The build without demotion: local spilling (if any) under the machine's limit.
-    let top = variants.iter().map(|v| v.candidate.budget).max();
+    let top = variants.iter().map(|v| v.budget).max();
     let base = variants
         .iter()
-        .find(|v| v.candidate.placement == Placement::Local && Some(v.candidate.budget) == top);
+        .find(|v| v.placement == "local" && Some(v.budget) == top);
     let best = variants
         .iter()
         .enumerate()
-        .min_by(|a, b| a.1.cycles().total_cmp(&b.1.cycles()).then(a.0.cmp(&b.0)))
+        .min_by(|a, b| cycles(a.1).total_cmp(&cycles(b.1)).then(a.0.cmp(&b.0)))
         .map(|(i, _)| i);
-    let base_cycles = base.map_or(f64::NAN, Variant::cycles);
+    let base_cycles = base.map_or(f64::NAN, cycles);
     let mut rows: Vec<Vec<Cell>> = variants
         .iter()
         .enumerate()
         .map(|(i, v)| variant_row(name, v, base_cycles, i == 0, Some(i) == best))
         .collect();
     let (Some(choice), Some(best)) = (variants.first(), best) else {
-        return (rows, failures, None);
+        return (rows, None);
     };
     let fastest = |pick: fn(&Variant) -> bool| {
         variants
             .iter()
             .filter(|v| pick(v))
-            .map(Variant::cycles)
+            .map(cycles)
             .min_by(f64::total_cmp)
     };
-    let local = fastest(|v| v.spills() && !v.demoted());
-    let demoted = fastest(Variant::demoted);
+    let local = fastest(|v| spills(v) && !demoted(v));
+    let demoted = fastest(demoted);
     let summary = Summary {
         demoted_vs_local: local.zip(demoted).map(|(l, d)| l / d),
-        choice_vs_base: base_cycles / choice.cycles(),
-        choice_vs_best: variants[best].cycles() / choice.cycles(),
+        choice_vs_base: base_cycles / cycles(choice),
+        choice_vs_best: cycles(&variants[best]) / cycles(choice),
     };
-    rows.push(summary_row(name, &summary, failures.is_empty()));
-    (rows, failures, Some(summary))
+    rows.push(summary_row(name, &summary, ok));
+    (rows, Some(summary))
 }
 
 fn variant_row(name: &str, v: &Variant, base: f64, choice: bool, fastest: bool) -> Vec<Cell> {
-    let c = &v.candidate;
     let mark = |b: bool| Cell::Text(if b { "*" } else { "" }.into());
     vec![
         Cell::Text(name.into()),
-        Cell::Text(variant_name(c)),
-        Cell::Count(u64::from(c.budget)),
-        Cell::Count(u64::from(c.num_regs)),
-        Cell::Count(count(&v.result, "shared_bytes_per_block")),
-        Cell::Count(count(&v.result, "spill_bytes")),
-        Cell::Count(u64::from(c.prediction.blocks_per_sm)),
-        Cell::Count(count(&v.result, "cycles")),
-        Cell::Count(c.prediction.cycles.round() as u64),
-        Cell::Real(base / v.cycles(), 3),
+        Cell::Text(v.name.clone()),
+        Cell::Count(u64::from(v.budget)),
+        Cell::Count(u64::from(v.registers)),
+        Cell::Count(stat(v, "shared_bytes_per_block")),
+        Cell::Count(stat(v, "spill_bytes")),
+        Cell::Count(u64::from(v.predicted_blocks_per_sm)),
+        Cell::Count(stat(v, "cycles")),
+        Cell::Count(v.predicted_cycles.round() as u64),
+        Cell::Real(base / cycles(v), 3),
         mark(choice),
         mark(fastest),
         Cell::Text(
-            if v.mismatch.is_none() {
+            if v.check == Check::Ok {
                 "ok"
             } else {
                 "MISMATCH"
@@ -423,14 +360,5 @@ mod tests {
         assert_eq!(l.block.as_deref(), Some("128"));
         assert_eq!(l.args, ["n=8", "x=random(8,1,0,5)"]);
         assert_eq!(header_launch("// no launch here\n"), None);
-    }
-
-    #[test]
-    fn every_kernel_of_the_suite_has_a_launch() {
-        for name in KERNELS {
-            let path = kernels_dir().join(format!("{name}.spmd"));
-            let launch = read_launch(&path, name).expect("a launch");
-            assert_eq!(&launch.entry, name, "{name}");
-        }
     }
 }

@@ -160,6 +160,7 @@ codes! {
     INTERNAL_ERROR = "E0999": "an internal compiler error: a bug in spmdc, not in the program";
     NOT_SUPPORTED_YET = "E0903": "a construct or standard library function that lowering to IR does not support yet";
     REGISTER_BUDGET = "E0904": "a `--max-regs` budget too small for some instruction's operands";
+    BENCH_SUITE = "E0920": "a benchmark suite file that cannot be used (`spmdc bench FILE`)";
 
     // ---- warnings
     UNKNOWN_PRAGMA = "W0001": "a `#pragma` spmdc does not know, which is ignored";
