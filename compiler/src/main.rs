@@ -227,6 +227,9 @@ checked bit for bit against the interpreter's):
   regdem      register demotion to shared memory: the register-limited kernels of
               tests/regdem_bench, every placement and budget --regalloc auto weighs, at
               the launches their headers give (T is not used)
+  sim-speed   the speed of spmdc: compile time per kernel, the interpreter's lane-ops/s,
+              each simulator's instructions/s in functional and timing mode (--jobs 1
+              for undisturbed figures)
 Any other suite file runs as `spmdc bench FILE.toml` (lang-spec/bench-suites.md).
 
 Results go to --out (bench-out/): runs/NNNNN.json (one record per run), table.md,
@@ -260,7 +263,8 @@ struct PlaygroundArgs {
 /// `spmdc bench SUITE|FILE`, `spmdc bench merge DIR...`.
 #[derive(Args)]
 struct BenchArgs {
-    /// A built-in suite (gpu, uniformity, dac, regdem), a suite file, or `merge`.
+    /// A built-in suite (gpu, uniformity, dac, regdem, sim-speed), a suite file, or
+    /// `merge`.
     #[arg(value_name = "SUITE|FILE|merge")]
     suite: String,
     /// `merge`: the output folders of the shards to merge.

@@ -290,3 +290,43 @@ fn the_documented_suite_file_loads() {
         "two kernels, two configurations, three sizes"
     );
 }
+
+/// sim-speed: every kernel on the interpreter and both simulators in both modes, each
+/// with a compile time and a rate; the simulators' runs checked against the
+/// interpreter.
+#[test]
+fn sim_speed_measures_every_target_and_mode() {
+    let opts = bench::BenchOptions {
+        threads: Some(256),
+        ..bench::BenchOptions::default()
+    };
+    let (suite, records, t) = bench::run_suite("sim-speed", &opts).expect("the suite runs");
+    assert!(t.failures.is_empty(), "{:?}", t.failures);
+    assert_eq!(records.len(), suite.kernels.len() * 5);
+    let mut seen = std::collections::BTreeSet::new();
+    for r in &records {
+        seen.insert((r.target.clone(), r.config.clone()));
+        assert!(r.host.compile_s > 0.0, "{} {}", r.kernel, r.config);
+        assert!(
+            r.count("dynamic_instructions") > 0,
+            "{} {}",
+            r.kernel,
+            r.config
+        );
+        let timing = r.stats.contains_key("cycles");
+        assert_eq!(
+            timing,
+            r.config == "timing",
+            "{} {} {}",
+            r.kernel,
+            r.target,
+            r.config
+        );
+    }
+    assert_eq!(seen.len(), 5, "{seen:?}");
+    let col = t.columns.iter().position(|c| c == "M lane-ops/s").unwrap();
+    for (row, r) in t.rows.iter().zip(&records) {
+        let is_real = matches!(row[col], bench::Cell::Real(..));
+        assert_eq!(is_real, r.target == "interp", "{} {}", r.kernel, r.target);
+    }
+}

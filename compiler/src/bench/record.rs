@@ -56,6 +56,10 @@ pub struct Host {
     pub wall_s: f64,
     /// CPU seconds of the thread that ran it, when the host reports them.
     pub cpu_s: Option<f64>,
+    /// Wall seconds of compiling it: front end and IR pipeline, and on dac-gpu its
+    /// code generation (nyuzi builds its image inside the run).
+    #[serde(default)]
+    pub compile_s: f64,
 }
 
 /// One allocation timed by the `regdem` hook.

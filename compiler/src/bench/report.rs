@@ -22,6 +22,8 @@ pub const RUN_METRICS: &[&str] = &[
     "occupancy",
     "wall_s",
     "cpu_s",
+    "compile_ms",
+    "per_second",
     "sim_rate",
     "scalar_instructions",
     "total_warp_instructions",
@@ -132,6 +134,13 @@ fn check_metric(
                 "{close}metrics: {}, or stats.KEY for any statistic",
                 known.join(", ")
             ),
+        ));
+    }
+    if n == "per_second" && t.of.is_none() {
+        return Err(at(
+            m.span(),
+            "metric `per_second` needs `of` (a statistic)".into(),
+            "e.g. { name = \"per_second\", of = \"lane_operations\" }",
         ));
     }
     if n == "change" && (t.of.is_none() || t.against.is_none()) {
@@ -263,6 +272,15 @@ fn run_cell(m: &Metric, r: &RunRecord, all: &[RunRecord]) -> Cell {
         )),
         "wall_s" => real(r.host.wall_s, 2),
         "cpu_s" => real(r.host.cpu_s.unwrap_or(f64::NAN), 2),
+        "compile_ms" => real(1e3 * r.host.compile_s, 1),
+        "per_second" => {
+            let busy = r.host.cpu_s.filter(|&c| c > 0.0).unwrap_or(r.host.wall_s);
+            let of = m.of.as_deref().unwrap_or("dynamic_instructions");
+            match r.stats.contains_key(of) {
+                true => real(r.count(of) as f64 / busy.max(1e-9) / 1e6, 1),
+                false => text("-"),
+            }
+        }
         "sim_rate" => {
             let busy = r.host.cpu_s.filter(|&c| c > 0.0).unwrap_or(r.host.wall_s);
             real(

@@ -184,6 +184,14 @@ fn fill(suite: &Suite, spec: &RunSpec, record: &mut RunRecord) -> Result<(), Str
         dynamic_shared: l.dynamic_shared.as_deref(),
         limits: crate::interp::Limits::default(),
     };
+    if c.target == Target::Interp {
+        let start = (Instant::now(), thread_cpu_seconds());
+        let got = driver::run_on_interp(&front, &req).map_err(|e| describe("interpreter", e))?;
+        record.stats = stats_of(&got);
+        record.host = elapsed(start);
+        record.host.compile_s = compile_seconds(&k.path, &req, c)?;
+        return Ok(());
+    }
     let want = driver::run_on_interp(&front, &req).map_err(|e| describe("interpreter", e))?;
     if suite.layout == super::suite::Layout::Regdem {
         record.variants = super::regdem::time_variants(&front, &req, &c.machine, &want)?;
@@ -192,6 +200,7 @@ fn fill(suite: &Suite, spec: &RunSpec, record: &mut RunRecord) -> Result<(), Str
     let (got, host) = timed(&front, &req, c)?;
     record.stats = stats_of(&got);
     record.host = host;
+    record.host.compile_s = compile_seconds(&k.path, &req, c)?;
     if let Some(m) = compare(&want, &got) {
         record.check = Check::Mismatch;
         record.message = Some(m);
@@ -215,7 +224,7 @@ fn front_for(path: &std::path::Path, c: &Config) -> Result<FrontResult, String> 
             program_count: 16,
             pointer_size: 4,
         },
-        Target::DacGpu => dac_gpu::TARGET,
+        Target::DacGpu | Target::Interp => dac_gpu::TARGET,
     };
     let options = FrontOptions {
         target,
@@ -237,36 +246,68 @@ fn front_for(path: &std::path::Path, c: &Config) -> Result<FrontResult, String> 
     Ok(front)
 }
 
-/// Compiles and runs in timing mode, timing the run (not the compile).
+/// The wall and CPU seconds since `start`.
+fn elapsed(start: (Instant, Option<f64>)) -> Host {
+    Host {
+        wall_s: start.0.elapsed().as_secs_f64(),
+        cpu_s: thread_cpu_seconds().zip(start.1).map(|(b, a)| b - a),
+        compile_s: 0.0,
+    }
+}
+
+/// Wall seconds of compiling the kernel again: the front end, the IR pipeline and,
+/// on dac-gpu, code generation (the front end is run anew so that it counts).
+fn compile_seconds(
+    path: &std::path::Path,
+    req: &RunRequest<'_>,
+    c: &Config,
+) -> Result<f64, String> {
+    let start = Instant::now();
+    let again = front_for(path, c)?;
+    match c.target {
+        Target::DacGpu => {
+            dac_gpu::run::compile(&again, req.optimize, &dac_codegen(c))
+                .map_err(|e| describe("dac-gpu compile", e))?;
+        }
+        _ => {
+            driver::lower_front_with(&again, req.optimize)
+                .map_err(|d| describe("lower", RunError::Compile(d)))?;
+        }
+    }
+    Ok(start.elapsed().as_secs_f64())
+}
+
+fn dac_codegen(c: &Config) -> dac_gpu::Options {
+    let has = |s: &str| c.switches.iter().any(|x| x == s);
+    dac_gpu::Options {
+        dac: !has("--no-dac"),
+        shuffle: has("--shuffle=all"),
+        ..dac_gpu::Options::default()
+    }
+}
+
+/// Compiles and runs (timing or functional), timing the run (not the compile).
 fn timed(
     front: &FrontResult,
     req: &RunRequest<'_>,
     c: &Config,
 ) -> Result<(RunResult, Host), String> {
     let start = (Instant::now(), thread_cpu_seconds());
-    let elapsed = |start: (Instant, Option<f64>)| Host {
-        wall_s: start.0.elapsed().as_secs_f64(),
-        cpu_s: thread_cpu_seconds().zip(start.1).map(|(b, a)| b - a),
-    };
     match c.target {
+        Target::Interp => Err("the interpreter is not timed here".into()),
         Target::Nyuzi => {
             let opts = NyuziRunOptions {
-                timing: true,
+                timing: c.timing,
                 ..NyuziRunOptions::default()
             };
             let r = run_on_nyuzi(front, req, &opts).map_err(|e| describe("nyuzi", e))?;
             Ok((r, elapsed(start)))
         }
         Target::DacGpu => {
-            let has = |s: &str| c.switches.iter().any(|x| x == s);
             let dopts = DacRunOptions {
-                timing: true,
+                timing: c.timing,
                 config: c.machine.clone(),
-                codegen: dac_gpu::Options {
-                    dac: !has("--no-dac"),
-                    shuffle: has("--shuffle=all"),
-                    ..dac_gpu::Options::default()
-                },
+                codegen: dac_codegen(c),
                 ..DacRunOptions::default()
             };
             let compiled = dac_gpu::run::compile(front, req.optimize, &dopts.codegen)

@@ -30,6 +30,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "regdem",
         include_str!("../../../examples/suites/regdem.toml"),
     ),
+    (
+        "sim-speed",
+        include_str!("../../../examples/suites/sim-speed.toml"),
+    ),
 ];
 
 /// The folder the built-in suites' paths are relative to.
@@ -112,6 +116,8 @@ pub struct ConfigSpec {
     /// Also profile the run's IR on the interpreter for its uniform share.
     #[serde(default)]
     pub profile: bool,
+    /// `timing` (default) or `functional` (the simulators' functional mode).
+    pub mode: Option<Spanned<String>>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -166,11 +172,16 @@ pub struct Config {
     pub machine: String,
     pub switches: Vec<String>,
     pub profile: bool,
+    /// Run the simulator's timing model (else its functional mode).
+    pub timing: bool,
 }
 
 /// A target a suite runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
+    /// The reference interpreter at the dac-gpu's gang width (32 lanes): only its
+    /// own speed is measured (it is the reference the others are checked against).
+    Interp,
     Nyuzi,
     DacGpu,
 }
@@ -178,6 +189,7 @@ pub enum Target {
 impl Target {
     pub fn name(self) -> &'static str {
         match self {
+            Target::Interp => "interp",
             Target::Nyuzi => "nyuzi",
             Target::DacGpu => "dac-gpu",
         }
@@ -544,14 +556,27 @@ fn threads_of(grid: Option<&str>, block: Option<&str>) -> Option<u64> {
 
 fn check_config(c: &ConfigSpec, loc: &Locator<'_>, dir: &Path) -> Result<Config, BenchError> {
     let target = match c.target.get_ref().as_str() {
+        "interp" => Target::Interp,
         "nyuzi" => Target::Nyuzi,
         "dac-gpu" => Target::DacGpu,
         other => {
             return Err(loc.spanned(
                 &c.target,
                 format!("no target `{other}` for a benchmark"),
-                &suggest(other, &["nyuzi", "dac-gpu"]),
+                &suggest(other, &["interp", "nyuzi", "dac-gpu"]),
             ))
+        }
+    };
+    let timing = match c.mode.as_ref().map(|m| m.get_ref().as_str()) {
+        None | Some("timing") => true,
+        Some("functional") => false,
+        Some(other) => {
+            let at = c.mode.as_ref().map_or(0..0, |m| m.span());
+            return Err(loc.at(
+                at,
+                format!("no mode `{other}`"),
+                &suggest(other, &["timing", "functional"]),
+            ));
         }
     };
     let machine = match &c.machine {
@@ -591,6 +616,7 @@ fn check_config(c: &ConfigSpec, loc: &Locator<'_>, dir: &Path) -> Result<Config,
         machine,
         switches: c.switches.iter().map(|s| s.get_ref().clone()).collect(),
         profile: c.profile,
+        timing,
     })
 }
 
