@@ -95,7 +95,8 @@ fn bars(
         .chain(rule)
         .fold(0.0, f64::max)
         .max(1e-9)
-        * 1.08;
+        // Room on the right for the legend, so that it covers no bar.
+        * if legend.is_empty() { 1.08 } else { 1.4 };
     let longest = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(8);
     let height = 90 + 22 * rows.len() as u32 + 20 * legend.len() as u32;
     let mut svg = String::new();
@@ -170,7 +171,7 @@ fn bars(
                 .configure_series_labels()
                 .background_style(WHITE.mix(0.85))
                 .border_style(BLACK)
-                .position(SeriesLabelPosition::LowerRight)
+                .position(SeriesLabelPosition::UpperRight)
                 .draw()
                 .ok()?;
         }
