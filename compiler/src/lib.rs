@@ -19,6 +19,7 @@ pub mod ir;
 pub mod ispc_suite;
 pub mod launch;
 pub mod lower;
+pub mod parallel;
 pub mod passes;
 pub mod playground;
 pub mod profile;

@@ -337,3 +337,42 @@ fn corpora_verify_after_pipeline() {
         }
     }
 }
+
+#[path = "../benches/common/mod.rs"]
+mod generated;
+
+/// A module above `passes::each_function`'s threshold runs the function-local passes on
+/// every core; its IR after the pipeline must be the one a single thread gives
+/// (`--time-passes` runs everything on the calling thread).
+#[test]
+fn large_modules_optimize_the_same_on_every_core() {
+    let dir = std::env::temp_dir().join(format!("spmdc-parallel-passes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("large.spmd");
+    std::fs::write(&path, generated::source(3_000, false)).unwrap();
+    let emit = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_spmdc"))
+            .arg(&path)
+            .args(["--emit", "ir"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let parallel = emit(&[]);
+    let single = emit(&["--time-passes"]);
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(
+        parallel.matches("function export").count() >= 100,
+        "too small to split"
+    );
+    assert_eq!(
+        parallel, single,
+        "IR differs between threaded and single-threaded passes"
+    );
+}

@@ -64,10 +64,10 @@ pub fn run_module(module: &mut Module) {
             _ => None,
         })
         .collect();
-    for (r, f) in module.functions.iter_mut() {
+    super::each_function(module, |r, f| {
         let mask = (!called.contains(&r)).then(|| launch_mask(f)).flatten();
         run(f, mask);
-    }
+    });
 }
 
 /// The execution mask parameter of an entry function (the entry block's last): when

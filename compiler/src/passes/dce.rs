@@ -53,9 +53,9 @@ pub fn may_trap(func: &Function, data: &InstData) -> bool {
 
 /// Runs [`run`] on every function of the module.
 pub fn run_module(module: &mut Module) {
-    for (_, f) in module.functions.iter_mut() {
+    super::each_function(module, |_, f| {
         run(f);
-    }
+    });
 }
 
 /// Deletes the dead instructions and block parameters of `func`; returns how many of

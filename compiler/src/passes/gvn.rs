@@ -120,9 +120,9 @@ fn commutes(op: BinaryOp) -> bool {
 
 /// Runs [`run`] on every function of the module.
 pub fn run_module(module: &mut Module) {
-    for (_, f) in module.functions.iter_mut() {
+    super::each_function(module, |_, f| {
         run(f);
-    }
+    });
 }
 
 /// Replaces every numberable instruction that a dominating identical one makes

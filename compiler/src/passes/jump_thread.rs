@@ -40,26 +40,26 @@ const MAX_WALK: usize = 8;
 
 /// Threads the uniform branches of every function.
 pub fn run_uniform(module: &mut Module) {
-    for (_, f) in module.functions.iter_mut() {
+    super::each_function(module, |_, f| {
         thread_split::split_function(f, Scope::Uniform);
         thread_function(f, Scope::Uniform);
-    }
+    });
 }
 
 /// The same, with every mask branch counted as divergent (`--no-uniformity`).
 pub fn run_typed(module: &mut Module) {
-    for (_, f) in module.functions.iter_mut() {
+    super::each_function(module, |_, f| {
         thread_split::split_function(f, Scope::Typed);
         thread_function(f, Scope::Typed);
-    }
+    });
 }
 
 /// Threads every branch, divergent skips included (`--force-cfg-opts`).
 pub fn run_forced(module: &mut Module) {
-    for (_, f) in module.functions.iter_mut() {
+    super::each_function(module, |_, f| {
         thread_split::split_function(f, Scope::All);
         thread_function(f, Scope::All);
-    }
+    });
 }
 
 /// One threading: the edge `pred -> block` (the `call`-th branch call of `pred`'s

@@ -99,9 +99,9 @@ pub struct Switches {
 /// after a join reads a parameter instead of the value tested before it, and the CFG
 /// transforms could not see that the two are the same.
 pub fn trivial_params(module: &mut ir::Module) {
-    for (_, f) in module.functions.iter_mut() {
+    each_function(module, |_, f| {
         cfg::remove_trivial_params(f);
-    }
+    });
 }
 
 /// Merges blocks into their only predecessor when it jumps to them
@@ -109,10 +109,31 @@ pub fn trivial_params(module: &mut ir::Module) {
 /// lowering's chains of jumps, cost a jump each. Then deletes the blocks that emptied
 /// and every other block no path reaches ([`cfg::remove_unreachable_blocks`]).
 pub fn merge_blocks(module: &mut ir::Module) {
-    for (_, f) in module.functions.iter_mut() {
+    each_function(module, |_, f| {
         cfg::merge_jump_chains(f);
         cfg::remove_unreachable_blocks(f);
+    });
+}
+
+/// The instructions a module must hold before [`each_function`] runs a pass on more
+/// than one thread: below it, starting the threads costs more than they save (every
+/// example is below it; a generated 10,000-line source is well above).
+const PARALLEL_MIN_INSTS: usize = 20_000;
+
+/// Runs `pass` on every function of `module`, on every core when the module is large
+/// ([`PARALLEL_MIN_INSTS`]). For the function-local passes: each function's result
+/// depends on itself alone, so the module is the same whatever the threads.
+pub fn each_function(
+    module: &mut ir::Module,
+    pass: impl Fn(ir::FuncRef, &mut ir::Function) + Sync,
+) {
+    let size: usize = module.functions.values().map(|f| f.insts.len()).sum();
+    let funcs: Vec<(ir::FuncRef, &mut ir::Function)> = module.functions.iter_mut().collect();
+    if size < PARALLEL_MIN_INSTS {
+        funcs.into_iter().for_each(|(r, f)| pass(r, f));
+        return;
     }
+    crate::parallel::map_in_order(funcs, |(_, f)| f.insts.len(), |(r, f)| pass(r, f));
 }
 
 /// The value-level clean-up, run in every setting: [`const_fold`], [`dce`], [`gvn`],

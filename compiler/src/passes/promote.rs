@@ -38,9 +38,9 @@ use crate::ir::{
 /// Promotes the slots of every function of the module.
 pub fn run_module(module: &mut Module) {
     let (lanes, ptr) = (module.lane_count, module.ptr_size);
-    for (_, f) in module.functions.iter_mut() {
+    super::each_function(module, |_, f| {
         promote_function(f, lanes, ptr);
-    }
+    });
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

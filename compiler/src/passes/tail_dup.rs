@@ -27,23 +27,23 @@ const MAX_DUPS: usize = 32;
 
 /// Duplicates the joins of uniform branches in every function.
 pub fn run_uniform(module: &mut Module) {
-    for (_, f) in module.functions.iter_mut() {
+    super::each_function(module, |_, f| {
         dup_function(f, Scope::Uniform);
-    }
+    });
 }
 
 /// The same, with every mask branch counted as divergent (`--no-uniformity`).
 pub fn run_typed(module: &mut Module) {
-    for (_, f) in module.functions.iter_mut() {
+    super::each_function(module, |_, f| {
         dup_function(f, Scope::Typed);
-    }
+    });
 }
 
 /// Duplicates every small join (`--force-cfg-opts`).
 pub fn run_forced(module: &mut Module) {
-    for (_, f) in module.functions.iter_mut() {
+    super::each_function(module, |_, f| {
         dup_function(f, Scope::All);
-    }
+    });
 }
 
 /// Duplicates what it can in one function; returns how many joins were duplicated.

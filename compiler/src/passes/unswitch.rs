@@ -36,23 +36,23 @@ const MAX_DEPTH: u32 = 6;
 
 /// Unswitches uniform branches in every function.
 pub fn run_uniform(module: &mut Module) {
-    for (_, f) in module.functions.iter_mut() {
+    super::each_function(module, |_, f| {
         unswitch_function(f, Scope::Uniform);
-    }
+    });
 }
 
 /// The same, with every mask branch counted as divergent (`--no-uniformity`).
 pub fn run_typed(module: &mut Module) {
-    for (_, f) in module.functions.iter_mut() {
+    super::each_function(module, |_, f| {
         unswitch_function(f, Scope::Typed);
-    }
+    });
 }
 
 /// Unswitches every invariant branch (`--force-cfg-opts`).
 pub fn run_forced(module: &mut Module) {
-    for (_, f) in module.functions.iter_mut() {
+    super::each_function(module, |_, f| {
         unswitch_function(f, Scope::All);
-    }
+    });
 }
 
 /// A natural loop.

@@ -4,7 +4,6 @@
 pub mod dce;
 pub mod liveness;
 pub mod mach;
-pub mod parallel;
 pub mod regalloc;
 #[cfg(test)]
 mod toy;

@@ -25,12 +25,12 @@ mod shuffle;
 
 use super::spaces::{Spaces, SHARED_WINDOW};
 use super::{Compiled, Options};
-use crate::back::common::parallel;
 use crate::diag::{codes, Diagnostic};
 use crate::ir::{
     AtomicOp, BinaryOp, Block, BlockCall, ConvOp, FloatCC, FuncRef, Function, InstData, IntCC,
     LaneOp, Module, Scalar, SharedVar, SpecialReg, Type, UnaryOp, Value,
 };
+use crate::parallel;
 use crate::source::Span;
 use crate::timing;
 

@@ -14,9 +14,10 @@ use super::isel::{self, ScalarUse, SelectOptions};
 use super::minst::{MInst, NyuziTarget};
 use super::object::{DataObject, Object};
 use crate::back::common::mach::MachFunction;
-use crate::back::common::{parallel, regalloc};
+use crate::back::common::regalloc;
 use crate::diag::{codes, Diagnostic};
 use crate::ir::{FuncRef, Function, Module};
+use crate::parallel;
 use crate::timing;
 
 /// Byte offset of each shared variable in a block's shared memory, and the total of

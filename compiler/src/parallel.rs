@@ -1,9 +1,9 @@
-//! The back ends' per-function work (instruction selection, register allocation,
-//! frame layout) on every core, as rustc's codegen units and LLVM's parallel
-//! code generation do.
+//! Per-function work on every core, as rustc's codegen units and LLVM's parallel code
+//! generation do: the back ends' instruction selection, register allocation and frame
+//! layout, and the function-local IR passes of a large module ([`crate::passes`]).
 //!
-//! Each function's machine code depends only on the (shared, read-only) module and
-//! the function itself, so the functions are independent jobs. [`map_in_order`] runs
+//! Each function's result depends only on the (shared, read-only) module and the
+//! function itself, so the functions are independent jobs. [`map_in_order`] runs
 //! them on a few scoped threads, biggest first so that one large kernel does not
 //! start last, and returns the results in the input's order: what follows (emission,
 //! the listing) is sequential and sees exactly what a single thread would have
