@@ -306,6 +306,8 @@ pub struct FnQualifiers {
 pub struct Param {
     pub ty: Box<TypeName>,
     pub name: Option<Ident>,
+    /// A default argument (`float f = 1`), used when a call leaves it out.
+    pub default: Option<Box<Expr>>,
     pub span: Span,
 }
 

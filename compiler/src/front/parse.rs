@@ -788,6 +788,7 @@ impl ParseCtx {
         ptrs: Vec<Derived>,
         name: Option<Ident>,
         arrays: Vec<Derived>,
+        default: Option<Expr>,
         span: Span,
     ) -> Param {
         let (spec, _) = self.split_spec(spec, Allowed::Param);
@@ -798,6 +799,7 @@ impl ParseCtx {
                 span,
             }),
             name,
+            default: default.map(Box::new),
             span,
         }
     }

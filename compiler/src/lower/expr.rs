@@ -743,6 +743,19 @@ impl FnLower<'_, '_> {
                 Val::None => return self.dummy(ty),
             }
         }
+        // The parameters the call leaves out take their default arguments (sema
+        // checked that each has one).
+        let params = &self.cx.checked.funcs[fid].params;
+        let defaults: SmallVec<[_; 4]> = params[args.len().min(params.len())..]
+            .iter()
+            .map(|p| (p.default, p.ty))
+            .collect();
+        for (d, pty) in defaults {
+            match d.map(|cv| self.const_value(cv, pty)) {
+                Some(Val::S(v)) => vals.push(v),
+                _ => return self.dummy(ty),
+            }
+        }
         // Match the signature's variability (a uniform argument to a varying parameter
         // was converted by sema; this only guards the IR's typing).
         let n = vals.len();

@@ -465,14 +465,58 @@ impl Checker<'_> {
                 span: p.span,
             });
             let ty = self.check_object_type(ty, name, p.span, false);
+            let default = p
+                .default
+                .as_deref()
+                .and_then(|d| self.default_argument(d, ty, name.name));
             out.push(ParamInfo {
                 name: p.name.map(|n| n.name),
                 ty,
                 span: p.span,
                 local: None,
+                default,
             });
         }
         out
+    }
+
+    /// A parameter's default argument: a constant of an arithmetic type converted to
+    /// the parameter's, as ISPC requires (E0315 for one not known at compile time,
+    /// E0322 for a parameter that is not a number).
+    /// After an error the parameter still counts as having a default (a zero, never
+    /// lowered), so calls that rely on it are not reported again.
+    fn default_argument(&mut self, d: &ast::Expr, ty: TypeId, name: Symbol) -> Option<ConstValue> {
+        const RECOVERED: Option<ConstValue> = Some(ConstValue::Int(0));
+        let et = self.check_expr(d);
+        let et = self.rvalue(d, et);
+        if !self.coerce(d, et, ty, super::expr::Site::Init { name }) {
+            return RECOVERED;
+        }
+        let Some(prim) = self.out.types.arith_prim(ty) else {
+            self.emit(
+                Diagnostic::error(
+                    codes::INVALID_INITIALIZER,
+                    "only a number parameter can have a default argument",
+                )
+                .with_primary(d.span, format!("a default for `{}`", self.ty_str(ty)))
+                .with_help("pass the value at every call instead"),
+            );
+            return RECOVERED;
+        };
+        let v = self
+            .eval_const(d)
+            .and_then(|v| super::consteval::convert(v, prim));
+        if v.is_none() {
+            self.emit(
+                Diagnostic::error(codes::NOT_CONSTANT, "default argument is not a constant")
+                    .with_primary(d.span, "not known at compile time")
+                    .with_help(
+                        "use a constant expression, such as a literal or a `const` variable",
+                    ),
+            );
+            return RECOVERED;
+        }
+        v
     }
 
     /// `export`/`task` rules: uniform parameters (E0402), uniform or void return
@@ -644,7 +688,12 @@ impl Checker<'_> {
         info.flags.unmasked |= flags.unmasked;
         if f.body.is_some() {
             info.def_item = Some(item);
+            // A default given on a prototype still holds for the definition.
+            let prev: Vec<_> = info.params.iter().map(|p| p.default).collect();
             info.params = params;
+            for (p, d) in info.params.iter_mut().zip(prev) {
+                p.default = p.default.or(d);
+            }
             info.flags.extern_ = flags.extern_;
         }
     }

@@ -135,6 +135,8 @@ pub struct ParamInfo {
     pub span: Span,
     /// The local that holds it in the definition's body (None for a prototype only).
     pub local: Option<LocalId>,
+    /// The constant a call that leaves this parameter out passes (`float f = 1`).
+    pub default: Option<ConstValue>,
 }
 
 /// One function: its signature, where it is defined and its locals.

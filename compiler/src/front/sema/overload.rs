@@ -165,8 +165,7 @@ impl Checker<'_> {
         cands: &[FuncId],
     ) -> Option<FuncId> {
         if let [only] = cands {
-            let n = self.out.funcs[*only].params.len();
-            if n != args.len() {
+            if !self.accepts_count(*only, args.len()) {
                 self.wrong_arg_count(e, callee, *only, args.len());
                 return None;
             }
@@ -178,9 +177,7 @@ impl Checker<'_> {
             .collect();
         let total = |c: &Costs| c.iter().map(|&x| x as u32).sum::<u32>();
         let Some(best) = viable.iter().min_by_key(|(_, c)| total(c)) else {
-            let any_arity = cands
-                .iter()
-                .any(|&f| self.out.funcs[f].params.len() == args.len());
+            let any_arity = cands.iter().any(|&f| self.accepts_count(f, args.len()));
             self.no_overload(e, callee, arg_tys, cands, any_arity);
             return None;
         };
@@ -204,13 +201,19 @@ impl Checker<'_> {
     }
 
     /// The conversion cost of each argument when calling `fid`, None if not viable.
+    /// Function `fid` can be called with `n` arguments: one per parameter, or fewer
+    /// when every parameter left out has a default argument.
+    fn accepts_count(&self, fid: FuncId, n: usize) -> bool {
+        let params = &self.out.funcs[fid].params;
+        n <= params.len() && params[n..].iter().all(|p| p.default.is_some())
+    }
+
     fn call_cost(&mut self, fid: FuncId, args: &[Expr], arg_tys: &[TypeId]) -> Option<Costs> {
-        let n = self.out.funcs[fid].params.len();
-        if n != args.len() {
+        if !self.accepts_count(fid, args.len()) {
             return None;
         }
         let mut costs = Costs::new();
-        for i in 0..n {
+        for i in 0..args.len() {
             let p = self.out.funcs[fid].params[i].ty;
             let null = Self::is_null_const(&args[i]);
             costs.push(conv::implicit_cost(&mut self.out.types, arg_tys[i], p, null).ok()?);
