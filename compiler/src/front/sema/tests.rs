@@ -583,7 +583,9 @@ fn type_errors() {
         &["E0321", "E0321"],
     );
     expect("void f() { uniform int a[2] = 5; }", &["E0322"]);
-    expect("void f() { uniform float x = { 1 }; }", &["E0322"]);
+    expect("void f() { uniform float x = { 1, 2 }; }", &["E0322"]);
+    // One expression in braces initializes a scalar, as in C and ISPC.
+    expect("void f() { uniform float x = { 1 }; }", &[]);
     expect("void f() { uniform int x = 1 / 0; }", &["E0323"]);
     expect("void f() { print(\"% %\\n\", 1); }", &["E0324"]);
     expect(
