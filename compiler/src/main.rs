@@ -485,6 +485,24 @@ struct DacCodegenArgs {
 enum ShuffleArg {
     Off,
     All,
+    Auto,
+    /// Ablation: paired loads deleted (wrong results).
+    Noload,
+    /// Ablation: no reload of the edge lanes (wrong results).
+    Nocorner,
+}
+
+impl ShuffleArg {
+    fn mode(self) -> spmdc::passes::ShuffleMode {
+        use spmdc::passes::ShuffleMode;
+        match self {
+            ShuffleArg::Off => ShuffleMode::Off,
+            ShuffleArg::All => ShuffleMode::All,
+            ShuffleArg::Auto => ShuffleMode::Auto,
+            ShuffleArg::Noload => ShuffleMode::NoLoad,
+            ShuffleArg::Nocorner => ShuffleMode::NoCorner,
+        }
+    }
 }
 
 impl DacCodegenArgs {
@@ -510,7 +528,7 @@ impl DacCodegenArgs {
             machine,
             uniformity: !switches.no_uniformity,
             dac: self.decouple(),
-            shuffle: switches.shuffle == ShuffleArg::All,
+            shuffle: switches.shuffle.mode(),
             ..Default::default()
         })
     }
@@ -608,7 +626,9 @@ struct SwitchArgs {
     #[arg(long)]
     no_scalar_datapath: bool,
     /// Serve loads from a neighbouring lane's earlier load of the same iteration
-    /// (`all`: every pair the analysis proves; `off`: none). dac-gpu: a warp shuffle,
+    /// (`all`: every pair the analysis proves; `auto`: those the target's static cost
+    /// model expects to pay; `off`: none; `noload`/`nocorner`: the paper's ablations,
+    /// which give wrong results). dac-gpu: a warp shuffle,
     /// with a predicated reload for the lanes at the warp's and the row's edges
     /// (loads the affine stream prefetches are left as they are: use with
     /// `--no-dac`); nyuzi: a vector `shuffle`, with a masked reload of the edge lanes.
@@ -617,14 +637,29 @@ struct SwitchArgs {
 }
 
 impl SwitchArgs {
+    /// The switches, with a warning on stderr when an ablation of shuffle synthesis
+    /// was asked for: its results are wrong by design.
     fn switches(&self) -> spmdc::passes::Switches {
+        let mode = self.shuffle.mode();
+        if mode.is_ablation() {
+            eprintln!(
+                "warning: `--shuffle {}` is an ablation of shuffle synthesis (paper 004's {}): \
+                 it gives wrong results; use it to measure, not to compute",
+                mode.name(),
+                if mode == spmdc::passes::ShuffleMode::NoLoad {
+                    "NO LOAD: paired loads are deleted"
+                } else {
+                    "NO CORNER: the edge lanes are not reloaded"
+                }
+            );
+        }
         spmdc::passes::Switches {
             no_uniformity: self.no_uniformity || self.no_scalar_datapath,
             no_skip_empty: self.no_skip_empty,
             force_cfg_opts: self.force_cfg_opts,
             no_inline: self.no_inline,
             no_scalar_datapath: self.no_scalar_datapath,
-            shuffle: self.shuffle == ShuffleArg::All,
+            shuffle: self.shuffle.mode(),
         }
     }
 }

@@ -1,9 +1,10 @@
-//! `--shuffle=all` on the dac-gpu and on nyuzi: every example launch and every
-//! conformance program gives the interpreter's buffers and return values bit for bit
-//! (on the dac-gpu with DAC off, where every pair becomes a shuffle, and on, where
-//! prefetched loads stay loads); and the stencils do so on block shapes with partial
-//! warps and gangs and rows narrower than a warp or a gang, with their shuffles really
-//! in the code.
+//! `--shuffle=all` and `--shuffle=auto` on the dac-gpu and on nyuzi: every example
+//! launch and every conformance program gives the interpreter's buffers and return
+//! values bit for bit (on the dac-gpu with DAC off, where every pair becomes a
+//! shuffle, and on, where prefetched loads stay loads; `auto` on the Maxwell preset,
+//! where its cost model keeps some shuffles); the stencils do so on block shapes with
+//! partial warps and gangs and rows narrower than a warp or a gang, with their
+//! shuffles really in the code; and the paper's ablations really give wrong results.
 
 mod common;
 
@@ -16,6 +17,7 @@ use spmdc::back::nyuzi::run::{self as nyuzi, NyuziRunOptions};
 use spmdc::driver::{self, FrontResult};
 use spmdc::front::sema;
 use spmdc::launch::RunResult;
+use spmdc::passes::ShuffleMode;
 
 const MAX_STEPS: u64 = 100_000_000;
 
@@ -26,16 +28,25 @@ const TARGET: sema::Target = sema::Target {
 
 fn options(decouple: bool) -> Options {
     Options {
-        shuffle: true,
+        shuffle: ShuffleMode::All,
         dac: decouple,
         ..Default::default()
     }
 }
 
-/// The dac-gpu with `--shuffle=all`, DAC on or off.
-struct Shuffled<const DAC: bool>;
+/// `--shuffle=all`, or `auto` when `AUTO`.
+fn mode(auto: bool) -> ShuffleMode {
+    if auto {
+        ShuffleMode::Auto
+    } else {
+        ShuffleMode::All
+    }
+}
 
-impl<const DAC: bool> BackEnd for Shuffled<DAC> {
+/// The dac-gpu with `--shuffle=all` (or `auto`, for the Maxwell preset), DAC on or off.
+struct Shuffled<const DAC: bool, const AUTO: bool = false>;
+
+impl<const DAC: bool, const AUTO: bool> BackEnd for Shuffled<DAC, AUTO> {
     type Compiled = spmdc::back::dac_gpu::Compiled;
     const NAME: &'static str = "dac-gpu";
     const KNOWN: &'static [(&'static str, &'static str, &'static str)] = &[];
@@ -43,7 +54,12 @@ impl<const DAC: bool> BackEnd for Shuffled<DAC> {
         common::check_file_for(path, TARGET)
     }
     fn compile(front: &FrontResult) -> Result<Self::Compiled, String> {
-        dac::compile(front, true, &options(DAC)).map_err(|e| run_error(e, front))
+        let opts = Options {
+            shuffle: mode(AUTO),
+            machine: sim::gpu::GpuConfig::maxwell(),
+            ..options(DAC)
+        };
+        dac::compile(front, true, &opts).map_err(|e| run_error(e, front))
     }
     fn differential(
         front: &FrontResult,
@@ -64,16 +80,16 @@ const NYUZI: sema::Target = sema::Target {
     pointer_size: 4,
 };
 
-/// Nyuzi with `--shuffle=all`.
-struct NyuziShuffled;
+/// Nyuzi with `--shuffle=all` (or `auto`).
+struct NyuziShuffled<const AUTO: bool = false>;
 
-impl BackEnd for NyuziShuffled {
+impl<const AUTO: bool> BackEnd for NyuziShuffled<AUTO> {
     type Compiled = (spmdc::ir::Module, spmdc::back::nyuzi::object::Object);
     const NAME: &'static str = "nyuzi";
     const KNOWN: &'static [(&'static str, &'static str, &'static str)] = &[];
     fn front_of(path: &Path) -> FrontResult {
         let mut front = common::check_file_for(path, NYUZI);
-        front.switches.shuffle = true;
+        front.switches.shuffle = mode(AUTO);
         front
     }
     fn compile(front: &FrontResult) -> Result<Self::Compiled, String> {
@@ -116,6 +132,84 @@ fn conformance_matches_on_nyuzi() {
 #[test]
 fn examples_match_without_dac() {
     examples_match::<Shuffled<false>>();
+}
+
+#[test]
+fn examples_match_on_nyuzi_auto() {
+    examples_match::<NyuziShuffled<true>>();
+}
+
+#[test]
+fn conformance_matches_on_nyuzi_auto() {
+    let failures = ispc_failures::<NyuziShuffled<true>>("tests/conformance", (0, 1));
+    check_known("nyuzi", &[], failures, |l| {
+        l.starts_with("tests/conformance/")
+    });
+}
+
+#[test]
+fn examples_match_auto_without_dac() {
+    examples_match::<Shuffled<false, true>>();
+}
+
+#[test]
+fn conformance_matches_auto_without_dac() {
+    let failures = ispc_failures::<Shuffled<false, true>>("tests/conformance", (0, 1));
+    check_known("dac-gpu", &[], failures, |l| {
+        l.starts_with("tests/conformance/")
+    });
+}
+
+/// `noload` and `nocorner` are ablations: on jacobi2d_gpu (every warp has edge lanes)
+/// both differ from the interpreter, on dac-gpu and on nyuzi.
+#[test]
+fn ablations_give_wrong_results() {
+    let root = common::repo_root();
+    let path = root.join("examples/jacobi2d_gpu.spmd");
+    let spec = LaunchSpec {
+        entry: "jacobi2d_gpu".into(),
+        args: [
+            "nx=64",
+            "ny=8",
+            "c0=0.5",
+            "c1=0.1",
+            "c2=0.025",
+            "w0=random(512,9)",
+            "w1=zeros(512)",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+        grid: Some("2,1".into()),
+        block: Some("32,8".into()),
+        dynamic_shared: None,
+    };
+    for ablation in [ShuffleMode::NoLoad, ShuffleMode::NoCorner] {
+        let front = Shuffled::<false>::front_of(&path);
+        let opts = Options {
+            shuffle: ablation,
+            ..options(false)
+        };
+        let compiled = dac::compile(&front, true, &opts).map_err(|e| run_error(e, &front));
+        let req = spec.request(MAX_STEPS);
+        let want = driver::run_on_interp(&front, &req).expect("interpreter runs");
+        let got = dac::run_compiled(
+            &front,
+            compiled.as_ref().unwrap(),
+            &req,
+            &DacRunOptions::default(),
+        )
+        .expect("dac-gpu runs");
+        assert!(
+            compare("dac-gpu", &want, &got).is_err(),
+            "{ablation:?} on dac-gpu"
+        );
+        let mut front = NyuziShuffled::<false>::front_of(&path);
+        front.switches.shuffle = ablation;
+        let compiled = NyuziShuffled::<false>::compile(&front);
+        let err = NyuziShuffled::<false>::differential(&front, &compiled, &spec);
+        assert!(err.is_err(), "{ablation:?} on nyuzi");
+    }
 }
 
 #[test]

@@ -121,6 +121,18 @@ impl FunctionShuffles {
     pub fn is_source(&self, load: Inst) -> bool {
         self.sources.contains(&load)
     }
+
+    /// Keeps the pairs `keep` accepts (the others' loads stay loads).
+    pub fn retain(&mut self, keep: impl Fn(&Pair) -> bool) {
+        self.pairs.retain(|p| keep(p));
+        self.by_load = self
+            .pairs
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.load, i))
+            .collect();
+        self.sources = self.pairs.iter().map(|p| p.source).collect();
+    }
 }
 
 /// The pairs of every function of a module.
@@ -692,6 +704,8 @@ pub fn pairs_text(func: &Function, result: &FunctionShuffles) -> String {
     }
     out
 }
+
+pub mod cost;
 
 #[cfg(test)]
 mod tests;

@@ -242,7 +242,12 @@ fn dac_options(config: &Config) -> Result<dac_gpu::DacRunOptions, String> {
         machine,
         uniformity: !config.switches.no_uniformity,
         dac: !config.no_dac,
-        shuffle: config.shuffle,
+        // Only semantics-preserving modes: the ablations give wrong results.
+        shuffle: if config.shuffle {
+            crate::passes::ShuffleMode::All
+        } else {
+            crate::passes::ShuffleMode::Off
+        },
         ..Default::default()
     };
     Ok(dac_gpu::DacRunOptions {

@@ -88,10 +88,52 @@ pub struct Switches {
     /// stream). The baseline that measures what the scalar/uniform datapath buys;
     /// the command line sets `no_uniformity` with it.
     pub no_scalar_datapath: bool,
-    /// `--shuffle=all`: code generation serves loads from a neighbouring lane's earlier
-    /// load of the same iteration ([`crate::analysis::shuffle`]) with lane moves, and
-    /// reloads only the lanes the move cannot serve.
-    pub shuffle: bool,
+    /// `--shuffle`: which loads code generation serves from a neighbouring lane's
+    /// earlier load of the same iteration ([`crate::analysis::shuffle`]) with lane
+    /// moves, reloading only the lanes the move cannot serve.
+    pub shuffle: ShuffleMode,
+}
+
+/// `--shuffle=off|all|auto|noload|nocorner`: shuffle synthesis (issue 20).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ShuffleMode {
+    /// No load is served from another.
+    #[default]
+    Off,
+    /// Every pair the analysis proves.
+    All,
+    /// The pairs the target's static cost model
+    /// ([`crate::analysis::shuffle::cost`]) expects to pay.
+    Auto,
+    /// Ablation (paper 004's NO LOAD): a paired load is deleted and takes its
+    /// source's register of the same lane. Gives wrong results.
+    NoLoad,
+    /// Ablation (paper 004's NO CORNER): a paired load is only the lane move, with no
+    /// reload of the edge lanes. Gives wrong results.
+    NoCorner,
+}
+
+impl ShuffleMode {
+    /// The pairs are computed and some loads may be served from them.
+    pub fn is_on(self) -> bool {
+        self != ShuffleMode::Off
+    }
+
+    /// An ablation of the paper, whose results are wrong by design.
+    pub fn is_ablation(self) -> bool {
+        matches!(self, ShuffleMode::NoLoad | ShuffleMode::NoCorner)
+    }
+
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            ShuffleMode::Off => "off",
+            ShuffleMode::All => "all",
+            ShuffleMode::Auto => "auto",
+            ShuffleMode::NoLoad => "noload",
+            ShuffleMode::NoCorner => "nocorner",
+        }
+    }
 }
 
 /// Folds the block parameters that always receive one value ([`cfg::remove_trivial_params`]):

@@ -86,7 +86,11 @@ impl Program {
                 force_cfg_opts: flag("force_cfg_opts")?,
                 no_inline: flag("no_inline")?,
                 no_scalar_datapath,
-                shuffle: flag("shuffle")?,
+                shuffle: if flag("shuffle")? {
+                    crate::passes::ShuffleMode::All
+                } else {
+                    crate::passes::ShuffleMode::Off
+                },
             },
             config,
             no_dac: field(body, "no_dac", false)?,

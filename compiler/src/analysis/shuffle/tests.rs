@@ -7,14 +7,14 @@ use crate::analysis::corpus::{corpus_modules, lower_file, root};
 use crate::ir::parse_module;
 
 /// Builds the text of one function: numbered values, one instruction a line.
-struct Text {
+pub(super) struct Text {
     lines: Vec<String>,
     next: u32,
 }
 
 impl Text {
     /// A function `@f` of `lanes` lanes whose entry block takes `params` (`v0`, `v1`, ..).
-    fn new(params: &[&str]) -> Text {
+    pub(super) fn new(params: &[&str]) -> Text {
         let list: Vec<String> = params
             .iter()
             .enumerate()
@@ -27,7 +27,7 @@ impl Text {
     }
 
     /// Appends `v<next> = rhs` and returns the value's name.
-    fn def(&mut self, rhs: &str) -> String {
+    pub(super) fn def(&mut self, rhs: &str) -> String {
         let name = format!("v{}", self.next);
         self.next += 1;
         self.lines.push(format!("    {name} = {rhs}"));
@@ -55,13 +55,19 @@ impl Text {
     }
 
     /// A load of `base[index + offset]` (`mask` appended when given).
-    fn load(&mut self, base: &str, index: &str, offset: &str, mask: Option<&str>) -> String {
+    pub(super) fn load(
+        &mut self,
+        base: &str,
+        index: &str,
+        offset: &str,
+        mask: Option<&str>,
+    ) -> String {
         let a = self.elem_addr(base, index, offset);
         let m = mask.map(|m| format!(" mask {m}")).unwrap_or_default();
         self.def(&format!("load.f32 global {a}{m}"))
     }
 
-    fn module(&self, lanes: u32, params: &str) -> String {
+    pub(super) fn module(&self, lanes: u32, params: &str) -> String {
         format!(
             "module lanes {lanes} ptr 8\n\nfunction export @f({params}) {{\n{}\n    return\n}}\n",
             self.lines.join("\n")
@@ -87,7 +93,7 @@ fn lane_index(t: &mut Text) -> String {
 }
 
 /// Loads of `v0[i + k]` for each `k` of `offsets`, in order; their names.
-fn stencil_1d(offsets: &[i64], lanes: u32) -> (String, Vec<String>) {
+pub(super) fn stencil_1d(offsets: &[i64], lanes: u32) -> (String, Vec<String>) {
     let mut t = Text::new(&["ptr", "i32"]);
     let i = lane_index(&mut t);
     let names = offsets

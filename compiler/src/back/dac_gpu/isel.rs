@@ -138,6 +138,7 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
     let facts = super::decouple::ModuleFacts::of(module);
     let affine = options
         .shuffle
+        .is_on()
         .then(|| crate::analysis::affine::analyze_module(module));
     let shared = SharedCtx {
         module,
@@ -243,10 +244,14 @@ fn compile_entry(
         resident_size,
         dac,
         shuffles: shared.affine.map(|a| {
-            let pairs =
-                crate::analysis::shuffle::analyze_function(module, func, &a.functions[fref]);
+            use crate::analysis::shuffle::{analyze_function, cost};
+            let mut pairs = analyze_function(module, func, &a.functions[fref]);
+            if options.shuffle == crate::passes::ShuffleMode::Auto {
+                cost::select(func, &mut pairs, &cost::Machine::dac_gpu(&options.machine));
+            }
             (fref, pairs)
         }),
+        shuffle_mode: options.shuffle,
     };
     // The full-warp split ([`full_warp`]) is a uniformity-driven transform, kept
     // only when it pays.
@@ -309,6 +314,8 @@ struct ModuleCtx<'a> {
     dac: Option<super::decouple::Plan>,
     /// `Options::shuffle`: the entry and its loads served by shuffles ([`shuffle`]).
     shuffles: Option<(FuncRef, crate::analysis::shuffle::FunctionShuffles)>,
+    /// How they are served (the ablations drop the edge reload or the move).
+    shuffle_mode: crate::passes::ShuffleMode,
 }
 
 /// A selected kernel, its line table, its frame bytes per gang, its trap sites and

@@ -147,11 +147,12 @@ pub struct Options {
     /// command line (`--no-dac` compiles the baseline). An entry the pass cannot
     /// decouple compiles to the baseline either way.
     pub dac: bool,
-    /// `--shuffle=all`: loads another load of the same iteration serves from a
+    /// `--shuffle`: loads another load of the same iteration serves from a
     /// neighbouring lane ([`crate::analysis::shuffle`]) become warp shuffles, with the
-    /// original load kept for the edge lanes ([`isel`]'s `shuffle` module). Off by
+    /// original load kept for the edge lanes ([`isel`]'s `shuffle` module): all of
+    /// them, or those the cost model keeps for [`Options::machine`] (`auto`). Off by
     /// default.
-    pub shuffle: bool,
+    pub shuffle: crate::passes::ShuffleMode,
 }
 
 impl Default for Options {
@@ -167,7 +168,7 @@ impl Default for Options {
             machine: sim::gpu::GpuConfig::gtx480(),
             uniformity: true,
             dac: true,
-            shuffle: false,
+            shuffle: crate::passes::ShuffleMode::Off,
         }
     }
 }

@@ -70,7 +70,11 @@ pub fn compile_lowered(
     let sw = &front.switches;
     let options = Options {
         uniformity: options.uniformity && !sw.no_uniformity && !sw.no_scalar_datapath,
-        shuffle: options.shuffle || sw.shuffle,
+        shuffle: if options.shuffle.is_on() {
+            options.shuffle
+        } else {
+            sw.shuffle
+        },
         ..options.clone()
     };
     let mut compiled = compile_module(&module, &options).map_err(RunError::Compile)?;

@@ -328,8 +328,10 @@ struct Isel<'a> {
     vector_mode: bool,
     /// The vector registers of values with a vector form.
     vvals: SecondaryMap<Value, Regs>,
-    /// `--shuffle=all`: the loads served by another load's register ([`shuffle`]).
+    /// `--shuffle`: the loads served by another load's register ([`shuffle`]).
     shuffles: Option<crate::analysis::shuffle::FunctionShuffles>,
+    /// How they are served (the ablations drop the edge reload or the move).
+    shuffle_mode: crate::passes::ShuffleMode,
     /// What the shuffles of an IR block share ([`shuffle`]).
     shfl_shared: FxHashMap<(Block, shuffle::Shared), Reg>,
 }
@@ -352,16 +354,16 @@ pub enum ScalarUse {
 pub struct SelectOptions {
     /// What is computed in scalar registers.
     pub scalars: ScalarUse,
-    /// `--shuffle=all`: loads another load of the same block serves from a
-    /// neighbouring lane become lane moves with a masked reload ([`shuffle`]).
-    pub shuffle: bool,
+    /// `--shuffle`: loads another load of the same block serves from a neighbouring
+    /// lane become lane moves with a masked reload ([`shuffle`]).
+    pub shuffle: crate::passes::ShuffleMode,
 }
 
 impl Default for SelectOptions {
     fn default() -> Self {
         SelectOptions {
             scalars: ScalarUse::Analysis,
-            shuffle: false,
+            shuffle: crate::passes::ShuffleMode::Off,
         }
     }
 }
@@ -393,9 +395,14 @@ pub fn select_with(
         _ => super::vectorize::VectorForms::default(),
     };
     let affine = crate::analysis::affine::analyze_called(m, f, called);
-    let shuffles = opts
-        .shuffle
-        .then(|| crate::analysis::shuffle::analyze_function(m, f, &affine));
+    let shuffles = opts.shuffle.is_on().then(|| {
+        use crate::analysis::shuffle::{analyze_function, cost};
+        let mut pairs = analyze_function(m, f, &affine);
+        if opts.shuffle == crate::passes::ShuffleMode::Auto {
+            cost::select(f, &mut pairs, &cost::Machine::nyuzi());
+        }
+        pairs
+    });
     let mut s = Isel {
         m,
         f,
@@ -425,6 +432,7 @@ pub fn select_with(
         vector_mode: false,
         vvals: SecondaryMap::with_capacity(f.values.len()),
         shuffles,
+        shuffle_mode: opts.shuffle,
         shfl_shared: FxHashMap::default(),
     };
     s.run();

@@ -17,12 +17,17 @@
 //! The row check is there when the address depends on `threadIdx`: a source lane in
 //! another row of the block holds another row's value. Only 32-bit register values are
 //! shuffled; loads the affine stream prefetches (DAC) stay as they are.
+//!
+//! The paper's ablations, wrong by design: `noload` is the `mov` of the source's
+//! register (no move, no reload), `nocorner` the `shfl` alone (no reload of the edge
+//! lanes, nor of partial or masked warps).
 
 use sim::gpu::{BinOp, Cmp, Inst, Op, Reg, ShflMode, Type as T, UnOp, VoteMode};
 
 use super::{imm, rs, Isel, Loc};
 use crate::analysis::shuffle::Pair;
 use crate::ir::{Scalar, SpecialReg, Value};
+use crate::passes::ShuffleMode;
 
 /// What the shuffles of one IR block compute once and share.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -84,8 +89,22 @@ impl Isel<'_> {
         if !self.f.value_type(res).varying || self.uni.relative_load(self.f, res, addr) {
             return false;
         }
-        if pair.delta == 0 {
+        let mode = self.ctx.shuffle_mode;
+        if pair.delta == 0 || mode == ShuffleMode::NoLoad {
             self.mov(T::B32, d, rs(a));
+            return true;
+        }
+        if mode == ShuffleMode::NoCorner {
+            let (mode, clamp) = shfl_mode(pair.delta);
+            let lane = imm(u64::from(pair.delta.unsigned_abs()));
+            self.op(Op::Shfl {
+                mode,
+                dst: d,
+                dst_pred: None,
+                a: rs(a),
+                lane,
+                clamp: imm(clamp),
+            });
             return true;
         }
         let mask = mask.filter(|&m| !self.on(m));
@@ -103,11 +122,7 @@ impl Isel<'_> {
             None => None,
         };
         let n = pair.delta.unsigned_abs();
-        let (mode, clamp) = if pair.delta > 0 {
-            (ShflMode::Down, 31)
-        } else {
-            (ShflMode::Up, 0)
-        };
+        let (mode, clamp) = shfl_mode(pair.delta);
         let ok = self.ptmp();
         self.op(Op::Shfl {
             mode,
@@ -184,5 +199,14 @@ impl Isel<'_> {
             }
             row
         })
+    }
+}
+
+/// `shfl.down` with clamp 31 for `delta > 0`, `shfl.up` with clamp 0 otherwise.
+fn shfl_mode(delta: i32) -> (ShflMode, u64) {
+    if delta > 0 {
+        (ShflMode::Down, 31)
+    } else {
+        (ShflMode::Up, 0)
     }
 }

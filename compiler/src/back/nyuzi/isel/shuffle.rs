@@ -26,6 +26,9 @@
 //! aligned one stays one block load and gains nothing. `N = 0` is a copy of the
 //! source's register (same mask: the same lanes read 0). Only 32-bit values, one
 //! vector register each, are moved; the source must be a selected vector value.
+//!
+//! The paper's ablations, wrong by design: `noload` takes the source's register as it
+//! is (no move, no reload), `nocorner` the move alone (no reload of the edge lanes).
 
 use sim::nyuzi::{AluOp, MemOp, RFmt};
 
@@ -33,6 +36,7 @@ use super::super::abi::ctx;
 use super::{width, Isel, Reg};
 use crate::analysis::shuffle::Pair;
 use crate::ir::{Inst, Scalar, Value};
+use crate::passes::ShuffleMode;
 
 /// What the shuffles of one IR block compute once and share.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -95,7 +99,7 @@ impl Isel<'_> {
     ) -> Option<Served> {
         let (pair, src) = self.selectable_pair(inst, res, s)?;
         let a = self.reg(src);
-        if pair.delta == 0 {
+        if pair.delta == 0 || self.shuffle_mode == ShuffleMode::NoLoad {
             return Some(Served::Reuse(a));
         }
         let n = pair.delta;
@@ -104,6 +108,9 @@ impl Isel<'_> {
             me.bin_imm(true, AluOp::AddI, lane, n)
         });
         let moved = self.bin(true, AluOp::Shuffle, a, idx);
+        if self.shuffle_mode == ShuffleMode::NoCorner {
+            return Some(Served::Reuse(moved));
+        }
         let ok = self.shared(Shared::Served(mask, n, pair.row), |me| {
             // Lanes whose source lane is in the gang, and on.
             let from = if n > 0 {

@@ -1,0 +1,155 @@
+//! `--shuffle=auto`: a static cost model that keeps the pairs of
+//! [`super::analyze_function`] expected to make their block faster on the target, and
+//! drops the others (paper 004's Volta case: a rewrite that adds more work than it
+//! saves).
+//!
+//! **What a rewrite changes.** A shuffled load (`N != 0`) trades the load for the
+//! lane move, a few mask instructions and a reload of the edge lanes (the target's
+//! sequence, [`Machine::extra_insts`]). Its lines are the source's lines, bar the
+//! `|N|` lanes past the warp's edge, which the reload touches anyway: whether the
+//! original access hits in L1 is the same before and after, so the rewrite saves
+//! memory-pipeline cycles, not misses. Those cycles are
+//! [`Machine::load_port`] (a unit-stride 32-bit access not aligned to the line: two
+//! line transactions on the GPU, a 16-lane gather on nyuzi) minus the reload's
+//! ([`Machine::reload_port`], per edge lane). The result's latency changes from an
+//! L1 hit to `shfl_latency`; the model leaves latency out (every preset hides it
+//! with other warps or threads), which is stated in the bench's notes.
+//!
+//! **The decision.** A block (one iteration of any loop around it; pairs never cross
+//! blocks) is modelled as bound by the busier of two resources, per warp:
+//!
+//! * issue: its instructions times [`Machine::issue`], the core cycles one warp
+//!   instruction occupies (warp width over the lanes of all schedulers: 1 on the
+//!   GTX 480, 0.25 on Maxwell; 1 on a nyuzi core);
+//! * memory pipeline: the port cycles of its varying accesses.
+//!
+//! The block's estimate is `max(issue, port)`. Shuffles are taken one at a time,
+//! smallest `|N|` first (the cheapest reload), while each lowers the estimate; the
+//! first that does not stops the block. So an issue-bound block takes none (each
+//! rewrite adds issue cycles and saves port cycles nobody waits for), and a
+//! port-bound one takes shuffles until the two balance. Plain reuse (`N = 0`)
+//! removes a load and adds a move at most: always kept. The cost is linear in the
+//! function's instructions.
+//!
+//! The model is static and coarse on purpose: IR instructions stand for machine
+//! instructions, and the launch's occupancy is not known. `spmdc bench shuffle`
+//! measures where it is wrong ([lang-spec/shuffle-bench.md]).
+
+use super::FunctionShuffles;
+use crate::ir::{Function, InstData};
+
+/// What the model knows of a target and machine preset.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Machine {
+    /// Core cycles one warp (gang) instruction occupies the issue stage.
+    pub issue: f64,
+    /// Memory-pipeline cycles of a varying, unit-stride access not aligned to a line.
+    pub load_port: f64,
+    /// Memory-pipeline cycles of the reload, per edge lane (`|N|` of them), on top of
+    /// [`Machine::reload_base`].
+    pub reload_port: f64,
+    /// Memory-pipeline cycles of the reload of any number of edge lanes.
+    pub reload_base: f64,
+    /// Instructions a shuffled load adds over the load it replaces.
+    pub extra_insts: f64,
+    /// More instructions when the pair checks rows (`Pair::row`).
+    pub extra_row: f64,
+    /// More instructions when the load is under a mask.
+    pub extra_masked: f64,
+}
+
+impl Machine {
+    /// The dac-gpu on `cfg`: a warp instruction takes `warp_size /
+    /// simt_lanes_per_scheduler` cycles of one of `schedulers_per_sm` schedulers; an
+    /// unaligned line-sized access is two transactions, one a cycle, and the reload of
+    /// a few edge lanes one. The sequence of `back::dac_gpu`'s shuffled load: `shfl`,
+    /// `not`, and in a warp that may be partial `and` + `mov` (the `vote.all` is
+    /// shared by the block's shuffles); `and` with the row check and with the mask.
+    pub fn dac_gpu(cfg: &sim::gpu::GpuConfig) -> Machine {
+        let lanes = f64::from(cfg.simt_lanes_per_scheduler.max(1));
+        let schedulers = f64::from(cfg.schedulers_per_sm.max(1));
+        Machine {
+            issue: f64::from(cfg.warp_size.max(1)) / lanes / schedulers,
+            load_port: 2.0,
+            reload_port: 0.0,
+            reload_base: 1.0,
+            extra_insts: 4.0,
+            extra_row: 1.0,
+            extra_masked: 1.0,
+        }
+    }
+
+    /// A nyuzi core: one instruction a cycle; an unaligned 16-lane access is a gather
+    /// of one cycle per lane, and the reload gathers the `|N|` edge lanes. The
+    /// sequence of `back::nyuzi`'s shuffled load: the `shuffle`, the merge, and the
+    /// served and reload masks (shift, `and`, `xor`; shared by the loads of one `N`).
+    pub fn nyuzi() -> Machine {
+        Machine {
+            issue: 1.0,
+            load_port: 16.0,
+            reload_port: 1.0,
+            reload_base: 0.0,
+            extra_insts: 3.0,
+            extra_row: 2.0,
+            extra_masked: 0.0,
+        }
+    }
+}
+
+/// Keeps the pairs of `shuffles` (of `func`) the model expects to pay on `machine`.
+pub fn select(func: &Function, shuffles: &mut FunctionShuffles, machine: &Machine) {
+    let keep = decide(func, shuffles, machine);
+    shuffles.retain(|p| keep.contains(&p.load));
+}
+
+/// The loads whose pairs are kept.
+fn decide(
+    func: &Function,
+    shuffles: &FunctionShuffles,
+    machine: &Machine,
+) -> rustc_hash::FxHashSet<crate::ir::Inst> {
+    let mut keep = rustc_hash::FxHashSet::default();
+    for &block in &func.layout {
+        let insts = &func.blocks[block].insts;
+        let mut issue = 0.0;
+        let mut port = 0.0;
+        let mut shuffled = Vec::new();
+        for &inst in insts {
+            issue += machine.issue;
+            let (addr, mask) = match &func.insts[inst] {
+                InstData::Load { addr, mask, .. } => (*addr, *mask),
+                InstData::Store { addr, mask, .. } => (*addr, *mask),
+                _ => continue,
+            };
+            if func.value_type(addr).varying {
+                port += machine.load_port;
+            }
+            match shuffles.pair(inst) {
+                Some(p) if !p.is_shuffle() => {
+                    keep.insert(inst);
+                }
+                Some(p) => shuffled.push((p.delta.unsigned_abs(), p.row, mask.is_some(), inst)),
+                None => {}
+            }
+        }
+        shuffled.sort_by_key(|s| s.0);
+        let mut best = f64::max(issue, port);
+        for (n, row, masked, inst) in shuffled {
+            let extra = machine.extra_insts
+                + if row { machine.extra_row } else { 0.0 }
+                + if masked { machine.extra_masked } else { 0.0 };
+            let saved =
+                machine.load_port - machine.reload_base - machine.reload_port * f64::from(n);
+            let next = f64::max(issue + extra * machine.issue, port - saved);
+            if next >= best {
+                break;
+            }
+            (issue, port, best) = (issue + extra * machine.issue, port - saved, next);
+            keep.insert(inst);
+        }
+    }
+    keep
+}
+
+#[cfg(test)]
+mod tests;

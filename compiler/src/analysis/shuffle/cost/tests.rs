@@ -1,0 +1,80 @@
+//! The cost model on IR text: which pairs each machine keeps.
+
+use super::super::tests::stencil_1d;
+use super::*;
+use crate::analysis::affine;
+use crate::analysis::shuffle::{analyze_function, pairs_text};
+use crate::ir::parse_module;
+
+/// The pairs of `@f` in `text` that `machine` keeps, as [`pairs_text`] prints them.
+fn kept(text: &str, machine: &Machine) -> String {
+    let module = parse_module(text).expect("test IR parses");
+    let f = module.function_by_name("f").expect("a function @f");
+    let func = &module.functions[f];
+    let aff = affine::analyze_function(&module, func);
+    let mut shuffles = analyze_function(&module, func, &aff);
+    select(func, &mut shuffles, machine);
+    pairs_text(func, &shuffles)
+}
+
+fn gtx480() -> Machine {
+    Machine::dac_gpu(&sim::gpu::GpuConfig::gtx480())
+}
+
+#[test]
+fn presets_give_the_issue_cost_of_a_warp_instruction() {
+    // 32 lanes over 2 x 16 (GTX 480) and 4 x 32 (Maxwell) SIMT lanes.
+    assert_eq!(gtx480().issue, 1.0);
+    assert_eq!(
+        Machine::dac_gpu(&sim::gpu::GpuConfig::maxwell()).issue,
+        0.25
+    );
+    assert_eq!(Machine::nyuzi().issue, 1.0);
+}
+
+#[test]
+fn an_issue_bound_block_keeps_no_shuffle() {
+    // x[i-1], x[i], x[i+1]: seven address instructions a load; on the GTX 480 the
+    // block's issue cycles exceed its memory-pipeline cycles, and each shuffle adds
+    // issue cycles: none is kept.
+    let (text, _) = stencil_1d(&[0, -1, 1], 32);
+    assert_eq!(kept(&text, &gtx480()), "");
+}
+
+#[test]
+fn a_port_bound_block_keeps_its_shuffles() {
+    // On nyuzi the two unaligned neighbours are 16-cycle gathers; a move and a
+    // 1-lane reload cost far less.
+    let (text, n) = stencil_1d(&[0, -1, 1], 16);
+    let want = format!("{} = {} lane-1\n{} = {} lane+1\n", n[1], n[0], n[2], n[0]);
+    assert_eq!(kept(&text, &Machine::nyuzi()), want);
+}
+
+#[test]
+fn shuffles_stop_where_the_resources_balance() {
+    // A machine where issue is nearly free and each shuffle saves one port cycle of
+    // two: the block (3 loads: 6 port cycles) takes shuffles while max(issue, port)
+    // falls, smallest |N| first; with issue 0.05 a cycle both pay.
+    let cheap = Machine {
+        issue: 0.05,
+        ..gtx480()
+    };
+    let (text, n) = stencil_1d(&[0, -2, 1], 32);
+    let both = format!("{} = {} lane-2\n{} = {} lane+1\n", n[1], n[0], n[2], n[0]);
+    assert_eq!(kept(&text, &cheap), both);
+    // With issue 0.15 a cycle the block's 31 instructions are 4.65 cycles against 6
+    // port cycles: one shuffle (|N| = 1, 4 instructions) makes it max(5.25, 5), and
+    // the next would give max(5.85, 4), more than 5.25.
+    let tight = Machine {
+        issue: 0.15,
+        ..gtx480()
+    };
+    assert_eq!(kept(&text, &tight), format!("{} = {} lane+1\n", n[2], n[0]));
+}
+
+#[test]
+fn plain_reuse_is_always_kept() {
+    let (text, n) = stencil_1d(&[3, 3], 32);
+    let want = format!("{} = {} same lane\n", n[1], n[0]);
+    assert_eq!(kept(&text, &gtx480()), want);
+}
