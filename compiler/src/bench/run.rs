@@ -16,7 +16,7 @@ use crate::back::dac_gpu::{self, DacRunOptions};
 use crate::back::nyuzi::run::{run_on_nyuzi, NyuziRunOptions};
 use crate::driver::{self, FrontOptions, FrontResult, RunError, RunRequest, Stage};
 use crate::launch::RunResult;
-use crate::passes::Switches;
+use crate::passes::{ShuffleMode, Switches};
 
 /// Which slice of a suite's runs to do: runs whose index is `index` modulo `count`
 /// (interleaved, so each shard gets a share of every kernel's runs).
@@ -138,9 +138,22 @@ pub fn switches_of(c: &Config) -> (Switches, bool) {
         force_cfg_opts: has("--force-cfg-opts"),
         no_inline: has("--no-inline"),
         no_scalar_datapath: has("--no-scalar-datapath"),
-        shuffle: has("--shuffle=all"),
+        shuffle: shuffle_of(c),
     };
     (switches, !has("--no-opt"))
+}
+
+/// The configuration's shuffle synthesis (`--shuffle=all|auto`; off without either).
+/// Suites take no ablation: its results are wrong by design.
+fn shuffle_of(c: &Config) -> ShuffleMode {
+    let has = |s: &str| c.switches.iter().any(|x| x == s);
+    if has("--shuffle=all") {
+        ShuffleMode::All
+    } else if has("--shuffle=auto") {
+        ShuffleMode::Auto
+    } else {
+        ShuffleMode::Off
+    }
 }
 
 /// Runs one run; failures are recorded, never raised.
@@ -282,7 +295,7 @@ fn dac_codegen(c: &Config) -> dac_gpu::Options {
     let has = |s: &str| c.switches.iter().any(|x| x == s);
     dac_gpu::Options {
         dac: !has("--no-dac"),
-        shuffle: has("--shuffle=all"),
+        shuffle: shuffle_of(c),
         ..dac_gpu::Options::default()
     }
 }

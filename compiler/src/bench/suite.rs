@@ -206,6 +206,7 @@ pub const SWITCHES: &[&str] = &[
     "--no-inline",
     "--no-opt",
     "--shuffle=all",
+    "--shuffle=auto",
 ];
 
 /// The charts a suite may ask for.
