@@ -288,8 +288,8 @@ fn stencils_match_on_partial_warps_and_narrow_rows() {
         let front = Shuffled::<false>::front_of(&root.join(file));
         assert!(static_shuffles(&front) > 0, "{file}: no shuffle selected");
         let compiled = Shuffled::<false>::compile(&front);
-        let nyuzi_front = NyuziShuffled::front_of(&root.join(file));
-        let nyuzi_compiled = NyuziShuffled::compile(&nyuzi_front);
+        let nyuzi_front = NyuziShuffled::<false>::front_of(&root.join(file));
+        let nyuzi_compiled = NyuziShuffled::<false>::compile(&nyuzi_front);
         let (_, object) = nyuzi_compiled.as_ref().expect("compiles for nyuzi");
         let listing = spmdc::back::nyuzi::asm::listing(object, None);
         let moves = listing.lines().filter(|l| l.contains("shuffle")).count();
@@ -311,7 +311,9 @@ fn stencils_match_on_partial_warps_and_narrow_rows() {
             if let Err(e) = Shuffled::<false>::differential(&front, &compiled, &spec) {
                 panic!("{file} block {block}: {e}");
             }
-            if let Err(e) = NyuziShuffled::differential(&nyuzi_front, &nyuzi_compiled, &spec) {
+            if let Err(e) =
+                NyuziShuffled::<false>::differential(&nyuzi_front, &nyuzi_compiled, &spec)
+            {
                 panic!("nyuzi: {file} block {block}: {e}");
             }
         }
