@@ -63,8 +63,10 @@ impl Machine {
     /// simt_lanes_per_scheduler` cycles of one of `schedulers_per_sm` schedulers; an
     /// unaligned line-sized access is two transactions, one a cycle, and the reload of
     /// a few edge lanes one. The sequence of `back::dac_gpu`'s shuffled load: `shfl`,
-    /// `not`, and in a warp that may be partial `and` + `mov` (the `vote.all` is
-    /// shared by the block's shuffles); `and` with the row check and with the mask.
+    /// `and` with the whole-warp vote, `@!full mov`, `not`, and about one more for
+    /// the `vote.all` and row predicates the block's shuffles share (jacobi2d_gpu
+    /// runs 6.1 more warp instructions per shuffle, with its row check); `and` with
+    /// the row check and with the mask.
     pub fn dac_gpu(cfg: &sim::gpu::GpuConfig) -> Machine {
         let lanes = f64::from(cfg.simt_lanes_per_scheduler.max(1));
         let schedulers = f64::from(cfg.schedulers_per_sm.max(1));
@@ -73,7 +75,7 @@ impl Machine {
             load_port: 2.0,
             reload_port: 0.0,
             reload_base: 1.0,
-            extra_insts: 4.0,
+            extra_insts: 5.0,
             extra_row: 1.0,
             extra_masked: 1.0,
         }
@@ -81,16 +83,19 @@ impl Machine {
 
     /// A nyuzi core: one instruction a cycle; an unaligned 16-lane access is a gather
     /// of one cycle per lane, and the reload gathers the `|N|` edge lanes. The
-    /// sequence of `back::nyuzi`'s shuffled load: the `shuffle`, the merge, and the
-    /// served and reload masks (shift, `and`, `xor`; shared by the loads of one `N`).
+    /// sequence of `back::nyuzi`'s shuffled load: the `shuffle` and the merge, and,
+    /// shared by the loads of one `N` but counted whole (stencils rarely repeat an
+    /// `N` in a block), the index vector (load, add) and the served and reload masks
+    /// (shift, `and`, `xor`); the row check adds a context load, an add and a
+    /// compare.
     pub fn nyuzi() -> Machine {
         Machine {
             issue: 1.0,
             load_port: 16.0,
             reload_port: 1.0,
             reload_base: 0.0,
-            extra_insts: 3.0,
-            extra_row: 2.0,
+            extra_insts: 7.0,
+            extra_row: 3.0,
             extra_masked: 0.0,
         }
     }

@@ -43,10 +43,11 @@ fn an_issue_bound_block_keeps_no_shuffle() {
 
 #[test]
 fn a_port_bound_block_keeps_its_shuffles() {
-    // On nyuzi the two unaligned neighbours are 16-cycle gathers; a move and a
-    // 1-lane reload cost far less.
+    // On nyuzi the three 16-lane accesses are 48 port cycles against 31 issue
+    // cycles. The first shuffle (7 instructions, a 1-lane reload: 15 cycles saved)
+    // gives max(38, 33); the second would give max(45, 18), so the block stops there.
     let (text, n) = stencil_1d(&[0, -1, 1], 16);
-    let want = format!("{} = {} lane-1\n{} = {} lane+1\n", n[1], n[0], n[2], n[0]);
+    let want = format!("{} = {} lane-1\n", n[1], n[0]);
     assert_eq!(kept(&text, &Machine::nyuzi()), want);
 }
 
@@ -63,8 +64,8 @@ fn shuffles_stop_where_the_resources_balance() {
     let both = format!("{} = {} lane-2\n{} = {} lane+1\n", n[1], n[0], n[2], n[0]);
     assert_eq!(kept(&text, &cheap), both);
     // With issue 0.15 a cycle the block's 31 instructions are 4.65 cycles against 6
-    // port cycles: one shuffle (|N| = 1, 4 instructions) makes it max(5.25, 5), and
-    // the next would give max(5.85, 4), more than 5.25.
+    // port cycles: one shuffle (|N| = 1, 5 instructions) makes it max(5.4, 5), and
+    // the next would give max(6.15, 4), more than 5.4.
     let tight = Machine {
         issue: 0.15,
         ..gtx480()
