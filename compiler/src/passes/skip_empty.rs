@@ -25,10 +25,14 @@
 //! branch stays, which is always correct.
 
 use cranelift_entity::SecondaryMap;
-use rustc_hash::FxHashSet;
-use smallvec::SmallVec;
+use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::ir::{BinaryOp, Block, FuncRef, Function, InstData, Module, Value, ValueDef};
+use super::cfg;
+use crate::analysis;
+use crate::ir::dominance::DominatorTree;
+use crate::ir::{
+    BinaryOp, Block, BlockCall, FuncRef, Function, Inst, InstData, Module, Value, ValueDef,
+};
 
 /// Removes the optional skips of every function.
 pub fn run_module(module: &mut Module) {
@@ -41,9 +45,18 @@ pub fn run_module(module: &mut Module) {
 /// Turns the optional skips of `func` into jumps; returns how many. `may_spin` holds
 /// the functions a call in a region must not reach.
 pub fn remove_skips(func: &mut Function, may_spin: &FxHashSet<FuncRef>) -> usize {
-    let incoming = incoming_args(func);
-    let mut removed = 0;
-    for block in func.layout.clone() {
+    let skips = optional_skips(func, may_spin);
+    for &(term, ref dest) in &skips {
+        func.insts[term] = InstData::Jump { dest: dest.clone() };
+    }
+    skips.len()
+}
+
+/// The optional skips of `func`: each `brif`, with the region it jumps to instead.
+fn optional_skips(func: &Function, may_spin: &FxHashSet<FuncRef>) -> Vec<(Inst, BlockCall)> {
+    let incoming = cfg::incoming_args(func);
+    let mut skips = Vec::new();
+    for &block in &func.layout {
         let Some(term) = func.terminator(block) else {
             continue;
         };
@@ -51,22 +64,21 @@ pub fn remove_skips(func: &mut Function, may_spin: &FxHashSet<FuncRef>) -> usize
             cond,
             then_dest,
             else_dest,
-        } = func.insts[term].clone()
+        } = &func.insts[term]
         else {
             continue;
         };
-        let Some(m) = func.any_of(cond) else {
+        let Some(m) = func.any_of(*cond) else {
             continue;
         };
         let Some(region) = region_blocks(func, block, then_dest.block, else_dest.block) else {
             continue;
         };
         if runs_under(func, &region, m, &incoming, may_spin) {
-            func.insts[term] = InstData::Jump { dest: then_dest };
-            removed += 1;
+            skips.push((term, then_dest.clone()));
         }
     }
-    removed
+    skips
 }
 
 /// The blocks of the region entered at `start` from `branch` that rejoins at `after`,
@@ -98,26 +110,12 @@ fn region_blocks(func: &Function, branch: Block, start: Block, after: Block) -> 
     Some(order)
 }
 
-/// The arguments each block parameter receives, per incoming edge: `incoming[b]` lists
-/// one argument vector per branch to `b`.
-fn incoming_args(func: &Function) -> SecondaryMap<Block, Vec<SmallVec<[Value; 4]>>> {
-    let mut incoming: SecondaryMap<Block, Vec<SmallVec<[Value; 4]>>> = SecondaryMap::new();
-    for &b in &func.layout {
-        if let Some(term) = func.terminator(b) {
-            for call in func.insts[term].successors() {
-                incoming[call.block].push(call.args.clone());
-            }
-        }
-    }
-    incoming
-}
-
 /// Whether the region's effects all happen under `m` (see the module doc).
 fn runs_under(
     func: &Function,
     region: &[Block],
     m: Value,
-    incoming: &SecondaryMap<Block, Vec<SmallVec<[Value; 4]>>>,
+    incoming: &SecondaryMap<Block, Vec<&[Value]>>,
     may_spin: &FxHashSet<FuncRef>,
 ) -> bool {
     let derived = derived_from(func, region, m, incoming);
@@ -163,7 +161,7 @@ fn derived_from(
     func: &Function,
     region: &[Block],
     m: Value,
-    incoming: &SecondaryMap<Block, Vec<SmallVec<[Value; 4]>>>,
+    incoming: &SecondaryMap<Block, Vec<&[Value]>>,
 ) -> FxHashSet<Value> {
     let mut set = FxHashSet::default();
     set.insert(m);
@@ -197,7 +195,7 @@ fn still_derived(
     func: &Function,
     v: Value,
     set: &FxHashSet<Value>,
-    incoming: &SecondaryMap<Block, Vec<SmallVec<[Value; 4]>>>,
+    incoming: &SecondaryMap<Block, Vec<&[Value]>>,
 ) -> bool {
     match func.values[v].def {
         ValueDef::Result(i) => match &func.insts[i] {
@@ -217,85 +215,37 @@ fn still_derived(
 /// Whether every loop in the region is controlled by `any` of a derived mask: each
 /// conditional branch in a cycle of the region's blocks tests one.
 fn loops_test_masks(func: &Function, region: &[Block], derived: &FxHashSet<Value>) -> bool {
-    let inside: FxHashSet<Block> = region.iter().copied().collect();
-    let in_cycle = blocks_in_cycles(func, region, &inside);
-    region.iter().filter(|b| in_cycle.contains(b)).all(|&b| {
-        let Some(term) = func.terminator(b) else {
-            return true;
-        };
-        match func.insts[term] {
-            InstData::Brif { cond, .. } => func.any_of(cond).is_some_and(|x| derived.contains(&x)),
-            _ => true,
-        }
-    })
+    let on_cycle = cycles(func, region);
+    region
+        .iter()
+        .filter(|b| on_cycle.contains_key(b))
+        .all(|&b| {
+            let Some(term) = func.terminator(b) else {
+                return true;
+            };
+            match func.insts[term] {
+                InstData::Brif { cond, .. } => {
+                    func.any_of(cond).is_some_and(|x| derived.contains(&x))
+                }
+                _ => true,
+            }
+        })
 }
 
-/// The region's blocks that lie on a cycle of edges within the region (Tarjan's
-/// strongly connected components, iteratively).
-fn blocks_in_cycles(
-    func: &Function,
-    region: &[Block],
-    inside: &FxHashSet<Block>,
-) -> FxHashSet<Block> {
-    let succ = |b: Block| -> SmallVec<[Block; 2]> {
-        func.successors(b)
-            .into_iter()
-            .filter(|s| inside.contains(s))
-            .collect()
-    };
-    let mut index: rustc_hash::FxHashMap<Block, (u32, u32)> = Default::default();
-    let mut on_stack = FxHashSet::default();
-    let mut stack: Vec<Block> = Vec::new();
-    let mut out = FxHashSet::default();
-    let mut next = 0u32;
-    for &root in region {
-        if index.contains_key(&root) {
-            continue;
-        }
-        let mut work: Vec<(Block, SmallVec<[Block; 2]>, usize)> = vec![(root, succ(root), 0)];
-        index.insert(root, (next, next));
-        next += 1;
-        stack.push(root);
-        on_stack.insert(root);
-        while let Some((b, succs, at)) = work.last_mut() {
-            let b = *b;
-            if let Some(&s) = succs.get(*at) {
-                *at += 1;
-                if !index.contains_key(&s) {
-                    index.insert(s, (next, next));
-                    next += 1;
-                    stack.push(s);
-                    on_stack.insert(s);
-                    work.push((s, succ(s), 0));
-                } else if on_stack.contains(&s) {
-                    let low = index[&s].0.min(index[&b].1);
-                    index.get_mut(&b).unwrap().1 = low;
-                }
-                continue;
-            }
-            work.pop();
-            let (num, low) = index[&b];
-            if let Some((parent, _, _)) = work.last() {
-                let p = index[parent].1.min(low);
-                index.get_mut(parent).unwrap().1 = p;
-            }
-            if num == low {
-                let mut component = Vec::new();
-                while let Some(x) = stack.pop() {
-                    on_stack.remove(&x);
-                    component.push(x);
-                    if x == b {
-                        break;
-                    }
-                }
-                let self_loop = succ(b).contains(&b);
-                if component.len() > 1 || self_loop {
-                    out.extend(component);
-                }
-            }
-        }
-    }
-    out
+/// The cycles of the edges among `blocks` ([`analysis::cycles`]).
+fn cycles(func: &Function, blocks: &[Block]) -> FxHashMap<Block, u32> {
+    let inside: FxHashSet<Block> = blocks.iter().copied().collect();
+    let succ: FxHashMap<Block, Vec<Block>> = blocks
+        .iter()
+        .map(|&b| {
+            let within = func
+                .successors(b)
+                .into_iter()
+                .filter(|s| inside.contains(s));
+            (b, within.collect())
+        })
+        .collect();
+    analysis::cycles::cycles(blocks, &succ)
 }
 
 /// The functions a call must not reach from a region run under an empty mask: those
@@ -310,7 +260,7 @@ pub fn functions_that_may_spin(module: &Module) -> FxHashSet<FuncRef> {
     let mut spin: FxHashSet<FuncRef> = module
         .functions
         .iter()
-        .filter(|(_, f)| has_cycle(f))
+        .filter(|(_, f)| !cycles(f, DominatorTree::compute(f).rpo()).is_empty())
         .map(|(r, _)| r)
         .collect();
     spin.extend(recursive_functions(module));
@@ -360,38 +310,6 @@ pub fn recursive_functions(module: &Module) -> FxHashSet<FuncRef> {
         }
     }
     out
-}
-
-/// Whether `func`'s CFG has a cycle (a depth-first search meets a block on its path).
-fn has_cycle(func: &Function) -> bool {
-    let Some(&entry) = func.layout.first() else {
-        return false;
-    };
-    #[derive(Clone, Copy, PartialEq)]
-    enum Mark {
-        New,
-        OnPath,
-        Done,
-    }
-    let mut mark: SecondaryMap<Block, Mark> = SecondaryMap::with_default(Mark::New);
-    let mut work: Vec<(Block, SmallVec<[Block; 2]>)> = vec![(entry, func.successors(entry))];
-    mark[entry] = Mark::OnPath;
-    while let Some((b, succs)) = work.last_mut() {
-        let b = *b;
-        match succs.pop() {
-            Some(s) if mark[s] == Mark::OnPath => return true,
-            Some(s) if mark[s] == Mark::New => {
-                mark[s] = Mark::OnPath;
-                work.push((s, func.successors(s)));
-            }
-            Some(_) => {}
-            None => {
-                mark[b] = Mark::Done;
-                work.pop();
-            }
-        }
-    }
-    false
 }
 
 #[cfg(test)]
