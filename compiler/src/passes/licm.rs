@@ -81,18 +81,25 @@ fn hoist_loop(
     let preheader = lp.entries[0];
     let mut moved = 0;
     for &b in order.iter().filter(|b| lp.blocks.contains(b)) {
-        let candidates: Vec<Inst> = func.blocks[b].insts.clone();
-        for inst in candidates {
+        let mut hoisted = Vec::new();
+        for &inst in &func.blocks[b].insts {
             if !movable(&func.insts[inst]) || !operands_outside(func, &lp.blocks, inst, def_block) {
                 continue;
             }
-            func.blocks[b].insts.retain(|&i| i != inst);
-            let insts = &mut func.blocks[preheader].insts;
-            let at = insts.len().saturating_sub(1);
-            insts.insert(at, inst);
             def_block[inst] = Some(preheader);
-            moved += 1;
+            hoisted.push(inst);
         }
+        if hoisted.is_empty() {
+            continue;
+        }
+        // One sweep per block, not one per hoisted instruction.
+        func.blocks[b]
+            .insts
+            .retain(|&i| def_block[i] != Some(preheader));
+        let insts = &mut func.blocks[preheader].insts;
+        let at = insts.len().saturating_sub(1);
+        insts.splice(at..at, hoisted.iter().copied());
+        moved += hoisted.len();
     }
     moved
 }

@@ -613,6 +613,13 @@ struct Holding {
     /// Per physical register: the positions its holders cover together from the
     /// current value's start on, so that whether it is free is one intersection test.
     taken: Vec<Vec<Range>>,
+    /// Per physical register: a position up to which it is known busy (fixed or
+    /// taken) without a gap from an earlier value's start on. The scan visits values
+    /// by start and every value holds its first position, so a value starting by
+    /// then cannot have the register: most candidates are turned down by this one
+    /// comparison instead of two intersection tests. Only an eviction frees positions,
+    /// and it resets the register's entry.
+    busy_through: Vec<Option<Pos>>,
 }
 
 /// One linear scan over the virtual registers' lifetimes.
@@ -661,13 +668,14 @@ impl<I> Scan<'_, I> {
         let mut held = Holding {
             holders: vec![Vec::new(); nphys],
             taken: vec![Vec::new(); nphys],
+            busy_through: vec![None; nphys],
         };
         let mut victims = Vec::new();
         for &v in &order {
             let regs = self.phys.class_regs(self.work.vregs[VReg::new(v)]);
             let hinted = self.hinted(v, regs, &assign);
             let mut candidates = hinted.iter().chain(regs).copied();
-            if let Some(r) = candidates.find(|&r| self.free(r, v, &held.taken)) {
+            if let Some(r) = candidates.find(|&r| self.free(r, v, &mut held)) {
                 assign[v] = Some(r);
                 self.hold(&mut held, r, v);
                 continue;
@@ -684,6 +692,7 @@ impl<I> Scan<'_, I> {
                             keep
                         });
                         held.taken[o] = self.coverage(&held.holders[o], self.start(v));
+                        held.busy_through[o] = None;
                     }
                     assign[v] = Some(r);
                     self.hold(&mut held, r, v);
@@ -704,11 +713,25 @@ impl<I> Scan<'_, I> {
     }
 
     /// Whether register `r` (and every register overlapping it) is free for all of
-    /// `v`'s ranges, given the positions each register is `taken` at.
-    fn free(&self, r: usize, v: usize, taken: &[Vec<Range>]) -> bool {
-        self.phys.overlaps[r].iter().all(|&o| {
-            !liveness::intersects(&self.fixed[o], &self.ranges[v])
-                && !liveness::intersects(&taken[o], &self.ranges[v])
+    /// `v`'s ranges, given the positions each register is taken at.
+    fn free(&self, r: usize, v: usize, held: &mut Holding) -> bool {
+        let start = self.start(v);
+        let overlaps = &self.phys.overlaps[r];
+        if overlaps
+            .iter()
+            .any(|&o| held.busy_through[o].is_some_and(|end| start <= end))
+        {
+            return false;
+        }
+        overlaps.iter().all(|&o| {
+            let (fixed, taken) = (&self.fixed[o], &held.taken[o]);
+            let busy = covering_end(fixed, start).max(covering_end(taken, start));
+            if busy.is_some() {
+                held.busy_through[o] = busy;
+                return false;
+            }
+            !liveness::intersects(fixed, &self.ranges[v])
+                && !liveness::intersects(taken, &self.ranges[v])
         })
     }
 
@@ -771,6 +794,12 @@ impl<I> Scan<'_, I> {
         }
         best
     }
+}
+
+/// The end of the range of `ranges` (sorted, disjoint) that holds `pos`, if any.
+fn covering_end(ranges: &[Range], pos: Pos) -> Option<Pos> {
+    let r = ranges.get(ranges.partition_point(|r| r.end < pos))?;
+    (r.start <= pos).then_some(r.end)
 }
 
 /// The error for a spill temporary `v` that found no register: names the

@@ -41,8 +41,8 @@ use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
 use crate::ir::{
-    result_type, Block, ConvOp, FuncRef, Function, Inst, InstData, Module, Scalar, StrConst, Type,
-    Value, ValueDef,
+    result_type, ConvOp, FuncRef, Function, Inst, InstData, Module, Scalar, StrConst, Type, Value,
+    ValueDef,
 };
 use crate::source::Span;
 
@@ -130,9 +130,10 @@ pub struct Cursor<'f> {
     pub func: &'f mut Function,
     /// The instruction being legalized.
     pub inst: Inst,
-    block: Block,
-    /// Index in the block's instruction list where the next instruction goes.
-    pos: usize,
+    /// The block's new instruction list, being built: what the rewrite inserts goes
+    /// at its end, before the instruction being legalized (rebuilding the list keeps
+    /// a long block linear, where inserting into it would be quadratic).
+    out: &'f mut Vec<Inst>,
     span: Span,
     /// Runtime routines by name.
     routines: &'f RoutineTable<'f>,
@@ -184,8 +185,7 @@ impl Cursor<'_> {
     fn insert(&mut self, data: InstData, ty: Type) -> Value {
         let inst = self.func.insts.push(data);
         self.func.spans[inst] = self.span;
-        self.func.blocks[self.block].insts.insert(self.pos, inst);
-        self.pos += 1;
+        self.out.push(inst);
         let v = self.func.values.push(crate::ir::ValueData {
             ty,
             def: ValueDef::Result(inst),
@@ -549,12 +549,12 @@ fn legalize_function(
     let mut subst: FxHashMap<Value, Value> = FxHashMap::default();
     let layout = func.layout.clone();
     for block in layout {
-        let mut pos = 0;
-        while pos < func.blocks[block].insts.len() {
-            let inst = func.blocks[block].insts[pos];
+        let old = std::mem::take(&mut func.blocks[block].insts);
+        let mut out = Vec::with_capacity(old.len());
+        for inst in old {
             let data = func.insts[inst].clone();
             if !is_illegal(target, func, &data) {
-                pos += 1;
+                out.push(inst);
                 continue;
             }
             let old = func.results[inst];
@@ -562,15 +562,12 @@ fn legalize_function(
                 span: func.spans[inst],
                 func: &mut *func,
                 inst,
-                block,
-                pos,
+                out: &mut out,
                 routines,
                 ptr_size,
                 lane_count,
             };
-            let new = rewrite(&mut cur, &data)?;
-            pos = cur.pos;
-            match new {
+            match rewrite(&mut cur, &data)? {
                 Rewritten::Value(new) => {
                     let old =
                         old.ok_or("legalize: a value rewrite of an instruction without result")?;
@@ -583,12 +580,11 @@ fn legalize_function(
                         ));
                     }
                     subst.insert(old, new);
-                    func.blocks[block].insts.remove(pos);
                 }
-                Rewritten::InPlace => pos += 1,
-                Rewritten::Unchanged => pos += 1,
+                Rewritten::InPlace | Rewritten::Unchanged => out.push(inst),
             }
         }
+        func.blocks[block].insts = out;
     }
     if subst.is_empty() {
         return Ok(());

@@ -41,11 +41,11 @@ pub(super) fn legalize_prints(
     lane_count: u32,
 ) -> Result<(), String> {
     for block in func.layout.clone() {
-        let mut pos = 0;
-        while pos < func.blocks[block].insts.len() {
-            let inst = func.blocks[block].insts[pos];
+        let old = std::mem::take(&mut func.blocks[block].insts);
+        let mut out = Vec::with_capacity(old.len());
+        for inst in old {
             let InstData::Print { format, args, mask } = func.insts[inst].clone() else {
-                pos += 1;
+                out.push(inst);
                 continue;
             };
             let text = strings
@@ -55,16 +55,14 @@ pub(super) fn legalize_prints(
                 span: func.spans[inst],
                 func: &mut *func,
                 inst,
-                block,
-                pos,
+                out: &mut out,
                 routines,
                 ptr_size,
                 lane_count,
             };
             expand(&mut cur, text, &args, mask)?;
-            pos = cur.pos;
-            func.blocks[block].insts.remove(pos);
         }
+        func.blocks[block].insts = out;
     }
     Ok(())
 }
@@ -165,8 +163,7 @@ fn call_void(cur: &mut Cursor, name: &str, args: &[Value]) -> Result<(), String>
         mask: None,
     });
     cur.func.spans[inst] = cur.span;
-    cur.func.blocks[cur.block].insts.insert(cur.pos, inst);
-    cur.pos += 1;
+    cur.out.push(inst);
     cur.func.results[inst] = None;
     Ok(())
 }
