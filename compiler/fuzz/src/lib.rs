@@ -41,18 +41,10 @@ pub fn checked(front: &FrontResult) -> bool {
 }
 
 /// An internal compiler error is a bug in spmdc whatever the input: the targets
-/// make it a crash so that libFuzzer saves the input. One is a known open limit
-/// (lang-spec/difftest.md, Findings): unoptimized code naming more virtual registers
-/// than the dac-gpu back end can (`tests/conformance/stdlib_fmod_special.spmd` at
-/// `--no-opt`); it stops no run unless `SPMDC_FUZZ_STRICT` is set.
+/// make it a crash so that libFuzzer saves the input.
 pub fn no_internal_error(front: &FrontResult, diags: &[Diagnostic]) {
     render(front, diags.iter());
-    let strict = std::env::var_os("SPMDC_FUZZ_STRICT").is_some();
-    let known = |d: &Diagnostic| !strict && d.message.contains("registers before allocation");
-    if let Some(d) = diags
-        .iter()
-        .find(|d| d.code == codes::INTERNAL_ERROR && !known(d))
-    {
+    if let Some(d) = diags.iter().find(|d| d.code == codes::INTERNAL_ERROR) {
         panic!("{}", spmdc::diag::render_human(&front.sources, d, false));
     }
 }

@@ -249,7 +249,7 @@ impl AffineWarp<'_> {
             let p = *self
                 .preds
                 .get(g.pred as usize)
-                .ok_or_else(|| format!("predicate %p{} is not declared", g.pred))?;
+                .ok_or_else(|| format!("predicate %p{} is not declared", { g.pred }))?;
             if p == g.negate {
                 return Ok(Some(next));
             }
@@ -378,7 +378,7 @@ impl AffineWarp<'_> {
                 .aregs
                 .get(r.idx as usize)
                 .cloned()
-                .ok_or_else(|| format!("affine register %a{} is not declared", r.idx))?,
+                .ok_or_else(|| format!("affine register %a{} is not declared", { r.idx }))?,
             Src::Special(Special::Tid(d)) => {
                 let mut t = AffineTuple::default();
                 t.strides[d as usize] = 1;
@@ -421,7 +421,7 @@ impl AffineWarp<'_> {
                 RegFile::A => self.tuple(s, ty)?.as_scalar().ok_or_else(|| {
                     format!(
                         "%a{} varies across threads where a uniform value is needed",
-                        r.idx
+                        { r.idx }
                     )
                 })?,
                 RegFile::P => {
@@ -476,7 +476,7 @@ impl AffineWarp<'_> {
                 *p = v;
                 Ok(())
             }
-            _ => Err(format!("predicate %p{} is not declared", dst.idx)),
+            _ => Err(format!("predicate %p{} is not declared", { dst.idx })),
         }
     }
 

@@ -182,7 +182,7 @@ fn describe(t: &Tok) -> String {
 }
 
 /// Parses a register name into its file, index and whether it names a pair.
-fn reg_name(s: &str) -> Option<(RegFile, bool, u16)> {
+fn reg_name(s: &str) -> Option<(RegFile, bool, u32)> {
     let body = s.strip_prefix('%')?;
     let (file, wide, digits) = if let Some(d) = body.strip_prefix("urd") {
         (RegFile::Ur, true, d)
@@ -207,7 +207,7 @@ fn reg_name(s: &str) -> Option<(RegFile, bool, u16)> {
     {
         return None;
     }
-    let idx: u16 = digits.parse().ok()?;
+    let idx: u32 = digits.parse().ok()?;
     Some((file, wide, idx))
 }
 
@@ -349,7 +349,8 @@ impl<'t, 'c, 'a> Cursor<'t, 'c, 'a> {
     /// Records a register use, checking it against the kernel's declarations.
     fn note_reg(&mut self, t: &Token, r: Reg, wide: bool) -> PResult<()> {
         let i = file_index(r.file);
-        let top = u32::from(r.idx) + if wide { 2 } else { 1 };
+        let top = u32::try_from(u64::from(r.idx) + if wide { 2 } else { 1 })
+            .map_err(|_| err_at(t, format!("{} is past the last register", describe(&t.tok))))?;
         if let Some(n) = self.ctx.regs.declared[i] {
             if top > n {
                 return Err(err_at(
@@ -1247,9 +1248,6 @@ fn parse_directive(st: &[Token], open: &mut Open) -> PResult<()> {
         _ => return Err(err_at(&st[0], format!("unknown directive `{d}`"))),
     };
     if let Some(f) = file {
-        if n > u32::from(u16::MAX) + 1 {
-            return Err(err_at(&st[1], "too many registers"));
-        }
         if !k.insts.is_empty() {
             return Err(err_at(
                 &st[0],
@@ -1558,7 +1556,7 @@ fn write_reg(out: &mut String, r: Reg, ty: Type) {
         (RegFile::A, true) => "%ad",
     };
     out.push_str(prefix);
-    let _ = write!(out, "{}", r.idx);
+    let _ = write!(out, "{}", { r.idx });
 }
 
 /// The text of a register holding a value of type `ty`.
@@ -1686,7 +1684,7 @@ pub fn inst_text(
 /// Writes one instruction (no indentation, with `;`), as [`inst_text`] prints it.
 fn write_inst(out: &mut String, inst: &Inst, params: &[Param], names: &dyn Names) {
     if let Some(g) = inst.guard {
-        let _ = write!(out, "@{}%p{} ", if g.negate { "!" } else { "" }, g.pred);
+        let _ = write!(out, "@{}%p{} ", if g.negate { "!" } else { "" }, { g.pred });
     }
     let body = out.len();
     write_body(out, inst, params, names);

@@ -382,7 +382,7 @@ impl WarpState {
             RegFile::R => {
                 let b = r.idx as usize * WARP;
                 let lo = lanes_of(&self.regs, b)
-                    .ok_or_else(|| format!("register %r{} is not declared", r.idx))?;
+                    .ok_or_else(|| format!("register %r{} is not declared", { r.idx }))?;
                 if wide {
                     let hi = lanes_of(&self.regs, b + WARP)
                         .ok_or_else(|| format!("register %r{} is not declared", r.idx + 1))?;
@@ -510,7 +510,7 @@ impl WarpState {
     #[inline]
     fn write_pair(
         &mut self,
-        idx: u16,
+        idx: u32,
         mask: u32,
         lo: &[u32; WARP],
         hi: &[u32; WARP],
@@ -524,7 +524,7 @@ impl WarpState {
 
     /// Writes 32-bit `vals` into general register `%r{idx}` in the lanes of `mask`.
     #[inline]
-    fn write32(&mut self, idx: u16, mask: u32, vals: &[u32; WARP]) -> Result<(), String> {
+    fn write32(&mut self, idx: u32, mask: u32, vals: &[u32; WARP]) -> Result<(), String> {
         let r = lanes_of_mut(&mut self.regs, idx as usize * WARP)
             .ok_or_else(|| format!("register %r{idx} is not declared"))?;
         if mask == u32::MAX {
@@ -544,7 +544,7 @@ impl WarpState {
         match dst.file {
             RegFile::R => {
                 let b = dst.idx as usize * WARP;
-                let missing = || format!("register %r{} is not declared", dst.idx);
+                let missing = || format!("register %r{} is not declared", { dst.idx });
                 let wide = ty.is_wide();
                 let lo = lanes_of_mut(&mut self.regs, b).ok_or_else(missing)?;
                 if mask == u32::MAX {
@@ -573,7 +573,7 @@ impl WarpState {
                 let p = self
                     .preds
                     .get_mut(dst.idx as usize)
-                    .ok_or_else(|| format!("predicate %p{} is not declared", dst.idx))?;
+                    .ok_or_else(|| format!("predicate %p{} is not declared", { dst.idx }))?;
                 *p = (*p & !mask) | (bits & mask);
             }
             RegFile::Ur => {
@@ -602,7 +602,7 @@ impl WarpState {
             .preds
             .get_mut(dst.idx as usize)
             .filter(|_| dst.file == RegFile::P)
-            .ok_or_else(|| format!("predicate %p{} is not declared", dst.idx))?;
+            .ok_or_else(|| format!("predicate %p{} is not declared", { dst.idx }))?;
         *p = (*p & !mask) | (bits & mask);
         Ok(())
     }
@@ -1295,30 +1295,25 @@ pub fn step(
         Op::Bin {
             op,
             ty,
-            dst: Reg {
-                file: RegFile::R,
-                idx,
-            },
+            dst,
             a: sa,
             b: sb,
-        } if is32(ty) && {
+        } if dst.file == RegFile::R && is32(ty) && {
             warp.read32(sa, cta, a32).map_err(err)?;
             warp.read32(sb, cta, b32).map_err(err)?;
             bin32(op, ty, a32, b32, o32)
         } =>
         {
+            let idx = dst.idx;
             warp.write32(idx, exec, o32).map_err(err)?;
         }
         Op::Bin {
             op,
             ty,
-            dst: Reg {
-                file: RegFile::R,
-                idx,
-            },
+            dst,
             a: sa,
             b: sb,
-        } if is64(ty) && {
+        } if dst.file == RegFile::R && is64(ty) && {
             warp.read_halves(sa, cta, a32, ah).map_err(err)?;
             if op.is_shift() {
                 warp.read32(sb, cta, b32).map_err(err)?;
@@ -1329,6 +1324,7 @@ pub fn step(
             bin64(op, ty, a, b, o32, oh)
         } =>
         {
+            let idx = dst.idx;
             warp.write_pair(idx, exec, o32, oh).map_err(err)?;
         }
         Op::Bin {
@@ -1370,14 +1366,12 @@ pub fn step(
         }
         Op::Mad {
             ty,
-            dst: Reg {
-                file: RegFile::R,
-                idx,
-            },
+            dst,
             a: sa,
             b: sb,
             c: sc,
-        } if !ty.is_wide() => {
+        } if dst.file == RegFile::R && !ty.is_wide() => {
+            let idx = dst.idx;
             warp.read32(sa, cta, a32).map_err(err)?;
             warp.read32(sb, cta, b32).map_err(err)?;
             warp.read32(sc, cta, c32).map_err(err)?;
@@ -1426,17 +1420,15 @@ pub fn step(
         Op::Cvt {
             dty,
             sty,
-            dst: Reg {
-                file: RegFile::R,
-                idx,
-            },
+            dst,
             a: sa,
             ..
-        } if (!sty.is_wide() || warp.pair_declared(sa)) && {
+        } if dst.file == RegFile::R && (!sty.is_wide() || warp.pair_declared(sa)) && {
             warp.read32(sa, cta, a32).map_err(err)?;
             cvt_int(dty, sty, a32, o32, oh)
         } =>
         {
+            let idx = dst.idx;
             if dty.is_wide() {
                 warp.write_pair(idx, exec, o32, oh).map_err(err)?;
             } else {
@@ -1532,18 +1524,14 @@ pub fn step(
                 };
                 let v = load_le(bytes);
                 let v = if ty.is_float() { v } else { hold(v, ty) };
-                match dst {
-                    Reg {
-                        file: RegFile::R,
-                        idx,
-                    } if ty.is_wide() => {
+                match dst.file {
+                    RegFile::R if ty.is_wide() => {
                         let (lo, hi) = ([v as u32; WARP], [(v >> 32) as u32; WARP]);
-                        warp.write_pair(idx, exec, &lo, &hi).map_err(err)?;
+                        warp.write_pair(dst.idx, exec, &lo, &hi).map_err(err)?;
                     }
-                    Reg {
-                        file: RegFile::R,
-                        idx,
-                    } => warp.write32(idx, exec, &[v as u32; WARP]).map_err(err)?,
+                    RegFile::R => warp
+                        .write32(dst.idx, exec, &[v as u32; WARP])
+                        .map_err(err)?,
                     _ => {
                         *o = [v; WARP];
                         warp.write(dst, ty, exec, o).map_err(err)?;

@@ -136,34 +136,69 @@ pub enum RegFile {
     A,
 }
 
+impl RegFile {
+    pub const ALL: [RegFile; 4] = [RegFile::R, RegFile::P, RegFile::Ur, RegFile::A];
+
+    /// The register name's prefix (`%r`, `%p`, `%ur`, `%a`).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            RegFile::R => "%r",
+            RegFile::P => "%p",
+            RegFile::Ur => "%ur",
+            RegFile::A => "%a",
+        }
+    }
+
+    /// The most registers of this file a kernel may use on the machine. `%r` is the
+    /// per-thread register file: 255, the largest per-thread count of any
+    /// configuration (8-bit register fields); code for it is register-allocated. The
+    /// other files are not allocated by the compiler (the affine stream keeps its
+    /// virtual numbering, predicates may be left at 256 and more), so they are bounded
+    /// only to keep a warp's state within reason.
+    pub fn limit(self) -> u32 {
+        match self {
+            RegFile::R => 255,
+            RegFile::P | RegFile::Ur => 1 << 16,
+            RegFile::A => 1 << 20,
+        }
+    }
+}
+
 /// A register: a file and an index within it. For 64-bit operands `idx` is the low
 /// register of an even-aligned pair.
+///
+/// Indices are 32-bit: instruction selection numbers a value per register before
+/// allocation (large unoptimized kernels name far more than 65,536), and the DAC affine
+/// stream keeps that numbering. The machine's own register file is much smaller; a
+/// launch checks each kernel against it ([`Kernel::check_register_files`]). Packed to
+/// 2-byte alignment so that a `Reg` takes 6 bytes and [`Inst`] stays at 72.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(packed(2))]
 pub struct Reg {
     pub file: RegFile,
-    pub idx: u16,
+    pub idx: u32,
 }
 
 impl Reg {
-    pub const fn r(idx: u16) -> Reg {
+    pub const fn r(idx: u32) -> Reg {
         Reg {
             file: RegFile::R,
             idx,
         }
     }
-    pub const fn p(idx: u16) -> Reg {
+    pub const fn p(idx: u32) -> Reg {
         Reg {
             file: RegFile::P,
             idx,
         }
     }
-    pub const fn ur(idx: u16) -> Reg {
+    pub const fn ur(idx: u32) -> Reg {
         Reg {
             file: RegFile::Ur,
             idx,
         }
     }
-    pub const fn a(idx: u16) -> Reg {
+    pub const fn a(idx: u32) -> Reg {
         Reg {
             file: RegFile::A,
             idx,
@@ -795,10 +830,12 @@ pub enum Op {
     },
 }
 
-/// A guard `@%p` (or `@!%p`): lanes where it is false do nothing.
+/// A guard `@%p` (or `@!%p`): lanes where it is false do nothing. Packed like
+/// [`Reg`], for the size of [`Inst`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(packed(2))]
 pub struct Guard {
-    pub pred: u16,
+    pub pred: u32,
     pub negate: bool,
 }
 
@@ -821,7 +858,7 @@ impl Inst {
             uni: false,
         }
     }
-    pub fn guarded(pred: u16, negate: bool, op: Op) -> Inst {
+    pub fn guarded(pred: u32, negate: bool, op: Op) -> Inst {
         Inst {
             guard: Some(Guard { pred, negate }),
             op,
@@ -1174,6 +1211,36 @@ impl Kernel {
         self.affine = Some(Box::new(stream));
     }
 
+    /// The registers the kernel uses of each file: `.reg`, `.pred`, `.ureg`, `.areg`.
+    pub fn register_counts(&self) -> [(RegFile, u32); 4] {
+        [
+            (RegFile::R, self.num_regs),
+            (RegFile::P, self.num_preds),
+            (RegFile::Ur, self.num_uregs),
+            (RegFile::A, self.num_aregs),
+        ]
+    }
+
+    /// Checks that the kernel's register files (and its affine stream's) fit the
+    /// machine ([`RegFile::limit`]); a launch does before allocating any warp state.
+    pub fn check_register_files(&self) -> Result<(), String> {
+        let over = self
+            .register_counts()
+            .into_iter()
+            .find(|&(file, n)| n > file.limit());
+        if let Some((file, n)) = over {
+            return Err(format!(
+                "`{}` uses {n} {} registers; the machine has {}",
+                self.name,
+                file.prefix(),
+                file.limit()
+            ));
+        }
+        self.affine
+            .as_deref()
+            .map_or(Ok(()), Kernel::check_register_files)
+    }
+
     /// Size of the parameter block in bytes.
     pub fn param_bytes(&self) -> u32 {
         self.params
@@ -1242,7 +1309,7 @@ impl KernelBuilder {
 
     /// A fresh 32-bit register.
     pub fn reg(&mut self) -> Reg {
-        let r = Reg::r(self.kernel.num_regs as u16);
+        let r = Reg::r(self.kernel.num_regs);
         self.kernel.num_regs += 1;
         r
     }
@@ -1250,25 +1317,25 @@ impl KernelBuilder {
     /// A fresh even-aligned register pair for a 64-bit value.
     pub fn reg64(&mut self) -> Reg {
         self.kernel.num_regs += self.kernel.num_regs % 2;
-        let r = Reg::r(self.kernel.num_regs as u16);
+        let r = Reg::r(self.kernel.num_regs);
         self.kernel.num_regs += 2;
         r
     }
 
     pub fn pred(&mut self) -> Reg {
-        let r = Reg::p(self.kernel.num_preds as u16);
+        let r = Reg::p(self.kernel.num_preds);
         self.kernel.num_preds += 1;
         r
     }
 
     pub fn ureg(&mut self) -> Reg {
-        let r = Reg::ur(self.kernel.num_uregs as u16);
+        let r = Reg::ur(self.kernel.num_uregs);
         self.kernel.num_uregs += 1;
         r
     }
 
     pub fn areg(&mut self) -> Reg {
-        let r = Reg::a(self.kernel.num_aregs as u16);
+        let r = Reg::a(self.kernel.num_aregs);
         self.kernel.num_aregs += 1;
         r
     }
@@ -1276,7 +1343,7 @@ impl KernelBuilder {
     /// A fresh even-aligned uniform register pair (`%urd`).
     pub fn ureg64(&mut self) -> Reg {
         self.kernel.num_uregs += self.kernel.num_uregs % 2;
-        let r = Reg::ur(self.kernel.num_uregs as u16);
+        let r = Reg::ur(self.kernel.num_uregs);
         self.kernel.num_uregs += 2;
         r
     }
@@ -1284,7 +1351,7 @@ impl KernelBuilder {
     /// A fresh even-aligned affine register pair (`%ad`, a 64-bit tuple).
     pub fn areg64(&mut self) -> Reg {
         self.kernel.num_aregs += self.kernel.num_aregs % 2;
-        let r = Reg::a(self.kernel.num_aregs as u16);
+        let r = Reg::a(self.kernel.num_aregs);
         self.kernel.num_aregs += 2;
         r
     }
@@ -1331,21 +1398,6 @@ impl KernelBuilder {
 
     /// Resolves branches and returns the kernel, or the names of labels never bound.
     pub fn finish(mut self) -> Result<Kernel, String> {
-        // Register operands are 16-bit indices: past that, fresh registers would wrap
-        // onto earlier ones and silently alias them.
-        let limit = u16::MAX as u32 + 1;
-        let counts = [
-            ("%r", self.kernel.num_regs),
-            ("%p", self.kernel.num_preds),
-            ("%ur", self.kernel.num_uregs),
-            ("%a", self.kernel.num_aregs),
-        ];
-        if let Some((file, n)) = counts.iter().find(|c| c.1 > limit) {
-            return Err(format!(
-                "`{}` needs {n} {file} registers before allocation; at most {limit} can be named",
-                self.kernel.name
-            ));
-        }
         for &(i, l) in &self.fixups {
             let at = self.label_at[l.0 as usize].ok_or_else(|| {
                 format!("label `{}` is never bound", self.label_names[l.0 as usize])

@@ -363,6 +363,11 @@ pub(crate) fn prepare(program: &Program, launch: &Launch) -> Result<Prepared, Gp
             k.param_bytes()
         ));
     }
+    // Before any warp state is allocated: a hand-written kernel may name any index.
+    for k in &program.kernels {
+        k.check_register_files()
+            .map_err(|m| GpuFault::launch(name, m))?;
+    }
     let threads = threads as u32;
     Ok(Prepared {
         entry: entry as u32,
@@ -724,7 +729,7 @@ pub(crate) fn guard_lanes(state: &WarpState, guard: Option<Guard>) -> u32 {
     match guard {
         None => u32::MAX,
         Some(g) => {
-            let p = state.preds.get(usize::from(g.pred)).copied().unwrap_or(0);
+            let p = state.preds.get(g.pred as usize).copied().unwrap_or(0);
             if g.negate {
                 !p
             } else {

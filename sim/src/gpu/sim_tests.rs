@@ -838,6 +838,15 @@ fn bad_launches_are_faults() {
         run(&p, &l, &mut mem).unwrap_err().kind,
         FaultKind::BadLaunch
     );
+    // Register files past the machine's are refused before any warp state exists,
+    // however many registers the text names.
+    for regs in ["256", "4000000000"] {
+        let p = asm(&SAXPY.replace(".reg 9", &format!(".reg {regs}")));
+        let l = launch(&p, "saxpy", 1, 32, &[0, 0, 0, 0]);
+        let f = run(&p, &l, &mut mem).unwrap_err();
+        assert_eq!(f.kind, FaultKind::BadLaunch);
+        assert!(f.message.contains("the machine has 255"), "{}", f.message);
+    }
 }
 
 // ---------------------------------------------------------------- timing model

@@ -785,14 +785,14 @@ const NREGS: u16 = 16;
 /// A random valid register for a value of type `ty`.
 fn rand_reg(r: &mut Rng, ty: Type) -> Reg {
     if ty == Type::Pred {
-        return Reg::p(r.below(4) as u16);
+        return Reg::p(r.below(4) as u32);
     }
     let file = if ty.is_wide() {
         r.pick(&[RegFile::R, RegFile::R, RegFile::Ur])
     } else {
         r.pick(&[RegFile::R, RegFile::R, RegFile::Ur, RegFile::A])
     };
-    let idx = r.below(u64::from(NREGS)) as u16;
+    let idx = r.below(u64::from(NREGS)) as u32;
     Reg {
         file,
         idx: if ty.is_wide() { idx & !1 } else { idx },
@@ -844,11 +844,11 @@ fn rand_addr(r: &mut Rng, space: Space, nparams: u16, load: bool) -> Address {
         }
         3 => AddrBase::RegPair(Reg {
             file: r.pick(&[RegFile::R, RegFile::Ur]),
-            idx: r.below(u64::from(NREGS)) as u16 & !1,
+            idx: r.below(u64::from(NREGS)) as u32 & !1,
         }),
         _ => AddrBase::Reg(Reg {
             file: r.pick(&[RegFile::R, RegFile::Ur]),
-            idx: r.below(u64::from(NREGS)) as u16,
+            idx: r.below(u64::from(NREGS)) as u32,
         }),
     };
     Address { base, offset }
@@ -1007,7 +1007,7 @@ fn rand_op(r: &mut Rng, len: u32, nparams: u16, nkernels: u32) -> Op {
         17 => {
             let ty = rand_ty(r, data);
             let wide = r.flip();
-            let idx = r.below(u64::from(NREGS)) as u16;
+            let idx = r.below(u64::from(NREGS)) as u32;
             let addr = Reg {
                 file: r.pick(&[RegFile::A, RegFile::Ur]),
                 idx: if wide { idx & !1 } else { idx },
@@ -1065,7 +1065,7 @@ fn rand_kernel(r: &mut Rng, n: usize, nkernels: u32) -> Kernel {
     for _ in 0..len {
         let op = rand_op(r, len, k.params.len() as u16, nkernels);
         let guard = r.flip().then(|| Guard {
-            pred: r.below(4) as u16,
+            pred: r.below(4) as u32,
             negate: r.flip(),
         });
         let uni = op.uni_allowed() && r.flip();
@@ -1354,14 +1354,74 @@ fn occupancy_is_monotone_and_within_the_sm() {
 }
 
 #[test]
-fn builder_refuses_more_registers_than_operands_can_name() {
+fn register_indices_past_16_bits_stay_apart_through_the_assembler() {
+    // Virtual numbering before allocation names more than 65,536 registers: the
+    // builder, printer and assembler keep them distinct (no wrap onto %r0..).
     let mut b = KernelBuilder::new("huge", KernelKind::Entry);
-    for _ in 0..=u16::MAX as u32 + 1 {
-        b.reg();
+    let first = b.reg();
+    let (mut last, mut pred) = (first, b.pred());
+    for _ in 0..70_000 {
+        last = b.reg();
+        pred = b.pred();
     }
-    b.push(Inst::new(Op::Exit));
-    let err = b.finish().unwrap_err();
-    assert!(err.contains("65537 %r registers"), "{err}");
+    let pair = b.reg64();
+    assert_eq!((last.idx, pair.idx, pred.idx), (70_000, 70_002, 70_000));
+    let mov = |dst: Reg, a: Reg| {
+        Inst::new(Op::Un {
+            op: UnOp::Mov,
+            ty: Type::U32,
+            dst,
+            a: Src::Reg(a),
+        })
+    };
+    b.push(mov(last, first));
+    b.push(Inst::guarded(pred.idx, true, Op::Exit));
+    let k = b.finish().expect("no limit on register names");
+    assert_eq!((k.num_regs, k.num_preds), (70_004, 70_001));
+    let text = print(&Program {
+        kernels: vec![k.clone()],
+    });
+    assert!(text.contains("mov.u32 %r70000, %r0;"), "{text}");
+    assert!(text.contains("@!%p70000 exit;"), "{text}");
+    let back = must_parse(&text);
+    assert_eq!(back.kernels[0].insts, k.insts);
+    // The largest index is a register; one past it is not.
+    let top = kernel_with("    mov.u32 %r4294967294, 1;");
+    let top = top.replace(".reg 8", ".reg 4294967295");
+    assert_eq!(must_parse(&top).kernels[0].num_regs, u32::MAX);
+    let errs = errors_of(&kernel_with("    mov.u64 %rd4294967294, 1;"));
+    assert!(errs[0].2.contains("past the last register"), "{errs:?}");
+    assert!(errors_of(&kernel_with("    mov.u32 %r4294967296, 1;"))[0]
+        .2
+        .contains("is not a register"));
+}
+
+#[test]
+fn instructions_stay_compact_with_32_bit_register_indices() {
+    // What the simulator steps through: the packed register keeps `Inst` as small as
+    // with 16-bit indices.
+    assert_eq!(std::mem::size_of::<Reg>(), 6);
+    assert_eq!(std::mem::size_of::<Inst>(), 72);
+}
+
+#[test]
+fn register_files_are_checked_against_the_machine() {
+    let mut k = Kernel::new("k", KernelKind::Entry);
+    k.num_regs = 255;
+    k.num_preds = 1 << 16;
+    assert_eq!(k.check_register_files(), Ok(()));
+    k.num_regs = 256;
+    let err = k.check_register_files().unwrap_err();
+    assert!(
+        err.contains("uses 256 %r registers; the machine has 255"),
+        "{err}"
+    );
+    k.num_regs = 8;
+    let mut stream = Kernel::new("k", KernelKind::Affine);
+    stream.num_aregs = (1 << 20) + 1;
+    k.set_affine(stream);
+    let err = k.check_register_files().unwrap_err();
+    assert!(err.contains("%a registers"), "{err}");
 }
 
 #[test]

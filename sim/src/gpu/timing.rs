@@ -99,10 +99,10 @@ const NUM_UNITS: usize = 4;
 struct InstInfo {
     /// Scoreboard slots read or written (RAW and WAW): registers, then predicates, then
     /// uniform registers.
-    slots: [u16; 12],
+    slots: [u32; 12],
     nslots: u8,
     /// Slots written.
-    dsts: [u16; 3],
+    dsts: [u32; 3],
     ndst: u8,
     uniform: bool,
     /// The functional unit ([`Inst::unit`]).
@@ -117,26 +117,25 @@ struct InstInfo {
 /// caller's registers).
 #[derive(Clone, Copy, Debug)]
 struct SlotMap {
-    preds: u16,
-    uregs: u16,
+    preds: u32,
+    uregs: u32,
     total: usize,
 }
 
 impl SlotMap {
     fn new(p: &Program) -> SlotMap {
-        let max =
-            |f: fn(&super::Kernel) -> u32| p.kernels.iter().map(f).max().unwrap_or(0) as u16 + 2;
+        let max = |f: fn(&super::Kernel) -> u32| p.kernels.iter().map(f).max().unwrap_or(0) + 2;
         let r = max(|k| k.num_regs);
         let pr = max(|k| k.num_preds);
         let u = max(|k| k.num_uregs);
         SlotMap {
             preds: r,
             uregs: r + pr,
-            total: usize::from(r + pr + u),
+            total: (r + pr + u) as usize,
         }
     }
 
-    fn slot(&self, file: RegFile, idx: u16) -> Option<u16> {
+    fn slot(&self, file: RegFile, idx: u32) -> Option<u32> {
         match file {
             RegFile::R => Some(idx),
             RegFile::P => Some(self.preds + idx),
@@ -300,7 +299,7 @@ pub fn register_bank_conflicts(inst: &Inst, banks: u32) -> u32 {
     if banks == 0 {
         return 0;
     }
-    let mut sources: [u16; 16] = [0; 16];
+    let mut sources: [u32; 16] = [0; 16];
     let mut n = 0;
     inst.for_each_reg(|a| {
         if a.def || a.reg.file != RegFile::R {
@@ -319,7 +318,7 @@ pub fn register_bank_conflicts(inst: &Inst, banks: u32) -> u32 {
     let mut per_bank = [0u32; 64];
     let banks = banks.min(64);
     for &r in &sources[..n] {
-        per_bank[(u32::from(r) % banks) as usize] += 1;
+        per_bank[(r % banks) as usize] += 1;
     }
     per_bank.iter().max().map_or(0, |&m| m.saturating_sub(1))
 }
@@ -751,10 +750,10 @@ impl Run<'_, '_> {
         let mut until = 0;
         let mut mem = false;
         for &s in &info.slots[..usize::from(info.nslots)] {
-            let r = w.ready[usize::from(s)];
+            let r = w.ready[s as usize];
             if r > now {
                 until = until.max(r);
-                mem |= w.from_mem[usize::from(s)];
+                mem |= w.from_mem[s as usize];
             }
         }
         if until > now {
@@ -1042,8 +1041,8 @@ impl Run<'_, '_> {
         };
         let done_at = now + latency.max(1);
         for &d in &info.dsts[..usize::from(info.ndst)] {
-            warp.ready[usize::from(d)] = done_at;
-            warp.from_mem[usize::from(d)] = from_mem;
+            warp.ready[d as usize] = done_at;
+            warp.from_mem[d as usize] = from_mem;
         }
         let cost = if info.uniform {
             self.stats.uniform_insts += 1;

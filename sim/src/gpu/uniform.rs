@@ -69,7 +69,7 @@ fn special_uniform(warp: &WarpState, s: Special, exec: u32) -> Result<(), Violat
 fn reg_uniform(
     warp: &WarpState,
     file: RegFile,
-    idx: u16,
+    idx: u32,
     wide: bool,
     exec: u32,
 ) -> Result<(), Violation> {
@@ -77,7 +77,7 @@ fn reg_uniform(
     match file {
         RegFile::R => {
             let n = if wide { 2 } else { 1 };
-            for r in usize::from(idx)..usize::from(idx) + n {
+            for r in idx as usize..idx as usize + n {
                 let Some(lanes) = warp.regs.get(r * WARP..(r + 1) * WARP) else {
                     // An undeclared register: the executing path reports it.
                     return Ok(());
@@ -89,7 +89,7 @@ fn reg_uniform(
             Ok(())
         }
         RegFile::P => {
-            let bits = warp.preds.get(usize::from(idx)).copied().unwrap_or(0);
+            let bits = warp.preds.get(idx as usize).copied().unwrap_or(0);
             let want = bits >> first & 1;
             match first_difference(exec, |l| bits >> l & 1 != want) {
                 None => Ok(()),

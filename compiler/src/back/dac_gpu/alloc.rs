@@ -78,6 +78,9 @@ const NUM_PREDS: u32 = 256;
 pub struct RegReport {
     /// The budget allocated under (`--max-regs`, at most [`MAX_BUDGET`]).
     pub budget: u32,
+    /// 32-bit registers selection numbered before allocation (a value each, so
+    /// unoptimized code names tens of thousands).
+    pub virtual_regs: u32,
     /// 32-bit registers the final code uses (`Kernel::num_regs`).
     pub num_regs: u32,
     pub num_preds: u32,
@@ -159,13 +162,13 @@ impl RegError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct Group {
     file: RegFile,
-    base: u16,
+    base: u32,
     pair: bool,
 }
 
 impl Group {
     fn holds(&self, r: Reg) -> bool {
-        r.file == self.file && r.idx >= self.base && r.idx - self.base <= u16::from(self.pair)
+        r.file == self.file && r.idx >= self.base && r.idx - self.base <= u32::from(self.pair)
     }
 }
 
@@ -290,7 +293,7 @@ impl Numbering {
             let mut bad = None;
             inst.for_each_reg(|a| {
                 if a.wide && a.reg.file == RegFile::R {
-                    let i = usize::from(a.reg.idx);
+                    let i = a.reg.idx as usize;
                     if i % 2 == 1 {
                         bad = Some(a.reg.idx);
                     }
@@ -312,7 +315,7 @@ impl Numbering {
     }
 
     fn group(&self, r: Reg) -> Group {
-        let is_base = |i: u16| self.pair_base.get(usize::from(i)).copied() == Some(true);
+        let is_base = |i: u32| self.pair_base.get(i as usize).copied() == Some(true);
         match r.file {
             RegFile::R if is_base(r.idx) => Group {
                 file: r.file,
@@ -429,8 +432,8 @@ fn class_ty(class: RegClass) -> Type {
 
 fn sim_reg(p: PReg) -> Reg {
     match p.class {
-        P => Reg::p(u16::from(p.index)),
-        _ => Reg::r(u16::from(p.index)),
+        P => Reg::p(u32::from(p.index)),
+        _ => Reg::r(u32::from(p.index)),
     }
 }
 
@@ -836,7 +839,7 @@ fn finish_inst(g: &GpuInst, slot_offsets: &[u32]) -> Inst {
             Some((grp, op)) => match op.reg {
                 MReg::Phys(p) => Reg {
                     file: r.file,
-                    idx: u16::from(p.index) + (r.idx - grp.base),
+                    idx: u32::from(p.index) + (r.idx - grp.base),
                 },
                 // Unreachable after allocation: every operand is physical.
                 MReg::Virt(_) => r,
@@ -1040,6 +1043,7 @@ pub fn allocate_placed(
     room: Option<SharedRoom>,
 ) -> Result<Allocated, RegError> {
     let budget = budget.clamp(1, MAX_BUDGET);
+    let virtual_regs = k.num_regs;
     let kernel = k.name.clone();
     let error = |message: String, span, smallest| RegError {
         kernel: kernel.clone(),
@@ -1050,23 +1054,24 @@ pub fn allocate_placed(
     };
     let (mf, block_of) =
         timing::stage("to machine form", || to_mach(k, lines)).map_err(|m| error(m, None, None))?;
-    match run_allocator(&mf, budget) {
+    let mut done = match run_allocator(&mf, budget) {
         Ok((mut out, a)) if a.spilled_vregs > 0 => {
             spill_clean::clean(&mut out);
             let demoted = room
                 .filter(|_| placement != Placement::Local)
                 .and_then(|room| demote(k, &mf, &block_of, budget, placement, room));
-            Ok(demoted
-                .unwrap_or_else(|| write_back(k, &out, &block_of, budget, a.spilled_vregs, None)))
+            demoted.unwrap_or_else(|| write_back(k, &out, &block_of, budget, a.spilled_vregs, None))
         }
-        Ok((out, _)) => Ok(timing::stage("fewest registers", || {
+        Ok((out, _)) => timing::stage("fewest registers", || {
             fewest_without_spills(k, &mf, out, &block_of, budget)
-        })),
+        }),
         Err(e) => {
             let smallest = smallest_budget(&mf, budget);
-            Err(error(e.message, e.span, smallest))
+            return Err(error(e.message, e.span, smallest));
         }
-    }
+    };
+    done.report.virtual_regs = virtual_regs;
+    Ok(done)
 }
 
 /// Allocates `mf` under `budget - 1` registers, the last one being the demoted
@@ -1089,7 +1094,7 @@ fn demote(
         return None;
     }
     let at = Demoted {
-        base: Reg::r(registers_used(&a.used) as u16),
+        base: Reg::r(registers_used(&a.used)),
         threads: room.threads,
     };
     let static_bytes = k.shared_bytes.div_ceil(4) * 4;

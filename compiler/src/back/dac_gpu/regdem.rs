@@ -176,7 +176,7 @@ fn per_warp_costs(kernel: &Kernel, machine: &GpuConfig, local_latency: f64) -> (
         f64::from((machine.warp_size / machine.simt_lanes_per_scheduler.max(1)).max(1));
     let (mut issue, mut stall, mut lsu) = (0.0, 0.0, 0.0);
     let starts = block_starts(kernel);
-    let mut ready: FxHashMap<(RegFile, u16), f64> = FxHashMap::default();
+    let mut ready: FxHashMap<(RegFile, u32), f64> = FxHashMap::default();
     let (mut clock, mut issued, mut weight) = (0.0, 0.0, 1.0);
     for (pc, (inst, depth)) in kernel
         .insts
@@ -209,7 +209,7 @@ fn per_warp_costs(kernel: &Kernel, machine: &GpuConfig, local_latency: f64) -> (
         issued += cost;
         inst.for_each_reg(|a| {
             if a.def {
-                for k in 0..=u16::from(a.wide) {
+                for k in 0..=u32::from(a.wide) {
                     ready.insert((a.reg.file, a.reg.idx + k), start + latency);
                 }
             }

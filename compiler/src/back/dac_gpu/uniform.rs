@@ -148,8 +148,8 @@ struct Facts {
 }
 
 impl Facts {
-    fn reg(&self, file: RegFile, idx: u16, wide: bool) -> bool {
-        let i = usize::from(idx);
+    fn reg(&self, file: RegFile, idx: u32, wide: bool) -> bool {
+        let i = idx as usize;
         match file {
             RegFile::R => {
                 let n = if wide { 2 } else { 1 };
@@ -169,8 +169,8 @@ impl Facts {
         }
     }
 
-    fn clear(&mut self, file: RegFile, idx: u16, wide: bool) -> bool {
-        let i = usize::from(idx);
+    fn clear(&mut self, file: RegFile, idx: u32, wide: bool) -> bool {
+        let i = idx as usize;
         let v = match file {
             RegFile::R => &mut self.r,
             RegFile::P => &mut self.p,
