@@ -135,6 +135,72 @@ fn conformance_programs_match_the_interpreter_1() {
 }
 
 // ---------------------------------------------------------------------------------
+// Register names
+
+/// Compiles `file` unoptimized with `options`, runs `spec` on it and on the
+/// interpreter, and returns the entry's register report.
+fn unoptimized_matches(
+    file: &str,
+    spec: &LaunchSpec,
+    options: &Options,
+) -> spmdc::back::dac_gpu::alloc::RegReport {
+    let front = front_of(&common::repo_root().join(file));
+    let request = driver::RunRequest {
+        optimize: false,
+        ..spec.request(MAX_STEPS)
+    };
+    let fail = |e| format!("{file}: {}", run_error(e, &front));
+    let compiled = dac::compile(&front, false, options).unwrap_or_else(|e| panic!("{}", fail(e)));
+    let want = driver::run_on_interp(&front, &request).unwrap_or_else(|e| panic!("{}", fail(e)));
+    let got = dac::run_compiled(&front, &compiled, &request, &DacRunOptions::default())
+        .unwrap_or_else(|e| panic!("{}", fail(e)));
+    compare("dac-gpu", &want, &got).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let k = compiled
+        .program
+        .kernels
+        .iter()
+        .position(|k| k.name == spec.entry);
+    compiled.regs[k.expect("the entry is a kernel")].clone()
+}
+
+/// Unoptimized code takes a register per value, and register operands were 16-bit
+/// indices: these programs stopped with E0999 ("needs N %r registers before
+/// allocation"). A generated program (seed 450) whose selected code names more than
+/// 65,536 `%r`, and fmod's special cases (21 lines, the smallest program known to
+/// stop so: its full-warp candidate named 74,610), compile within the default budget
+/// and give the interpreter's results.
+#[test]
+fn unoptimized_kernels_naming_more_than_65536_registers_compile_and_match() {
+    let file = "tests/difftest/dac_gpu_no_opt_names_more_than_65536_registers.spmd";
+    let text = std::fs::read_to_string(common::repo_root().join(file)).unwrap();
+    let launch = spmdc::difftest::run::LaunchLine::from_source(&text).unwrap();
+    let spec = LaunchSpec {
+        entry: launch.entry,
+        args: launch.args,
+        grid: launch.grid,
+        block: launch.block,
+        dynamic_shared: None,
+    };
+    let options = Options {
+        uniformity: false,
+        ..Options::default()
+    };
+    let report = unoptimized_matches(file, &spec, &options);
+    assert!(report.virtual_regs > 65_536, "{report:?}");
+    assert!(report.num_regs <= report.budget, "{report:?}");
+
+    let spec = LaunchSpec {
+        entry: "f_f".into(),
+        args: vec!["RET=zeros(32)".into(), "aFOO=range(32,1)".into()],
+        grid: None,
+        block: None,
+        dynamic_shared: None,
+    };
+    let file = "tests/conformance/stdlib_fmod_special.spmd";
+    unoptimized_matches(file, &spec, &Options::default());
+}
+
+// ---------------------------------------------------------------------------------
 // Timing
 
 #[test]
