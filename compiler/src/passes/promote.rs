@@ -43,6 +43,20 @@ pub fn run_module(module: &mut Module) {
     });
 }
 
+/// The address kind of each value that is one (a dense table: every operand of the
+/// function is looked up).
+struct Kinds(SecondaryMap<Value, Option<Kind>>);
+
+impl Kinds {
+    fn get(&self, v: &Value) -> Option<&Kind> {
+        self.0[*v].as_ref()
+    }
+
+    fn insert(&mut self, v: Value, k: Kind) {
+        self.0[v] = Some(k);
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Kind {
     Addr(StackSlot),
@@ -147,7 +161,7 @@ pub fn promote_function(f: &mut Function, lanes: u32, ptr: u32) -> usize {
         .flat_map(|&b| f.blocks[b].insts.iter().copied())
         .collect();
     // Classify addresses.
-    let mut kind: FxHashMap<Value, Kind> = FxHashMap::default();
+    let mut kind = Kinds(SecondaryMap::with_capacity(f.values.len()));
     for &i in &all {
         if let (InstData::StackAddr { slot }, Some(r)) = (&f.insts[i], f.results[i]) {
             kind.insert(r, Kind::Addr(*slot));
@@ -253,21 +267,19 @@ pub fn promote_function(f: &mut Function, lanes: u32, ptr: u32) -> usize {
     if promoted.is_empty() {
         return 0;
     }
-    let index: FxHashMap<StackSlot, usize> =
-        promoted.iter().enumerate().map(|(i, s)| (*s, i)).collect();
+    let mut index: SecondaryMap<StackSlot, Option<usize>> = SecondaryMap::new();
+    for (i, &s) in promoted.iter().enumerate() {
+        index[s] = Some(i);
+    }
     let slot_ty: Vec<Type> = promoted.iter().map(|s| tys[s]).collect();
-    let promoted_kind = |v: &Value| {
-        kind.get(v)
-            .filter(|k| index.contains_key(&k.slot()))
-            .copied()
-    };
+    let promoted_kind = |v: &Value| kind.get(v).filter(|k| index[k.slot()].is_some()).copied();
 
     // Only reachable blocks are rewritten; the others become `trap unreachable`.
     super::cfg::clear_unreachable(f);
     let dom = DominatorTree::compute(f);
     let rpo: Vec<Block> = dom.rpo().to_vec();
     let preds = super::cfg::predecessors(f);
-    let slot_of = |addr: Value| promoted_kind(&addr).map(|k| index[&k.slot()]);
+    let slot_of = |addr: Value| promoted_kind(&addr).and_then(|k| index[k.slot()]);
     let access = block_accesses(f, &rpo, slot_of);
     let live = live_in(&rpo, &preds, &access);
     let mut zeros = Zeros::new(slot_ty.len());
@@ -289,7 +301,7 @@ pub fn promote_function(f: &mut Function, lanes: u32, ptr: u32) -> usize {
     }
     let mut inherited: FxHashMap<Block, FxHashMap<usize, Value>> = FxHashMap::default();
 
-    let mut alias: FxHashMap<Value, Value> = FxHashMap::default();
+    let mut alias: SecondaryMap<Value, Option<Value>> = SecondaryMap::new();
     for &b in &rpo {
         let mut cur: FxHashMap<usize, Value> = match params.get(&b) {
             Some(ps) => ps.iter().copied().collect(),
@@ -300,7 +312,7 @@ pub fn promote_function(f: &mut Function, lanes: u32, ptr: u32) -> usize {
         for inst in old {
             let result = f.results[inst];
             match f.insts[inst].clone() {
-                InstData::StackAddr { slot } if index.contains_key(&slot) => continue,
+                InstData::StackAddr { slot } if index[slot].is_some() => continue,
                 InstData::Splat { .. } | InstData::Binary { .. }
                     if result.and_then(|r| promoted_kind(&r)).is_some() =>
                 {
@@ -309,7 +321,7 @@ pub fn promote_function(f: &mut Function, lanes: u32, ptr: u32) -> usize {
                 InstData::Load { addr, .. } => {
                     if let Some(i) = slot_of(addr) {
                         let v = current(f, &mut cur, &mut zeros, &slot_ty, i);
-                        alias.insert(result.unwrap(), v);
+                        alias[result.unwrap()] = Some(v);
                         continue;
                     }
                 }
@@ -374,7 +386,7 @@ pub fn promote_function(f: &mut Function, lanes: u32, ptr: u32) -> usize {
     }
     f.blocks[entry].insts.splice(0..0, zeros.insts);
     let resolve = |mut v: Value| {
-        while let Some(&w) = alias.get(&v) {
+        while let Some(w) = alias[v] {
             v = w;
         }
         v

@@ -113,6 +113,15 @@ pub trait RegTarget {
         let _ = reg;
         SmallVec::new()
     }
+    /// For classes sharing one register file: how many registers of its base class
+    /// (the class counting 1) a register of `class` takes, such as 2 for a pair;
+    /// 0 for a class not counted. With it, an allocation that stops at a spill can
+    /// tell before scanning that a position needs more registers than there are.
+    /// 0 for every class by default.
+    fn storage_units(&self, class: RegClass) -> u32 {
+        let _ = class;
+        0
+    }
 }
 
 /// One machine instruction and the source position it came from (for line tables

@@ -127,6 +127,10 @@ struct PhysTable {
     by_class: BTreeMap<RegClass, Vec<usize>>,
     /// Per register: the registers sharing its storage, itself first.
     overlaps: Vec<SmallVec<[usize; 4]>>,
+    /// Per class in use: its [`RegTarget::storage_units`].
+    units: BTreeMap<RegClass, u32>,
+    /// Allocatable registers of the base class (storage units 1).
+    capacity: u32,
 }
 
 impl PhysTable {
@@ -136,6 +140,11 @@ impl PhysTable {
             index: Vec::new(),
             by_class: BTreeMap::new(),
             overlaps: Vec::new(),
+            units: classes
+                .iter()
+                .map(|&c| (c, target.storage_units(c)))
+                .collect(),
+            capacity: 0,
         };
         for &class in classes {
             let mut regs = Vec::new();
@@ -149,6 +158,9 @@ impl PhysTable {
                     regs.push(table.phys.len());
                     table.phys.push(p);
                 }
+            }
+            if table.units[&class] == 1 {
+                table.capacity += regs.len() as u32;
             }
             table.by_class.insert(class, regs);
         }
@@ -262,7 +274,7 @@ fn allocate_or_stop<T: RegTarget>(
     let mut input = None;
     // Each round that spills removes a spillable register for good.
     for _round in 0..=func.vregs.len() + 1 {
-        match scan_round(&work, &phys) {
+        match scan_round(&work, &phys, stop_at_spill) {
             Round::Done(assign) => return Ok(Some(finish(func, target, work, &assign))),
             Round::Spill(_) if stop_at_spill => {
                 give_back(func, work, input);
@@ -534,15 +546,20 @@ fn split_around_full_clobbers<I: MachInst>(work: &mut Work<I>, phys: &PhysTable)
     }
 }
 
-/// Computes liveness and runs the linear scan once.
-fn scan_round<I: MachInst>(work: &Work<I>, phys: &PhysTable) -> Round {
+/// Computes liveness and runs the linear scan once. When the caller stops at a spill,
+/// a function needing more registers at some position than there are spills without
+/// a scan.
+fn scan_round<I: MachInst>(work: &Work<I>, phys: &PhysTable, stop_at_spill: bool) -> Round {
     let blocks = block_accesses(work, phys);
     let nvars = phys.phys.len() + work.vregs.len();
     let live = liveness::solve(&blocks, nvars);
     let layout = liveness::layout(&blocks);
     let ranges = liveness::live_ranges(&blocks, nvars, &live, &layout);
-    let hints = move_hints(work);
     let vranges = &ranges[phys.phys.len()..];
+    if stop_at_spill && phys.capacity > 0 && peak_units(work, phys, vranges) > phys.capacity {
+        return Round::Spill(Vec::new());
+    }
+    let hints = move_hints(work);
     let weights = spill_weights(work, vranges);
     let scan = Scan {
         work,
@@ -557,6 +574,36 @@ fn scan_round<I: MachInst>(work: &Work<I>, phys: &PhysTable) -> Round {
         Err(ScanFail::Spill(victims)) => Round::Spill(victims),
         Err(ScanFail::Stuck(v)) => Round::Stuck(stuck_error(work, &layout, &scan, v)),
     }
+}
+
+/// The most base-class registers ([`RegTarget::storage_units`]) the virtual registers
+/// hold at one position: no allocation fits in fewer (fixed registers only add to it).
+fn peak_units<I>(work: &Work<I>, phys: &PhysTable, ranges: &[Vec<Range>]) -> u32 {
+    let end = ranges
+        .iter()
+        .filter_map(|r| r.last())
+        .map(|r| r.end)
+        .max()
+        .unwrap_or(0) as usize;
+    // Units coming live at each position, minus those going dead.
+    let mut delta = vec![0i64; end + 2];
+    for (v, rs) in ranges.iter().enumerate() {
+        let units = phys
+            .units
+            .get(&work.vregs[VReg::new(v)])
+            .copied()
+            .unwrap_or(0);
+        for r in rs.iter().filter(|_| units > 0) {
+            delta[r.start as usize] += i64::from(units);
+            delta[r.end as usize + 1] -= i64::from(units);
+        }
+    }
+    let mut live = 0i64;
+    let peak = delta.iter().map(|d| {
+        live += d;
+        live
+    });
+    peak.max().unwrap_or(0).max(0) as u32
 }
 
 /// Loop depth of each block: how many back edges (to a block at or before their

@@ -520,6 +520,14 @@ impl RegTarget for GpuTarget {
         inst
     }
 
+    fn storage_units(&self, class: RegClass) -> u32 {
+        match class {
+            R => 1,
+            D => 2,
+            _ => 0,
+        }
+    }
+
     /// A pair and its two halves.
     fn aliases(&self, reg: PReg) -> SmallVec<[PReg; 4]> {
         match reg.class {
