@@ -62,6 +62,10 @@ enum Command {
     Check {
         #[command(flatten)]
         front: FrontArgs,
+        /// Also lower the program and warn about every divergent branch (W0008), as
+        /// `spmdc FILE --warn-divergent` does.
+        #[arg(long)]
+        warn_divergent: bool,
     },
     /// Compile a kernel and run one launch of it on a target, e.g.
     /// `spmdc run examples/saxpy.spmd --entry saxpy --arg n=1000 --arg a=2 --arg x='range(1000)' --arg y='fill(1000,1)' --print y`.
@@ -912,7 +916,7 @@ fn warn_ineffective(cli: &Cli, given: &[String]) {
 
 fn run(cli: Cli) -> u8 {
     let time_passes = match &cli.command {
-        Some(Command::Check { front }) => front.time_passes,
+        Some(Command::Check { front, .. }) => front.time_passes,
         Some(Command::Run(args)) => args.front.time_passes,
         Some(
             Command::Explain { .. }
@@ -929,7 +933,10 @@ fn run(cli: Cli) -> u8 {
         timing::enable();
     }
     let status = timing::stage("total", || match cli.command {
-        Some(Command::Check { front }) => check(&front),
+        Some(Command::Check {
+            front,
+            warn_divergent,
+        }) => check(&front, warn_divergent),
         Some(Command::Run(args)) => run_kernel(&args),
         Some(Command::Explain { code, list }) => explain(code.as_deref(), list),
         Some(Command::Bench(args)) => bench(&args),
@@ -1002,10 +1009,28 @@ fn front_for(
     }
 }
 
-fn check(args: &FrontArgs) -> u8 {
-    match front(args, Stage::Check) {
-        Ok(result) => finish(&result, args),
-        Err(code) => code,
+/// `spmdc check`: the front end's diagnostics; with `--warn-divergent`, the program is
+/// also lowered (and optimized, as `spmdc FILE` does) for the uniformity analysis's
+/// report, and an error of the lowering is reported as a compile error.
+fn check(args: &FrontArgs, warn_divergent: bool) -> u8 {
+    let result = match front(args, Stage::Check) {
+        Ok(result) => result,
+        Err(code) => return code,
+    };
+    let status = finish(&result, args);
+    if status != EXIT_OK || !warn_divergent {
+        return status;
+    }
+    match driver::lower_front(&result) {
+        Ok(module) => {
+            let diags = uniformity::report(&result, &module, true);
+            report(&result.sources, diags.iter(), args);
+            EXIT_OK
+        }
+        Err(diags) => {
+            report(&result.sources, diags.iter(), args);
+            EXIT_COMPILE_ERROR
+        }
     }
 }
 

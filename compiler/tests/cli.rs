@@ -773,11 +773,34 @@ fn warn_divergent_lists_divergent_branches() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(
-        err.contains("warning[W0008]: divergent branch in `mandelbrot`"),
+        err.contains("warning[W0008]: divergent `for` in `mandelbrot`"),
         "{err}"
     );
-    assert!(err.contains("divergence starts here (lane_index)"), "{err}");
+    assert!(
+        err.contains("`programIndex` is different in each program instance"),
+        "{err}"
+    );
     let quiet = spmdc(&["examples/mandelbrot.spmd", "--emit", "ir"], None);
+    assert_eq!(quiet.status.code(), Some(0));
+    assert!(!stderr(&quiet).contains("W0008"), "{}", stderr(&quiet));
+}
+
+/// `spmdc check --warn-divergent` reports W0008 as `spmdc FILE --warn-divergent`
+/// does, at the condition, and exits 0 (warnings only); plain `check` does not.
+#[test]
+fn check_warn_divergent_reports_divergent_branches() {
+    let file = "tests/warn_divergent/check_command.spmd";
+    let out = spmdc(&["check", file, "--warn-divergent"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning[W0008]: divergent `do` in `halvings`")
+            && err.contains("check_command.spmd:8:14"),
+        "{err}"
+    );
+    let compiled = spmdc(&[file, "--warn-divergent", "--emit", "ir"], None);
+    assert_eq!(stderr(&compiled), err);
+    let quiet = spmdc(&["check", file], None);
     assert_eq!(quiet.status.code(), Some(0));
     assert!(!stderr(&quiet).contains("W0008"), "{}", stderr(&quiet));
 }

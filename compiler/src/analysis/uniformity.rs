@@ -56,6 +56,7 @@
 //! from a uniform address (every lane reads the same location in one instruction) under
 //! a uniform mask; a varying-typed load reads a different element per lane.
 
+pub mod divergent;
 pub mod relative;
 
 use cranelift_entity::SecondaryMap;
@@ -406,6 +407,17 @@ fn source_text(module: &Module, s: Source) -> String {
     }
 }
 
+/// Every `brif` of `func` on `any`/`all` of a mask, with that mask ([`branch_mask`]).
+fn masked_branches(func: &Function) -> impl Iterator<Item = (crate::ir::Inst, Value)> + '_ {
+    func.layout.iter().filter_map(|&block| {
+        let term = func.terminator(block)?;
+        let InstData::Brif { cond, .. } = func.insts[term] else {
+            return None;
+        };
+        Some((term, branch_mask(func, cond)?))
+    })
+}
+
 /// The mask `brif cond` tests: `m` when `cond` is `any m` or `all m`, looking through
 /// `bnot`.
 pub fn branch_mask(func: &Function, cond: Value) -> Option<Value> {
@@ -468,114 +480,6 @@ fn value_span(func: &Function, v: Value) -> Option<Span> {
     }
 }
 
-/// How the chain note shows a value: `v12 (iadd)`, `v3 (block parameter)`.
-fn describe(func: &Function, module: &Module, names: &Names, v: Value) -> String {
-    let what = match func.values[v].def {
-        ValueDef::Result(inst) => {
-            let mut text = String::new();
-            let _ = crate::ir::write::write_inst(&mut text, func, inst, module, names);
-            text.split_once(" = ")
-                .map_or(text.clone(), |(_, rhs)| rhs.to_string())
-                .split_whitespace()
-                .next()
-                .unwrap_or("")
-                .to_string()
-        }
-        ValueDef::Param(block, i) if Some(block) == func.entry_block() => format!("parameter {i}"),
-        ValueDef::Param(..) => "block parameter".to_string(),
-    };
-    format!("{} ({what})", names.value(v))
-}
-
-/// Most values the chain note lists before it elides the middle.
-const CHAIN_LIMIT: usize = 12;
-
-/// The `--warn-divergent` report: one warning ([`codes::DIVERGENT_BRANCH`]) per
-/// branch that tests a new divergent condition (visited in reverse postorder, so the
-/// outermost branch on a condition reports it; the lowering's "skip when no lane is on"
-/// checks that only re-test an enclosing mask are not reported), with a note listing the chain of values
-/// back to the source of divergence and, when the source has a span, a label there.
-pub fn divergent_branches(module: &Module, result: &ModuleUniformity) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    let mut seen_spans = FxHashSet::default();
-    for (fref, func) in module.functions.iter() {
-        let res = &result.functions[fref];
-        let names = Names::new(func);
-        let mut reported = FxHashSet::default();
-        for &block in DominatorTree::compute(func).rpo() {
-            let Some(term) = func.terminator(block) else {
-                continue;
-            };
-            let InstData::Brif { cond, .. } = func.insts[term] else {
-                continue;
-            };
-            let Some(mask) = branch_mask(func, cond) else {
-                continue;
-            };
-            let new_divergent = mask_conditions(func, mask)
-                .into_iter()
-                .filter(|&c| !res.is_uniform(c) && reported.insert(c))
-                .collect::<Vec<_>>();
-            let Some(&condition) = new_divergent.first() else {
-                continue;
-            };
-            // One warning per source branch: an inlined callee's branches are also in
-            // its callers' copies, and the callee comes first in the module.
-            let span = func.spans[term];
-            if !seen_spans.insert(span) {
-                continue;
-            }
-            out.push(branch_diagnostic(
-                module, func, res, &names, span, condition,
-            ));
-        }
-    }
-    out
-}
-
-fn branch_diagnostic(
-    module: &Module,
-    func: &Function,
-    res: &FunctionUniformity,
-    names: &Names,
-    span: Span,
-    mask: Value,
-) -> Diagnostic {
-    let chain = res.chain(mask);
-    let last = *chain.last().unwrap_or(&mask);
-    let source = match res.why(last) {
-        Some(Why::Source(s)) => source_text(module, s),
-        _ => "a divergent value".to_string(),
-    };
-    let mut steps: Vec<String> = chain
-        .iter()
-        .map(|&v| describe(func, module, names, v))
-        .collect();
-    if steps.len() > CHAIN_LIMIT {
-        let tail = steps.split_off(steps.len() - CHAIN_LIMIT / 2);
-        steps.truncate(CHAIN_LIMIT / 2);
-        steps.push(format!("... {} more", chain.len() - CHAIN_LIMIT));
-        steps.extend(tail);
-    }
-    let mut d = Diagnostic::warning(
-        codes::DIVERGENT_BRANCH,
-        format!("divergent branch in `{}`", func.name),
-    )
-    .with_primary(
-        span,
-        format!("the program instances may disagree here: divergence from {source}"),
-    )
-    .with_note(format!(
-        "the condition {} depends on: {}",
-        names.value(mask),
-        steps.join(" <- ")
-    ));
-    if let Some(src_span) = value_span(func, last).filter(|s| *s != span) {
-        d = d.with_secondary(src_span, format!("divergence starts here ({source})"));
-    }
-    d
-}
-
 /// A `cif`/`cfor`/`cwhile`/`cdo` of the source: the statement, its condition and the
 /// statements nested in it (whose branches are not its own).
 struct CoherentStmt {
@@ -584,64 +488,101 @@ struct CoherentStmt {
     children: Vec<Span>,
 }
 
+/// What the uniformity reports need of one statement.
+struct StmtParts<'a> {
+    /// The condition of an `if`/`for`/`while`/`do` (and their coherent forms).
+    cond: Option<&'a ast::Expr>,
+    coherent: bool,
+    /// How the source spells the statement: `if`, `cfor`, `do`...
+    keyword: &'static str,
+    /// The statements nested in it.
+    children: Vec<&'a ast::Stmt>,
+}
+
+fn stmt_parts(stmt: &ast::Stmt) -> StmtParts<'_> {
+    let cond = |cond, coherent: bool, plain, coherent_kw, children| StmtParts {
+        cond,
+        coherent,
+        keyword: if coherent { coherent_kw } else { plain },
+        children,
+    };
+    match &stmt.kind {
+        ast::StmtKind::If {
+            cond: c,
+            then,
+            else_,
+            coherent,
+        } => cond(
+            Some(c),
+            *coherent,
+            "if",
+            "cif",
+            std::iter::once(&**then).chain(else_.as_deref()).collect(),
+        ),
+        ast::StmtKind::For {
+            cond: c,
+            body,
+            coherent,
+            ..
+        } => cond(c.as_deref(), *coherent, "for", "cfor", vec![&**body]),
+        ast::StmtKind::While {
+            cond: c,
+            body,
+            coherent,
+        } => cond(Some(c), *coherent, "while", "cwhile", vec![&**body]),
+        ast::StmtKind::DoWhile {
+            body,
+            cond: c,
+            coherent,
+        } => cond(Some(c), *coherent, "do", "cdo", vec![&**body]),
+        ast::StmtKind::Block(b) | ast::StmtKind::Unmasked(b) => {
+            cond(None, false, "", "", b.stmts.iter().collect())
+        }
+        ast::StmtKind::Switch { arms, .. } => cond(
+            None,
+            false,
+            "",
+            "",
+            arms.iter().flat_map(|a| &a.body).collect(),
+        ),
+        ast::StmtKind::Foreach { body, .. }
+        | ast::StmtKind::ForeachActive { body, .. }
+        | ast::StmtKind::ForeachUnique { body, .. } => cond(None, false, "", "", vec![&**body]),
+        _ => cond(None, false, "", "", Vec::new()),
+    }
+}
+
+/// Calls `visit` on every statement of every function body of `unit`, with the
+/// function.
+fn visit_statements<'a>(
+    unit: &'a ast::TranslationUnit,
+    mut visit: impl FnMut(&'a ast::Function, &'a ast::Stmt, &StmtParts<'a>),
+) {
+    for item in &unit.items {
+        let ast::Item::Function(f) = item else {
+            continue;
+        };
+        let mut stack: Vec<&ast::Stmt> = f.body.iter().flat_map(|b| &b.stmts).collect();
+        while let Some(stmt) = stack.pop() {
+            let parts = stmt_parts(stmt);
+            visit(f, stmt, &parts);
+            stack.extend(parts.children);
+        }
+    }
+}
+
 /// Every coherent statement with a condition in `unit`.
 fn coherent_statements(unit: &ast::TranslationUnit) -> Vec<CoherentStmt> {
     let mut out = Vec::new();
-    let mut stack: Vec<&ast::Stmt> = Vec::new();
-    for item in &unit.items {
-        if let ast::Item::Function(f) = item {
-            stack.extend(f.body.iter().flat_map(|b| &b.stmts));
-        }
-    }
-    while let Some(stmt) = stack.pop() {
-        let (cond, coherent, children): (Option<&ast::Expr>, bool, Vec<&ast::Stmt>) =
-            match &stmt.kind {
-                ast::StmtKind::If {
-                    cond,
-                    then,
-                    else_,
-                    coherent,
-                } => (
-                    Some(cond),
-                    *coherent,
-                    std::iter::once(&**then).chain(else_.as_deref()).collect(),
-                ),
-                ast::StmtKind::For {
-                    cond,
-                    body,
-                    coherent,
-                    ..
-                } => (cond.as_deref(), *coherent, vec![&**body]),
-                ast::StmtKind::While {
-                    cond,
-                    body,
-                    coherent,
-                }
-                | ast::StmtKind::DoWhile {
-                    body,
-                    cond,
-                    coherent,
-                } => (Some(cond), *coherent, vec![&**body]),
-                ast::StmtKind::Block(b) | ast::StmtKind::Unmasked(b) => {
-                    (None, false, b.stmts.iter().collect())
-                }
-                ast::StmtKind::Switch { arms, .. } => {
-                    (None, false, arms.iter().flat_map(|a| &a.body).collect())
-                }
-                ast::StmtKind::Foreach { body, .. }
-                | ast::StmtKind::ForeachActive { body, .. }
-                | ast::StmtKind::ForeachUnique { body, .. } => (None, false, vec![&**body]),
-                _ => (None, false, Vec::new()),
-            };
-        if let (Some(cond), true) = (cond, coherent) {
+    visit_statements(unit, |_, stmt, parts| {
+        if let (Some(cond), true) = (parts.cond, parts.coherent) {
             out.push(CoherentStmt {
                 span: stmt.span,
                 cond: cond.span,
-                children: children.iter().map(|c| c.span).collect(),
+                children: parts.children.iter().map(|c| c.span).collect(),
             });
         }
-        stack.extend(children);
-    }
+    });
     out.sort_by_key(|s| (s.span.file, s.span.start));
     out
 }
@@ -667,16 +608,7 @@ pub fn unnecessary_coherent_hints(
     let mut found = vec![(false, true); stmts.len()];
     for (fref, func) in module.functions.iter() {
         let res = &result.functions[fref];
-        for &block in &func.layout {
-            let Some(term) = func.terminator(block) else {
-                continue;
-            };
-            let InstData::Brif { cond, .. } = func.insts[term] else {
-                continue;
-            };
-            let Some(mask) = branch_mask(func, cond) else {
-                continue;
-            };
+        for (term, mask) in masked_branches(func) {
             let span = func.spans[term];
             for (i, st) in stmts.iter().enumerate() {
                 let own = span_within(span, st.span)
@@ -729,7 +661,7 @@ pub fn report(
     let result = analyze_each(module, analyze_divergence);
     let mut out = unnecessary_coherent_hints(&front.unit, module, &result);
     if warn_divergent {
-        out.extend(divergent_branches(module, &result));
+        out.extend(divergent::divergent_branches(front, module, &result));
     }
     out.retain(|d| d.span().is_none_or(|s| Some(s.file) != front.stdlib_file));
     out

@@ -167,8 +167,8 @@ fn on_the_corpus_uniform_types_are_uniform_and_annotated_text_reads_back() {
     }
 }
 
-/// `--warn-divergent` on an example, rendered as the terminal shows it.
-fn warn_divergent(file: &str) -> String {
+/// `--warn-divergent` on a file of the repository: the source and the report.
+fn warn_divergent_report(file: &str) -> (crate::driver::FrontResult, Vec<crate::diag::Diagnostic>) {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .unwrap();
@@ -183,10 +183,80 @@ fn warn_divergent(file: &str) -> String {
         crate::driver::Stage::Check,
     );
     let module = crate::driver::lower_front(&front).expect("the example lowers");
-    report(&front, &module, true)
+    let diags = report(&front, &module, true);
+    (front, diags)
+}
+
+/// `--warn-divergent` on an example, rendered as the terminal shows it.
+fn warn_divergent(file: &str) -> String {
+    let (front, diags) = warn_divergent_report(file);
+    diags
         .iter()
         .map(|d| crate::diag::render_human(&front.sources, d, false))
         .collect()
+}
+
+/// Whether `text` names an IR value (`v12`) or block (`block3`).
+fn names_ir_value(text: &str) -> bool {
+    text.split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .any(|word| {
+            ["v", "block"].iter().any(|p| {
+                word.strip_prefix(p)
+                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            })
+        })
+}
+
+/// The five kernels of issue 23 (point 6), one per problem a new user found: each
+/// W0008's primary span is exactly a condition the kernel marks `// W0008: COND`,
+/// every marked condition is warned about (and nothing else), no message names an
+/// IR value, and the rendering is snapshotted.
+#[test]
+fn warn_divergent_kernels() {
+    for name in [
+        "if_in_foreach",
+        "foreach_tail",
+        "source_terms",
+        "uniform_loop",
+        "check_command",
+    ] {
+        let file = format!("tests/warn_divergent/{name}.spmd");
+        let (front, diags) = warn_divergent_report(&file);
+        let text = front.sources.get(front.main_file).text.clone();
+        let marked: Vec<(usize, &str)> = text
+            .lines()
+            .enumerate()
+            .filter_map(|(i, line)| Some((i + 1, line.split_once("// W0008: ")?.1.trim())))
+            .collect();
+        let warned: Vec<(usize, &str)> = diags
+            .iter()
+            .filter(|d| d.code == codes::DIVERGENT_BRANCH)
+            .map(|d| {
+                let span = d.span().expect("W0008 has a primary span");
+                let file = front.sources.get(span.file);
+                (file.line_col(span.start).0, front.sources.snippet(span))
+            })
+            .collect();
+        assert_eq!(warned, marked, "{file}: warned conditions");
+        for d in &diags {
+            let texts = std::iter::once(&d.message)
+                .chain(d.secondary.iter().map(|l| &l.message))
+                .chain(d.primary.iter().map(|l| &l.message))
+                .chain(&d.notes)
+                .chain(&d.help);
+            for t in texts {
+                assert!(!names_ir_value(t), "{file}: an IR name in {t:?}");
+            }
+        }
+        insta::assert_snapshot!(format!("warn_divergent_{name}"), warn_divergent(&file));
+    }
+}
+
+#[test]
+fn names_ir_value_finds_value_names_only() {
+    assert!(names_ir_value("the condition v30 depends on"));
+    assert!(names_ir_value("(block12)"));
+    assert!(!names_ir_value("`v > 0` is loaded from `v2d[i]`, `value`"));
 }
 
 #[test]
