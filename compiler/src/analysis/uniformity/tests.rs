@@ -167,17 +167,22 @@ fn on_the_corpus_uniform_types_are_uniform_and_annotated_text_reads_back() {
     }
 }
 
-/// `--warn-divergent` on a file of the repository: the source and the report.
-fn warn_divergent_report(file: &str) -> (crate::driver::FrontResult, Vec<crate::diag::Diagnostic>) {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+/// The repository's root.
+fn repo_root() -> &'static std::path::Path {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
-        .unwrap();
-    let path = root.join(file);
-    let text = std::fs::read_to_string(&path).expect("the example exists");
-    let name = path.file_name().unwrap().to_string_lossy().to_string();
+        .unwrap()
+}
+
+/// `--warn-divergent` on the source `text` named `name`: the front end's result and
+/// the report.
+fn warn_divergent_text(
+    name: &str,
+    text: String,
+) -> (crate::driver::FrontResult, Vec<crate::diag::Diagnostic>) {
     let front = crate::driver::run_front(
-        &name,
-        Some(path.clone()),
+        name,
+        None,
         text,
         &crate::driver::FrontOptions::default(),
         crate::driver::Stage::Check,
@@ -187,13 +192,25 @@ fn warn_divergent_report(file: &str) -> (crate::driver::FrontResult, Vec<crate::
     (front, diags)
 }
 
-/// `--warn-divergent` on an example, rendered as the terminal shows it.
-fn warn_divergent(file: &str) -> String {
-    let (front, diags) = warn_divergent_report(file);
+/// [`warn_divergent_text`] on a file of the repository, named by its file name.
+fn warn_divergent_report(file: &str) -> (crate::driver::FrontResult, Vec<crate::diag::Diagnostic>) {
+    let path = repo_root().join(file);
+    let text = std::fs::read_to_string(&path).expect("the example exists");
+    let name = path.file_name().unwrap().to_string_lossy().to_string();
+    warn_divergent_text(&name, text)
+}
+
+fn render_all(front: &crate::driver::FrontResult, diags: &[crate::diag::Diagnostic]) -> String {
     diags
         .iter()
         .map(|d| crate::diag::render_human(&front.sources, d, false))
         .collect()
+}
+
+/// `--warn-divergent` on an example, rendered as the terminal shows it.
+fn warn_divergent(file: &str) -> String {
+    let (front, diags) = warn_divergent_report(file);
+    render_all(&front, &diags)
 }
 
 /// Whether `text` names an IR value (`v12`) or block (`block3`).
@@ -207,10 +224,45 @@ fn names_ir_value(text: &str) -> bool {
         })
 }
 
-/// The five kernels of issue 23 (point 6), one per problem a new user found: each
-/// W0008's primary span is exactly a condition the kernel marks `// W0008: COND`,
-/// every marked condition is warned about (and nothing else), no message names an
-/// IR value, and the rendering is snapshotted.
+/// Checks a W0008 report against its source (called `what` in failures): each
+/// warning's primary span is exactly a condition the source marks `// W0008: COND`
+/// on its line, every marked condition is warned about, in order, and no message
+/// names an IR value.
+fn assert_marked_conditions(
+    what: &str,
+    front: &crate::driver::FrontResult,
+    diags: &[crate::diag::Diagnostic],
+) {
+    let text = &front.sources.get(front.main_file).text;
+    let marked: Vec<(usize, &str)> = text
+        .lines()
+        .enumerate()
+        .filter_map(|(i, line)| Some((i + 1, line.split_once("// W0008: ")?.1.trim())))
+        .collect();
+    let warned: Vec<(usize, &str)> = diags
+        .iter()
+        .filter(|d| d.code == codes::DIVERGENT_BRANCH)
+        .map(|d| {
+            let span = d.span().expect("W0008 has a primary span");
+            let file = front.sources.get(span.file);
+            (file.line_col(span.start).0, front.sources.snippet(span))
+        })
+        .collect();
+    assert_eq!(warned, marked, "{what}: warned conditions");
+    for d in diags {
+        let texts = std::iter::once(&d.message)
+            .chain(d.secondary.iter().map(|l| &l.message))
+            .chain(d.primary.iter().map(|l| &l.message))
+            .chain(&d.notes)
+            .chain(&d.help);
+        for t in texts {
+            assert!(!names_ir_value(t), "{what}: an IR name in {t:?}");
+        }
+    }
+}
+
+/// The five kernels of issue 23 (point 6), one per problem a new user found, checked
+/// by [`assert_marked_conditions`], and their renderings snapshotted.
 #[test]
 fn warn_divergent_kernels() {
     for name in [
@@ -222,34 +274,51 @@ fn warn_divergent_kernels() {
     ] {
         let file = format!("tests/warn_divergent/{name}.spmd");
         let (front, diags) = warn_divergent_report(&file);
-        let text = front.sources.get(front.main_file).text.clone();
-        let marked: Vec<(usize, &str)> = text
-            .lines()
-            .enumerate()
-            .filter_map(|(i, line)| Some((i + 1, line.split_once("// W0008: ")?.1.trim())))
-            .collect();
-        let warned: Vec<(usize, &str)> = diags
-            .iter()
-            .filter(|d| d.code == codes::DIVERGENT_BRANCH)
-            .map(|d| {
-                let span = d.span().expect("W0008 has a primary span");
-                let file = front.sources.get(span.file);
-                (file.line_col(span.start).0, front.sources.snippet(span))
-            })
-            .collect();
-        assert_eq!(warned, marked, "{file}: warned conditions");
-        for d in &diags {
-            let texts = std::iter::once(&d.message)
-                .chain(d.secondary.iter().map(|l| &l.message))
-                .chain(d.primary.iter().map(|l| &l.message))
-                .chain(&d.notes)
-                .chain(&d.help);
-            for t in texts {
-                assert!(!names_ir_value(t), "{file}: an IR name in {t:?}");
-            }
-        }
-        insta::assert_snapshot!(format!("warn_divergent_{name}"), warn_divergent(&file));
+        assert_marked_conditions(&file, &front, &diags);
+        insta::assert_snapshot!(format!("warn_divergent_{name}"), render_all(&front, &diags));
     }
+}
+
+/// The fenced blocks of a Markdown text whose info string is `lang`, in order.
+fn fenced_blocks(text: &str, lang: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current: Option<String> = None;
+    for line in text.lines() {
+        match (&mut current, line.trim_start().strip_prefix("```")) {
+            (None, Some(info)) if info.trim() == lang => current = Some(String::new()),
+            (Some(_), Some(_)) => out.extend(current.take()),
+            (Some(block), None) => {
+                block.push_str(line);
+                block.push('\n');
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The W0008 documentation stays true: the explanation's samples warn exactly at the
+/// conditions they mark, and lang-spec/diagnostics.md shows the output spmdc prints
+/// for its kernel.
+#[test]
+fn warn_divergent_docs() {
+    let read = |file: &str| std::fs::read_to_string(repo_root().join(file)).unwrap();
+    let explain = read("compiler/src/diag/explain/W0008.md");
+    let samples = fenced_blocks(&explain, "spmd");
+    assert_eq!(samples.len(), 2, "W0008.md's samples");
+    for (i, sample) in samples.into_iter().enumerate() {
+        let (front, diags) = warn_divergent_text("W0008.md", sample);
+        assert_marked_conditions(&format!("W0008.md sample {}", i + 1), &front, &diags);
+    }
+    let spec = read("lang-spec/diagnostics.md");
+    let section = spec
+        .split_once("## Divergent branches")
+        .expect("lang-spec/diagnostics.md has the section")
+        .1;
+    let kernel = fenced_blocks(section, "spmd").remove(0);
+    let shown = fenced_blocks(section, "console").remove(0);
+    let (front, diags) = warn_divergent_text("kernel.spmd", kernel);
+    assert_eq!(render_all(&front, &diags).trim_end(), shown.trim_end());
 }
 
 #[test]
