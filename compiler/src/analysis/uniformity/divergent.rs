@@ -7,7 +7,10 @@
 //! The lowering turned each of these statements into `brif any(mask)`s whose masks
 //! are the enclosing mask combined with the condition ([`super::mask_conditions`]); a
 //! mask conjunct whose definition lies inside the condition's span is that statement's
-//! condition, wherever a pass moved or copied it (every pass keeps spans). Conjuncts
+//! condition, wherever a pass moved or copied it (every pass keeps spans); so is one
+//! defined where a variable the condition names is set (`bool even = ...; if (even)`:
+//! promotion made `even` that value), when it is found in a `brif` the statement
+//! lowered to (known by the span the lowering gives it, [`branch_span`]). Conjuncts
 //! defined elsewhere are the compiler's own bookkeeping: the `foreach` tail test, the
 //! "skip when no lane is on" checks, a loop's live lanes. They name no source branch
 //! and are never reported, which is why this is keyed by source statements and not by
@@ -42,7 +45,32 @@ const QUOTE_LIMIT: usize = 40;
 struct CondStmt<'a> {
     keyword: &'static str,
     cond: Span,
+    /// The span the lowering gives the statement's own `brif`s ([`branch_span`]).
+    branch: Span,
+    /// The identifiers its condition mentions.
+    names: FxHashSet<&'a str>,
     function: &'a ast::Function,
+}
+
+/// The span the lowering gives the `brif`s of a conditional statement: the current
+/// statement's span when it lowers the test (for a `do`, the condition's; for a `for`
+/// whose init declares variables, the last declarator's).
+fn branch_span(stmt: &ast::Stmt, cond: Span) -> Span {
+    match &stmt.kind {
+        ast::StmtKind::DoWhile { .. } => cond,
+        ast::StmtKind::For { init, .. } => match init.as_deref() {
+            Some(ast::ForInit::Decl(d)) => d.declarators.last().map_or(stmt.span, |dd| dd.span),
+            _ => stmt.span,
+        },
+        _ => stmt.span,
+    }
+}
+
+/// The identifiers in a piece of source text.
+fn identifiers(text: &str) -> FxHashSet<&str> {
+    text.split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .filter(|w| w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
+        .collect()
 }
 
 /// What the source says about spans that the IR keeps: the conditional statements, the
@@ -58,6 +86,9 @@ struct SourceFacts<'a> {
     /// A `return` statement's span: its function.
     returns: FxHashMap<Span, &'a ast::Function>,
     functions: FxHashMap<&'a str, Vec<&'a ast::Function>>,
+    /// A statement's [`CondStmt::branch`] span: the statement.
+    branches: FxHashMap<Span, usize>,
+    sources: &'a crate::source::SourceMap,
 }
 
 impl<'a> SourceFacts<'a> {
@@ -68,6 +99,8 @@ impl<'a> SourceFacts<'a> {
             vars: FxHashMap::default(),
             returns: FxHashMap::default(),
             functions: FxHashMap::default(),
+            branches: FxHashMap::default(),
+            sources: &front.sources,
         };
         let checked = front.checked.as_ref();
         visit_statements(&front.unit, |function, stmt, parts| {
@@ -78,6 +111,8 @@ impl<'a> SourceFacts<'a> {
                     facts.conds.push(CondStmt {
                         keyword: parts.keyword,
                         cond: cond.span,
+                        branch: branch_span(stmt, cond.span),
+                        names: identifiers(front.sources.snippet(cond.span)),
                         function,
                     });
                 }
@@ -91,6 +126,9 @@ impl<'a> SourceFacts<'a> {
             }
         }
         facts.conds.sort_by_key(|c| (c.cond.file, c.cond.start));
+        facts.branches = (facts.conds.iter().enumerate())
+            .map(|(i, c)| (c.branch, i))
+            .collect();
         facts
     }
 
@@ -146,6 +184,18 @@ impl<'a> SourceFacts<'a> {
         }
     }
 
+    /// The statement whose condition `c` (defined at `span`) is, found in the mask of
+    /// a `brif` the statement `owner` lowered to, if any: the statement whose condition
+    /// contains `span`, or `owner` when `span` sets a variable `owner`'s condition names
+    /// (`bool even = ...; if (even)`: promotion made the condition that value). The
+    /// compiler's own masks are neither.
+    fn statement_of(&self, span: Span, owner: Option<usize>) -> Option<usize> {
+        self.cond_containing(span).or_else(|| {
+            let var = self.sources.snippet(*self.vars.get(&span)?);
+            owner.filter(|&i| self.conds[i].names.contains(var))
+        })
+    }
+
     /// The statement whose condition contains `span`.
     fn cond_containing(&self, span: Span) -> Option<usize> {
         let i = self
@@ -171,13 +221,13 @@ pub fn divergent_branches(
         vec![None; facts.conds.len()];
     for (fref, func) in module.functions.iter() {
         let res = &result.functions[fref];
-        let mut seen = FxHashSet::default();
-        for (_, mask) in masked_branches(func) {
+        for (term, mask) in masked_branches(func) {
+            let owner = facts.branches.get(&func.spans[term]).copied();
             for c in mask_conditions(func, mask) {
-                if !seen.insert(c) || res.is_uniform(c) {
+                if res.is_uniform(c) {
                     continue;
                 }
-                let stmt = value_span(func, c).and_then(|s| facts.cond_containing(s));
+                let stmt = value_span(func, c).and_then(|s| facts.statement_of(s, owner));
                 if let Some(i) = stmt.filter(|&i| found[i].is_none()) {
                     found[i] = Some((func, res, c));
                 }
@@ -253,7 +303,7 @@ impl Explain<'_> {
         let mut last_span = Some(cond_span);
         // Each variable is explained once, where the chain first reaches it.
         let mut vars_seen = FxHashSet::default();
-        for &v in chain.iter().skip(1) {
+        for &v in &chain {
             let why = self.res.why(v);
             if let Some(Why::Source(source)) = why {
                 steps.push(self.source_step(v, source));
@@ -410,7 +460,8 @@ impl Explain<'_> {
             return None;
         };
         let entry = self.func.entry_block()?;
-        let count = self.func.blocks[entry].params.len() - self.func.sig.takes_mask as usize;
+        let count = (self.func.blocks[entry].params.len())
+            .saturating_sub(self.func.sig.takes_mask as usize);
         let offset = count.checked_sub(f.params.len()).filter(|&o| o <= 1)?;
         f.params.get((index as usize).checked_sub(offset)?)
     }
