@@ -795,7 +795,7 @@ fn check_warn_divergent_reports_divergent_branches() {
     let err = stderr(&out);
     assert!(
         err.contains("warning[W0008]: divergent `do` in `halvings`")
-            && err.contains("check_command.spmd:8:14"),
+            && err.contains("check_command.spmd:9:14"),
         "{err}"
     );
     let compiled = spmdc(&[file, "--warn-divergent", "--emit", "ir"], None);

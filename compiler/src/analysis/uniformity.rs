@@ -490,7 +490,8 @@ struct CoherentStmt {
 
 /// What the uniformity reports need of one statement.
 struct StmtParts<'a> {
-    /// The condition of an `if`/`for`/`while`/`do` (and their coherent forms).
+    /// The condition of an `if`/`for`/`while`/`do` (and their coherent forms), or the
+    /// value a `switch` tests.
     cond: Option<&'a ast::Expr>,
     coherent: bool,
     /// How the source spells the statement: `if`, `cfor`, `do`...
@@ -538,11 +539,11 @@ fn stmt_parts(stmt: &ast::Stmt) -> StmtParts<'_> {
         ast::StmtKind::Block(b) | ast::StmtKind::Unmasked(b) => {
             cond(None, false, "", "", b.stmts.iter().collect())
         }
-        ast::StmtKind::Switch { arms, .. } => cond(
-            None,
+        ast::StmtKind::Switch { cond: c, arms } => cond(
+            Some(c),
             false,
-            "",
-            "",
+            "switch",
+            "switch",
             arms.iter().flat_map(|a| &a.body).collect(),
         ),
         ast::StmtKind::Foreach { body, .. }

@@ -1,8 +1,8 @@
 //! `--warn-divergent` (W0008): the source branches whose condition may differ between
 //! the program instances of a gang, each explained in source terms.
 //!
-//! **Which branches.** The report starts from the source: every `if`, `for`, `while`
-//! and `do` (and their coherent forms) whose condition is typed varying. A condition
+//! **Which branches.** The report starts from the source: every `if`, `for`, `while`,
+//! `do` (and their coherent forms) and `switch` whose condition is typed varying. A condition
 //! typed uniform is the user's statement that the gang agrees, and is not looked at.
 //! The lowering turned each of these statements into `brif any(mask)`s whose masks
 //! are the enclosing mask combined with the condition ([`super::mask_conditions`]); a
@@ -191,8 +191,13 @@ impl<'a> SourceFacts<'a> {
     /// compiler's own masks are neither.
     fn statement_of(&self, span: Span, owner: Option<usize>) -> Option<usize> {
         self.cond_containing(span).or_else(|| {
+            let owner = owner?;
+            // A `switch` compares its value with each label at its own span.
+            if span == self.conds[owner].branch {
+                return Some(owner);
+            }
             let var = self.sources.snippet(*self.vars.get(&span)?);
-            owner.filter(|&i| self.conds[i].names.contains(var))
+            self.conds[owner].names.contains(var).then_some(owner)
         })
     }
 
@@ -281,7 +286,10 @@ impl Explain<'_> {
         )
         .with_primary(
             stmt.cond,
-            "this condition may differ between the program instances of a gang",
+            match stmt.keyword {
+                "switch" => "this value may differ between the program instances of a gang",
+                _ => "this condition may differ between the program instances of a gang",
+            },
         );
         for step in &steps {
             if let Some(span) = step.span {
