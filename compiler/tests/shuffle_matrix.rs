@@ -240,7 +240,24 @@ fn static_shuffles(front: &FrontResult) -> usize {
 #[test]
 fn stencils_match_on_partial_warps_and_narrow_rows() {
     let root = common::repo_root();
-    let cases: [(&str, &str, &[&str], usize); 3] = [
+    let cases: [(&str, &str, &[&str], usize); 4] = [
+        (
+            "tests/shuffle_bench/gaussblur_rows.spmd",
+            "gaussblur_rows",
+            &[
+                "nx=40",
+                "ny=20",
+                "s0=12",
+                "s1=6",
+                "s2=4",
+                "s4=2",
+                "s5=1",
+                "s8=0.5",
+                "w0=random(800,8)",
+                "w1=zeros(800)",
+            ],
+            1,
+        ),
         (
             "examples/jacobi2d_gpu.spmd",
             "jacobi2d_gpu",
