@@ -135,6 +135,45 @@ impl FunctionShuffles {
     }
 }
 
+/// What code generation made of a function's pairs: the statistics `--stats` reports
+/// (`static_*`). A back end counts each IR load it served from another register once,
+/// however many copies of the load it emitted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ServedCounts {
+    /// Loads with a varying address ([`FunctionShuffles::varying_loads`]).
+    pub loads: u32,
+    /// Loads served by a cross-lane move (`N != 0`).
+    pub shuffles: u32,
+    /// Loads served by the same lane's register (`N = 0`).
+    pub reuses: u32,
+    /// The sum of `|N|` over the shuffles.
+    pub distance: u64,
+}
+
+impl ServedCounts {
+    /// The counts of the loads `served` maps to their `N`, over `loads` varying loads.
+    pub fn of(loads: u32, served: impl IntoIterator<Item = i32>) -> ServedCounts {
+        let mut c = ServedCounts {
+            loads,
+            ..ServedCounts::default()
+        };
+        for delta in served {
+            if delta == 0 {
+                c.reuses += 1;
+            } else {
+                c.shuffles += 1;
+                c.distance += u64::from(delta.unsigned_abs());
+            }
+        }
+        c
+    }
+
+    /// The mean `|N|` of the shuffles (NaN without one).
+    pub fn mean_distance(&self) -> f64 {
+        self.distance as f64 / f64::from(self.shuffles)
+    }
+}
+
 /// The pairs of every function of a module.
 #[derive(Clone, Debug, Default)]
 pub struct ModuleShuffles {

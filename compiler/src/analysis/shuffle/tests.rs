@@ -418,3 +418,19 @@ fn the_stencil_examples_give_the_pairs_counted_by_hand() {
     let (s, r, _) = counts(&ex("gaussblur.spmd"), "gaussblur");
     assert_eq!((s, r), (0, 0));
 }
+
+#[test]
+fn served_counts_split_moves_from_reuse() {
+    let c = ServedCounts::of(9, [1, -1, 2, 0]);
+    assert_eq!(
+        c,
+        ServedCounts {
+            loads: 9,
+            shuffles: 3,
+            reuses: 1,
+            distance: 4,
+        }
+    );
+    assert!((c.mean_distance() - 4.0 / 3.0).abs() < 1e-12);
+    assert!(ServedCounts::of(2, []).mean_distance().is_nan());
+}

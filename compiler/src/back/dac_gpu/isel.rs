@@ -132,6 +132,7 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
         regs: Vec::new(),
         candidates: Vec::new(),
         dac_split: Vec::new(),
+        shuffles: Vec::new(),
         dynamic_shared: options.dynamic_shared,
     };
     let mut errors = Vec::new();
@@ -172,6 +173,7 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
                 out.shared_bytes.push(shared_size);
                 out.frame_bytes.push(e.frame);
                 out.traps.push(e.traps);
+                out.shuffles.push(e.shuffles);
             }
             Err(e) => errors.extend(e),
         }
@@ -205,6 +207,7 @@ struct CompiledEntry {
     regs: super::alloc::RegReport,
     candidates: Vec<super::regdem::Candidate>,
     dac_split: Option<u32>,
+    shuffles: Option<crate::analysis::shuffle::ServedCounts>,
 }
 
 /// Selects, allocates and decouples the entry `fref`: everything that depends on the
@@ -252,6 +255,7 @@ fn compile_entry(
             (fref, pairs)
         }),
         shuffle_mode: options.shuffle,
+        served: Default::default(),
     };
     // The full-warp split ([`full_warp`]) is a uniformity-driven transform, kept
     // only when it pays.
@@ -259,7 +263,10 @@ fn compile_entry(
     let (mut kernel, mut lines, frame, mut traps, _) =
         timing::stage("instruction selection", || {
             match Isel::new(&ctx, fref, split).run() {
-                Ok((.., false)) if split => Isel::new(&ctx, fref, false).run(),
+                Ok((.., false)) if split => {
+                    ctx.served.borrow_mut().clear();
+                    Isel::new(&ctx, fref, false).run()
+                }
                 other => other,
             }
         })?;
@@ -282,6 +289,7 @@ fn compile_entry(
         regs,
         candidates,
         dac_split: ctx.dac.as_ref().and_then(|p| p.split()),
+        shuffles: ctx.served_counts(),
     })
 }
 
@@ -316,6 +324,8 @@ struct ModuleCtx<'a> {
     shuffles: Option<(FuncRef, crate::analysis::shuffle::FunctionShuffles)>,
     /// How they are served (the ablations drop the edge reload or the move).
     shuffle_mode: crate::passes::ShuffleMode,
+    /// The IR loads selected as a move from their pair's source, with its `N`.
+    served: std::cell::RefCell<FxHashMap<crate::ir::Inst, i32>>,
 }
 
 /// A selected kernel, its line table, its frame bytes per gang, its trap sites and

@@ -193,6 +193,9 @@ pub struct Compiled {
     pub candidates: Vec<Vec<regdem::Candidate>>,
     /// Per kernel, the virtual block split of a decoupled entry (`decouple::x_split`).
     pub dac_split: Vec<Option<u32>>,
+    /// Per kernel, under `--shuffle`: its varying loads and those served by another
+    /// load's register (`None` with `--shuffle off`).
+    pub shuffles: Vec<Option<crate::analysis::shuffle::ServedCounts>>,
     /// The dynamic shared bytes per block the kernels are laid out for
     /// ([`Options::dynamic_shared`]): a launch must give exactly these.
     pub dynamic_shared: u32,

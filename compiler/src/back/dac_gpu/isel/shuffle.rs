@@ -25,7 +25,7 @@
 use sim::gpu::{BinOp, Cmp, Inst, Op, Reg, ShflMode, Type as T, UnOp, VoteMode};
 
 use super::{imm, rs, Isel, Loc};
-use crate::analysis::shuffle::Pair;
+use crate::analysis::shuffle::{Pair, ServedCounts};
 use crate::ir::{Scalar, SpecialReg, Value};
 use crate::passes::ShuffleMode;
 
@@ -42,6 +42,16 @@ pub(super) enum Shared {
     Row(i32),
     /// The last lane of the warp that exists (the reductions' shuffle clamp).
     LastLane,
+}
+
+impl super::ModuleCtx<'_> {
+    /// What the entry's selection served (`None` when shuffles are off).
+    pub(super) fn served_counts(&self) -> Option<ServedCounts> {
+        let (_, pairs) = self.shuffles.as_ref()?;
+        let served = self.served.borrow();
+        (self.shuffle_mode.is_on())
+            .then(|| ServedCounts::of(pairs.varying_loads, served.values().copied()))
+    }
 }
 
 impl Isel<'_> {
@@ -66,7 +76,8 @@ impl Isel<'_> {
     }
 
     /// Selects load `inst` (result `res`, address `addr`, mask `mask`) as a shuffle of
-    /// its paired source when it has one; `false` (nothing emitted) otherwise.
+    /// its paired source when it has one, and counts it; `false` (nothing emitted)
+    /// otherwise.
     pub(super) fn shuffled_load(
         &mut self,
         inst: crate::ir::Inst,
@@ -92,7 +103,7 @@ impl Isel<'_> {
         let mode = self.ctx.shuffle_mode;
         if pair.delta == 0 || mode == ShuffleMode::NoLoad {
             self.mov(T::B32, d, rs(a));
-            return true;
+            return self.served(pair);
         }
         if mode == ShuffleMode::NoCorner {
             let (mode, clamp) = shfl_mode(pair.delta);
@@ -105,7 +116,7 @@ impl Isel<'_> {
                 lane,
                 clamp: imm(clamp),
             });
-            return true;
+            return self.served(pair);
         }
         let mask = mask.filter(|&m| !self.on(m));
         let m = mask.map(|v| {
@@ -162,6 +173,12 @@ impl Isel<'_> {
             addr: address,
         };
         self.guarded(reload, ld);
+        self.served(pair)
+    }
+
+    /// Counts `pair`'s load as served (once, however many copies are selected).
+    fn served(&self, pair: Pair) -> bool {
+        self.ctx.served.borrow_mut().insert(pair.load, pair.delta);
         true
     }
 
