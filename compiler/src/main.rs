@@ -521,19 +521,16 @@ impl DacCodegenArgs {
     fn options(&self, switches: &SwitchArgs) -> Result<spmdc::back::dac_gpu::Options, String> {
         let machine = sim::gpu::GpuConfig::load(&self.config)?;
         // Without `--max-regs`, what the machine allows a thread (63 on the GTX 480).
-        let machine_regs = machine
-            .max_registers_per_thread
-            .min(spmdc::back::dac_gpu::alloc::MAX_BUDGET);
+        let defaults = spmdc::back::dac_gpu::Options::for_machine(machine);
         Ok(spmdc::back::dac_gpu::Options {
-            max_regs: self.max_regs.unwrap_or(machine_regs),
+            max_regs: self.max_regs.unwrap_or(defaults.max_regs),
             fixed_budget: self.max_regs.is_some(),
             predict: matches!(self.regalloc, RegallocArg::Auto | RegallocArg::Exhaustive),
             placement: self.regalloc.placement(),
-            machine,
             uniformity: !switches.no_uniformity,
             dac: self.decouple(),
             shuffle: switches.shuffle.mode(),
-            ..Default::default()
+            ..defaults
         })
     }
 }

@@ -280,7 +280,7 @@ fn compile_seconds(
     let again = front_for(path, c)?;
     match c.target {
         Target::DacGpu => {
-            dac_gpu::run::compile(&again, req.optimize, &dac_codegen(c))
+            dac_gpu::run::compile(&again, req.optimize, &dac_codegen(c)?)
                 .map_err(|e| describe("dac-gpu compile", e))?;
         }
         _ => {
@@ -291,13 +291,16 @@ fn compile_seconds(
     Ok(start.elapsed().as_secs_f64())
 }
 
-fn dac_codegen(c: &Config) -> dac_gpu::Options {
+/// The code generation options of `c`: its switches, for its machine (the register
+/// budget and the `--shuffle=auto` cost model), as `spmdc run --config` compiles.
+fn dac_codegen(c: &Config) -> Result<dac_gpu::Options, String> {
     let has = |s: &str| c.switches.iter().any(|x| x == s);
-    dac_gpu::Options {
+    let machine = sim::gpu::GpuConfig::load(&c.machine)?;
+    Ok(dac_gpu::Options {
         dac: !has("--no-dac"),
         shuffle: shuffle_of(c),
-        ..dac_gpu::Options::default()
-    }
+        ..dac_gpu::Options::for_machine(machine)
+    })
 }
 
 /// Compiles and runs (timing or functional), timing the run (not the compile).
@@ -321,7 +324,7 @@ fn timed(
             let dopts = DacRunOptions {
                 timing: c.timing,
                 config: c.machine.clone(),
-                codegen: dac_codegen(c),
+                codegen: dac_codegen(c)?,
                 ..DacRunOptions::default()
             };
             let compiled = dac_gpu::run::compile(front, req.optimize, &dopts.codegen)

@@ -155,6 +155,18 @@ pub struct Options {
     pub shuffle: crate::passes::ShuffleMode,
 }
 
+impl Options {
+    /// The defaults for `machine`: its register limit per thread (63 on the GTX 480)
+    /// as the budget, and its cost model for `--shuffle=auto`.
+    pub fn for_machine(machine: sim::gpu::GpuConfig) -> Options {
+        Options {
+            max_regs: machine.max_registers_per_thread.min(alloc::MAX_BUDGET),
+            machine,
+            ..Options::default()
+        }
+    }
+}
+
 impl Default for Options {
     fn default() -> Self {
         Options {
