@@ -181,9 +181,21 @@ fn bad_suite_files_name_the_file_line_and_key() {
     // A switch, a metric and a chart that do not exist.
     let e = error_of(|t| t.replace("\"--no-dac\"", "\"--no-dca\""));
     assert!(e.to_string().contains("did you mean `--no-dac`"), "{e}");
-    let e = error_of(|t| t.replace("\"speedup\", \"reduction\"", "\"speedups\", \"reduction\""));
-    assert!(e.to_string().contains("did you mean `speedup`"), "{e}");
-    assert_eq!(line_of(&e), 10, "{e}");
+    // Metrics: a misspelt name, a run's speedup without the configuration it is
+    // measured against, a kernel constant that no kernel gives.
+    for (metric, message) in [
+        ("\"speedups\"", "did you mean `speedup`"),
+        (
+            "{ name = \"speedup\", config = \"dac\" }",
+            "needs `against`",
+        ),
+        ("\"data.paper\"", "no kernel has `paper`"),
+    ] {
+        let with = format!("{metric}, \"reduction\"");
+        let e = error_of(|t| t.replace("\"speedup\", \"reduction\"", &with));
+        assert!(e.to_string().contains(message), "{e}");
+        assert_eq!(line_of(&e), 10, "{e}");
+    }
     let e = error_of(|t| t.replace("\"sweep\"]", "\"sweeps\"]"));
     assert!(e.to_string().contains("no chart `sweeps`"), "{e}");
     // A launch expression that does not evaluate.

@@ -1,9 +1,10 @@
 //! Tables from run records. A suite's metrics name what each column shows; this
-//! module knows the metrics ([`RUN_METRICS`], [`PAIR_METRICS`], and any statistic as
-//! `stats.KEY`), checks a suite's list ([`check_metrics`]) and builds its table from
-//! records alone ([`table`]), in the layout the suite asks for: one row per run, or
-//! one row per kernel comparing two configurations with geomean rows (the `regdem`
-//! hook builds its own).
+//! module knows the metrics ([`RUN_METRICS`], [`PAIR_METRICS`], any statistic as
+//! `stats.KEY` and any of a kernel's constants as `data.KEY`), checks a suite's list
+//! ([`check_metrics`]) and builds its table from the records and the suite file alone
+//! ([`table`]), in the layout the suite asks for: one row per run, or one row per
+//! kernel comparing its configurations with geomean rows (the `regdem` hook builds
+//! its own).
 
 use super::dac::geomean;
 use super::record::{Check, RunRecord};
@@ -34,6 +35,8 @@ pub const RUN_METRICS: &[&str] = &[
     "stall_queue_share",
     "stall_idle_share",
     "change",
+    "speedup",
+    "reduction",
     "uniform_share",
     "analysis_share",
 ];
@@ -77,9 +80,14 @@ pub fn check_metrics(
         }
         return Ok(Vec::new());
     }
+    let data: Vec<&str> = file
+        .kernels
+        .iter()
+        .flat_map(|k| k.data.keys().map(String::as_str))
+        .collect();
     let mut out = Vec::new();
     for m in &file.metrics {
-        out.push(check_metric(file.layout, m, at, configs)?);
+        out.push(check_metric(file.layout, m, at, configs, &data)?);
     }
     if out.is_empty() {
         return Err(at(
@@ -96,6 +104,7 @@ fn check_metric(
     m: &MetricSpec,
     at: &Locate<'_>,
     configs: &[&str],
+    kernel_data: &[&str],
 ) -> Result<Metric, BenchError> {
     let help = "a metric is a name or { name, title, decimals, config, of, against }";
     let t: MetricTable = match m.get_ref() {
@@ -123,7 +132,15 @@ fn check_metric(
         _ => RUN_METRICS,
     };
     let n = &t.name;
-    if !n.starts_with("stats.") && !known.contains(&n.as_str()) {
+    if let Some(key) = n.strip_prefix("data.") {
+        if !kernel_data.contains(&key) {
+            return Err(at(
+                m.span(),
+                format!("no kernel has `{key}` in its `data`"),
+                "a `data.KEY` metric shows the `data = { KEY = ... }` of each [[kernel]]",
+            ));
+        }
+    } else if !n.starts_with("stats.") && !known.contains(&n.as_str()) {
         let close = crate::diag::suggest::closest(n, known.iter().copied())
             .map(|c| format!("did you mean `{c}`? "))
             .unwrap_or_default();
@@ -131,7 +148,8 @@ fn check_metric(
             m.span(),
             format!("no metric `{n}` here"),
             &format!(
-                "{close}metrics: {}, or stats.KEY for any statistic",
+                "{close}metrics: {}, or stats.KEY for any statistic, or data.KEY for a \
+                 kernel's constant",
                 known.join(", ")
             ),
         ));
@@ -143,10 +161,19 @@ fn check_metric(
             "e.g. { name = \"per_second\", of = \"lane_operations\" }",
         ));
     }
-    if n == "change" && (t.of.is_none() || t.against.is_none()) {
+    let run_pair = known == RUN_METRICS && matches!(n.as_str(), "speedup" | "reduction");
+    if run_pair && t.against.is_none() {
         return Err(at(
             m.span(),
-            "metric `change` needs `of` (a statistic) and `against` (a configuration)".into(),
+            format!("metric `{n}` of a run needs `against` (a configuration)"),
+            "e.g. { name = \"speedup\", config = \"all\", against = \"off\" }",
+        ));
+    }
+    let needs_of = n == "change" || (run_pair && n == "reduction");
+    if needs_of && (t.of.is_none() || t.against.is_none()) {
+        return Err(at(
+            m.span(),
+            format!("metric `{n}` needs `of` (a statistic) and `against` (a configuration)"),
             "e.g. { name = \"change\", of = \"vector_instructions\", against = \"base\" }",
         ));
     }
@@ -208,7 +235,7 @@ fn runs_table(suite: &Suite, records: &[RunRecord]) -> Table {
             suite
                 .metrics
                 .iter()
-                .map(|m| run_cell(m, r, records))
+                .map(|m| run_cell(suite, m, r, records))
                 .collect(),
         );
     }
@@ -246,9 +273,13 @@ pub fn total_warp_instructions(r: &RunRecord) -> u64 {
     }
 }
 
-/// One run's cell for `m`; `all` are the suite's records (for `change`).
-fn run_cell(m: &Metric, r: &RunRecord, all: &[RunRecord]) -> Cell {
+/// One run's cell for `m`; `all` are the suite's records (for the metrics `against`
+/// another configuration).
+fn run_cell(suite: &Suite, m: &Metric, r: &RunRecord, all: &[RunRecord]) -> Cell {
     let real = |x: f64, d: usize| Cell::Real(x, m.decimals.unwrap_or(d));
+    if let Some(key) = m.name.strip_prefix("data.") {
+        return data_cell(suite, &r.kernel, key, m.decimals);
+    }
     if r.check == Check::Error
         && !matches!(
             m.name.as_str(),
@@ -298,6 +329,10 @@ fn run_cell(m: &Metric, r: &RunRecord, all: &[RunRecord]) -> Cell {
             real(100.0 * if x.is_nan() { 0.0 } else { x }, 1)
         }
         "change" => change(m, r, all).map_or_else(|| text("-"), |c| text(format!("{c:+.1}%"))),
+        "reduction" => change(m, r, all).map_or_else(|| text("-"), |c| real(0.0 - c, 1)),
+        "speedup" => against(m, r, all)
+            .filter(|b| b.check == Check::Ok && r.check == Check::Ok)
+            .map_or_else(|| text("-"), |b| real(cycle_ratio(b, r), 3)),
         "uniform_share" => r
             .share
             .map_or_else(|| text("-"), |s| real(s.uniform_percent, 1)),
@@ -312,196 +347,341 @@ fn run_cell(m: &Metric, r: &RunRecord, all: &[RunRecord]) -> Cell {
         }
         n => match r.stats.get(n.strip_prefix("stats.").unwrap_or(n)) {
             Some(super::record::Stat::Count(c)) => Cell::Count(*c),
-            Some(s) => real(s.as_f64(), 2),
-            None => text("-"),
+            Some(super::record::Stat::Ratio(Some(x))) => real(*x, 2),
+            // Missing, or a ratio that is not a number (0 / 0).
+            _ => text("-"),
         },
     }
 }
 
-/// The change (%) of statistic `m.of` from the run of the same kernel, target and
-/// size under configuration `m.against` to `r`.
+/// Kernel `kernel`'s constant `key` (its `data` in the suite file), `-` without one.
+fn data_cell(suite: &Suite, kernel: &str, key: &str, decimals: Option<usize>) -> Cell {
+    let value = suite
+        .kernels
+        .iter()
+        .find(|k| k.name == kernel)
+        .and_then(|k| k.data.get(key));
+    match value {
+        Some(toml::Value::String(s)) => text(s),
+        Some(toml::Value::Integer(n)) => {
+            u64::try_from(*n).map_or_else(|_| text(n.to_string()), Cell::Count)
+        }
+        Some(toml::Value::Float(x)) => Cell::Real(*x, decimals.unwrap_or(2)),
+        Some(other) => text(other.to_string()),
+        None => text("-"),
+    }
+}
+
+/// The run of `r`'s kernel and size under configuration `m.against`.
+fn against<'a>(m: &Metric, r: &RunRecord, all: &'a [RunRecord]) -> Option<&'a RunRecord> {
+    let against = m.against.as_deref()?;
+    all.iter()
+        .find(|o| o.kernel == r.kernel && o.size == r.size && o.config == against)
+}
+
+/// The change (%) of statistic `m.of` from the run of the same kernel and size under
+/// configuration `m.against` to `r`.
 fn change(m: &Metric, r: &RunRecord, all: &[RunRecord]) -> Option<f64> {
-    let (of, against) = (m.of.as_deref()?, m.against.as_deref()?);
-    let base = all.iter().find(|o| {
-        o.kernel == r.kernel && o.target == r.target && o.size == r.size && o.config == against
-    })?;
+    let of = m.of.as_deref()?;
+    let base = against(m, r, all)?;
     let (b, x) = (base.count(of), r.count(of));
     (b > 0 && base.check != Check::Error).then(|| 100.0 * (x as f64 - b as f64) / b as f64)
 }
 
-/// A kernel at a size in the `compare` layout: its base and new runs.
-struct Pair<'a> {
-    base: Option<&'a RunRecord>,
-    new: Option<&'a RunRecord>,
+/// Base cycles over new.
+fn cycle_ratio(base: &RunRecord, new: &RunRecord) -> f64 {
+    base.count("cycles") as f64 / new.count("cycles").max(1) as f64
 }
 
-impl Pair<'_> {
-    fn both(&self) -> Option<(&RunRecord, &RunRecord)> {
-        let (b, n) = (self.base?, self.new?);
+/// A kernel at a size in the `compare` layout: its runs, one per configuration.
+struct Row<'a> {
+    runs: Vec<&'a RunRecord>,
+}
+
+impl<'a> Row<'a> {
+    fn run(&self, config: &str) -> Option<&'a RunRecord> {
+        self.runs.iter().copied().find(|r| r.config == config)
+    }
+
+    /// The runs of `base` and `new`, when both ran and matched.
+    fn both(&self, base: &str, new: &str) -> Option<(&'a RunRecord, &'a RunRecord)> {
+        let (b, n) = (self.run(base)?, self.run(new)?);
         (b.check == Check::Ok && n.check == Check::Ok).then_some((b, n))
     }
-
-    fn any(&self) -> Option<&RunRecord> {
-        self.base.or(self.new)
-    }
 }
 
-/// New warp instructions over base, and base cycles over new.
-fn ratios(b: &RunRecord, n: &RunRecord) -> (f64, f64) {
-    (
-        total_warp_instructions(n) as f64 / b.count("warp_instructions").max(1) as f64,
-        b.count("cycles") as f64 / n.count("cycles").max(1) as f64,
-    )
+/// New warp instructions over base.
+fn warp_ratio(b: &RunRecord, n: &RunRecord) -> f64 {
+    total_warp_instructions(n) as f64 / b.count("warp_instructions").max(1) as f64
 }
 
-/// The `compare` layout's pairs, in the suite's order (kernel, then size).
-fn pairs<'a>(suite: &Suite, records: &'a [RunRecord]) -> Vec<Pair<'a>> {
-    let Some((base, new, ..)) = &suite.compare else {
-        return Vec::new();
-    };
-    let mut out: Vec<Pair<'a>> = Vec::new();
+/// The `compare` layout's rows, in the suite's order (kernel, then size).
+fn rows<'a>(records: &'a [RunRecord]) -> Vec<Row<'a>> {
+    let mut out: Vec<Row<'a>> = Vec::new();
     let mut keys: Vec<(&str, u64)> = Vec::new();
     for r in records {
         let key = (r.kernel.as_str(), r.size);
-        let i = keys.iter().position(|k| *k == key).unwrap_or_else(|| {
-            keys.push(key);
-            out.push(Pair {
-                base: None,
-                new: None,
-            });
-            keys.len() - 1
-        });
-        if &r.config == base {
-            out[i].base = Some(r);
-        } else if &r.config == new {
-            out[i].new = Some(r);
+        match keys.iter().position(|k| *k == key) {
+            Some(i) => out[i].runs.push(r),
+            None => {
+                keys.push(key);
+                out.push(Row { runs: vec![r] });
+            }
         }
     }
     out
 }
 
+/// The `[compare]` table's base and new configurations.
+fn base_new(suite: &Suite) -> (&str, &str) {
+    suite
+        .compare
+        .as_ref()
+        .map_or(("", ""), |(b, n, ..)| (b.as_str(), n.as_str()))
+}
+
 /// Speedups of the `compare` layout's kernels (for the chart): name and base cycles
 /// over new cycles, for pairs that both ran and matched.
 pub fn speedups(suite: &Suite, records: &[RunRecord]) -> Vec<(String, f64)> {
-    pairs(suite, records)
+    let (base, new) = base_new(suite);
+    rows(records)
         .iter()
-        .filter_map(|p| {
-            let (b, n) = p.both()?;
+        .filter_map(|row| {
+            let (b, n) = row.both(base, new)?;
             let name = if suite.sizes.len() > 1 {
                 format!("{} @{}", b.kernel, b.size)
             } else {
                 b.kernel.clone()
             };
-            Some((name, ratios(b, n).1))
+            Some((name, cycle_ratio(b, n)))
         })
         .collect()
 }
 
 fn compare_table(suite: &Suite, records: &[RunRecord]) -> Table {
     let mut t = Table::new(&suite.name, &titles(suite));
-    let pairs = pairs(suite, records);
-    for p in &pairs {
+    let rows = rows(records);
+    for row in &rows {
         t.rows.push(
             suite
                 .metrics
                 .iter()
-                .map(|m| pair_cell(suite, m, p, records))
+                .map(|m| row_cell(suite, m, row, records))
                 .collect(),
         );
     }
     let Some((_, _, groups, all)) = &suite.compare else {
         return t;
     };
-    let rows = groups
+    let summaries = groups
         .iter()
         .map(|(c, l)| (Some(c.as_str()), l.as_str()))
         .chain(all.as_deref().map(|l| (None, l)));
-    for (class, label) in rows {
-        let picked: Vec<(&RunRecord, &RunRecord)> = pairs
+    for (class, label) in summaries {
+        let picked: Vec<&Row<'_>> = rows
             .iter()
-            .filter_map(Pair::both)
-            .filter(|(b, _)| class.is_none_or(|c| b.class.as_deref() == Some(c)))
+            .filter(|row| {
+                class.is_none_or(|c| row.runs.first().and_then(|r| r.class.as_deref()) == Some(c))
+            })
             .collect();
         t.rows.push(
             suite
                 .metrics
                 .iter()
                 .enumerate()
-                .map(|(i, m)| summary_cell(m, i, label, &picked))
+                .map(|(i, m)| summary_cell(suite, m, i, label, &picked))
                 .collect(),
         );
     }
     t
 }
 
-fn pair_cell(suite: &Suite, m: &Metric, p: &Pair<'_>, all: &[RunRecord]) -> Cell {
+fn row_cell(suite: &Suite, m: &Metric, row: &Row<'_>, all: &[RunRecord]) -> Cell {
     if let Some(c) = &m.config {
-        let r = [p.base, p.new]
-            .into_iter()
-            .flatten()
-            .find(|r| &r.config == c);
-        return r.map_or_else(|| text("-"), |r| run_cell(m, r, all));
+        return row
+            .run(c)
+            .map_or_else(|| text("-"), |r| run_cell(suite, m, r, all));
     }
-    let Some(any) = p.any() else {
+    let Some(&any) = row.runs.first() else {
         return text("-");
     };
+    let (base, new) = base_new(suite);
     let real = |x: f64, d: usize| Cell::Real(x, m.decimals.unwrap_or(d));
     match m.name.as_str() {
-        "kernel" | "class" | "size" | "threads" => run_cell(m, any, all),
+        "kernel" | "class" | "size" | "threads" => run_cell(suite, m, any, all),
+        n if n.starts_with("data.") => run_cell(suite, m, any, all),
         "check" => {
-            let worst = [p.base, p.new]
-                .into_iter()
-                .map(|r| r.map_or(&Check::Error, |r| &r.check))
+            // The worst of the row's runs (a missing base or new run is an error).
+            let missing =
+                (row.run(base).is_none() || row.run(new).is_none()).then_some(&Check::Error);
+            let worst = row
+                .runs
+                .iter()
+                .map(|r| &r.check)
+                .chain(missing)
                 .max_by_key(|c| match c {
                     Check::Ok => 0,
                     Check::Mismatch => 1,
                     Check::Error => 2,
                 })
                 .unwrap_or(&Check::Error);
-            let _ = suite;
             text(check_text(worst))
         }
-        "speedup" => p
-            .both()
-            .map_or_else(|| text("-"), |(b, n)| real(ratios(b, n).1, 3)),
-        "reduction" => p.both().map_or_else(
+        "speedup" => row
+            .both(base, new)
+            .map_or_else(|| text("-"), |(b, n)| real(cycle_ratio(b, n), 3)),
+        "reduction" => row.both(base, new).map_or_else(
             || text("-"),
-            |(b, n)| real(100.0 * (1.0 - ratios(b, n).0), 1),
+            |(b, n)| real(100.0 * (1.0 - warp_ratio(b, n)), 1),
         ),
         _ => text("-"),
     }
 }
 
-/// A geomean row's cell: speedup and reduction as geomeans over the picked pairs,
-/// `loads_decoupled` as their arithmetic mean (a geomean is 0 as soon as one kernel
-/// decouples nothing), the count of kernels in the `class` column.
-fn summary_cell(m: &Metric, i: usize, label: &str, picked: &[(&RunRecord, &RunRecord)]) -> Cell {
+/// A geomean row's cell over the `picked` rows of its class: `speedup` and
+/// `reduction` as geomeans over the rows whose two runs (base and new, or `config` and
+/// `against`) matched, `loads_decoupled` as the arithmetic mean over the rows whose
+/// base and new matched (a geomean is 0 as soon as one kernel decouples nothing),
+/// and the count of those rows in the `class` column.
+fn summary_cell(suite: &Suite, m: &Metric, i: usize, label: &str, picked: &[&Row<'_>]) -> Cell {
     let real = |x: f64, d: usize| Cell::Real(x, m.decimals.unwrap_or(d));
+    let (base, new) = base_new(suite);
+    let pairs: Vec<(&RunRecord, &RunRecord)> = picked
+        .iter()
+        .filter_map(|row| match (&m.config, &m.against) {
+            (Some(c), Some(a)) => row.both(a, c),
+            _ => row.both(base, new),
+        })
+        .collect();
     match (m.name.as_str(), &m.config) {
         _ if i == 0 => text(label),
-        ("class", None) => text(format!("{} kernels", picked.len())),
-        ("speedup", None) => real(geomean(picked.iter().map(|(b, n)| ratios(b, n).1)), 3),
+        ("class", None) => text(format!("{} kernels", pairs.len())),
+        ("speedup", _) => real(geomean(pairs.iter().map(|(b, n)| cycle_ratio(b, n))), 3),
         ("reduction", None) => real(
-            100.0 * (1.0 - geomean(picked.iter().map(|(b, n)| ratios(b, n).0))),
+            100.0 * (1.0 - geomean(pairs.iter().map(|(b, n)| warp_ratio(b, n)))),
             1,
         ),
-        ("loads_decoupled", Some(_)) => {
-            let pick = |(b, n): &(&RunRecord, &RunRecord)| {
-                let r = if m.config.as_deref() == Some(b.config.as_str()) {
-                    *b
-                } else {
-                    *n
-                };
-                let x = r.stat("loads_decoupled");
-                if x.is_nan() {
-                    0.0
-                } else {
-                    x
-                }
+        ("loads_decoupled", Some(c)) => {
+            let value = |row: &&Row<'_>| {
+                row.both(base, new)?;
+                let x = row.run(c)?.stat("loads_decoupled");
+                Some(if x.is_nan() { 0.0 } else { x })
             };
-            let mean = picked.iter().map(pick).sum::<f64>() / picked.len().max(1) as f64;
-            real(100.0 * mean, 1)
+            let xs: Vec<f64> = picked.iter().filter_map(value).collect();
+            real(100.0 * xs.iter().sum::<f64>() / xs.len().max(1) as f64, 1)
         }
         _ => text(""),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::record::{Host, Stat};
+    use crate::bench::suite::Launch;
+
+    /// Three configurations of one kernel in the `compare` layout, with a constant.
+    fn suite() -> Suite {
+        let text = r#"
+name = "t"
+description = "d"
+layout = "compare"
+metrics = [
+    "kernel", "class",
+    { name = "data.paper", title = "paper" },
+    { name = "speedup", config = "b", against = "off", title = "b x" },
+    { name = "reduction", of = "loads", config = "b", against = "off", title = "b loads" },
+    "speedup", "check",
+]
+[compare]
+base = "off"
+new = "a"
+all = "geomean"
+[[config]]
+name = "off"
+target = "dac-gpu"
+[[config]]
+name = "a"
+target = "dac-gpu"
+[[config]]
+name = "b"
+target = "dac-gpu"
+[[kernel]]
+name = "k"
+class = "c"
+file = "saxpy_gpu.spmd"
+entry = "saxpy_gpu"
+data = { paper = "6/9" }
+[[kernel]]
+name = "j"
+class = "c"
+file = "saxpy_gpu.spmd"
+entry = "saxpy_gpu"
+"#;
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+        Suite::parse(text, "test", &dir).expect("the suite parses")
+    }
+
+    fn record(kernel: &str, config: &str, cycles: u64, loads: u64, check: Check) -> RunRecord {
+        RunRecord {
+            suite: "t".into(),
+            index: 0,
+            kernel: kernel.into(),
+            class: Some("c".into()),
+            config: config.into(),
+            target: "dac-gpu".into(),
+            machine: "gtx480".into(),
+            switches: Vec::new(),
+            size: 1,
+            launch: Launch {
+                entry: "saxpy_gpu".into(),
+                grid: None,
+                block: None,
+                dynamic_shared: None,
+                args: Vec::new(),
+                threads: None,
+            },
+            check,
+            message: None,
+            stats: [("cycles", cycles), ("loads", loads)]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), Stat::Count(v)))
+                .collect(),
+            share: None,
+            variants: Vec::new(),
+            host: Host::default(),
+        }
+    }
+
+    #[test]
+    fn compare_rows_take_any_configuration_and_constants() {
+        let s = suite();
+        let records = [
+            record("k", "off", 100, 10, Check::Ok),
+            record("k", "a", 50, 10, Check::Ok),
+            record("k", "b", 25, 4, Check::Ok),
+            record("j", "off", 100, 10, Check::Ok),
+            record("j", "a", 200, 10, Check::Ok),
+            record("j", "b", 400, 10, Check::Mismatch),
+        ];
+        let t = table(&s, &records);
+        let cell = |row, col: &str| t.cell(row, col).cloned();
+        // Kernel k: the paper's figure, b against off (4x, 60% fewer loads), a over off.
+        assert_eq!(cell(0, "paper"), Some(Cell::Text("6/9".into())));
+        assert_eq!(cell(0, "speedup"), Some(Cell::Real(2.0, 3)));
+        assert_eq!(cell(0, "b x"), Some(Cell::Real(4.0, 3)));
+        assert_eq!(cell(0, "b loads"), Some(Cell::Real(60.0, 1)));
+        assert_eq!(cell(0, "check"), Some(Cell::Text("ok".into())));
+        // Kernel j: no constant; b mismatched, so no speedup of b and a MISMATCH row.
+        assert_eq!(cell(1, "paper"), Some(Cell::Text("-".into())));
+        assert_eq!(cell(1, "b x"), Some(Cell::Text("-".into())));
+        assert_eq!(cell(1, "check"), Some(Cell::Text("MISMATCH".into())));
+        // The geomean row: a over off over both kernels (2 and 0.5), b over off over
+        // the one whose two runs matched.
+        assert_eq!(cell(2, "kernel"), Some(Cell::Text("geomean".into())));
+        assert_eq!(cell(2, "class"), Some(Cell::Text("2 kernels".into())));
+        assert_eq!(cell(2, "speedup"), Some(Cell::Real(1.0, 3)));
+        assert_eq!(cell(2, "b x"), Some(Cell::Real(4.0, 3)));
+        assert_eq!(t.failures.len(), 1);
     }
 }

@@ -9,6 +9,7 @@
 //! the binary; their kernel paths are relative to that folder in the repository.
 //! The schema is documented in `lang-spec/bench-suites.md`.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -135,6 +136,10 @@ pub struct KernelSpec {
     pub block: Option<Spanned<String>>,
     #[serde(default)]
     pub args: Vec<Spanned<String>>,
+    /// Constants of the kernel the table can show (`data.KEY` metrics), such as a
+    /// paper's figures for it.
+    #[serde(default)]
+    pub data: BTreeMap<String, toml::Value>,
 }
 
 /// The file as written.
@@ -220,6 +225,8 @@ pub struct Kernel {
     pub path: PathBuf,
     pub entry: String,
     pub launch: LaunchTemplate,
+    /// The kernel's constants (`data.KEY` metrics).
+    pub data: BTreeMap<String, toml::Value>,
 }
 
 /// How a kernel is launched: a template of the thread target, or fixed by its header.
@@ -694,5 +701,6 @@ fn check_kernel(k: &KernelSpec, loc: &Locator<'_>, dir: &Path) -> Result<Kernel,
         path,
         entry,
         launch,
+        data: k.data.clone(),
     })
 }
