@@ -231,6 +231,9 @@ checked bit for bit against the interpreter's):
   regdem      register demotion to shared memory: the register-limited kernels of
               tests/regdem_bench, every placement and budget --regalloc auto weighs, at
               the launches their headers give (T is not used)
+  shuffle     shuffle synthesis: the KernelGen stencils with --shuffle off, all and auto
+              on the gtx480 and maxwell presets (--no-dac) and nyuzi, static shuffles
+              and loads next to paper 004's Table 2, sized from T threads (default 32K)
   sim-speed   the speed of spmdc: compile time per kernel, the interpreter's lane-ops/s,
               each simulator's instructions/s in functional and timing mode (--jobs 1
               for undisturbed figures)
@@ -267,8 +270,8 @@ struct PlaygroundArgs {
 /// `spmdc bench SUITE|FILE`, `spmdc bench merge DIR...`.
 #[derive(Args)]
 struct BenchArgs {
-    /// A built-in suite (gpu, uniformity, dac, regdem, sim-speed), a suite file, or
-    /// `merge`.
+    /// A built-in suite (gpu, uniformity, dac, regdem, shuffle, sim-speed), a suite
+    /// file, or `merge`.
     #[arg(value_name = "SUITE|FILE|merge")]
     suite: String,
     /// `merge`: the output folders of the shards to merge.

@@ -42,7 +42,7 @@ pub use run::{RunOptions, Shard};
 pub use suite::Suite;
 
 /// The built-in suites, in the order `spmdc bench --help` lists them.
-pub const SUITES: &[&str] = &["gpu", "uniformity", "dac", "regdem", "sim-speed"];
+pub const SUITES: &[&str] = &["gpu", "uniformity", "dac", "regdem", "shuffle", "sim-speed"];
 
 /// What a suite is run with, beyond its file.
 #[derive(Clone, Debug, Default)]

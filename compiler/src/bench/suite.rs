@@ -32,6 +32,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../examples/suites/regdem.toml"),
     ),
     (
+        "shuffle",
+        include_str!("../../../examples/suites/shuffle.toml"),
+    ),
+    (
         "sim-speed",
         include_str!("../../../examples/suites/sim-speed.toml"),
     ),
