@@ -153,7 +153,7 @@ pub enum Cell {
 impl Cell {
     fn to_text(&self) -> String {
         match self {
-            Cell::Text(s) => s.clone(),
+            Cell::Text(s) => escape(s),
             Cell::Count(n) => n.to_string(),
             Cell::Real(x, d) => format!("{x:.d$}"),
         }
@@ -170,6 +170,11 @@ impl Cell {
     fn is_text(&self) -> bool {
         matches!(self, Cell::Text(_))
     }
+}
+
+/// `s` with its `|` escaped, as a Markdown table cell needs (`avg |N|`).
+fn escape(s: &str) -> String {
+    s.replace('|', "\\|")
 }
 
 /// A suite's result: named columns, one row of cells per kernel, and the failed
@@ -199,6 +204,7 @@ impl Table {
 
     /// A Markdown table with aligned columns (text left, numbers right).
     pub fn to_text(&self) -> String {
+        let columns: Vec<String> = self.columns.iter().map(|c| escape(c)).collect();
         let cells: Vec<Vec<String>> = self
             .rows
             .iter()
@@ -209,7 +215,7 @@ impl Table {
                 .iter()
                 .filter_map(|r| r.get(c))
                 .map(|s| s.chars().count())
-                .chain([self.columns[c].chars().count(), 3])
+                .chain([columns[c].chars().count(), 3])
                 .max()
                 .unwrap_or(3)
         };
@@ -229,11 +235,7 @@ impl Table {
                 format!("{s:>w$}")
             }
         };
-        let mut out = line(
-            (0..widths.len())
-                .map(|c| pad(c, &self.columns[c]))
-                .collect(),
-        );
+        let mut out = line((0..widths.len()).map(|c| pad(c, &columns[c])).collect());
         out += &line(
             widths
                 .iter()
@@ -284,9 +286,9 @@ mod tests {
 
     #[test]
     fn text_table_aligns_text_left_and_numbers_right() {
-        let mut t = Table::new("demo", &["kernel", "n", "ratio"]);
+        let mut t = Table::new("demo", &["kernel", "n", "|r|"]);
         t.rows.push(vec![
-            Cell::Text("a".into()),
+            Cell::Text("x|y".into()),
             Cell::Count(1234),
             Cell::Real(0.5, 2),
         ]);
@@ -295,17 +297,19 @@ mod tests {
             Cell::Count(5),
             Cell::Real(10.0, 2),
         ]);
+        // Pipes are escaped in the Markdown, kept in the JSON.
         let want = "\
-| kernel |    n | ratio |
+| kernel |    n | \\|r\\| |
 | ------ | ---: | ----: |
-| a      | 1234 |  0.50 |
+| x\\|y   | 1234 |  0.50 |
 | longer |    5 | 10.00 |
 ";
         assert_eq!(t.to_text(), want);
         let j = t.to_json();
         assert_eq!(j["rows"][0]["n"], 1234);
+        assert_eq!(j["rows"][0]["kernel"], "x|y");
         assert_eq!(j["rows"][1]["kernel"], "longer");
-        assert_eq!(t.cell(1, "ratio"), Some(&Cell::Real(10.0, 2)));
+        assert_eq!(t.cell(1, "|r|"), Some(&Cell::Real(10.0, 2)));
     }
 
     #[test]
