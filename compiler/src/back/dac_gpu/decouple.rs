@@ -849,6 +849,7 @@ impl Plan {
             wide_regs: FxHashSet::default(),
             open: Vec::new(),
             level: FxHashMap::default(),
+            carried_regs: FxHashMap::default(),
         };
         for &ev in &self.events {
             match ev {
@@ -2628,6 +2629,11 @@ struct Stream<'a> {
     /// (0, or absent: before them all). A computation goes before the innermost loop
     /// its operands allow.
     level: FxHashMap<Reg, usize>,
+    /// Every replicated loop's header parameters and their carried registers. After
+    /// the loop, such a register holds the parameter's value from the loop's last
+    /// run, which is the value any later use the header dominates reads, also after
+    /// the loops around it close.
+    carried_regs: FxHashMap<Node, Reg>,
 }
 
 enum Item {
@@ -2759,13 +2765,12 @@ impl Stream<'_> {
             })?;
             let d = self.fresh(params[i])?;
             self.copy(d, x);
-            self.regs.insert(
-                Node {
-                    frame: 0,
-                    v: params[i],
-                },
-                d,
-            );
+            let node = Node {
+                frame: 0,
+                v: params[i],
+            };
+            self.regs.insert(node, d);
+            self.carried_regs.insert(node, d);
             carried.push(d);
         }
         self.flush();
@@ -2867,11 +2872,17 @@ impl Stream<'_> {
         }
         self.put(Item::Bra(None, o.head));
         self.put(Item::Label(o.exit));
-        // What the loop changed is forgotten (but the carried registers, which hold
-        // the values the loop left); what it hoisted stays valid.
+        // What the loop changed is forgotten (but the carried registers of this loop
+        // and of the loops it holds, which hold the values their last runs left);
+        // what it hoisted stays valid.
         let depth = self.open.len();
         for d in carried {
             self.level.insert(d, depth);
+        }
+        for (n, &d) in &self.carried_regs {
+            if self.regs.get(n) == Some(&d) && self.level.get(&d).is_some_and(|&l| l > depth) {
+                self.level.insert(d, depth);
+            }
         }
         let level = &self.level;
         let lv = |r: &Reg| level.get(r).copied().unwrap_or(0);
