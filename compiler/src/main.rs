@@ -121,10 +121,11 @@ struct GenArgs {
     /// Write the program here instead of standard output.
     #[arg(short = 'o', value_name = "OUT")]
     output: Option<PathBuf>,
-    /// Instead of a program, print which features the programs of seeds 0..N use
-    /// (at the sizes `spmdc difftest` gives them), as a Markdown table.
-    #[arg(long, value_name = "N")]
-    coverage: Option<u64>,
+    /// Instead of a program, print which features the programs of these seeds use
+    /// (at the sizes `spmdc difftest` gives them), as a Markdown table: `N` for seeds
+    /// 0..N, or ranges `A..B,C..D` (B and D excluded), e.g. a campaign's seeds.
+    #[arg(long, value_name = "SEEDS", value_parser = parse_seed_set)]
+    coverage: Option<SeedSet>,
 }
 
 const DIFFTEST_HELP: &str = "\
@@ -189,6 +190,25 @@ fn parse_seed_range(s: &str) -> Result<std::ops::Range<u64>, String> {
         return Err("the range is empty".into());
     }
     Ok(a..b)
+}
+
+/// Seed ranges, as `--coverage` takes them.
+#[derive(Clone, Debug)]
+struct SeedSet(Vec<std::ops::Range<u64>>);
+
+/// `--coverage N` (seeds `0..N`) or `--coverage A..B,C..D`.
+fn parse_seed_set(s: &str) -> Result<SeedSet, String> {
+    if let Ok(n) = s.parse::<u64>() {
+        return if n == 0 {
+            Err("no seeds".into())
+        } else {
+            Ok(SeedSet(vec![0..n]))
+        };
+    }
+    s.split(',')
+        .map(parse_seed_range)
+        .collect::<Result<_, _>>()
+        .map(SeedSet)
 }
 
 /// `--shard i/n`.
@@ -943,9 +963,11 @@ fn run(cli: Cli) -> u8 {
         Some(Command::Difftest(args)) => difftest(&args),
         Some(Command::Reduce(args)) => reduce(&args),
         Some(Command::Gen(GenArgs {
-            coverage: Some(n), ..
+            coverage: Some(SeedSet(ranges)),
+            ..
         })) => {
-            let c = spmdc::gen::coverage::of_seeds(n, spmdc::difftest::size_for_seed);
+            let seeds = ranges.into_iter().flatten();
+            let c = spmdc::gen::coverage::of_seeds(seeds, spmdc::difftest::size_for_seed);
             write_output(
                 None,
                 &format!("{} programs\n\n{}", c.programs, c.to_table()),

@@ -996,3 +996,18 @@ fn a_misspelt_configuration_key_is_a_usage_error_with_a_suggestion() {
         );
     }
 }
+
+#[test]
+fn generator_coverage_takes_a_campaigns_seed_ranges() {
+    let o = spmdc(&["gen", "--coverage", "3..5,10..12"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("4 programs\n"), "{out}");
+    assert!(out.contains("| stmt: declaration | 4 | 100.0% |"), "{out}");
+    let o = spmdc(&["gen", "--coverage", "4"], None);
+    assert!(stdout(&o).starts_with("4 programs\n"));
+    for bad in ["5..3", "0", "1..2,x"] {
+        let o = spmdc(&["gen", "--coverage", bad], None);
+        assert_eq!(o.status.code(), Some(2), "--coverage {bad}: {}", stderr(&o));
+    }
+}

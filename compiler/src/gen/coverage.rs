@@ -1,6 +1,6 @@
 //! What the generator exercises: counts of statement kinds, expression kinds,
 //! library calls and types over a range of seeds, for the coverage table of
-//! lang-spec/difftest.md (`spmdc gen --coverage N`). It reads the programs' trees,
+//! lang-spec/difftest.md (`spmdc gen --coverage SEEDS`). It reads the programs' trees,
 //! so it costs no compilation.
 
 use std::collections::BTreeMap;
@@ -65,10 +65,10 @@ impl Coverage {
     }
 }
 
-/// The coverage of seeds `0..n` at the sizes `size_of` gives.
-pub fn of_seeds(n: u64, size_of: impl Fn(u64) -> u32) -> Coverage {
+/// The coverage of `seeds` at the sizes `size_of` gives.
+pub fn of_seeds(seeds: impl IntoIterator<Item = u64>, size_of: impl Fn(u64) -> u32) -> Coverage {
     let mut c = Coverage::default();
-    for seed in 0..n {
+    for seed in seeds {
         c.add(&super::generate(seed, size_of(seed)));
     }
     c
@@ -236,5 +236,34 @@ fn expr(e: &Expr, note: &mut impl FnMut(String)) {
     note(format!("expr: {name}"));
     for c in e.children() {
         expr(c, note);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn size(seed: u64) -> u32 {
+        1 + (seed % 4) as u32
+    }
+
+    #[test]
+    fn coverage_of_split_seed_ranges_adds_up() {
+        let whole = of_seeds(0..40, size);
+        let parts = [of_seeds(0..15, size), of_seeds(15..40, size)];
+        assert_eq!(whole.programs, 40);
+        assert_eq!(parts[0].programs + parts[1].programs, 40);
+        assert!(whole.features.contains_key("stmt: declaration"));
+        for (f, &n) in &whole.features {
+            let sum: u64 = parts
+                .iter()
+                .map(|p| p.features.get(f).copied().unwrap_or(0))
+                .sum();
+            assert_eq!(sum, n, "feature {f}");
+            assert!(
+                n <= whole.programs,
+                "feature {f} counted more than once per program"
+            );
+        }
     }
 }
