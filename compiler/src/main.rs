@@ -14,7 +14,7 @@ use spmdc::source::SourceMap;
 use spmdc::timing;
 
 // The AST and the IR are many small nodes; mimalloc allocates and frees them markedly
-// faster than the system allocator (see the front-end benchmark in the README).
+// faster than the system allocator (see the front-end benchmark in docs/performance.md).
 // Counting live bytes gives `--time-passes` its heap peaks.
 #[global_allocator]
 static ALLOC: timing::CountingAlloc<mimalloc::MiMalloc> = timing::CountingAlloc(mimalloc::MiMalloc);
@@ -267,10 +267,16 @@ Sharding: `spmdc bench dac --shard 0/3 --out part0` runs every third run;
 `spmdc bench merge part0 part1 part2 --out bench-out` writes the whole suite's table
 and charts from the parts.
 
+Pages: `spmdc bench dac --doc docs/dac.md` also writes the table and the charts into
+the page, between its `<!-- bench dac: table -->` (and `<!-- bench dac: charts -->`)
+and `<!-- end -->` lines, and the charts to docs/charts/dac/. A block's name is the
+suite's with the --config and --threads given (`<!-- bench regdem --config maxwell:
+table -->`). The page is checked before anything runs, and left alone if a run fails.
+
 Exit codes:
   0  success
   1  a kernel failed to compile or run, or disagreed with the interpreter
-  2  usage error: unknown suite, bad suite file, machine configuration or folder";
+  2  usage error: unknown suite, bad suite file, machine configuration, folder or --doc page";
 
 /// `spmdc playground`.
 #[derive(Args)]
@@ -321,6 +327,11 @@ struct BenchArgs {
     /// Print the table as JSON instead of aligned text.
     #[arg(long)]
     json: bool,
+    /// Also write the table and charts into this Markdown page, between its
+    /// `<!-- bench SUITE: table -->` (and `: charts`) and `<!-- end -->` markers; the
+    /// charts go to charts/ beside it (lang-spec/bench-suites.md).
+    #[arg(long, value_name = "PAGE")]
+    doc: Option<PathBuf>,
 }
 
 const ISPC_TESTS_HELP: &str = "\
@@ -1872,14 +1883,23 @@ fn bench(args: &BenchArgs) -> u8 {
         eprintln!("error: {e}");
         EXIT_USAGE
     };
-    let table = if args.suite == "merge" {
+    // The page's blocks are named by the suite and the options that change its results.
+    let doc_key = |suite: &str| bench::doc::key(suite, args.config.as_deref(), args.threads);
+    let check_doc = |suite: &bench::Suite| match &args.doc {
+        Some(page) => bench::doc::check_page(page, &doc_key(&suite.name), !suite.charts.is_empty()),
+        None => Ok(()),
+    };
+    let (suite, records) = if args.suite == "merge" {
         if args.dirs.is_empty() {
             return fail(BenchError::Output(
                 "`bench merge` needs the folders to merge".into(),
             ));
         }
-        match bench::out::merge_into(&args.dirs, &args.out) {
-            Ok(t) => t,
+        match bench::out::merge(&args.dirs).and_then(|(suite, records)| {
+            check_doc(&suite)?;
+            Ok((suite, records))
+        }) {
+            Ok(r) => r,
             Err(e) => return fail(e),
         }
     } else {
@@ -1897,6 +1917,12 @@ fn bench(args: &BenchArgs) -> u8 {
             run.jobs = j as usize;
         }
         if let Some(s) = &args.shard {
+            if args.doc.is_some() {
+                return fail(BenchError::Options(
+                    "--doc needs the whole suite, not a shard: give it to `spmdc bench merge`"
+                        .into(),
+                ));
+            }
             match bench::Shard::parse(s) {
                 Ok(s) => run.shard = s,
                 Err(e) => return fail(BenchError::Options(e)),
@@ -1907,16 +1933,34 @@ fn bench(args: &BenchArgs) -> u8 {
             threads: args.threads,
             run,
         };
-        let suite = match bench::load_suite(&args.suite, &opts) {
+        let suite = match bench::load_suite(&args.suite, &opts).and_then(|suite| {
+            check_doc(&suite)?;
+            Ok(suite)
+        }) {
             Ok(s) => s,
             Err(e) => return fail(e),
         };
         let records = bench::run::run_suite(&suite, &opts.run);
-        match bench::out::write_dir(&args.out, &suite, &records) {
-            Ok(t) => t,
-            Err(e) => return fail(e),
-        }
+        (suite, records)
     };
+    let table = match bench::out::write_dir(&args.out, &suite, &records) {
+        Ok(t) => t,
+        Err(e) => return fail(e),
+    };
+    if let Some(page) = &args.doc {
+        if table.failures.is_empty() {
+            let charts = bench::chart::charts(&suite, &records);
+            if let Err(e) = bench::doc::write_page(page, &doc_key(&suite.name), &table, &charts) {
+                return fail(e);
+            }
+        } else {
+            eprintln!(
+                "error: {} not updated: {} run(s) failed",
+                page.display(),
+                table.failures.len()
+            );
+        }
+    }
     let text = if args.json {
         format!("{:#}\n", table.to_json())
     } else {

@@ -216,6 +216,25 @@ fn succeeded(o: &std::process::Output) {
     );
 }
 
+/// Runs `suite` at T = 256 in two shards, into `PREFIX-0` and `PREFIX-1`.
+fn run_halves(suite: &Path, prefix: &Path) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    for i in 0..2 {
+        let d = PathBuf::from(format!("{}-{i}", prefix.display()));
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_spmdc"))
+            .args(["bench", "--quiet", "--threads", "256", "--shard"])
+            .arg(format!("{i}/2"))
+            .arg("--out")
+            .arg(&d)
+            .arg(suite)
+            .output()
+            .expect("spmdc runs");
+        succeeded(&o);
+        dirs.push(d);
+    }
+    dirs
+}
+
 #[test]
 fn cli_rejects_a_bad_suite_before_running_and_merges_folders() {
     let exe = env!("CARGO_BIN_EXE_spmdc");
@@ -241,26 +260,7 @@ fn cli_rejects_a_bad_suite_before_running_and_merges_folders() {
     );
     assert!(!tmp.join("never").exists(), "nothing ran");
     std::fs::write(&path, good).unwrap();
-    let mut dirs = Vec::new();
-    for i in 0..2 {
-        let d = tmp.join(format!("cli-{i}"));
-        let o = std::process::Command::new(exe)
-            .args([
-                "bench",
-                "--quiet",
-                "--threads",
-                "256",
-                "--shard",
-                &format!("{i}/2"),
-                "--out",
-            ])
-            .arg(&d)
-            .arg(&path)
-            .output()
-            .expect("spmdc runs");
-        succeeded(&o);
-        dirs.push(d);
-    }
+    let dirs = run_halves(&path, &tmp.join("cli"));
     let merged = tmp.join("cli-merged");
     let o = std::process::Command::new(exe)
         .args(["bench", "merge"])
@@ -281,6 +281,94 @@ fn cli_rejects_a_bad_suite_before_running_and_merges_folders() {
         .output()
         .expect("spmdc runs");
     assert_eq!(shard.status.code(), Some(2));
+    std::fs::remove_dir_all(&tmp).ok();
+}
+
+/// `--doc PAGE` writes the table and the charts between the page's markers, leaves
+/// the rest alone, gives the same page when run again or from merged shards, and a
+/// page it cannot use is a usage error before anything runs.
+#[test]
+fn cli_writes_results_into_a_doc_page() {
+    let exe = env!("CARGO_BIN_EXE_spmdc");
+    let tmp = std::env::temp_dir().join(format!("spmdc-suites-doc-{}", std::process::id()));
+    let suite = small_suite(&tmp);
+    let page = tmp.join("page.md");
+    let text = "# Small\n\nHand-written.\n\n<!-- bench small --threads 256: table -->\nold\n<!-- end -->\n\n<!-- bench small --threads 256: charts -->\n<!-- end -->\n\nThe end.\n";
+    std::fs::write(&page, text).unwrap();
+    let bench = |extra: &[&str], out: &str, page: &Path| {
+        std::process::Command::new(exe)
+            .args(["bench", "--quiet", "--threads", "256"])
+            .args(extra)
+            .arg("--out")
+            .arg(tmp.join(out))
+            .arg("--doc")
+            .arg(page)
+            .arg(&suite)
+            .output()
+            .expect("spmdc runs")
+    };
+    let o = bench(&[], "whole", &page);
+    succeeded(&o);
+    let written = read(&page);
+    // The table is what the command printed, set off by blank lines.
+    let table = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(table.contains("geomean all"), "{table}");
+    assert!(
+        written.contains(&format!(
+            "<!-- bench small --threads 256: table -->\n\n{table}\n<!-- end -->"
+        )),
+        "{written}"
+    );
+    assert!(written.starts_with("# Small\n\nHand-written.\n") && written.ends_with("The end.\n"));
+    for chart in ["speedup", "stalls", "occupancy"] {
+        let link = format!("](charts/small-threads-256/{chart}.svg)");
+        assert!(written.contains(&link), "{link} in {written}");
+        let svg = read(&tmp.join(format!("charts/small-threads-256/{chart}.svg")));
+        assert_eq!(svg, read(&tmp.join(format!("whole/charts/{chart}.svg"))));
+    }
+    // Again: the same page.
+    succeeded(&bench(&[], "again", &page));
+    assert_eq!(read(&page), written);
+    // From merged shards (given the same --threads to name the block): the same page.
+    std::fs::write(&page, text).unwrap();
+    let dirs = run_halves(&suite, &tmp.join("part"));
+    let o = std::process::Command::new(exe)
+        .args(["bench", "merge", "--threads", "256"])
+        .args(&dirs)
+        .arg("--out")
+        .arg(tmp.join("merged"))
+        .arg("--doc")
+        .arg(&page)
+        .output()
+        .expect("spmdc runs");
+    succeeded(&o);
+    assert_eq!(read(&page), written);
+    // Pages that cannot take the results: status 2, and nothing runs.
+    let no_block = tmp.join("other.md");
+    std::fs::write(&no_block, "<!-- bench dac: table -->\n<!-- end -->\n").unwrap();
+    let open = tmp.join("open.md");
+    std::fs::write(&open, "<!-- bench small --threads 256: table -->\n").unwrap();
+    for (bad, extra, says) in [
+        (tmp.join("missing.md"), &[][..], "missing.md"),
+        (
+            no_block,
+            &[][..],
+            "no `<!-- bench small --threads 256: table -->` block",
+        ),
+        (open, &[][..], "not closed"),
+        (page.clone(), &["--shard", "0/2"][..], "not a shard"),
+    ] {
+        let o = bench(extra, "never", &bad);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(says), "{says} in {err}");
+        assert!(!tmp.join("never").exists(), "nothing ran");
+    }
     std::fs::remove_dir_all(&tmp).ok();
 }
 

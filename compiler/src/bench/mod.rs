@@ -1,14 +1,3 @@
-//! `spmdc bench SUITE`: benchmark suites over the example kernels. A suite compiles
-//! its kernels, runs each on a simulator, checks the results against a reference
-//! and reports one row per kernel in a [`Table`]. Suites are sibling modules
-//! (`gpu`, ...) that each return a table; [`run_suite`] picks one by name, and the
-//! table prints itself as aligned text ([`Table::to_text`], a Markdown table that
-//! pastes into the README as is) or as JSON ([`Table::to_json`]).
-//!
-//! A failed reference check does not stop a suite: the kernel's row says so in its
-//! `check` column and the failure is listed in [`Table::failures`], so a caller can
-//! report every kernel and still fail.
-
 //! `spmdc bench SUITE|FILE`: benchmark suites. A suite is a file ([`suite`]: kernels
 //! with their launches, configurations, sizes, metrics and charts); the built-in ones
 //! live in `examples/suites/` and are embedded in the binary. [`run`] expands a suite
@@ -16,7 +5,10 @@
 //! against the reference interpreter and recorded as a [`record::RunRecord`];
 //! [`report`] builds the suite's [`Table`] from the records alone, [`chart`] draws its
 //! SVG charts, and [`out`] writes everything to a folder (`bench-out/`) and merges the
-//! folders of shards (`--shard i/n`, `spmdc bench merge`) into the same result.
+//! folders of shards (`--shard i/n`, `spmdc bench merge`) into the same result;
+//! [`doc`] writes the table and charts into a page of `docs/` (`--doc`). The table
+//! prints itself as aligned Markdown ([`Table::to_text`]) or as JSON
+//! ([`Table::to_json`]).
 //!
 //! A failed reference check does not stop a suite: the run's row says so in its
 //! `check` column and the failure is listed in [`Table::failures`], so a caller can
@@ -24,6 +16,7 @@
 
 pub mod chart;
 pub mod dac;
+pub mod doc;
 pub mod expr;
 pub mod gpu;
 pub mod out;
