@@ -1,7 +1,7 @@
 //! `spmdc bench dac` at a small scale: every kernel runs baseline and with DAC in
 //! timing mode, both match the interpreter bit for bit, and the table's cells agree
 //! with each other (reduction and speedup from the counts, geomean rows at the end).
-//! The full-size run is a release-mode command (`lang-spec/dac-bench.md`).
+//! The full-size run is a release-mode command (`docs/dac.md`).
 
 use spmdc::bench::{self, BenchOptions, Cell};
 

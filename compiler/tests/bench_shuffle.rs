@@ -4,7 +4,7 @@
 //! reach paper 004's Table 2 (bar the ISPC-style gaussblur, the documented
 //! shortfall), `auto` keeps no more than `all`, and `auto` is never more than 1%
 //! slower than `off` on the GPU presets. The full-size run is a release-mode command
-//! (`lang-spec/shuffle-bench.md`).
+//! (`docs/shuffle.md`).
 
 use spmdc::bench::{self, BenchOptions, Cell, RunOptions};
 

@@ -198,8 +198,8 @@ fn dac_gpu_no_scalar_datapath() {
     matrix::<DacWith<NO_SCALAR_DATAPATH>>();
 }
 
-/// `examples/uniformity_demo.spmd` (README "Divergence and the code-duplicating CFG
-/// transforms"): the dynamic instruction counts of one launch on the interpreter
+/// `examples/uniformity_demo.spmd` (docs/uniformity.md, "Divergence and the
+/// code-duplicating CFG transforms"): the dynamic instruction counts of one launch on the interpreter
 /// (gang instructions) and on the dac-gpu (warp instructions) under `bits`, with the
 /// output checked against the default interpreter.
 fn demo_counts(entry: &str, extra: &[&str], bits: u8) -> (u64, u64) {

@@ -1,6 +1,6 @@
 #!/bin/bash
 # measure.sh: the cost of each cross-lane built-in on nyuzi and dac-gpu, as a Markdown
-# table (lang-spec/cross-lane-bench.md shows it for two builds, before -> after).
+# table (docs/cross-lane.md shows it for two builds, before -> after).
 #
 # Run from the repository root. SPMDC names the spmdc binary (default:
 # target/release/spmdc); OUT the scratch directory (default /tmp/cross_lane_measure).

@@ -33,7 +33,7 @@
 //!
 //! The model is static and coarse on purpose: IR instructions stand for machine
 //! instructions, and the launch's occupancy is not known. `spmdc bench shuffle`
-//! measures where it is wrong ([lang-spec/shuffle-bench.md]).
+//! measures where it is wrong ([docs/shuffle.md]).
 
 use super::FunctionShuffles;
 use crate::ir::{Function, InstData};
