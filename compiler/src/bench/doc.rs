@@ -98,12 +98,21 @@ pub fn chart_dir(key: &str) -> String {
     out
 }
 
-/// The blocks of `text`, in order.
+/// The blocks of `text`, in order (markers inside fenced code blocks are not blocks).
 pub fn blocks(text: &str) -> Result<Vec<Block>, String> {
     let mut out = Vec::new();
     let mut open: Option<(String, Kind, usize)> = None;
+    // Markers shown in a fenced code block (outside any block) are examples, not blocks.
+    let mut fenced = false;
     for (i, line) in text.lines().enumerate() {
         let t = line.trim();
+        if open.is_none() && (t.starts_with("```") || t.starts_with("~~~")) {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
         if t == END {
             match open.take() {
                 Some((key, kind, start)) => out.push(Block {
@@ -370,6 +379,23 @@ More text.
         assert!(e.contains("`dac`, `regdem --config maxwell`"), "{e}");
         let e = splice("no markers here\n", "dac", "", None).unwrap_err();
         assert!(e.contains("it has no blocks"), "{e}");
+    }
+
+    #[test]
+    fn markers_in_code_blocks_are_examples() {
+        let page = "```text\n<!-- bench dac: table -->\n```\n<!-- bench dac: table -->\nold\n<!-- end -->\n";
+        let b = blocks(page).unwrap();
+        assert_eq!(b.len(), 1);
+        assert_eq!((b[0].start, b[0].end), (3, 5));
+        let out = splice(page, "dac", "| t |", None).unwrap();
+        assert!(
+            out.starts_with("```text\n<!-- bench dac: table -->\n```\n"),
+            "{out}"
+        );
+        assert!(
+            out.ends_with("<!-- bench dac: table -->\n\n| t |\n\n<!-- end -->\n"),
+            "{out}"
+        );
     }
 
     #[test]
