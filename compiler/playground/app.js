@@ -381,7 +381,8 @@ function renderRun() {
       out.push(`${name} = [${values.slice(0, 256).join(", ")}${values.length > 256 ? ", …" : ""}]`);
     }
     out.push("statistics:");
-    for (const [k, v] of Object.entries(r.stats || {})) out.push(`  ${k} = ${v}`);
+    if (a.stats_text) out.push(a.stats_text);
+    else for (const [k, v] of Object.entries(r.stats || {})) out.push(`  ${k} = ${v}`);
   }
   $("run-out").textContent = out.join("\n");
 }

@@ -412,9 +412,11 @@ struct RunArgs {
     /// Print one JSON object with every buffer, the output and the statistics.
     #[arg(long)]
     json: bool,
-    /// Print the run's statistics.
-    #[arg(long)]
-    stats: bool,
+    /// Print the run's statistics, grouped in sections with readable names and
+    /// rounded figures; `--stats=full` adds tables per SM (dac-gpu) or core (nyuzi)
+    /// and per function, also under `--json`.
+    #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "summary", value_name = "VIEW")]
+    stats: Option<StatsView>,
     /// Profile the run: print the source annotated per line (dynamic instructions,
     /// their share, average active lanes, and with --timing stall cycles by cause);
     /// `--profile=asm` prints every executed instruction instead.
@@ -462,6 +464,15 @@ struct RunArgs {
     timing: bool,
     #[command(flatten)]
     dac: DacArgs,
+}
+
+/// What `spmdc run --stats` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum StatsView {
+    /// The statistics of the whole run, in sections.
+    Summary,
+    /// Those, then per SM or core and per function.
+    Full,
 }
 
 /// What `spmdc run --profile` prints.
@@ -1486,7 +1497,10 @@ fn run_kernel(args: &RunArgs) -> u8 {
         }
     };
     let wanted = spmdc::profile::run::Wanted {
-        profile: args.profile.is_some() || args.profile_json.is_some(),
+        // `--stats=full` takes its per-function breakdown from a profile.
+        profile: args.profile.is_some()
+            || args.profile_json.is_some()
+            || args.stats == Some(StatsView::Full),
         trace: (args.trace || args.trace_json.is_some())
             .then_some((args.trace_gang, args.trace_limit)),
     };
@@ -1502,10 +1516,11 @@ fn run_kernel(args: &RunArgs) -> u8 {
         }
         spmdc::profile::run::Machine::Interp => driver::run_on_interp(&front, &request),
     };
-    let result = match outcome {
+    let mut result = match outcome {
         Ok(r) => r,
         Err(e) => return report_run_failure(&front, e, args),
     };
+    keep_breakdown(&mut result, args, None);
     if args.json {
         return write_output(None, &result.to_json_string());
     }
@@ -1526,10 +1541,29 @@ fn run_text(result: &spmdc::launch::RunResult, args: &RunArgs) -> Result<String,
             return Err(EXIT_USAGE);
         }
     }
-    if args.stats {
+    if let Some(view) = args.stats {
         out.push_str(&result.stats.format_text());
+        if view == StatsView::Full {
+            out.push_str(&spmdc::launch::stats_text::render_breakdown(
+                &result.breakdown,
+            ));
+        }
     }
     Ok(out)
+}
+
+/// Keeps the run's breakdown (per SM or core, and per function from `profile`)
+/// for `--stats=full` only, so the JSON of other runs stays as it was.
+fn keep_breakdown(
+    result: &mut spmdc::launch::RunResult,
+    args: &RunArgs,
+    profile: Option<&spmdc::profile::SourceProfile>,
+) {
+    if args.stats != Some(StatsView::Full) {
+        result.breakdown = Default::default();
+    } else if let Some(p) = profile {
+        result.breakdown.functions = p.per_function();
+    }
 }
 
 /// `spmdc run --profile/--trace`: runs with a recorder, prints what the run prints,
@@ -1544,7 +1578,7 @@ fn run_recorded(
 ) -> u8 {
     use spmdc::profile::render;
     let recorded = spmdc::profile::run::run(front, request, machine, wanted);
-    let result = match recorded.result {
+    let mut result = match recorded.result {
         Ok(r) => r,
         Err(e) => {
             // What led to the error: the trace up to it, on standard output.
@@ -1554,7 +1588,9 @@ fn run_recorded(
             return report_run_failure(front, e, args);
         }
     };
+    keep_breakdown(&mut result, args, recorded.profile.as_ref());
     let result = &result;
+    let profiled = args.profile.is_some() || args.profile_json.is_some();
     for (path, json) in [
         (
             &args.profile_json,
@@ -1576,7 +1612,7 @@ fn run_recorded(
     let mut out = String::new();
     if args.json {
         let mut object = result.to_json();
-        if let Some(p) = &recorded.profile {
+        if let (true, Some(p)) = (profiled, &recorded.profile) {
             object["profile"] = serde_json::to_value(p).unwrap_or_default();
         }
         if let Some(t) = &recorded.trace {
@@ -1590,6 +1626,9 @@ fn run_recorded(
         Err(code) => return code,
     }
     if let (Some(view), Some(p)) = (args.profile, &recorded.profile) {
+        if args.stats.is_some() {
+            out.push('\n');
+        }
         out.push_str(&match view {
             ProfileView::Lines => render::annotated_source(p, &front.sources, front.main_file),
             ProfileView::Asm => render::instruction_listing(p),

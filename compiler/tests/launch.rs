@@ -799,7 +799,10 @@ fn json_shape() {
     let keys: Vec<&str> = obj.keys().map(String::as_str).collect();
     assert_eq!(
         keys,
-        ["block", "buffers", "entry", "grid", "output", "return", "stats", "target"]
+        [
+            "block", "buffers", "compiler", "entry", "grid", "machine", "output", "return",
+            "stats", "target"
+        ]
     );
     assert_eq!(j["entry"], "k");
     assert_eq!(j["target"], "interp");
@@ -830,6 +833,8 @@ fn json_shape() {
         "\"return\"",
         "\"output\"",
         "\"stats\"",
+        "\"machine\"",
+        "\"compiler\"",
     ]
     .iter()
     .map(|k| text.find(k).unwrap())

@@ -266,6 +266,17 @@ fn run_gives_outputs_profile_and_trace() {
         stats["dynamic_instructions"]
     );
     assert!(stats["cycles"].as_u64().unwrap() > 0);
+    // The readable report, with the per-core and per-function tables.
+    let text = body["stats_text"].as_str().unwrap();
+    for part in [
+        "Instructions",
+        "Stalls",
+        "Per core",
+        "Per function",
+        "saxpy",
+    ] {
+        assert!(text.contains(part), "{part} in {text}");
+    }
     let steps = body["trace"]["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 50);
     assert_eq!(body["trace"]["truncated"], true);

@@ -21,7 +21,7 @@
 # wout[programIndex]), and the "without" kernel, whose STMT stores v (varying) or
 # the parameter z (uniform; both kernels read it) instead. A column is the difference between the two: "lines" in the
 # assembly listing (`spmdc FILE --target T`, every line of the file), "dyn" in dynamic
-# instructions (`spmdc run --stats`, `dynamic_instructions`: machine instructions on
+# instructions (`spmdc run --json`, `stats.dynamic_instructions`: machine instructions on
 # nyuzi, warp instructions on dac-gpu) for one gang with every lane on (one 16-lane
 # gang on nyuzi, one 32-thread block, a full warp, on dac-gpu). "masked" is the same
 # difference with the built-in under `if (v % 3 != 1)` (a divergent mask) in both
@@ -82,8 +82,8 @@ cost() {
     lines=$("$S" "$f" --target "$t" 2>/dev/null | wc -l)
     local dyn
     dyn=$("$S" run "$f" --entry k --target "$t" --block "$n" --arg "a=range($n,1)" \
-        --arg "vout=zeros($n)" --arg "out=zeros(2)" --arg "wout=zeros($n)" --arg z=0 --stats 2>/dev/null |
-        awk -F' = ' '$1=="dynamic_instructions"{print $2}')
+        --arg "vout=zeros($n)" --arg "out=zeros(2)" --arg "wout=zeros($n)" --arg z=0 --json 2>/dev/null |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["stats"]["dynamic_instructions"])' 2>/dev/null)
     echo "$lines ${dyn:-?}"
 }
 

@@ -9,8 +9,8 @@
 #   2. spmdc run L --target dac-gpu --json                (must equal 1)
 #   3. spmdc run L --target dac-gpu --no-dac --json       (must equal 1)
 #   4. spmdc run L --target dac-gpu --max-regs 24 --json  (must equal 1)
-#   5. spmdc run L --target dac-gpu --timing --config maxwell --stats
-#   6. spmdc run L --target dac-gpu --max-regs 255 --stats
+#   5. spmdc run L --target dac-gpu --timing --config maxwell --json (statistics)
+#   6. spmdc run L --target dac-gpu --max-regs 255 --json (registers)
 #   7. python3 tests/regdem_bench/check.py KERNEL.spmd <1's json>
 # "Equal" means every buffer's printed values are the same text (so the same
 # bits: the printer round-trips, and tells -0.0 from 0 and NaN from numbers).
@@ -46,12 +46,12 @@ sys.exit(1 if bad else 0)
 PY
     done
     t0=$(date +%s.%N)
-    eval "$S" run $L --target dac-gpu --timing --config maxwell --stats > "$O/$N.timing.txt" 2>> "$O/$N.stderr" || { echo "  timing FAILED"; status=1; }
+    eval "$S" run $L --target dac-gpu --timing --config maxwell --json > "$O/$N.timing.json" 2>> "$O/$N.stderr" || { echo "  timing FAILED"; status=1; }
     t1=$(date +%s.%N)
-    eval "$S" run $L --target dac-gpu --max-regs 255 --stats > "$O/$N.r255.txt" 2>> "$O/$N.stderr"
+    eval "$S" run $L --target dac-gpu --max-regs 255 --json > "$O/$N.r255.json" 2>> "$O/$N.stderr"
     echo "  timing run: $(python3 -c "print(round($t1 - $t0, 1))") s wall"
-    grep -E '^(registers|spilled_values|spill_bytes|cycles|theoretical_occupancy|achieved_occupancy|shared_bank_conflicts|local_transactions) ' "$O/$N.timing.txt" | sed 's/^/  /'
-    echo "  --max-regs 255: $(grep -E '^registers ' "$O/$N.r255.txt")"
+    python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['stats']; [print('  %s = %s' % (k, s.get(k))) for k in 'registers spilled_values spill_bytes cycles theoretical_occupancy achieved_occupancy shared_bank_conflicts local_transactions'.split()]" "$O/$N.timing.json"
+    echo "  --max-regs 255: registers = $(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['stats'].get('registers'))" "$O/$N.r255.json")"
     python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['stats']; print('  --max-regs 24: registers = %s, spilled_values = %s, spill_bytes = %s' % (s.get('registers'), s.get('spilled_values'), s.get('spill_bytes')))" "$O/$N.r24.json"
     python3 $D/check.py "$F" "$O/$N.interp.json" | sed 's/^/  /' || status=1
 done

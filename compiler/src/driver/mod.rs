@@ -426,6 +426,29 @@ fn verified(module: &crate::ir::Module, stage: &str) -> Result<(), Vec<Diagnosti
 
 /// Runs an entry of a checked program on the reference interpreter: lowers it, binds
 /// the arguments, copies the buffers in, runs the launch and reads the buffers back.
+/// The compiler's switches a run's code was built with, for its JSON record: the
+/// optimization pipeline and the pass switches (`--no-uniformity`, `--shuffle`, ...).
+pub fn compiler_settings(front: &FrontResult, optimize: bool) -> launch::Settings {
+    let s = &front.switches;
+    let mut m = launch::Settings::new();
+    for (k, v) in [
+        ("optimize", optimize),
+        ("inline", !s.no_inline),
+        ("uniformity", !s.no_uniformity),
+        ("skip_empty", !s.no_skip_empty),
+        ("force_cfg_opts", s.force_cfg_opts),
+        ("scalar_datapath", !s.no_scalar_datapath),
+    ] {
+        m.insert(k.into(), v.into());
+    }
+    m.insert("shuffle".into(), s.shuffle.name().into());
+    m
+}
+
+fn checked_program_count(front: &FrontResult) -> u32 {
+    front.checked.as_ref().map_or(0, |c| c.target.program_count)
+}
+
 pub fn run_on_interp(
     front: &FrontResult,
     req: &RunRequest<'_>,
@@ -559,6 +582,11 @@ fn interp_launch(
         .ret
         .zip(outcome.ret)
         .map(|(ty, bits)| launch::Value::from_bits(ty, bits));
-    let result = launch::RunResult::from_launch(&prepared, "interp", ret, outcome.output, stats);
+    let mut result =
+        launch::RunResult::from_launch(&prepared, "interp", ret, outcome.output, stats);
+    result
+        .machine
+        .insert("program_count".into(), checked_program_count(front).into());
+    result.compiler = compiler_settings(front, req.optimize);
     Ok((result, counts))
 }

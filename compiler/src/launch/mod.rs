@@ -40,13 +40,15 @@ pub mod random;
 pub mod result;
 pub mod signature;
 pub mod spec;
+pub mod stats_catalog;
+pub mod stats_text;
 
 pub use buffer::Buffer;
 pub use config::LaunchConfig;
 pub use elem::{Elem, ElemType, Value};
 pub use error::{ErrorKind, LaunchError};
 pub use materialize::{bind_args, materialize, ArgValue};
-pub use result::{RunResult, StatValue, Stats};
+pub use result::{Breakdown, RunResult, Settings, StatValue, Stats};
 pub use signature::{find_entry, signature_of, EntryKind, KernelParam, KernelSignature, ParamKind};
 pub use spec::{parse_arg, parse_spec, ArgSpec, Literal, Spec};
 

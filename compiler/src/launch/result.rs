@@ -103,12 +103,10 @@ impl Stats {
         }
     }
 
-    /// The `--stats` text: one `key = value` line per statistic, sorted by key.
+    /// The `--stats` text: the statistics grouped in sections under readable names,
+    /// figures rounded ([`super::stats_text`]).
     pub fn format_text(&self) -> String {
-        self.map
-            .iter()
-            .map(|(k, v)| format!("{k} = {v}\n"))
-            .collect()
+        super::stats_text::render(self)
     }
 
     pub fn to_json(&self) -> serde_json::Value {
@@ -120,6 +118,42 @@ impl Stats {
         )
     }
 }
+
+/// The statistics of the parts of a run, for `--stats=full`: per SM (dac-gpu) or
+/// core (nyuzi), and per function of the code that ran. Each part's statistics use
+/// the names of the totals.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Breakdown {
+    /// What `units` are: `SM` or `core`.
+    pub unit_kind: String,
+    pub units: Vec<Stats>,
+    /// Per function (the kernel, its callees, runtime routines, and the work with no
+    /// function), in code order.
+    pub functions: Vec<(String, Stats)>,
+}
+
+impl Breakdown {
+    pub fn is_empty(&self) -> bool {
+        self.units.is_empty() && self.functions.is_empty()
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        let functions: Vec<serde_json::Value> = self
+            .functions
+            .iter()
+            .map(|(name, s)| serde_json::json!({"function": name, "stats": s.to_json()}))
+            .collect();
+        serde_json::json!({
+            "unit_kind": self.unit_kind,
+            "units": self.units.iter().map(Stats::to_json).collect::<Vec<_>>(),
+            "functions": functions,
+        })
+    }
+}
+
+/// What a run was made with, for the record: the machine (a dac-gpu configuration's
+/// every key, Nyuzi's cores and timing parameters) and the compiler's switches.
+pub type Settings = serde_json::Map<String, serde_json::Value>;
 
 /// `lower_snake_case`: lowercase ASCII letters and digits in words joined by single
 /// underscores, starting with a letter.
@@ -146,6 +180,12 @@ pub struct RunResult {
     /// Everything the kernel printed, in order.
     pub output: String,
     pub stats: Stats,
+    /// Per SM or core and per function, when the run counted them.
+    pub breakdown: Breakdown,
+    /// The machine the run ran on (empty for the interpreter but its gang width).
+    pub machine: Settings,
+    /// The compiler's switches the code was built with.
+    pub compiler: Settings,
 }
 
 impl RunResult {
@@ -175,6 +215,9 @@ impl RunResult {
             ret,
             output,
             stats,
+            breakdown: Breakdown::default(),
+            machine: Settings::new(),
+            compiler: Settings::new(),
         }
     }
 
@@ -250,7 +293,7 @@ impl Serialize for BufferMap<'_> {
 impl Serialize for RunResult {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let dim = |d: sim::Dim3| [d.x, d.y, d.z];
-        let mut st = s.serialize_struct("RunResult", 8)?;
+        let mut st = s.serialize_struct("RunResult", 11)?;
         st.serialize_field("entry", &self.entry)?;
         st.serialize_field("target", &self.target)?;
         st.serialize_field("grid", &dim(self.config.grid))?;
@@ -259,6 +302,11 @@ impl Serialize for RunResult {
         st.serialize_field("return", &self.ret.map(Value::to_json))?;
         st.serialize_field("output", &self.output)?;
         st.serialize_field("stats", &self.stats.to_json())?;
+        if !self.breakdown.is_empty() {
+            st.serialize_field("breakdown", &self.breakdown.to_json())?;
+        }
+        st.serialize_field("machine", &self.machine)?;
+        st.serialize_field("compiler", &self.compiler)?;
         st.end()
     }
 }
@@ -305,9 +353,7 @@ mod tests {
         s.set("BadKey", 1u64);
         assert!(s.check_convention(true).is_err());
         assert_eq!(s.get("ipc").map(|v| v.to_string()), Some("0.25".into()));
-        assert_eq!(
-            s.format_text(),
-            "BadKey = 1\ncycles = 40\ndynamic_instructions = 10\nipc = 0.25\n"
-        );
+        let text = s.format_text();
+        assert!(text.contains("IPC") && text.contains("BadKey"), "{text}");
     }
 }

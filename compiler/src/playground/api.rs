@@ -353,7 +353,16 @@ fn run(req: &RunRequestJson) -> Value {
         "trace": recorded.trace,
     });
     match recorded.result {
-        Ok(r) => answer["result"] = r.to_json(),
+        Ok(mut r) => {
+            if let Some(p) = &recorded.profile {
+                r.breakdown.functions = p.per_function();
+            }
+            // The readable report, as `spmdc run --stats=full` prints it.
+            let text =
+                r.stats.format_text() + &crate::launch::stats_text::render_breakdown(&r.breakdown);
+            answer["stats_text"] = json!(text);
+            answer["result"] = r.to_json();
+        }
         Err(e) => {
             let error = match e {
                 RunError::Compile(diags) => {

@@ -97,6 +97,44 @@ impl Counts {
     pub fn stall_cycles(&self) -> u64 {
         self.stalls.values().sum()
     }
+
+    fn add(&mut self, o: &Counts) {
+        self.instructions += o.instructions;
+        self.lane_slots += o.lane_slots;
+        self.active_lanes += o.active_lanes;
+        for (cause, n) in &o.stalls {
+            *self.stalls.entry(cause.clone()).or_default() += n;
+        }
+    }
+
+    fn subtract(&mut self, o: &Counts) {
+        self.instructions = self.instructions.saturating_sub(o.instructions);
+        self.lane_slots = self.lane_slots.saturating_sub(o.lane_slots);
+        self.active_lanes = self.active_lanes.saturating_sub(o.active_lanes);
+        for (cause, n) in &o.stalls {
+            let s = self.stalls.entry(cause.clone()).or_default();
+            *s = s.saturating_sub(*n);
+        }
+    }
+
+    /// The counts under the names of the run's statistics.
+    fn to_stats(&self) -> crate::launch::Stats {
+        let mut s = crate::launch::Stats::new();
+        s.set(
+            crate::launch::Stats::DYNAMIC_INSTRUCTIONS,
+            self.instructions,
+        );
+        if self.lane_slots > 0 {
+            s.set(
+                "lane_utilization",
+                self.active_lanes as f64 / self.lane_slots as f64,
+            );
+        }
+        for (cause, n) in &self.stalls {
+            s.set(&format!("stall_{}", cause.replace(' ', "_")), *n);
+        }
+        s
+    }
 }
 
 /// One source line's share of the run.
@@ -230,6 +268,37 @@ impl SourceProfile {
     /// The profile as pretty JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// The run per function (`--stats=full`), in code order, under the names of the
+    /// run's statistics: dynamic instructions, lanes and stall cycles by cause. Work
+    /// charged to no instruction is the last row, so the rows add up to the totals.
+    pub fn per_function(&self) -> Vec<(String, crate::launch::Stats)> {
+        let mut order: Vec<&str> = Vec::new();
+        let mut sums: BTreeMap<&str, Counts> = BTreeMap::new();
+        for i in &self.instructions {
+            let name = if i.function.is_empty() {
+                "(unknown code)"
+            } else {
+                i.function.as_str()
+            };
+            if !sums.contains_key(name) {
+                order.push(name);
+            }
+            sums.entry(name).or_default().add(&i.counts);
+        }
+        let mut rest = self.totals.clone();
+        for c in sums.values() {
+            rest.subtract(c);
+        }
+        let mut rows: Vec<(String, crate::launch::Stats)> = order
+            .iter()
+            .map(|name| (name.to_string(), sums[name].to_stats()))
+            .collect();
+        if rest.instructions > 0 || rest.stall_cycles() > 0 {
+            rows.push(("(no instruction)".to_string(), rest.to_stats()));
+        }
+        rows
     }
 }
 

@@ -133,6 +133,10 @@ fn run_nyuzi(
         opts,
         Some(&mut rec.recorder),
     )
+    .map(|mut r| {
+        r.compiler = driver::compiler_settings(front, req.optimize);
+        r
+    })
 }
 
 #[allow(clippy::result_large_err)]

@@ -13,6 +13,7 @@ pub mod isa;
 mod lanes32;
 pub mod machine;
 pub mod occupancy;
+pub mod per_sm;
 pub mod stats;
 pub mod timing;
 mod timing_dac;

@@ -41,6 +41,7 @@ use super::machine::{
     Limits, Prepared,
 };
 use super::occupancy::{occupancy, BlockResources};
+use super::per_sm::{SmStats, Snapshot};
 use super::stats::{Stall, StatValue, Stats};
 use super::timing_dac::{deq_need, DacTotals, DeqNeed, Plan, SmDac};
 use crate::record::Recorder;
@@ -75,6 +76,8 @@ pub struct TimingReport {
     pub stats: Stats,
     /// Every statistic as (name, value), for JSON.
     pub pairs: Vec<(String, StatValue)>,
+    /// Each SM's share of the counters.
+    pub per_sm: Vec<SmStats>,
 }
 
 /// Shared-memory banks (4-byte words).
@@ -233,6 +236,8 @@ struct Sm {
     occ_since: u64,
     /// DAC: the affine warp and expansion hardware, for a decoupled kernel.
     dac: Option<SmDac>,
+    /// This SM's share of the counters.
+    counts: SmStats,
 }
 
 /// Everything fixed during a run.
@@ -499,6 +504,7 @@ pub fn run_timing_recorded(
             resident_warps: 0,
             occ_since: 0,
             dac,
+            counts: SmStats::default(),
         })
         .collect();
     let mut stats = Stats {
@@ -539,8 +545,10 @@ pub fn run_timing_recorded(
         let mut busy = false;
         for (i, sm) in sms.iter_mut().enumerate() {
             if sm.wake <= now {
+                let before = Snapshot::of(run.stats);
                 run.cycle(sm, i, now, &mut env, limits)?;
                 while run.dispatch_one(sm, i, now) {}
+                sm.counts.add_since(before, run.stats);
             }
             busy |= sm.resident_warps > 0;
             next = next.min(sm.wake);
@@ -584,6 +592,7 @@ pub fn run_timing_recorded(
         .flat_map(|sm| sm.sched.iter().map(|s| s.counted_to))
         .fold(now, u64::max);
     for sm in sms.iter_mut() {
+        let before = Snapshot::of(&stats);
         for s in sm.sched.iter_mut() {
             if cycles > s.counted_to {
                 charge_stall(
@@ -596,6 +605,8 @@ pub fn run_timing_recorded(
             }
         }
         stats.warp_cycles += sm.resident_warps * (cycles - sm.occ_since);
+        sm.counts.warp_cycles += sm.resident_warps * (cycles - sm.occ_since);
+        sm.counts.add_since(before, &stats);
     }
     stats.cycles = cycles;
     if ctx.plan.is_some() {
@@ -615,6 +626,10 @@ pub fn run_timing_recorded(
         if let Some(s) = memsys.l1_stats(i) {
             stats.l1_accesses += s.accesses();
             stats.l1_hits += s.hits();
+            if let Some(sm) = sms.get_mut(i) {
+                sm.counts.l1_accesses = s.accesses();
+                sm.counts.l1_hits = s.hits();
+            }
         }
     }
     let l2 = *memsys.l2_stats();
@@ -630,6 +645,7 @@ pub fn run_timing_recorded(
         thread_insts: stats.thread_insts,
         pairs: stats.pairs(),
         stats,
+        per_sm: sms.iter().map(|sm| sm.counts).collect(),
     })
 }
 
@@ -694,13 +710,16 @@ impl Run<'_, '_> {
             live: wpb as u32,
         });
         self.next_cta += 1;
+        sm.counts.blocks += 1;
         self.occupancy_change(sm, now, wpb as i64);
         sm.wake = sm.wake.min(now + 1);
         true
     }
 
     fn occupancy_change(&mut self, sm: &mut Sm, now: u64, delta: i64) {
-        self.stats.warp_cycles += sm.resident_warps * now.saturating_sub(sm.occ_since);
+        let resident_cycles = sm.resident_warps * now.saturating_sub(sm.occ_since);
+        self.stats.warp_cycles += resident_cycles;
+        sm.counts.warp_cycles += resident_cycles;
         sm.occ_since = now;
         sm.resident_warps = (sm.resident_warps as i64 + delta).max(0) as u64;
     }

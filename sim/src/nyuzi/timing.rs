@@ -456,6 +456,15 @@ pub struct TimingReport {
     pub dram: DramStats,
     /// Per hardware thread (core-major, as thread ids are).
     pub threads: Vec<ThreadReport>,
+    /// Per core: its L1I and L1D counters (the totals above are their sums).
+    pub cores: Vec<CoreCaches>,
+}
+
+/// One core's L1 caches.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CoreCaches {
+    pub l1i: CacheStats,
+    pub l1d: CacheStats,
 }
 
 impl TimingReport {
@@ -1184,15 +1193,17 @@ impl<'a> Sim<'a> {
         for t in 0..self.th.len() {
             self.account(t, cycles);
         }
+        let cores: Vec<CoreCaches> = (0..self.cores.len())
+            .map(|c| CoreCaches {
+                l1i: self.mem.l1_stats(2 * c).copied().unwrap_or_default(),
+                l1d: self.mem.l1_stats(2 * c + 1).copied().unwrap_or_default(),
+            })
+            .collect();
         let mut l1i = CacheStats::default();
         let mut l1d = CacheStats::default();
-        for c in 0..self.cores.len() {
-            if let Some(s) = self.mem.l1_stats(2 * c) {
-                l1i.add(s);
-            }
-            if let Some(s) = self.mem.l1_stats(2 * c + 1) {
-                l1d.add(s);
-            }
+        for c in &cores {
+            l1i.add(&c.l1i);
+            l1d.add(&c.l1d);
         }
         let threads: Vec<ThreadReport> = self.th.iter().map(|t| t.rep).collect();
         let instructions = threads.iter().map(|t| t.retired).sum();
@@ -1212,6 +1223,7 @@ impl<'a> Sim<'a> {
             l2_mshr_wait_cycles: self.mem.l2_mshr_wait_cycles(),
             dram: self.mem.dram_stats(),
             threads,
+            cores,
         }
     }
 }

@@ -90,6 +90,7 @@ pub mod decouple;
 pub mod isel;
 pub mod regdem;
 pub mod run;
+pub mod run_stats;
 pub mod spaces;
 pub mod uniform;
 

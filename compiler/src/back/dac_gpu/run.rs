@@ -301,6 +301,7 @@ pub fn run_compiled_recorded(
         }
     }
     let mut recorder = recording.map(|r| &mut r.recorder);
+    let mut breakdown = launch::Breakdown::default();
     if opts.timing {
         let config = GpuConfig::load(&opts.config).map_err(trap)?;
         let report = crate::timing::stage("simulate (timing)", || {
@@ -318,6 +319,7 @@ pub fn run_compiled_recorded(
         stats.set(Stats::DYNAMIC_INSTRUCTIONS, report.warp_insts);
         stats.set(Stats::CYCLES, report.cycles);
         copy_stats(&mut stats, &report.pairs);
+        breakdown = super::run_stats::per_sm(&report, &config);
     } else {
         let report = crate::timing::stage("simulate", || {
             gpu::run_functional_recorded(&compiled.program, &gl, &mut mem, limits, recorder)
@@ -368,9 +370,14 @@ pub fn run_compiled_recorded(
         launch::Value::from_bits(ty, bits)
     });
     let output = console_text(&mem, console);
-    Ok(RunResult::from_launch(
-        &prepared, "dac-gpu", ret, output, stats,
-    ))
+    let mut result = RunResult::from_launch(&prepared, "dac-gpu", ret, output, stats);
+    result.breakdown = breakdown;
+    result.machine = super::run_stats::machine_settings(opts)?;
+    result.compiler = driver::compiler_settings(front, req.optimize);
+    result
+        .compiler
+        .extend(super::run_stats::codegen_settings(&opts.codegen));
+    Ok(result)
 }
 
 /// A kernel whose spill slots are in shared memory, laid out for blocks of at most
@@ -451,7 +458,7 @@ fn console_text(mem: &GlobalMemory, console: u64) -> String {
     String::from_utf8_lossy(&text[..n.min(text.len())]).into_owned()
 }
 
-fn copy_stats(stats: &mut Stats, pairs: &[(String, StatValue)]) {
+pub(super) fn copy_stats(stats: &mut Stats, pairs: &[(String, StatValue)]) {
     for (k, v) in pairs {
         if k == Stats::DYNAMIC_INSTRUCTIONS || k == Stats::CYCLES {
             continue;

@@ -24,6 +24,7 @@ pub mod minst;
 pub mod object;
 pub mod protection;
 pub mod run;
+pub mod run_stats;
 pub mod runtime;
 pub mod scalarize;
 pub mod vectorize;

@@ -15,7 +15,7 @@
 //! limit with a message saying so.
 
 use cranelift_entity::EntityRef;
-use sim::nyuzi::timing::{self, StallCause, TimingConfig, TimingError, TimingReport};
+use sim::nyuzi::timing::{self, StallCause, TimingConfig, TimingError};
 use sim::nyuzi::{Config, Fault, FaultKind, Machine};
 use sim::Dim3;
 
@@ -30,7 +30,7 @@ use crate::diag::{codes, Diagnostic};
 use crate::driver::{self, FrontResult, LegalTarget, RunError, RunRequest};
 use crate::interp::RuntimeError;
 use crate::ir::{FuncRef, Module};
-use crate::launch::{self, ElemType, Stats, Value};
+use crate::launch::{self, ElemType, Value};
 use crate::passes::legalize::RUNTIME_PREFIX;
 
 /// How to run on Nyuzi.
@@ -185,7 +185,9 @@ pub fn run_on_nyuzi(
     opts: &NyuziRunOptions,
 ) -> Result<launch::RunResult, RunError> {
     let mut built = build_launch(front, req, opts.machine, &opts.image)?;
-    run_built(&mut built, req.limits.max_steps, opts)
+    let mut result = run_built(&mut built, req.limits.max_steps, opts)?;
+    result.compiler = driver::compiler_settings(front, req.optimize);
+    Ok(result)
 }
 
 /// A machine of `shape` with the image loaded.
@@ -303,18 +305,15 @@ fn run_machine(
         .signature
         .ret
         .map(|ty| read_result(&m, layout.result_address, ty));
-    let stats = statistics(&m, built, report.as_ref());
+    let stats = super::run_stats::statistics(m, built, report.as_ref());
     let output = String::from_utf8_lossy(m.console()).into_owned();
-    Ok(launch::RunResult::from_launch(
-        &built.launch,
-        "nyuzi",
-        ret,
-        output,
-        stats,
-    ))
+    let mut result = launch::RunResult::from_launch(&built.launch, "nyuzi", ret, output, stats);
+    result.breakdown = super::run_stats::per_core(m, built, report.as_ref());
+    result.machine = super::run_stats::machine_settings(opts);
+    Ok(result)
 }
 
-fn word(m: &Machine, addr: u32) -> u32 {
+pub(super) fn word(m: &Machine, addr: u32) -> u32 {
     m.read_bytes(addr, 4)
         .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .unwrap_or(0)
@@ -323,58 +322,6 @@ fn word(m: &Machine, addr: u32) -> u32 {
 fn read_result(m: &Machine, addr: u32, ty: ElemType) -> Value {
     let bits = u64::from(word(m, addr)) | (u64::from(word(m, addr + 4)) << 32);
     Value::from_bits(ty, bits)
-}
-
-/// The launch's statistics: instruction counts by class, lane utilization, the
-/// runtime's counters and, with the timing model, cycles, IPC, caches and stalls.
-fn statistics(m: &Machine, built: &BuiltLaunch, report: Option<&TimingReport>) -> Stats {
-    let s = m.stats();
-    let layout = &built.image.layout;
-    let mut stats = Stats::new();
-    stats
-        .set(Stats::DYNAMIC_INSTRUCTIONS, s.retired)
-        .set("emulator_instructions", m.emulator_instructions())
-        .set("scalar_instructions", s.scalar)
-        .set("vector_instructions", s.vector)
-        .set("masked_instructions", s.masked)
-        .set("memory_instructions", s.memory)
-        .set("branch_instructions", s.branch)
-        .set("vector_lane_slots", s.vector_lane_slots)
-        .set("active_lanes", s.active_lanes)
-        .set("hardware_threads", u64::from(layout.threads_used))
-        .set("spill_stores", u64::from(built.object.spill_stores))
-        .set("spill_loads", u64::from(built.object.spill_loads))
-        .set("gangs_per_block", u64::from(layout.gangs_per_block));
-    if s.vector_lane_slots > 0 {
-        stats.set(
-            "lane_utilization",
-            s.active_lanes as f64 / s.vector_lane_slots as f64,
-        );
-    }
-    let (mut barriers, mut blocks) = (0u64, 0u64);
-    for t in 0..layout.threads_used {
-        let rec = layout.scheduler(t);
-        barriers += u64::from(word(m, rec + sched::BARRIERS as u32));
-        blocks += u64::from(word(m, rec + sched::BLOCKS_RUN as u32));
-    }
-    stats
-        .set("barriers", barriers)
-        .set("blocks", blocks)
-        .set("gangs", blocks * u64::from(layout.gangs_per_block));
-    if let Some(r) = report {
-        stats.set(Stats::CYCLES, r.cycles).set("ipc", r.ipc);
-        for (name, v) in r.stat_pairs() {
-            // Totals only (per-thread counters are in the timing report itself).
-            if name.starts_with("thread") || name == "cycles" {
-                continue;
-            }
-            stats.set(&name.replace('.', "_"), v);
-        }
-        for c in StallCause::ALL {
-            stats.set(&format!("stall_{}", c.name()), r.stall(c));
-        }
-    }
-    stats
 }
 
 /// The first gang (hardware thread, gang) whose stack canary changed: its stack
