@@ -32,7 +32,7 @@ const EXIT_CODES_HELP: &str = "\
 Exit codes:
   0  success
   1  compile errors in the source
-  2  usage error: bad flags, unreadable input, or an --emit stage not available yet
+  2  usage error: bad flags, unreadable input, or an output the target cannot produce
   3  runtime trap while running a kernel (spmdc run)
 
 Nyuzi: `--emit asm` prints the listing (`--source-lines` interleaves the source);
@@ -647,7 +647,7 @@ impl NyuziArgs {
     }
 }
 
-/// The switches of issue 6 (`spmdc::passes::Switches`), to measure each part of the
+/// The pass switches (`spmdc::passes::Switches`), to measure each part of the
 /// divergence-aware compilation.
 #[derive(Args)]
 struct SwitchArgs {
@@ -683,22 +683,8 @@ struct SwitchArgs {
 }
 
 impl SwitchArgs {
-    /// The switches, with a warning on stderr when an ablation of shuffle synthesis
-    /// was asked for: its results are wrong by design.
+    /// The pass switches (an ablation is warned about by [`ablation_warning`]).
     fn switches(&self) -> spmdc::passes::Switches {
-        let mode = self.shuffle.mode();
-        if mode.is_ablation() {
-            eprintln!(
-                "warning: `--shuffle {}` is an ablation of shuffle synthesis (paper 004's {}): \
-                 it gives wrong results; use it to measure, not to compute",
-                mode.name(),
-                if mode == spmdc::passes::ShuffleMode::NoLoad {
-                    "NO LOAD: paired loads are deleted"
-                } else {
-                    "NO CORNER: the edge lanes are not reloaded"
-                }
-            );
-        }
         spmdc::passes::Switches {
             no_uniformity: self.no_uniformity || self.no_scalar_datapath,
             no_skip_empty: self.no_skip_empty,
@@ -895,65 +881,198 @@ fn given_options(matches: &ArgMatches) -> Vec<String> {
         .collect()
 }
 
-/// Warns about options given where they change nothing: another target's options,
-/// `--sched` without the timing model, `--source-lines` without a listing, a launch
-/// (`--entry`, `--arg`, ...) without a launch image.
+/// Warns (W0010) about options given where they change nothing, and (W0011) about
+/// switches whose results are wrong by design, in the diagnostics' format.
 fn warn_ineffective(cli: &Cli, given: &[String]) {
-    let flag = |id: &str| format!("--{}", id.replace('_', "-"));
-    let warn = |id: &str, why: &str| {
+    let mut warnings = Vec::new();
+    let mut warn = |id: &str, why: &str, help: &str| {
         if given.iter().any(|g| g == id) {
-            eprintln!("warning: `{}` has no effect {why}", flag(id));
+            let flag = match id {
+                "args" => "--arg".to_string(),
+                "print" => "--print".to_string(),
+                _ => format!("--{}", id.replace('_', "-")),
+            };
+            let mut d = Diagnostic::warning(
+                codes::INEFFECTIVE_OPTION,
+                format!("`{flag}` has no effect {why}"),
+            );
+            if !help.is_empty() {
+                d = d.with_help(help.to_string());
+            }
+            warnings.push(d);
         }
     };
-    const NYUZI_ONLY: [&str; 4] = ["cores", "threads", "gang_stack", "no_bounds_check"];
-    const DAC_ONLY: [&str; 6] = ["config", "sched", "max_regs", "regalloc", "no_dac", "dac"];
-    match &cli.command {
+    let (format, color) = match &cli.command {
         Some(Command::Run(args)) => {
-            let target = format!("with `--target {}`", args.target.name());
-            if args.target != RunTarget::Nyuzi {
-                NYUZI_ONLY.iter().for_each(|id| warn(id, &target));
+            run_option_warnings(args, &mut warn);
+            (args.front.error_format, args.front.color)
+        }
+        Some(Command::Bench(args)) => {
+            if args.suite == "merge" {
+                for id in ["config", "threads", "shard", "jobs", "quiet"] {
+                    warn(
+                        id,
+                        "with `bench merge` (it only reads the runs of the folders)",
+                        "",
+                    );
+                }
             }
-            if args.target != RunTarget::DacGpu {
-                DAC_ONLY.iter().for_each(|id| warn(id, &target));
-            } else if !args.timing {
+            (ErrorFormat::Human, ColorArg::Auto)
+        }
+        None => {
+            compile_option_warnings(&cli.compile, &mut warn);
+            (cli.compile.front.error_format, cli.compile.front.color)
+        }
+        _ => return,
+    };
+    let switches = match &cli.command {
+        Some(Command::Run(args)) => Some(&args.switches),
+        None => Some(&cli.compile.switches),
+        _ => None,
+    };
+    if let Some(d) = switches.and_then(ablation_warning) {
+        warnings.push(d);
+    }
+    report_with(&SourceMap::new(), warnings.iter(), format, color);
+}
+
+/// `spmdc run`'s options that change nothing: another target's, a timing model's
+/// without `--timing`, a trace's without a trace, what `--json` prints anyway.
+fn run_option_warnings(args: &RunArgs, warn: &mut impl FnMut(&str, &str, &str)) {
+    let target = format!("with `--target {}`", args.target.name());
+    if args.target != RunTarget::Nyuzi {
+        for id in NYUZI_ONLY {
+            warn(id, &target, "it is an option of `--target nyuzi`");
+        }
+    }
+    if args.target != RunTarget::DacGpu {
+        for id in DAC_ONLY {
+            warn(id, &target, "it is an option of `--target dac-gpu`");
+        }
+    } else if !args.timing {
+        warn(
+            "sched",
+            "without `--timing` (it chooses the timing model's warp scheduler)",
+            "add `--timing`",
+        );
+    }
+    if args.target == RunTarget::DacGpu && !args.timing {
+        warn(
+            "config",
+            "on the run without `--timing`: the functional simulator has no caches, \
+             latencies or SMs (the machine still bounds the code's registers and shared memory)",
+            "add `--timing` to run the machine's timing model",
+        );
+    }
+    if !args.trace && args.trace_json.is_none() {
+        for id in ["trace_gang", "trace_limit"] {
+            warn(id, "without `--trace` or `--trace-json`", "");
+        }
+    }
+    if args.json {
+        warn(
+            "print",
+            "with `--json` (the JSON object holds every buffer)",
+            "",
+        );
+        if args.stats == Some(StatsView::Summary) {
+            warn(
+                "stats",
+                "with `--json` (the JSON object holds the statistics; `--stats=full` adds the breakdown)",
+                "",
+            );
+        }
+    }
+}
+
+/// `spmdc FILE`'s options that change nothing: those of stages not printed, of a
+/// launch image without one, of another target.
+fn compile_option_warnings(args: &CompileArgs, warn: &mut impl FnMut(&str, &str, &str)) {
+    let emits = if args.emit.is_empty() {
+        vec![Emit::Asm]
+    } else {
+        args.emit.clone()
+    };
+    if !emits.contains(&Emit::Asm) {
+        warn("source_lines", "without `--emit asm`", "");
+    }
+    if !emits.contains(&Emit::Hex) {
+        for id in ["entry", "args", "grid"] {
+            warn(
+                id,
+                "without `--emit hex` (it is part of a launch image)",
+                "",
+            );
+        }
+        if matches!(args.target, Target::Nyuzi) {
+            for id in ["block", "dynamic_shared"] {
                 warn(
-                    "sched",
-                    "without `--timing` (it chooses the timing model's warp scheduler)",
+                    id,
+                    "with `--target nyuzi` without `--emit hex` (it is part of a launch image)",
+                    "",
                 );
             }
         }
-        None => {
-            let args = &cli.compile;
-            let emits = if args.emit.is_empty() {
-                vec![Emit::Asm]
-            } else {
-                args.emit.clone()
-            };
-            if !emits.contains(&Emit::Asm) {
-                warn("source_lines", "without `--emit asm`");
-            }
-            if !emits.contains(&Emit::Hex) {
-                for id in ["entry", "args", "grid"] {
-                    let what = if id == "args" { "arg" } else { id };
-                    if given.iter().any(|g| g == id) {
-                        eprintln!("warning: `--{what}` has no effect without `--emit hex` (it is part of a launch image)");
-                    }
-                }
-            }
-            if !matches!(args.target, Target::Nyuzi) || !emits.contains(&Emit::Hex) {
-                NYUZI_ONLY[..3]
-                    .iter()
-                    .for_each(|id| warn(id, "without `--target nyuzi --emit hex`"));
-            }
-            if matches!(args.target, Target::Nyuzi) {
-                DAC_ONLY
-                    .iter()
-                    .filter(|&&id| id != "sched")
-                    .for_each(|id| warn(id, "with `--target nyuzi`"));
-            }
-        }
-        _ => {}
     }
+    if !matches!(args.target, Target::Nyuzi) || !emits.contains(&Emit::Hex) {
+        for id in &NYUZI_ONLY[..3] {
+            warn(id, "without `--target nyuzi --emit hex`", "");
+        }
+    }
+    if matches!(args.target, Target::Nyuzi) {
+        for id in DAC_ONLY.iter().filter(|&&id| id != "sched") {
+            warn(
+                id,
+                "with `--target nyuzi`",
+                "it is an option of `--target dac-gpu`",
+            );
+        }
+    }
+    if emits.iter().all(|e| matches!(e, Emit::Tokens | Emit::Ast)) {
+        let why = "with only `--emit tokens` or `--emit ast` (nothing is lowered to IR)";
+        for id in [
+            "no_opt",
+            "print_after",
+            "warn_divergent",
+            "no_uniformity",
+            "no_skip_empty",
+            "force_cfg_opts",
+            "no_inline",
+            "no_scalar_datapath",
+            "shuffle",
+        ] {
+            warn(id, why, "");
+        }
+    }
+}
+
+/// Options of `--target nyuzi` only.
+const NYUZI_ONLY: [&str; 4] = ["cores", "threads", "gang_stack", "no_bounds_check"];
+/// Options of `--target dac-gpu` only.
+const DAC_ONLY: [&str; 6] = ["config", "sched", "max_regs", "regalloc", "no_dac", "dac"];
+
+/// W0011 for `--shuffle noload|nocorner`, the ablations that give wrong results.
+fn ablation_warning(switches: &SwitchArgs) -> Option<Diagnostic> {
+    let mode = switches.shuffle.mode();
+    if !mode.is_ablation() {
+        return None;
+    }
+    let what = if mode == spmdc::passes::ShuffleMode::NoLoad {
+        "NO LOAD: paired loads are deleted"
+    } else {
+        "NO CORNER: the edge lanes are not reloaded"
+    };
+    Some(
+        Diagnostic::warning(
+            codes::WRONG_BY_DESIGN,
+            format!(
+                "`--shuffle {}` is an ablation of shuffle synthesis: it gives wrong results",
+                mode.name()
+            ),
+        )
+        .with_note(format!("paper 004's {what}"))
+        .with_help("use it to measure, not to compute; `--shuffle all` or `auto` keep the results"),
+    )
 }
 
 fn run(cli: Cli) -> u8 {
@@ -1358,22 +1477,10 @@ fn report_run_failure(front: &FrontResult, e: driver::RunError, args: &RunArgs) 
             t
         }
     };
-    if args.json {
-        let object = json!({
-            "entry": args.entry,
-            "target": args.target.name(),
-            "error": error,
-        });
-        let _ = write_output(None, &format!("{object:#}\n"));
-    }
+    print_json_failure(args, error.clone());
     match e {
         driver::RunError::Launch(errors) if args.front.error_format == ErrorFormat::Json => {
-            for e in errors {
-                eprintln!(
-                    "{}",
-                    runtime_json_line("launch", &e.to_string(), &serde_json::Value::Null)
-                );
-            }
+            report_launch_errors(&errors, ErrorFormat::Json);
             EXIT_USAGE
         }
         driver::RunError::Trap(trap) if args.front.error_format == ErrorFormat::Json => {
@@ -1382,6 +1489,58 @@ fn report_run_failure(front: &FrontResult, e: driver::RunError, args: &RunArgs) 
         }
         e => report_run_error(front, e, &args.front),
     }
+}
+
+/// Launch errors on stderr: as text, or as JSON lines in the diagnostics' form with
+/// the message, notes and help apart (code `launch`, or the error's own code).
+fn report_launch_errors(errors: &[spmdc::launch::LaunchError], format: ErrorFormat) {
+    for e in errors {
+        if format == ErrorFormat::Human {
+            eprintln!("error: {e}");
+            continue;
+        }
+        let mut line = serde_json::from_str::<serde_json::Value>(&runtime_json_line(
+            e.code().map_or("launch", |c| c.as_str()),
+            &e.message,
+            &serde_json::Value::Null,
+        ))
+        .unwrap_or_default();
+        let mut notes = e.notes.clone();
+        if let Some(s) = &e.snippet {
+            notes.insert(
+                0,
+                format!(
+                    "in `{}`, at `{}`",
+                    s.text,
+                    s.text.get(s.start..s.end).unwrap_or("")
+                ),
+            );
+        }
+        line["notes"] = serde_json::json!(notes);
+        line["help"] = serde_json::json!(e.help.iter().collect::<Vec<_>>());
+        eprintln!("{line}");
+    }
+}
+
+/// Under `--json`, the one object a failed run still prints on standard output:
+/// the entry, the target and the `error`.
+fn print_json_failure(args: &RunArgs, error: serde_json::Value) {
+    if args.json {
+        let object = serde_json::json!({
+            "entry": args.entry,
+            "target": args.target.name(),
+            "error": error,
+        });
+        let _ = write_output(None, &format!("{object:#}\n"));
+    }
+}
+
+/// A usage error of `spmdc run` found before compiling, as `--json` records it.
+fn usage_failure(args: &RunArgs, message: &str) {
+    print_json_failure(
+        args,
+        serde_json::json!({"kind": "usage", "message": message}),
+    );
 }
 
 /// One JSON line on stderr in the diagnostics' form (`--error-format json`) for an
@@ -1410,6 +1569,7 @@ fn run_kernel(args: &RunArgs) -> u8 {
         let diag =
             Diagnostic::error(codes::UNSUPPORTED_EMIT, msg.to_string()).with_help(help.to_string());
         report(&SourceMap::new(), std::iter::once(&diag), &args.front);
+        usage_failure(args, msg);
         EXIT_USAGE
     };
     match args.target {
@@ -1442,6 +1602,7 @@ fn run_kernel(args: &RunArgs) -> u8 {
         Ok(input) => input,
         Err(diag) => {
             report(&SourceMap::new(), std::iter::once(&diag), &args.front);
+            usage_failure(args, &diag.message);
             return EXIT_USAGE;
         }
     };
@@ -1537,7 +1698,7 @@ fn run_text(result: &spmdc::launch::RunResult, args: &RunArgs) -> Result<String,
     match result.format_print(&args.print) {
         Ok(text) => out.push_str(&text),
         Err(e) => {
-            eprintln!("error: {e}");
+            report_launch_errors(&[e], args.front.error_format);
             return Err(EXIT_USAGE);
         }
     }
@@ -1653,6 +1814,7 @@ fn check_run_request(args: &RunArgs) -> Result<Option<spmdc::back::dac_gpu::Opti
         } else {
             eprintln!("error: {msg}");
         }
+        usage_failure(args, &msg);
         EXIT_USAGE
     };
     let program_count = match args.target {
@@ -1733,11 +1895,21 @@ fn finish(result: &FrontResult, args: &FrontArgs) -> u8 {
 const MAX_PRINTED_DIAGNOSTICS: usize = 100;
 
 fn report<'a>(sources: &SourceMap, diags: impl Iterator<Item = &'a Diagnostic>, args: &FrontArgs) {
+    report_with(sources, diags, args.error_format, args.color);
+}
+
+/// [`report`] in a given format and colour.
+fn report_with<'a>(
+    sources: &SourceMap,
+    diags: impl Iterator<Item = &'a Diagnostic>,
+    format: ErrorFormat,
+    color: ColorArg,
+) {
     let mut err = std::io::stderr().lock();
-    let color = color_choice(args.color).resolve(std::io::stderr().is_terminal());
+    let color = color_choice(color).resolve(std::io::stderr().is_terminal());
     let mut unprinted = 0usize;
     for (i, d) in diags.enumerate() {
-        let text = match args.error_format {
+        let text = match format {
             ErrorFormat::Json => diag::render_json_line(sources, d) + "\n",
             ErrorFormat::Human if i < MAX_PRINTED_DIAGNOSTICS => {
                 diag::render_human(sources, d, color)

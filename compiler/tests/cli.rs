@@ -869,10 +869,22 @@ fn saxpy_run(extra: &[&str]) -> Output {
 
 #[test]
 fn options_that_change_nothing_are_warned_about() {
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 7] = [
         (
             &["--cores", "2"],
-            "`--cores` has no effect with `--target interp`",
+            "warning[W0010]: `--cores` has no effect with `--target interp`",
+        ),
+        (
+            &["--target", "dac-gpu", "--config", "maxwell"],
+            "`--config` has no effect on the run without `--timing`",
+        ),
+        (
+            &["--json", "--print", "y"],
+            "`--print` has no effect with `--json`",
+        ),
+        (
+            &["--trace-limit", "5"],
+            "`--trace-limit` has no effect without `--trace`",
         ),
         (
             &["--target", "nyuzi", "--max-regs", "20"],
@@ -909,6 +921,206 @@ fn options_that_change_nothing_are_warned_about() {
     );
     assert!(stderr(&launch).contains("`--entry` has no effect without `--emit hex`"));
     assert!(stderr(&launch).contains("`--arg` has no effect without `--emit hex`"));
+    let tokens = spmdc(
+        &["examples/saxpy.spmd", "--emit", "tokens", "--no-opt"],
+        None,
+    );
+    assert_eq!(tokens.status.code(), Some(0));
+    assert!(stderr(&tokens).contains("`--no-opt` has no effect with only `--emit tokens`"));
+    let merge = spmdc(&["bench", "merge", "no-such-dir", "--jobs", "2"], None);
+    assert!(stderr(&merge).contains("`--jobs` has no effect with `bench merge`"));
+    // Under `--error-format json` the warning is a JSON line with its code, and the
+    // run's status is unchanged.
+    let json = saxpy_run(&["--cores", "2", "--error-format", "json"]);
+    assert_eq!(json.status.code(), Some(0));
+    let line: serde_json::Value = serde_json::from_str(stderr(&json).trim()).unwrap();
+    assert_eq!(
+        (line["code"].as_str(), line["severity"].as_str()),
+        (Some("W0010"), Some("warning"))
+    );
+    let ablation = saxpy_run(&["--target", "dac-gpu", "--shuffle", "nocorner"]);
+    assert!(
+        stderr(&ablation).contains("warning[W0011]"),
+        "{}",
+        stderr(&ablation)
+    );
+}
+
+#[test]
+fn help_and_diagnostics_hold_no_stale_text() {
+    let mut texts = vec![];
+    for args in [
+        &["--help"][..],
+        &["run", "--help"],
+        &["bench", "--help"],
+        &["check", "--help"],
+        &["explain", "E0901"],
+        &[
+            "examples/saxpy.spmd",
+            "--target",
+            "dac-gpu",
+            "--emit",
+            "hex",
+            "-o",
+            "/dev/null",
+        ],
+    ] {
+        let out = spmdc(args, None);
+        texts.push((args.join(" "), stdout(&out) + &stderr(&out)));
+    }
+    for (args, text) in &texts {
+        for stale in [
+            "not implemented",
+            "this version",
+            "with their issues",
+            "issue ",
+            "not available yet",
+        ] {
+            assert!(
+                !text.contains(stale),
+                "`spmdc {args}` says `{stale}`:\n{text}"
+            );
+        }
+    }
+    // The bench help lists every built-in suite and says what --threads does.
+    let bench = &texts[2].1;
+    for suite in ["gpu", "uniformity", "dac", "regdem", "shuffle", "sim-speed"] {
+        assert!(bench.contains(&format!("  {suite} ")), "{suite}: {bench}");
+    }
+    assert!(bench.contains("--threads <T>") && bench.contains("launches from it"));
+}
+
+#[test]
+fn stats_are_grouped_and_rounded_and_the_json_keeps_exact_values() {
+    let timing = ["--target", "dac-gpu", "--timing"];
+    let text = stdout(&saxpy_run(&[&timing[..], &["--stats"]].concat()));
+    for heading in [
+        "Launch",
+        "Instructions",
+        "Memory hierarchy",
+        "Occupancy",
+        "Stalls",
+    ] {
+        assert!(text.lines().any(|l| l == heading), "{heading}:\n{text}");
+    }
+    let row = |label: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .unwrap_or_else(|| panic!("no {label} in\n{text}"))
+            .to_string()
+    };
+    let ipc = row("IPC");
+    let shown: f64 = ipc.split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert!(row("L1 hit rate").trim_end().ends_with('%'));
+    let out = saxpy_run(&[&timing[..], &["--json"]].concat());
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let stats = &v["stats"];
+    let exact = stats["ipc"].as_f64().unwrap();
+    assert_eq!(
+        exact,
+        stats["thread_instructions"].as_f64().unwrap() / stats["cycles"].as_f64().unwrap()
+    );
+    assert_eq!(format!("{exact:.2}"), format!("{shown:.2}"), "{ipc}");
+    // The run records its machine and compiler switches.
+    assert_eq!(v["machine"]["config"], "gtx480");
+    assert_eq!(v["machine"]["num_sms"], 15);
+    assert_eq!(v["compiler"]["optimize"], true);
+    assert_eq!(v["compiler"]["dac"], true);
+    assert!(v.get("breakdown").is_none());
+}
+
+#[test]
+fn stats_full_breaks_the_run_down_per_sm_and_per_function() {
+    let out = saxpy_run(&["--target", "dac-gpu", "--timing", "--stats=full", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let b = &v["breakdown"];
+    assert_eq!(b["unit_kind"], "SM");
+    let units = b["units"].as_array().unwrap();
+    assert_eq!(units.len(), 15);
+    let sum = |key: &str| -> u64 { units.iter().map(|u| u[key].as_u64().unwrap()).sum() };
+    for key in [
+        "warp_instructions",
+        "thread_instructions",
+        "blocks",
+        "stall_memory",
+        "stall_idle",
+    ] {
+        assert_eq!(Some(sum(key)), v["stats"][key].as_u64(), "{key}");
+    }
+    let functions = b["functions"].as_array().unwrap();
+    assert_eq!(functions[0]["function"], "saxpy");
+    let instrs: u64 = functions
+        .iter()
+        .map(|f| f["stats"]["dynamic_instructions"].as_u64().unwrap())
+        .sum();
+    assert_eq!(Some(instrs), v["stats"]["dynamic_instructions"].as_u64());
+    let text = stdout(&saxpy_run(&[
+        "--target",
+        "nyuzi",
+        "--timing",
+        "--cores",
+        "2",
+        "--stats=full",
+    ]));
+    assert!(
+        text.contains("\nPer core\n") && text.contains("  core 1 "),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nPer function\n") && text.contains("  saxpy "),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_failed_run_under_json_is_one_object_on_stdout_whatever_the_stage() {
+    for (extra, kind) in [
+        (&["--grid", "0"][..], "usage"),
+        (
+            &["--target", "dac-gpu", "--config", "no-such-machine"],
+            "usage",
+        ),
+        (&["--target", "nyuzi", "--program-count", "8"], "usage"),
+        (&["--arg", "z=1"], "launch"),
+    ] {
+        let out = saxpy_run(&[extra, &["--json"]].concat());
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out))
+            .unwrap_or_else(|e| panic!("{extra:?}: {e}: {}", stdout(&out)));
+        assert_eq!(v["error"]["kind"], kind, "{extra:?}: {v}");
+        assert_eq!(v["entry"], "saxpy");
+    }
+    let out = spmdc(
+        &["run", "no-such-file.spmd", "--entry", "k", "--json"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["error"]["kind"], "usage");
+}
+
+#[test]
+fn launch_errors_under_error_format_json_keep_notes_and_help_apart() {
+    // saxpy's launch with a misspelt generator.
+    let args: Vec<&str> = SAXPY_RUN
+        .iter()
+        .map(|&a| if a == "x=range(4)" { "x=rnage(4)" } else { a })
+        .chain(["--error-format", "json"])
+        .collect();
+    let out = spmdc(&args, None);
+    assert_eq!(out.status.code(), Some(2));
+    let line: serde_json::Value = serde_json::from_str(stderr(&out).trim()).unwrap();
+    assert_eq!(line["code"], "launch");
+    assert!(!line["message"].as_str().unwrap().contains('\n'), "{line}");
+    assert!(line["message"]
+        .as_str()
+        .unwrap()
+        .contains("did you mean `range`?"));
+    assert_eq!(line["help"].as_array().unwrap().len(), 1);
+    let print = saxpy_run(&["--print", "zz", "--error-format", "json"]);
+    assert_eq!(print.status.code(), Some(2));
+    let line: serde_json::Value = serde_json::from_str(stderr(&print).trim()).unwrap();
+    assert_eq!(line["notes"][0], "the buffers are: x, y");
 }
 
 #[test]

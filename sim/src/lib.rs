@@ -2,8 +2,9 @@
 //! SIMT GPU with decoupled affine computation. This crate knows nothing of the
 //! compiler; the ISA definitions it holds are shared with the back ends.
 //!
-//! The machines arrive with their issues; for now the crate holds the launch geometry
-//! that every target and the reference interpreter share.
+//! Besides the machines (`nyuzi`, `gpu`, the memory hierarchy they share in `mem`,
+//! and the plain recording data of `record`), the crate holds the launch geometry that
+//! every target and the reference interpreter share.
 
 pub mod gpu;
 pub mod mem;

@@ -155,7 +155,7 @@ codes! {
 
     // ---- command line and driver
     NO_SUCH_ENTRY = "E0900": "the entry point named on the command line does not exist";
-    UNSUPPORTED_EMIT = "E0901": "an `--emit` stage that this target cannot produce yet";
+    UNSUPPORTED_EMIT = "E0901": "an output or launch that the chosen target cannot produce or run";
     INPUT_UNREADABLE = "E0902": "the input file cannot be read";
     INTERNAL_ERROR = "E0999": "an internal compiler error: a bug in spmdc, not in the program";
     NOT_SUPPORTED_YET = "E0903": "a construct or standard library function that lowering to IR does not support yet";
@@ -172,6 +172,8 @@ codes! {
     UNREACHABLE_CODE = "W0007": "a statement that can never execute";
     DIVERGENT_BRANCH = "W0008": "a branch the program instances may take differently (`--warn-divergent`)";
     FLOAT_WITHOUT_RADIX = "W0009": "a float literal written without a radix separator (`2f`)";
+    INEFFECTIVE_OPTION = "W0010": "a command-line option that changes nothing in the combination given";
+    WRONG_BY_DESIGN = "W0011": "a switch whose results are wrong by design (an ablation)";
 }
 
 /// Looks a code up by its text, case-insensitively (`e0200` works too).
