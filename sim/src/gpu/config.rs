@@ -288,6 +288,49 @@ config! {
     /// block lifetime by a batch of one block while the blocks arriving behind it
     /// wait idle.
     batch_min_share: u32 = 0;
+    /// Energy (femtojoules; [`super::energy`] defines each event): fetching,
+    /// decoding and issuing a warp instruction.
+    energy_instruction_fj: u32 = 0;
+    /// Energy: the extra per warp instruction of an ALU class (GPUWattch `FP_INT`).
+    energy_alu_instruction_fj: u32 = 0;
+    /// Energy: one register-file lane read and write.
+    energy_rf_read_fj: u32 = 0;
+    energy_rf_write_fj: u32 = 0;
+    /// Energy: one lane of a non-register source operand (operand collector).
+    energy_nonreg_operand_fj: u32 = 0;
+    /// Energy: one lane operation per ALU class.
+    energy_int_fj: u32 = 0;
+    energy_int_mul_fj: u32 = 0;
+    energy_int_div_fj: u32 = 0;
+    energy_fp_fj: u32 = 0;
+    energy_fp_mul_fj: u32 = 0;
+    energy_fp_div_fj: u32 = 0;
+    energy_sfu_fj: u32 = 0;
+    /// Energy: one L1 line transaction by kind and outcome.
+    energy_l1_read_hit_fj: u32 = 0;
+    energy_l1_read_miss_fj: u32 = 0;
+    energy_l1_write_hit_fj: u32 = 0;
+    energy_l1_write_miss_fj: u32 = 0;
+    /// Energy: one L2 line transaction by kind and outcome.
+    energy_l2_read_hit_fj: u32 = 0;
+    energy_l2_read_miss_fj: u32 = 0;
+    energy_l2_write_hit_fj: u32 = 0;
+    energy_l2_write_miss_fj: u32 = 0;
+    /// Energy: one 64-byte DRAM read and write burst.
+    energy_dram_read_fj: u32 = 0;
+    energy_dram_write_fj: u32 = 0;
+    /// Energy: one 32-byte interconnect flit between an L1 and the L2.
+    energy_noc_flit_fj: u32 = 0;
+    /// Energy: one shared-memory bank-access cycle.
+    energy_shared_fj: u32 = 0;
+    /// Energy: one constant-cache (kernel parameter) access.
+    energy_const_fj: u32 = 0;
+    /// Energy: writing and reading one 32-bit word of a DAC queue.
+    energy_queue_write_fj: u32 = 0;
+    energy_queue_read_fj: u32 = 0;
+    /// Static power (milliwatts): leakage, and the constant dynamic (clock) power.
+    leakage_power_mw: u32 = 0;
+    constant_power_mw: u32 = 0;
 }
 
 /// A configuration file error at a 1-based line.

@@ -2,12 +2,14 @@
 //! printer ([`asm`]), machine configuration ([`config`]) and the CUDA-style occupancy
 //! calculation ([`mod@occupancy`]), and the simulator: functional semantics ([`exec`]),
 //! launches and global memory ([`machine`], [`run_functional`]), the timing model
-//! ([`timing`], [`run_timing`]) and statistics ([`stats`]).
+//! ([`timing`], [`run_timing`]), statistics ([`stats`]) and the energy model
+//! ([`energy`]).
 
 pub mod affine;
 pub mod asm;
 pub mod config;
 pub mod dac;
+pub mod energy;
 pub mod exec;
 pub mod isa;
 mod lanes32;

@@ -7,6 +7,8 @@
 
 use std::fmt;
 
+use super::energy::{Energy, Events};
+
 /// A statistic's value.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum StatValue {
@@ -127,6 +129,9 @@ pub struct Stats {
     pub prefetch_lead_max: u64,
     /// DAC: early lines the lock table could not protect.
     pub prefetch_unprotected: u64,
+    /// The events the energy model prices, and their energy ([`super::energy`]).
+    pub events: Events,
+    pub energy: Energy,
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
@@ -242,6 +247,18 @@ impl Stats {
             ("stall_queue", U64(self.stall_queue)),
         ];
         v.extend(more.into_iter().map(|(n, x)| (n.to_string(), x)));
+        v.extend(
+            self.events
+                .pairs()
+                .into_iter()
+                .map(|(n, x)| (n.to_string(), U64(x))),
+        );
+        v.extend(
+            self.energy
+                .pairs()
+                .into_iter()
+                .map(|(n, x)| (n.to_string(), x)),
+        );
         if self.affine_warp_insts + self.deq_data_insts + self.deq_addr_insts + self.deq_pred_insts
             == 0
         {

@@ -34,6 +34,7 @@
 //! warp kinds.
 
 use super::config::{GpuConfig, SchedPolicy};
+use super::energy::{Energy, InstEnergy, Lanes};
 use super::exec::{step, CtaInfo, Env, Flow, StepBuffers, WarpState, WARP};
 use super::isa::{Inst, Op, Program, RegFile, Space, Unit};
 use super::machine::{
@@ -114,6 +115,8 @@ struct InstInfo {
     unit_slot: Option<(usize, Stall)>,
     /// Extra issue cycles reading its operands ([`register_bank_conflicts`]).
     bank_extra: u8,
+    /// Its events for the energy model, before lanes.
+    energy: InstEnergy,
 }
 
 /// Scoreboard slot layout over every kernel of the program (functions share the
@@ -162,6 +165,7 @@ impl SlotMap {
             uniform,
             unit: Some(unit),
             unit_slot,
+            energy: InstEnergy::of(inst),
             ..InstInfo::default()
         };
         inst.for_each_reg(|a| {
@@ -639,6 +643,8 @@ pub fn run_timing_recorded(
     stats.dram_reads = d.reads;
     stats.dram_writes = d.writes;
     stats.dram_bytes = d.bytes;
+    memory_events(&mut stats, &memsys);
+    stats.energy = Energy::of(&stats.events, cycles, config);
     Ok(TimingReport {
         cycles,
         warp_insts: stats.warp_insts,
@@ -1016,6 +1022,15 @@ impl Run<'_, '_> {
         let flow = step(env, &mut warp.state, &mut cta.info, &mut self.trace)?;
         self.stats.warp_insts += 1;
         self.stats.thread_insts += u64::from(active.count_ones());
+        let lanes = if info.uniform {
+            Lanes::Scalar
+        } else {
+            Lanes::Vector {
+                active: active.count_ones(),
+                warp: cfg.warp_size,
+            }
+        };
+        self.stats.events.issue(&info.energy, lanes);
         let unit = info.unit.unwrap_or(Unit::Ctrl);
         let mut from_mem = false;
         let latency = match unit {
@@ -1041,7 +1056,10 @@ impl Run<'_, '_> {
                     cfg.div_latency
                 })
             }
-            Unit::Mem(Space::Param) => u64::from(cfg.alu_latency),
+            Unit::Mem(Space::Param) => {
+                self.stats.events.const_accesses += 1;
+                u64::from(cfg.alu_latency)
+            }
             Unit::Mem(_) if !self.trace.trace.valid || self.trace.trace.mask == 0 => {
                 u64::from(cfg.alu_latency)
             }
@@ -1155,6 +1173,7 @@ impl Run<'_, '_> {
             let degree = u64::from(bank_conflict_degree(&t.addrs, t.mask, t.bytes).max(1));
             self.stats.shared_insts += 1;
             self.stats.shared_bank_conflicts += degree - 1;
+            self.stats.events.shared_accesses += degree;
             *ldst_free = start + degree;
             return start - now + u64::from(cfg.shared_mem_latency) + degree - 1;
         }
@@ -1242,9 +1261,32 @@ fn worse(a: Stall, b: Stall) -> Stall {
     }
 }
 
+/// Copies the memory system's counts the energy model prices into `s.events`.
+fn memory_events(s: &mut Stats, memsys: &MemorySystem) {
+    let e = &mut s.events;
+    for i in 0..memsys.num_l1() {
+        if let Some(c) = memsys.l1_stats(i) {
+            e.l1_read_hits += c.read_hits;
+            e.l1_read_misses += c.read_misses;
+            e.l1_write_hits += c.write_hits;
+            e.l1_write_misses += c.write_misses;
+        }
+    }
+    let l2 = memsys.l2_stats();
+    e.l2_read_hits = l2.read_hits;
+    e.l2_read_misses = l2.read_misses;
+    e.l2_write_hits = l2.write_hits;
+    e.l2_write_misses = l2.write_misses;
+    let d = memsys.dram_stats();
+    e.dram_read_bursts = d.read_bursts;
+    e.dram_write_bursts = d.write_bursts;
+    e.noc_flits = memsys.noc_flits();
+}
+
 /// Copies the DAC hardware's totals into the run's statistics.
 fn dac_stats(s: &mut Stats, t: &DacTotals) {
     s.affine_warp_insts = t.affine_insts;
+    dac_events(s, t);
     s.enq_entries = t.atq.pushes;
     s.enq_stall_cycles = t.enq_stall_cycles;
     s.atq_mean_occupancy = t.atq.mean_occupancy();
@@ -1262,6 +1304,23 @@ fn dac_stats(s: &mut Stats, t: &DacTotals) {
     s.prefetch_lead_sum = t.prefetch.lead_sum;
     s.prefetch_lead_max = t.prefetch.lead_max;
     s.prefetch_unprotected = t.prefetch.unprotected;
+}
+
+/// Adds what the DAC hardware did to the energy model's events: the affine warps'
+/// instructions, the queues' words and the expansion units' integer operations.
+fn dac_events(s: &mut Stats, t: &DacTotals) {
+    use super::energy::{ATQ_ENTRY_WORDS, PWAQ_LINE_WORDS, PWPQ_ENTRY_WORDS};
+    let e = &mut s.events;
+    e.add_issued(&t.affine_events);
+    let line_words = t.engine.lines * PWAQ_LINE_WORDS;
+    e.queue_words_written +=
+        t.atq.pushes * ATQ_ENTRY_WORDS + line_words + t.pwpq.pushes * PWPQ_ENTRY_WORDS;
+    e.queue_words_read +=
+        t.atq.pops * ATQ_ENTRY_WORDS + line_words + t.pwpq.pops * PWPQ_ENTRY_WORDS;
+    e.expand_ops += t.engine.lines
+        + t.engine.peu_uniform
+        + 2 * t.engine.peu_fast
+        + u64::from(t.warp_size) * t.engine.peu_slow;
 }
 
 /// Cycles without any issued warp instruction (non-affine or affine) after which a

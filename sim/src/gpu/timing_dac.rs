@@ -46,6 +46,7 @@ use super::dac::{
     AddrTuple, CmpOp, CtaSlot, DacConfig, DacSm, DacStats, EarlyRequest, Enq, IntType, LockTable,
     PredTuple, PrefetchStats, PrefetchTracker, QueueStats, SelAddrTuple,
 };
+use super::energy::{Events, InstEnergy, Lanes};
 use super::isa::{Cmp, Inst, Kernel, Op, RegFile, Type};
 use crate::mem::{AccessKind, MemorySystem};
 
@@ -67,6 +68,8 @@ pub(crate) struct Plan {
     pub steps: Vec<AffStep>,
     pub enqs: Vec<Enq>,
     pub regs: Vec<StepRegs>,
+    /// Per step: its events for the energy model, before lanes.
+    pub energy: Vec<InstEnergy>,
 }
 
 /// The scoreboard slots of one affine-warp instruction.
@@ -149,6 +152,7 @@ pub(crate) fn plan(trace: &AffineTrace, k: &Kernel) -> Plan {
         };
         p.steps.push(step);
         p.regs.push(step_regs(inst));
+        p.energy.push(InstEnergy::of(inst));
     }
     p
 }
@@ -255,9 +259,12 @@ pub(crate) struct SmDac {
     early_misses: Vec<u64>,
     early_mshr_limit: Option<usize>,
     pub affine_insts: u64,
+    /// The affine warps' instructions as energy-model events.
+    pub affine_events: Events,
     /// Cycles the affine warp could not issue an `enq` (back-pressure).
     pub enq_stall_cycles: u64,
     line_size: u32,
+    warp_size: u32,
     /// What an early request whose line cannot be locked does.
     unlockable: EarlyUnlockable,
     /// `batch_min_share` (see [`SmDac::may_start_batch`]).
@@ -285,6 +292,9 @@ pub(crate) struct DacTotals {
     pub pwaq: QueueStats,
     pub pwpq: QueueStats,
     pub affine_insts: u64,
+    pub affine_events: Events,
+    /// Threads per warp (for the PEU's slow-path compares).
+    pub warp_size: u32,
     pub enq_stall_cycles: u64,
     pub locks_refused: u64,
     pub batches: u64,
@@ -315,8 +325,10 @@ impl SmDac {
             early_misses: Vec::new(),
             early_mshr_limit: early_mshr_limit(cfg),
             affine_insts: 0,
+            affine_events: Events::default(),
             enq_stall_cycles: 0,
             line_size: cfg.line_size,
+            warp_size: cfg.warp_size,
             unlockable: cfg.early_unlockable,
             batch_min_share: cfg.batch_min_share,
         })
@@ -573,6 +585,14 @@ impl SmDac {
         w.ready_at = now + 1;
         w.streaming = w.pc < plan.steps.len();
         self.affine_insts += 1;
+        if let Some(e) = plan.energy.get(w.pc - 1) {
+            // On the SIMT lanes (paper §4.1), two of them computing base and offset.
+            let lanes = Lanes::Vector {
+                active: 2,
+                warp: self.warp_size,
+            };
+            self.affine_events.issue(e, lanes);
+        }
         Some(true)
     }
 
@@ -677,6 +697,8 @@ impl SmDac {
         add_queue(&mut t.pwaq, &self.engine.pwaq_stats());
         add_queue(&mut t.pwpq, &self.engine.pwpq_stats());
         t.affine_insts += self.affine_insts;
+        t.affine_events.add_issued(&self.affine_events);
+        t.warp_size = self.warp_size;
         t.enq_stall_cycles += self.enq_stall_cycles;
         t.locks_refused += p.unprotected;
         t.batches += self.batches;
@@ -941,6 +963,7 @@ mod tests {
             steps: vec![AffStep::Plain; 3],
             enqs: vec![],
             regs: vec![regs(&[1], &[1]), regs(&[2, 3], &[3]), regs(&[1, 4], &[4])],
+            energy: vec![],
         };
         let issued: Vec<Option<bool>> = (0..6).map(|t| d.issue_affine(&plan, t, 4)).collect();
         assert_eq!(
@@ -982,6 +1005,7 @@ mod tests {
             steps: vec![AffStep::Enq(0); n],
             enqs: vec![Enq::Data(t)],
             regs: vec![StepRegs::default(); n],
+            energy: vec![],
         }
     }
 

@@ -36,11 +36,19 @@ impl DramConfig {
     }
 }
 
+/// Bytes of one DRAM burst: GPGPU-Sim's GTX 480 DRAM atom (burst length 8 × a
+/// 4-byte bus × 2 chips per partition).
+pub const BURST_BYTES: u32 = 64;
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DramStats {
     pub reads: u64,
     pub writes: u64,
     pub bytes: u64,
+    /// Bursts of [`BURST_BYTES`] read and written (an access takes whole bursts):
+    /// the unit an energy model prices DRAM traffic in.
+    pub read_bursts: u64,
+    pub write_bursts: u64,
     /// Cycles the data buses were transferring (summed over channels, rounded up).
     pub busy_cycles: u64,
     /// Cycles requests waited for a busy bus beyond their latency (summed).
@@ -110,10 +118,13 @@ impl Dram {
         self.busy_fp += len;
         self.stats.queue_cycles += ceil_cycle(start - earliest);
         self.stats.bytes += u64::from(bytes);
+        let bursts = u64::from(bytes.div_ceil(BURST_BYTES).max(1));
         if write {
             self.stats.writes += 1;
+            self.stats.write_bursts += bursts;
         } else {
             self.stats.reads += 1;
+            self.stats.read_bursts += bursts;
         }
         ceil_cycle(start + len)
     }

@@ -145,6 +145,19 @@ pub struct MemorySystem {
     l2_queue_cycles: u64,
     l1_mshrs: Vec<Mshrs>,
     l2_mshrs: Mshrs,
+    /// Interconnect flits between the L1s and the L2, both ways
+    /// ([`MemorySystem::noc_flits`]).
+    noc_flits: u64,
+}
+
+/// Bytes of an interconnect flit and of a packet's header (GPGPU-Sim's GTX 480
+/// network: `flit_size = 32`; `READ_PACKET_SIZE` and `WRITE_PACKET_SIZE` are 8).
+const FLIT_BYTES: u64 = 32;
+const PACKET_HEADER_BYTES: u64 = 8;
+
+/// Flits of a packet carrying `data` bytes.
+fn noc_flits(data: u64) -> u64 {
+    (data + PACKET_HEADER_BYTES).div_ceil(FLIT_BYTES)
 }
 
 impl MemorySystem {
@@ -163,6 +176,7 @@ impl MemorySystem {
             l2_queue_cycles: 0,
             l1_mshrs: vec![Mshrs::new(cfg.l1_mshrs); cfg.l1.len()],
             l2_mshrs: Mshrs::new(cfg.l2_mshrs),
+            noc_flits: 0,
             cfg,
         })
     }
@@ -199,6 +213,13 @@ impl MemorySystem {
         if let Some(c) = self.l1.get_mut(l1) {
             c.set_pinned(set, way, pinned);
         }
+    }
+
+    /// Interconnect flits between the L1s and the L2, both ways: a read is a
+    /// header-only request and a reply carrying the L2 line, a write one packet
+    /// carrying its bytes.
+    pub fn noc_flits(&self) -> u64 {
+        self.noc_flits
     }
 
     /// Cycles requests spent waiting for a busy L2 bank, summed.
@@ -372,6 +393,7 @@ impl MemorySystem {
     }
 
     fn l2_read(&mut self, addr: u64, now: u64) -> Outcome {
+        self.noc_flits += noc_flits(0) + noc_flits(u64::from(self.l2.config().line_bytes));
         let start = self.l2_accept(addr, now);
         let lat = u64::from(self.cfg.l2_hit_latency);
         match self.l2.access(addr, false, start) {
@@ -387,6 +409,7 @@ impl MemorySystem {
     }
 
     fn l2_write(&mut self, addr: u64, bytes: u32, now: u64) -> Outcome {
+        self.noc_flits += noc_flits(u64::from(bytes));
         let start = self.l2_accept(addr, now);
         let lat = u64::from(self.cfg.l2_hit_latency);
         let l2_line = self.l2.config().line_bytes;
