@@ -39,7 +39,7 @@
 //! gives each one's source and derivation.
 
 use super::config::GpuConfig;
-use super::isa::{BinOp, Inst, Op, Src, Type, UnOp};
+use super::isa::{BinOp, Inst, Op, Space, Src, Type, UnOp};
 use super::stats::StatValue;
 
 /// 32-bit words of an Affine Tuple Queue entry: a 64-bit base, a 32-bit offset and
@@ -162,6 +162,8 @@ pub struct InstEnergy {
     /// still pass the operand collector (GPUWattch's `NON_REG_OPs`).
     pub other_operands: u8,
     pub alu: Option<AluClass>,
+    /// A kernel-parameter load (a constant-cache access).
+    pub param_load: bool,
 }
 
 impl InstEnergy {
@@ -169,6 +171,13 @@ impl InstEnergy {
         let mut e = InstEnergy {
             alu: AluClass::of(inst),
             other_operands: non_register_sources(inst),
+            param_load: matches!(
+                inst.op,
+                Op::Ld {
+                    space: Space::Param,
+                    ..
+                }
+            ),
             ..InstEnergy::default()
         };
         inst.for_each_reg(|a| {
@@ -277,6 +286,7 @@ impl Events {
         self.rf_reads += u64::from(e.reg_reads) * rf;
         self.rf_writes += u64::from(e.reg_writes) * rf;
         self.rf_nonreg_operands += u64::from(e.other_operands) * rf;
+        self.const_accesses += u64::from(e.param_load);
         if let Some(c) = e.alu {
             self.alu_instructions += 1;
             self.alu[c.index()] += lanes.alu_lanes();
@@ -295,6 +305,7 @@ impl Events {
         self.rf_reads += o.rf_reads;
         self.rf_writes += o.rf_writes;
         self.rf_nonreg_operands += o.rf_nonreg_operands;
+        self.const_accesses += o.const_accesses;
         for (a, b) in self.alu.iter_mut().zip(o.alu) {
             *a += b;
         }

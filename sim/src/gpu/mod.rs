@@ -38,6 +38,8 @@ pub use timing::{run_timing, run_timing_recorded, SchedulerKind, TimingReport, S
 #[cfg(test)]
 mod affine_tests;
 #[cfg(test)]
+mod energy_tests;
+#[cfg(test)]
 mod sim_tests;
 #[cfg(test)]
 mod tests;

@@ -1056,10 +1056,7 @@ impl Run<'_, '_> {
                     cfg.div_latency
                 })
             }
-            Unit::Mem(Space::Param) => {
-                self.stats.events.const_accesses += 1;
-                u64::from(cfg.alu_latency)
-            }
+            Unit::Mem(Space::Param) => u64::from(cfg.alu_latency),
             Unit::Mem(_) if !self.trace.trace.valid || self.trace.trace.mask == 0 => {
                 u64::from(cfg.alu_latency)
             }
