@@ -1,6 +1,7 @@
 //! `spmdc bench dac` at a small scale: every kernel runs baseline and with DAC in
 //! timing mode, both match the interpreter bit for bit, and the table's cells agree
-//! with each other (reduction and speedup from the counts, geomean rows at the end).
+//! with each other (reduction, speedup and energy savings from the counts, geomean rows
+//! at the end).
 //! The full-size run is a release-mode command (`docs/dac.md`).
 
 use spmdc::bench::{self, BenchOptions, Cell};
@@ -37,7 +38,7 @@ fn dac_suite_runs_every_kernel_both_ways_and_matches_the_interpreter() {
     assert!(t.failures.is_empty(), "{:?}", t.failures);
     assert!(kernels.len() >= 12);
     assert_eq!(records.len(), 2 * kernels.len(), "base and dac runs");
-    assert_eq!(t.columns.len(), 16);
+    assert_eq!(t.columns.len(), 20);
     assert_eq!(t.rows.len(), kernels.len() + 3);
     for (r, k) in kernels.iter().enumerate() {
         assert_eq!(text(t.cell(r, "kernel")), k.name);
@@ -68,6 +69,25 @@ fn dac_suite_runs_every_kernel_both_ways_and_matches_the_interpreter() {
         .map(|c| real(t.cell(r, c)))
         .sum();
         assert!((0.0..=100.0 + 1e-9).contains(&stalls), "{}", k.name);
+        // Energy: each run's total, and the savings from the records' statistics.
+        let run = |config: &str| {
+            records
+                .iter()
+                .find(|x| x.kernel == k.name && x.config == config)
+                .expect("the run's record")
+        };
+        for key in ["energy_total_nj", "energy_dynamic_nj"] {
+            let (b, d) = (run("base").stat(key), run("dac").stat(key));
+            assert!(b > 0.0 && d > 0.0, "{}: {key}", k.name);
+            let col = match key {
+                "energy_total_nj" => "energy saving %",
+                _ => "dynamic saving %",
+            };
+            let saving = real(t.cell(r, col));
+            assert!((saving - 100.0 * (1.0 - d / b)).abs() < 1e-9, "{}", k.name);
+        }
+        assert!(real(t.cell(r, "energy base nJ")) > 0.0, "{}", k.name);
+        assert!(real(t.cell(r, "energy dac nJ")) > 0.0, "{}", k.name);
     }
     // The streaming kernel the pass was built on decouples its loads.
     let saxpy = kernels.iter().position(|k| k.name == "saxpy").unwrap();
@@ -83,6 +103,10 @@ fn dac_suite_runs_every_kernel_both_ways_and_matches_the_interpreter() {
     {
         assert_eq!(text(t.cell(n + i, "kernel")), *label);
         assert!(real(t.cell(n + i, "speedup")) > 0.0, "{label}");
+        assert!(
+            real(t.cell(n + i, "energy saving %")).is_finite(),
+            "{label}"
+        );
     }
     assert_eq!(
         text(t.cell(n + 2, "class")),

@@ -415,6 +415,15 @@ fn warp_ratio(b: &RunRecord, n: &RunRecord) -> f64 {
     total_warp_instructions(n) as f64 / b.count("warp_instructions").max(1) as f64
 }
 
+/// What a pair's `reduction` divides, new over base: statistic `m.of` when given,
+/// else the warp instructions ([`warp_ratio`]).
+fn pair_ratio(m: &Metric, b: &RunRecord, n: &RunRecord) -> f64 {
+    match m.of.as_deref() {
+        Some(of) => n.stat(of) / b.stat(of),
+        None => warp_ratio(b, n),
+    }
+}
+
 /// The `compare` layout's rows, in the suite's order (kernel, then size).
 fn rows<'a>(records: &'a [RunRecord]) -> Vec<Row<'a>> {
     let mut out: Vec<Row<'a>> = Vec::new();
@@ -532,7 +541,7 @@ fn row_cell(suite: &Suite, m: &Metric, row: &Row<'_>, all: &[RunRecord]) -> Cell
             .map_or_else(|| text("-"), |(b, n)| real(cycle_ratio(b, n), 3)),
         "reduction" => row.both(base, new).map_or_else(
             || text("-"),
-            |(b, n)| real(100.0 * (1.0 - warp_ratio(b, n)), 1),
+            |(b, n)| real(100.0 * (1.0 - pair_ratio(m, b, n)), 1),
         ),
         _ => text("-"),
     }
@@ -558,7 +567,7 @@ fn summary_cell(suite: &Suite, m: &Metric, i: usize, label: &str, picked: &[&Row
         ("class", None) => text(format!("{} kernels", pairs.len())),
         ("speedup", _) => real(geomean(pairs.iter().map(|(b, n)| cycle_ratio(b, n))), 3),
         ("reduction", None) => real(
-            100.0 * (1.0 - geomean(pairs.iter().map(|(b, n)| warp_ratio(b, n)))),
+            100.0 * (1.0 - geomean(pairs.iter().map(|(b, n)| pair_ratio(m, b, n)))),
             1,
         ),
         ("loads_decoupled", Some(c)) => {
@@ -591,6 +600,7 @@ metrics = [
     { name = "data.paper", title = "paper" },
     { name = "speedup", config = "b", against = "off", title = "b x" },
     { name = "reduction", of = "loads", config = "b", against = "off", title = "b loads" },
+    { name = "reduction", of = "loads", title = "a loads" },
     "speedup", "check",
 ]
 [compare]
@@ -658,7 +668,7 @@ entry = "saxpy_gpu"
         let s = suite();
         let records = [
             record("k", "off", 100, 10, Check::Ok),
-            record("k", "a", 50, 10, Check::Ok),
+            record("k", "a", 50, 5, Check::Ok),
             record("k", "b", 25, 4, Check::Ok),
             record("j", "off", 100, 10, Check::Ok),
             record("j", "a", 200, 10, Check::Ok),
@@ -671,6 +681,8 @@ entry = "saxpy_gpu"
         assert_eq!(cell(0, "speedup"), Some(Cell::Real(2.0, 3)));
         assert_eq!(cell(0, "b x"), Some(Cell::Real(4.0, 3)));
         assert_eq!(cell(0, "b loads"), Some(Cell::Real(60.0, 1)));
+        // The pair's reduction of a statistic: a has half of off's loads on k.
+        assert_eq!(cell(0, "a loads"), Some(Cell::Real(50.0, 1)));
         assert_eq!(cell(0, "check"), Some(Cell::Text("ok".into())));
         // Kernel j: no constant; b mismatched, so no speedup of b and a MISMATCH row.
         assert_eq!(cell(1, "paper"), Some(Cell::Text("-".into())));
@@ -682,6 +694,14 @@ entry = "saxpy_gpu"
         assert_eq!(cell(2, "class"), Some(Cell::Text("2 kernels".into())));
         assert_eq!(cell(2, "speedup"), Some(Cell::Real(1.0, 3)));
         assert_eq!(cell(2, "b x"), Some(Cell::Real(4.0, 3)));
+        // 1 - the geomean of a's load ratios (0.5 on k, 1 on j).
+        let Some(Cell::Real(loads, 1)) = cell(2, "a loads") else {
+            panic!("no geomean of the loads");
+        };
+        assert!(
+            (loads - 100.0 * (1.0 - 0.5f64.sqrt())).abs() < 1e-9,
+            "{loads}"
+        );
         assert_eq!(t.failures.len(), 1);
     }
 }
