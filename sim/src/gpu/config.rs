@@ -301,6 +301,7 @@ config! {
     /// Energy: one lane operation per ALU class.
     energy_int_fj: u32 = 0;
     energy_int_mul_fj: u32 = 0;
+    energy_int_mul64_fj: u32 = 0;
     energy_int_div_fj: u32 = 0;
     energy_fp_fj: u32 = 0;
     energy_fp_mul_fj: u32 = 0;

@@ -55,26 +55,30 @@ pub const PWPQ_ENTRY_WORDS: u64 = 1;
 /// (`ptx_instruction::set_mul_div_or_other_archop`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AluClass {
-    /// Integer add, logic, shift, compare, select, move, conversion (`INT__OP`).
+    /// Integer add, logic, shift, compare, select, move, conversion, remainder
+    /// (`INT__OP`).
     Int,
-    /// Integer multiply and multiply-add (`INT_MUL32_OP`, on the SFU).
+    /// 32-bit integer multiply and multiply-add (`INT_MUL32_OP`, on the SFU).
     IntMul,
-    /// Integer divide and remainder (`INT_DIV_OP`, on the SFU).
+    /// 64-bit integer multiply and multiply-add (`INT_MUL_OP`, on the FPU).
+    IntMul64,
+    /// Integer divide (`INT_DIV_OP`, on the SFU).
     IntDiv,
-    /// Float add, compare, conversion, move (`FP__OP`).
+    /// Float add, compare, conversion, move, remainder (`FP__OP`).
     Fp,
     /// Float multiply and multiply-add (`FP_MUL_OP`).
     FpMul,
-    /// Float divide and remainder (`FP_DIV_OP`).
+    /// Float divide (`FP_DIV_OP`).
     FpDiv,
     /// Square root (`FP_SQRT_OP`, on the SFU).
     Sfu,
 }
 
 impl AluClass {
-    pub const ALL: [AluClass; 7] = [
+    pub const ALL: [AluClass; 8] = [
         AluClass::Int,
         AluClass::IntMul,
+        AluClass::IntMul64,
         AluClass::IntDiv,
         AluClass::Fp,
         AluClass::FpMul,
@@ -87,6 +91,7 @@ impl AluClass {
         match self {
             AluClass::Int => "alu_int",
             AluClass::IntMul => "alu_int_mul",
+            AluClass::IntMul64 => "alu_int_mul64",
             AluClass::IntDiv => "alu_int_div",
             AluClass::Fp => "alu_fp",
             AluClass::FpMul => "alu_fp_mul",
@@ -95,22 +100,21 @@ impl AluClass {
         }
     }
 
-    /// The class of `inst`, `None` for memory, control and queue instructions.
+    /// The class of `inst`, `None` for memory, control and queue instructions. As in
+    /// GPGPU-Sim, a remainder is an ordinary ALU operation (only `div` is a divide).
     pub fn of(inst: &Inst) -> Option<AluClass> {
         let float = |t: Type| t.is_float();
         Some(match inst.op {
             Op::Un { op: UnOp::Sqrt, .. } => AluClass::Sfu,
             Op::Bin {
-                op: BinOp::Div | BinOp::Rem,
-                ty,
-                ..
+                op: BinOp::Div, ty, ..
             } => div_class(float(ty)),
             Op::Bin {
                 op: BinOp::Mul | BinOp::MulHi,
                 ty,
                 ..
             }
-            | Op::Mad { ty, .. } => mul_class(float(ty)),
+            | Op::Mad { ty, .. } => mul_class(ty),
             Op::Bin { ty, .. } | Op::Un { ty, .. } | Op::Setp { ty, .. } | Op::Selp { ty, .. } => {
                 add_class(float(ty))
             }
@@ -133,11 +137,11 @@ fn div_class(float: bool) -> AluClass {
     }
 }
 
-fn mul_class(float: bool) -> AluClass {
-    if float {
-        AluClass::FpMul
-    } else {
-        AluClass::IntMul
+fn mul_class(ty: Type) -> AluClass {
+    match (ty.is_float(), ty.is_wide()) {
+        (true, _) => AluClass::FpMul,
+        (false, true) => AluClass::IntMul64,
+        (false, false) => AluClass::IntMul,
     }
 }
 
@@ -253,7 +257,7 @@ pub struct Events {
     /// Non-register source operands, per lane as register reads.
     pub rf_nonreg_operands: u64,
     /// Lane operations per [`AluClass`] (in [`AluClass::ALL`] order).
-    pub alu: [u64; 7],
+    pub alu: [u64; 8],
     pub l1_read_hits: u64,
     pub l1_read_misses: u64,
     pub l1_write_hits: u64,
@@ -378,6 +382,7 @@ impl Energy {
         let alu_fj = |c: AluClass| match c {
             AluClass::Int => cfg.energy_int_fj,
             AluClass::IntMul => cfg.energy_int_mul_fj,
+            AluClass::IntMul64 => cfg.energy_int_mul64_fj,
             AluClass::IntDiv => cfg.energy_int_div_fj,
             AluClass::Fp => cfg.energy_fp_fj,
             AluClass::FpMul => cfg.energy_fp_mul_fj,

@@ -81,7 +81,7 @@ const KERNEL: &str = r#"
 /// and the store carrying `store_bytes`.
 fn kernel_events(active: u64, store_bytes: u64) -> Events {
     let alu_lanes = active + (32 - active) / 2; // idle lanes count half
-    let mut alu = [0; 7];
+    let mut alu = [0; 8];
     alu[AluClass::Int as usize] = 4 * alu_lanes;
     alu[AluClass::IntMul as usize] = 1; // the uniform mul: one lane
     alu[AluClass::FpMul as usize] = alu_lanes;
@@ -228,7 +228,7 @@ fn the_affine_warp_and_the_queues_count_by_hand() {
     //   @%p0 st [deq.addr], %r1: 2, 0
     //   exit
     // = 7 read, 5 written; 1 float multiply; 1 parameter load.
-    let mut alu = [0; 7];
+    let mut alu = [0; 8];
     alu[AluClass::Int as usize] = 6 * 17;
     alu[AluClass::IntMul as usize] = 17;
     alu[AluClass::FpMul as usize] = 32;
@@ -265,4 +265,47 @@ fn the_affine_warp_and_the_queues_count_by_hand() {
         + want.expand_ops * u64::from(c.energy_int_fj)) as f64
         * 1e-6;
     assert!(close(r.stats.energy.queue, queue));
+}
+
+#[test]
+fn alu_classes_follow_gpgpu_sim() {
+    let p = asm(r#"
+.entry k(.param .u32 n)
+{
+    .reg 8;
+    add.u32 %r0, %r1, %r2;
+    rem.u32 %r0, %r1, %r2;
+    div.u32 %r0, %r1, %r2;
+    mul.u32 %r0, %r1, %r2;
+    mul.u64 %rd0, %rd2, %rd4;
+    add.f32 %r0, %r1, %r2;
+    add.f64 %rd0, %rd2, %rd4;
+    mad.f32 %r0, %r1, %r2, %r3;
+    div.f32 %r0, %r1, %r2;
+    sqrt.f32 %r0, %r1;
+    setp.lt.f32 %p0, %r1, %r2;
+    ld.param.u32 %r0, [n];
+    exit;
+}
+"#);
+    let classes: Vec<Option<AluClass>> = p.kernels[0].insts.iter().map(AluClass::of).collect();
+    use AluClass::*;
+    assert_eq!(
+        classes,
+        [
+            Some(Int),
+            Some(Int), // a remainder is an ALU operation in GPGPU-Sim
+            Some(IntDiv),
+            Some(IntMul),
+            Some(IntMul64),
+            Some(Fp),
+            Some(Fp),
+            Some(FpMul),
+            Some(FpDiv),
+            Some(Sfu),
+            Some(Fp),
+            None,
+            None,
+        ]
+    );
 }
