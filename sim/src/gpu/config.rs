@@ -291,8 +291,9 @@ config! {
     /// Energy (femtojoules; [`super::energy`] defines each event): fetching,
     /// decoding and issuing a warp instruction.
     energy_instruction_fj: u32 = 0;
-    /// Energy: the extra per warp instruction of an ALU class (GPUWattch `FP_INT`).
-    energy_alu_instruction_fj: u32 = 0;
+    /// Energy: the extra per warp instruction with an integer or float operand type
+    /// (GPUWattch `FP_INT`).
+    energy_typed_instruction_fj: u32 = 0;
     /// Energy: one register-file lane read and write.
     energy_rf_read_fj: u32 = 0;
     energy_rf_write_fj: u32 = 0;

@@ -18,8 +18,10 @@
 //!   is one lane operation. Each class's energy carries GPGPU-Sim's per-class weight
 //!   (`incexecstat`: 25 for an integer operation, 1.8 for a float multiply, ...).
 //! - Every warp instruction (vector, uniform or the affine warp's) is fetched,
-//!   decoded and issued once (`instructions`); those of an ALU class also pay
-//!   GPUWattch's `FP_INT` per-instruction energy (`alu_instructions`).
+//!   decoded and issued once (`instructions`); those with an integer or float
+//!   operand type, every one but control flow, barriers and fences, also pay
+//!   GPUWattch's `FP_INT` per-instruction energy (`typed_instructions`, GPGPU-Sim's
+//!   `set_fp_or_int_archop`).
 //! - L1 and L2 accesses are line transactions, split by read/write and hit/miss;
 //!   DRAM traffic is priced per 64-byte burst (GPGPU-Sim's GTX 480 DRAM atom: burst
 //!   length 8 × 4-byte bus × 2 chips); the interconnect per 32-byte flit
@@ -39,7 +41,7 @@
 //! gives each one's source and derivation.
 
 use super::config::GpuConfig;
-use super::isa::{BinOp, Inst, Op, Space, Src, Type, UnOp};
+use super::isa::{BinOp, Inst, Op, Space, Src, Type, UnOp, Unit};
 use super::stats::StatValue;
 
 /// 32-bit words of an Affine Tuple Queue entry: a 64-bit base, a 32-bit offset and
@@ -166,6 +168,9 @@ pub struct InstEnergy {
     /// still pass the operand collector (GPUWattch's `NON_REG_OPs`).
     pub other_operands: u8,
     pub alu: Option<AluClass>,
+    /// Has an integer or float operand type: all but control flow, barriers,
+    /// fences and `nop` (GPUWattch's `FP_INT` instructions).
+    pub typed: bool,
     /// A kernel-parameter load (a constant-cache access).
     pub param_load: bool,
 }
@@ -175,6 +180,7 @@ impl InstEnergy {
         let mut e = InstEnergy {
             alu: AluClass::of(inst),
             other_operands: non_register_sources(inst),
+            typed: !matches!(inst.unit(), Unit::Ctrl) && inst.op != Op::Nop,
             param_load: matches!(
                 inst.op,
                 Op::Ld {
@@ -250,8 +256,8 @@ impl Lanes {
 pub struct Events {
     /// Warp instructions fetched, decoded and issued (non-affine and affine).
     pub instructions: u64,
-    /// Those of an ALU class.
-    pub alu_instructions: u64,
+    /// Those with an integer or float operand type ([`InstEnergy::typed`]).
+    pub typed_instructions: u64,
     pub rf_reads: u64,
     pub rf_writes: u64,
     /// Non-register source operands, per lane as register reads.
@@ -291,8 +297,8 @@ impl Events {
         self.rf_writes += u64::from(e.reg_writes) * rf;
         self.rf_nonreg_operands += u64::from(e.other_operands) * rf;
         self.const_accesses += u64::from(e.param_load);
+        self.typed_instructions += u64::from(e.typed);
         if let Some(c) = e.alu {
-            self.alu_instructions += 1;
             self.alu[c.index()] += lanes.alu_lanes();
         }
     }
@@ -305,7 +311,7 @@ impl Events {
     /// Adds the instruction-side counts of `o` (what the affine warps counted).
     pub fn add_issued(&mut self, o: &Events) {
         self.instructions += o.instructions;
-        self.alu_instructions += o.alu_instructions;
+        self.typed_instructions += o.typed_instructions;
         self.rf_reads += o.rf_reads;
         self.rf_writes += o.rf_writes;
         self.rf_nonreg_operands += o.rf_nonreg_operands;
@@ -319,7 +325,7 @@ impl Events {
     pub fn pairs(&self) -> Vec<(&'static str, u64)> {
         let mut v = vec![
             ("fetched_instructions", self.instructions),
-            ("alu_instructions", self.alu_instructions),
+            ("typed_instructions", self.typed_instructions),
             ("rf_reads", self.rf_reads),
             ("rf_writes", self.rf_writes),
             ("rf_nonreg_operands", self.rf_nonreg_operands),
@@ -397,7 +403,7 @@ impl Energy {
         let static_mw = f64::from(cfg.leakage_power_mw) + f64::from(cfg.constant_power_mw);
         Energy {
             frontend: nj(e.instructions, cfg.energy_instruction_fj)
-                + nj(e.alu_instructions, cfg.energy_alu_instruction_fj),
+                + nj(e.typed_instructions, cfg.energy_typed_instruction_fj),
             alu: AluClass::ALL
                 .iter()
                 .map(|&c| nj(e.alu_ops(c), alu_fj(c)))

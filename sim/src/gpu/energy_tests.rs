@@ -75,7 +75,7 @@ const KERNEL: &str = r#"
 // st:       3 (address pair and value), 0, 0
 // exit:     0, 0, 0
 // Vector totals: 14 read, 11 written, 2 other; 4 int and 1 float-multiply
-// instructions of the 6 ALU ones.
+// instructions; every instruction but `exit` has an operand type (9 with mul.uni).
 
 /// The events of [`KERNEL`] run by one warp with `active` of its 32 lanes active
 /// and the store carrying `store_bytes`.
@@ -87,7 +87,7 @@ fn kernel_events(active: u64, store_bytes: u64) -> Events {
     alu[AluClass::FpMul as usize] = alu_lanes;
     Events {
         instructions: 10,
-        alu_instructions: 6,
+        typed_instructions: 9,
         rf_reads: 14 * 32 + 1,
         rf_writes: 11 * 32 + 1,
         rf_nonreg_operands: 2 * 32 + 1,
@@ -135,7 +135,7 @@ fn energies_are_the_events_times_the_configured_figures() {
     let want = [
         (
             e.frontend,
-            fj(10, c.energy_instruction_fj) + fj(6, c.energy_alu_instruction_fj),
+            fj(10, c.energy_instruction_fj) + fj(9, c.energy_typed_instruction_fj),
         ),
         (
             e.rf,
@@ -219,7 +219,8 @@ fn the_affine_warp_and_the_queues_count_by_hand() {
     //   add %ad4, %urd2, %ad2: 4, 2, 0, int
     //   enq.data %ad4, enq.addr %ad4: 2 each
     //   exit
-    // = 21 read, 16 written, 4 other; 6 int, 1 int multiply; 3 parameter loads.
+    // = 21 read, 16 written, 4 other; 6 int, 1 int multiply; 3 parameter loads;
+    // 14 typed (all but exit).
     // The non-affine warp (32 active lanes):
     //   deq.pred %p0: 0 read, 1 written
     //   @%p0 ld [deq.data] twice: 1 (the guard), 1 each
@@ -227,14 +228,14 @@ fn the_affine_warp_and_the_queues_count_by_hand() {
     //   mad.f32: 3, 1, float multiply
     //   @%p0 st [deq.addr], %r1: 2, 0
     //   exit
-    // = 7 read, 5 written; 1 float multiply; 1 parameter load.
+    // = 7 read, 5 written; 1 float multiply; 1 parameter load; 6 typed.
     let mut alu = [0; 8];
     alu[AluClass::Int as usize] = 6 * 17;
     alu[AluClass::IntMul as usize] = 17;
     alu[AluClass::FpMul as usize] = 32;
     let want = Events {
         instructions: 15 + 7,
-        alu_instructions: 7 + 1,
+        typed_instructions: 14 + 6,
         rf_reads: (21 + 7) * 32,
         rf_writes: (16 + 5) * 32,
         rf_nonreg_operands: 4 * 32,
