@@ -23,5 +23,6 @@ pub mod parallel;
 pub mod passes;
 pub mod playground;
 pub mod profile;
+pub mod run_progress;
 pub mod source;
 pub mod timing;

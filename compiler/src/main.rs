@@ -1668,7 +1668,7 @@ fn run_kernel(args: &RunArgs) -> u8 {
     if wanted != Default::default() {
         return run_recorded(args, &front, &request, &machine, wanted);
     }
-    let outcome = match &machine {
+    let outcome = spmdc::run_progress::with_progress(shows_progress(args), || match &machine {
         spmdc::profile::run::Machine::Nyuzi(opts) => {
             spmdc::back::nyuzi::run::run_on_nyuzi(&front, &request, opts)
         }
@@ -1676,7 +1676,7 @@ fn run_kernel(args: &RunArgs) -> u8 {
             spmdc::back::dac_gpu::run_on_dac_gpu(&front, &request, opts)
         }
         spmdc::profile::run::Machine::Interp => driver::run_on_interp(&front, &request),
-    };
+    });
     let mut result = match outcome {
         Ok(r) => r,
         Err(e) => return report_run_failure(&front, e, args),
@@ -1689,6 +1689,11 @@ fn run_kernel(args: &RunArgs) -> u8 {
         Ok(out) => write_output(None, &out),
         Err(code) => code,
     }
+}
+
+/// Whether a run shows its progress: a timing run, with a terminal to show it on.
+fn shows_progress(args: &RunArgs) -> bool {
+    args.timing && std::io::stderr().is_terminal()
 }
 
 /// What a run prints without `--json`: the kernel's output, the `--print`ed
@@ -1738,7 +1743,9 @@ fn run_recorded(
     wanted: spmdc::profile::run::Wanted,
 ) -> u8 {
     use spmdc::profile::render;
-    let recorded = spmdc::profile::run::run(front, request, machine, wanted);
+    let recorded = spmdc::run_progress::with_progress(shows_progress(args), || {
+        spmdc::profile::run::run(front, request, machine, wanted)
+    });
     let mut result = match recorded.result {
         Ok(r) => r,
         Err(e) => {

@@ -9,6 +9,7 @@
 pub mod gpu;
 pub mod mem;
 pub mod nyuzi;
+pub mod progress;
 pub mod record;
 
 /// A launch's extent in up to three dimensions (`--grid`, `--block`).

@@ -529,9 +529,11 @@ pub fn run_timing_recorded(
         stats: &mut stats,
         trace: StepBuffers::default(),
         next_cta: 0,
+        finished_ctas: 0,
         next_age: 0,
         recorder: recorder.as_deref_mut(),
     };
+    crate::progress::report(0, prep.num_ctas);
     // Initial dispatch: one block per SM in turn until the SMs are full.
     loop {
         let before = run.next_cta;
@@ -544,7 +546,12 @@ pub fn run_timing_recorded(
     }
     let mut now = 0u64;
     let mut progress = Progress::default();
+    let mut next_report = 0u64;
     loop {
+        if now >= next_report {
+            crate::progress::report_cycles(now);
+            next_report = now + (1 << 16);
+        }
         let mut next = u64::MAX;
         let mut busy = false;
         for (i, sm) in sms.iter_mut().enumerate() {
@@ -662,6 +669,8 @@ struct Run<'a, 'c> {
     stats: &'c mut Stats,
     trace: StepBuffers,
     next_cta: u64,
+    /// Blocks that ran to their end (for [`crate::progress`]).
+    finished_ctas: u64,
     next_age: u64,
     recorder: Option<&'c mut Recorder>,
 }
@@ -1111,6 +1120,8 @@ impl Run<'_, '_> {
                     for &w in &c.warps {
                         sm.warps[w] = None;
                     }
+                    self.finished_ctas += 1;
+                    crate::progress::report(self.finished_ctas, ctx.prep.num_ctas);
                     self.occupancy_change(sm, now, -(c.warps.len() as i64));
                 } else {
                     self.try_release(sm, cta_slot)?;

@@ -712,7 +712,12 @@ impl<'a> Sim<'a> {
 
     fn run(mut self) -> Result<TimingReport, TimingError> {
         let mut now = 0u64;
+        let mut next_report = 0u64;
         while self.running > 0 {
+            if now >= next_report {
+                crate::progress::report_cycles(now);
+                next_report = now + (1 << 16);
+            }
             if now >= self.cfg.max_cycles {
                 return Err(TimingError::CycleLimit {
                     limit: self.cfg.max_cycles,
