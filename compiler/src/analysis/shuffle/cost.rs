@@ -12,31 +12,57 @@
 //! [`Machine::load_port`] (a unit-stride 32-bit access not aligned to the line: two
 //! line transactions on the GPU, a 16-lane gather on nyuzi) minus the reload's
 //! ([`Machine::reload_port`], per edge lane). The result's latency changes from an
-//! L1 hit to `shfl_latency`; the model leaves latency out (every preset hides it
-//! with other warps or threads), which is stated in the bench's notes.
+//! L1 hit to `shfl_latency` on the GPU, which the model leaves out there (its presets
+//! hide latency with other warps).
 //!
 //! **The decision.** A block (one iteration of any loop around it; pairs never cross
-//! blocks) is modelled as bound by the busier of two resources, per warp:
+//! blocks) is modelled as bound by the busiest of its resources, per warp:
 //!
 //! * issue: its instructions times [`Machine::issue`], the core cycles one warp
 //!   instruction occupies (warp width over the lanes of all schedulers: 1 on the
 //!   GTX 480, 0.25 on Maxwell; 1 on a nyuzi core);
-//! * memory pipeline: the port cycles of its varying accesses.
+//! * memory pipeline: the port cycles of its varying accesses;
+//! * on nyuzi, latency ([`Machine::latency`]): one thread's dependency path through
+//!   the block over the hardware threads that share the core.
 //!
-//! The block's estimate is `max(issue, port)`. Shuffles are taken one at a time,
-//! smallest `|N|` first (the cheapest reload), while each lowers the estimate; the
-//! first that does not stops the block. So an issue-bound block takes none (each
-//! rewrite adds issue cycles and saves port cycles nobody waits for), and a
-//! port-bound one takes shuffles until the two balance. Plain reuse (`N = 0`)
-//! removes a load and adds a move at most: always kept. The cost is linear in the
-//! function's instructions.
+//! The block's estimate is the largest. Shuffles are taken one at a time, smallest
+//! `|N|` first (the cheapest reload), while each lowers the estimate; the first that
+//! does not stops the block. So an issue-bound block takes none (each rewrite adds
+//! issue cycles and saves port cycles nobody waits for), and a port-bound one takes
+//! shuffles until the two balance. Plain reuse (`N = 0`) removes a load and adds a
+//! move at most: always kept. The cost is linear in the function's instructions.
+//!
+//! **Latency on nyuzi.** A nyuzi thread issues in order, and an instruction waits
+//! until its sources are ready (`sim::nyuzi::timing`: `int_latency` 3 cycles after an
+//! ALU instruction, `mem_latency` 4 after a load's last lane, a gather holding the
+//! thread one cycle a lane). The core issues from its ready threads round-robin, so a
+//! thread's wait is filled by the others' instructions when the launch gives the core
+//! several threads, and by nothing when it gives it one. The model takes the block as
+//! one dependency chain (no schedule is known: a static upper bound): its path is
+//! `int_latency` an instruction, `mem_latency` a load, plus the gather cycles of its
+//! varying accesses, and `T` threads on the core share that wait, so the latency bound
+//! is `path / T`. The shuffle's sequence is such a chain (lane index, add, `shuffle`;
+//! shift, `and`, `xor`, the reload, the merge): a rewrite adds its extra instructions
+//! at `int_latency` each and the reload's `|N|` gather cycles to the path and takes
+//! off the load's 16. With one thread (`T = 1`) the path is the estimate, and a
+//! shuffle lengthens it (7 x 3 + `|N|` - 16 > 0 cycles): declined. With 4 threads the
+//! path is a quarter, below the port cycles of a gather-bound block, and the
+//! issue/port balance decides as before.
+//!
+//! `T` is the launch's threads per core, which a compile does not see: the model
+//! takes it from the entry's linkage ([`Machine::nyuzi_threads`]). A `task` is
+//! launched over a grid of blocks, which the runtime spreads over every hardware
+//! thread: the default machine's `threads_per_core` (4). An `export` function runs
+//! one gang, as `spmdc run` runs it (the default launch, a grid of 1): one thread on
+//! the core. An internal function's callers are not known: one thread, the
+//! conservative case (a shuffle declined costs at most the gain it would have made).
 //!
 //! The model is static and coarse on purpose: IR instructions stand for machine
-//! instructions, and the launch's occupancy is not known. `spmdc bench shuffle`
-//! measures where it is wrong ([docs/shuffle.md]).
+//! instructions, and on the GPU the launch's occupancy is not known. `spmdc bench
+//! shuffle` measures where it is wrong ([docs/shuffle.md]).
 
 use super::FunctionShuffles;
-use crate::ir::{Function, InstData};
+use crate::ir::{Function, InstData, Linkage};
 
 /// What the model knows of a target and machine preset.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -56,6 +82,20 @@ pub struct Machine {
     pub extra_row: f64,
     /// More instructions when the load is under a mask.
     pub extra_masked: f64,
+    /// The threads' dependency paths, where a thread waits on them (nyuzi); `None`
+    /// leaves latency out (the GPU presets hide it).
+    pub latency: Option<Latency>,
+}
+
+/// What a thread's dependency path costs (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Latency {
+    /// Hardware threads the launch gives a core, which fill each other's waits.
+    pub threads: f64,
+    /// Cycles until an ALU instruction's result is ready.
+    pub result: f64,
+    /// Cycles until a load's result is ready, after its last lane.
+    pub load: f64,
 }
 
 impl Machine {
@@ -78,6 +118,7 @@ impl Machine {
             extra_insts: 5.0,
             extra_row: 1.0,
             extra_masked: 1.0,
+            latency: None,
         }
     }
 
@@ -87,8 +128,10 @@ impl Machine {
     /// shared by the loads of one `N` but counted whole (stencils rarely repeat an
     /// `N` in a block), the index vector (load, add) and the served and reload masks
     /// (shift, `and`, `xor`); the row check adds a context load, an add and a
-    /// compare.
-    pub fn nyuzi() -> Machine {
+    /// compare. `threads` is the hardware threads the launch gives the core; the
+    /// latencies are the timing model's defaults.
+    pub fn nyuzi(threads: u32) -> Machine {
+        let timing = sim::nyuzi::timing::TimingConfig::default();
         Machine {
             issue: 1.0,
             load_port: 16.0,
@@ -97,7 +140,28 @@ impl Machine {
             extra_insts: 7.0,
             extra_row: 3.0,
             extra_masked: 0.0,
+            latency: Some(Latency {
+                threads: f64::from(threads.max(1)),
+                result: f64::from(timing.int_latency),
+                load: f64::from(timing.mem_latency),
+            }),
         }
+    }
+
+    /// The hardware threads a launch of `func` gives a nyuzi core, from its linkage: a
+    /// `task`'s grid fills the default machine's threads, an `export` function runs one
+    /// gang on one thread, and an internal function is taken as the latter.
+    pub fn nyuzi_threads(func: &Function) -> u32 {
+        match func.linkage {
+            Linkage::Task => sim::nyuzi::Config::default().threads_per_core,
+            Linkage::Export | Linkage::Internal => 1,
+        }
+    }
+
+    /// The block's estimate from its issue, port and dependency-path cycles.
+    fn estimate(&self, issue: f64, port: f64, path: f64) -> f64 {
+        let wait = self.latency.map_or(0.0, |l| path / l.threads);
+        issue.max(port).max(wait)
     }
 }
 
@@ -118,16 +182,28 @@ fn decide(
         let insts = &func.blocks[block].insts;
         let mut issue = 0.0;
         let mut port = 0.0;
+        let mut path = 0.0;
+        let (result, load) = machine.latency.map_or((0.0, 0.0), |l| (l.result, l.load));
         let mut shuffled = Vec::new();
         for &inst in insts {
             issue += machine.issue;
             let (addr, mask) = match &func.insts[inst] {
-                InstData::Load { addr, mask, .. } => (*addr, *mask),
-                InstData::Store { addr, mask, .. } => (*addr, *mask),
-                _ => continue,
+                InstData::Load { addr, mask, .. } => {
+                    path += load;
+                    (*addr, *mask)
+                }
+                InstData::Store { addr, mask, .. } => {
+                    path += result;
+                    (*addr, *mask)
+                }
+                _ => {
+                    path += result;
+                    continue;
+                }
             };
             if func.value_type(addr).varying {
                 port += machine.load_port;
+                path += machine.load_port;
             }
             match shuffles.pair(inst) {
                 Some(p) if !p.is_shuffle() => {
@@ -138,18 +214,24 @@ fn decide(
             }
         }
         shuffled.sort_by_key(|s| s.0);
-        let mut best = f64::max(issue, port);
+        let mut best = machine.estimate(issue, port, path);
         for (n, row, masked, inst) in shuffled {
             let extra = machine.extra_insts
                 + if row { machine.extra_row } else { 0.0 }
                 + if masked { machine.extra_masked } else { 0.0 };
             let saved =
                 machine.load_port - machine.reload_base - machine.reload_port * f64::from(n);
-            let next = f64::max(issue + extra * machine.issue, port - saved);
+            // The load's result latency stays (the reload's replaces it).
+            let (i, p, d) = (
+                issue + extra * machine.issue,
+                port - saved,
+                path + extra * result - saved,
+            );
+            let next = machine.estimate(i, p, d);
             if next >= best {
                 break;
             }
-            (issue, port, best) = (issue + extra * machine.issue, port - saved, next);
+            (issue, port, path, best) = (i, p, d, next);
             keep.insert(inst);
         }
     }

@@ -399,7 +399,8 @@ pub fn select_with(
         use crate::analysis::shuffle::{analyze_function, cost};
         let mut pairs = analyze_function(m, f, &affine);
         if opts.shuffle == crate::passes::ShuffleMode::Auto {
-            cost::select(f, &mut pairs, &cost::Machine::nyuzi());
+            let threads = cost::Machine::nyuzi_threads(f);
+            cost::select(f, &mut pairs, &cost::Machine::nyuzi(threads));
         }
         pairs
     });

@@ -17,6 +17,14 @@ fn kept(text: &str, machine: &Machine) -> String {
     pairs_text(func, &shuffles)
 }
 
+/// [`kept`] on the nyuzi core, with the threads the linkage of `@f` gives it.
+fn kept_on_nyuzi(text: &str) -> String {
+    let module = parse_module(text).expect("test IR parses");
+    let f = module.function_by_name("f").expect("a function @f");
+    let threads = Machine::nyuzi_threads(&module.functions[f]);
+    kept(text, &Machine::nyuzi(threads))
+}
+
 fn gtx480() -> Machine {
     Machine::dac_gpu(&sim::gpu::GpuConfig::gtx480())
 }
@@ -29,7 +37,7 @@ fn presets_give_the_issue_cost_of_a_warp_instruction() {
         Machine::dac_gpu(&sim::gpu::GpuConfig::maxwell()).issue,
         0.25
     );
-    assert_eq!(Machine::nyuzi().issue, 1.0);
+    assert_eq!(Machine::nyuzi(4).issue, 1.0);
 }
 
 #[test]
@@ -43,12 +51,40 @@ fn an_issue_bound_block_keeps_no_shuffle() {
 
 #[test]
 fn a_port_bound_block_keeps_its_shuffles() {
-    // On nyuzi the three 16-lane accesses are 48 port cycles against 31 issue
-    // cycles. The first shuffle (7 instructions, a 1-lane reload: 15 cycles saved)
-    // gives max(38, 33); the second would give max(45, 18), so the block stops there.
+    // On a nyuzi core of 4 threads the three 16-lane accesses are 48 port cycles
+    // against 31 issue cycles; the dependency path (28 instructions at 3 cycles, 3
+    // loads at 4, 48 gather cycles: 144) over 4 threads is 36. The first shuffle (7
+    // instructions, a 1-lane reload: 15 cycles saved) gives max(38, 33, 150 / 4); the
+    // second would give max(45, 18, 156 / 4), so the block stops there.
     let (text, n) = stencil_1d(&[0, -1, 1], 16);
     let want = format!("{} = {} lane-1\n", n[1], n[0]);
-    assert_eq!(kept(&text, &Machine::nyuzi()), want);
+    assert_eq!(kept(&text, &Machine::nyuzi(4)), want);
+}
+
+#[test]
+fn a_latency_bound_thread_keeps_no_shuffle() {
+    // The same block on one thread: its path, 144 cycles, is the estimate (nothing
+    // fills its waits), and the first shuffle lengthens it by 7 x 3 - 15 = 6.
+    let (text, _) = stencil_1d(&[0, -1, 1], 16);
+    assert_eq!(kept(&text, &Machine::nyuzi(1)), "");
+    // Two threads halve the path to 72, still above the 48 port cycles, and three
+    // make it 48, which the shuffle's 6 cycles would raise to 50: declined on both.
+    assert_eq!(kept(&text, &Machine::nyuzi(2)), "");
+    assert_eq!(kept(&text, &Machine::nyuzi(3)), "");
+}
+
+#[test]
+fn the_nyuzi_launch_comes_from_the_linkage() {
+    // An export function runs one gang on one thread: no shuffle; a task's grid fills
+    // the core's 4 threads, which hide the path: the port-bound block's shuffle.
+    let (export, n) = stencil_1d(&[0, -1, 1], 16);
+    assert!(export.contains("function export @f"));
+    assert_eq!(kept_on_nyuzi(&export), "");
+    let task = export.replace("function export @f", "function task @f");
+    assert_eq!(
+        kept_on_nyuzi(&task),
+        format!("{} = {} lane-1\n", n[1], n[0])
+    );
 }
 
 #[test]
