@@ -6,6 +6,7 @@
 //! and the plain recording data of `record`), the crate holds the launch geometry that
 //! every target and the reference interpreter share.
 
+pub mod energy;
 pub mod gpu;
 pub mod mem;
 pub mod nyuzi;

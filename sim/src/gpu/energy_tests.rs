@@ -2,8 +2,9 @@
 //! hand: the counters of a timing run, and the energies they price to.
 
 use super::affine_tests::SAXPY_DAC;
-use super::energy::{AluClass, Energy, Events};
+use super::energy::alu_class;
 use super::*;
+use crate::energy::{AluClass, Energy, EnergyTable, Events};
 
 fn asm(text: &str) -> Program {
     parse(text).unwrap_or_else(|e| panic!("assembly failed: {e:?}\n{text}"))
@@ -190,7 +191,7 @@ fn a_configuration_file_overrides_an_energy() {
     assert_eq!(c.energy_rf_read_fj, 1000);
     let mut e = Events::default();
     e.rf_reads = 32;
-    assert!(close(Energy::of(&e, 0, &c).rf, 0.032));
+    assert!(close(Energy::of(&e, 0, &c.energy_table()).rf, 0.032));
 }
 
 #[test]
@@ -289,7 +290,7 @@ fn alu_classes_follow_gpgpu_sim() {
     exit;
 }
 "#);
-    let classes: Vec<Option<AluClass>> = p.kernels[0].insts.iter().map(AluClass::of).collect();
+    let classes: Vec<Option<AluClass>> = p.kernels[0].insts.iter().map(alu_class).collect();
     use AluClass::*;
     assert_eq!(
         classes,
@@ -308,5 +309,15 @@ fn alu_classes_follow_gpgpu_sim() {
             None,
             None,
         ]
+    );
+}
+
+#[test]
+fn the_gtx480_preset_carries_the_shared_gpuwattch_table() {
+    // The figures live twice, in the preset file a user copies and in the table the
+    // nyuzi model scales: this keeps them equal.
+    assert_eq!(
+        GpuConfig::gtx480().energy_table(),
+        EnergyTable::GPUWATTCH_GTX480
     );
 }

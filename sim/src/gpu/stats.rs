@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use super::energy::{Energy, Events};
+use crate::energy::{Energy, Events};
 
 /// A statistic's value.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -257,7 +257,7 @@ impl Stats {
             self.energy
                 .pairs()
                 .into_iter()
-                .map(|(n, x)| (n.to_string(), x)),
+                .map(|(n, x)| (n.to_string(), StatValue::F64(x))),
         );
         if self.affine_warp_insts + self.deq_data_insts + self.deq_addr_insts + self.deq_pred_insts
             == 0

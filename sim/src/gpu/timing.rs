@@ -34,7 +34,7 @@
 //! warp kinds.
 
 use super::config::{GpuConfig, SchedPolicy};
-use super::energy::{Energy, InstEnergy, Lanes};
+use super::energy::{InstEnergy, Lanes};
 use super::exec::{step, CtaInfo, Env, Flow, StepBuffers, WarpState, WARP};
 use super::isa::{Inst, Op, Program, RegFile, Space, Unit};
 use super::machine::{
@@ -45,6 +45,7 @@ use super::occupancy::{occupancy, BlockResources};
 use super::per_sm::{SmStats, Snapshot};
 use super::stats::{Stall, StatValue, Stats};
 use super::timing_dac::{deq_need, DacTotals, DeqNeed, Plan, SmDac};
+use crate::energy::Energy;
 use crate::record::Recorder;
 use std::cell::Cell;
 
@@ -651,7 +652,7 @@ pub fn run_timing_recorded(
     stats.dram_writes = d.writes;
     stats.dram_bytes = d.bytes;
     memory_events(&mut stats, &memsys);
-    stats.energy = Energy::of(&stats.events, cycles, config);
+    stats.energy = Energy::of(&stats.events, cycles, &config.energy_table());
     Ok(TimingReport {
         cycles,
         warp_insts: stats.warp_insts,

@@ -46,8 +46,9 @@ use super::dac::{
     AddrTuple, CmpOp, CtaSlot, DacConfig, DacSm, DacStats, EarlyRequest, Enq, IntType, LockTable,
     PredTuple, PrefetchStats, PrefetchTracker, QueueStats, SelAddrTuple,
 };
-use super::energy::{Events, InstEnergy, Lanes};
+use super::energy::{InstEnergy, Lanes};
 use super::isa::{Cmp, Inst, Kernel, Op, RegFile, Type};
+use crate::energy::Events;
 use crate::mem::{AccessKind, MemorySystem};
 
 /// One step of the affine warp's replay.
