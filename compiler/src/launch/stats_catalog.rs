@@ -166,6 +166,10 @@ const NAMED: &[(&str, Section, &str, &str, Form)] = &[
     ("demoted_shared_bytes", Registers, "demoted slots' shared memory per block", "B", Plain),
     ("predicted_cycles", Registers, "predicted cycles (regalloc auto)", "cycles", Plain),
     ("static_shuffle_distance", Registers, "static mean shuffle distance", "lanes", Plain),
+    ("noc_flits", Memory, "interconnect flits", "", Plain),
+    ("const_accesses", Memory, "constant-cache accesses", "", Plain),
+    ("fetched_instructions", Energy, "instructions fetched and decoded", "", Plain),
+    ("typed_instructions", Energy, "typed instructions (FP_INT)", "", Plain),
 ];
 
 /// Families of statistics by key prefix: (prefix, section, label prefix). The label

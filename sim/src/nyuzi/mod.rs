@@ -7,6 +7,7 @@
 
 #[doc(hidden)]
 pub mod asm;
+pub mod energy;
 pub(crate) mod exec;
 pub mod hex;
 pub mod isa;
@@ -20,6 +21,8 @@ pub use machine::{
 };
 pub use protect::{Protection, Region};
 
+#[cfg(test)]
+mod energy_tests;
 #[cfg(test)]
 mod exec_tests;
 #[cfg(test)]

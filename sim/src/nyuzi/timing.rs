@@ -65,9 +65,11 @@
 
 use std::fmt;
 
+use super::energy::{self, InstCost};
 use super::exec::{self, Effects};
 use super::isa::{decode, AluOp, BranchOp, CacheOp, IFmt, Inst, MemOp, Reg};
 use super::machine::{Fault, Machine, MemAccess};
+use crate::energy::{Energy, Events};
 use crate::mem::{
     AccessKind, CacheConfig, CacheStats, ConfigError, DramConfig, DramStats, Level, MemConfig,
     MemorySystem,
@@ -458,6 +460,10 @@ pub struct TimingReport {
     pub threads: Vec<ThreadReport>,
     /// Per core: its L1I and L1D counters (the totals above are their sums).
     pub cores: Vec<CoreCaches>,
+    /// The events the energy model prices, and their energy
+    /// ([`super::energy`]).
+    pub events: Events,
+    pub energy: Energy,
 }
 
 /// One core's L1 caches.
@@ -511,6 +517,7 @@ impl TimingReport {
         for c in StallCause::ALL {
             v.push((format!("stall.{}", c.name()), self.stall(c)));
         }
+        v.extend(self.energy_event_pairs());
         for (i, t) in self.threads.iter().enumerate() {
             v.push((format!("thread{i}.issued"), t.issued));
             v.push((format!("thread{i}.retired"), t.retired));
@@ -519,6 +526,34 @@ impl TimingReport {
             }
         }
         v
+    }
+}
+
+impl TimingReport {
+    /// The energy model's own event counts (`rf_reads`, `alu_fp_mul`,
+    /// `dram.read_bursts`, ...): those the cache counters and `issued` do not
+    /// already give.
+    fn energy_event_pairs(&self) -> impl Iterator<Item = (String, u64)> + '_ {
+        self.events
+            .pairs()
+            .into_iter()
+            .filter(|(n, _)| {
+                energy::applies(n)
+                    && *n != "fetched_instructions"
+                    && !n.starts_with("l1_")
+                    && !n.starts_with("l2_")
+            })
+            .map(|(n, x)| (n.replacen("dram_", "dram.", 1), x))
+    }
+
+    /// The energy estimate by component, in nanojoules (`energy_rf_nj`, ...,
+    /// `energy_dynamic_nj`).
+    pub fn energy_pairs(&self) -> Vec<(&'static str, f64)> {
+        self.energy
+            .pairs()
+            .into_iter()
+            .filter(|(n, _)| energy::applies(n))
+            .collect()
     }
 }
 
@@ -593,6 +628,8 @@ struct Info {
     latency: u32,
     /// A store or membar: waits for the thread's pending store.
     waits_store: bool,
+    /// Its energy events.
+    cost: InstCost,
 }
 
 /// Entries of the direct-mapped pc -> [`Info`] cache (a power of two).
@@ -655,6 +692,8 @@ struct Sim<'a> {
     eff: Effects,
     /// [`Sim::sync_running`] ran since the scheduler last cleared this.
     synced: bool,
+    /// The energy events of the instructions executed so far.
+    events: Events,
 }
 
 impl<'a> Sim<'a> {
@@ -705,6 +744,7 @@ impl<'a> Sim<'a> {
             ready: vec![u64::MAX; m_threads],
             eff: Effects::default(),
             synced: false,
+            events: Events::default(),
         };
         sim.sync_running(0);
         Ok(sim)
@@ -958,6 +998,7 @@ impl<'a> Sim<'a> {
                 regs: regs(&i),
                 latency: self.cfg.result_latency(&i),
                 waits_store: waits_for_store(&i),
+                cost: InstCost::of(&i),
             },
             Err(_) => Info::default(),
         };
@@ -992,6 +1033,7 @@ impl<'a> Sim<'a> {
         self.th[t].rep.retired += 1;
         // `next` was prepared from the word at this pc, which `step` just executed.
         let info = self.th[t].next;
+        info.cost.count(&mut self.events);
         if let Some(d) = info.regs.dest {
             self.th[t].sb[d as usize] = now + u64::from(info.latency);
         }
@@ -1212,10 +1254,13 @@ impl<'a> Sim<'a> {
         }
         let threads: Vec<ThreadReport> = self.th.iter().map(|t| t.rep).collect();
         let instructions = threads.iter().map(|t| t.retired).sum();
+        let issued = threads.iter().map(|t| t.issued).sum();
+        let events = self.energy_events(issued, &l1d);
+        let table = energy::table_for(&self.cfg.l1d, &self.cfg.l2);
         TimingReport {
             cycles,
             instructions,
-            issued: threads.iter().map(|t| t.issued).sum(),
+            issued,
             ipc: if cycles == 0 {
                 0.0
             } else {
@@ -1229,7 +1274,29 @@ impl<'a> Sim<'a> {
             dram: self.mem.dram_stats(),
             threads,
             cores,
+            energy: Energy::of(&events, cycles, &table),
+            events,
         }
+    }
+
+    /// The run's energy events: the instructions' counts, every issue slot's fetch,
+    /// and the L1D, L2 and DRAM traffic.
+    fn energy_events(&self, issued: u64, l1d: &CacheStats) -> Events {
+        let mut e = self.events.clone();
+        e.instructions = issued;
+        e.l1_read_hits = l1d.read_hits;
+        e.l1_read_misses = l1d.read_misses;
+        e.l1_write_hits = l1d.write_hits;
+        e.l1_write_misses = l1d.write_misses;
+        let l2 = self.mem.l2_stats();
+        e.l2_read_hits = l2.read_hits;
+        e.l2_read_misses = l2.read_misses;
+        e.l2_write_hits = l2.write_hits;
+        e.l2_write_misses = l2.write_misses;
+        let d = self.mem.dram_stats();
+        e.dram_read_bursts = d.read_bursts;
+        e.dram_write_bursts = d.write_bursts;
+        e
     }
 }
 

@@ -59,6 +59,9 @@ pub fn statistics(m: &Machine, built: &BuiltLaunch, report: Option<&TimingReport
         for c in StallCause::ALL {
             stats.set(&format!("stall_{}", c.name()), r.stall(c));
         }
+        for (name, nj) in r.energy_pairs() {
+            stats.set(name, nj);
+        }
     }
     stats
 }
