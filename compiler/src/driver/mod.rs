@@ -127,6 +127,28 @@ pub fn read_input(path: &str) -> Result<(String, Option<PathBuf>, String), Diagn
     Ok((path.to_string(), Some(PathBuf::from(path)), text))
 }
 
+/// The macros ISPC predefines (its `preprocessor.cpp`), for `target`: `ISPC`, the
+/// language version spmdc follows, `PI`, the gang width `TARGET_WIDTH`, 32-bit
+/// elements, the pointer size, the unsigned type names and 64-bit floats.
+/// `ISPC_TARGET_<ISA>` names one of ISPC's own targets, so none is defined.
+pub fn predefined_macros(target: &sema::Target) -> Vec<(String, String)> {
+    [
+        ("ISPC", "1".to_string()),
+        ("ISPC_MAJOR_VERSION", "1".to_string()),
+        ("ISPC_MINOR_VERSION", "31".to_string()),
+        ("PI", "3.1415926535".to_string()),
+        ("TARGET_WIDTH", target.program_count.to_string()),
+        ("TARGET_ELEMENT_WIDTH", "4".to_string()),
+        ("ISPC_POINTER_SIZE", (target.pointer_size * 8).to_string()),
+        ("ISPC_UINT_IS_DEFINED", "1".to_string()),
+        ("ISPC_TARGET_HAS_FP64_SUPPORT", "1".to_string()),
+        ("ISPC_FP64_SUPPORTED", "1".to_string()),
+    ]
+    .into_iter()
+    .map(|(n, v)| (n.to_string(), v))
+    .collect()
+}
+
 /// Runs the front end on one source text up to `stage`. Parsing stops there if
 /// preprocessing failed badly enough; checking runs only on a unit that parsed cleanly,
 /// since sema on a broken tree mostly repeats what the parser said.
@@ -143,9 +165,11 @@ pub fn run_front(
     let main_file = sources.add(name, path, text);
     let files: Vec<FileId> = stdlib_file.into_iter().chain([main_file]).collect();
     let mut diags = Vec::new();
+    let predefined = predefined_macros(&options.target);
     let pp_options = preprocess::Options {
         include_dirs: &options.include_dirs,
         defines: &options.defines,
+        predefined: &predefined,
     };
     // `-D` definitions could rename the library's tokens: take it whole then.
     let stdlib_whole = options.whole_stdlib || !options.defines.is_empty();

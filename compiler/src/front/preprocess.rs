@@ -54,6 +54,9 @@ pub struct Options<'a> {
     pub include_dirs: &'a [PathBuf],
     /// `-D NAME[=VALUE]` definitions from the command line.
     pub defines: &'a [(String, String)],
+    /// The compiler's own definitions (ISPC's predefined symbols), made before any
+    /// file and before `defines`.
+    pub predefined: &'a [(String, String)],
 }
 
 struct Macro {
@@ -117,7 +120,8 @@ pub fn preprocess_user(
     diags: &mut Vec<Diagnostic>,
 ) -> Preprocessed {
     let mut pp = Pp::new(sources, interner, diags, options.include_dirs);
-    pp.define_from_command_line(options.defines);
+    pp.define_all("<built-in>", options.predefined);
+    pp.define_all("<command line>", options.defines);
     for &file in files {
         pp.process_file(file);
     }
@@ -171,7 +175,9 @@ impl<'a> Pp<'a> {
         }
     }
 
-    fn define_from_command_line(&mut self, defines: &[(String, String)]) {
+    /// Defines `defines` as if from a file called `origin` (which diagnostics of a
+    /// later redefinition name).
+    fn define_all(&mut self, origin: &str, defines: &[(String, String)]) {
         if defines.is_empty() {
             return;
         }
@@ -179,7 +185,7 @@ impl<'a> Pp<'a> {
             .iter()
             .map(|(n, v)| format!("#define {n} {v}\n"))
             .collect();
-        let file = self.sources.add("<command line>", None, text);
+        let file = self.sources.add(origin, None, text);
         self.process_file(file);
     }
 

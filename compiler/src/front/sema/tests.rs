@@ -43,6 +43,7 @@ fn parse_src(name: &str, src: String, with_stdlib: bool) -> Parsed {
     let opts = preprocess::Options {
         include_dirs: &[],
         defines: &[],
+        predefined: &[],
     };
     let pp = preprocess::preprocess(&mut sources, &mut interner, &files, &opts, &mut diags);
     let unit = parse::parse(&pp.tokens, &sources, &mut diags);
