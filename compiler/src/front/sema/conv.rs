@@ -144,11 +144,15 @@ fn shape_cost(
         } else {
             Cost::Convert
         }),
-        (K::Enum(_), K::Prim(b)) if b.is_integer() => Ok(if b.bits() >= 32 {
-            Cost::Widen
-        } else {
-            Cost::Convert
-        }),
+        // An enumerator converts as the `int` it is (C's rule, which ISPC keeps: to
+        // any arithmetic type, `float` included).
+        (K::Enum(_), K::Prim(b)) => Ok(
+            if (b.is_integer() && b.bits() >= 32) || lossless(Prim::Int32, b) {
+                Cost::Widen
+            } else {
+                Cost::Convert
+            },
+        ),
         (K::Enum(a), K::Enum(b)) if a == b => Ok(Cost::Exact),
         (K::Null, K::Pointer(_)) | (K::Null, K::Null) => Ok(Cost::Convert),
         (K::Prim(p), K::Pointer(_)) if null_const && p.is_integer() => Ok(Cost::Convert),
