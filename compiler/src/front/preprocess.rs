@@ -1525,6 +1525,11 @@ mod tests {
 
     /// The tokens of `src` after preprocessing, spelled, and the diagnostics' codes.
     fn pp(src: &str) -> (Vec<String>, Vec<&'static str>) {
+        pp_with(src, &[])
+    }
+
+    /// [`pp`] with the compiler's own definitions `predefined`.
+    fn pp_with(src: &str, predefined: &[(String, String)]) -> (Vec<String>, Vec<&'static str>) {
         let mut sources = SourceMap::new();
         let mut interner = Interner::new();
         let file = sources.add("t.spmd", None, src.to_string());
@@ -1532,6 +1537,7 @@ mod tests {
         let options = Options {
             include_dirs: &[],
             defines: &[],
+            predefined,
         };
         let out = preprocess(&mut sources, &mut interner, &[file], &options, &mut diags);
         let toks = out
@@ -1625,5 +1631,15 @@ mod tests {
     fn escapes() {
         assert_eq!(unescape(r"a\n\x41\101\0").unwrap(), b"a\nAA\0");
         assert!(unescape(r"\q").is_err());
+    }
+
+    #[test]
+    fn predefined_macros_expand_and_a_redefinition_warns() {
+        let pre = [("TARGET_WIDTH".to_string(), "16".to_string())];
+        let (toks, codes) = pp_with("#if TARGET_WIDTH == 16\nyes TARGET_WIDTH\n#endif\n", &pre);
+        assert_eq!(toks, ["yes", "16"]);
+        assert!(codes.is_empty());
+        let (toks, codes) = pp_with("#define TARGET_WIDTH 8\nTARGET_WIDTH\n", &pre);
+        assert_eq!((toks, codes), (vec!["8".to_string()], vec!["W0006"]));
     }
 }
