@@ -7,6 +7,7 @@
 //! every target and the reference interpreter share.
 
 pub mod energy;
+pub mod fp16;
 pub mod gpu;
 pub mod mem;
 pub mod nyuzi;

@@ -165,6 +165,7 @@ pub enum Primitive {
     UInt64,
     Float,
     Double,
+    Float16,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -561,12 +562,14 @@ pub struct IntSuffix {
     pub long: bool,
 }
 
-/// The type a floating literal asks for: no suffix or `f` = float (ISPC's rule), `d` = double.
+/// The type a floating literal asks for: no suffix or `f` = float (ISPC's rule), `d` =
+/// double, `f16` = float16.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FloatSuffix {
     None,
     F,
     D,
+    F16,
 }
 
 #[derive(Clone, Debug)]

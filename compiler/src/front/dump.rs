@@ -335,6 +335,7 @@ impl Dumper<'_> {
                     FloatSuffix::None => "",
                     FloatSuffix::F => "f",
                     FloatSuffix::D => "d",
+                    FloatSuffix::F16 => "f16",
                 };
                 format!("{value:?}{s}")
             }

@@ -21,6 +21,7 @@ macro_rules! with_keywords {
             "uint64" => KwUInt64,
             "float" => KwFloat,
             "double" => KwDouble,
+            "float16" => KwFloat16,
             "unsigned" => KwUnsigned,
             "signed" => KwSigned,
             "uniform" => KwUniform,

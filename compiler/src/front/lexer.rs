@@ -31,15 +31,19 @@ pub enum RawTok {
     /// `foreach (i = 0...6)` works as in ISPC.
     #[regex(r"[0-9]+\.\.\.")]
     IntEllipsis,
-    #[regex(r"[0-9]+\.[0-9]*([eE][+-]?[0-9]+)?[A-Za-z_]*")]
-    #[regex(r"\.[0-9]+([eE][+-]?[0-9]+)?[A-Za-z_]*")]
-    #[regex(r"[0-9]+[eE][+-]?[0-9]+[A-Za-z_]*", priority = 4)]
+    #[regex(r"[0-9]+\.[0-9]*([eE][+-]?[0-9]+)?([A-Za-z_][A-Za-z_0-9]*)?")]
+    #[regex(r"\.[0-9]+([eE][+-]?[0-9]+)?([A-Za-z_][A-Za-z_0-9]*)?")]
+    #[regex(r"[0-9]+[eE][+-]?[0-9]+([A-Za-z_][A-Za-z_0-9]*)?", priority = 4)]
     /// ISPC's "Fortran" doubles, with `d` in place of `e`: `1d-7`, `1.5d3`.
     #[regex(r"[0-9]+[dD][+-]?[0-9]+", priority = 5)]
     #[regex(r"[0-9]+\.[0-9]*[dD][+-]?[0-9]+")]
     #[regex(r"\.[0-9]+[dD][+-]?[0-9]+")]
     /// Hexadecimal floating point as ISPC has it: `0x1.8p1`, a leading `0` or `1`.
-    #[regex(r"0[xX][01](\.[0-9a-fA-F]*)?[pP][+-]?[0-9]+[A-Za-z_]*", priority = 5)]
+    /// A suffix may hold digits after its first letter (`f16`).
+    #[regex(
+        r"0[xX][01](\.[0-9a-fA-F]*)?[pP][+-]?[0-9]+([A-Za-z_][A-Za-z_0-9]*)?",
+        priority = 5
+    )]
     Float,
     #[regex(r#""([^"\\\n]|\\[^\n])*""#)]
     Str,

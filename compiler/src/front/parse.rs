@@ -999,6 +999,7 @@ pub fn prim_name(p: Primitive) -> &'static str {
         UInt64 => "uint64",
         Float => "float",
         Double => "double",
+        Float16 => "float16",
     }
 }
 

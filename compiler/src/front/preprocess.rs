@@ -22,6 +22,7 @@ use super::token::{keyword, Tok, Token};
 use crate::diag::{codes, Diagnostic};
 use crate::source::{read_limited, FileId, SourceMap, Span, MAX_SOURCE_BYTES};
 use macros::{PTok, Piece};
+use sim::fp16;
 
 /// Pragmas spmdc understands. Others are ignored with a note.
 const KNOWN_PRAGMAS: &[&str] = &["once", "unroll", "nounroll", "ignore", "coherent"];
@@ -361,6 +362,10 @@ impl<'a> Pp<'a> {
                     Tok::Ident(sym)
                 }
             }
+            RawTok::Int if is_bare_half(s) => match parse_float(s) {
+                Ok((v, suf)) => Tok::Float(v, suf),
+                Err(_) => Tok::Float(0.0, FloatSuffix::F16),
+            },
             RawTok::Int if is_bare_float(s) => {
                 self.diags.push(
                     Diagnostic::warning(
@@ -1296,10 +1301,13 @@ fn bad_suffix(suffix: &str) -> LitError {
 
 /// Parses a floating literal. `f` or no suffix gives a float, rounded once from the
 /// decimal text to binary32 (never through binary64, which could round twice); `d` gives
-/// a double.
+/// a double; `f16` a float16, also rounded once.
 pub fn parse_float(s: &str) -> Result<(f64, FloatSuffix), LitError> {
     if s.starts_with("0x") || s.starts_with("0X") {
         return parse_hex_float(&s[2..]);
+    }
+    if let Some(num) = s.strip_suffix("f16").or_else(|| s.strip_suffix("F16")) {
+        return parse_decimal(num, FloatSuffix::F16);
     }
     if let Some(exp) = fortran_exponent(s) {
         let text = format!("{}e{}", &s[..exp], &s[exp + 1..]);
@@ -1316,11 +1324,17 @@ pub fn parse_float(s: &str) -> Result<(f64, FloatSuffix), LitError> {
             "d" | "D" => FloatSuffix::D,
             _ => return Err((
                 format!("invalid suffix `{suffix}`"),
-                "floating-point suffixes are `f` (float) and `d` (double); no suffix means float"
+                "floating-point suffixes are `f` (float), `d` (double) and `f16` (float16); no suffix means float"
                     .into(),
             )),
         };
     parse_decimal(num, suf)
+}
+
+/// `2f16`: digits and `f16`, a float16 (a suffix makes the radix point optional).
+fn is_bare_half(s: &str) -> bool {
+    let digits = s.strip_suffix("f16").or_else(|| s.strip_suffix("F16"));
+    digits.is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// `2f`: digits and an `f`, which ISPC reads as a float (deprecated there, with a
@@ -1361,6 +1375,7 @@ fn parse_hex_float(s: &str) -> Result<(f64, FloatSuffix), LitError> {
         "" => FloatSuffix::None,
         "f" | "F" => FloatSuffix::F,
         "d" | "D" => FloatSuffix::D,
+        "f16" | "F16" => FloatSuffix::F16,
         _ => return Err(bad()),
     };
     let exp: i32 = exp.parse().map_err(|_| bad())?;
@@ -1375,8 +1390,47 @@ fn parse_hex_float(s: &str) -> Result<(f64, FloatSuffix), LitError> {
     let value = bits as f64 * 2f64.powi(exp.saturating_sub(4 * frac.len() as i32));
     Ok(match suf {
         FloatSuffix::D => (value, suf),
+        FloatSuffix::F16 => (fp16::f64_from_f16(fp16::f16_from_f64(value)), suf),
         _ => (f64::from(value as f32), suf),
     })
+}
+
+/// The float16 nearest the decimal `text` (no sign), given `v`, the nearest f64 to it.
+/// Rounding through f64 errs only when `v` lands exactly on the midpoint of two float16
+/// values; then the exact decimal decides which side the literal is on.
+fn decimal_to_half(text: &str, v: f64) -> f64 {
+    let h = fp16::f16_from_f64(v);
+    let hv = fp16::f64_from_f16(h);
+    let lower = if hv > v { h - 1 } else { h };
+    // Above the largest finite value 65504 the next step would be 65536.
+    let upper = match lower + 1 {
+        0x7c00 => 65536.0,
+        u => fp16::f64_from_f16(u),
+    };
+    let is_midpoint = hv != v && (fp16::f64_from_f16(lower) + upper) / 2.0 == v;
+    if !is_midpoint {
+        return hv;
+    }
+    let pick = match decimal_digits(text).cmp(&decimal_digits(&format!("{v:.80e}"))) {
+        std::cmp::Ordering::Less => lower,
+        std::cmp::Ordering::Greater => lower + 1,
+        std::cmp::Ordering::Equal => h,
+    };
+    fp16::f64_from_f16(pick)
+}
+
+/// A positive decimal `d.ddd[e±x]` as (exponent, significant digits) with value
+/// 0.DIGITS * 10^exponent: two of them compare as numbers (when nonzero).
+fn decimal_digits(text: &str) -> (i64, String) {
+    let (mantissa, exp) = match text.find(['e', 'E']) {
+        Some(i) => (&text[..i], text[i + 1..].parse::<i64>().unwrap_or(0)),
+        None => (text, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all = format!("{int}{frac}");
+    let lead = all.len() - all.trim_start_matches('0').len();
+    let digits = all[lead..].trim_end_matches('0').to_string();
+    (exp + int.len() as i64 - lead as i64, digits)
 }
 
 /// A decimal number's text (digits, `.`, exponent) as the literal's type.
@@ -1390,10 +1444,10 @@ fn parse_decimal(num: &str, suf: FloatSuffix) -> Result<(f64, FloatSuffix), LitE
             text.insert(i, '0');
         }
     }
-    let value = if suf == FloatSuffix::D {
-        text.parse::<f64>().ok()
-    } else {
-        text.parse::<f32>().ok().map(f64::from)
+    let value = match suf {
+        FloatSuffix::D => text.parse::<f64>().ok(),
+        FloatSuffix::F16 => text.parse::<f64>().ok().map(|v| decimal_to_half(&text, v)),
+        _ => text.parse::<f32>().ok().map(f64::from),
     };
     match value {
         Some(v) => Ok((v, suf)),

@@ -29,6 +29,7 @@ pub enum Tok {
     KwUInt64,
     KwFloat,
     KwDouble,
+    KwFloat16,
     KwUnsigned,
     KwSigned,
     // qualifiers and storage
@@ -171,6 +172,7 @@ impl Tok {
             KwUInt64 => "uint64",
             KwFloat => "float",
             KwDouble => "double",
+            KwFloat16 => "float16",
             KwUnsigned => "unsigned",
             KwSigned => "signed",
             KwUniform => "uniform",

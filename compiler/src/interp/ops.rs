@@ -9,6 +9,8 @@
 
 use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
 
+use sim::fp16;
+
 use crate::ir::{AtomicOp, BinaryOp, ConvOp, FloatCC, InstData, IntCC, Scalar, UnaryOp};
 
 /// One lane of a one-operand instruction.
@@ -558,6 +560,18 @@ fn promote(a: u64) -> u64 {
 fn demote(a: u64) -> u64 {
     u64::from((f64::from_bits(a) as f32).to_bits())
 }
+fn half_to_f32(a: u64) -> u64 {
+    u64::from(fp16::f32_from_f16(a as u16).to_bits())
+}
+fn half_to_f64(a: u64) -> u64 {
+    fp16::f64_from_f16(a as u16).to_bits()
+}
+fn f32_to_half(a: u64) -> u64 {
+    u64::from(fp16::f16_from_f32(f32::from_bits(a as u32)))
+}
+fn f64_to_half(a: u64) -> u64 {
+    u64::from(fp16::f16_from_f64(f64::from_bits(a)))
+}
 
 macro_rules! sext_from {
     ($from:literal, $to:expr) => {
@@ -616,8 +630,18 @@ pub fn convert(op: ConvOp, from: Scalar, to: Scalar) -> Option<UnFn> {
             (_, false) => s_to_f::<64, f64>,
         },
         FcvtFromUint if int_like(from) && to.is_float() => by_float!(to, u_to_f),
-        Fpromote if from == Scalar::F32 && to == Scalar::F64 => promote,
-        Fdemote if from == Scalar::F64 && to == Scalar::F32 => demote,
+        Fpromote => match (from, to) {
+            (Scalar::F32, Scalar::F64) => promote,
+            (Scalar::F16, Scalar::F32) => half_to_f32,
+            (Scalar::F16, Scalar::F64) => half_to_f64,
+            _ => return None,
+        },
+        Fdemote => match (from, to) {
+            (Scalar::F64, Scalar::F32) => demote,
+            (Scalar::F32, Scalar::F16) => f32_to_half,
+            (Scalar::F64, Scalar::F16) => f64_to_half,
+            _ => return None,
+        },
         Bitcast => by_width!(tw, trunc_to),
         ToBool if from.is_float() => by_float!(from, float_nonzero),
         ToBool => nonzero,
@@ -659,12 +683,13 @@ pub fn atomic(op: AtomicOp, s: Scalar) -> Option<BinFn> {
 // ---- constants ----
 
 /// The canonical bits of a constant instruction's value, as the decoder loads them:
-/// an `iconst`'s low bits; an `fconst`'s f64 value, rounded to `f32` for an `f32`
+/// an `iconst`'s low bits; an `fconst`'s f64 value, rounded to `f32` or `f16` for such a
 /// constant. `None` for other instructions and an `fconst` of a non-float type.
 pub fn constant(data: &InstData) -> Option<u64> {
     match *data {
         InstData::Iconst { ty, bits } => Some(canonical(bits, ty.scalar)),
         InstData::Fconst { ty, bits } => match ty.scalar {
+            Scalar::F16 => Some(f64_to_half(bits)),
             Scalar::F32 => Some(u64::from((f64::from_bits(bits) as f32).to_bits())),
             Scalar::F64 => Some(bits),
             _ => None,
@@ -678,6 +703,7 @@ pub fn constant(data: &InstData) -> Option<u64> {
 /// `None` when there is none (an `f32` NaN whose payload the trip through f64 changes).
 pub fn fconst_operand(s: Scalar, bits: u64) -> Option<u64> {
     let operand = match s {
+        Scalar::F16 => half_to_f64(bits),
         Scalar::F32 => (f32::from_bits(bits as u32) as f64).to_bits(),
         Scalar::F64 => bits,
         _ => return None,

@@ -16,6 +16,9 @@ pub enum Scalar {
     I16,
     I32,
     I64,
+    /// IEEE binary16: a storage type. It is loaded, stored, selected and converted, but
+    /// arithmetic happens in `f32` (`fpromote`, the operation, `fdemote`).
+    F16,
     F32,
     F64,
     /// A byte address.
@@ -23,12 +26,13 @@ pub enum Scalar {
 }
 
 impl Scalar {
-    pub const ALL: [Scalar; 8] = [
+    pub const ALL: [Scalar; 9] = [
         Scalar::Bool,
         Scalar::I8,
         Scalar::I16,
         Scalar::I32,
         Scalar::I64,
+        Scalar::F16,
         Scalar::F32,
         Scalar::F64,
         Scalar::Ptr,
@@ -41,6 +45,7 @@ impl Scalar {
             Scalar::I16 => "i16",
             Scalar::I32 => "i32",
             Scalar::I64 => "i64",
+            Scalar::F16 => "f16",
             Scalar::F32 => "f32",
             Scalar::F64 => "f64",
             Scalar::Ptr => "ptr",
@@ -55,15 +60,21 @@ impl Scalar {
         matches!(self, Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64)
     }
 
+    /// The arithmetic floats, `f32` and `f64` (not the storage type `f16`).
     pub fn is_float(self) -> bool {
         matches!(self, Scalar::F32 | Scalar::F64)
+    }
+
+    /// Any IEEE type, `f16` included: what `fconst`, `fpromote` and `fdemote` take.
+    pub fn is_ieee(self) -> bool {
+        matches!(self, Scalar::F16 | Scalar::F32 | Scalar::F64)
     }
 
     /// Size in bytes in memory; `ptr_size` is the target's address width.
     pub fn bytes(self, ptr_size: u32) -> u32 {
         match self {
             Scalar::Bool | Scalar::I8 => 1,
-            Scalar::I16 => 2,
+            Scalar::I16 | Scalar::F16 => 2,
             Scalar::I32 | Scalar::F32 => 4,
             Scalar::I64 | Scalar::F64 => 8,
             Scalar::Ptr => ptr_size,
@@ -75,7 +86,7 @@ impl Scalar {
         match self {
             Scalar::Bool => 1,
             Scalar::I8 => 8,
-            Scalar::I16 => 16,
+            Scalar::I16 | Scalar::F16 => 16,
             Scalar::I32 | Scalar::F32 => 32,
             Scalar::I64 | Scalar::F64 | Scalar::Ptr => 64,
         }

@@ -732,9 +732,9 @@ impl Check<'_> {
                 let w = s.bits();
                 value >= -(1i64 << (w - 1)) && value < (1i64 << w)
             }
-            s => !s.is_float(),
+            s => !s.is_ieee(),
         };
-        if ty.scalar.is_float() {
+        if ty.scalar.is_ieee() {
             self.messages
                 .push(format!("iconst of float type {ty}: use fconst"));
         } else if !fits {
@@ -751,6 +751,12 @@ impl Check<'_> {
             Scalar::F32 if value.is_nan() || (value as f32) as f64 == value => {}
             Scalar::F32 => self.messages.push(format!(
                 "constant {value:?} is not exactly representable in f32"
+            )),
+            Scalar::F16
+                if value.is_nan()
+                    || sim::fp16::f64_from_f16(sim::fp16::f16_from_f64(value)) == value => {}
+            Scalar::F16 => self.messages.push(format!(
+                "constant {value:?} is not exactly representable in f16"
             )),
             _ => self
                 .messages
@@ -797,7 +803,7 @@ impl Check<'_> {
 
     fn icmp(&mut self, cond: IntCC, a: Value, b: Value) {
         if matches!(cond, IntCC::Eq | IntCC::Ne) {
-            self.kind(a, |s| !s.is_float(), "an integer, bool or ptr");
+            self.kind(a, |s| !s.is_ieee(), "an integer, bool or ptr");
         } else {
             self.kind(a, is_int_or_ptr, "an integer or ptr");
         }
@@ -821,8 +827,8 @@ impl Check<'_> {
             Ireduce => is_int_or_ptr(from) && to.is_int() && to.bits() < bits(from),
             FcvtToSint | FcvtToUint => from.is_float() && to.is_int(),
             FcvtFromSint | FcvtFromUint => from.is_int() && to.is_float(),
-            Fpromote => from == Scalar::F32 && to == Scalar::F64,
-            Fdemote => from == Scalar::F64 && to == Scalar::F32,
+            Fpromote => from.is_ieee() && to.is_float() && from.bits() < to.bits(),
+            Fdemote => from.is_float() && to.is_ieee() && to.bits() < from.bits(),
             Bitcast => from != Scalar::Bool && to != Scalar::Bool && bits(from) == bits(to),
             ToBool => is_int_or_ptr(from) && to == Scalar::Bool,
         };

@@ -12,7 +12,7 @@
 use std::fmt;
 
 use crate::front::intern::Interner;
-use crate::front::sema::{Checked, FuncId, TypeId, TypeKind, Variability};
+use crate::front::sema::{Checked, FuncId, Prim, TypeId, TypeKind, Variability};
 use crate::launch::elem::ElemType;
 use crate::launch::error::{did_you_mean, ErrorKind, LaunchError};
 
@@ -239,10 +239,17 @@ pub fn signature_of(
 /// A basic type or enum (an enum is passed as its `int` value).
 fn scalar_elem(checked: &Checked, ty: TypeId) -> Option<ElemType> {
     match checked.types.kind(ty) {
-        TypeKind::Prim(p) => Some(ElemType::from_prim(p)),
+        TypeKind::Prim(p) => ElemType::from_prim(p),
         TypeKind::Enum(_) => Some(ElemType::I32),
         _ => None,
     }
+}
+
+const HALF_PARAM: &str =
+    "the launcher has no `float16` arguments or buffers: take `float` and convert in the kernel";
+
+fn is_half(checked: &Checked, ty: TypeId) -> bool {
+    checked.types.kind(ty) == TypeKind::Prim(Prim::Float16)
 }
 
 /// The parameter's kind, or why it has none.
@@ -253,6 +260,9 @@ fn param_kind(checked: &Checked, ty: TypeId) -> Result<ParamKind, String> {
     }
     if let Some(t) = scalar_elem(checked, ty) {
         return Ok(ParamKind::Scalar(t));
+    }
+    if is_half(checked, ty) {
+        return Err(HALF_PARAM.into());
     }
     let pointee = match types.kind(ty) {
         TypeKind::Pointer(p) | TypeKind::Array(p, _) => p,
@@ -265,6 +275,9 @@ fn param_kind(checked: &Checked, ty: TypeId) -> Result<ParamKind, String> {
         return Err("it points to varying data; entry-point parameters must be uniform all the way down (E0402)".into());
     }
     let read_only = types.get(pointee).is_const;
+    if is_half(checked, pointee) {
+        return Err(HALF_PARAM.into());
+    }
     match types.kind(pointee) {
         TypeKind::Prim(_) | TypeKind::Enum(_) => {
             let elem = scalar_elem(checked, pointee).unwrap_or(ElemType::I32);

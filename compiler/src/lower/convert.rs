@@ -59,6 +59,19 @@ impl FnLower<'_, '_> {
         if from == to {
             return x;
         }
+        // float16 converts to and from everything but the floats through f32: exact
+        // for its values, and for integers too (below 2^24 f32 is exact, and from
+        // 65520 on both roundings give infinity).
+        const HALF: Num = Float { bits: 16 };
+        const SINGLE: Num = Float { bits: 32 };
+        if from == HALF && !matches!(to, Float { .. }) {
+            let w = self.conv(ConvOp::Fpromote, x, Scalar::F32);
+            return self.convert_num(w, SINGLE, to);
+        }
+        if to == HALF && !matches!(from, Float { .. }) {
+            let w = self.convert_num(x, from, SINGLE);
+            return self.conv(ConvOp::Fdemote, w, Scalar::F16);
+        }
         let vt = self.ty(x);
         match (from, to) {
             (_, Bool) => self.to_bool(x, from),
@@ -158,7 +171,7 @@ impl FnLower<'_, '_> {
     }
 
     pub fn const_of(&mut self, cv: ConstValue, t: Type) -> Value {
-        match (cv, t.scalar.is_float()) {
+        match (cv, t.scalar.is_ieee()) {
             (ConstValue::Float(f), true) => self.fconst(t, f),
             (ConstValue::Float(f), false) => self.iconst(t, f as i64),
             (ConstValue::Int(i), true) => self.fconst(t, i as f64),
@@ -186,9 +199,9 @@ pub(super) fn int_scalar(bits: u32) -> Scalar {
 }
 
 pub(super) fn float_scalar(bits: u32) -> Scalar {
-    if bits == 32 {
-        Scalar::F32
-    } else {
-        Scalar::F64
+    match bits {
+        16 => Scalar::F16,
+        32 => Scalar::F32,
+        _ => Scalar::F64,
     }
 }

@@ -304,7 +304,7 @@ impl FnLower<'_, '_> {
             UnaryOp::Plus => self.rvalue(operand),
             UnaryOp::Neg => {
                 let v = self.scalar(operand);
-                let op = if self.ty(v).scalar.is_float() {
+                let op = if self.ty(v).scalar.is_ieee() {
                     ir::UnaryOp::Fneg
                 } else {
                     ir::UnaryOp::Ineg
@@ -818,7 +818,8 @@ impl FnLower<'_, '_> {
         let mut vals: SmallVec<[Value; 4]> = SmallVec::new();
         for a in &args[1..] {
             if let Val::S(v) = self.rvalue(a) {
-                vals.push(v);
+                // A float16 prints as the float it equals.
+                vals.push(self.widen_half(v));
             }
         }
         let mask = Some(self.cur_mask());

@@ -287,10 +287,10 @@ impl<'m, 'a> FnLower<'m, 'a> {
     }
 
     pub fn fconst(&mut self, ty: Type, v: f64) -> Value {
-        let v = if ty.scalar == Scalar::F32 {
-            v as f32 as f64
-        } else {
-            v
+        let v = match ty.scalar {
+            Scalar::F32 => v as f32 as f64,
+            Scalar::F16 => sim::fp16::f64_from_f16(sim::fp16::f16_from_f64(v)),
+            _ => v,
         };
         self.val(InstData::Fconst {
             ty,
@@ -300,20 +300,42 @@ impl<'m, 'a> FnLower<'m, 'a> {
 
     /// A zero of any scalar IR type.
     pub fn zero(&mut self, ty: Type) -> Value {
-        if ty.scalar.is_float() {
+        if ty.scalar.is_ieee() {
             self.fconst(ty, 0.0)
         } else {
             self.iconst(ty, 0)
         }
     }
 
+    /// A binary operation. On float16 operands it is ISPC's: computed in f32 and
+    /// rounded to float16, which for + - * / is the correctly rounded result.
     pub fn bin(&mut self, op: BinaryOp, a: Value, b: Value) -> Value {
         let (a, b) = self.match_var(a, b);
+        if self.ty(a).scalar == Scalar::F16 {
+            let (a, b) = (self.widen_half(a), self.widen_half(b));
+            let r = self.val(InstData::Binary { op, args: [a, b] });
+            return self.conv(ConvOp::Fdemote, r, Scalar::F16);
+        }
         self.val(InstData::Binary { op, args: [a, b] })
     }
 
+    /// A unary operation; on float16, computed in f32 and rounded, as [`Self::bin`].
     pub fn un(&mut self, op: UnaryOp, a: Value) -> Value {
+        if self.ty(a).scalar == Scalar::F16 {
+            let a = self.widen_half(a);
+            let r = self.val(InstData::Unary { op, arg: a });
+            return self.conv(ConvOp::Fdemote, r, Scalar::F16);
+        }
         self.val(InstData::Unary { op, arg: a })
+    }
+
+    /// A float16 value as the f32 it equals exactly; other values unchanged.
+    pub fn widen_half(&mut self, a: Value) -> Value {
+        if self.ty(a).scalar == Scalar::F16 {
+            self.conv(ConvOp::Fpromote, a, Scalar::F32)
+        } else {
+            a
+        }
     }
 
     pub fn conv(&mut self, op: ConvOp, a: Value, to: Scalar) -> Value {
@@ -331,6 +353,7 @@ impl<'m, 'a> FnLower<'m, 'a> {
 
     pub fn fcmp(&mut self, cond: ir::FloatCC, a: Value, b: Value) -> Value {
         let (a, b) = self.match_var(a, b);
+        let (a, b) = (self.widen_half(a), self.widen_half(b));
         self.val(InstData::Fcmp { cond, args: [a, b] })
     }
 

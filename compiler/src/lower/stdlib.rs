@@ -105,7 +105,7 @@ impl FnLower<'_, '_> {
                 let b = self.lane(LaneOp::Ballot, &[on]);
                 self.conv(ConvOp::Ireduce, b, Scalar::I32)
             }
-            ("floatbits" | "doublebits" | "intbits", 1) => {
+            ("floatbits" | "doublebits" | "float16bits" | "intbits", 1) => {
                 self.conv(ConvOp::Bitcast, a?, c.rt?.scalar)
             }
             ("signbits", 1) => {

@@ -751,7 +751,7 @@ impl FnLower<'_, '_> {
         let local = self.cx.checked.stmt_local(s);
         let v = self.scalar(e);
         let v = self.splat(v);
-        let is_float = self.ty(v).scalar.is_float();
+        let is_float = self.ty(v).scalar.is_ieee();
         self.lane_loop(body, |fl, r| {
             let l = fl.lane(LaneOp::FirstLane, &[r]);
             let x = fl.lane(LaneOp::Extract, &[v, l]);

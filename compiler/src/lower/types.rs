@@ -22,6 +22,7 @@ pub(super) fn prim_scalar(p: Prim) -> Scalar {
         Prim::Int64 | Prim::UInt64 => Scalar::I64,
         Prim::Float => Scalar::F32,
         Prim::Double => Scalar::F64,
+        Prim::Float16 => Scalar::F16,
     }
 }
 
@@ -66,6 +67,7 @@ pub(super) fn prim_num(p: Prim) -> Num {
         Prim::Bool => Num::Bool,
         Prim::Float => Num::Float { bits: 32 },
         Prim::Double => Num::Float { bits: 64 },
+        Prim::Float16 => Num::Float { bits: 16 },
         _ => Num::Int {
             bits: p.bits(),
             signed: p.is_signed(),

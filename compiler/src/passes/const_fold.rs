@@ -152,7 +152,7 @@ fn resolve(alias: &FxHashMap<Value, Value>, mut v: Value) -> Value {
 /// for a float no `fconst` holds exactly.
 fn constant(func: &Function, result: Value, bits: u64) -> Option<InstData> {
     let ty = func.value_type(result);
-    Some(if ty.scalar.is_float() {
+    Some(if ty.scalar.is_ieee() {
         InstData::Fconst {
             ty,
             bits: ops::fconst_operand(ty.scalar, bits)?,

@@ -695,7 +695,7 @@ impl Emit<'_> {
     }
 
     fn zero(&mut self, ty: Type) -> Value {
-        let data = if ty.scalar.is_float() {
+        let data = if ty.scalar.is_ieee() {
             InstData::Fconst { ty, bits: 0 }
         } else {
             InstData::Iconst { ty, bits: 0 }

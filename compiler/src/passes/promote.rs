@@ -490,7 +490,7 @@ impl Zeros {
         if let Some(v) = self.values[slot] {
             return v;
         }
-        let data = if ty.scalar.is_float() {
+        let data = if ty.scalar.is_ieee() {
             InstData::Fconst { ty, bits: 0 }
         } else {
             InstData::Iconst { ty, bits: 0 }

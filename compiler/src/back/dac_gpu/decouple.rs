@@ -357,7 +357,8 @@ pub fn mem_type(s: Scalar) -> T {
         Scalar::F64 => T::F64,
         Scalar::Bool => T::U8,
         Scalar::I8 => T::S8,
-        Scalar::I16 => T::S16,
+        // binary16 travels as its 16 bits, like an `i16`.
+        Scalar::I16 | Scalar::F16 => T::S16,
     }
 }
 

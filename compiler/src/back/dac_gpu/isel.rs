@@ -463,7 +463,8 @@ fn mem_ty(s: Scalar) -> T {
     match s {
         Scalar::Bool => T::U8,
         Scalar::I8 => T::S8,
-        Scalar::I16 => T::S16,
+        // binary16 travels as its 16 bits, like an `i16`.
+        Scalar::I16 | Scalar::F16 => T::S16,
         Scalar::I32 => T::B32,
         Scalar::F32 => T::F32,
         Scalar::I64 | Scalar::Ptr => T::B64,

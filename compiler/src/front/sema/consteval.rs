@@ -27,6 +27,11 @@ pub(super) fn wrap(v: i128, p: Prim) -> i128 {
     }
 }
 
+/// `f` rounded to float16 (to nearest, ties to even).
+fn round_half(f: f64) -> f64 {
+    sim::fp16::f64_from_f16(sim::fp16::f16_from_f64(f))
+}
+
 /// Converts a constant to basic type `p`.
 pub(super) fn convert(v: ConstValue, p: Prim) -> Option<ConstValue> {
     Some(match (v, p) {
@@ -37,6 +42,8 @@ pub(super) fn convert(v: ConstValue, p: Prim) -> Option<ConstValue> {
         (ConstValue::Bool(b), p) => return convert(ConstValue::Int(i128::from(b)), p),
         (ConstValue::Int(i), p) if p.is_integer() => ConstValue::Int(wrap(i, p)),
         (ConstValue::Int(i), Prim::Float) => ConstValue::Float(f64::from(i as f32)),
+        // Through f32, as the lowering converts: exact below 2^24, infinite beyond 65520.
+        (ConstValue::Int(i), Prim::Float16) => ConstValue::Float(round_half(f64::from(i as f32))),
         (ConstValue::Int(i), _) => ConstValue::Float(i as f64),
         (ConstValue::Float(f), p) if p.is_integer() => {
             if !f.is_finite() {
@@ -45,6 +52,7 @@ pub(super) fn convert(v: ConstValue, p: Prim) -> Option<ConstValue> {
             ConstValue::Int(wrap(f.trunc() as i128, p))
         }
         (ConstValue::Float(f), Prim::Float) => ConstValue::Float(f64::from(f as f32)),
+        (ConstValue::Float(f), Prim::Float16) => ConstValue::Float(round_half(f)),
         (ConstValue::Float(f), _) => ConstValue::Float(f),
     })
 }
@@ -91,10 +99,10 @@ impl Checker<'_> {
         match &e.kind {
             ExprKind::Int { value, .. } => Some(ConstValue::Int(i128::from(*value))),
             ExprKind::Float { value, suffix } => {
-                Some(ConstValue::Float(if *suffix == FloatSuffix::D {
-                    *value
-                } else {
-                    f64::from(*value as f32)
+                Some(ConstValue::Float(match suffix {
+                    // The parser already rounded an `f16` literal to float16.
+                    FloatSuffix::D | FloatSuffix::F16 => *value,
+                    _ => f64::from(*value as f32),
                 }))
             }
             ExprKind::Bool(b) => Some(ConstValue::Bool(*b)),

@@ -69,16 +69,22 @@ pub(super) fn lossless(from: Prim, to: Prim) -> bool {
         return to.bits() > from.bits() && (to.is_signed() || !from.is_signed());
     }
     if from.is_integer() && to.is_float() {
-        return from.bits() <= if to == Prim::Float { 16 } else { 32 };
+        let significand = match to {
+            Prim::Float16 => 8,
+            Prim::Float => 16,
+            _ => 32,
+        };
+        return from.bits() <= significand;
     }
-    from == Prim::Float && to == Prim::Double
+    from.is_float() && to.is_float() && to.bits() > from.bits()
 }
 
 /// Does `from → to` risk losing range or precision badly enough to warn (W0005)?
-/// Floating to integer, `double` to `float`, and integer to a narrower integer.
+/// Floating to integer, to a narrower float (`double` to `float`, either to `float16`),
+/// and integer to a narrower integer.
 pub(super) fn narrowing(from: Prim, to: Prim) -> bool {
     (from.is_float() && to.is_integer())
-        || (from == Prim::Double && to == Prim::Float)
+        || (from.is_float() && to.is_float() && to.bits() < from.bits())
         || (from.is_integer() && to.is_integer() && to.bits() < from.bits())
 }
 

@@ -77,10 +77,10 @@ impl Checker<'_> {
                 self.out.types.prim(p, Variability::Uniform)
             }
             ExprKind::Float { suffix, .. } => {
-                let p = if *suffix == FloatSuffix::D {
-                    Prim::Double
-                } else {
-                    Prim::Float
+                let p = match suffix {
+                    FloatSuffix::D => Prim::Double,
+                    FloatSuffix::F16 => Prim::Float16,
+                    _ => Prim::Float,
                 };
                 self.out.types.prim(p, Variability::Uniform)
             }

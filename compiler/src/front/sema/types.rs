@@ -74,10 +74,11 @@ pub enum Prim {
     UInt64,
     Float,
     Double,
+    Float16,
 }
 
 impl Prim {
-    pub const ALL: [Prim; 11] = [
+    pub const ALL: [Prim; 12] = [
         Prim::Bool,
         Prim::Int8,
         Prim::UInt8,
@@ -89,12 +90,13 @@ impl Prim {
         Prim::UInt64,
         Prim::Float,
         Prim::Double,
+        Prim::Float16,
     ];
 
     pub fn size(self) -> u32 {
         match self {
             Prim::Bool | Prim::Int8 | Prim::UInt8 => 1,
-            Prim::Int16 | Prim::UInt16 => 2,
+            Prim::Int16 | Prim::UInt16 | Prim::Float16 => 2,
             Prim::Int32 | Prim::UInt32 | Prim::Float => 4,
             Prim::Int64 | Prim::UInt64 | Prim::Double => 8,
         }
@@ -105,22 +107,32 @@ impl Prim {
     }
 
     pub fn is_integer(self) -> bool {
-        !matches!(self, Prim::Bool | Prim::Float | Prim::Double)
+        !matches!(
+            self,
+            Prim::Bool | Prim::Float | Prim::Double | Prim::Float16
+        )
     }
 
     pub fn is_float(self) -> bool {
-        matches!(self, Prim::Float | Prim::Double)
+        matches!(self, Prim::Float | Prim::Double | Prim::Float16)
     }
 
     pub fn is_signed(self) -> bool {
         matches!(
             self,
-            Prim::Int8 | Prim::Int16 | Prim::Int32 | Prim::Int64 | Prim::Float | Prim::Double
+            Prim::Int8
+                | Prim::Int16
+                | Prim::Int32
+                | Prim::Int64
+                | Prim::Float
+                | Prim::Double
+                | Prim::Float16
         )
     }
 
     /// ISPC's promotion order for mixed arithmetic, most general highest:
-    /// `double > uint64 > int64 > float > uint32 > int32 > uint16 > int16 > uint8 > int8 > bool`.
+    /// `double > uint64 > int64 > float > uint32 > int32 > float16 > uint16 > int16 >
+    /// uint8 > int8 > bool`.
     pub fn rank(self) -> u8 {
         match self {
             Prim::Bool => 0,
@@ -128,12 +140,13 @@ impl Prim {
             Prim::UInt8 => 2,
             Prim::Int16 => 3,
             Prim::UInt16 => 4,
-            Prim::Int32 => 5,
-            Prim::UInt32 => 6,
-            Prim::Float => 7,
-            Prim::Int64 => 8,
-            Prim::UInt64 => 9,
-            Prim::Double => 10,
+            Prim::Float16 => 5,
+            Prim::Int32 => 6,
+            Prim::UInt32 => 7,
+            Prim::Float => 8,
+            Prim::Int64 => 9,
+            Prim::UInt64 => 10,
+            Prim::Double => 11,
         }
     }
 
@@ -150,6 +163,7 @@ impl Prim {
             Prim::UInt64 => "uint64",
             Prim::Float => "float",
             Prim::Double => "double",
+            Prim::Float16 => "float16",
         }
     }
 
@@ -168,6 +182,7 @@ impl Prim {
             P::UInt64 => Prim::UInt64,
             P::Float => Prim::Float,
             P::Double => Prim::Double,
+            P::Float16 => Prim::Float16,
         })
     }
 

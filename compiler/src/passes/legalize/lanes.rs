@@ -44,6 +44,8 @@ enum Carry {
     Bits(Scalar),
     /// Extended to i32 (sign-extended when `signed`) and reduced back.
     Widen { signed: bool },
+    /// binary16 moved as its bits: bitcast to i16, zero-extended to i32, and back.
+    HalfBits,
 }
 
 /// Rewrites an illegal lane operation.
@@ -69,6 +71,13 @@ pub fn rewrite(cur: &mut Cursor, data: &InstData) -> Result<Rewritten, String> {
         Scalar::F64 if movement => Carry::Bits(Scalar::I64),
         Scalar::F32 | Scalar::F64 => Carry::Direct,
         Scalar::Ptr => Carry::Bits(ptr_int),
+        Scalar::F16 if movement => Carry::HalfBits,
+        Scalar::F16 => {
+            return Err(format!(
+                "{} of f16: the lowering computes it in f32",
+                op.name()
+            ))
+        }
         Scalar::I8 | Scalar::I16 | Scalar::Bool => Carry::Widen {
             signed: elem != Scalar::Bool && matches!(op, LaneOp::ReduceMin | LaneOp::ReduceMax),
         },
@@ -104,6 +113,10 @@ fn carry_in(cur: &mut Cursor, v: Value, carry: Carry) -> Result<Value, String> {
             let op = if signed { ConvOp::Sext } else { ConvOp::Zext };
             cur.conv(op, v, Scalar::I32)
         }
+        Carry::HalfBits => {
+            let bits = cur.conv(ConvOp::Bitcast, v, Scalar::I16)?;
+            cur.conv(ConvOp::Zext, bits, Scalar::I32)
+        }
     }
 }
 
@@ -113,6 +126,10 @@ fn carry_out(cur: &mut Cursor, v: Value, elem: Scalar, carry: Carry) -> Result<V
         Carry::Bits(_) => cur.conv(ConvOp::Bitcast, v, elem),
         Carry::Widen { .. } if elem == Scalar::Bool => cur.conv(ConvOp::ToBool, v, elem),
         Carry::Widen { .. } => cur.conv(ConvOp::Ireduce, v, elem),
+        Carry::HalfBits => {
+            let bits = cur.conv(ConvOp::Ireduce, v, Scalar::I16)?;
+            cur.conv(ConvOp::Bitcast, bits, elem)
+        }
     }
 }
 
