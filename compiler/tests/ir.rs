@@ -379,9 +379,9 @@ mod gen {
 
         fn constant(&mut self, c: &mut Choices, ty: Type) -> Value {
             let v = match ty.scalar {
-                Scalar::F32 | Scalar::F64 => {
+                Scalar::F16 | Scalar::F32 | Scalar::F64 => {
                     let value = c.pick(&[0.0, -1.5, 0.25, 1e30, f64::INFINITY, f64::NAN]);
-                    let value = if ty.scalar == Scalar::F32 && value == 1e30 {
+                    let value = if ty.scalar != Scalar::F64 && value == 1e30 {
                         3.0
                     } else {
                         value
