@@ -23,6 +23,7 @@ const STDLIB_FILES: &[&str] = &[
     "stdlib.spmd",
     "runtime_int.spmd",
     "runtime_float.spmd",
+    "runtime_half.spmd",
     "runtime_print.spmd",
 ];
 

@@ -23,12 +23,15 @@
 //!
 //! Each family of operations has its own module: [`int`] (division, 64-bit arithmetic,
 //! bit counts), [`lanes`] (cross-lane movement, reductions and scans), [`atomics`] and
-//! [`float`] (owned by the floating-point runtime). A family module provides
+//! [`float`] (owned by the floating-point runtime), and for both targets [`half`]
+//! (binary16 conversions; [`half::retype`] then makes every `f16` an `i16` once the
+//! function is legalized). A family module provides
 //! `is_illegal(func, data)` and `rewrite(cursor, data)`. [`print`](mod@print) is the exception:
 //! it rewrites whole functions before the others, since it needs the module's strings.
 
 pub mod atomics;
 pub mod float;
+pub mod half;
 pub mod int;
 pub mod lanes;
 pub mod print;
@@ -50,8 +53,8 @@ use crate::source::Span;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LegalTarget {
     Nyuzi,
-    /// The dac-gpu SIMT back end: only what its ISA lacks (`frem`) becomes a routine
-    /// call (which that back end inlines).
+    /// The dac-gpu SIMT back end: only what its ISA lacks (`frem`, binary16
+    /// conversions) becomes a routine call (which that back end inlines).
     DacGpu,
 }
 
@@ -67,13 +70,15 @@ pub fn is_runtime(name: &str) -> bool {
 /// Whether instruction `data` of `func` needs legalization for `target`.
 pub fn is_illegal(target: LegalTarget, func: &Function, data: &InstData) -> bool {
     match target {
-        LegalTarget::DacGpu => matches!(
-            data,
-            InstData::Binary {
-                op: crate::ir::BinaryOp::Frem,
-                ..
-            }
-        ),
+        LegalTarget::DacGpu => {
+            matches!(
+                data,
+                InstData::Binary {
+                    op: crate::ir::BinaryOp::Frem,
+                    ..
+                }
+            ) || half::is_illegal(func, data)
+        }
         LegalTarget::Nyuzi => {
             int::is_illegal(func, data)
                 || lanes::is_illegal(func, data)
@@ -435,7 +440,9 @@ fn legalize_one(
     print::legalize_prints(func, strings, routines, ptr_size, lane_count)
         .map_err(|e| format!("legalizing @{}: {e}", func.name))?;
     legalize_function(func, target, routines, ptr_size, lane_count)
-        .map_err(|e| format!("legalizing @{}: {e}", func.name))
+        .map_err(|e| format!("legalizing @{}: {e}", func.name))?;
+    half::retype(func);
+    Ok(())
 }
 
 /// Whether legalizing `module` for `target` may call a runtime routine: it holds a
@@ -586,8 +593,15 @@ fn legalize_function(
         }
         func.blocks[block].insts = out;
     }
+    substitute(func, &subst);
+    Ok(())
+}
+
+/// Replaces every use of a key of `subst` by its value (followed to the end of a
+/// chain).
+fn substitute(func: &mut Function, subst: &FxHashMap<Value, Value>) {
     if subst.is_empty() {
-        return Ok(());
+        return;
     }
     let resolve = |mut v: Value| {
         while let Some(&n) = subst.get(&v) {
@@ -600,7 +614,6 @@ fn legalize_function(
             func.insts[inst].map_operands(resolve);
         }
     }
-    Ok(())
 }
 
 /// What a rewrite did.
@@ -615,7 +628,9 @@ pub enum Rewritten {
 }
 
 fn rewrite(cur: &mut Cursor, data: &InstData) -> Result<Rewritten, String> {
+    // `half` before `float`, which would take an `f16` conversion for an f32/f64 one.
     for f in [
+        half::rewrite,
         int::rewrite,
         lanes::rewrite,
         atomics::rewrite,
