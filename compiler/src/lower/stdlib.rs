@@ -78,6 +78,9 @@ impl FnLower<'_, '_> {
     }
 
     fn stdlib_value(&mut self, name: &str, c: &Call) -> Option<Value> {
+        if HALF_IN_FLOAT.contains(&name) && c.nums.contains(&Some(HALF)) {
+            return self.half_in_float(name, c);
+        }
         let a = c.vals.first().copied();
         let n0 = c.nums.first().copied().flatten();
         let m = self.cur_mask();
@@ -198,6 +201,34 @@ impl FnLower<'_, '_> {
             ("packed_store_active" | "packed_store_active2", 2) => self.packed(false, c)?,
             _ if name.starts_with("atomic_") => self.atomic(name, c)?,
             _ => return None,
+        })
+    }
+
+    /// A built-in of [`HALF_IN_FLOAT`] on float16 operands, as ISPC defines it: the
+    /// float function of the operands converted to float, rounded to float16. (So
+    /// `rsqrt` rounds once more in float, not in float16, between its two steps.)
+    fn half_in_float(&mut self, name: &str, c: &Call) -> Option<Value> {
+        let vals: Vec<Value> = c.vals.iter().map(|&v| self.widen_half(v)).collect();
+        let single = |n: Option<Num>| if n == Some(HALF) { Some(SINGLE) } else { n };
+        let nums: Vec<Option<Num>> = c.nums.iter().map(|&n| single(n)).collect();
+        let is_half = |t: Type| t.scalar == Scalar::F16;
+        let rt = c.rt.map(|t| {
+            if is_half(t) {
+                t.with_scalar(Scalar::F32)
+            } else {
+                t
+            }
+        });
+        let wide = Call {
+            vals: &vals,
+            nums: &nums,
+            tys: c.tys,
+            rt,
+        };
+        let r = self.stdlib_value(name, &wide)?;
+        Some(match c.rt {
+            Some(t) if is_half(t) => self.conv(ConvOp::Fdemote, r, Scalar::F16),
+            _ => r,
         })
     }
 
@@ -573,6 +604,33 @@ impl FnLower<'_, '_> {
 }
 
 /// The lowered arguments of a stdlib call.
+const HALF: Num = Num::Float { bits: 16 };
+const SINGLE: Num = Num::Float { bits: 32 };
+
+/// The built-ins computed on float16 operands as on float ones ([`FnLower::half_in_float`]);
+/// the others (bits, lane movement, selection) move float16 values unchanged.
+const HALF_IN_FLOAT: &[&str] = &[
+    "abs",
+    "min",
+    "max",
+    "clamp",
+    "round",
+    "floor",
+    "ceil",
+    "trunc",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "sqrt",
+    "rsqrt",
+    "rsqrt_fast",
+    "rcp",
+    "rcp_fast",
+    "reduce_add",
+    "reduce_min",
+    "reduce_max",
+];
+
 struct Call<'c> {
     vals: &'c [Value],
     nums: &'c [Option<Num>],
