@@ -130,9 +130,9 @@ impl Prim {
         )
     }
 
-    /// ISPC's promotion order for mixed arithmetic, most general highest:
-    /// `double > uint64 > int64 > float > uint32 > int32 > float16 > uint16 > int16 >
-    /// uint8 > int8 > bool`.
+    /// ISPC's promotion order for mixed arithmetic, most general highest (the order of
+    /// its `AtomicType::BasicType`): `double > uint64 > int64 > float > float16 > uint32 >
+    /// int32 > uint16 > int16 > uint8 > int8 > bool`.
     pub fn rank(self) -> u8 {
         match self {
             Prim::Bool => 0,
@@ -140,9 +140,9 @@ impl Prim {
             Prim::UInt8 => 2,
             Prim::Int16 => 3,
             Prim::UInt16 => 4,
-            Prim::Float16 => 5,
-            Prim::Int32 => 6,
-            Prim::UInt32 => 7,
+            Prim::Int32 => 5,
+            Prim::UInt32 => 6,
+            Prim::Float16 => 7,
             Prim::Float => 8,
             Prim::Int64 => 9,
             Prim::UInt64 => 10,
