@@ -129,7 +129,7 @@ pub fn read_input(path: &str) -> Result<(String, Option<PathBuf>, String), Diagn
 
 /// The macros ISPC predefines (its `preprocessor.cpp`), for `target`: `ISPC`, the
 /// language version spmdc follows, `PI`, the gang width `TARGET_WIDTH`, 32-bit
-/// elements, the pointer size, the unsigned type names and 64-bit floats.
+/// elements, the pointer size, the unsigned type names, and 16- and 64-bit floats.
 /// `ISPC_TARGET_<ISA>` names one of ISPC's own targets, so none is defined.
 pub fn predefined_macros(target: &sema::Target) -> Vec<(String, String)> {
     [
@@ -141,6 +141,8 @@ pub fn predefined_macros(target: &sema::Target) -> Vec<(String, String)> {
         ("TARGET_ELEMENT_WIDTH", "4".to_string()),
         ("ISPC_POINTER_SIZE", (target.pointer_size * 8).to_string()),
         ("ISPC_UINT_IS_DEFINED", "1".to_string()),
+        ("ISPC_TARGET_HAS_FP16_SUPPORT", "1".to_string()),
+        ("ISPC_FP16_SUPPORTED", "1".to_string()),
         ("ISPC_TARGET_HAS_FP64_SUPPORT", "1".to_string()),
         ("ISPC_FP64_SUPPORTED", "1".to_string()),
     ]
