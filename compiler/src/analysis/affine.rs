@@ -616,17 +616,22 @@ fn merge_under(a: Option<Value>, b: Option<Value>) -> Option<Option<Value>> {
 /// The results for one function.
 #[derive(Clone, Debug, Default)]
 pub struct FunctionAffine {
-    classes: SecondaryMap<Value, Class>,
+    /// The solver's final state, kept as it is (`None`: non-affine) rather than
+    /// copied into a second table of large classes.
+    classes: SecondaryMap<Value, Option<Class>>,
 }
+
+/// The class of a value the solver left unknown.
+static NON_AFFINE: Class = Class::NonAffine;
 
 impl FunctionAffine {
     pub fn class(&self, v: Value) -> &Class {
-        &self.classes[v]
+        self.classes[v].as_ref().unwrap_or(&NON_AFFINE)
     }
 
     /// The tuple of `v`, if it has one (uniform values included).
     pub fn tuple(&self, v: Value) -> Option<&Tuple> {
-        self.classes[v].tuple()
+        self.class(v).tuple()
     }
 
     /// `v` is a tuple with some stride not known to be zero.
@@ -636,7 +641,7 @@ impl FunctionAffine {
 
     /// `v` is the same in every thread of the gang (tuple or predicate).
     pub fn is_uniform(&self, v: Value) -> bool {
-        self.classes[v].is_uniform()
+        self.class(v).is_uniform()
     }
 
     /// The tuple of the address of an access under `mask`, when it holds in every lane
@@ -647,8 +652,8 @@ impl FunctionAffine {
     }
 
     pub fn predicate(&self, v: Value) -> Option<Pred> {
-        match self.classes[v] {
-            Class::Predicate(p) => Some(p),
+        match self.class(v) {
+            Class::Predicate(p) => Some(*p),
             _ => None,
         }
     }
@@ -724,15 +729,9 @@ pub fn analyze_called(module: &Module, func: &Function, called: bool) -> Functio
     let launched = func.linkage.is_entry() && !called;
     let mut ctx = Ctx::new(module, func, None, 0, launched);
     ctx.solve();
-    let mut out = FunctionAffine {
-        classes: SecondaryMap::with_capacity(func.values.len()),
-    };
-    for (v, c) in ctx.state.iter_mut() {
-        if let Some(c) = c.take() {
-            out.classes[v] = c;
-        }
+    FunctionAffine {
+        classes: std::mem::take(&mut ctx.state),
     }
-    out
 }
 
 impl<'a> Ctx<'a> {
@@ -748,7 +747,7 @@ impl<'a> Ctx<'a> {
             func,
             ptr_size: module.ptr_size,
             lane_count: module.lane_count,
-            state: SecondaryMap::with_capacity(func.values.len()),
+            state: presized(func.values.len()),
             incoming: incoming_args(func),
             seed,
             depth,
@@ -905,9 +904,17 @@ impl Readers {
 /// on, so a claim qualified by `m` holds vacuously along it).
 type Incoming = SecondaryMap<Value, Vec<(Value, Option<Value>)>>;
 
+/// A table with an entry for each of `len` values from the start, so that writes are
+/// plain stores rather than a bounds check and a resize each.
+fn presized<V: Clone + Default>(len: usize) -> SecondaryMap<Value, V> {
+    let mut map = SecondaryMap::with_capacity(len);
+    map.resize(len);
+    map
+}
+
 /// For each block parameter, the arguments every branch passes to it.
 fn incoming_args(func: &Function) -> Incoming {
-    let mut incoming: Incoming = SecondaryMap::with_capacity(func.values.len());
+    let mut incoming: Incoming = presized(func.values.len());
     for &block in &func.layout {
         let Some(term) = func.terminator(block) else {
             continue;
@@ -948,7 +955,7 @@ fn any_mask(func: &Function, cond: Value) -> Option<Value> {
 
 /// The block that defines each value.
 fn def_blocks(func: &Function) -> SecondaryMap<Value, Option<Block>> {
-    let mut out = SecondaryMap::with_capacity(func.values.len());
+    let mut out = presized(func.values.len());
     for &block in &func.layout {
         for &p in &func.blocks[block].params {
             out[p] = Some(block);
