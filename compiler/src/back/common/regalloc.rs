@@ -719,10 +719,11 @@ impl<I> Scan<'_, I> {
         };
         let mut victims = Vec::new();
         for &v in &order {
+            let start = self.start(v);
             let regs = self.phys.class_regs(self.work.vregs[VReg::new(v)]);
             let hinted = self.hinted(v, regs, &assign);
             let mut candidates = hinted.iter().chain(regs).copied();
-            if let Some(r) = candidates.find(|&r| self.free(r, v, &mut held)) {
+            if let Some(r) = candidates.find(|&r| self.free(r, v, start, &mut held)) {
                 assign[v] = Some(r);
                 self.hold(&mut held, r, v);
                 continue;
@@ -760,9 +761,10 @@ impl<I> Scan<'_, I> {
     }
 
     /// Whether register `r` (and every register overlapping it) is free for all of
-    /// `v`'s ranges, given the positions each register is taken at.
-    fn free(&self, r: usize, v: usize, held: &mut Holding) -> bool {
-        let start = self.start(v);
+    /// `v`'s ranges (which begin at `start`), given the positions each register is
+    /// taken at.
+    #[inline]
+    fn free(&self, r: usize, v: usize, start: Pos, held: &mut Holding) -> bool {
         let overlaps = &self.phys.overlaps[r];
         if overlaps
             .iter()
@@ -770,6 +772,14 @@ impl<I> Scan<'_, I> {
         {
             return false;
         }
+        self.free_after_all(overlaps, v, start, held)
+    }
+
+    /// [`Scan::free`] past its first test: no overlapping register is known busy at
+    /// `start`. Kept out of line so that the test, which turns down most candidates,
+    /// is inlined in the scan's loop.
+    #[inline(never)]
+    fn free_after_all(&self, overlaps: &[usize], v: usize, start: Pos, held: &mut Holding) -> bool {
         overlaps.iter().all(|&o| {
             let (fixed, taken) = (&self.fixed[o], &held.taken[o]);
             let busy = covering_end(fixed, start).max(covering_end(taken, start));
