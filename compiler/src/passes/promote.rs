@@ -311,23 +311,17 @@ pub fn promote_function(f: &mut Function, lanes: u32, ptr: u32) -> usize {
         let mut new = Vec::with_capacity(old.len());
         for inst in old {
             let result = f.results[inst];
-            match f.insts[inst].clone() {
-                InstData::StackAddr { slot } if index[slot].is_some() => continue,
-                InstData::Splat { .. } | InstData::Binary { .. }
-                    if result.and_then(|r| promoted_kind(&r)).is_some() =>
-                {
-                    continue
-                }
-                InstData::Load { addr, .. } => {
+            match Shape::of(&f.insts[inst]) {
+                Shape::StackAddr(slot) if index[slot].is_some() => continue,
+                Shape::Derived if result.and_then(|r| promoted_kind(&r)).is_some() => continue,
+                Shape::Load(addr) => {
                     if let Some(i) = slot_of(addr) {
                         let v = current(f, &mut cur, &mut zeros, &slot_ty, i);
                         alias[result.unwrap()] = Some(v);
                         continue;
                     }
                 }
-                InstData::Store {
-                    addr, value, mask, ..
-                } => {
+                Shape::Store { addr, value, mask } => {
                     if let Some(i) = slot_of(addr) {
                         let ty = slot_ty[i];
                         match mask {
@@ -397,6 +391,35 @@ pub fn promote_function(f: &mut Function, lanes: u32, ptr: u32) -> usize {
         }
     }
     promoted.len()
+}
+
+/// The operands the rewrite reads of an instruction: copied out, so that the
+/// instruction is not cloned (with its operand lists) while the function changes.
+enum Shape {
+    StackAddr(StackSlot),
+    /// A `splat` or binary operation: a promoted address when its result is one.
+    Derived,
+    Load(Value),
+    Store {
+        addr: Value,
+        value: Value,
+        mask: Option<Value>,
+    },
+    Other,
+}
+
+impl Shape {
+    fn of(data: &InstData) -> Shape {
+        match *data {
+            InstData::StackAddr { slot } => Shape::StackAddr(slot),
+            InstData::Splat { .. } | InstData::Binary { .. } => Shape::Derived,
+            InstData::Load { addr, .. } => Shape::Load(addr),
+            InstData::Store {
+                addr, value, mask, ..
+            } => Shape::Store { addr, value, mask },
+            _ => Shape::Other,
+        }
+    }
 }
 
 /// What a block does with the promoted slots (by index): the slots it loads before
