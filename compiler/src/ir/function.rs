@@ -1,6 +1,6 @@
 //! Functions and modules: the arenas that hold blocks, instructions and values.
 
-use cranelift_entity::{PrimaryMap, SecondaryMap};
+use cranelift_entity::{EntityRef, PrimaryMap, SecondaryMap};
 use smallvec::SmallVec;
 
 use super::entities::{Block, FuncRef, GlobalVar, Inst, SharedVar, StackSlot, StrConst, Value};
@@ -90,6 +90,37 @@ pub struct Function {
     pub values: PrimaryMap<Value, ValueData>,
     /// Source position of each instruction (default span where unknown): the line table.
     pub spans: SecondaryMap<Inst, Span>,
+    /// Each instruction's number as if the arenas had never been compacted.
+    pub inst_ids: InstIds,
+}
+
+/// The numbers [`Function::inst_id`] gives instructions: their handles, until
+/// `passes::compact` renumbers the arenas; then the handles they would have had
+/// without it. What a listing shows of an instruction's identity (a barrier's id)
+/// therefore does not depend on when the arenas were compacted.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct InstIds {
+    /// The number of each instruction present at the last compaction, by handle.
+    kept: Vec<u32>,
+    /// What later handles are offset by: the instructions compaction dropped.
+    dropped: u32,
+}
+
+impl InstIds {
+    /// The numbers after a compaction that kept the instructions `kept` (old handles,
+    /// in order) of an arena of `len`.
+    pub fn compacted(&self, kept: impl Iterator<Item = Inst>, len: usize) -> InstIds {
+        let kept: Vec<u32> = kept.map(|i| self.of(i)).collect();
+        let dropped = self.of(Inst::new(len)) - kept.len() as u32;
+        InstIds { kept, dropped }
+    }
+
+    fn of(&self, inst: Inst) -> u32 {
+        match self.kept.get(inst.index()) {
+            Some(&n) => n,
+            None => inst.index() as u32 + self.dropped,
+        }
+    }
 }
 
 impl Function {
@@ -105,7 +136,13 @@ impl Function {
             results: SecondaryMap::new(),
             values: PrimaryMap::new(),
             spans: SecondaryMap::new(),
+            inst_ids: InstIds::default(),
         }
+    }
+
+    /// `inst`'s number as if the arenas had never been compacted ([`InstIds`]).
+    pub fn inst_id(&self, inst: Inst) -> u32 {
+        self.inst_ids.of(inst)
     }
 
     pub fn entry_block(&self) -> Option<Block> {

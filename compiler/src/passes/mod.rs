@@ -8,6 +8,7 @@
 //! a wrong result.
 
 pub mod cfg;
+pub mod compact;
 pub mod const_fold;
 pub mod dce;
 pub mod gvn;
@@ -331,7 +332,11 @@ impl Pipeline {
         after: &mut dyn FnMut(&str, &ir::Module),
     ) -> Result<(), String> {
         for pass in &self.passes {
-            crate::timing::stage(pass.name, || (pass.run)(module));
+            crate::timing::stage(pass.name, || {
+                (pass.run)(module);
+                // What the pass deleted stays in the arenas; renumber once it dominates.
+                each_function(module, |_, f| compact::compact_if_sparse(f));
+            });
             after(pass.name, module);
             if self.verify || cfg!(debug_assertions) {
                 if let Err(errors) = verify::verify_module(module) {

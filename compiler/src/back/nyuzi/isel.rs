@@ -1330,7 +1330,7 @@ impl<'a> Isel<'a> {
                 ..
             } => self.atomic_cas(res, *addr, *expected, *replacement, *mask),
             InstData::Barrier => {
-                let id = (inst.index() as u32) | (self.fidx << 16);
+                let id = self.f.inst_id(inst) | (self.fidx << 16);
                 self.li_into(Reg::Phys(SCALAR_ARGS[0]), id);
                 self.has_calls = true;
                 self.push(MInst::Call {
