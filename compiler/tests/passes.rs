@@ -193,6 +193,52 @@ block1:
     assert!(out.contains("iadd v0, v2"), "{out}");
 }
 
+/// A function with a value to drop and a barrier after it.
+const WITH_BARRIER: &str = "module lanes 16 ptr 8
+
+function internal @f(i32, i32) -> i32 {
+block0(v0: i32, v1: i32):
+    v2 = iadd v0, v1
+    v3 = imul v2, v2
+    v4 = iconst.i32 1
+    jump block1(v2)
+block1(v5: i32):
+    barrier
+    v6 = iadd v5, v4
+    return v6
+}
+";
+
+/// Compaction drops what no block holds and renumbers the rest densely in order: the
+/// text is unchanged (it numbers entities itself), the arenas shrink, and
+/// `inst_id` still gives each instruction its number from before (a barrier's id).
+#[test]
+fn compaction_renumbers_densely_and_keeps_instruction_ids() {
+    let mut module = ir::parse_module(WITH_BARRIER).unwrap_or_else(|e| panic!("{e:?}"));
+    let before = write::module_to_string(&module);
+    let f = module.functions.values_mut().next().unwrap();
+    // Drop `v3 = imul` from its block, as a pass deleting it would.
+    let b0 = f.layout[0];
+    f.blocks[b0].insts.remove(1);
+    let b1 = f.layout[1];
+    let barrier = f.blocks[b1].insts[0];
+    let id = f.inst_id(barrier);
+    let (insts, values) = (f.insts.len(), f.values.len());
+    passes::compact::compact(f);
+    assert_eq!((f.insts.len(), f.values.len()), (insts - 1, values - 1));
+    assert_eq!(f.inst_id(f.blocks[b1].insts[0]), id);
+    verify::verify_module(&module).unwrap_or_else(|e| panic!("{e:?}"));
+    let mut expected = before.replace("    v3 = imul v2, v2\n", "");
+    for (old, new) in [("v4", "v3"), ("v5", "v4"), ("v6", "v5")] {
+        expected = expected.replace(old, new);
+    }
+    assert_eq!(write::module_to_string(&module), expected);
+    // An instruction added later is numbered as if nothing had been dropped.
+    let f = module.functions.values_mut().next().unwrap();
+    let added = f.insts.push(ir::InstData::Barrier);
+    assert_eq!(f.inst_id(added) as usize, insts);
+}
+
 /// `merge_blocks` deletes the blocks it empties and those nothing reaches (here a
 /// `trap unreachable` after a return, as lowering leaves, and a dead block branching
 /// into a live one), renumbering the rest: the live blocks' parameters and branch

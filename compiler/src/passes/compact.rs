@@ -14,7 +14,7 @@ use cranelift_entity::{EntityRef, PrimaryMap, SecondaryMap};
 use crate::ir::{Function, Inst, InstData, Value, ValueData, ValueDef};
 
 /// Compacts `f` when its arenas hold more than twice what its blocks use: the copying
-/// then costs at most what the passes that made the garbage did.
+/// then costs less than what the tables it shrinks would.
 pub fn compact_if_sparse(f: &mut Function) {
     let used: usize = f.blocks.values().map(|b| b.insts.len()).sum();
     if f.insts.len() > 2 * used.max(1) {

@@ -332,11 +332,7 @@ impl Pipeline {
         after: &mut dyn FnMut(&str, &ir::Module),
     ) -> Result<(), String> {
         for pass in &self.passes {
-            crate::timing::stage(pass.name, || {
-                (pass.run)(module);
-                // What the pass deleted stays in the arenas; renumber once it dominates.
-                each_function(module, |_, f| compact::compact_if_sparse(f));
-            });
+            crate::timing::stage(pass.name, || (pass.run)(module));
             after(pass.name, module);
             if self.verify || cfg!(debug_assertions) {
                 if let Err(errors) = verify::verify_module(module) {
@@ -349,6 +345,11 @@ impl Pipeline {
                 }
             }
         }
+        // What the passes deleted stays in the arenas: renumber once, for the back
+        // ends (the passes walk blocks, so compacting between them gains nothing).
+        crate::timing::stage("compact", || {
+            each_function(module, |_, f| compact::compact_if_sparse(f));
+        });
         Ok(())
     }
 }

@@ -529,7 +529,7 @@ fn check_claims_in(dir: &str) -> ClaimRuns {
         runs.piecewise += result
             .functions
             .values()
-            .flat_map(|f| f.classes.values())
+            .flat_map(|f| f.classes.values().flatten())
             .filter(|c| c.piecewise().is_some_and(|p| p.arms().is_some()))
             .count();
         let mut instrumented = module.clone();
@@ -599,14 +599,15 @@ fn the_checks_catch_a_wrong_select_tuple_arm() {
             fa.classes
                 .iter()
                 .find(|(_, c)| {
-                    c.piecewise()
+                    c.as_ref()
+                        .and_then(Class::piecewise)
                         .and_then(|p| p.arms())
                         .is_some_and(|(t, _)| t.const_stride(Dim::ThreadX).is_some())
                 })
                 .map(|(v, _)| (f, v))
         })
         .expect("hotspot has a select tuple");
-    let Class::Piecewise(p) = &mut result.functions[f].classes[v] else {
+    let Some(Class::Piecewise(p)) = &mut result.functions[f].classes[v] else {
         unreachable!()
     };
     let Class::Affine(t) = &mut p.then else {
@@ -709,7 +710,7 @@ block0(v0: ptr):
     let mut result = analyze_module(&module);
     let f = module.function_by_name("f_v").unwrap();
     let lane = module.functions[f].values.keys().nth(1).unwrap();
-    let Class::Affine(t) = &mut result.functions[f].classes[lane] else {
+    let Some(Class::Affine(t)) = &mut result.functions[f].classes[lane] else {
         panic!("lane_index is affine");
     };
     t.strides[0] = Part::Known(Linear::constant(2, 32));
