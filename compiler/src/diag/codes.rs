@@ -127,6 +127,9 @@ codes! {
     DIVISION_BY_ZERO = "E0323": "a constant division or remainder by zero";
     PRINT_FORMAT = "E0324": "a `print` format whose `%` placeholders disagree with its arguments";
     NESTED_TOO_DEEPLY = "E0325": "an expression or statement nested too deeply to check";
+    INVALID_REFERENCE_BINDING = "E0326": "a reference bound to a value that is not an lvalue of its type";
+    MISPLACED_REFERENCE = "E0327": "a reference where the language does not allow one";
+    UNINITIALIZED_REFERENCE = "E0328": "a reference variable declared without the object it refers to";
 
     // ---- uniform / varying
     VARYING_TO_UNIFORM = "E0400": "a varying value assigned to a uniform variable";
@@ -140,6 +143,7 @@ codes! {
     VARYING_WHERE_UNIFORM_REQUIRED = "E0408": "a varying value where the language requires a uniform one";
     VARYING_THROUGH_UNIFORM_POINTER = "E0409": "storing a varying value through a pointer to uniform data";
     VARYING_ARRAY_SIZE = "E0410": "an array size or launch parameter that is varying";
+    REFERENCE_VARIABILITY = "E0411": "a reference bound to an object of the other variability or at a varying address";
 
     // ---- control flow and entry points
     BREAK_OUTSIDE_LOOP = "E0500": "`break` outside a loop or `switch`";

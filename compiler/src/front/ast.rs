@@ -197,6 +197,10 @@ pub enum Derived {
     Pointer { quals: Qualifiers, span: Span },
     /// `[N]` or `[]`.
     Array { size: Option<Box<Expr>>, span: Span },
+    /// `&`: the declared name refers to an existing object (a C++ reference). Valid only
+    /// as the outermost part of a variable, parameter or return type; sema says why
+    /// anywhere else.
+    Reference { span: Span },
 }
 
 /// A full type as written in a cast, `sizeof` or declaration: the spec plus the

@@ -421,6 +421,7 @@ impl Dumper<'_> {
                     }
                     None => s.push_str(" []"),
                 },
+                Derived::Reference { .. } => s.push_str(" &"),
             }
         }
         s

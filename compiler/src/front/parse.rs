@@ -759,6 +759,16 @@ impl ParseCtx {
         );
     }
 
+    /// `&&` in a declarator: a reference to a reference, which sema rejects.
+    pub fn double_reference(&self, span: Span) -> Vec<Derived> {
+        let first = Span::new(span.file, span.start, span.start + 1);
+        let second = Span::new(span.file, span.start + 1, span.end);
+        vec![
+            Derived::Reference { span: first },
+            Derived::Reference { span: second },
+        ]
+    }
+
     pub fn pointer(&self, quals: Vec<SpecPart>, span: Span) -> Derived {
         let (spec, _) = self.split_spec(quals, Allowed::Type);
         Derived::Pointer {

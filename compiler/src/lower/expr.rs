@@ -71,6 +71,12 @@ impl FnLower<'_, '_> {
                 self.unsupported("a `sizeof` sema did not evaluate");
                 self.dummy(ty)
             }
+            ExprKind::Call { .. } if self.cx.checked.returns_reference(e.id) => {
+                match self.place(e) {
+                    Some(p) => self.load(p),
+                    None => self.dummy(ty),
+                }
+            }
             ExprKind::Call { callee, args } => self.call(e, callee.name, args, ty),
             ExprKind::Index { .. } | ExprKind::Member { .. } => {
                 if let Res::BuiltinVar(b) = self.cx.checked.res(e.id) {
@@ -188,10 +194,37 @@ impl FnLower<'_, '_> {
             }
             ExprKind::Index { base, index } => self.index_place(base, index),
             ExprKind::Member { base, arrow, .. } => self.member_place(e, base, *arrow),
+            ExprKind::Call { callee, args } if self.cx.checked.returns_reference(e.id) => {
+                let ty = self.cx.checked.type_of(e.id);
+                match self.call(e, callee.name, args, ty) {
+                    Val::S(addr) => Some(Place {
+                        addr,
+                        ty,
+                        space: ir::Space::Generic,
+                    }),
+                    _ => None,
+                }
+            }
             _ => match self.expr(e) {
                 Val::Mem(p) => Some(p),
                 _ => None,
             },
+        }
+    }
+
+    /// The address an expression bound to a reference gives it: its lvalue's, or a
+    /// fresh temporary's holding its value (a `const` reference to a value).
+    pub fn reference_addr(&mut self, e: &Expr) -> Value {
+        if self.cx.checked.binds_temporary(e.id) {
+            let v = self.rvalue(e);
+            let tmp = self.temp_place(self.cx.checked.converted_type(e.id));
+            let all = self.all_on();
+            self.store_masked(tmp, v, all);
+            return tmp.addr;
+        }
+        match self.place(e) {
+            Some(p) => p.addr,
+            None => self.iconst(Type::PTR, 0),
         }
     }
 
@@ -729,7 +762,16 @@ impl FnLower<'_, '_> {
         if let Some(p) = ret_place {
             vals.push(p.addr);
         }
-        for a in args {
+        let by_ref: SmallVec<[bool; 8]> = self.cx.checked.funcs[fid]
+            .params
+            .iter()
+            .map(|p| p.by_ref)
+            .collect();
+        for (i, a) in args.iter().enumerate() {
+            if by_ref.get(i) == Some(&true) {
+                vals.push(self.reference_addr(a));
+                continue;
+            }
             match self.rvalue(a) {
                 Val::S(v) => vals.push(v),
                 Val::Mem(p) => {

@@ -8,7 +8,7 @@ use super::mask::Flow;
 use super::types::{ir_type, is_aggregate};
 use super::{ModCx, Storage};
 use crate::front::ast;
-use crate::front::sema::{FuncId, LocalId, TypeId, Types};
+use crate::front::sema::{FuncId, LocalId, TypeId, Types, Variability};
 use crate::ir::builder::FuncBuilder;
 use crate::ir::{
     self, BinaryOp, Block, ConvOp, InstData, LaneOp, Linkage, Scalar, SpecialReg, StackSlot,
@@ -46,6 +46,8 @@ pub(super) struct FnLower<'m, 'a> {
     /// of the mask slots when nothing changed them.
     pub epoch: u32,
     pub ret_ty: TypeId,
+    /// The function returns a reference: `ret_ty` is a pointer to its object's type.
+    pub ret_ref: bool,
     /// Where `return v` stores `v` (scalar returns), or the sret pointer's storage.
     pub ret_slot: Option<StackSlot>,
     pub sret: Option<Value>,
@@ -87,6 +89,11 @@ pub(super) fn lower_function(cx: &mut ModCx<'_>, id: FuncId) -> ir::Function {
         .then(|| func.append_block_param(entry, Type::MASK));
     let exit_block = func.create_block();
     let body_block = func.create_block();
+    // A function returning a reference returns its object's address.
+    let ret_ty = match info.ret_ref {
+        true => cx.types.pointer(info.ret, Variability::Uniform, false),
+        false => info.ret,
+    };
     let mut fl = FnLower {
         cx,
         func,
@@ -97,7 +104,8 @@ pub(super) fn lower_function(cx: &mut ModCx<'_>, id: FuncId) -> ir::Function {
         flows: Vec::new(),
         varying_depth: 0,
         epoch: 0,
-        ret_ty: info.ret,
+        ret_ty,
+        ret_ref: info.ret_ref,
         ret_slot: None,
         sret: None,
         exit_block,
@@ -138,7 +146,7 @@ impl<'m, 'a> FnLower<'m, 'a> {
         let mut params = params.iter().copied();
         if sret {
             self.sret = params.next();
-        } else if let Some(t) = ir_type(&self.cx.types, info.ret) {
+        } else if let Some(t) = ir_type(&self.cx.types, self.ret_ty) {
             let size =
                 t.scalar.bytes(self.cx.ptr_size()) * if t.varying { self.lanes() } else { 1 };
             self.ret_slot = Some(self.new_slot(size, size.min(64)));
@@ -146,7 +154,9 @@ impl<'m, 'a> FnLower<'m, 'a> {
         for p in &info.params {
             let Some(v) = params.next() else { break };
             let Some(local) = p.local else { continue };
-            if is_aggregate(&self.cx.types, p.ty) {
+            if p.by_ref {
+                self.bind_reference(local, v);
+            } else if is_aggregate(&self.cx.types, p.ty) {
                 self.locals.insert(local, Storage::Ptr(v));
             } else {
                 let p = self.local_place(local);
@@ -433,6 +443,49 @@ impl<'m, 'a> FnLower<'m, 'a> {
             l
         };
         self.new_slot(l.size, l.align)
+    }
+
+    /// The place holding a reference's address (a uniform pointer in a private slot,
+    /// created on first use).
+    fn reference_holder(&mut self, local: LocalId) -> super::place::Place {
+        let slot = match self.locals.get(&local) {
+            Some(Storage::Slot(s)) => *s,
+            _ => {
+                let size = self.cx.ptr_size();
+                let s = self.new_slot(size, size);
+                self.locals.insert(local, Storage::Slot(s));
+                s
+            }
+        };
+        let target = self.cx.checked.locals[local].ty;
+        let ty = self.types().pointer(target, Variability::Uniform, false);
+        let addr = self.stack_addr(slot);
+        super::place::Place {
+            addr,
+            ty,
+            space: ir::Space::Private,
+        }
+    }
+
+    /// Binds reference `local` to the object at `addr`: once, for the whole gang.
+    pub fn bind_reference(&mut self, local: LocalId, addr: Value) {
+        let holder = self.reference_holder(local);
+        let all = self.all_on();
+        self.store_masked(holder, Val::S(addr), all);
+    }
+
+    /// The object reference `local` refers to.
+    pub fn referred_place(&mut self, local: LocalId) -> super::place::Place {
+        let holder = self.reference_holder(local);
+        let addr = match self.load(holder) {
+            Val::S(a) => a,
+            _ => self.iconst(Type::PTR, 0),
+        };
+        super::place::Place {
+            addr,
+            ty: self.cx.checked.locals[local].ty,
+            space: ir::Space::Generic,
+        }
     }
 
     /// The slot of an automatic local, created on first use.

@@ -253,14 +253,20 @@ impl<'a> ModCx<'a> {
         let i = self.order.len();
         let info = &self.checked.funcs[id];
         let mut params = Vec::new();
-        let sret = types::is_aggregate(&self.types, info.ret);
+        // References are passed and returned as the (uniform) address of their object.
+        let sret = !info.ret_ref && types::is_aggregate(&self.types, info.ret);
         if sret {
             params.push(ir::Type::PTR);
         }
         for p in &info.params {
-            params.push(self.abi_type(p.ty));
+            params.push(match p.by_ref {
+                true => ir::Type::PTR,
+                false => self.abi_type(p.ty),
+            });
         }
-        let ret = if sret || self.types.is_void(info.ret) {
+        let ret = if info.ret_ref {
+            Some(ir::Type::PTR)
+        } else if sret || self.types.is_void(info.ret) {
             None
         } else {
             Some(self.abi_type(info.ret))

@@ -33,6 +33,9 @@ impl FnLower<'_, '_> {
 
     /// The place of a local variable or parameter.
     pub fn local_place(&mut self, local: LocalId) -> Place {
+        if self.cx.checked.locals[local].by_ref {
+            return self.referred_place(local);
+        }
         let ty = self.cx.checked.locals[local].ty;
         if let Some(&st) = self.cx.static_locals.get(&local) {
             return self.storage_place(st, ty);

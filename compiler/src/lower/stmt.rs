@@ -302,7 +302,10 @@ impl FnLower<'_, '_> {
 
     fn lower_return(&mut self, e: Option<&Expr>) {
         if let Some(e) = e {
-            let v = self.rvalue(e);
+            let v = match self.ret_ref {
+                true => Val::S(self.reference_addr(e)),
+                false => self.rvalue(e),
+            };
             match (self.sret, v) {
                 (Some(p), Val::Mem(src)) => {
                     let dst = Place {
@@ -837,6 +840,12 @@ impl FnLower<'_, '_> {
             match info.kind {
                 LocalKind::Static | LocalKind::Shared => {
                     super::globals::static_local(self.cx, l, dd.init.as_deref());
+                }
+                _ if info.by_ref => {
+                    if let Some(Initializer::Expr(e)) = dd.init.as_deref() {
+                        let addr = self.reference_addr(e);
+                        self.bind_reference(l, addr);
+                    }
                 }
                 _ => {
                     let p = self.local_place(l);

@@ -16,23 +16,35 @@ pub(super) enum ConvError {
 }
 
 /// The cost of an implicit conversion, cheapest first. These are ISPC's overload ranks
-/// (exact, const, lossless widening, uniform→varying, arbitrary conversion, and the
-/// combinations with uniform→varying).
+/// (exact, const, the reference bindings, lossless widening, uniform→varying, arbitrary
+/// conversion, and the combinations with uniform→varying).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum Cost {
     Exact = 0,
     AddConst = 1,
-    Widen = 2,
-    Broadcast = 3,
-    Convert = 4,
-    WidenBroadcast = 5,
-    ConvertBroadcast = 6,
+    /// An object bound to a reference parameter of its type: worse than passing it by
+    /// value, so `f(float)` wins over `f(float &)` for a plain variable (ISPC's rule).
+    BindRef = 2,
+    /// A reference (a reference variable, a call returning one) passed by value.
+    RefToValue = 3,
+    /// A non-`const` object, or a temporary, bound to a `const` reference.
+    BindConstRef = 4,
+    Widen = 5,
+    Broadcast = 6,
+    Convert = 7,
+    WidenBroadcast = 8,
+    ConvertBroadcast = 9,
 }
 
 impl Cost {
     fn with_broadcast(self) -> Cost {
         match self {
-            Cost::Exact | Cost::AddConst | Cost::Broadcast => Cost::Broadcast,
+            Cost::Exact
+            | Cost::AddConst
+            | Cost::BindRef
+            | Cost::RefToValue
+            | Cost::BindConstRef
+            | Cost::Broadcast => Cost::Broadcast,
             Cost::Widen | Cost::WidenBroadcast => Cost::WidenBroadcast,
             Cost::Convert | Cost::ConvertBroadcast => Cost::ConvertBroadcast,
         }

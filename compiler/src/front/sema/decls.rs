@@ -264,7 +264,7 @@ impl Checker<'_> {
             self.shared_varying(s, v);
         }
         for decl in &d.declarators {
-            let ty = self.resolve_type(&d.spec, &decl.derived, TypeCtx::Var);
+            let ty = self.resolve_type(&d.spec, &decl.derived, TypeCtx::Global);
             let ty = self.finish_object_type(ty);
             let mut ty = self.check_object_type(ty, decl.name, decl.span, false);
             if let Some(init) = &decl.init {
@@ -393,15 +393,27 @@ impl Checker<'_> {
         self.check_fn_qualifiers(f);
         let ret = self.resolve_type_name(&f.ret, TypeCtx::Return);
         let ret = self.finish_object_type(ret);
+        let ret_ref = Self::reference_span(&f.ret.derived);
+        let ret = match ret_ref {
+            Some(amp) => self.check_reference_target(ret, amp),
+            None => ret,
+        };
         let params = self.param_types(f);
         self.check_entry_signature(f, flags, ret, &params);
+        if flags.is_entry() {
+            self.entry_references(f, &params);
+        }
         let fid = match self.find_same_signature(f.name.name, &params) {
             Some(prev) => {
+                if self.out.funcs[prev].ret_ref != ret_ref.is_some() {
+                    self.reference_return_mismatch(prev, f);
+                }
                 self.merge_declaration(prev, f, item, flags, ret, params);
                 prev
             }
             None => self.new_function(f, item, flags, ret, params),
         };
+        self.out.funcs[fid].ret_ref = ret_ref.is_some();
         if let Some(slot) = self.out.item_funcs.get_mut(item) {
             *slot = Some(fid);
         }
@@ -456,8 +468,12 @@ impl Checker<'_> {
         for p in &f.params {
             let ty = self.resolve_type_name(&p.ty, TypeCtx::Param);
             let ty = self.finish_object_type(ty);
+            let amp = Self::reference_span(&p.ty.derived);
             let ty = match self.out.types.kind(ty) {
-                TypeKind::Array(elem, _) => self.types().pointer(elem, Variability::Uniform, false),
+                // A reference to an array refers to the whole array.
+                TypeKind::Array(elem, _) if amp.is_none() => {
+                    self.types().pointer(elem, Variability::Uniform, false)
+                }
                 _ => ty,
             };
             let name = p.name.unwrap_or(ast::Ident {
@@ -465,6 +481,9 @@ impl Checker<'_> {
                 span: p.span,
             });
             let ty = self.check_object_type(ty, name, p.span, false);
+            if let (Some(amp), Some(d)) = (amp, p.default.as_deref()) {
+                self.reference_default(amp, d);
+            }
             let default = p
                 .default
                 .as_deref()
@@ -472,6 +491,7 @@ impl Checker<'_> {
             out.push(ParamInfo {
                 name: p.name.map(|n| n.name),
                 ty,
+                by_ref: amp.is_some(),
                 span: p.span,
                 local: None,
                 default,
@@ -586,12 +606,85 @@ impl Checker<'_> {
         }
     }
 
-    /// Parameter types for signature comparison: top-level `const` does not count.
-    fn signature_key(&mut self, params: &[ParamInfo]) -> Vec<TypeId> {
+    /// Parameter types for signature comparison: top-level `const` does not count,
+    /// except on what a reference refers to (`f(float &)` and `f(const float &)` are
+    /// two overloads, as in ISPC and C++); `f(float)` and `f(float &)` are two too.
+    fn signature_key(&mut self, params: &[ParamInfo]) -> Vec<(TypeId, bool)> {
         params
             .iter()
-            .map(|p| self.out.types.with_const(p.ty, false))
+            .map(|p| match p.by_ref {
+                true => (p.ty, true),
+                false => (self.out.types.with_const(p.ty, false), false),
+            })
             .collect()
+    }
+
+    /// E0210: a prototype and a definition that disagree on returning a reference.
+    fn reference_return_mismatch(&mut self, prev: FuncId, f: &ast::Function) {
+        let name = self.name(f.name.name);
+        self.emit(
+            Diagnostic::error(
+                codes::PROTOTYPE_MISMATCH,
+                format!("`{name}` is declared both returning a reference and returning a value"),
+            )
+            .with_primary(f.ret.span, "declared here")
+            .with_secondary(self.out.funcs[prev].span, "previous declaration")
+            .with_help("write `&` before the name in every declaration, or in none"),
+        );
+    }
+
+    /// A reference refers to an object: not to `void` (the type becomes an error).
+    fn check_reference_target(&mut self, ty: TypeId, amp: Span) -> TypeId {
+        if self.out.types.is_void(ty) {
+            self.emit(
+                Diagnostic::error(codes::MISPLACED_REFERENCE, "a reference to `void` is not allowed")
+                    .with_primary(amp, "this `&` declares a reference")
+                    .with_help("`void` has no objects to refer to; return `void`, or a reference to a real type"),
+            );
+            return Types::ERROR;
+        }
+        ty
+    }
+
+    /// E0327 for a default argument on a reference parameter: a constant is no object.
+    fn reference_default(&mut self, amp: Span, d: &ast::Expr) {
+        self.emit(
+            Diagnostic::error(
+                codes::MISPLACED_REFERENCE,
+                "a reference parameter cannot have a default argument",
+            )
+            .with_primary(d.span, "a default argument here")
+            .with_secondary(amp, "the parameter is a reference")
+            .with_help("pass the argument at every call, or make the parameter a value"),
+        );
+    }
+
+    /// E0327 for references in an entry point's signature: the host passes values
+    /// (and pointers to its buffers), not references to program objects.
+    fn entry_references(&mut self, f: &ast::Function, params: &[ParamInfo]) {
+        let ret = Self::reference_span(&f.ret.derived).map(|s| (s, "return a value"));
+        let by_ref = f
+            .params
+            .iter()
+            .zip(params)
+            .filter(|(_, p)| p.by_ref)
+            .filter_map(|(ap, _)| Self::reference_span(&ap.ty.derived))
+            .map(|s| (s, "pass a pointer instead: `uniform float * uniform p`"));
+        let found: Vec<(Span, &str)> = ret.into_iter().chain(by_ref).collect();
+        for (amp, help) in found {
+            self.emit(
+                Diagnostic::error(
+                    codes::MISPLACED_REFERENCE,
+                    format!(
+                        "`export` and `task` function `{}` cannot use references",
+                        self.name(f.name.name)
+                    ),
+                )
+                .with_primary(amp, "this `&` declares a reference")
+                .with_note("the host calls an entry point with values and pointers to its buffers")
+                .with_help(help),
+            );
+        }
     }
 
     fn find_same_signature(&mut self, name: Symbol, params: &[ParamInfo]) -> Option<FuncId> {
@@ -616,6 +709,7 @@ impl Checker<'_> {
             span: f.name.span,
             params,
             ret,
+            ret_ref: false,
             flags,
             def_item: f.body.as_ref().map(|_| item),
             decl_items: vec![item],

@@ -869,12 +869,14 @@ impl Checker<'_> {
     }
 
     /// Checks the left side of an assignment. A plain `x = ...` does not read `x`, so it
-    /// does not count as a use for W0002.
+    /// does not count as a use for W0002 (unless `x` is a reference: the store is to
+    /// an object that lives on).
     fn check_store_lhs(&mut self, lhs: &Expr, plain: bool) -> TypeId {
         let before = match (&lhs.kind, plain) {
             (ExprKind::Ident(id), true) => self
                 .scopes
                 .lookup(id.name)
+                .filter(|&l| !self.out.locals[l].by_ref)
                 .map(|l| (l, self.local_used.get(l.index()).copied())),
             _ => None,
         };
@@ -968,6 +970,11 @@ impl Checker<'_> {
         match &e.kind {
             ExprKind::Ident(_) => {
                 let (root, obj_ty) = match self.out.res(e.id) {
+                    // A reference is the object it refers to, at an address (uniform)
+                    // it holds: like `*p`.
+                    Res::Local(l) if self.out.locals[l].by_ref => {
+                        return Some(Self::referred_place(self.out.locals[l].ty));
+                    }
                     Res::Local(l) => (DeclRef::Local(l), self.out.locals[l].ty),
                     Res::Global(g) => (DeclRef::Global(g), self.out.globals[g].ty),
                     _ => return None,
@@ -1031,7 +1038,20 @@ impl Checker<'_> {
                     root: None,
                 })
             }
+            ExprKind::Call { .. } if self.out.returns_reference(e.id) => {
+                Some(Self::referred_place(self.out.type_of(e.id)))
+            }
             _ => None,
+        }
+    }
+
+    /// The place a reference refers to.
+    fn referred_place(obj_ty: TypeId) -> Place {
+        Place {
+            obj_ty,
+            via_ptr: true,
+            addr_varying: false,
+            root: None,
         }
     }
 

@@ -17,6 +17,7 @@
 //! - `builtins`: `programIndex`, `threadIdx.x`, `print`, `barrier`...;
 //! - `consteval`: constant expressions (array sizes, enum values, case labels);
 //! - `init`: initializers and brace lists;
+//! - `refs`: what a reference may be bound to;
 //! - `stmt`: statements and control-flow context (loops, `foreach`, varying control);
 //! - `flow`: can the end of a function be reached (missing `return`).
 
@@ -28,6 +29,7 @@ mod expr;
 mod flow;
 mod init;
 mod overload;
+mod refs;
 mod resolve;
 mod scope;
 mod stmt;
@@ -130,8 +132,10 @@ impl FnFlags {
 #[derive(Clone, Debug)]
 pub struct ParamInfo {
     pub name: Option<Symbol>,
-    /// The parameter's type after array decay.
+    /// The parameter's type after array decay; for a reference, the referred-to type.
     pub ty: TypeId,
+    /// Declared with `&`: the callee gets the argument's address.
+    pub by_ref: bool,
     pub span: Span,
     /// The local that holds it in the definition's body (None for a prototype only).
     pub local: Option<LocalId>,
@@ -146,7 +150,10 @@ pub struct FuncInfo {
     /// The name's span in the first declaration.
     pub span: Span,
     pub params: Vec<ParamInfo>,
+    /// The return type; for a function returning a reference, the referred-to type.
     pub ret: TypeId,
+    /// Declared `T &f(...)`: a call is an lvalue, the returned object.
+    pub ret_ref: bool,
     pub flags: FnFlags,
     /// Index in `unit.items` of the definition (the item with a body), if any.
     pub def_item: Option<usize>,
@@ -193,7 +200,11 @@ pub enum LocalKind {
 #[derive(Clone, Debug)]
 pub struct LocalVar {
     pub name: Symbol,
+    /// The variable's type; for a reference, the referred-to type.
     pub ty: TypeId,
+    /// A reference (`float &r = x;` or a `&` parameter): it holds the address of the
+    /// object it names, and every use is that object.
+    pub by_ref: bool,
     pub span: Span,
     pub kind: LocalKind,
     pub func: FuncId,
@@ -278,6 +289,10 @@ pub struct Checked {
     compound: FxHashMap<ExprId, TypeId>,
     /// For `Member` expressions on structs: the member's index in [`StructInfo::fields`].
     members: FxHashMap<ExprId, u32>,
+    /// Expressions bound to a `const` reference through a temporary holding their value
+    /// (they are not lvalues of the referred-to type); every other expression bound to
+    /// a reference is an lvalue whose address is taken.
+    ref_temps: rustc_hash::FxHashSet<ExprId>,
     /// What each declaration site declared, indexed by [`ast::DeclId`].
     decls: Vec<Option<DeclRef>>,
     /// `unit.items[i]` is a function → its [`FuncId`].
@@ -299,6 +314,7 @@ impl Checked {
             consts: FxHashMap::default(),
             compound: FxHashMap::default(),
             members: FxHashMap::default(),
+            ref_temps: Default::default(),
             decls: vec![None; unit.decl_count as usize],
             item_funcs: vec![None; unit.items.len()],
         }
@@ -338,6 +354,16 @@ impl Checked {
     /// For a struct member access (`s.m`, `p->m`): the member's index.
     pub fn member_index(&self, e: ExprId) -> Option<u32> {
         self.members.get(&e).copied()
+    }
+
+    /// Is `e`, bound to a `const` reference, copied into a temporary (not an lvalue)?
+    pub fn binds_temporary(&self, e: ExprId) -> bool {
+        self.ref_temps.contains(&e)
+    }
+
+    /// Does a call expression return a reference (an lvalue)?
+    pub fn returns_reference(&self, call: ExprId) -> bool {
+        matches!(self.res(call), Res::Func(f) if self.funcs[f].ret_ref)
     }
 
     /// What a declarator declared (a local or, at file scope, a global).

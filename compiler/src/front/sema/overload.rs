@@ -97,19 +97,24 @@ impl Checker<'_> {
         self.out.funcs[fid].called = true;
         self.first_calls.entry(fid).or_insert(callee.span);
         self.record_call(fid, callee.span);
-        let params: SmallVec<[TypeId; 8]> =
-            self.out.funcs[fid].params.iter().map(|p| p.ty).collect();
+        let params: SmallVec<[(TypeId, bool); 8]> = self.out.funcs[fid]
+            .params
+            .iter()
+            .map(|p| (p.ty, p.by_ref))
+            .collect();
         for (i, (a, &t)) in args.iter().zip(&arg_tys).enumerate() {
-            if let Some(&p) = params.get(i) {
-                self.coerce(
-                    a,
-                    t,
-                    p,
-                    Site::Arg {
-                        func: fid,
-                        index: i,
-                    },
-                );
+            let site = Site::Arg {
+                func: fid,
+                index: i,
+            };
+            match params.get(i) {
+                Some(&(p, true)) => {
+                    self.bind_reference(a, p, site, true);
+                }
+                Some(&(p, false)) => {
+                    self.coerce(a, t, p, site);
+                }
+                None => {}
             }
         }
         self.out.funcs[fid].ret
@@ -214,16 +219,36 @@ impl Checker<'_> {
         }
         let mut costs = Costs::new();
         for i in 0..args.len() {
-            let p = self.out.funcs[fid].params[i].ty;
-            let null = Self::is_null_const(&args[i]);
-            costs.push(conv::implicit_cost(&mut self.out.types, arg_tys[i], p, null).ok()?);
+            let p = &self.out.funcs[fid].params[i];
+            let cost = match (p.ty, p.by_ref) {
+                (p, true) => self.reference_cost(&args[i], p),
+                (p, false) => {
+                    let null = Self::is_null_const(&args[i]);
+                    let c = conv::implicit_cost(&mut self.out.types, arg_tys[i], p, null).ok();
+                    // A reference given by value ranks below one given to a reference.
+                    match c {
+                        Some(Cost::Exact | Cost::AddConst) if self.is_reference(&args[i]) => {
+                            Some(Cost::RefToValue)
+                        }
+                        c => c,
+                    }
+                }
+            };
+            costs.push(cost?);
         }
         Some(costs)
     }
 
     fn signature(&self, fid: FuncId) -> String {
         let f = &self.out.funcs[fid];
-        let params: Vec<String> = f.params.iter().map(|p| self.ty_str(p.ty)).collect();
+        let params: Vec<String> = f
+            .params
+            .iter()
+            .map(|p| match p.by_ref {
+                true => format!("{} &", self.ty_str(p.ty)),
+                false => self.ty_str(p.ty),
+            })
+            .collect();
         format!("{}({})", self.name(f.name), params.join(", "))
     }
 

@@ -14,8 +14,10 @@ use crate::source::Span;
 /// Where a written type appears; decides which qualifiers are allowed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum TypeCtx {
-    /// A variable declaration (local or file scope): `shared` allowed.
+    /// A local variable declaration: `shared` allowed.
     Var,
+    /// A file-scope variable declaration: `shared` allowed, references not.
+    Global,
     Param,
     Return,
     Field,
@@ -28,6 +30,7 @@ impl TypeCtx {
     fn what(self) -> &'static str {
         match self {
             TypeCtx::Var => "a variable",
+            TypeCtx::Global => "a file-scope variable",
             TypeCtx::Param => "a parameter",
             TypeCtx::Return => "a return type",
             TypeCtx::Field => "a struct member",
@@ -55,10 +58,52 @@ impl Checker<'_> {
         if spec.quals.const_().is_some() {
             ty = self.types().with_const(ty, true);
         }
-        for part in derived {
-            ty = self.apply_derived(ty, part);
+        for (i, part) in derived.iter().enumerate() {
+            match part {
+                // A reference does not change the type: the declaration is of a
+                // `T` that lives elsewhere (see `reference_span`).
+                Derived::Reference { span } => {
+                    if !self.check_reference_part(&derived[i + 1..], *span, ctx) {
+                        ty = Types::ERROR;
+                    }
+                }
+                _ => ty = self.apply_derived(ty, part),
+            }
         }
         ty
+    }
+
+    /// E0327 for a `&` anywhere but as the whole declarator of a local variable, a
+    /// parameter or a return type: `rest` is what the declarator applies after it.
+    /// Returns whether the `&` is allowed (the declaration's type is an error if not,
+    /// so its uses report nothing more).
+    fn check_reference_part(&mut self, rest: &[Derived], span: Span, ctx: TypeCtx) -> bool {
+        let what = match rest.first() {
+            Some(Derived::Reference { .. }) => "a reference to a reference".to_string(),
+            Some(Derived::Pointer { .. }) => "a pointer to a reference".to_string(),
+            Some(Derived::Array { .. }) => "an array of references".to_string(),
+            None if matches!(ctx, TypeCtx::Var | TypeCtx::Param | TypeCtx::Return) => return true,
+            None => format!("a reference as {}", ctx.what()),
+        };
+        let help = match ctx {
+            TypeCtx::Field | TypeCtx::Global => "use a pointer instead: `float * uniform p`",
+            _ => "a reference names one object; use a pointer (`float * uniform p`) for anything else",
+        };
+        self.emit(
+            Diagnostic::error(codes::MISPLACED_REFERENCE, format!("{what} is not allowed"))
+                .with_primary(span, "this `&` declares a reference")
+                .with_help(help),
+        );
+        false
+    }
+
+    /// Where the `&` of a reference declaration is, if `derived` declares one (a
+    /// reference is the outermost part; misplaced ones are reported by `resolve_type`).
+    pub(super) fn reference_span(derived: &[Derived]) -> Option<Span> {
+        match derived.last() {
+            Some(Derived::Reference { span }) => Some(*span),
+            _ => None,
+        }
     }
 
     /// Resolves a [`ast::TypeName`] (casts and `sizeof`).
@@ -78,7 +123,7 @@ impl Checker<'_> {
             self.conflicting_variability(u, v);
         }
         if let Some(s) = q.shared() {
-            if ctx != TypeCtx::Var {
+            if !matches!(ctx, TypeCtx::Var | TypeCtx::Global) {
                 self.emit(
                     Diagnostic::error(
                         codes::INVALID_SHARED,
@@ -273,6 +318,7 @@ impl Checker<'_> {
                 }
                 self.types().array(ty, len)
             }
+            Derived::Reference { .. } => ty,
         }
     }
 

@@ -205,6 +205,7 @@ impl<'a> Checker<'a> {
         for (i, (p, ap)) in params.iter().zip(&f.params).enumerate() {
             let Some(name) = ap.name else { continue };
             let l = self.new_local(name, p.ty, LocalKind::Param(i as u32), None);
+            self.out.locals[l].by_ref = p.by_ref;
             self.out.funcs[fid].params[i].local = Some(l);
         }
         self.check_stmts(&body.stmts);
@@ -252,6 +253,7 @@ impl<'a> Checker<'a> {
         let l = self.out.locals.push(LocalVar {
             name: name.name,
             ty,
+            by_ref: false,
             span: name.span,
             kind,
             func,
@@ -606,7 +608,12 @@ impl<'a> Checker<'a> {
                 .with_help("record the result in a variable and return after the loop"),
             );
         }
+        let ret_ref = self.out.funcs[func].ret_ref;
         match value {
+            Some(e) if ret_ref => {
+                self.check_expr(e);
+                self.bind_reference(e, ret, Site::Return, false);
+            }
             Some(e) => {
                 let t = self.check_expr(e);
                 let t = self.rvalue(e, t);
@@ -940,6 +947,10 @@ impl<'a> Checker<'a> {
         let ty = self.resolve_type(&d.spec, &decl.derived, TypeCtx::Var);
         let ty = self.finish_object_type(ty);
         let mut ty = self.check_object_type(ty, decl.name, decl.span, false);
+        if let Some(amp) = Self::reference_span(&decl.derived) {
+            self.check_local_reference(d, decl, ty, amp);
+            return;
+        }
         let is_const = self.out.types.get(ty).is_const;
         let l = self.new_local(decl.name, ty, kind, None);
         self.record_decl(decl.id, DeclRef::Local(l));
@@ -975,6 +986,68 @@ impl<'a> Checker<'a> {
             self.require_sized_or_dynamic(ty, decl);
         } else {
             self.require_sized(ty, decl);
+        }
+    }
+
+    /// `T &r = object;`: a reference local, bound once to its initializer.
+    fn check_local_reference(
+        &mut self,
+        d: &ast::Decl,
+        decl: &ast::Declarator,
+        ty: TypeId,
+        amp: Span,
+    ) {
+        let q = &d.spec.quals;
+        if let Some(s) = q.static_().or(q.shared()) {
+            self.emit(
+                Diagnostic::error(codes::MISPLACED_REFERENCE, "a reference cannot be `static` or `shared`")
+                    .with_primary(s, "storage class here")
+                    .with_secondary(amp, "this `&` declares a reference")
+                    .with_help("a reference names an existing object and has no storage of its own; drop the storage class"),
+            );
+        }
+        let l = self.new_local(decl.name, ty, LocalKind::Var, None);
+        self.out.locals[l].by_ref = true;
+        self.record_decl(decl.id, DeclRef::Local(l));
+        match decl.init.as_deref() {
+            Some(ast::Initializer::Expr(e)) => {
+                self.check_expr(e);
+                self.bind_reference(
+                    e,
+                    ty,
+                    Site::Init {
+                        name: decl.name.name,
+                    },
+                    true,
+                );
+            }
+            Some(ast::Initializer::List(_, span)) => self.emit(
+                Diagnostic::error(
+                    codes::INVALID_REFERENCE_BINDING,
+                    format!(
+                        "reference `{}` cannot be initialized with a brace list",
+                        self.name(decl.name.name)
+                    ),
+                )
+                .with_primary(*span, "a list of values is not an object")
+                .with_help(
+                    "initialize the reference with the variable it refers to: `float &r = x;`",
+                ),
+            ),
+            None => self.emit(
+                Diagnostic::error(
+                    codes::UNINITIALIZED_REFERENCE,
+                    format!(
+                        "reference `{}` is not bound to an object",
+                        self.name(decl.name.name)
+                    ),
+                )
+                .with_primary(decl.span, "needs an initializer")
+                .with_help(format!(
+                    "a reference is bound once, where it is declared: `{} = x;`",
+                    self.name(decl.name.name)
+                )),
+            ),
         }
     }
 }
