@@ -612,7 +612,9 @@ impl<'a> Checker<'a> {
         match value {
             Some(e) if ret_ref => {
                 self.check_expr(e);
-                self.bind_reference(e, ret, Site::Return, false);
+                if self.bind_reference(e, ret, Site::Return, false) && self.mask_partial() {
+                    self.divergent_reference_return(e);
+                }
             }
             Some(e) => {
                 let t = self.check_expr(e);
@@ -656,6 +658,17 @@ impl<'a> Checker<'a> {
                 f.returned_divergent = true;
             }
         }
+    }
+
+    /// E0411: a function returns one reference for the whole gang, so every program
+    /// instance must take the same `return`.
+    fn divergent_reference_return(&mut self, e: &Expr) {
+        self.emit(
+            Diagnostic::error(codes::REFERENCE_VARIABILITY, "a reference returned under varying control flow")
+                .with_primary(e.span, "only some program instances may return this reference")
+                .with_note("a function returns one reference for the whole gang; instances that return different objects cannot share it")
+                .with_help("decide which object to return with a uniform condition, or return a pointer (`varying int * uniform` or `uniform int * varying`)"),
+        );
     }
 
     fn check_switch(&mut self, cond: &Expr, arms: &[ast::SwitchArm]) {
