@@ -1019,12 +1019,16 @@ impl<'a> Checker<'a> {
                     .with_help("a reference names an existing object and has no storage of its own; drop the storage class"),
             );
         }
+        // The initializer is checked before the name is declared: a reference cannot
+        // be bound to itself (`float &r = r;` names an outer `r`, or none).
+        if let Some(ast::Initializer::Expr(e)) = decl.init.as_deref() {
+            self.check_expr(e);
+        }
         let l = self.new_local(decl.name, ty, LocalKind::Var, None);
         self.out.locals[l].by_ref = true;
         self.record_decl(decl.id, DeclRef::Local(l));
         match decl.init.as_deref() {
             Some(ast::Initializer::Expr(e)) => {
-                self.check_expr(e);
                 self.bind_reference(
                     e,
                     ty,
