@@ -24,6 +24,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// Stack bytes per gang on nyuzi (`--gang-stack`): room for the suite's largest
+/// local arrays.
+const NYUZI_GANG_STACK: u32 = 256 * 1024;
+
 /// Elements in each of the harness's buffers (`ARRAY_SIZE` in ISPC's harness).
 const ARRAY_SIZE: usize = 256;
 
@@ -494,6 +498,12 @@ fn launch(
     if opts.target == "interp" {
         cmd.arg("--program-count")
             .arg(opts.program_count.to_string());
+    }
+    if opts.target == "nyuzi" {
+        // ISPC's harness runs a test on a host thread with megabytes of stack; a
+        // Nyuzi gang gets 16 KiB by default, less than a few tests' local arrays
+        // (a varying `float[16][16]` is 16 KiB alone).
+        cmd.arg("--gang-stack").arg(NYUZI_GANG_STACK.to_string());
     }
     for (name, value) in params.iter().zip(&values) {
         cmd.arg("--arg").arg(format!("{name}={value}"));
