@@ -377,6 +377,8 @@ pub struct SwitchArm {
 pub enum StmtKind {
     Block(Block),
     Decl(Box<Decl>),
+    /// A typedef in a function body: the name is bound to the end of the block.
+    Typedef(Box<Typedef>),
     Expr(Expr),
     Empty,
     /// `if`, or `cif` when `coherent` is set.
@@ -729,6 +731,7 @@ impl StmtKind {
                 out.push(std::mem::replace(body.as_mut(), Stmt::EMPTY))
             }
             K::Decl(_)
+            | K::Typedef(_)
             | K::Expr(_)
             | K::Empty
             | K::Break

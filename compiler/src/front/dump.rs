@@ -100,10 +100,7 @@ impl Dumper<'_> {
                     }
                 });
             }
-            Item::Typedef(t) => {
-                let ty = self.type_name(&t.ty);
-                self.line(&format!("typedef {} = {ty}", self.name(&t.name)), t.span);
-            }
+            Item::Typedef(t) => self.typedef(t),
         }
     }
 
@@ -172,6 +169,11 @@ impl Dumper<'_> {
         }
     }
 
+    fn typedef(&mut self, t: &Typedef) {
+        let ty = self.type_name(&t.ty);
+        self.line(&format!("typedef {} = {ty}", self.name(&t.name)), t.span);
+    }
+
     fn block(&mut self, b: &Block) {
         self.line("block", b.span);
         self.nested(|d| {
@@ -194,6 +196,7 @@ impl Dumper<'_> {
             StmtKind::Decl(d) => self.decl("let", d),
             StmtKind::Expr(e) => self.line(&format!("expr {}", self.expr(e)), s.span),
             StmtKind::Empty => self.line("empty", s.span),
+            StmtKind::Typedef(t) => self.typedef(t),
             StmtKind::If {
                 cond,
                 then,

@@ -895,9 +895,19 @@ impl ParseCtx {
     }
 
     pub fn typedef(&self, ty: TypeName, name: Ident, arrays: Vec<Derived>, span: Span) -> ItemsOut {
-        let mut ty = ty;
-        ty.derived.extend(arrays.into_iter().rev());
-        ItemsOut::one(Item::Typedef(Typedef { ty, name, span }))
+        ItemsOut::one(Item::Typedef(typedef_of(ty, name, arrays, span)))
+    }
+
+    pub fn local_typedef(
+        &self,
+        ty: TypeName,
+        name: Ident,
+        arrays: Vec<Derived>,
+        l: Pos,
+        r: Pos,
+    ) -> Stmt {
+        let t = typedef_of(ty, name, arrays, self.span(l, r));
+        self.stmt(StmtKind::Typedef(Box::new(t)), l, r)
     }
 
     /// `typedef struct [Tag] { ... } [*...] Name;`: the struct (named after the tag, or
@@ -985,6 +995,12 @@ enum Allowed {
     Param,
     Field,
     Type,
+}
+
+/// `typedef TY NAME[...]`: the array suffixes apply to TY innermost last.
+fn typedef_of(mut ty: TypeName, name: Ident, arrays: Vec<Derived>, span: Span) -> Typedef {
+    ty.derived.extend(arrays.into_iter().rev());
+    Typedef { ty, name, span }
 }
 
 /// Declarator parts in application order: pointers as written, arrays reversed.

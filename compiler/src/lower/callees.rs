@@ -164,7 +164,11 @@ impl<'u> Walk<'u, '_> {
                 self.expr(expr);
                 self.stmt(body);
             }
-            StmtKind::Empty | StmtKind::Break | StmtKind::Continue | StmtKind::Error => {}
+            StmtKind::Empty
+            | StmtKind::Typedef(_)
+            | StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Error => {}
         }
     }
 

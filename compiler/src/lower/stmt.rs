@@ -37,7 +37,8 @@ impl FnLower<'_, '_> {
             StmtKind::Expr(e) => {
                 self.expr(e);
             }
-            StmtKind::Empty | StmtKind::Error => {}
+            // Sema has resolved every use of a local typedef.
+            StmtKind::Empty | StmtKind::Typedef(_) | StmtKind::Error => {}
             StmtKind::If {
                 cond, then, else_, ..
             } => self.lower_if(cond, then, else_.as_deref()),

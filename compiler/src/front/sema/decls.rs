@@ -255,6 +255,18 @@ impl Checker<'_> {
         self.bind_file_name(t.name.name, t.name.span, FileName::Typedef(ty));
     }
 
+    /// A typedef in a function body: bound to the end of the enclosing block, where it
+    /// shadows a file-scope or outer name as in C. Repeating it with the same type in
+    /// one block is allowed (C11); with another type it is E0201.
+    pub(super) fn declare_local_typedef(&mut self, t: &ast::Typedef) {
+        let ty = self.resolve_type_name(&t.ty, TypeCtx::Typedef);
+        if let Err(prev) = self.scopes.declare_type(t.name.name, ty) {
+            if prev != ty {
+                self.redefinition(t.name.name, t.name.span, None);
+            }
+        }
+    }
+
     // ------------------------------------------------------------ globals
 
     fn declare_globals(&mut self, d: &ast::Decl, item: usize) {

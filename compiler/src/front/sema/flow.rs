@@ -135,7 +135,7 @@ fn stmt_has_error(s: &Stmt, depth: u32) -> bool {
         StmtKind::Decl(decl) => decl_has_error(decl, d),
         StmtKind::Expr(x) => e(x),
         StmtKind::Return(x) => x.as_ref().is_some_and(e),
-        StmtKind::Empty | StmtKind::Break | StmtKind::Continue => false,
+        StmtKind::Empty | StmtKind::Typedef(_) | StmtKind::Break | StmtKind::Continue => false,
         StmtKind::If {
             cond, then, else_, ..
         } => e(cond) || st(then) || else_.as_deref().is_some_and(st),

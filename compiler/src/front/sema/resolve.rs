@@ -202,6 +202,9 @@ impl Checker<'_> {
 
     /// A bare type name: a typedef, struct or enum.
     fn resolve_named_type(&mut self, id: ast::Ident) -> TypeId {
+        if let Some(t) = self.scopes.lookup_type(id.name) {
+            return t;
+        }
         match self.file_names.get(&id.name) {
             Some(FileName::Typedef(t)) => *t,
             Some(FileName::Struct(s)) => {

@@ -379,6 +379,7 @@ impl<'a> Checker<'a> {
         match &s.kind {
             StmtKind::Block(b) => self.check_block(b),
             StmtKind::Decl(d) => self.check_local_decl(d),
+            StmtKind::Typedef(t) => self.declare_local_typedef(t),
             StmtKind::Expr(e) => {
                 self.check_expr(e);
             }
