@@ -55,6 +55,8 @@ pub enum Item {
     /// A file-scope variable declaration (`uniform int table[4] = {...};`, `shared float tile[256];`).
     Global(Decl),
     Struct(StructDef),
+    /// `struct Foo;`: declares the tag; the struct stays incomplete until defined.
+    StructDecl(Ident),
     Enum(EnumDef),
     Typedef(Typedef),
 }

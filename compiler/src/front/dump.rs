@@ -46,6 +46,7 @@ fn item_span(item: &Item) -> Span {
         Item::Function(f) => f.span,
         Item::Global(d) => d.span,
         Item::Struct(s) => s.span,
+        Item::StructDecl(n) => n.span,
         Item::Enum(e) => e.span,
         Item::Typedef(t) => t.span,
     }
@@ -74,6 +75,7 @@ impl Dumper<'_> {
         match item {
             Item::Function(f) => self.function(f),
             Item::Global(d) => self.decl("global", d),
+            Item::StructDecl(n) => self.line(&format!("struct {};", self.name(n)), n.span),
             Item::Struct(s) => {
                 self.line(&format!("struct {}", self.name(&s.name)), s.span);
                 self.nested(|d| {

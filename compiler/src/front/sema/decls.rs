@@ -35,6 +35,10 @@ impl Checker<'_> {
                         self.out.types.compute_struct_layout(sid, target);
                     }
                 }
+                // Names the tag (incomplete until a definition, if any, completes it).
+                Item::StructDecl(n) => {
+                    self.struct_by_tag(*n);
+                }
                 Item::Enum(e) => self.declare_enum(e),
                 Item::Typedef(t) => self.declare_typedef(t),
                 Item::Global(d) => self.declare_globals(d, i),

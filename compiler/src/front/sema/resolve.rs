@@ -255,7 +255,7 @@ impl Checker<'_> {
 
     /// The struct named by `struct Foo`; an unknown tag declares an incomplete struct
     /// (usable behind a pointer, as in C).
-    fn struct_by_tag(&mut self, id: ast::Ident) -> super::StructId {
+    pub(super) fn struct_by_tag(&mut self, id: ast::Ident) -> super::StructId {
         if let Some(&s) = self.struct_tags.get(&id.name) {
             return s;
         }
