@@ -7,12 +7,16 @@
 mod common;
 
 use common::*;
-use spmdc::driver::Stage;
 use spmdc::ir::{self, verify, write};
 
 /// Lowers one file; `Err` holds the rendered diagnostics.
 fn lower_file(path: &std::path::Path, lanes: u32) -> Result<ir::Module, String> {
-    let result = check_file(path, Stage::Check);
+    // Preprocessed for `lanes` too: `TARGET_WIDTH` is the gang width.
+    let target = spmdc::front::sema::Target {
+        program_count: lanes,
+        pointer_size: 8,
+    };
+    let result = check_file_for(path, target);
     assert!(
         !result.diags.has_errors(),
         "{} does not check:\n{}",
