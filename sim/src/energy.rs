@@ -103,6 +103,24 @@ pub struct Events {
 }
 
 impl Events {
+    /// Adds an L1's line transactions.
+    pub fn add_l1(&mut self, c: &crate::mem::CacheStats) {
+        self.l1_read_hits += c.read_hits;
+        self.l1_read_misses += c.read_misses;
+        self.l1_write_hits += c.write_hits;
+        self.l1_write_misses += c.write_misses;
+    }
+
+    /// Sets the L2's line transactions and DRAM's bursts from the memory system.
+    pub fn set_l2_and_dram(&mut self, l2: &crate::mem::CacheStats, d: &crate::mem::DramStats) {
+        self.l2_read_hits = l2.read_hits;
+        self.l2_read_misses = l2.read_misses;
+        self.l2_write_hits = l2.write_hits;
+        self.l2_write_misses = l2.write_misses;
+        self.dram_read_bursts = d.read_bursts;
+        self.dram_write_bursts = d.write_bursts;
+    }
+
     /// Lane operations of class `c`.
     pub fn alu_ops(&self, c: AluClass) -> u64 {
         self.alu[c.index()]

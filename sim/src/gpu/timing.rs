@@ -1275,20 +1275,10 @@ fn memory_events(s: &mut Stats, memsys: &MemorySystem) {
     let e = &mut s.events;
     for i in 0..memsys.num_l1() {
         if let Some(c) = memsys.l1_stats(i) {
-            e.l1_read_hits += c.read_hits;
-            e.l1_read_misses += c.read_misses;
-            e.l1_write_hits += c.write_hits;
-            e.l1_write_misses += c.write_misses;
+            e.add_l1(c);
         }
     }
-    let l2 = memsys.l2_stats();
-    e.l2_read_hits = l2.read_hits;
-    e.l2_read_misses = l2.read_misses;
-    e.l2_write_hits = l2.write_hits;
-    e.l2_write_misses = l2.write_misses;
-    let d = memsys.dram_stats();
-    e.dram_read_bursts = d.read_bursts;
-    e.dram_write_bursts = d.write_bursts;
+    e.set_l2_and_dram(memsys.l2_stats(), &memsys.dram_stats());
     e.noc_flits = memsys.noc_flits();
 }
 

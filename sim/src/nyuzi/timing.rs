@@ -1284,18 +1284,8 @@ impl<'a> Sim<'a> {
     fn energy_events(&self, issued: u64, l1d: &CacheStats) -> Events {
         let mut e = self.events.clone();
         e.instructions = issued;
-        e.l1_read_hits = l1d.read_hits;
-        e.l1_read_misses = l1d.read_misses;
-        e.l1_write_hits = l1d.write_hits;
-        e.l1_write_misses = l1d.write_misses;
-        let l2 = self.mem.l2_stats();
-        e.l2_read_hits = l2.read_hits;
-        e.l2_read_misses = l2.read_misses;
-        e.l2_write_hits = l2.write_hits;
-        e.l2_write_misses = l2.write_misses;
-        let d = self.mem.dram_stats();
-        e.dram_read_bursts = d.read_bursts;
-        e.dram_write_bursts = d.write_bursts;
+        e.add_l1(l1d);
+        e.set_l2_and_dram(self.mem.l2_stats(), &self.mem.dram_stats());
         e
     }
 }
