@@ -152,7 +152,6 @@ codes! {
     RETURN_IN_FOREACH = "E0503": "`return` inside a `foreach` loop";
     DUPLICATE_DEFAULT = "E0504": "two `default` labels in one `switch`";
     TASK_NOT_VOID = "E0505": "a `task` function with a non-`void` return type";
-    MISSING_RETURN_VALUE = "E0506": "a non-`void` function whose end is reachable without `return`";
     BARRIER_IN_VARYING_CONTROL = "E0507": "`barrier()` under varying control flow";
     INVALID_ENTRY_QUALIFIERS = "E0508": "an `export`/`task` function with conflicting or misplaced qualifiers";
     NESTED_FOREACH = "E0509": "a `foreach` nested in a way the language does not allow";
@@ -178,6 +177,7 @@ codes! {
     FLOAT_WITHOUT_RADIX = "W0009": "a float literal written without a radix separator (`2f`)";
     INEFFECTIVE_OPTION = "W0010": "a command-line option that changes nothing in the combination given";
     WRONG_BY_DESIGN = "W0011": "a switch whose results are wrong by design (an ablation)";
+    MISSING_RETURN_VALUE = "W0012": "a non-`void` function whose end is reachable without `return` (it then returns zero)";
 }
 
 /// Looks a code up by its text, case-insensitively (`e0200` works too).

@@ -151,6 +151,9 @@ impl<'m, 'a> FnLower<'m, 'a> {
                 t.scalar.bytes(self.cx.ptr_size()) * if t.varying { self.lanes() } else { 1 };
             self.ret_slot = Some(self.new_slot(size, size.min(64)));
         }
+        if info.falls_off_end {
+            self.zero_return_value();
+        }
         for p in &info.params {
             let Some(v) = params.next() else { break };
             let Some(local) = p.local else { continue };
@@ -164,6 +167,22 @@ impl<'m, 'a> FnLower<'m, 'a> {
                 self.store_masked(p, super::func::Val::S(v), all);
             }
         }
+    }
+
+    /// Zero in the return value, for a function whose end is reachable without a
+    /// `return` (W0012): what C leaves undefined returns zero on every target.
+    fn zero_return_value(&mut self) {
+        let place = match (self.sret, self.ret_slot) {
+            (Some(addr), _) => super::place::Place {
+                addr,
+                ty: self.ret_ty,
+                space: ir::Space::Generic,
+            },
+            (None, Some(slot)) => self.ret_place(slot),
+            (None, None) => return,
+        };
+        let all = self.all_on();
+        self.zero_fill(place, all);
     }
 
     /// The exit block: returns the value of the return slot.

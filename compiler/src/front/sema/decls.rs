@@ -732,6 +732,7 @@ impl Checker<'_> {
             from_stdlib: self.in_stdlib(f.span),
             locals: 0..0,
             called: false,
+            falls_off_end: false,
         });
         let first = !self.overloads.contains_key(&f.name.name);
         if first {

@@ -1254,7 +1254,7 @@ impl Checker<'_> {
         match self.out.types.kind(bt) {
             TypeKind::Array(elem, _) => {
                 if iv {
-                    self.check_varying_struct_index(elem, index);
+                    self.check_varying_struct_index(e, elem, index);
                     self.types().with_var(elem, Variability::Varying)
                 } else {
                     elem
@@ -1263,7 +1263,7 @@ impl Checker<'_> {
             TypeKind::Pointer(p) if !self.out.types.is_void(p) => {
                 if iv || self.out.types.is_varying(bt) {
                     if iv {
-                        self.check_varying_struct_index(p, index);
+                        self.check_varying_struct_index(e, p, index);
                     }
                     self.types().with_var(p, Variability::Varying)
                 } else {
@@ -1291,12 +1291,19 @@ impl Checker<'_> {
 
     /// E0401: loading a uniform struct with a member bound `uniform` through a varying
     /// index: the varying result would need one value of that member per instance.
-    fn check_varying_struct_index(&mut self, elem: TypeId, index: &Expr) {
+    /// Reading one member through it is fine (ISPC gathers it, as through a varying
+    /// pointer), so `e` is remembered as a varying address and a member access about to
+    /// read through it ([`Self::member_base`]) waits for the whole struct to be used.
+    fn check_varying_struct_index(&mut self, e: &Expr, elem: TypeId, index: &Expr) {
         let d = self.out.types.get(elem);
         let TypeKind::Struct(sid) = d.kind else {
             return;
         };
         if d.var != Variability::Uniform {
+            return;
+        }
+        self.varying_addr_structs.insert(e.id);
+        if self.member_base == Some(e.id) {
             return;
         }
         let info = &self.out.types.structs[sid];
@@ -1325,16 +1332,22 @@ impl Checker<'_> {
                 }
             }
         }
+        let outer_base = self.member_base.replace(base.id);
         let bt = self.check_expr(base);
+        self.member_base = outer_base;
         if self.out.types.is_error(bt) {
             return Types::ERROR;
         }
         let bt = if arrow { self.rvalue(base, bt) } else { bt };
+        let through_varying_addr = !arrow && self.varying_addr_structs.contains(&base.id);
         let t = &self.out.types;
         let struct_pointee = t
             .pointee(bt)
             .filter(|&p| matches!(t.kind(p), TypeKind::Struct(_)));
         let (sty, varying_ptr) = match (arrow, t.kind(bt), struct_pointee) {
+            (false, TypeKind::Struct(_), _) if through_varying_addr => {
+                (self.types().with_var(bt, Variability::Uniform), true)
+            }
             (false, TypeKind::Struct(_), _) => (bt, false),
             (true, _, Some(p)) => (p, t.is_varying(bt)),
             (false, _, Some(_)) => {
@@ -1373,11 +1386,16 @@ impl Checker<'_> {
         };
         self.out.members.insert(e.id, idx as u32);
         let mt = self.types().member_type(sty, idx);
-        if varying_ptr {
-            self.types().with_var(mt, Variability::Varying)
-        } else {
-            mt
+        if !varying_ptr {
+            return mt;
         }
+        if self.out.types.var(mt) == Variability::Uniform
+            && matches!(self.out.types.kind(mt), TypeKind::Struct(_))
+        {
+            // `a[i].inner` is itself a uniform struct at a varying address.
+            self.varying_addr_structs.insert(e.id);
+        }
+        self.types().with_var(mt, Variability::Varying)
     }
 
     fn wrong_member_op(

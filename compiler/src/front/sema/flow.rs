@@ -1,16 +1,16 @@
-//! Can control reach the end of a statement? Used for E0506 (a non-`void` function
+//! Can control reach the end of a statement? Used for W0012 (a non-`void` function
 //! whose end is reachable).
 //!
 //! The analysis is the usual conservative one: `return` ends a path; loops whose
 //! condition is absent or a true constant end it unless they contain a `break` for
 //! themselves; `if` needs both branches to end; a `switch` needs a `default`, no
 //! `break` for itself, and a last arm that ends. Statements the parser could not read
-//! count as ending a path, so a syntax error never causes E0506.
+//! count as ending a path, so a syntax error never causes W0012.
 
 use super::{Checker, ConstValue};
 use crate::front::ast::{Block, CaseLabel, Expr, ExprKind, ForInit, Initializer, Stmt, StmtKind};
 
-/// Deepest statement nesting analysed; deeper code is assumed to end (no E0506).
+/// Deepest statement nesting analysed; deeper code is assumed to end (no W0012).
 const MAX_FLOW_DEPTH: u32 = 2000;
 
 impl Checker<'_> {

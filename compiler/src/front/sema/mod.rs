@@ -50,7 +50,7 @@ use crate::front::ast::{self, ExprId};
 use crate::front::intern::{Interner, Symbol};
 use crate::source::{FileId, SourceMap, Span};
 use cranelift_entity::{entity_impl, PrimaryMap};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Handle of a function (one per distinct signature; a prototype and its definition
 /// share one).
@@ -165,6 +165,9 @@ pub struct FuncInfo {
     pub locals: std::ops::Range<u32>,
     /// Called from somewhere in the program.
     pub called: bool,
+    /// A non-`void` definition whose end is reachable without `return` (W0012): it then
+    /// returns zero, which lowering stores in the return slot before the body.
+    pub falls_off_end: bool,
 }
 
 impl FuncInfo {
@@ -488,6 +491,13 @@ struct Checker<'a> {
     /// Calls between user functions, and which of them run with a partial mask, for
     /// the interprocedural part of E0507.
     barrier_calls: stmt::BarrierCalls,
+    /// Struct-typed expressions that name a uniform struct in memory through a
+    /// varying address (`a[i]` with a varying `i`, and their struct members): a member
+    /// read through them is gathered per instance, even one declared `uniform`.
+    varying_addr_structs: FxHashSet<ExprId>,
+    /// The index expression that a member access is about to read through, so E0401
+    /// waits for the whole struct to be used.
+    member_base: Option<ExprId>,
 }
 
 /// Deepest nesting of expressions plus statements that sema descends into. Deeper trees
@@ -526,6 +536,8 @@ impl<'a> Checker<'a> {
             cur_item: 0,
             local_used: Vec::new(),
             barrier_calls: stmt::BarrierCalls::default(),
+            varying_addr_structs: FxHashSet::default(),
+            member_base: None,
         };
         cx.declare_builtins();
         cx

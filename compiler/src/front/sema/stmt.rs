@@ -222,8 +222,11 @@ impl<'a> Checker<'a> {
                 body.span.end.saturating_sub(1),
                 body.span.end,
             );
+            // C and ISPC accept this (the value is undefined there); spmdc defines it as
+            // zero so that every target agrees, and warns as C compilers do.
+            self.out.funcs[fid].falls_off_end = true;
             self.emit(
-                Diagnostic::error(
+                Diagnostic::warning(
                     codes::MISSING_RETURN_VALUE,
                     format!(
                         "function `{}` can reach its end without returning a value",
@@ -235,6 +238,7 @@ impl<'a> Checker<'a> {
                     f.ret.span,
                     format!("declared to return `{}`", self.ty_str(ret)),
                 )
+                .with_note("reaching it returns zero")
                 .with_help("add a `return` with a value on every path"),
             );
         }

@@ -693,6 +693,24 @@ fn bound_uniform_member_with_varying_index() {
         "struct Foo { int a; }; void f(uniform Foo fs[]) { Foo v = fs[programIndex]; }",
         &[],
     );
+    // One member read or written through the varying index gathers or scatters.
+    expect(
+        "struct Foo { uniform int a; }; void f(uniform Foo fs[]) { int v = fs[programIndex].a; fs[programIndex].a = v; }",
+        &[],
+    );
+    expect(
+        "struct In { uniform int a; }; struct Foo { In i; }; void f(uniform Foo fs[]) { int v = fs[programIndex].i.a; }",
+        &[],
+    );
+    expect(
+        "struct In { uniform int a; }; struct Foo { In i; }; void f(uniform Foo * uniform p) { int v = p[programIndex].i.a; }",
+        &[],
+    );
+    // The member is varying: it cannot be stored in a uniform.
+    expect(
+        "struct Foo { uniform int a; }; void f(uniform Foo fs[]) { uniform int v = fs[programIndex].a; }",
+        &["E0401"],
+    );
 }
 
 #[test]
@@ -782,7 +800,7 @@ fn jumps() {
     expect("task int f() { return 1; }", &["E0505"]);
     expect(
         "uniform int f(uniform int x) { if (x) return 1; }",
-        &["E0506"],
+        &["W0012"],
     );
     expect(
         "void f(uniform int n) { foreach (i = 0 ... n) { foreach (j = 0 ... n) {} } }",
