@@ -181,6 +181,8 @@ pub enum BaseType {
     Struct(Ident),
     /// `enum Foo` with the keyword.
     Enum(Ident),
+    /// `struct { ... }` without a tag: the [`StructDef::anon`] number of its definition.
+    AnonStruct(u32),
 }
 
 /// The specifier part of a declaration: qualifiers and a base type.
@@ -266,9 +268,14 @@ pub struct Field {
 
 #[derive(Clone, Debug)]
 pub struct StructDef {
+    /// The tag; for an anonymous struct, [`crate::front::intern::ANON_STRUCT`].
     pub name: Ident,
     pub fields: Vec<Field>,
     pub span: Span,
+    /// For `struct { ... }` without a tag: its number in the unit, which
+    /// [`BaseType::AnonStruct`] refers to. The parser hoists each to a file-scope item
+    /// just before the item it appears in.
+    pub anon: Option<u32>,
 }
 
 #[derive(Clone, Debug)]

@@ -409,6 +409,7 @@ impl Dumper<'_> {
             BaseType::Named(n) => self.name(n).to_string(),
             BaseType::Struct(n) => format!("struct {}", self.name(n)),
             BaseType::Enum(n) => format!("enum {}", self.name(n)),
+            BaseType::AnonStruct(k) => format!("struct (anonymous #{k})"),
         });
         for d in derived {
             match d {

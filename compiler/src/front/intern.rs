@@ -13,9 +13,16 @@ pub struct Interner {
     names: Vec<Box<str>>,
 }
 
+/// The name every anonymous struct (`struct { ... }`) is shown by; no identifier can
+/// spell it. [`Interner::new`] interns it first.
+pub const ANON_STRUCT: Symbol = Symbol(0);
+
 impl Interner {
     pub fn new() -> Self {
-        Self::default()
+        let mut interner = Self::default();
+        let anon = interner.intern("(anonymous struct)");
+        debug_assert_eq!(anon, ANON_STRUCT);
+        interner
     }
 
     pub fn intern(&mut self, name: &str) -> Symbol {

@@ -59,6 +59,10 @@ impl ItemsOut {
 pub struct ParseCtx {
     next_expr: Cell<u32>,
     next_decl: Cell<u32>,
+    /// Anonymous structs (`struct { ... }`) of the item being parsed, hoisted to file
+    /// scope before it when it is done ([`ParseCtx::hoist`]).
+    anon_structs: RefCell<Vec<StructDef>>,
+    next_anon: Cell<u32>,
     diags: RefCell<Vec<Diagnostic>>,
 }
 
@@ -453,8 +457,38 @@ impl ParseCtx {
         ParseCtx {
             next_expr: Cell::new(0),
             next_decl: Cell::new(0),
+            anon_structs: RefCell::new(Vec::new()),
+            next_anon: Cell::new(0),
             diags: RefCell::new(Vec::new()),
         }
+    }
+
+    /// `struct { ... }` as a type: a definition with a fresh number, hoisted to file scope
+    /// (a struct type is the same wherever it is written), and a reference to it.
+    pub fn anon_struct(&self, fields: Vec<Vec<Field>>, span: Span) -> SpecPart {
+        let k = self.next_anon.get();
+        self.next_anon.set(k + 1);
+        self.anon_structs.borrow_mut().push(StructDef {
+            name: Ident {
+                name: crate::front::intern::ANON_STRUCT,
+                span: Span::new(span.file, span.start, span.start),
+            },
+            fields: fields.into_iter().flatten().collect(),
+            span,
+            anon: Some(k),
+        });
+        SpecPart::Base(BaseType::AnonStruct(k), span)
+    }
+
+    /// An item, preceded by the anonymous structs written inside it (inner ones first).
+    pub fn hoist(&self, item: ItemsOut) -> ItemsOut {
+        let mut defs = self.anon_structs.take();
+        if defs.is_empty() {
+            return item;
+        }
+        let mut items: Vec<Item> = defs.drain(..).map(Item::Struct).collect();
+        items.extend(item.0);
+        ItemsOut(items)
     }
 
     /// The unit, with the diagnostics the grammar actions reported.
@@ -895,7 +929,26 @@ impl ParseCtx {
     }
 
     pub fn typedef(&self, ty: TypeName, name: Ident, arrays: Vec<Derived>, span: Span) -> ItemsOut {
+        if let BaseType::AnonStruct(k) = ty.spec.base {
+            if ty.derived.is_empty() && arrays.is_empty() && self.name_anon_struct(k, name) {
+                // `typedef struct { ... } Name;`: the struct is `struct Name`, as if tagged.
+                return ItemsOut::none();
+            }
+        }
         ItemsOut::one(Item::Typedef(typedef_of(ty, name, arrays, span)))
+    }
+
+    /// Gives the pending anonymous struct `k` the tag `name`; false if it is gone.
+    fn name_anon_struct(&self, k: u32, name: Ident) -> bool {
+        let mut defs = self.anon_structs.borrow_mut();
+        match defs.iter_mut().find(|d| d.anon == Some(k)) {
+            Some(def) => {
+                def.name = name;
+                def.anon = None;
+                true
+            }
+            None => false,
+        }
     }
 
     pub fn local_typedef(
@@ -910,21 +963,22 @@ impl ParseCtx {
         self.stmt(StmtKind::Typedef(Box::new(t)), l, r)
     }
 
-    /// `typedef struct [Tag] { ... } [*...] Name;`: the struct (named after the tag, or
-    /// after the typedef when it has none) plus, when needed, the alias.
+    /// `typedef struct Tag { ... } [*...] Name;`: the struct plus, when needed, the alias.
+    /// (Without a tag, the struct is anonymous and [`ParseCtx::typedef`] names it.)
     pub fn typedef_struct(
         &self,
-        tag: Option<Ident>,
+        tag: Ident,
         fields: Vec<Field>,
         ptrs: Vec<Derived>,
         name: Ident,
         span: Span,
     ) -> ItemsOut {
-        let struct_name = tag.unwrap_or(name);
+        let struct_name = tag;
         let def = Item::Struct(StructDef {
             name: struct_name,
             fields,
             span,
+            anon: None,
         });
         if struct_name.name == name.name && ptrs.is_empty() {
             return ItemsOut::one(def);

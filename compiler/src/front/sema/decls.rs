@@ -30,7 +30,7 @@ impl Checker<'_> {
                     self.define_struct(s, i);
                     // Later items may take `sizeof` of it: lay it out now, not only at
                     // the end.
-                    if let Some(&sid) = self.struct_tags.get(&s.name.name) {
+                    if let Some(sid) = self.struct_of_def(s) {
                         let target = self.out.target;
                         self.out.types.compute_struct_layout(sid, target);
                     }
@@ -83,7 +83,27 @@ impl Checker<'_> {
 
     // ------------------------------------------------------------ structs
 
+    /// The struct a definition defines: by its tag, or by its number if anonymous.
+    fn struct_of_def(&self, s: &ast::StructDef) -> Option<super::StructId> {
+        match s.anon {
+            Some(k) => self.anon_structs.get(&k).copied(),
+            None => self.struct_tags.get(&s.name.name).copied(),
+        }
+    }
+
     fn name_struct(&mut self, s: &ast::StructDef, item: usize) {
+        if let Some(k) = s.anon {
+            let sid = self.out.types.structs.push(StructInfo {
+                name: s.name.name,
+                span: s.span,
+                item: Some(item),
+                fields: Vec::new(),
+                state: StructState::Pending,
+                layouts: Default::default(),
+            });
+            self.anon_structs.insert(k, sid);
+            return;
+        }
         if let Some(&prev) = self.struct_tags.get(&s.name.name) {
             let info = &self.out.types.structs[prev];
             if info.item.is_none() {
@@ -105,9 +125,13 @@ impl Checker<'_> {
     }
 
     fn define_struct(&mut self, s: &ast::StructDef, item: usize) {
-        let Some(&sid) = self.struct_tags.get(&s.name.name) else {
+        let Some(sid) = self.struct_of_def(s) else {
             return;
         };
+        if s.anon.is_some() {
+            self.resolve_struct(sid);
+            return;
+        }
         if self.out.types.structs[sid].item != Some(item) {
             let prev = self.out.types.structs[sid].span;
             self.redefinition(s.name.name, s.name.span, Some(prev));

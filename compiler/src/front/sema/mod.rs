@@ -498,6 +498,8 @@ struct Checker<'a> {
     /// The index expression that a member access is about to read through, so E0401
     /// waits for the whole struct to be used.
     member_base: Option<ExprId>,
+    /// Anonymous structs by their [`ast::StructDef::anon`] number.
+    anon_structs: FxHashMap<u32, StructId>,
 }
 
 /// Deepest nesting of expressions plus statements that sema descends into. Deeper trees
@@ -538,6 +540,7 @@ impl<'a> Checker<'a> {
             barrier_calls: stmt::BarrierCalls::default(),
             varying_addr_structs: FxHashSet::default(),
             member_base: None,
+            anon_structs: FxHashMap::default(),
         };
         cx.declare_builtins();
         cx

@@ -190,6 +190,10 @@ impl Checker<'_> {
                 let sid = self.struct_by_tag(*id);
                 self.types().struct_ty(sid, Variability::Unbound, false)
             }
+            BaseType::AnonStruct(k) => match self.anon_structs.get(k) {
+                Some(&sid) => self.types().struct_ty(sid, Variability::Unbound, false),
+                None => Types::ERROR,
+            },
             BaseType::Enum(id) => match self.enum_tags.get(&id.name) {
                 Some(&eid) => self.types().enum_ty(eid, Variability::Unbound),
                 None => {
