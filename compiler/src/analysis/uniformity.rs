@@ -548,7 +548,8 @@ fn stmt_parts(stmt: &ast::Stmt) -> StmtParts<'_> {
         ),
         ast::StmtKind::Foreach { body, .. }
         | ast::StmtKind::ForeachActive { body, .. }
-        | ast::StmtKind::ForeachUnique { body, .. } => cond(None, false, "", "", vec![&**body]),
+        | ast::StmtKind::ForeachUnique { body, .. }
+        | ast::StmtKind::Labeled { body, .. } => cond(None, false, "", "", vec![&**body]),
         _ => cond(None, false, "", "", Vec::new()),
     }
 }

@@ -155,6 +155,9 @@ codes! {
     BARRIER_IN_VARYING_CONTROL = "E0507": "`barrier()` under varying control flow";
     INVALID_ENTRY_QUALIFIERS = "E0508": "an `export`/`task` function with conflicting or misplaced qualifiers";
     NESTED_FOREACH = "E0509": "a `foreach` nested in a way the language does not allow";
+    GOTO_IN_VARYING_CONTROL = "E0510": "`goto` under varying control flow";
+    LABEL_NOT_AT_TOP = "E0511": "a label inside another statement (labels must be statements of the function body)";
+    UNDEFINED_LABEL = "E0512": "`goto` to a label the function does not define";
 
     // ---- command line and driver
     NO_SUCH_ENTRY = "E0900": "the entry point named on the command line does not exist";

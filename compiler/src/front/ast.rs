@@ -419,6 +419,13 @@ pub enum StmtKind {
     },
     Break,
     Continue,
+    /// `goto label;` (only in uniform control flow, to a label of the function body).
+    Goto(Ident),
+    /// `label: statement`.
+    Labeled {
+        label: Ident,
+        body: Box<Stmt>,
+    },
     Return(Option<Expr>),
     Switch {
         cond: Expr,
@@ -736,15 +743,15 @@ impl StmtKind {
             | K::DoWhile { body, .. }
             | K::Foreach { body, .. }
             | K::ForeachActive { body, .. }
-            | K::ForeachUnique { body, .. } => {
-                out.push(std::mem::replace(body.as_mut(), Stmt::EMPTY))
-            }
+            | K::ForeachUnique { body, .. }
+            | K::Labeled { body, .. } => out.push(std::mem::replace(body.as_mut(), Stmt::EMPTY)),
             K::Decl(_)
             | K::Typedef(_)
             | K::Expr(_)
             | K::Empty
             | K::Break
             | K::Continue
+            | K::Goto(_)
             | K::Return(_)
             | K::Error => {}
         }

@@ -266,6 +266,11 @@ impl Dumper<'_> {
             }
             StmtKind::Break => self.line("break", s.span),
             StmtKind::Continue => self.line("continue", s.span),
+            StmtKind::Goto(label) => self.line(&format!("goto {}", self.name(label)), s.span),
+            StmtKind::Labeled { label, body } => {
+                self.line(&format!("label {}", self.name(label)), s.span);
+                self.nested(|d| d.stmt(body));
+            }
             StmtKind::Return(e) => {
                 let v = e
                     .as_ref()

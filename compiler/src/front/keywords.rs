@@ -48,6 +48,7 @@ macro_rules! with_keywords {
             "cdo" => KwCdo,
             "break" => KwBreak,
             "continue" => KwContinue,
+            "goto" => KwGoto,
             "return" => KwReturn,
             "switch" => KwSwitch,
             "case" => KwCase,

@@ -159,7 +159,9 @@ impl<'u> Walk<'u, '_> {
                 }
                 self.stmt(body);
             }
-            StmtKind::ForeachActive { body, .. } => self.stmt(body),
+            StmtKind::ForeachActive { body, .. } | StmtKind::Labeled { body, .. } => {
+                self.stmt(body)
+            }
             StmtKind::ForeachUnique { expr, body, .. } => {
                 self.expr(expr);
                 self.stmt(body);
@@ -168,6 +170,7 @@ impl<'u> Walk<'u, '_> {
             | StmtKind::Typedef(_)
             | StmtKind::Break
             | StmtKind::Continue
+            | StmtKind::Goto(_)
             | StmtKind::Error => {}
         }
     }

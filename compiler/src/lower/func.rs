@@ -58,6 +58,11 @@ pub(super) struct FnLower<'m, 'a> {
     pub prologue: Block,
     /// `programIndex * size` as a varying `ptr`, per element size (in the prologue).
     pub lane_offsets: FxHashMap<u32, Value>,
+    /// The mask the function was entered with (it dominates the whole body): a label's
+    /// mask is recomputed from it.
+    pub entry_mask: Option<Value>,
+    /// The block of each label of the body, created at its first `goto` or definition.
+    pub labels: FxHashMap<crate::front::intern::Symbol, Block>,
 }
 
 /// Lowers one defined function.
@@ -112,12 +117,15 @@ pub(super) fn lower_function(cx: &mut ModCx<'_>, id: FuncId) -> ir::Function {
         locals: FxHashMap::default(),
         prologue: entry,
         lane_offsets: FxHashMap::default(),
+        entry_mask: None,
+        labels: FxHashMap::default(),
     };
     let mask = match entry_mask {
         Some(m) => m,
         None => fl.all_on(),
     };
     fl.mask = Some(mask);
+    fl.entry_mask = Some(mask);
     fl.prologue(&info, &params, abi.sret);
     let body = def.body.as_ref().expect("definition has a body");
     if body

@@ -21,6 +21,7 @@
 
 use super::func::FnLower;
 use crate::front::ast::{Stmt, StmtKind};
+use crate::front::intern::Symbol;
 use crate::ir::{StackSlot, Value};
 
 /// What kind of construct a [`Flow`] entry is.
@@ -73,6 +74,7 @@ impl Flow {
 pub(super) fn has_nested_return(s: &Stmt, top: bool) -> bool {
     match &s.kind {
         StmtKind::Return(_) => !top,
+        StmtKind::Labeled { body, .. } => has_nested_return(body, top),
         StmtKind::Block(b) | StmtKind::Unmasked(b) => {
             b.stmts.iter().any(|s| has_nested_return(s, top))
         }
@@ -121,7 +123,8 @@ fn children(s: &Stmt) -> Box<dyn Iterator<Item = &Stmt> + '_> {
         | StmtKind::DoWhile { body, .. }
         | StmtKind::Foreach { body, .. }
         | StmtKind::ForeachActive { body, .. }
-        | StmtKind::ForeachUnique { body, .. } => Box::new(std::iter::once(&**body)),
+        | StmtKind::ForeachUnique { body, .. }
+        | StmtKind::Labeled { body, .. } => Box::new(std::iter::once(&**body)),
         StmtKind::Switch { arms, .. } => Box::new(arms.iter().flat_map(|a| a.body.iter())),
         _ => Box::new(std::iter::empty()),
     }
@@ -243,6 +246,51 @@ impl FnLower<'_, '_> {
         }
         self.flows[idx].diverged = true;
         self.region_dead();
+    }
+
+    /// The block of a label of the function body.
+    fn label_block(&mut self, label: Symbol) -> crate::ir::Block {
+        if let Some(&b) = self.labels.get(&label) {
+            return b;
+        }
+        let b = self.new_block();
+        self.labels.insert(label, b);
+        b
+    }
+
+    /// `goto`: sema allows it only where every live lane runs it (no varying construct
+    /// around it, no lane waiting for a loop's end), so it is a plain jump.
+    pub fn lower_goto(&mut self, label: Symbol) {
+        let waiting = self
+            .flows
+            .iter()
+            .any(|f| f.diverged || f.kind == FlowKind::Unmasked);
+        if self.varying_depth != 0 || waiting {
+            self.unsupported("this `goto`");
+            return;
+        }
+        let target = self.label_block(label);
+        self.jump(target);
+        self.mask = None;
+    }
+
+    /// A label (a statement of the function body, outside every construct): the mask
+    /// there is the entry mask less the lanes that returned, whichever way it was
+    /// reached.
+    pub fn lower_label(&mut self, label: Symbol) {
+        let block = self.label_block(label);
+        if !self.is_terminated() {
+            self.jump(block);
+        }
+        self.switch_to(block);
+        let entry = match self.entry_mask {
+            Some(m) => m,
+            None => self.all_on(),
+        };
+        // An epoch unlike the current one: reload `func_live` whatever happened.
+        let m = self.recompute(entry, self.epoch.wrapping_add(1));
+        self.mask = Some(m);
+        self.epoch += 1;
     }
 
     /// `return` (after the value, if any, was stored in the return slot).

@@ -20,10 +20,13 @@ impl FnLower<'_, '_> {
         self.lower_stmts(&b.stmts);
     }
 
+    /// Lowers a statement list, skipping what no lane reaches: after a jump, only a
+    /// labelled statement (a `goto` target) is reached again.
     fn lower_stmts(&mut self, stmts: &[Stmt]) {
         for s in stmts {
-            if self.mask.is_none() || self.is_terminated() {
-                break;
+            let dead = self.mask.is_none() || self.is_terminated();
+            if dead && !matches!(s.kind, StmtKind::Labeled { .. }) {
+                continue;
             }
             self.stmt(s);
         }
@@ -62,6 +65,11 @@ impl FnLower<'_, '_> {
             StmtKind::DoWhile { body, cond, .. } => self.lower_loop(Some(cond), None, body, true),
             StmtKind::Break => self.lower_break(),
             StmtKind::Continue => self.lower_continue(),
+            StmtKind::Goto(label) => self.lower_goto(label.name),
+            StmtKind::Labeled { label, body } => {
+                self.lower_label(label.name);
+                self.stmt(body);
+            }
             StmtKind::Return(e) => self.lower_return(e.as_ref()),
             StmtKind::Switch { cond, arms } => self.lower_switch(cond, arms),
             StmtKind::Foreach { dims, body, tiled } => self.lower_foreach(dims, body, *tiled),

@@ -18,8 +18,18 @@ impl Checker<'_> {
         self.seq_falls(stmts, 0)
     }
 
+    /// A statement list falls through if its last statement is reached and falls
+    /// through; a labelled statement is reached whatever precedes it (a `goto` may jump
+    /// there).
     fn seq_falls(&self, stmts: &[Stmt], depth: u32) -> bool {
-        stmts.iter().all(|s| self.falls(s, depth))
+        let mut reached = true;
+        for s in stmts {
+            reached |= matches!(s.kind, StmtKind::Labeled { .. });
+            if reached && !self.falls(s, depth) {
+                reached = false;
+            }
+        }
+        reached
     }
 
     fn falls(&self, s: &Stmt, depth: u32) -> bool {
@@ -28,7 +38,8 @@ impl Checker<'_> {
         }
         let d = depth + 1;
         match &s.kind {
-            StmtKind::Return(_) | StmtKind::Error => false,
+            StmtKind::Return(_) | StmtKind::Error | StmtKind::Goto(_) => false,
+            StmtKind::Labeled { body, .. } => self.falls(body, d),
             StmtKind::Block(b) | StmtKind::Unmasked(b) => self.seq_falls(&b.stmts, d),
             StmtKind::If { then, else_, .. } => match else_ {
                 Some(e) => self.falls(then, d) || self.falls(e, d),
@@ -85,13 +96,13 @@ impl Checker<'_> {
 
     /// Is a `break` (or `continue`) reached in a statement list before control stops?
     fn seq_jumps(&self, stmts: &[Stmt], depth: u32, brk: bool) -> bool {
+        let mut reached = true;
         for s in stmts {
-            if self.jumps(s, depth, brk) {
+            reached |= matches!(s.kind, StmtKind::Labeled { .. });
+            if reached && self.jumps(s, depth, brk) {
                 return true;
             }
-            if !self.falls(s, depth) {
-                return false;
-            }
+            reached &= self.falls(s, depth);
         }
         false
     }
@@ -104,6 +115,7 @@ impl Checker<'_> {
         match &s.kind {
             StmtKind::Break => brk,
             StmtKind::Continue => !brk,
+            StmtKind::Labeled { body, .. } => self.jumps(body, d, brk),
             StmtKind::Block(b) | StmtKind::Unmasked(b) => self.seq_jumps(&b.stmts, d, brk),
             StmtKind::If { then, else_, .. } => {
                 self.jumps(then, d, brk) || else_.as_ref().is_some_and(|e| self.jumps(e, d, brk))
@@ -135,7 +147,12 @@ fn stmt_has_error(s: &Stmt, depth: u32) -> bool {
         StmtKind::Decl(decl) => decl_has_error(decl, d),
         StmtKind::Expr(x) => e(x),
         StmtKind::Return(x) => x.as_ref().is_some_and(e),
-        StmtKind::Empty | StmtKind::Typedef(_) | StmtKind::Break | StmtKind::Continue => false,
+        StmtKind::Empty
+        | StmtKind::Typedef(_)
+        | StmtKind::Break
+        | StmtKind::Continue
+        | StmtKind::Goto(_) => false,
+        StmtKind::Labeled { body, .. } => st(body),
         StmtKind::If {
             cond, then, else_, ..
         } => e(cond) || st(then) || else_.as_deref().is_some_and(st),

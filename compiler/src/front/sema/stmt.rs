@@ -74,6 +74,11 @@ pub(super) struct FnCtx<'a> {
     syntax_error: Option<bool>,
     /// The function is the stdlib's (no style warnings).
     from_stdlib: bool,
+    /// The labels of the function body's own statements (the only places a label may
+    /// be), by name: where each is defined.
+    labels: rustc_hash::FxHashMap<crate::front::intern::Symbol, Span>,
+    /// Where every label of the body's own statements is, repeated ones included.
+    top_labels: rustc_hash::FxHashSet<(u32, u32)>,
 }
 
 impl<'a> Checker<'a> {
@@ -197,7 +202,10 @@ impl<'a> Checker<'a> {
             body: Some(body),
             syntax_error: None,
             from_stdlib: info_from_stdlib,
+            labels: Default::default(),
+            top_labels: Default::default(),
         });
+        self.collect_labels(&body.stmts);
         self.scopes.clear();
         self.scopes.push();
         let first = self.out.locals.len() as u32;
@@ -294,6 +302,11 @@ impl<'a> Checker<'a> {
         let mut jump: Option<&Stmt> = None;
         let mut reported = false;
         for s in stmts {
+            if matches!(s.kind, StmtKind::Labeled { .. }) {
+                // A `goto` may jump here.
+                jump = None;
+                reported = false;
+            }
             if let Some(j) = jump {
                 let customary =
                     matches!((&j.kind, &s.kind), (StmtKind::Return(_), StmtKind::Break));
@@ -311,7 +324,7 @@ impl<'a> Checker<'a> {
             if jump.is_none()
                 && matches!(
                     s.kind,
-                    StmtKind::Return(_) | StmtKind::Break | StmtKind::Continue
+                    StmtKind::Return(_) | StmtKind::Break | StmtKind::Continue | StmtKind::Goto(_)
                 )
             {
                 jump = Some(s);
@@ -420,6 +433,11 @@ impl<'a> Checker<'a> {
             } => self.check_loop(s, Some(cond), None, body, *coherent, true),
             StmtKind::Break => self.check_break(s.span),
             StmtKind::Continue => self.check_continue(s.span),
+            StmtKind::Goto(label) => self.check_goto(s.span, *label),
+            StmtKind::Labeled { label, body } => {
+                self.check_label_placement(*label);
+                self.check_stmt(body);
+            }
             StmtKind::Return(v) => self.check_return(s.span, v.as_ref()),
             StmtKind::Switch { cond, arms } => self.check_switch(cond, arms),
             StmtKind::Foreach { dims, tiled, body } => self.check_foreach(s, dims, *tiled, body),
@@ -549,6 +567,89 @@ impl<'a> Checker<'a> {
                 *divergent = true;
                 return;
             }
+        }
+    }
+
+    // ------------------------------------------------------------ goto
+
+    /// Records the labels of the function body's statements (`a: b: s` names two);
+    /// a repeated one is E0201.
+    fn collect_labels(&mut self, stmts: &[Stmt]) {
+        for s in stmts {
+            let mut s = s;
+            while let StmtKind::Labeled { label, body } = &s.kind {
+                let Some(f) = self.fcx.as_mut() else { return };
+                f.top_labels.insert((label.span.start, label.span.end));
+                let prev = *f.labels.entry(label.name).or_insert(label.span);
+                if prev != label.span {
+                    self.redefinition(label.name, label.span, Some(prev));
+                }
+                s = body;
+            }
+        }
+    }
+
+    /// E0511: a label that is not one of the function body's own statements. A `goto`
+    /// there could enter a loop, a `switch` or a varying `if` from outside, bypassing the
+    /// mask set-up the construct's entry does.
+    fn check_label_placement(&mut self, label: ast::Ident) {
+        let at = (label.span.start, label.span.end);
+        let top = self
+            .fcx
+            .as_ref()
+            .is_some_and(|f| f.top_labels.contains(&at));
+        if !top {
+            self.emit(
+                Diagnostic::error(
+                    codes::LABEL_NOT_AT_TOP,
+                    format!(
+                        "label `{}` is inside another statement",
+                        self.name(label.name)
+                    ),
+                )
+                .with_primary(
+                    label.span,
+                    "labels must be statements of the function body itself",
+                )
+                .with_note("a `goto` to it would enter a block, loop or `switch` from outside")
+                .with_help("move the label out to the function body's own statement list"),
+            );
+        }
+    }
+
+    /// `goto`: every instance must be running here (ISPC's rule), so it is a plain jump;
+    /// E0510 otherwise, E0512 for a label the function does not define.
+    fn check_goto(&mut self, span: Span, label: ast::Ident) {
+        let Some(f) = self.fcx.as_ref() else { return };
+        let known = f.labels.contains_key(&label.name);
+        let varying = f.partial_mask > 0
+            || f.frames.iter().any(|fr| {
+                matches!(
+                    fr,
+                    Frame::Foreach(..) | Frame::Unmasked | Frame::Loop { divergent: true }
+                )
+            });
+        if !known {
+            let mut d = Diagnostic::error(
+                codes::UNDEFINED_LABEL,
+                format!("no label `{}` in this function", self.name(label.name)),
+            )
+            .with_primary(label.span, "undefined label");
+            let names: Vec<&str> = f.labels.keys().map(|&n| self.interner.resolve(n)).collect();
+            if let Some(best) =
+                crate::diag::suggest::closest(self.name(label.name), names.iter().copied())
+            {
+                d = d.with_help(format!("did you mean `{best}`?"));
+            }
+            self.emit(d);
+        }
+        if varying {
+            self.emit(
+                Diagnostic::error(codes::GOTO_IN_VARYING_CONTROL, "`goto` under varying control flow")
+                    .with_primary(span, "some program instances may not be running here")
+                    .with_note("a `goto` must be taken by every instance together: it may not be inside a varying `if`, loop or `switch`, a `foreach`, `unmasked`, or a loop that instances may already have left by a varying `break` or `continue`")
+                    .with_help("make the condition uniform (e.g. `if (all(c)) goto L;`), or use structured control flow"),
+            );
         }
     }
 
