@@ -181,6 +181,7 @@ codes! {
     INEFFECTIVE_OPTION = "W0010": "a command-line option that changes nothing in the combination given";
     WRONG_BY_DESIGN = "W0011": "a switch whose results are wrong by design (an ablation)";
     MISSING_RETURN_VALUE = "W0012": "a non-`void` function whose end is reachable without `return` (it then returns zero)";
+    OVERLOAD_BY_TOTAL_COST = "W0013": "an overloaded call decided by the least total conversion cost, though another overload converts some argument more cheaply";
 }
 
 /// Looks a code up by its text, case-insensitively (`e0200` works too).

@@ -37,6 +37,24 @@ pub(super) enum Cost {
 }
 
 impl Cost {
+    /// ISPC's weight for this conversion in an overload's total cost
+    /// (`computeOverloadCost`): the buckets are spaced so that the next worse
+    /// conversion of one argument outweighs better ones of all the others.
+    pub(super) fn ispc_weight(self) -> u64 {
+        match self {
+            Cost::Exact => 0,
+            Cost::AddConst => 1,
+            Cost::BindRef => 2,
+            Cost::RefToValue => 3,
+            Cost::BindConstRef => 4,
+            Cost::Widen => 8,
+            Cost::Broadcast => 16,
+            Cost::Convert => 64,
+            Cost::WidenBroadcast => 128,
+            Cost::ConvertBroadcast => 192,
+        }
+    }
+
     fn with_broadcast(self) -> Cost {
         match self {
             Cost::Exact

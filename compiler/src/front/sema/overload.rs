@@ -1,11 +1,13 @@
 //! Calls: finding the callee, choosing among overloads, and the built-in `print` and
 //! `barrier`.
 //!
-//! Overload selection follows ISPC: each argument's conversion has a cost (exact,
-//! widening, uniform→varying, arbitrary conversion and their combinations; see
-//! [`super::conv::Cost`]); a candidate is viable if every argument converts; the
-//! best candidate must be at least as good as every other for every argument and
-//! strictly better for one; otherwise the call is ambiguous (E0205).
+//! Overload selection follows ISPC (`FindBestMatchCost`): each argument's conversion
+//! has a cost (exact, widening, uniform→varying, arbitrary conversion and their
+//! combinations; see [`super::conv::Cost`]), weighted as ISPC does and made 512 times
+//! cheaper for a compile-time constant argument; a candidate is viable if every
+//! argument converts; the viable candidate of least total cost is called. Two with that
+//! least total are ambiguous (E0205); when another candidate converts some argument more
+//! cheaply than the chosen one, the call is W0013 (ISPC warns too).
 
 use super::builtins::{count_placeholders, BuiltinFn, BUILTIN_NAMES};
 use super::conv::{self, Cost};
@@ -180,29 +182,95 @@ impl Checker<'_> {
             .iter()
             .filter_map(|&f| self.call_cost(f, args, arg_tys).map(|c| (f, c)))
             .collect();
-        let total = |c: &Costs| c.iter().map(|&x| x as u32).sum::<u32>();
+        let scales = self.argument_cost_scales(args);
+        let total = |c: &Costs| -> u64 {
+            c.iter()
+                .zip(&scales)
+                .map(|(x, s)| x.ispc_weight() * s)
+                .sum()
+        };
         let Some(best) = viable.iter().min_by_key(|(_, c)| total(c)) else {
             let any_arity = cands.iter().any(|&f| self.accepts_count(f, args.len()));
             self.no_overload(e, callee, arg_tys, cands, any_arity);
             return None;
         };
-        // The best must be at least as good as every other viable overload for every
-        // argument (and then, having the least total, strictly better for one).
-        let rivals: Vec<FuncId> = viable
+        let best_total = total(&best.1);
+        let tied: Vec<FuncId> = viable
             .iter()
-            .filter(|(f, c)| {
-                *f != best.0
-                    && (total(c) == total(&best.1) || c.iter().zip(&best.1).any(|(a, b)| a < b))
-            })
+            .filter(|(_, c)| total(c) == best_total)
             .map(|(f, _)| *f)
             .collect();
-        if rivals.is_empty() {
-            return Some(best.0);
+        if tied.len() > 1 {
+            self.ambiguous(e, callee, arg_tys, &tied);
+            return None;
         }
-        let mut tied = vec![best.0];
-        tied.extend(rivals);
-        self.ambiguous(e, callee, arg_tys, &tied);
-        None
+        // ISPC calls the least total even when a rival converts some argument more
+        // cheaply, and warns.
+        let better_somewhere: Vec<FuncId> = viable
+            .iter()
+            .filter(|(f, c)| *f != best.0 && c.iter().zip(&best.1).any(|(a, b)| a < b))
+            .map(|(f, _)| *f)
+            .collect();
+        if !better_somewhere.is_empty() {
+            self.chosen_by_total(e, callee, arg_tys, best.0, &better_somewhere);
+        }
+        Some(best.0)
+    }
+
+    /// ISPC's per-argument cost scale: `n + 1` for `n` arguments (so a worse bucket
+    /// for one argument outweighs a better one for all others), times 512 unless the
+    /// argument is a compile-time constant, whose conversions are cheap.
+    fn argument_cost_scales(&self, args: &[Expr]) -> SmallVec<[u64; 8]> {
+        let base = args.len() as u64 + 1;
+        args.iter()
+            .map(|a| match self.eval_const(a) {
+                Some(_) => base,
+                None => base * 512,
+            })
+            .collect()
+    }
+
+    /// W0013: the overload of least total cost was chosen although another one takes
+    /// some argument with a cheaper conversion.
+    fn chosen_by_total(
+        &mut self,
+        e: &Expr,
+        callee: ast::Ident,
+        arg_tys: &[TypeId],
+        chosen: FuncId,
+        rivals: &[FuncId],
+    ) {
+        if self.in_stdlib(e.span) {
+            return;
+        }
+        let mut d = Diagnostic::warning(
+            codes::OVERLOAD_BY_TOTAL_COST,
+            format!(
+                "call to `{}` is ambiguous; calling `{}`",
+                self.name(callee.name),
+                self.signature(chosen)
+            ),
+        )
+        .with_primary(
+            e.span,
+            format!("arguments are `{}`", self.arg_list(arg_tys)),
+        )
+        .with_secondary(
+            self.out.funcs[chosen].span,
+            "chosen: its conversions cost the least in total",
+        );
+        for &f in rivals.iter().take(MAX_LISTED) {
+            d = d.with_secondary(
+                self.out.funcs[f].span,
+                format!(
+                    "`{}` converts some argument more cheaply",
+                    self.signature(f)
+                ),
+            );
+        }
+        self.emit(
+            d.with_help("cast the arguments to the exact parameter types of the overload you mean"),
+        );
     }
 
     /// The conversion cost of each argument when calling `fid`, None if not viable.

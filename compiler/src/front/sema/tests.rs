@@ -515,6 +515,17 @@ fn overload_resolution() {
         "struct S { int a; }; void m(int a) {} void m(float a) {} void f() { S s; m(s); }",
         &["E0204"],
     );
+    // ISPC's least total cost: the second argument's constant converts cheaply, the
+    // first's exact match decides, and the rival that takes the constant exactly is
+    // reported (W0013).
+    expect(
+        "void m(float a, int b) {} void m(int a, float b) {} void f() { float x; m(x, 1.5); }",
+        &["W0013", "W0005"],
+    );
+    expect(
+        "void m(float a, int b) {} void m(int a, float b) {} void f() { float x; m((int)x, 1.5); }",
+        &[],
+    );
     // The uniform overload is an exact match for uniform arguments.
     let (c, d, i) = check_src(
         "uniform int m(uniform int a) { return a; } int m(int a) { return a; } void f() { uniform int u = m(1); int v = m(programIndex); }",
