@@ -17,11 +17,25 @@ pub struct Interner {
 /// spell it. [`Interner::new`] interns it first.
 pub const ANON_STRUCT: Symbol = Symbol(0);
 
+/// ISPC's integer types as wide as a pointer (`size_t`, `ptrdiff_t`, `intptr_t`,
+/// `uintptr_t`), built-in type names whose width depends on the target; interned by
+/// [`Interner::new`] right after [`ANON_STRUCT`].
+pub const POINTER_SIZED_TYPES: [(Symbol, &str, bool); 4] = [
+    (Symbol(1), "size_t", false),
+    (Symbol(2), "ptrdiff_t", true),
+    (Symbol(3), "intptr_t", true),
+    (Symbol(4), "uintptr_t", false),
+];
+
 impl Interner {
     pub fn new() -> Self {
         let mut interner = Self::default();
         let anon = interner.intern("(anonymous struct)");
         debug_assert_eq!(anon, ANON_STRUCT);
+        for (sym, name, _) in POINTER_SIZED_TYPES {
+            let s = interner.intern(name);
+            debug_assert_eq!(s, sym);
+        }
         interner
     }
 

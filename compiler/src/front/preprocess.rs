@@ -1525,7 +1525,10 @@ pub fn unescape(s: &str) -> Result<Vec<u8>, (usize, usize, String)> {
 /// `.`/`->` (member names). Type names are therefore file-global: a variable may not
 /// reuse a type's name, which the spec documents.
 pub fn mark_type_names(tokens: &mut [Token]) {
-    let mut names: FxHashSet<Symbol> = FxHashSet::default();
+    let mut names: FxHashSet<Symbol> = super::intern::POINTER_SIZED_TYPES
+        .iter()
+        .map(|&(s, _, _)| s)
+        .collect();
     let mut i = 0;
     while i < tokens.len() {
         match tokens[i].tok {
@@ -1559,9 +1562,6 @@ pub fn mark_type_names(tokens: &mut [Token]) {
             _ => {}
         }
         i += 1;
-    }
-    if names.is_empty() {
-        return;
     }
     for i in 0..tokens.len() {
         if let Tok::Ident(s) = tokens[i].tok {

@@ -1153,7 +1153,7 @@ impl Checker<'_> {
             )
             .with_primary(e.span, "this cast is not allowed");
             if self.out.types.pointee(from).is_some() || self.out.types.pointee(to).is_some() {
-                d = d.with_help("pointers convert only to other pointers and to/from 64-bit integers (`int64`, `uint64`)");
+                d = d.with_help("pointers convert only to other pointers and to/from 64-bit integers (`int64`, `uint64`) or the pointer-sized `intptr_t`, `uintptr_t`");
             }
             self.emit(d);
             return Types::ERROR;
@@ -1162,10 +1162,16 @@ impl Checker<'_> {
     }
 
     /// Explicit conversions: arithmetic types among themselves (and enums), pointers
-    /// among themselves and to/from 64-bit integers, a struct to itself.
+    /// among themselves and to/from 64-bit integers and integers of the target's
+    /// pointer width (`intptr_t`), a struct to itself.
     fn cast_allowed(&self, inner: &Expr, from: TypeId, to: TypeId) -> bool {
         let t = &self.out.types;
-        let wide_int = |ty: TypeId| matches!(t.as_prim(ty), Some(Prim::Int64 | Prim::UInt64));
+        let narrow_pointers = self.out.target.pointer_size == 4;
+        let wide_int = |ty: TypeId| match t.as_prim(ty) {
+            Some(Prim::Int64 | Prim::UInt64) => true,
+            Some(Prim::Int32 | Prim::UInt32) => narrow_pointers,
+            _ => false,
+        };
         match (t.kind(from), t.kind(to)) {
             (TypeKind::Prim(_) | TypeKind::Enum(_), TypeKind::Prim(_) | TypeKind::Enum(_)) => true,
             (TypeKind::Pointer(_) | TypeKind::Null, TypeKind::Pointer(_)) => true,

@@ -219,14 +219,33 @@ impl Checker<'_> {
                 let e = *e;
                 self.types().enum_ty(e, Variability::Unbound)
             }
-            _ => match self.struct_tags.get(&id.name) {
-                Some(&s) => self.types().struct_ty(s, Variability::Unbound, false),
-                None => {
+            _ => match (
+                self.struct_tags.get(&id.name),
+                self.pointer_sized_prim(id.name),
+            ) {
+                (Some(&s), _) => self.types().struct_ty(s, Variability::Unbound, false),
+                (None, Some(prim)) => self.out.types.prim(prim, Variability::Unbound),
+                (None, None) => {
                     self.unknown_type(id, "");
                     Types::ERROR
                 }
             },
         }
+    }
+
+    /// `size_t`, `ptrdiff_t`, `intptr_t`, `uintptr_t`: the integer type of the
+    /// target's pointer width, as in ISPC.
+    fn pointer_sized_prim(&self, name: crate::front::intern::Symbol) -> Option<Prim> {
+        let (_, _, signed) = crate::front::intern::POINTER_SIZED_TYPES
+            .iter()
+            .find(|(s, _, _)| *s == name)?;
+        let wide = self.out.target.pointer_size == 8;
+        Some(match (signed, wide) {
+            (true, true) => Prim::Int64,
+            (true, false) => Prim::Int32,
+            (false, true) => Prim::UInt64,
+            (false, false) => Prim::UInt32,
+        })
     }
 
     fn unknown_type(&mut self, id: ast::Ident, prefix: &str) {
