@@ -130,6 +130,7 @@ codes! {
     INVALID_REFERENCE_BINDING = "E0326": "a reference bound to a value that is not an lvalue of its type";
     MISPLACED_REFERENCE = "E0327": "a reference where the language does not allow one";
     UNINITIALIZED_REFERENCE = "E0328": "a reference variable declared without the object it refers to";
+    NO_FUNCTION_ADDRESS = "E0329": "the address of a function that no function pointer can hold";
 
     // ---- uniform / varying
     VARYING_TO_UNIFORM = "E0400": "a varying value assigned to a uniform variable";

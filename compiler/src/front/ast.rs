@@ -205,6 +205,13 @@ pub enum Derived {
     /// as the outermost part of a variable, parameter or return type; sema says why
     /// anywhere else.
     Reference { span: Span },
+    /// `(* quals name)(params)`: a pointer to a function returning the type built so
+    /// far and taking `params` (a C function pointer declarator, `float (*f)(float)`).
+    FnPtr {
+        params: Vec<Param>,
+        quals: Qualifiers,
+        span: Span,
+    },
 }
 
 /// A full type as written in a cast, `sizeof` or declaration: the spec plus the
@@ -638,9 +645,16 @@ pub enum ExprKind {
     },
     SizeofType(Box<TypeName>),
     SizeofExpr(Box<Expr>),
-    /// Calls name their callee directly (no function pointers).
+    /// A call of a name: a function (its overloads), or a variable holding a function
+    /// pointer (sema tells which).
     Call {
         callee: Ident,
+        args: Vec<Expr>,
+    },
+    /// A call through a function pointer computed by an expression: `fs[i](x)`,
+    /// `(c ? f : g)(x)`, `s.f(x)`.
+    CallPtr {
+        callee: Box<Expr>,
         args: Vec<Expr>,
     },
     Index {
@@ -703,6 +717,10 @@ impl ExprKind {
             } => out.extend([*lhs, *rhs]),
             K::Ternary { cond, then, else_ } => out.extend([*cond, *then, *else_]),
             K::Call { args, .. } => out.extend(args),
+            K::CallPtr { callee, args } => {
+                out.push(*callee);
+                out.extend(args);
+            }
             _ => {}
         }
     }

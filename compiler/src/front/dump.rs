@@ -391,6 +391,15 @@ impl Dumper<'_> {
                 s.push(')');
                 s
             }
+            ExprKind::CallPtr { callee, args } => {
+                let mut s = format!("(call-ptr {}", self.expr(callee));
+                for a in args {
+                    s.push(' ');
+                    s.push_str(&self.expr(a));
+                }
+                s.push(')');
+                s
+            }
             ExprKind::Index { base, index } => {
                 format!("(index {} {})", self.expr(base), self.expr(index))
             }
@@ -433,6 +442,18 @@ impl Dumper<'_> {
                     None => s.push_str(" []"),
                 },
                 Derived::Reference { .. } => s.push_str(" &"),
+                Derived::FnPtr { params, quals, .. } => {
+                    s.push_str(" (*");
+                    let q = quals_str(quals);
+                    if !q.is_empty() {
+                        s.push(' ');
+                        s.push_str(q.trim_end());
+                    }
+                    s.push_str(")(");
+                    let ps: Vec<String> = params.iter().map(|p| self.type_name(&p.ty)).collect();
+                    s.push_str(&ps.join(", "));
+                    s.push(')');
+                }
             }
         }
         s

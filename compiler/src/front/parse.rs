@@ -865,6 +865,113 @@ impl ParseCtx {
         }
     }
 
+    /// The `(*name)(params)` part of a function pointer declarator (`f(void)` style
+    /// parameter lists declare none).
+    pub fn fn_ptr_part(
+        &self,
+        quals: Vec<SpecPart>,
+        name: Option<Ident>,
+        arrays: Vec<Derived>,
+        mut params: Vec<Param>,
+        span: Span,
+    ) -> FnPtrPart {
+        let (spec, _) = self.split_spec(quals, Allowed::Type);
+        drop_void_param(&mut params);
+        FnPtrPart {
+            fn_ptr: Derived::FnPtr {
+                params,
+                quals: spec.quals,
+                span,
+            },
+            name,
+            arrays,
+            span,
+        }
+    }
+
+    /// A declarator's parts when it declares a function pointer: the pointers before
+    /// the parentheses apply to the return type, then the pointer to the function, then
+    /// the arrays inside the parentheses (`float (*fs[2])(float)`: an array of two).
+    fn fn_ptr_derived(ptrs: Vec<Derived>, f: FnPtrPart) -> Vec<Derived> {
+        let mut d = ptrs;
+        d.push(f.fn_ptr);
+        d.extend(f.arrays.into_iter().rev());
+        d
+    }
+
+    /// The name of a function pointer declarator the grammar required one of.
+    fn fn_ptr_name(f: &FnPtrPart) -> Ident {
+        f.name.unwrap_or(Ident {
+            name: crate::front::intern::Symbol(0),
+            span: f.span,
+        })
+    }
+
+    pub fn fn_ptr_declarator(
+        &self,
+        ptrs: Vec<Derived>,
+        f: FnPtrPart,
+        init: Option<Initializer>,
+        span: Span,
+    ) -> Declarator {
+        let name = Self::fn_ptr_name(&f);
+        Declarator {
+            id: self.decl_id(),
+            name,
+            derived: Self::fn_ptr_derived(ptrs, f),
+            init: init.map(Box::new),
+            span,
+        }
+    }
+
+    pub fn fn_ptr_param(
+        &self,
+        spec: Vec<SpecPart>,
+        ptrs: Vec<Derived>,
+        f: FnPtrPart,
+        span: Span,
+    ) -> Param {
+        let (spec, _) = self.split_spec(spec, Allowed::Param);
+        let name = f.name;
+        Param {
+            ty: Box::new(TypeName {
+                spec,
+                derived: Self::fn_ptr_derived(ptrs, f),
+                span,
+            }),
+            name,
+            default: None,
+            span,
+        }
+    }
+
+    pub fn fn_ptr_field(
+        &self,
+        ptrs: Vec<Derived>,
+        f: FnPtrPart,
+        span: Span,
+    ) -> (Vec<Derived>, Ident, Vec<Derived>, Span) {
+        let name = Self::fn_ptr_name(&f);
+        (Self::fn_ptr_derived(ptrs, f), name, Vec::new(), span)
+    }
+
+    pub fn fn_ptr_typedef(&self, mut ty: TypeName, f: FnPtrPart, span: Span) -> ItemsOut {
+        let name = Self::fn_ptr_name(&f);
+        ty.derived = Self::fn_ptr_derived(std::mem::take(&mut ty.derived), f);
+        ItemsOut::one(Item::Typedef(Typedef { ty, name, span }))
+    }
+
+    pub fn local_fn_ptr_typedef(&self, mut ty: TypeName, f: FnPtrPart, l: Pos, r: Pos) -> Stmt {
+        let name = Self::fn_ptr_name(&f);
+        ty.derived = Self::fn_ptr_derived(std::mem::take(&mut ty.derived), f);
+        let t = Typedef {
+            ty,
+            name,
+            span: self.span(l, r),
+        };
+        self.stmt(StmtKind::Typedef(Box::new(t)), l, r)
+    }
+
     pub fn decl(&self, spec: Vec<SpecPart>, declarators: Vec<Declarator>, span: Span) -> Decl {
         let (spec, _) = self.split_spec(spec, Allowed::Var);
         Decl {
@@ -903,15 +1010,7 @@ impl ParseCtx {
     ) -> ItemsOut {
         let (ptrs, name, mut params) = decl;
         let (spec, quals) = self.split_spec(spec, Allowed::Function);
-        // `f(void)` declares no parameters.
-        if let [p] = params.as_slice() {
-            if p.name.is_none()
-                && p.ty.derived.is_empty()
-                && p.ty.spec.base == BaseType::Primitive(Primitive::Void)
-            {
-                params.clear();
-            }
-        }
+        drop_void_param(&mut params);
         let ret_span = spec.span;
         let ret = TypeName {
             spec,
@@ -1055,6 +1154,27 @@ enum Allowed {
 fn typedef_of(mut ty: TypeName, name: Ident, arrays: Vec<Derived>, span: Span) -> Typedef {
     ty.derived.extend(arrays.into_iter().rev());
     Typedef { ty, name, span }
+}
+
+/// `f(void)` declares no parameters.
+fn drop_void_param(params: &mut Vec<Param>) {
+    if let [p] = params.as_slice() {
+        if p.name.is_none()
+            && p.ty.derived.is_empty()
+            && p.ty.spec.base == BaseType::Primitive(Primitive::Void)
+        {
+            params.clear();
+        }
+    }
+}
+
+/// The parts of a function pointer declarator from its `(` on, as the grammar reads
+/// them (see [`ParseCtx::fn_ptr_part`]).
+pub struct FnPtrPart {
+    fn_ptr: Derived,
+    name: Option<Ident>,
+    arrays: Vec<Derived>,
+    span: Span,
 }
 
 /// Declarator parts in application order: pointers as written, arrays reversed.

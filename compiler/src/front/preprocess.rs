@@ -1543,9 +1543,25 @@ pub fn mark_type_names(tokens: &mut [Token]) {
             Tok::KwTypedef => {
                 let mut depth = 0i32;
                 let mut last = None;
+                // `typedef R (*NAME)(...);` names the type inside its first parentheses.
+                let mut fn_ptr_name = None;
                 let mut j = i + 1;
                 while j < tokens.len() {
                     match &tokens[j].tok {
+                        Tok::LParen
+                            if depth == 0
+                                && fn_ptr_name.is_none()
+                                && matches!(tokens.get(j + 1).map(|t| &t.tok), Some(Tok::Star)) =>
+                        {
+                            fn_ptr_name = tokens[j + 2..]
+                                .iter()
+                                .take_while(|t| !matches!(t.tok, Tok::RParen | Tok::Semi))
+                                .find_map(|t| match t.tok {
+                                    Tok::Ident(s) => Some(s),
+                                    _ => None,
+                                });
+                            depth += 1;
+                        }
                         Tok::LBrace | Tok::LParen | Tok::LBracket => depth += 1,
                         Tok::RBrace | Tok::RParen | Tok::RBracket => depth -= 1,
                         Tok::Ident(s) if depth == 0 => last = Some(*s),
@@ -1554,7 +1570,7 @@ pub fn mark_type_names(tokens: &mut [Token]) {
                     }
                     j += 1;
                 }
-                if let Some(s) = last {
+                if let Some(s) = fn_ptr_name.or(last) {
                     names.insert(s);
                 }
                 i = j;

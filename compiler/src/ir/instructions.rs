@@ -393,6 +393,8 @@ pub enum TrapCode {
     AssertFailed,
     /// An index of the dynamic `shared` array at or past the launch's size.
     SharedOutOfBounds,
+    /// A call through a function pointer that is `NULL` in an active program instance.
+    NullFnPtr,
 }
 
 impl TrapCode {
@@ -401,6 +403,7 @@ impl TrapCode {
             TrapCode::Unreachable => "unreachable",
             TrapCode::AssertFailed => "assert",
             TrapCode::SharedOutOfBounds => "shared_bounds",
+            TrapCode::NullFnPtr => "null_fn_ptr",
         }
     }
 
@@ -413,6 +416,7 @@ impl TrapCode {
                 "index out of bounds of the dynamic `shared` array (past the launch's \
                  dynamic shared memory)"
             }
+            TrapCode::NullFnPtr => "call through a null function pointer",
         }
     }
 }

@@ -693,14 +693,16 @@ impl Operands<'_, '_, '_> {
             "barrier" => InstData::Barrier,
             "trap" => {
                 let pos = self.cur.pos();
-                let code = match self.cur.ident()? {
-                    "unreachable" => TrapCode::Unreachable,
-                    "assert" => TrapCode::AssertFailed,
-                    "shared_bounds" => TrapCode::SharedOutOfBounds,
-                    _ => {
-                        return Err(pos.error("expected `unreachable`, `assert` or `shared_bounds`"))
-                    }
-                };
+                let code =
+                    match self.cur.ident()? {
+                        "unreachable" => TrapCode::Unreachable,
+                        "assert" => TrapCode::AssertFailed,
+                        "shared_bounds" => TrapCode::SharedOutOfBounds,
+                        "null_fn_ptr" => TrapCode::NullFnPtr,
+                        _ => return Err(pos.error(
+                            "expected `unreachable`, `assert`, `shared_bounds` or `null_fn_ptr`",
+                        )),
+                    };
                 InstData::Trap { code }
             }
             "jump" => InstData::Jump {

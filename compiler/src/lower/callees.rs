@@ -218,6 +218,10 @@ impl<'u> Walk<'u, '_> {
                 }
                 args.iter().for_each(|a| self.expr(a));
             }
+            ExprKind::CallPtr { callee, args } => {
+                self.expr(callee);
+                args.iter().for_each(|a| self.expr(a));
+            }
             ExprKind::Assign {
                 op: None, lhs, rhs, ..
             } => {

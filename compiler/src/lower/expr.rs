@@ -78,6 +78,7 @@ impl FnLower<'_, '_> {
                 }
             }
             ExprKind::Call { callee, args } => self.call(e, callee.name, args, ty),
+            ExprKind::CallPtr { callee, args } => self.call_ptr_expr(callee, args, ty),
             ExprKind::Index { .. } | ExprKind::Member { .. } => {
                 if let Res::BuiltinVar(b) = self.cx.checked.res(e.id) {
                     return Val::S(self.builtin(b));
@@ -318,6 +319,12 @@ impl FnLower<'_, '_> {
     // ------------------------------------------------------------ operators
 
     fn unary(&mut self, e: &Expr, op: UnaryOp, operand: &Expr, ty: TypeId) -> Val {
+        if let TypeKind::FnPtr(_) = self.cx.types.kind(ty) {
+            // `*p` and `&f` of function pointers are the pointer itself.
+            if matches!(op, UnaryOp::Deref | UnaryOp::AddrOf) {
+                return self.rvalue(operand);
+            }
+        }
         match op {
             UnaryOp::Deref => match self.place(e) {
                 Some(p) => self.load(p),
@@ -739,6 +746,22 @@ impl FnLower<'_, '_> {
                 self.print(args);
                 Val::None
             }
+            // A variable holding a function pointer.
+            Res::Local(_) | Res::Global(_) => {
+                let res = self.cx.checked.res(e.id);
+                let place = match res {
+                    Res::Local(l) => Some(self.local_place(l)),
+                    Res::Global(g) => self.cx.globals.get(&g).copied().map(|st| {
+                        let gty = self.cx.checked.globals[g].ty;
+                        self.storage_place(st, gty)
+                    }),
+                    _ => None,
+                };
+                match place.map(|p| (p.ty, self.load(p))) {
+                    Some((fty, Val::S(p))) => self.call_through(p, fty, args, ty),
+                    _ => self.dummy(ty),
+                }
+            }
             Res::Func(fid) => {
                 if self.cx.abis.contains_key(&fid) || self.cx.declare_stdlib_body(fid) {
                     self.user_call(fid, args, ty)
@@ -751,6 +774,27 @@ impl FnLower<'_, '_> {
                     self.dummy(ty)
                 }
             }
+            _ => self.dummy(ty),
+        }
+    }
+
+    /// `callee(args)` for a callee expression: a direct call when the pointer is a
+    /// constant (`(&f)(x)`), else a dispatch on its value.
+    fn call_ptr_expr(&mut self, callee: &Expr, args: &[Expr], ty: TypeId) -> Val {
+        if let Some(ConstValue::Int(v)) = self.cx.checked.const_value(callee.id) {
+            let target = usize::try_from(v - 1)
+                .ok()
+                .and_then(|i| self.cx.checked.fn_ptr_targets().get(i))
+                .map(|&(f, _)| f);
+            if let Some(f) = target {
+                if self.cx.abis.contains_key(&f) || self.cx.declare_stdlib_body(f) {
+                    return self.user_call(f, args, ty);
+                }
+            }
+        }
+        let fty = self.cx.checked.converted_type(callee.id);
+        match self.rvalue(callee) {
+            Val::S(p) => self.call_through(p, fty, args, ty),
             _ => self.dummy(ty),
         }
     }
@@ -891,7 +935,7 @@ fn int_cc(op: Op, signed: bool) -> IntCC {
 /// Could evaluating `e` have an effect (a store, a call, a print)?
 pub(super) fn has_side_effects(e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Assign { .. } | ExprKind::Call { .. } => true,
+        ExprKind::Assign { .. } | ExprKind::Call { .. } | ExprKind::CallPtr { .. } => true,
         ExprKind::Unary { op, operand } => {
             matches!(
                 op,

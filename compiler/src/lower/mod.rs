@@ -31,6 +31,7 @@
 mod callees;
 mod convert;
 mod expr;
+mod fn_ptr;
 mod func;
 mod globals;
 mod mask;
@@ -182,6 +183,9 @@ struct ModCx<'a> {
     /// `static` and `shared` locals: one object for the program or the block.
     static_locals: FxHashMap<LocalId, Storage>,
     strings: FxHashMap<String, StrConst>,
+    /// The candidates of calls through function pointers, by signature (see
+    /// [`fn_ptr`]), computed on first use.
+    fn_ptr_candidates: Option<FxHashMap<crate::front::sema::SigId, Vec<(u32, FuncId)>>>,
     diags: Vec<Diagnostic>,
 }
 
@@ -199,6 +203,7 @@ impl<'a> ModCx<'a> {
             globals: FxHashMap::default(),
             static_locals: FxHashMap::default(),
             strings: FxHashMap::default(),
+            fn_ptr_candidates: None,
             diags: Vec::new(),
         }
     }

@@ -38,19 +38,24 @@ impl FnLower<'_, '_> {
     /// A call of stdlib function `name` (overload already chosen by sema).
     pub fn stdlib_call(&mut self, name: &str, args: &[Expr], ty: TypeId) -> Val {
         let mut vals = Vec::with_capacity(args.len());
-        let mut nums = Vec::with_capacity(args.len());
         let mut tys = Vec::with_capacity(args.len());
         for a in args {
             vals.push(self.scalar(a));
-            let t = self.cx.checked.converted_type(a.id);
-            nums.push(num_of(&self.cx.types, t));
-            tys.push(t);
+            tys.push(self.cx.checked.converted_type(a.id));
         }
+        self.stdlib_apply(name, &vals, &tys, ty)
+    }
+
+    /// Stdlib function `name` applied to argument values `vals` of (converted) types
+    /// `tys`, giving a value of type `ty`: at a call, or for a call through a function
+    /// pointer that holds it (see `fn_ptr`).
+    pub fn stdlib_apply(&mut self, name: &str, vals: &[Value], tys: &[TypeId], ty: TypeId) -> Val {
+        let nums: Vec<Option<Num>> = tys.iter().map(|&t| num_of(&self.cx.types, t)).collect();
         let rt = ir_type(&self.cx.types, ty);
         let call = Call {
-            vals: &vals,
+            vals,
             nums: &nums,
-            tys: &tys,
+            tys,
             rt,
         };
         if name == "memory_barrier" {

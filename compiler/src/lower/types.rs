@@ -9,6 +9,7 @@ pub(super) fn scalar_of(types: &Types, ty: TypeId) -> Option<Scalar> {
         TypeKind::Prim(p) => prim_scalar(p),
         TypeKind::Enum(_) => Scalar::I32,
         TypeKind::Pointer(_) | TypeKind::Null => Scalar::Ptr,
+        TypeKind::FnPtr(_) => super::fn_ptr::FN_PTR,
         _ => return None,
     })
 }
@@ -58,6 +59,11 @@ pub(super) fn num_of(types: &Types, ty: TypeId) -> Option<Num> {
             signed: true,
         },
         TypeKind::Pointer(_) | TypeKind::Null => Num::Ptr,
+        // A function's number (see `fn_ptr`): compared and converted as an integer.
+        TypeKind::FnPtr(_) => Num::Int {
+            bits: 32,
+            signed: false,
+        },
         _ => return None,
     })
 }

@@ -87,6 +87,12 @@ impl Checker<'_> {
                 ConstValue::Null | ConstValue::Int(0) => Some(ConstValue::Null),
                 _ => None,
             },
+            // A function pointer's constant is the function's number (0 for `NULL`).
+            TypeKind::FnPtr(_) => match v {
+                ConstValue::Null => Some(ConstValue::Int(0)),
+                ConstValue::Int(i) => Some(ConstValue::Int(i)),
+                _ => None,
+            },
             _ => convert(v, self.out.types.arith_prim(ty)?),
         }
     }
@@ -110,6 +116,17 @@ impl Checker<'_> {
             ExprKind::Null => Some(ConstValue::Null),
             ExprKind::Ident(_) => self.eval_name(e),
             ExprKind::SizeofType(_) | ExprKind::SizeofExpr(_) => self.out.const_value(e.id),
+            // `&f` and `*f` of a function: sema recorded the function's number.
+            ExprKind::Unary {
+                op: UnaryOp::AddrOf | UnaryOp::Deref,
+                ..
+            } if matches!(
+                self.out.types.kind(self.out.type_of(e.id)),
+                TypeKind::FnPtr(_)
+            ) =>
+            {
+                self.out.const_value(e.id)
+            }
             ExprKind::Unary { op, operand } => self.eval_unary(e, *op, operand, d),
             ExprKind::Binary { op, lhs, rhs } => self.eval_binary(e, *op, lhs, rhs, d),
             ExprKind::Ternary { cond, then, else_ } => {
@@ -132,6 +149,10 @@ impl Checker<'_> {
 
     fn eval_name(&self, e: &Expr) -> Option<ConstValue> {
         match self.out.res(e.id) {
+            Res::Func(f) => self
+                .out
+                .fn_ptr_value(f)
+                .map(|v| ConstValue::Int(i128::from(v))),
             Res::Local(l) => self.out.locals[l].const_value,
             Res::Global(g) => self.out.globals[g].const_value,
             Res::EnumConst(en, i) => {

@@ -193,6 +193,10 @@ fn shape_cost(
         (K::Null, K::Pointer(_)) | (K::Null, K::Null) => Ok(Cost::Convert),
         (K::Prim(p), K::Pointer(_)) if null_const && p.is_integer() => Ok(Cost::Convert),
         (K::Pointer(p), K::Pointer(q)) => pointee_cost(types, p, q),
+        // Function pointers convert only between equal signatures (and from `NULL`/0).
+        (K::FnPtr(a), K::FnPtr(b)) if a == b => Ok(Cost::Exact),
+        (K::Null, K::FnPtr(_)) => Ok(Cost::Convert),
+        (K::Prim(p), K::FnPtr(_)) if null_const && p.is_integer() => Ok(Cost::Convert),
         (K::Struct(a), K::Struct(b)) if a == b => Ok(Cost::Exact),
         (K::Void, K::Void) => Ok(Cost::Exact),
         _ => Err(ConvError::Incompatible),
@@ -249,9 +253,7 @@ pub fn describe_conversion(types: &Types, from: TypeId, to: TypeId) -> Vec<ConvS
                 });
             }
         }
-        (K::Null, K::Pointer(_)) | (K::Prim(_), K::Pointer(_)) => {
-            steps.push(ConvStep::NullToPointer)
-        }
+        (K::Null | K::Prim(_), K::Pointer(_) | K::FnPtr(_)) => steps.push(ConvStep::NullToPointer),
         (K::Pointer(p), K::Pointer(q)) if p != q => steps.push(ConvStep::PointerCast),
         _ => {}
     }

@@ -649,7 +649,7 @@ impl Checker<'_> {
     /// Parameter types for signature comparison: top-level `const` does not count,
     /// except on what a reference refers to (`f(float &)` and `f(const float &)` are
     /// two overloads, as in ISPC and C++); `f(float)` and `f(float &)` are two too.
-    fn signature_key(&mut self, params: &[ParamInfo]) -> Vec<(TypeId, bool)> {
+    pub(super) fn signature_key(&mut self, params: &[ParamInfo]) -> Vec<(TypeId, bool)> {
         params
             .iter()
             .map(|p| match p.by_ref {

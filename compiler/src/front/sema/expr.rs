@@ -26,6 +26,8 @@ pub(super) enum Site {
     Init { name: Symbol },
     /// Argument `index` of a call to `func`.
     Arg { func: FuncId, index: usize },
+    /// Argument `index` of a call through a function pointer.
+    PtrArg { index: usize },
     /// A `return` value.
     Return,
     /// A `foreach` bound or other place the language requires a uniform value.
@@ -109,6 +111,7 @@ impl Checker<'_> {
             ExprKind::SizeofType(tn) => self.check_sizeof_type(e, tn),
             ExprKind::SizeofExpr(inner) => self.check_sizeof_expr(e, inner),
             ExprKind::Call { callee, args } => self.check_call(e, *callee, args),
+            ExprKind::CallPtr { callee, args } => self.check_call_expr(e, callee, args),
             ExprKind::Index { base, index } => self.check_index(e, base, index),
             ExprKind::Member { base, field, arrow } => self.check_member(e, base, *field, *arrow),
             ExprKind::Error => Types::ERROR,
@@ -137,6 +140,7 @@ impl Checker<'_> {
     /// Converts `e` (of type `from`) to `to`, recording the conversion, or reports why
     /// it cannot be converted, in terms of `site`. Returns whether it converted.
     pub(super) fn coerce(&mut self, e: &Expr, from: TypeId, to: TypeId, site: Site) -> bool {
+        let from = self.resolve_pending_fn(e, to).unwrap_or(from);
         match conv::implicit_cost(&mut self.out.types, from, to, Self::is_null_const(e)) {
             Ok(cost) => {
                 if from != to && !self.out.types.is_error(from) && !self.out.types.is_error(to) {
@@ -210,6 +214,15 @@ impl Checker<'_> {
             (TypeKind::Pointer(_), TypeKind::Pointer(_)) => {
                 Some("pointer types differ; cast explicitly if this is intended".to_string())
             }
+            (TypeKind::FnPtr(_), TypeKind::FnPtr(_)) => Some(
+                "a function pointer points only to functions of its exact signature: the parameter and return types must match".to_string(),
+            ),
+            (TypeKind::FnPtr(_), _) => Some(
+                "this is a function (or a pointer to one): call it, `f(...)`, to use its result".to_string(),
+            ),
+            (_, TypeKind::FnPtr(_)) => Some(
+                "a function pointer holds a function (`f` or `&f`), another pointer of its type, or `NULL`".to_string(),
+            ),
             (TypeKind::Dim3(g), _) => {
                 Some(format!("use one component: `{}.x`, `.y` or `.z`", g.name()))
             }
@@ -266,6 +279,9 @@ impl Checker<'_> {
                 }
                 d
             }
+            Site::PtrArg { index } => Diagnostic::error(codes::VARYING_ARG_TO_UNIFORM_PARAM, "varying argument passed to a uniform parameter of a function pointer")
+                .with_primary(e.span, format!("argument {} is `{fs}`, the parameter `{ts}`", index + 1))
+                .with_help("pass a uniform value (e.g. `extract(v, 0)` or `reduce_add(v)`), or point at functions that take a varying parameter"),
             Site::Return => Diagnostic::error(codes::VARYING_RETURN_TO_UNIFORM, format!("returning a varying value from a function that returns `{ts}`"))
                 .with_primary(e.span, format!("this value is `{fs}`"))
                 .with_help("drop `uniform` from the return type to return a varying value, or reduce the value first (`reduce_add`, `extract`)"),
@@ -350,7 +366,11 @@ impl Checker<'_> {
         };
         let b = self.out.types.prim(Prim::Bool, var);
         match self.out.types.kind(ty) {
-            TypeKind::Prim(_) | TypeKind::Enum(_) | TypeKind::Pointer(_) | TypeKind::Null => {
+            TypeKind::Prim(_)
+            | TypeKind::Enum(_)
+            | TypeKind::Pointer(_)
+            | TypeKind::Null
+            | TypeKind::FnPtr(_) => {
                 if b != ty {
                     self.set_conv(e, b);
                 }
@@ -406,21 +426,7 @@ impl Checker<'_> {
                 self.set_res(e, Res::BuiltinVar(v));
                 self.builtin_var_type(v)
             }
-            Some(FileName::Funcs) => {
-                self.set_res(e, Res::Error);
-                let name = self.name(id.name);
-                self.emit(
-                    Diagnostic::error(
-                        codes::NOT_A_VALUE,
-                        format!("function `{name}` used as a value"),
-                    )
-                    .with_primary(id.span, "a function, not a value")
-                    .with_help(format!(
-                        "call it: `{name}(...)` (spmdc has no function pointers)"
-                    )),
-                );
-                Types::ERROR
-            }
+            Some(FileName::Funcs) => self.function_designator(e, id),
             Some(FileName::Typedef(_) | FileName::Struct(_) | FileName::Enum(_)) => {
                 self.set_res(e, Res::Error);
                 self.emit(
@@ -478,12 +484,21 @@ impl Checker<'_> {
 
     fn check_unary(&mut self, e: &Expr, op: UnaryOp, operand: &Expr) -> TypeId {
         let t0 = self.check_expr(operand);
+        if op == UnaryOp::AddrOf && self.pending_address_of(e, operand) {
+            return Types::ERROR;
+        }
         if self.out.types.is_error(t0) {
             return Types::ERROR;
         }
         match op {
             UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec => {
                 self.check_incdec(e, op, operand, t0)
+            }
+            UnaryOp::AddrOf if self.is_function_designator(operand) => {
+                self.fn_ptr_unary(e, operand, t0)
+            }
+            UnaryOp::Deref if matches!(self.out.types.kind(t0), TypeKind::FnPtr(_)) => {
+                self.fn_ptr_unary(e, operand, t0)
             }
             UnaryOp::AddrOf => self.check_addr_of(operand),
             UnaryOp::Deref => self.check_deref(operand, t0),
@@ -625,6 +640,10 @@ impl Checker<'_> {
         };
         let is_ptr = |k| matches!(k, TypeKind::Pointer(_) | TypeKind::Null);
         let (lk, rk) = (t.kind(lt), t.kind(rt));
+        let is_fn = |k| matches!(k, TypeKind::FnPtr(_));
+        if matches!(op, BinaryOp::Eq | BinaryOp::Ne) && (is_fn(lk) || is_fn(rk)) {
+            return self.fn_ptr_compare(o);
+        }
         if op.is_comparison() && (is_ptr(lk) || is_ptr(rk)) {
             return self.pointer_compare(o);
         }
@@ -776,6 +795,37 @@ impl Checker<'_> {
                 if v != t {
                     self.set_conv(side, v);
                 }
+            }
+        }
+        self.out.types.prim(Prim::Bool, var)
+    }
+
+    /// `==` and `!=` with a function pointer: against one of the same signature, `NULL`
+    /// or 0. Both sides convert to the (joined) function pointer type.
+    fn fn_ptr_compare(&mut self, o: Operands) -> TypeId {
+        let Operands {
+            lhs, lt, rhs, rt, ..
+        } = o;
+        let t = &self.out.types;
+        let var = t.var(lt).join(t.var(rt));
+        let (lk, rk) = (t.kind(lt), t.kind(rt));
+        let fn_ty = match (lk, rk) {
+            (TypeKind::FnPtr(a), TypeKind::FnPtr(b)) if a == b => Some(lt),
+            (TypeKind::FnPtr(_), TypeKind::Null) => Some(lt),
+            (TypeKind::Null, TypeKind::FnPtr(_)) => Some(rt),
+            (TypeKind::FnPtr(_), _) if Self::is_null_const(rhs) => Some(lt),
+            (_, TypeKind::FnPtr(_)) if Self::is_null_const(lhs) => Some(rt),
+            _ => None,
+        };
+        let Some(fn_ty) = fn_ty else {
+            self.bad_binary(o);
+            return Types::ERROR;
+        };
+        let joined = self.types().with_var(fn_ty, var);
+        let joined = self.types().with_const(joined, false);
+        for (side, t) in [(lhs, lt), (rhs, rt)] {
+            if t != joined {
+                self.set_conv(side, joined);
             }
         }
         self.out.types.prim(Prim::Bool, var)
@@ -1094,6 +1144,17 @@ impl Checker<'_> {
             }
             (TypeKind::Struct(a), TypeKind::Struct(b)) if a == b => {
                 Some(self.types().with_var(tt, var))
+            }
+            (TypeKind::FnPtr(a), TypeKind::FnPtr(b)) if a == b => {
+                Some(self.types().with_var(tt, var))
+            }
+            (TypeKind::FnPtr(_), TypeKind::Null) => Some(self.types().with_var(tt, var)),
+            (TypeKind::Null, TypeKind::FnPtr(_)) => Some(self.types().with_var(et, var)),
+            (TypeKind::FnPtr(_), _) if Self::is_null_const(else_) => {
+                Some(self.types().with_var(tt, var))
+            }
+            (_, TypeKind::FnPtr(_)) if Self::is_null_const(then) => {
+                Some(self.types().with_var(et, var))
             }
             (TypeKind::Void, TypeKind::Void) => Some(Types::VOID),
             (TypeKind::Null, TypeKind::Null) => Some(tt),

@@ -219,6 +219,7 @@ fn expr_has_error(x: &Expr, depth: u32) -> bool {
         ExprKind::Ternary { cond, then, else_ } => e(cond) || e(then) || e(else_),
         ExprKind::Cast { expr, .. } | ExprKind::SizeofExpr(expr) => e(expr),
         ExprKind::Call { args, .. } => args.iter().any(e),
+        ExprKind::CallPtr { callee, args } => e(callee) || args.iter().any(e),
         ExprKind::Index { base, index } => e(base) || e(index),
         ExprKind::Member { base, .. } => e(base),
         _ => false,

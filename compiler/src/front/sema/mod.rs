@@ -14,6 +14,7 @@
 //! - `expr`: expressions, lvalues and the uniform/varying rules on them;
 //! - `conv`: implicit conversions, their costs, the usual arithmetic conversions;
 //! - `overload`: choosing among overloads;
+//! - `fnptr`: function names as values and calls through function pointers;
 //! - `builtins`: `programIndex`, `threadIdx.x`, `print`, `barrier`...;
 //! - `consteval`: constant expressions (array sizes, enum values, case labels);
 //! - `init`: initializers and brace lists;
@@ -27,6 +28,7 @@ mod conv;
 mod decls;
 mod expr;
 mod flow;
+mod fnptr;
 mod init;
 mod overload;
 mod refs;
@@ -41,8 +43,8 @@ mod tests;
 pub use builtins::{Axis, BuiltinFn, BuiltinVar};
 pub use conv::{describe_conversion, ConvStep};
 pub use types::{
-    EnumId, EnumInfo, FieldInfo, GpuVar, Layout, Prim, StructId, StructInfo, StructLayout, Target,
-    TypeData, TypeId, TypeKind, Types, Variability,
+    EnumId, EnumInfo, FieldInfo, FnSig, GpuVar, Layout, Prim, SigId, StructId, StructInfo,
+    StructLayout, Target, TypeData, TypeId, TypeKind, Types, Variability,
 };
 
 use crate::diag::Diagnostic;
@@ -300,6 +302,11 @@ pub struct Checked {
     decls: Vec<Option<DeclRef>>,
     /// `unit.items[i]` is a function → its [`FuncId`].
     item_funcs: Vec<Option<FuncId>>,
+    /// The functions whose address the program takes, in the order sema met them, each
+    /// with its signature: function `fn_targets[i]` is the function pointer value
+    /// `i + 1` (0 is `NULL`).
+    fn_targets: Vec<(FuncId, SigId)>,
+    fn_target_ids: FxHashMap<FuncId, u32>,
 }
 
 impl Checked {
@@ -320,6 +327,8 @@ impl Checked {
             ref_temps: Default::default(),
             decls: vec![None; unit.decl_count as usize],
             item_funcs: vec![None; unit.items.len()],
+            fn_targets: Vec::new(),
+            fn_target_ids: FxHashMap::default(),
         }
     }
 
@@ -403,6 +412,28 @@ impl Checked {
     /// The function an item declares or defines.
     pub fn item_func(&self, item: usize) -> Option<FuncId> {
         self.item_funcs.get(item).copied().flatten()
+    }
+
+    /// Every function whose address the program takes, with its signature, in the
+    /// order of their function pointer values (the first is 1; 0 is `NULL`).
+    pub fn fn_ptr_targets(&self) -> &[(FuncId, SigId)] {
+        &self.fn_targets
+    }
+
+    /// The function pointer value of function `f`, if its address is taken.
+    pub fn fn_ptr_value(&self, f: FuncId) -> Option<u32> {
+        self.fn_target_ids.get(&f).copied()
+    }
+
+    /// Gives function `f` (of signature `sig`) a function pointer value, once.
+    fn take_fn_address(&mut self, f: FuncId, sig: SigId) -> u32 {
+        if let Some(&v) = self.fn_target_ids.get(&f) {
+            return v;
+        }
+        self.fn_targets.push((f, sig));
+        let v = self.fn_targets.len() as u32;
+        self.fn_target_ids.insert(f, v);
+        v
     }
 
     /// Size and alignment of a type on the target.
@@ -500,6 +531,8 @@ struct Checker<'a> {
     member_base: Option<ExprId>,
     /// Anonymous structs by their [`ast::StructDef::anon`] number.
     anon_structs: FxHashMap<u32, StructId>,
+    /// Overloaded function names used as values, until a conversion picks the overload.
+    pending_fns: FxHashMap<ExprId, fnptr::PendingFn>,
 }
 
 /// Deepest nesting of expressions plus statements that sema descends into. Deeper trees
@@ -541,6 +574,7 @@ impl<'a> Checker<'a> {
             varying_addr_structs: FxHashSet::default(),
             member_base: None,
             anon_structs: FxHashMap::default(),
+            pending_fns: FxHashMap::default(),
         };
         cx.declare_builtins();
         cx
@@ -549,6 +583,7 @@ impl<'a> Checker<'a> {
     fn run(&mut self) {
         self.declare_items();
         self.check_bodies();
+        self.report_pending_fns();
         self.check_barrier_callers();
         self.check_undefined_calls();
         let target = self.out.target;

@@ -34,6 +34,9 @@ impl Checker<'_> {
                 return self.check_builtin_call(e, f, callee, args);
             }
         }
+        if let Some(t) = self.call_through_variable(e, callee, args) {
+            return t;
+        }
         let arg_tys: SmallVec<[TypeId; 8]> = args
             .iter()
             .map(|a| {
@@ -58,7 +61,7 @@ impl Checker<'_> {
                     format!("`{}` is not a function", self.name(callee.name)),
                 )
                 .with_primary(callee.span, "called here, but it is a variable")
-                .with_help("spmdc has no function pointers; call a function by its name"),
+                .with_help("call a function by its name, or give the variable a function pointer type (`typedef float (*F)(float);`)"),
             );
             return Types::ERROR;
         }
@@ -70,17 +73,7 @@ impl Checker<'_> {
             return Types::ERROR;
         };
         // A function must be declared before it is called.
-        let cur = self.cur_item;
-        let cands: SmallVec<[FuncId; 2]> = all
-            .iter()
-            .copied()
-            .filter(|&f| {
-                self.out.funcs[f]
-                    .decl_items
-                    .first()
-                    .is_some_and(|&i| i <= cur)
-            })
-            .collect();
+        let cands = self.visible_overloads(callee.name);
         if cands.is_empty() {
             self.set_res(e, Res::Error);
             self.called_before_declaration(callee, all[0]);

@@ -213,6 +213,9 @@ impl Checker<'_> {
                 }
             }
             Site::Init { name } => format!("reference `{}`", self.name(name)),
+            Site::PtrArg { index } => {
+                format!("reference parameter {} of the function pointer", index + 1)
+            }
             _ => "the returned reference".to_string(),
         }
     }

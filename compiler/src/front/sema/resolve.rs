@@ -82,6 +82,9 @@ impl Checker<'_> {
             Some(Derived::Reference { .. }) => "a reference to a reference".to_string(),
             Some(Derived::Pointer { .. }) => "a pointer to a reference".to_string(),
             Some(Derived::Array { .. }) => "an array of references".to_string(),
+            Some(Derived::FnPtr { .. }) => {
+                "a pointer to a function returning a reference".to_string()
+            }
             None if matches!(ctx, TypeCtx::Var | TypeCtx::Param | TypeCtx::Return) => return true,
             None => format!("a reference as {}", ctx.what()),
         };
@@ -294,21 +297,73 @@ impl Checker<'_> {
         sid
     }
 
+    /// The variability written after a `*` (unbound if none).
+    fn pointer_variability(&mut self, quals: &Qualifiers) -> Variability {
+        match (quals.uniform(), quals.varying()) {
+            (Some(u), Some(v)) => {
+                self.conflicting_variability(u, v);
+                Variability::Unbound
+            }
+            (Some(_), None) => Variability::Uniform,
+            (None, Some(_)) => Variability::Varying,
+            (None, None) => Variability::Unbound,
+        }
+    }
+
+    /// `ret (* quals)(params)`: a pointer to a function returning `ret`. The signature
+    /// is bound as a function declaration's is (unqualified types are varying, arrays
+    /// decay), so that it equals the signature of the functions it may point to.
+    fn fn_ptr_type(&mut self, ret: TypeId, params: &[ast::Param], quals: &Qualifiers) -> TypeId {
+        let var = self.pointer_variability(quals);
+        let mut key = Vec::with_capacity(params.len());
+        for p in params {
+            let ty = self.resolve_type_name(&p.ty, TypeCtx::Param);
+            let ty = self.finish_object_type(ty);
+            let by_ref = Self::reference_span(&p.ty.derived).is_some();
+            let ty = match self.out.types.kind(ty) {
+                TypeKind::Array(elem, _) if !by_ref => {
+                    self.types().pointer(elem, Variability::Uniform, false)
+                }
+                _ => ty,
+            };
+            if self.out.types.is_void(ty) {
+                self.emit(
+                    Diagnostic::error(
+                        codes::VOID_OBJECT,
+                        "a function pointer's parameter is declared `void`",
+                    )
+                    .with_primary(p.span, "`void` has no values")
+                    .with_help("write `(void)` alone for a function without parameters"),
+                );
+                return Types::ERROR;
+            }
+            if self.out.types.is_error(ty) || !self.require_complete(ty, p.span) {
+                return Types::ERROR;
+            }
+            let ty = if by_ref {
+                ty
+            } else {
+                self.types().with_const(ty, false)
+            };
+            key.push((ty, by_ref));
+        }
+        if self.out.types.is_error(ret) {
+            return Types::ERROR;
+        }
+        let ret = self.finish_object_type(ret);
+        let ret = self.types().with_const(ret, false);
+        let sig = self.types().sig(super::types::FnSig { ret, params: key });
+        self.types().fn_ptr(sig, var, quals.const_().is_some())
+    }
+
     /// Applies one pointer or array declarator part.
     fn apply_derived(&mut self, ty: TypeId, part: &Derived) -> TypeId {
         match part {
+            Derived::FnPtr { params, quals, .. } => self.fn_ptr_type(ty, params, quals),
             Derived::Pointer { quals, span } => {
                 // The pointed-to type defaults to uniform.
                 let pointee = self.types().bind(ty, Variability::Uniform);
-                let var = match (quals.uniform(), quals.varying()) {
-                    (Some(u), Some(v)) => {
-                        self.conflicting_variability(u, v);
-                        Variability::Unbound
-                    }
-                    (Some(_), None) => Variability::Uniform,
-                    (None, Some(_)) => Variability::Varying,
-                    (None, None) => Variability::Unbound,
-                };
+                let var = self.pointer_variability(quals);
                 if let Some(s) = quals.shared() {
                     self.emit(
                         Diagnostic::error(

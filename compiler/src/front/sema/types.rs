@@ -30,6 +30,22 @@ entity_impl!(StructId, "struct");
 pub struct EnumId(u32);
 entity_impl!(EnumId, "enum");
 
+/// Handle of an interned function signature: what a function pointer type points to.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SigId(u32);
+entity_impl!(SigId, "sig");
+
+/// A function's signature as a function pointer type sees it: the return type and the
+/// parameter types, bound as in a function declaration (unqualified is varying) and
+/// compared as overloads compare them (top-level `const` of a value parameter does not
+/// count, `&` does).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FnSig {
+    pub ret: TypeId,
+    /// Each parameter's type (after array decay) and whether it is a reference.
+    pub params: Vec<(TypeId, bool)>,
+}
+
 /// How many values of a type exist per gang.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Variability {
@@ -236,6 +252,9 @@ pub enum TypeKind {
     Null,
     /// The type of a bare `threadIdx`/`blockIdx`/... before `.x`/`.y`/`.z` is applied.
     Dim3(GpuVar),
+    /// A pointer to a function of the signature (`float (*)(float, float)`). Its value
+    /// is the function's number in the program, 0 for `NULL` (see `lower::fn_ptr`).
+    FnPtr(SigId),
 }
 
 /// One interned type.
@@ -326,6 +345,8 @@ pub struct Types {
     map: FxHashMap<TypeData, TypeId>,
     pub structs: PrimaryMap<StructId, StructInfo>,
     pub enums: PrimaryMap<EnumId, EnumInfo>,
+    sigs: PrimaryMap<SigId, FnSig>,
+    sig_map: FxHashMap<FnSig, SigId>,
 }
 
 const PRIM_BASE: u32 = 2;
@@ -353,6 +374,8 @@ impl Types {
             map: FxHashMap::default(),
             structs: PrimaryMap::new(),
             enums: PrimaryMap::new(),
+            sigs: PrimaryMap::new(),
+            sig_map: FxHashMap::default(),
         };
         let plain = |kind| TypeData {
             kind,
@@ -444,6 +467,37 @@ impl Types {
             var,
             is_const: false,
         })
+    }
+
+    /// Interns a function signature.
+    pub fn sig(&mut self, sig: FnSig) -> SigId {
+        if let Some(&id) = self.sig_map.get(&sig) {
+            return id;
+        }
+        let id = self.sigs.push(sig.clone());
+        self.sig_map.insert(sig, id);
+        id
+    }
+
+    pub fn sig_data(&self, sig: SigId) -> &FnSig {
+        &self.sigs[sig]
+    }
+
+    /// A pointer to a function of signature `sig`.
+    pub fn fn_ptr(&mut self, sig: SigId, var: Variability, is_const: bool) -> TypeId {
+        self.intern(TypeData {
+            kind: TypeKind::FnPtr(sig),
+            var,
+            is_const,
+        })
+    }
+
+    /// The signature a function pointer type points to.
+    pub fn fn_ptr_sig(&self, ty: TypeId) -> Option<SigId> {
+        match self.kind(ty) {
+            TypeKind::FnPtr(s) => Some(s),
+            _ => None,
+        }
     }
 
     pub fn null(&mut self) -> TypeId {
@@ -624,6 +678,7 @@ impl Types {
             TypeKind::Prim(p) => scalar(p.size()),
             TypeKind::Enum(_) => scalar(4),
             TypeKind::Pointer(_) | TypeKind::Null => scalar(target.pointer_size),
+            TypeKind::FnPtr(_) => scalar(4),
             TypeKind::Array(elem, n) => {
                 if depth > 64 {
                     return Layout { size: 0, align: 1 };
@@ -756,6 +811,29 @@ impl Types {
             }
             TypeKind::Dim3(v) => {
                 out.push_str(v.name());
+            }
+            TypeKind::FnPtr(sig) => {
+                let sig = &self.sigs[sig];
+                self.write_type(sig.ret, interner, out, depth + 1);
+                out.push_str(" (*");
+                if d.is_const {
+                    out.push_str(" const");
+                }
+                if d.var != Variability::Unbound {
+                    out.push(' ');
+                    out.push_str(d.var.as_str());
+                }
+                out.push_str(")(");
+                for (i, &(p, by_ref)) in sig.params.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    self.write_type(p, interner, out, depth + 1);
+                    if by_ref {
+                        out.push_str(" &");
+                    }
+                }
+                out.push(')');
             }
             TypeKind::Pointer(p) => {
                 self.write_type(p, interner, out, depth + 1);
