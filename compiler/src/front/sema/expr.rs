@@ -818,7 +818,22 @@ impl Checker<'_> {
             _ => None,
         };
         let Some(fn_ty) = fn_ty else {
-            self.bad_binary(o);
+            let both = matches!((lk, rk), (TypeKind::FnPtr(_), TypeKind::FnPtr(_)));
+            if !both {
+                self.bad_binary(o);
+                return Types::ERROR;
+            }
+            let (ls, rs) = (self.ty_str(lt), self.ty_str(rt));
+            self.emit(
+                Diagnostic::error(
+                    codes::INVALID_BINARY_OPERANDS,
+                    "function pointers of different signatures are compared",
+                )
+                .with_primary(o.e.span, "these can never point to the same function")
+                .with_secondary(lhs.span, format!("`{ls}`"))
+                .with_secondary(rhs.span, format!("`{rs}`"))
+                .with_help("compare pointers of one function pointer type, or with `NULL`"),
+            );
             return Types::ERROR;
         };
         let joined = self.types().with_var(fn_ty, var);

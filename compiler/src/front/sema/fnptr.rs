@@ -328,7 +328,8 @@ impl Checker<'_> {
                 )
                 .with_primary(e.span, "wrong number of arguments")
                 .with_secondary(callee, format!("the pointer has type `{ts}`"))
-                .with_note("a call through a pointer passes every argument (default arguments do not apply)"),
+                .with_note("a call through a pointer passes every argument (default arguments do not apply)")
+                .with_help(format!("pass {} argument{}", params.len(), if params.len() == 1 { "" } else { "s" })),
             );
             return Types::ERROR;
         }
