@@ -432,7 +432,8 @@ fn fault_error(built: &BuiltLaunch, m: &Machine, f: Fault, max_steps: u64) -> Ru
             }
             Some(r) => format!("the kernel trapped (in @{r})"),
             None => "the kernel trapped (a failed assert, an integer division by zero, an \
-                     index past the dynamic `shared` array or unreachable code)"
+                     index past the dynamic `shared` array, a call through a null function \
+                     pointer or unreachable code)"
                 .to_string(),
         },
         FaultKind::Misaligned => "misaligned memory access".to_string(),

@@ -1135,6 +1135,10 @@ impl Checker<'_> {
         if varying {
             self.leave_varying_cond();
         }
+        // An overloaded function's name opposite a function pointer takes the overload
+        // of that pointer's signature.
+        let tt = self.resolve_pending_fn(then, et).unwrap_or(tt);
+        let et = self.resolve_pending_fn(else_, tt).unwrap_or(et);
         let t = &self.out.types;
         if t.is_error(ct) || t.is_error(tt) || t.is_error(et) {
             return Types::ERROR;

@@ -162,6 +162,9 @@ impl Checker<'_> {
     /// `to`'s (E0329 if none is, or `to` is no function pointer). Returns the name's
     /// type after that, or None if `e` is not such a name.
     pub(super) fn resolve_pending_fn(&mut self, e: &Expr, to: TypeId) -> Option<TypeId> {
+        if !self.pending_fns.contains_key(&e.id) || self.out.types.is_error(to) {
+            return None;
+        }
         let p = self.pending_fns.remove(&e.id)?;
         self.pending_fns.remove(&p.name_expr);
         let outer = (p.name_expr != e.id).then_some(e.id);
