@@ -336,6 +336,7 @@ impl Checker<'_> {
             );
             return Types::ERROR;
         }
+        self.record_ptr_call(sig, e.span, self.out.types.is_varying(fty));
         for (index, (a, &(pt, by_ref))) in args.iter().zip(&params).enumerate() {
             let site = Site::PtrArg { index };
             let t = self.check_expr(a);

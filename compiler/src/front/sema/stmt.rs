@@ -13,6 +13,7 @@ use crate::diag::{codes, Diagnostic};
 use crate::front::ast::{self, CaseLabel, Expr, ForInit, Stmt, StmtKind};
 use crate::source::Span;
 use cranelift_entity::EntityRef;
+use rustc_hash::FxHashMap;
 
 /// The `foreach` family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +54,10 @@ pub(super) struct BarrierCalls {
     direct: Vec<FuncId>,
     edges: Vec<(FuncId, FuncId)>,
     partial: Vec<(FuncId, Span)>,
+    /// Calls through function pointers: the caller, the signature, where, and whether
+    /// the callee may run with a partial mask. They may reach every function of the
+    /// signature whose address the program takes (known once every body is checked).
+    through_ptr: Vec<(FuncId, super::SigId, Span, bool)>,
 }
 
 /// Per-function checking state.
@@ -114,9 +119,33 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// A call through a function pointer of signature `sig`; through a varying pointer
+    /// each function runs with only the instances that hold it.
+    pub(super) fn record_ptr_call(&mut self, sig: super::SigId, span: Span, varying: bool) {
+        let Some(caller) = self.fcx.as_ref().map(|f| f.func) else {
+            return;
+        };
+        let partial = varying || self.mask_partial();
+        self.barrier_calls
+            .through_ptr
+            .push((caller, sig, span, partial));
+    }
+
     /// E0507 for calls, under varying control flow, of functions that (directly or
     /// through other calls) call `barrier()`.
     pub(super) fn check_barrier_callers(&mut self) {
+        let mut by_sig: FxHashMap<super::SigId, Vec<FuncId>> = FxHashMap::default();
+        for &(f, sig) in self.out.fn_ptr_targets() {
+            by_sig.entry(sig).or_default().push(f);
+        }
+        for (caller, sig, span, partial) in std::mem::take(&mut self.barrier_calls.through_ptr) {
+            for &callee in by_sig.get(&sig).map_or(&[][..], |v| v.as_slice()) {
+                self.barrier_calls.edges.push((caller, callee));
+                if partial {
+                    self.barrier_calls.partial.push((callee, span));
+                }
+            }
+        }
         let n = self.out.funcs.len();
         let mut calls_barrier = vec![false; n];
         let mut callers: Vec<Vec<FuncId>> = vec![Vec::new(); n];

@@ -492,11 +492,37 @@ fn unknown_type_and_incomplete_struct() {
 }
 
 #[test]
+fn function_pointers() {
+    let decls =
+        "typedef float (*F)(float); float a(float x) { return x; } int b(int x) { return x; }";
+    let ok = |body: &str| format!("{decls} void f() {{ {body} }}");
+    expect(&ok("F p = a; float y = p(1); F q = &a; y = (*q)(y);"), &[]);
+    expect(
+        &ok("float (*uniform p)(float) = a; p = NULL; bool n = p == 0;"),
+        &[],
+    );
+    expect(&ok("F p = b;"), &["E0300"]);
+    expect(&ok("F p = a; p(1, 2);"), &["E0305"]);
+    expect(&ok("F p = a; p + 1;"), &["E0301"]);
+    expect(&ok("float y = 1; y(2);"), &["E0208"]);
+    expect(
+        &ok("uniform F p = programIndex == 0 ? a : NULL;"),
+        &["E0400"],
+    );
+    expect(
+        "task void t() {} typedef void (*T)(); void f() { T p = t; }",
+        &["E0329"],
+    );
+}
+
+#[test]
 fn calls() {
     expect("void f() { g(); }", &["E0203"]);
     expect("void f() { int x; x(); }", &["E0208"]);
     expect("void g(int a); void f() { g(1, 2); }", &["E0305"]);
-    expect("void g(int a) {} void f() { int x = g; }", &["E0209"]);
+    // A function's name is a function pointer, which does not convert to `int`.
+    expect("void g(int a) {} void f() { int x = g; }", &["E0300"]);
+    expect("void f() { int x = threadIdx; }", &["E0209"]);
     expect("void g(); void f() { g(); }", &["E0211"]);
     expect("extern void g(); void f() { g(); }", &["E0211"]);
     expect("void f() { g(); } void g() {}", &["E0203"]);
