@@ -7,7 +7,6 @@
 mod common;
 
 use common::*;
-use spmdc::driver::Stage;
 use spmdc::ir::{self, verify, write};
 use spmdc::passes;
 
@@ -41,6 +40,15 @@ fn canon(bits: &[u32]) -> Vec<u32> {
         .collect()
 }
 
+/// The target of `lanes` lanes and 8-byte pointers, to preprocess a file for (so that
+/// `TARGET_WIDTH`, which per-instance brace lists depend on, is the gang width).
+fn target(lanes: u32) -> spmdc::front::sema::Target {
+    spmdc::front::sema::Target {
+        program_count: lanes,
+        pointer_size: 8,
+    }
+}
+
 /// Runs every test program with the pipeline off and on; returns the total dynamic
 /// instruction counts (off, on) and per-file counts.
 fn differential(lanes: u32) -> (u64, u64, Vec<(String, u64, u64)>) {
@@ -50,7 +58,8 @@ fn differential(lanes: u32) -> (u64, u64, Vec<(String, u64, u64)>) {
     for dir in ["tests/ispc", "tests/conformance"] {
         for path in spmd_files(dir) {
             let name = display_name(&path);
-            let result = check_file(&path, Stage::Check);
+            // Preprocessed for `lanes`: `TARGET_WIDTH` is the gang width.
+            let result = check_file_for(&path, target(lanes));
             assert!(!result.diags.has_errors(), "{name} does not check");
             let Ok(base) = lower_result(&result, lanes) else {
                 continue;
@@ -372,7 +381,7 @@ fn corpora_verify_after_pipeline() {
     for lanes in [16, 32] {
         for dir in ["examples", "tests/ispc", "tests/parse", "tests/conformance"] {
             for path in spmd_files(dir) {
-                let result = check_file(&path, Stage::Check);
+                let result = check_file_for(&path, target(lanes));
                 if result.diags.has_errors() {
                     continue;
                 }

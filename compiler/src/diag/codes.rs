@@ -131,6 +131,9 @@ codes! {
     MISPLACED_REFERENCE = "E0327": "a reference where the language does not allow one";
     UNINITIALIZED_REFERENCE = "E0328": "a reference variable declared without the object it refers to";
     NO_FUNCTION_ADDRESS = "E0329": "the address of a function that no function pointer can hold";
+    INVALID_VECTOR_TYPE = "E0332": "a short vector type whose element is not a basic type, or whose length is not a positive constant";
+    INVALID_VECTOR_ELEMENT = "E0330": "a short vector element that does not exist: a bad swizzle letter, or an element past the end";
+    VECTOR_LENGTH_MISMATCH = "E0331": "short vectors of different lengths in one operation or conversion";
 
     // ---- uniform / varying
     VARYING_TO_UNIFORM = "E0400": "a varying value assigned to a uniform variable";

@@ -183,6 +183,26 @@ pub enum BaseType {
     Enum(Ident),
     /// `struct { ... }` without a tag: the [`StructDef::anon`] number of its definition.
     AnonStruct(u32),
+    /// A short vector, `float<3>`: ISPC's `type<N>` on a basic type (or a typedef of
+    /// one); sema rejects other element types.
+    Vector { elem: Box<BaseType>, len: VecLen },
+}
+
+/// The length of a short vector as written: a literal (`float<3>`) or the name of a
+/// compile-time constant (`float<N>`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum VecLen {
+    Lit(u64, Span),
+    Name(Ident),
+}
+
+impl VecLen {
+    pub fn span(&self) -> Span {
+        match self {
+            VecLen::Lit(_, s) => *s,
+            VecLen::Name(id) => id.span,
+        }
+    }
 }
 
 /// The specifier part of a declaration: qualifiers and a base type.

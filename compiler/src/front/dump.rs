@@ -415,16 +415,27 @@ impl Dumper<'_> {
         self.type_str(&t.spec, &t.derived)
     }
 
-    /// C-like spelling of a type as written: `uniform float * uniform [4]`.
-    fn type_str(&self, spec: &TypeSpec, derived: &[Derived]) -> String {
-        let mut s = quals_str(&spec.quals);
-        s.push_str(&match &spec.base {
+    fn base_str(&self, base: &BaseType) -> String {
+        match base {
             BaseType::Primitive(p) => prim_name(*p).to_string(),
             BaseType::Named(n) => self.name(n).to_string(),
             BaseType::Struct(n) => format!("struct {}", self.name(n)),
             BaseType::Enum(n) => format!("enum {}", self.name(n)),
             BaseType::AnonStruct(k) => format!("struct (anonymous #{k})"),
-        });
+            BaseType::Vector { elem, len } => {
+                let n = match len {
+                    VecLen::Lit(v, _) => v.to_string(),
+                    VecLen::Name(id) => self.name(id).to_string(),
+                };
+                format!("{}<{n}>", self.base_str(elem))
+            }
+        }
+    }
+
+    /// C-like spelling of a type as written: `uniform float * uniform [4]`.
+    fn type_str(&self, spec: &TypeSpec, derived: &[Derived]) -> String {
+        let mut s = quals_str(&spec.quals);
+        s.push_str(&self.base_str(&spec.base));
         for d in derived {
             match d {
                 Derived::Pointer { quals, .. } => {

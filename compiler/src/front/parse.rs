@@ -415,12 +415,10 @@ pub fn describe_expected(expected: &[String]) -> String {
     if !stmt_start && has("Ident") && !expr_start {
         parts.push("an identifier".into());
     }
-    if OPERATORS
-        .iter()
-        .filter(|o| has(&format!("\"{o}\"")))
-        .count()
-        > 3
-    {
+    // After a type, `<` opens a short vector's length (`float<3>`), not a comparison:
+    // only where `>` may follow too does it mean an expression goes on.
+    let operator = |o: &&&str| has(&format!("\"{o}\"")) && (**o != "<" || has("\">\""));
+    if OPERATORS.iter().filter(operator).count() > 3 {
         parts.push("an operator".into());
     }
     if parts.is_empty() {
@@ -667,6 +665,20 @@ impl ParseCtx {
         v.push(base);
         v.extend(post);
         v
+    }
+
+    /// `T<N>`: a short vector of base type `T`.
+    pub fn vector_base(&self, base: SpecPart, len: VecLen, span: Span) -> SpecPart {
+        match base {
+            SpecPart::Base(elem, _) => SpecPart::Base(
+                BaseType::Vector {
+                    elem: Box::new(elem),
+                    len,
+                },
+                span,
+            ),
+            q => q,
+        }
     }
 
     /// `unsigned T`/`signed T`/`unsigned` alone, folded to a primitive.

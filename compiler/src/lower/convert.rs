@@ -22,6 +22,10 @@ impl FnLower<'_, '_> {
             return v;
         }
         match (types.kind(from), types.kind(to), v) {
+            (TypeKind::Vector(..), TypeKind::Vector(..), Val::Mem(p)) => {
+                self.vector_to_vector(p, from, to)
+            }
+            (_, TypeKind::Vector(..), Val::S(x)) => self.scalar_to_vector(x, from, to),
             (TypeKind::Array(..), TypeKind::Pointer(_), Val::Mem(p)) => {
                 let varying = types.is_varying(to);
                 let a = if varying { self.splat(p.addr) } else { p.addr };

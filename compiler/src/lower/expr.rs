@@ -232,10 +232,12 @@ impl FnLower<'_, '_> {
     fn index_place(&mut self, base: &Expr, index: &Expr) -> Option<Place> {
         let bt = self.cx.checked.type_of(base.id);
         let (start, elem) = match self.cx.types.kind(bt) {
-            TypeKind::Array(..) => {
+            TypeKind::Array(..) | TypeKind::Vector(..) => {
                 let bp = self.place(base)?;
-                let TypeKind::Array(elem, _) = self.cx.types.kind(bp.ty) else {
-                    return None;
+                let elem = match self.cx.types.kind(bp.ty) {
+                    TypeKind::Array(elem, _) => elem,
+                    TypeKind::Vector(..) => self.cx.types.vector_elem(bp.ty),
+                    _ => return None,
                 };
                 (bp, elem)
             }
@@ -294,6 +296,7 @@ impl FnLower<'_, '_> {
     }
 
     fn member_place(&mut self, e: &Expr, base: &Expr, arrow: bool) -> Option<Place> {
+        let swizzle = self.cx.checked.swizzle(e.id).map(|s| s.to_vec());
         let sp = if arrow {
             let p = self.scalar(base);
             let pty = self.cx.checked.converted_type(base.id);
@@ -306,6 +309,18 @@ impl FnLower<'_, '_> {
         } else {
             self.place(base)?
         };
+        if let Some(indices) = swizzle {
+            if !matches!(self.cx.types.kind(sp.ty), TypeKind::Vector(..)) {
+                return None;
+            }
+            return Some(match indices.as_slice() {
+                [i] => self.vec_elem_place(sp, u32::from(*i)),
+                _ => {
+                    let ty = self.cx.checked.type_of(e.id);
+                    self.swizzle(sp, &indices, ty)
+                }
+            });
+        }
         let TypeKind::Struct(sid) = self.cx.types.kind(sp.ty) else {
             return None;
         };
@@ -341,6 +356,12 @@ impl FnLower<'_, '_> {
                 }
                 None => self.dummy(ty),
             },
+            UnaryOp::Plus | UnaryOp::Neg | UnaryOp::Not | UnaryOp::BitNot
+                if self.vec_len(ty).is_some() =>
+            {
+                let v = self.rvalue(operand);
+                self.vector_unary(op, v, ty)
+            }
             UnaryOp::Plus => self.rvalue(operand),
             UnaryOp::Neg => {
                 let v = self.scalar(operand);
@@ -365,6 +386,9 @@ impl FnLower<'_, '_> {
         let Some(p) = self.place(operand) else {
             return self.dummy(ty);
         };
+        if self.vec_len(ty).is_some() {
+            return self.vector_incdec(op, p, ty);
+        }
         let Val::S(old) = self.load(p) else {
             return self.dummy(ty);
         };
@@ -406,6 +430,13 @@ impl FnLower<'_, '_> {
             _ => {}
         }
         let _ = e;
+        if self.vec_len(ty).is_some() {
+            let a = self.rvalue(lhs);
+            let b = self.rvalue(rhs);
+            let lt = self.cx.checked.converted_type(lhs.id);
+            let rt = self.cx.checked.converted_type(rhs.id);
+            return self.vector_binop(op, a, lt, b, rt, ty);
+        }
         let a = self.scalar(lhs);
         let b = self.scalar(rhs);
         let lt = self.cx.checked.converted_type(lhs.id);
@@ -564,6 +595,19 @@ impl FnLower<'_, '_> {
                 };
                 let cur = self.load(p);
                 let clt = self.cx.checked.converted_type(lhs.id);
+                let opty = self.cx.checked.compound_op_type(e.id).unwrap_or(clt);
+                if self.vec_len(opty).is_some() {
+                    let a = self.convert(cur, lt, clt);
+                    let b = self.rvalue(rhs);
+                    let rt = self.cx.checked.converted_type(rhs.id);
+                    let r = self.vector_binop(bop, a, clt, b, rt, opty);
+                    let back = self.convert(r, opty, lt);
+                    self.store(p, back);
+                    return match back {
+                        Val::Mem(_) => Val::Mem(p),
+                        v => v,
+                    };
+                }
                 let Val::S(a) = self.convert(cur, lt, clt) else {
                     return self.dummy(lt);
                 };
@@ -586,6 +630,11 @@ impl FnLower<'_, '_> {
     /// narrowed mask, and not at all when that mask is empty and it has side effects).
     fn logical(&mut self, op: Op, lhs: &Expr, rhs: &Expr, ty: TypeId) -> Val {
         let and = op == Op::LogicalAnd;
+        if self.vec_len(ty).is_some() {
+            let a = self.rvalue(lhs);
+            let b = self.rvalue(rhs);
+            return self.vector_logical(and, a, b, ty);
+        }
         let a = self.scalar(lhs);
         let result_varying = self.cx.types.is_varying(ty);
         if !self.ty(a).varying {
@@ -661,6 +710,15 @@ impl FnLower<'_, '_> {
     /// `c ? a : b`. A uniform condition branches; a varying one evaluates both sides
     /// under their masks (side effects happen only in their lanes), then selects.
     fn ternary(&mut self, cond: &Expr, then: &Expr, else_: &Expr, ty: TypeId) -> Val {
+        if self
+            .vec_len(self.cx.checked.converted_type(cond.id))
+            .is_some()
+        {
+            let c = self.rvalue(cond);
+            let a = self.rvalue(then);
+            let b = self.rvalue(else_);
+            return self.vector_select(c, a, b, ty);
+        }
         let c = self.scalar(cond);
         if is_aggregate(&self.cx.types, ty) || self.cx.types.is_void(ty) {
             return self.ternary_mem(c, then, else_, ty);

@@ -86,6 +86,15 @@ fn init_bytes(cx: &mut ModCx<'_>, bytes: &mut [u8], off: u32, ty: TypeId, init: 
     let target = cx.checked.target;
     match init {
         Initializer::Expr(e) => {
+            // A constant scalar for a short vector fills every element.
+            if let Some((_, n)) = cx.types.as_vector(ty) {
+                let elem = cx.types.vector_elem(ty);
+                let size = cx.types.layout(elem, target).size;
+                for i in 0..n {
+                    init_bytes(cx, bytes, off + i * size, elem, init);
+                }
+                return;
+            }
             if is_aggregate(&cx.types, ty) {
                 cx.unsupported(e.span, "an aggregate initializer that is not a brace list");
                 return;
@@ -109,6 +118,21 @@ fn init_bytes(cx: &mut ModCx<'_>, bytes: &mut [u8], off: u32, ty: TypeId, init: 
                 let size = cx.types.layout(elem, target).size;
                 for (i, item) in items.iter().enumerate() {
                     init_bytes(cx, bytes, off + i as u32 * size, elem, item);
+                }
+            }
+            TypeKind::Vector(_, n) => {
+                let elem = cx.types.vector_elem(ty);
+                let size = cx.types.layout(elem, target).size;
+                for (i, item) in items.iter().take(n as usize).enumerate() {
+                    init_bytes(cx, bytes, off + i as u32 * size, elem, item);
+                }
+            }
+            // One value per program instance for a varying scalar.
+            _ if items.len() > 1 && cx.types.var(ty) == Variability::Varying => {
+                let lane_ty = cx.types.with_var(ty, Variability::Uniform);
+                let size = cx.types.layout(lane_ty, target).size;
+                for (i, item) in items.iter().enumerate() {
+                    init_bytes(cx, bytes, off + i as u32 * size, lane_ty, item);
                 }
             }
             _ => {

@@ -17,8 +17,9 @@
 //! - **Control flow** on uniform conditions is plain `brif`; on varying conditions each
 //!   region runs under its narrowed mask and is skipped when that mask is empty
 //!   (`brif any(mask)`). See [`stmt`].
-//! - **Aggregates** (structs, arrays) are values in memory: an aggregate rvalue is the
-//!   address of the object. By-value struct parameters are passed as a pointer to a copy
+//! - **Aggregates** (structs, arrays, short vectors) are values in memory: an aggregate
+//!   rvalue is the address of the object. Operators on short vectors are lowered element
+//!   by element ([`vector`]), so the IR never sees a vector type. By-value struct parameters are passed as a pointer to a copy
 //!   the caller makes; struct returns go through a hidden first pointer parameter to a
 //!   slot of the caller ("sret").
 //!
@@ -39,6 +40,7 @@ mod place;
 mod stdlib;
 mod stmt;
 mod types;
+mod vector;
 
 pub use callees::{runtime_order, stdlib_callees};
 

@@ -10,7 +10,7 @@ use super::mask::{has_break, has_continue, has_nested_return, Flow, FlowKind};
 use super::place::Place;
 use super::types::num_of;
 use crate::front::ast::{self, CaseLabel, Expr, ForInit, ForeachDim, Initializer, Stmt, StmtKind};
-use crate::front::sema::{ConstValue, DeclRef, LocalKind, TypeKind};
+use crate::front::sema::{ConstValue, DeclRef, LocalKind, TypeKind, Variability};
 use crate::ir::{
     BinaryOp, Block, FloatCC, InstData, IntCC, LaneOp, SpecialReg, TrapCode, Type, Value,
 };
@@ -905,6 +905,23 @@ impl FnLower<'_, '_> {
                         for (i, item) in items.iter().enumerate() {
                             let ep = self.offset(p, i as u32 * size, elem);
                             self.init_place(ep, elem, item, true, mask);
+                        }
+                    }
+                    TypeKind::Vector(_, n) => {
+                        for (i, item) in items.iter().take(n as usize).enumerate() {
+                            let ep = self.vec_elem_place(p, i as u32);
+                            let ety = ep.ty;
+                            self.init_place(ep, ety, item, true, mask);
+                        }
+                    }
+                    // A varying scalar from one value per program instance: lane `i`
+                    // of the object is the uniform element at `i * sizeof(element)`.
+                    _ if items.len() > 1 && self.cx.types.is_varying(ty) => {
+                        let lane_ty = self.types().with_var(ty, Variability::Uniform);
+                        let size = self.cx.types.layout(lane_ty, self.cx.checked.target).size;
+                        for (i, item) in items.iter().enumerate() {
+                            let lp = self.offset(p, i as u32 * size, lane_ty);
+                            self.init_place(lp, lane_ty, item, true, mask);
                         }
                     }
                     _ => {

@@ -37,9 +37,21 @@ pub(super) fn ir_type(types: &Types, ty: TypeId) -> Option<Type> {
     })
 }
 
-/// Structs and arrays: values that live in memory.
+/// Structs, arrays and short vectors: values that live in memory. A short vector's
+/// value is an object of its layout (sema's), and every operation on it is lowered
+/// element by element: the IR and the back ends see only its scalar elements.
 pub(super) fn is_aggregate(types: &Types, ty: TypeId) -> bool {
-    matches!(types.kind(ty), TypeKind::Struct(_) | TypeKind::Array(..))
+    matches!(
+        types.kind(ty),
+        TypeKind::Struct(_) | TypeKind::Array(..) | TypeKind::Vector(..)
+    )
+}
+
+/// Element `i` of a short vector of type `ty` (as laid out): its byte offset and type.
+pub(super) fn vector_elem(types: &mut Types, target: Target, ty: TypeId, i: u32) -> (u32, TypeId) {
+    let elem = types.vector_elem(ty);
+    let size = types.layout(elem, target).size;
+    (i * size, elem)
 }
 
 /// How a scalar converts: its arithmetic kind.
@@ -114,6 +126,12 @@ fn walk_leaves(
             for (i, off) in offsets.into_iter().enumerate() {
                 let f = types.member_type(ty, i);
                 walk_leaves(types, target, f, base + off, out, depth + 1);
+            }
+        }
+        TypeKind::Vector(_, n) => {
+            for i in 0..n {
+                let (off, elem) = vector_elem(types, target, ty, i);
+                out.push((base + off, elem));
             }
         }
         TypeKind::Void | TypeKind::Error | TypeKind::Dim3(_) => {}

@@ -85,6 +85,9 @@ pub enum ConvStep {
     PointerCast,
     /// A uniform value is replicated into every program instance.
     Broadcast,
+    /// A scalar becomes a short vector with the value in every element (after any
+    /// `Numeric` step to the element type).
+    ScalarToVector { len: u32 },
 }
 
 /// Does `to` represent every value of `from` (a conversion that loses nothing)?
@@ -172,14 +175,22 @@ fn shape_cost(
     let fd = types.get(from);
     let td = types.get(to);
     use TypeKind as K;
-    match (fd.kind, td.kind) {
-        (K::Prim(a), K::Prim(b)) => Ok(if a == b {
+    let prim_cost = |a: Prim, b: Prim| {
+        if a == b {
             Cost::Exact
         } else if lossless(a, b) {
             Cost::Widen
         } else {
             Cost::Convert
-        }),
+        }
+    };
+    match (fd.kind, td.kind) {
+        (K::Prim(a), K::Prim(b)) => Ok(prim_cost(a, b)),
+        // Short vectors convert element by element, between equal lengths only; a
+        // scalar (or an enumerator, as its `int`) fills every element.
+        (K::Vector(a, n), K::Vector(b, m)) if n == m => Ok(prim_cost(a, b)),
+        (K::Prim(a), K::Vector(b, _)) => Ok(prim_cost(a, b).max(Cost::Widen)),
+        (K::Enum(_), K::Vector(b, _)) => Ok(prim_cost(Prim::Int32, b).max(Cost::Widen)),
         // An enumerator converts as the `int` it is (C's rule, which ISPC keeps: to
         // any arithmetic type, `float` included).
         (K::Enum(_), K::Prim(b)) => Ok(
@@ -244,6 +255,19 @@ pub fn describe_conversion(types: &Types, from: TypeId, to: TypeId) -> Vec<ConvS
             return steps;
         }
         (K::Prim(a), K::Prim(b)) if a != b => steps.push(ConvStep::Numeric { from: a, to: b }),
+        (K::Vector(a, _), K::Vector(b, _)) if a != b => {
+            steps.push(ConvStep::Numeric { from: a, to: b })
+        }
+        (K::Prim(_) | K::Enum(_), K::Vector(b, len)) => {
+            let a = types.arith_prim(from).unwrap_or(Prim::Int32);
+            if matches!(fd.kind, K::Enum(_)) {
+                steps.push(ConvStep::EnumToInt);
+            }
+            if a != b {
+                steps.push(ConvStep::Numeric { from: a, to: b });
+            }
+            steps.push(ConvStep::ScalarToVector { len });
+        }
         (K::Enum(_), K::Prim(b)) => {
             steps.push(ConvStep::EnumToInt);
             if b != Prim::Int32 {

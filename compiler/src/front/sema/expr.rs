@@ -164,7 +164,12 @@ impl Checker<'_> {
 
     /// W0005 for an implicit conversion that may lose range or precision.
     fn check_narrowing(&mut self, e: &Expr, from: TypeId, to: TypeId) {
-        let (Some(f), Some(t)) = (self.out.types.as_prim(from), self.out.types.as_prim(to)) else {
+        // Short vectors narrow when their elements do.
+        let prim = |ty| {
+            let t = &self.out.types;
+            t.as_vector(ty).map(|v| v.0).or_else(|| t.as_prim(ty))
+        };
+        let (Some(f), Some(t)) = (prim(from), prim(to)) else {
             return;
         };
         if !conv::narrowing(f, t) {
@@ -184,13 +189,32 @@ impl Checker<'_> {
             .with_primary(e.span, format!("converted to `{ts}` here"))
             .with_help(format!(
                 "write a cast to show it is intended: `({}) ...`",
-                t.name()
+                match self.out.types.as_vector(to) {
+                    Some((_, n)) => format!("{}<{n}>", t.name()),
+                    None => t.name().to_string(),
+                }
             )),
         );
     }
 
     fn mismatched(&mut self, e: &Expr, from: TypeId, to: TypeId, site: Site) {
         let (fs, ts) = (self.ty_str(from), self.ty_str(to));
+        if let (Some((_, n)), Some((_, m))) =
+            (self.out.types.as_vector(from), self.out.types.as_vector(to))
+        {
+            if n != m {
+                self.emit(
+                    Diagnostic::error(
+                        codes::VECTOR_LENGTH_MISMATCH,
+                        format!("cannot convert `{fs}` to `{ts}`: the vectors have different lengths"),
+                    )
+                    .with_primary(e.span, format!("this has {n} element{}", plural(n)))
+                    .with_note(format!("`{ts}` has {m} element{}", plural(m)))
+                    .with_help("short vectors convert only to vectors of the same length; pick elements with a swizzle (`v.xy`) or build the vector with `{ ... }`"),
+                );
+                return;
+            }
+        }
         let code = if matches!(site, Site::Return) {
             codes::RETURN_MISMATCH
         } else {
@@ -330,6 +354,7 @@ impl Checker<'_> {
                 let bt = self.out.type_of(base.id);
                 let elem_uniform = match t.kind(bt) {
                     TypeKind::Array(elem, _) => !t.is_varying(elem),
+                    TypeKind::Vector(..) => !t.is_varying(bt),
                     TypeKind::Pointer(p) => !t.is_varying(bt) && !t.is_varying(p),
                     _ => false,
                 };
@@ -502,11 +527,15 @@ impl Checker<'_> {
             }
             UnaryOp::AddrOf => self.check_addr_of(operand),
             UnaryOp::Deref => self.check_deref(operand, t0),
+            UnaryOp::Not if self.out.types.as_vector(t0).is_some() => {
+                self.vector_to_bool(operand, t0, codes::INVALID_UNARY_OPERAND)
+            }
             UnaryOp::Not => self.to_bool(operand, t0, codes::INVALID_UNARY_OPERAND),
             UnaryOp::Neg | UnaryOp::Plus | UnaryOp::BitNot => {
                 let t = self.rvalue(operand, t0);
                 let var = self.out.types.var(t);
-                let p = match self.out.types.arith_prim(t) {
+                let len = self.out.types.as_vector(t).map(|v| v.1);
+                let p = match self.elem_prim(t) {
                     Some(Prim::Bool) if op != UnaryOp::BitNot => Some(Prim::Int32),
                     Some(p) if op != UnaryOp::BitNot || p.is_integer() => Some(p),
                     _ => None,
@@ -515,7 +544,7 @@ impl Checker<'_> {
                     self.bad_unary(op, operand, t);
                     return Types::ERROR;
                 };
-                let r = self.out.types.prim(p, var);
+                let r = self.types().with_elem(p, len, var);
                 if r != t {
                     self.set_conv(operand, r);
                 }
@@ -543,7 +572,7 @@ impl Checker<'_> {
 
     fn check_incdec(&mut self, e: &Expr, op: UnaryOp, operand: &Expr, t: TypeId) -> TypeId {
         let ok = match self.out.types.kind(t) {
-            TypeKind::Prim(p) => p != Prim::Bool,
+            TypeKind::Prim(p) | TypeKind::Vector(p, _) => p != Prim::Bool,
             TypeKind::Enum(_) => true,
             TypeKind::Pointer(p) => !self.out.types.is_void(p),
             _ => false,
@@ -602,7 +631,9 @@ impl Checker<'_> {
 
     fn check_binary(&mut self, e: &Expr, op: BinaryOp, lhs: &Expr, rhs: &Expr) -> TypeId {
         match op {
-            BinaryOp::LogicalAnd | BinaryOp::LogicalOr => return self.check_logical(lhs, rhs),
+            BinaryOp::LogicalAnd | BinaryOp::LogicalOr => {
+                return self.check_logical(e, op, lhs, rhs)
+            }
             BinaryOp::Comma => {
                 self.check_expr(lhs);
                 return self.check_expr(rhs);
@@ -644,19 +675,24 @@ impl Checker<'_> {
         if matches!(op, BinaryOp::Eq | BinaryOp::Ne) && (is_fn(lk) || is_fn(rk)) {
             return self.fn_ptr_compare(o);
         }
-        if op.is_comparison() && (is_ptr(lk) || is_ptr(rk)) {
+        let Ok(len) = self.operands_len(o) else {
+            return Types::ERROR;
+        };
+        let t = &self.out.types;
+        if len.is_none() && op.is_comparison() && (is_ptr(lk) || is_ptr(rk)) {
             return self.pointer_compare(o);
         }
-        if is_ptr(lk) || is_ptr(rk) {
+        if len.is_none() && (is_ptr(lk) || is_ptr(rk)) {
             return self.pointer_arith(o);
         }
         let var = t.var(lt).join(t.var(rt));
-        let (Some(lp), Some(rp)) = (t.arith_prim(lt), t.arith_prim(rt)) else {
+        // Short vectors work element by element; a scalar operand fills every element.
+        let (Some(lp), Some(rp)) = (self.elem_prim(lt), self.elem_prim(rt)) else {
             self.bad_binary(o);
             return Types::ERROR;
         };
         if matches!(op, BinaryOp::Shl | BinaryOp::Shr) {
-            return self.shift_types(op, lhs, lp, rhs, rp, var);
+            return self.shift_types(op, lhs, lp, rhs, rp, var, len);
         }
         let bitwise = matches!(op, BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor);
         let mut common = conv::common_prim(lp, rp);
@@ -668,19 +704,75 @@ impl Checker<'_> {
             self.bad_binary(o);
             return Types::ERROR;
         }
-        let opty = self.out.types.prim(common, var);
+        let opty = self.types().with_elem(common, len, var);
         self.set_conv(lhs, opty);
         self.set_conv(rhs, opty);
         if matches!(op, BinaryOp::Div | BinaryOp::Rem) && common.is_integer() {
             self.check_div_zero(op, rhs);
         }
         if op.is_comparison() {
-            self.out.types.prim(Prim::Bool, var)
+            self.types().with_elem(Prim::Bool, len, var)
         } else {
             opty
         }
     }
 
+    /// The basic type a value computes in: its own, an enum's `int`, or a short
+    /// vector's element type.
+    pub(super) fn elem_prim(&self, ty: TypeId) -> Option<Prim> {
+        match self.out.types.kind(ty) {
+            TypeKind::Vector(p, _) => Some(p),
+            _ => self.out.types.arith_prim(ty),
+        }
+    }
+
+    /// The length of the short vector operands of `o` (`None` when both are scalars),
+    /// or `Err` after E0331 when two vectors differ in length.
+    fn operands_len(&mut self, o: Operands) -> Result<Option<u32>, ()> {
+        let t = &self.out.types;
+        match (t.as_vector(o.lt), t.as_vector(o.rt)) {
+            (Some((_, n)), Some((_, m))) if n != m => {
+                self.vector_lengths_differ(o, n, m);
+                Err(())
+            }
+            (Some((_, n)), _) | (_, Some((_, n))) => Ok(Some(n)),
+            _ => Ok(None),
+        }
+    }
+
+    /// E0331: two vector operands of different lengths.
+    fn vector_lengths_differ(&mut self, o: Operands, n: u32, m: u32) {
+        let (ls, rs) = (self.ty_str(o.lt), self.ty_str(o.rt));
+        self.emit(
+            Diagnostic::error(
+                codes::VECTOR_LENGTH_MISMATCH,
+                format!("cannot apply `{}` to vectors of different lengths", o.op.symbol()),
+            )
+            .with_primary(o.e.span, format!("{n} elements against {m}"))
+            .with_secondary(o.lhs.span, format!("`{ls}`"))
+            .with_secondary(o.rhs.span, format!("`{rs}`"))
+            .with_help("operators on short vectors work element by element, so the lengths must agree; pick elements with a swizzle (`v.xy`)"),
+        );
+    }
+
+    /// A short vector converted element by element to `bool` (for `!`, `&&`, `||`,
+    /// and the condition of `?:`): the `bool` vector of its length and variability.
+    fn vector_to_bool(&mut self, e: &Expr, ty: TypeId, code: crate::diag::Code) -> TypeId {
+        let Some((_, n)) = self.out.types.as_vector(ty) else {
+            return self.to_bool(e, ty, code);
+        };
+        let var = match self.out.types.var(ty) {
+            Variability::Varying => Variability::Varying,
+            _ => Variability::Uniform,
+        };
+        let b = self.types().vector(Prim::Bool, n, var, false);
+        if b != ty {
+            self.set_conv(e, b);
+        }
+        b
+    }
+
+    #[allow(clippy::too_many_arguments)]
     fn shift_types(
         &mut self,
         op: BinaryOp,
@@ -689,6 +781,7 @@ impl Checker<'_> {
         rhs: &Expr,
         rp: Prim,
         var: Variability,
+        len: Option<u32>,
     ) -> TypeId {
         if !lp.is_integer() || !rp.is_integer() {
             let bad = if lp.is_integer() { rhs } else { lhs };
@@ -704,9 +797,9 @@ impl Checker<'_> {
             );
             return Types::ERROR;
         }
-        let r = self.out.types.prim(lp, var);
+        let r = self.types().with_elem(lp, len, var);
         self.set_conv(lhs, r);
-        let count = self.out.types.prim(rp, var);
+        let count = self.types().with_elem(rp, len, var);
         self.set_conv(rhs, count);
         r
     }
@@ -751,8 +844,12 @@ impl Checker<'_> {
         self.emit(d);
     }
 
-    fn check_logical(&mut self, lhs: &Expr, rhs: &Expr) -> TypeId {
+    fn check_logical(&mut self, e: &Expr, op: BinaryOp, lhs: &Expr, rhs: &Expr) -> TypeId {
         let lt = self.check_expr(lhs);
+        if self.out.types.as_vector(lt).is_some() {
+            let rt = self.check_expr(rhs);
+            return self.vector_logical(e, op, lhs, lt, rhs, rt);
+        }
         let lb = self.to_bool(lhs, lt, codes::INVALID_BINARY_OPERANDS);
         // With a varying left side, the right side runs under a narrowed mask.
         let varying = self.out.types.is_varying(lb);
@@ -760,6 +857,15 @@ impl Checker<'_> {
             self.enter_varying_cond();
         }
         let rt = self.check_expr(rhs);
+        if self.out.types.as_vector(rt).is_some() {
+            if varying {
+                self.leave_varying_cond();
+            }
+            if self.out.types.is_error(lb) {
+                return Types::ERROR;
+            }
+            return self.vector_logical(e, op, lhs, lt, rhs, rt);
+        }
         let rb = self.to_bool(rhs, rt, codes::INVALID_BINARY_OPERANDS);
         if varying {
             self.leave_varying_cond();
@@ -769,6 +875,44 @@ impl Checker<'_> {
         }
         let var = self.out.types.var(lb).join(self.out.types.var(rb));
         self.out.types.prim(Prim::Bool, var)
+    }
+
+    /// `&&` and `||` with a short vector operand: element by element, both operands
+    /// evaluated (no short circuit, as in ISPC), the result a `bool` vector.
+    fn vector_logical(
+        &mut self,
+        e: &Expr,
+        op: BinaryOp,
+        lhs: &Expr,
+        lt: TypeId,
+        rhs: &Expr,
+        rt: TypeId,
+    ) -> TypeId {
+        let lt = self.rvalue(lhs, lt);
+        let rt = self.rvalue(rhs, rt);
+        if self.out.types.is_error(lt) || self.out.types.is_error(rt) {
+            return Types::ERROR;
+        }
+        let o = Operands {
+            e,
+            op,
+            lhs,
+            lt,
+            rhs,
+            rt,
+        };
+        let Ok(Some(len)) = self.operands_len(o) else {
+            return Types::ERROR;
+        };
+        if self.elem_prim(lt).is_none() || self.elem_prim(rt).is_none() {
+            self.bad_binary(o);
+            return Types::ERROR;
+        }
+        let var = self.out.types.var(lt).join(self.out.types.var(rt));
+        let b = self.types().vector(Prim::Bool, len, var, false);
+        self.set_conv(lhs, b);
+        self.set_conv(rhs, b);
+        b
     }
 
     /// Two pointers, or a pointer and a null constant, compared.
@@ -921,6 +1065,15 @@ impl Checker<'_> {
             }
             Some(bop) => {
                 let r = self.binary_types(e, bop, lhs, lt, rhs, rt);
+                // `s += v` with a scalar `s` and a vector `v`: the vector result cannot
+                // be stored back.
+                if self.out.types.as_vector(r).is_some()
+                    && self.out.types.as_vector(lt).is_none()
+                    && !self.out.types.is_error(lt)
+                {
+                    self.mismatched(rhs, r, lt, site);
+                    return Types::ERROR;
+                }
                 if !self.out.types.is_error(r) {
                     self.out.compound.insert(e.id, r);
                     if self.out.types.is_varying(r) && !self.out.types.is_varying(lt) {
@@ -959,15 +1112,24 @@ impl Checker<'_> {
             return None;
         }
         let Some(place) = self.place_of(lhs, 0) else {
+            let swizzle = self.out.swizzle(lhs.id).is_some_and(|s| s.len() > 1);
             let label = match self.out.res(lhs.id) {
                 Res::EnumConst(..) => "an enumerator is a constant",
                 Res::BuiltinVar(_) => "a built-in value cannot be assigned",
+                _ if swizzle => {
+                    "a swizzle of several elements is a new vector, not a place to store to"
+                }
                 _ => "not a variable, array element, member or dereferenced pointer",
             };
-            self.emit(
+            let mut d =
                 Diagnostic::error(codes::NOT_ASSIGNABLE, "cannot assign to this expression")
-                    .with_primary(lhs.span, label),
-            );
+                    .with_primary(lhs.span, label);
+            if swizzle {
+                d = d.with_help(
+                    "assign the elements one at a time (`v.x = a.x; v.y = a.y;`), as in ISPC",
+                );
+            }
+            self.emit(d);
             return None;
         };
         if let TypeKind::Array(..) = self.out.types.kind(lt) {
@@ -1055,10 +1217,14 @@ impl Checker<'_> {
                 let bt = self.out.type_of(base.id);
                 let iv = self.out.types.is_varying(self.out.type_of(index.id));
                 match self.out.types.kind(bt) {
-                    TypeKind::Array(elem, _) => {
+                    TypeKind::Array(..) | TypeKind::Vector(..) => {
                         let p = self.place_of(base, depth + 1)?;
+                        let obj_ty = match self.out.types.kind(p.obj_ty) {
+                            TypeKind::Array(elem, _) => elem,
+                            _ => self.types().vector_elem(p.obj_ty),
+                        };
                         Some(Place {
-                            obj_ty: elem,
+                            obj_ty,
                             addr_varying: p.addr_varying || iv,
                             ..p
                         })
@@ -1070,6 +1236,27 @@ impl Checker<'_> {
                         root: None,
                     }),
                     _ => None,
+                }
+            }
+            ExprKind::Member { base, arrow, .. } if self.out.swizzles.contains_key(&e.id) => {
+                // One element of a short vector is an lvalue; a swizzle of several is not.
+                if self.out.swizzles[&e.id].len() != 1 {
+                    return None;
+                }
+                if *arrow {
+                    let bt = self.out.converted_type(base.id);
+                    let pt = self.out.types.pointee(bt)?;
+                    let obj_ty = self.types().vector_elem(pt);
+                    Some(Place {
+                        obj_ty,
+                        via_ptr: true,
+                        addr_varying: self.out.types.is_varying(bt),
+                        root: None,
+                    })
+                } else {
+                    let p = self.place_of(base, depth + 1)?;
+                    let obj_ty = self.types().vector_elem(p.obj_ty);
+                    Some(Place { obj_ty, ..p })
                 }
             }
             ExprKind::Member { base, arrow, .. } => {
@@ -1123,7 +1310,14 @@ impl Checker<'_> {
     // ------------------------------------------------------------ other expressions
 
     fn check_ternary(&mut self, cond: &Expr, then: &Expr, else_: &Expr) -> TypeId {
-        let ct = self.check_cond(cond);
+        let ct0 = self.check_expr(cond);
+        // A short vector condition selects element by element (ISPC evaluates both
+        // sides then, with no mask).
+        let cond_len = self.out.types.as_vector(ct0).map(|v| v.1);
+        let ct = match cond_len {
+            Some(_) => self.vector_to_bool(cond, ct0, codes::NOT_A_CONDITION),
+            None => self.to_bool(cond, ct0, codes::NOT_A_CONDITION),
+        };
         let varying = self.out.types.is_varying(ct);
         if varying {
             self.enter_varying_cond();
@@ -1144,6 +1338,10 @@ impl Checker<'_> {
             return Types::ERROR;
         }
         let var = t.var(ct).join(t.var(tt)).join(t.var(et));
+        let (tl, el) = (t.as_vector(tt).map(|v| v.1), t.as_vector(et).map(|v| v.1));
+        if tl.is_some() || el.is_some() || cond_len.is_some() {
+            return self.vector_ternary(cond, ct, then, tt, else_, et, var);
+        }
         let result = match (t.kind(tt), t.kind(et)) {
             (TypeKind::Enum(a), TypeKind::Enum(b)) if a == b => Some(self.types().enum_ty(a, var)),
             (TypeKind::Prim(_) | TypeKind::Enum(_), TypeKind::Prim(_) | TypeKind::Enum(_)) => {
@@ -1200,6 +1398,70 @@ impl Checker<'_> {
         r
     }
 
+    /// `?:` where the condition or a branch is a short vector: the branches convert to
+    /// one vector type (of the more general element type; a scalar fills every
+    /// element), and every length present must agree.
+    #[allow(clippy::too_many_arguments)]
+    fn vector_ternary(
+        &mut self,
+        cond: &Expr,
+        ct: TypeId,
+        then: &Expr,
+        tt: TypeId,
+        else_: &Expr,
+        et: TypeId,
+        var: Variability,
+    ) -> TypeId {
+        let t = &self.out.types;
+        let lens = [
+            (cond, t.as_vector(ct).map(|v| v.1)),
+            (then, t.as_vector(tt).map(|v| v.1)),
+            (else_, t.as_vector(et).map(|v| v.1)),
+        ];
+        let mut len: Option<(u32, &Expr)> = None;
+        for (side, l) in lens {
+            let Some(l) = l else { continue };
+            match len {
+                None => len = Some((l, side)),
+                Some((n, first)) if n != l => {
+                    self.emit(
+                        Diagnostic::error(
+                            codes::VECTOR_LENGTH_MISMATCH,
+                            "the operands of `?:` are vectors of different lengths",
+                        )
+                        .with_primary(side.span, format!("this has {l} element{}", plural(l)))
+                        .with_secondary(first.span, format!("this has {n} element{}", plural(n)))
+                        .with_help("a vector `?:` selects element by element, so every vector in it must have the same length"),
+                    );
+                    return Types::ERROR;
+                }
+                _ => {}
+            }
+        }
+        let Some((n, _)) = len else {
+            return Types::ERROR;
+        };
+        let (Some(a), Some(b)) = (self.elem_prim(tt), self.elem_prim(et)) else {
+            let (ts, es) = (self.ty_str(tt), self.ty_str(et));
+            self.emit(
+                Diagnostic::error(
+                    codes::MISMATCHED_TYPES,
+                    format!("the branches of `?:` have incompatible types `{ts}` and `{es}`"),
+                )
+                .with_primary(then.span, format!("`{ts}`"))
+                .with_secondary(else_.span, format!("`{es}`")),
+            );
+            return Types::ERROR;
+        };
+        let r = self.types().vector(conv::common_prim(a, b), n, var, false);
+        for (side, st) in [(then, tt), (else_, et)] {
+            if r != st {
+                self.set_conv(side, r);
+            }
+        }
+        r
+    }
+
     fn check_cast(&mut self, e: &Expr, tn: &ast::TypeName, inner: &Expr) -> TypeId {
         let from = self.check_expr(inner);
         let from = self.rvalue(inner, from);
@@ -1224,6 +1486,14 @@ impl Checker<'_> {
                     .with_help("pick one value for the gang with `extract(v, lane)`, or combine them with `reduce_add(v)`, `reduce_max(v)`, ..."),
             );
             return Types::ERROR;
+        }
+        if let (Some((_, n)), Some((_, m))) =
+            (self.out.types.as_vector(from), self.out.types.as_vector(to))
+        {
+            if n != m {
+                self.mismatched(inner, from, to, Site::Uniform("a cast"));
+                return Types::ERROR;
+            }
         }
         if !self.cast_allowed(inner, from, to) {
             let (fs, ts) = (self.ty_str(from), self.ty_str(to));
@@ -1260,6 +1530,8 @@ impl Checker<'_> {
                 wide_int(from) || Self::is_null_const(inner)
             }
             (TypeKind::Struct(a), TypeKind::Struct(b)) => a == b,
+            (TypeKind::Vector(_, n), TypeKind::Vector(_, m)) => n == m,
+            (TypeKind::Prim(_) | TypeKind::Enum(_), TypeKind::Vector(..)) => true,
             _ => false,
         }
     }
@@ -1346,6 +1618,29 @@ impl Checker<'_> {
                     elem
                 }
             }
+            TypeKind::Vector(_, n) => {
+                if let Some(k) = self.eval_const(index).and_then(|v| v.as_int()) {
+                    if k < 0 || k >= i128::from(n) {
+                        let bs = self.ty_str(bt);
+                        self.emit(
+                            Diagnostic::error(
+                                codes::INVALID_VECTOR_ELEMENT,
+                                format!("index {k} is out of range for `{bs}`"),
+                            )
+                            .with_primary(index.span, format!("`{bs}` has elements 0 to {}", n - 1))
+                            .with_secondary(base.span, format!("this has type `{bs}`"))
+                            .with_help("index a short vector from 0 to its length minus one"),
+                        );
+                        return Types::ERROR;
+                    }
+                }
+                let elem = self.types().vector_elem(bt);
+                if iv {
+                    self.types().with_var(elem, Variability::Varying)
+                } else {
+                    elem
+                }
+            }
             TypeKind::Pointer(p) if !self.out.types.is_void(p) => {
                 if iv || self.out.types.is_varying(bt) {
                     if iv {
@@ -1367,7 +1662,7 @@ impl Checker<'_> {
                 if self.out.types.pointee(bt).is_some() {
                     d = d.with_help("cast the `void *` to a pointer to a concrete type first");
                 } else {
-                    d = d.with_note("only arrays and pointers can be indexed");
+                    d = d.with_note("only arrays, pointers and short vectors can be indexed");
                 }
                 self.emit(d);
                 Types::ERROR
@@ -1427,6 +1722,33 @@ impl Checker<'_> {
         let bt = if arrow { self.rvalue(base, bt) } else { bt };
         let through_varying_addr = !arrow && self.varying_addr_structs.contains(&base.id);
         let t = &self.out.types;
+        let vector_pointee = t
+            .pointee(bt)
+            .filter(|&p| matches!(t.kind(p), TypeKind::Vector(..)));
+        match (arrow, t.kind(bt), vector_pointee) {
+            (false, TypeKind::Vector(..), _) => {
+                return self.check_swizzle(e, base, bt, field, false)
+            }
+            (true, _, Some(p)) => {
+                let varying_ptr = t.is_varying(bt);
+                return self.check_swizzle(e, base, p, field, varying_ptr);
+            }
+            (false, _, Some(_)) => {
+                self.wrong_member_op(base, bt, field, "`.` on a pointer", "->");
+                return Types::ERROR;
+            }
+            (true, TypeKind::Vector(..), _) => {
+                self.wrong_member_op(
+                    base,
+                    bt,
+                    field,
+                    "`->` on a short vector that is not a pointer",
+                    ".",
+                );
+                return Types::ERROR;
+            }
+            _ => {}
+        }
         let struct_pointee = t
             .pointee(bt)
             .filter(|&p| matches!(t.kind(p), TypeKind::Struct(_)));
@@ -1455,7 +1777,8 @@ impl Checker<'_> {
                 self.emit(
                     Diagnostic::error(codes::NOT_A_STRUCT, format!("`{bs}` has no members"))
                         .with_primary(base.span, format!("this has type `{bs}`"))
-                        .with_secondary(field.span, "member access here"),
+                        .with_secondary(field.span, "member access here")
+                        .with_note("only structs and short vectors (`float<3>`) have members"),
                 );
                 return Types::ERROR;
             }
@@ -1482,6 +1805,93 @@ impl Checker<'_> {
             self.varying_addr_structs.insert(e.id);
         }
         self.types().with_var(mt, Variability::Varying)
+    }
+
+    /// `v.x`, `v.zyx`, `p->y`: elements of a short vector of type `vty` by letter. One
+    /// letter gives the element (an lvalue when `v` is one), several a new vector of
+    /// the named elements in order.
+    fn check_swizzle(
+        &mut self,
+        e: &Expr,
+        base: &Expr,
+        vty: TypeId,
+        field: ast::Ident,
+        varying_ptr: bool,
+    ) -> TypeId {
+        let Some((p, n)) = self.out.types.as_vector(vty) else {
+            return Types::ERROR;
+        };
+        let name = self.name(field.name);
+        let mut idx = smallvec::SmallVec::<[u8; 4]>::new();
+        for (at, c) in name.char_indices() {
+            let letter = crate::source::Span::new(
+                field.span.file,
+                field.span.start + at as u32,
+                field.span.start + (at + c.len_utf8()) as u32,
+            );
+            let vs = self.ty_str(vty);
+            match swizzle_index(c) {
+                None => {
+                    self.emit(
+                        Diagnostic::error(
+                            codes::INVALID_VECTOR_ELEMENT,
+                            format!("`{c}` does not name an element of a short vector"),
+                        )
+                        .with_primary(letter, "not an element letter")
+                        .with_secondary(base.span, format!("this has type `{vs}`"))
+                        .with_help("name elements with `x`, `y`, `z`, `w` (or `r`, `g`, `b`, `a`; `u`, `v`), and others with `[i]`"),
+                    );
+                    return Types::ERROR;
+                }
+                Some(i) if u32::from(i) >= n => {
+                    self.emit(
+                        Diagnostic::error(
+                            codes::INVALID_VECTOR_ELEMENT,
+                            format!("`{vs}` has no element `{c}`"),
+                        )
+                        .with_primary(letter, format!("`{c}` names element {i}, past the end"))
+                        .with_secondary(base.span, format!("this has {n} element{}", plural(n)))
+                        .with_help(format!(
+                            "use {} for this vector",
+                            ["`x`", "`x` or `y`", "`x`, `y` or `z`"][(n as usize).clamp(1, 3) - 1]
+                        )),
+                    );
+                    return Types::ERROR;
+                }
+                Some(i) => idx.push(i),
+            }
+        }
+        if idx.len() > super::resolve::MAX_VECTOR_LEN as usize {
+            let max = super::resolve::MAX_VECTOR_LEN;
+            self.emit(
+                Diagnostic::error(
+                    codes::INVALID_VECTOR_ELEMENT,
+                    format!("a swizzle of {} elements", idx.len()),
+                )
+                .with_primary(
+                    field.span,
+                    format!("a swizzle makes a vector of at most {max} elements"),
+                )
+                .with_help("build the vector from shorter swizzles, element by element"),
+            );
+            return Types::ERROR;
+        }
+        if idx.is_empty() {
+            return Types::ERROR;
+        }
+        let k = idx.len() as u32;
+        self.out.swizzles.insert(e.id, idx);
+        let var = if varying_ptr {
+            Variability::Varying
+        } else {
+            self.out.types.var(vty)
+        };
+        if k == 1 {
+            let elem = self.types().vector_elem(vty);
+            self.types().with_var(elem, var)
+        } else {
+            self.types().vector(p, k, var, false)
+        }
     }
 
     fn wrong_member_op(
@@ -1550,6 +1960,26 @@ impl Checker<'_> {
         self.set_res(e, Res::BuiltinVar(v));
         self.builtin_var_type(v)
     }
+}
+
+fn plural(n: u32) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// The element a swizzle letter names: ISPC's `x`/`r`/`u`, `y`/`g`/`v`, `z`/`b` and
+/// `w`/`a`.
+fn swizzle_index(c: char) -> Option<u8> {
+    Some(match c {
+        'x' | 'r' | 'u' => 0,
+        'y' | 'g' | 'v' => 1,
+        'z' | 'b' => 2,
+        'w' | 'a' => 3,
+        _ => return None,
+    })
 }
 
 /// The type of an integer literal, as ISPC types it: `int` if it fits, else `uint32`,

@@ -1,11 +1,12 @@
 //! Initializers: an expression converted to the declared type, or a brace list that
-//! follows the shape of an array or struct (and completes `int a[] = {...}`).
+//! follows the shape of an array, struct or short vector (and completes `int a[] =
+//! {...}`), or gives a varying scalar one value per program instance (ISPC's rule).
 //!
 //! File-scope and `static` initializers must be constant (E0315); their constant
 //! leaves are recorded in [`super::Checked::const_value`] for lowering.
 
 use super::expr::Site;
-use super::types::{TypeId, TypeKind, Types};
+use super::types::{TypeId, TypeKind, Types, Variability};
 use super::Checker;
 use crate::diag::{codes, Diagnostic};
 use crate::front::ast::Initializer;
@@ -190,6 +191,17 @@ impl Checker<'_> {
                 }
                 ty
             }
+            TypeKind::Vector(_, n) => {
+                // ISPC: at most one value per element; the rest are zero.
+                if items.len() > n as usize {
+                    self.too_many(items, n as usize, span, "vector", cx);
+                }
+                let elem = self.types().vector_elem(ty);
+                for it in items.iter().take(n as usize) {
+                    self.check_init_depth(elem, it, cx, depth + 1);
+                }
+                ty
+            }
             _ => {
                 let scalar = matches!(
                     self.out.types.kind(ty),
@@ -198,6 +210,37 @@ impl Checker<'_> {
                 // C (and ISPC) allow one pair of braces around a scalar's initializer.
                 if let (true, [item @ Initializer::Expr(_)]) = (scalar, items) {
                     return self.check_init_depth(ty, item, cx, depth + 1);
+                }
+                // ISPC: a varying scalar takes one value per program instance.
+                let lanes = self.out.target.program_count as usize;
+                if scalar && self.out.types.is_varying(ty) && items.len() > 1 {
+                    if items.len() == lanes {
+                        let lane_ty = self.types().with_var(ty, Variability::Uniform);
+                        for it in items {
+                            self.check_init_depth(lane_ty, it, cx, depth + 1);
+                        }
+                        return ty;
+                    }
+                    self.emit(
+                        Diagnostic::error(
+                            codes::INVALID_INITIALIZER,
+                            format!(
+                                "a brace list for `{}` needs one value per program instance: {lanes}, not {}",
+                                self.ty_str(ty),
+                                items.len()
+                            ),
+                        )
+                        .with_primary(span, format!("{} values", items.len()))
+                        .with_help("give `programCount` values, one per program instance, or one value for all of them"),
+                    );
+                    for it in items {
+                        let cx = InitCx {
+                            constant: false,
+                            ..cx
+                        };
+                        self.check_init_depth(Types::ERROR, it, cx, depth + 1);
+                    }
+                    return ty;
                 }
                 let mut d = Diagnostic::error(
                     codes::INVALID_INITIALIZER,

@@ -294,6 +294,10 @@ pub struct Checked {
     compound: FxHashMap<ExprId, TypeId>,
     /// For `Member` expressions on structs: the member's index in [`StructInfo::fields`].
     members: FxHashMap<ExprId, u32>,
+    /// For `Member` expressions on short vectors (`v.x`, `v.zyx`): the index of each
+    /// element named, in order. One element is an lvalue of the element type; several
+    /// make a new vector.
+    swizzles: FxHashMap<ExprId, smallvec::SmallVec<[u8; 4]>>,
     /// Expressions bound to a `const` reference through a temporary holding their value
     /// (they are not lvalues of the referred-to type); every other expression bound to
     /// a reference is an lvalue whose address is taken.
@@ -324,6 +328,7 @@ impl Checked {
             consts: FxHashMap::default(),
             compound: FxHashMap::default(),
             members: FxHashMap::default(),
+            swizzles: FxHashMap::default(),
             ref_temps: Default::default(),
             decls: vec![None; unit.decl_count as usize],
             item_funcs: vec![None; unit.items.len()],
@@ -366,6 +371,12 @@ impl Checked {
     /// For a struct member access (`s.m`, `p->m`): the member's index.
     pub fn member_index(&self, e: ExprId) -> Option<u32> {
         self.members.get(&e).copied()
+    }
+
+    /// For an element access or swizzle of a short vector (`v.x`, `p->zyx`): the
+    /// indices of the elements named.
+    pub fn swizzle(&self, e: ExprId) -> Option<&[u8]> {
+        self.swizzles.get(&e).map(|s| s.as_slice())
     }
 
     /// Is `e`, bound to a `const` reference, copied into a temporary (not an lvalue)?

@@ -11,6 +11,10 @@ use crate::diag::{codes, suggest, Diagnostic};
 use crate::front::ast::{self, BaseType, Derived, Qualifiers};
 use crate::source::Span;
 
+/// The longest short vector: ISPC sets no limit, but every operation on a vector is
+/// lowered element by element.
+pub(super) const MAX_VECTOR_LEN: u32 = 1024;
+
 /// Where a written type appears; decides which qualifiers are allowed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum TypeCtx {
@@ -183,7 +187,12 @@ impl Checker<'_> {
 
     /// The base type of a specifier (the parser has folded `signed`/`unsigned` in).
     fn resolve_base(&mut self, spec: &ast::TypeSpec) -> TypeId {
-        match &spec.base {
+        self.resolve_base_type(&spec.base, spec.span)
+    }
+
+    fn resolve_base_type(&mut self, base: &BaseType, span: Span) -> TypeId {
+        match base {
+            BaseType::Vector { elem, len } => self.resolve_vector(elem, *len, span),
             BaseType::Primitive(p) => match Prim::from_ast(*p) {
                 Some(prim) => self.out.types.prim(prim, Variability::Unbound),
                 None => Types::VOID,
@@ -204,6 +213,97 @@ impl Checker<'_> {
                     Types::ERROR
                 }
             },
+        }
+    }
+
+    /// `T<N>`: a short vector of basic type `T` (possibly through a typedef, whose
+    /// variability and constness the vector keeps).
+    fn resolve_vector(&mut self, elem: &BaseType, len: ast::VecLen, span: Span) -> TypeId {
+        let et = self.resolve_base_type(elem, span);
+        let n = self.vector_len(len);
+        if self.out.types.is_error(et) {
+            return Types::ERROR;
+        }
+        let d = self.out.types.get(et);
+        let TypeKind::Prim(p) = d.kind else {
+            let what = match d.kind {
+                TypeKind::Vector(..) => "a short vector cannot hold short vectors",
+                TypeKind::Void => "`void` has no values",
+                _ => "only basic types can be vector elements",
+            };
+            let ts = self.ty_str(et);
+            self.emit(
+                Diagnostic::error(
+                    codes::INVALID_VECTOR_TYPE,
+                    format!("`{ts}` cannot be the element type of a short vector"),
+                )
+                .with_primary(span, what)
+                .with_help("use `bool`, an integer type, `float16`, `float` or `double`; for a vector of structs or arrays, use an array"),
+            );
+            return Types::ERROR;
+        };
+        let Some(n) = n else {
+            return Types::ERROR;
+        };
+        self.types().vector(p, n, d.var, d.is_const)
+    }
+
+    /// The length of a short vector: a positive constant, at most [`MAX_VECTOR_LEN`].
+    fn vector_len(&mut self, len: ast::VecLen) -> Option<u32> {
+        let (value, span) = match len {
+            ast::VecLen::Lit(v, s) => (Some(i128::from(v)), s),
+            ast::VecLen::Name(id) => (self.named_constant(id.name), id.span),
+        };
+        let Some(v) = value else {
+            let ast::VecLen::Name(id) = len else {
+                return None;
+            };
+            let name = self.name(id.name);
+            self.emit(
+                Diagnostic::error(
+                    codes::INVALID_VECTOR_TYPE,
+                    format!("the length of a short vector must be a constant, and `{name}` is not one"),
+                )
+                .with_primary(span, "not known at compile time")
+                .with_help("write a literal (`float<3>`), or name a `const uniform int` initialized with a constant or an enumerator"),
+            );
+            return None;
+        };
+        if v <= 0 || v > i128::from(MAX_VECTOR_LEN) {
+            self.emit(
+                Diagnostic::error(
+                    codes::INVALID_VECTOR_TYPE,
+                    format!("a short vector of {v} elements"),
+                )
+                .with_primary(
+                    span,
+                    format!("the length must be from 1 to {MAX_VECTOR_LEN}"),
+                )
+                .with_help("for more elements, use an array"),
+            );
+            return None;
+        }
+        Some(v as u32)
+    }
+
+    /// The value of a name that is an integer constant: an enumerator, or a `const
+    /// uniform` variable with a constant initializer.
+    fn named_constant(&self, name: crate::front::intern::Symbol) -> Option<i128> {
+        let cv = if let Some(l) = self.scopes.lookup(name) {
+            self.out.locals[l].const_value
+        } else {
+            match self.file_names.get(&name)? {
+                FileName::Global(g) => self.out.globals[*g].const_value,
+                FileName::EnumConst(e, i) => {
+                    let v = self.out.types.enums[*e].variants.get(*i as usize)?.1;
+                    Some(super::ConstValue::Int(i128::from(v)))
+                }
+                _ => None,
+            }
+        };
+        match cv? {
+            super::ConstValue::Int(v) => Some(v),
+            _ => None,
         }
     }
 

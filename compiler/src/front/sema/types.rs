@@ -8,7 +8,8 @@
 //! [`Variability::Unbound`] and is bound later by its context (a declaration makes it
 //! varying, a pointer makes its pointee uniform, a struct member follows the struct
 //! object, a typedef stays unbound until used). Arrays have no variability of their own:
-//! their `var` mirrors their element's.
+//! their `var` mirrors their element's. A short vector (`float<3>`) carries its
+//! elements' variability and constness itself, like a basic type.
 
 use crate::front::intern::{Interner, Symbol};
 use crate::source::Span;
@@ -246,6 +247,9 @@ pub enum TypeKind {
     Pointer(TypeId),
     /// An array of a fixed number of elements, or of unknown size (`[]`).
     Array(TypeId, Option<u32>),
+    /// A short vector `float<3>`: a basic element type and a length. Its variability
+    /// and constness are its elements' (`uniform float<3>` holds three uniform floats).
+    Vector(Prim, u32),
     Struct(StructId),
     Enum(EnumId),
     /// The type of `NULL`: converts to every pointer type.
@@ -327,6 +331,34 @@ pub struct EnumInfo {
 pub struct Layout {
     pub size: u32,
     pub align: u32,
+}
+
+/// Size and alignment of a short vector of `n` elements of `elem_size` bytes, ISPC's
+/// layout: a varying vector is `n` varying elements one after the other (an array); a
+/// uniform one is an LLVM vector whose element count is rounded up to a power of two
+/// and to at least 128 bits of 32-bit data (4 elements, the target's data width), so
+/// `uniform float<3>` takes 16 bytes and `uniform double<5>` 64, aligned to its size
+/// (capped at 64 bytes like varying values). `lanes` is 1 for a uniform vector.
+pub fn vector_layout(elem_size: u32, n: u32, lanes: u32) -> Layout {
+    if lanes > 1 {
+        let e = elem_size.saturating_mul(lanes);
+        return Layout {
+            size: e.saturating_mul(n),
+            align: e.clamp(1, 64),
+        };
+    }
+    let count = n.max(1).checked_next_power_of_two().unwrap_or(n).max(4);
+    let size = elem_size.saturating_mul(count);
+    Layout {
+        size,
+        align: size.clamp(1, 64),
+    }
+}
+
+/// The memory slot of element `i` of a short vector: its byte offset (elements are
+/// `elem_size * lanes` bytes apart in both layouts).
+pub fn vector_elem_offset(elem_size: u32, lanes: u32, i: u32) -> u32 {
+    elem_size.saturating_mul(lanes).saturating_mul(i)
 }
 
 /// Target facts that types depend on.
@@ -459,6 +491,43 @@ impl Types {
             var,
             is_const,
         })
+    }
+
+    /// A short vector of `len` elements of `elem`.
+    pub fn vector(&mut self, elem: Prim, len: u32, var: Variability, is_const: bool) -> TypeId {
+        self.intern(TypeData {
+            kind: TypeKind::Vector(elem, len),
+            var,
+            is_const,
+        })
+    }
+
+    /// A short vector's element type and length.
+    pub fn as_vector(&self, ty: TypeId) -> Option<(Prim, u32)> {
+        match self.kind(ty) {
+            TypeKind::Vector(p, n) => Some((p, n)),
+            _ => None,
+        }
+    }
+
+    /// The type of one element of a short vector: its basic type with the vector's
+    /// variability and constness.
+    pub fn vector_elem(&mut self, ty: TypeId) -> TypeId {
+        let d = self.data[ty];
+        let TypeKind::Vector(p, _) = d.kind else {
+            return Self::ERROR;
+        };
+        let e = self.prim(p, d.var);
+        self.with_const(e, d.is_const)
+    }
+
+    /// The same kind of value with `len` elements of `elem` (a vector) or one (a basic
+    /// type): `ty`'s variability, not const.
+    pub fn with_elem(&mut self, elem: Prim, len: Option<u32>, var: Variability) -> TypeId {
+        match len {
+            Some(n) => self.vector(elem, n, var, false),
+            None => self.prim(elem, var),
+        }
     }
 
     pub fn enum_ty(&mut self, id: EnumId, var: Variability) -> TypeId {
@@ -696,6 +765,7 @@ impl Types {
                     align: l.align.max(1),
                 }
             }
+            TypeKind::Vector(p, n) => vector_layout(p.size(), n, lanes),
         }
     }
 
@@ -800,6 +870,11 @@ impl Types {
                 quals(out);
                 out.push_str("struct ");
                 out.push_str(interner.resolve(self.structs[s].name));
+            }
+            TypeKind::Vector(p, n) => {
+                quals(out);
+                out.push_str(p.name());
+                out.push_str(&format!("<{n}>"));
             }
             TypeKind::Enum(e) => {
                 quals(out);
