@@ -60,7 +60,7 @@ pub(super) struct FnLower<'m, 'a> {
     pub lane_offsets: FxHashMap<u32, Value>,
     /// The mask the function was entered with (it dominates the whole body): a label's
     /// mask is recomputed from it.
-    pub entry_mask: Option<Value>,
+    pub entry_mask: Value,
     /// The block of each label of the body, created at its first `goto` or definition.
     pub labels: FxHashMap<crate::front::intern::Symbol, Block>,
 }
@@ -94,6 +94,17 @@ pub(super) fn lower_function(cx: &mut ModCx<'_>, id: FuncId) -> ir::Function {
         .then(|| func.append_block_param(entry, Type::MASK));
     let exit_block = func.create_block();
     let body_block = func.create_block();
+    // Without a mask parameter the function is entered with every lane on.
+    let entry_mask = entry_mask.unwrap_or_else(|| {
+        let mut b = FuncBuilder::new(&mut func);
+        b.switch_to(body_block);
+        b.set_span(def.span);
+        b.ins(InstData::Iconst {
+            ty: Type::MASK,
+            bits: 1,
+        })
+        .expect("a constant has a result")
+    });
     // A function returning a reference returns its object's address.
     let ret_ty = match info.ret_ref {
         true => cx.types.pointer(info.ret, Variability::Uniform, false),
@@ -117,15 +128,10 @@ pub(super) fn lower_function(cx: &mut ModCx<'_>, id: FuncId) -> ir::Function {
         locals: FxHashMap::default(),
         prologue: entry,
         lane_offsets: FxHashMap::default(),
-        entry_mask: None,
+        entry_mask,
         labels: FxHashMap::default(),
     };
-    let mask = match entry_mask {
-        Some(m) => m,
-        None => fl.all_on(),
-    };
-    fl.mask = Some(mask);
-    fl.entry_mask = Some(mask);
+    fl.mask = Some(entry_mask);
     fl.prologue(&info, &params, abi.sret);
     let body = def.body.as_ref().expect("definition has a body");
     if body
@@ -134,7 +140,7 @@ pub(super) fn lower_function(cx: &mut ModCx<'_>, id: FuncId) -> ir::Function {
         .any(|s| super::mask::has_nested_return(s, true))
     {
         let slot = fl.mask_slot();
-        fl.store_mask(slot, mask);
+        fl.store_mask(slot, entry_mask);
         fl.func_live = Some(slot);
     }
     fl.lower_block(body);

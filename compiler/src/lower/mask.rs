@@ -283,12 +283,8 @@ impl FnLower<'_, '_> {
             self.jump(block);
         }
         self.switch_to(block);
-        let entry = match self.entry_mask {
-            Some(m) => m,
-            None => self.all_on(),
-        };
         // An epoch unlike the current one: reload `func_live` whatever happened.
-        let m = self.recompute(entry, self.epoch.wrapping_add(1));
+        let m = self.recompute(self.entry_mask, self.epoch.wrapping_add(1));
         self.mask = Some(m);
         self.epoch += 1;
     }

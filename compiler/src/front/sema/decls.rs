@@ -6,7 +6,7 @@
 //! (see [`Checker::check_bodies`]), so a body sees every file-scope name.
 
 use super::resolve::TypeCtx;
-use super::types::{StructInfo, StructState, TypeId, TypeKind, Types, Variability};
+use super::types::{StructId, StructInfo, StructState, TypeId, TypeKind, Types, Variability};
 use super::{
     Checker, ConstValue, DeclRef, FileName, FnFlags, FuncId, FuncInfo, GlobalVar, ParamInfo,
 };
@@ -93,14 +93,7 @@ impl Checker<'_> {
 
     fn name_struct(&mut self, s: &ast::StructDef, item: usize) {
         if let Some(k) = s.anon {
-            let sid = self.out.types.structs.push(StructInfo {
-                name: s.name.name,
-                span: s.span,
-                item: Some(item),
-                fields: Vec::new(),
-                state: StructState::Pending,
-                layouts: Default::default(),
-            });
+            let sid = self.new_struct(s.name.name, s.span, item);
             self.anon_structs.insert(k, sid);
             return;
         }
@@ -113,15 +106,20 @@ impl Checker<'_> {
             }
             return;
         }
-        let sid = self.out.types.structs.push(StructInfo {
-            name: s.name.name,
-            span: s.name.span,
+        let sid = self.new_struct(s.name.name, s.name.span, item);
+        self.struct_tags.insert(s.name.name, sid);
+    }
+
+    /// A struct defined by `item`, its fields still to be resolved.
+    fn new_struct(&mut self, name: Symbol, span: Span, item: usize) -> StructId {
+        self.out.types.structs.push(StructInfo {
+            name,
+            span,
             item: Some(item),
             fields: Vec::new(),
             state: StructState::Pending,
             layouts: Default::default(),
-        });
-        self.struct_tags.insert(s.name.name, sid);
+        })
     }
 
     fn define_struct(&mut self, s: &ast::StructDef, item: usize) {

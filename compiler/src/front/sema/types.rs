@@ -858,6 +858,16 @@ impl Types {
                 out.push(' ');
             }
         };
+        // A pointer's own qualifiers follow its `*`, as in C.
+        let pointer_quals = |out: &mut String| {
+            if d.is_const {
+                out.push_str(" const");
+            }
+            if d.var != Variability::Unbound {
+                out.push(' ');
+                out.push_str(d.var.as_str());
+            }
+        };
         match d.kind {
             TypeKind::Error => out.push_str("{error}"),
             TypeKind::Void => out.push_str("void"),
@@ -891,13 +901,7 @@ impl Types {
                 let sig = &self.sigs[sig];
                 self.write_type(sig.ret, interner, out, depth + 1);
                 out.push_str(" (*");
-                if d.is_const {
-                    out.push_str(" const");
-                }
-                if d.var != Variability::Unbound {
-                    out.push(' ');
-                    out.push_str(d.var.as_str());
-                }
+                pointer_quals(out);
                 out.push_str(")(");
                 for (i, &(p, by_ref)) in sig.params.iter().enumerate() {
                     if i > 0 {
@@ -913,13 +917,7 @@ impl Types {
             TypeKind::Pointer(p) => {
                 self.write_type(p, interner, out, depth + 1);
                 out.push_str(" *");
-                if d.is_const {
-                    out.push_str(" const");
-                }
-                if d.var != Variability::Unbound {
-                    out.push(' ');
-                    out.push_str(d.var.as_str());
-                }
+                pointer_quals(out);
             }
             TypeKind::Array(..) => {
                 let mut dims = Vec::new();
