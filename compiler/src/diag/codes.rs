@@ -138,7 +138,7 @@ codes! {
     // ---- uniform / varying
     VARYING_TO_UNIFORM = "E0400": "a varying value assigned to a uniform variable";
     VARYING_INDEX_IN_UNIFORM_CONTEXT = "E0401": "a varying index where a uniform value is required";
-    EXPORT_VARYING_PARAM = "E0402": "a varying parameter on an `export` or `task` function";
+    EXPORT_VARYING_PARAM = "E0402": "a varying parameter on an `export` function";
     EXPORT_VARYING_RETURN = "E0403": "an `export` function returning a varying value";
     VARYING_RETURN_TO_UNIFORM = "E0404": "returning a varying value from a function with a uniform return type";
     CONFLICTING_VARIABILITY = "E0405": "`uniform` and `varying` on the same type";
@@ -162,6 +162,10 @@ codes! {
     GOTO_IN_VARYING_CONTROL = "E0510": "`goto` under varying control flow";
     LABEL_NOT_AT_TOP = "E0511": "a label inside another statement (labels must be statements of the function body)";
     UNDEFINED_LABEL = "E0512": "`goto` to a label the function does not define";
+    LAUNCH_NOT_TASK = "E0513": "`launch` of a function that is not a `task`";
+    LAUNCH_COUNT_NOT_UNIFORM_INT = "E0514": "a `launch` task count that is not a uniform integer";
+    LAUNCH_TOO_MANY_DIMS = "E0515": "a `launch` with more than three task counts";
+    LAUNCH_NOT_CALL = "E0516": "`launch` of something that is not a function call";
 
     // ---- command line and driver
     NO_SUCH_ENTRY = "E0900": "the entry point named on the command line does not exist";

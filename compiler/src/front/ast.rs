@@ -479,8 +479,23 @@ pub enum StmtKind {
     },
     /// `unmasked { ... }`
     Unmasked(Block),
+    /// `launch[counts] f(args);`: runs task `f` once per point of the count grid.
+    Launch(Box<Launch>),
+    /// `sync;`: waits for the tasks this function launched.
+    Sync,
     /// A statement the parser could not read; its error was already reported.
     Error,
+}
+
+/// A `launch` statement.
+#[derive(Clone, Debug)]
+pub struct Launch {
+    /// The task counts, dimension 0 first (at most three are valid; none means one task).
+    pub counts: Vec<Expr>,
+    /// The brackets that hold the counts, if any.
+    pub counts_span: Option<Span>,
+    /// The launched call: a `Call` or `CallPtr` expression (sema checks which).
+    pub call: Expr,
 }
 
 // ---------------------------------------------------------------- expressions
@@ -791,6 +806,8 @@ impl StmtKind {
             | K::Continue
             | K::Goto(_)
             | K::Return(_)
+            | K::Launch(_)
+            | K::Sync
             | K::Error => {}
         }
     }

@@ -264,6 +264,12 @@ impl Dumper<'_> {
                 );
                 self.nested(|d| d.stmt(body));
             }
+            StmtKind::Launch(l) => {
+                let counts: Vec<String> = l.counts.iter().map(|c| self.expr(c)).collect();
+                let line = format!("launch [{}] {}", counts.join(", "), self.expr(&l.call));
+                self.line(&line, s.span);
+            }
+            StmtKind::Sync => self.line("sync", s.span),
             StmtKind::Break => self.line("break", s.span),
             StmtKind::Continue => self.line("continue", s.span),
             StmtKind::Goto(label) => self.line(&format!("goto {}", self.name(label)), s.span),

@@ -59,6 +59,8 @@ macro_rules! with_keywords {
             "foreach_unique" => KwForeachUnique,
             "in" => KwIn,
             "unmasked" => KwUnmasked,
+            "launch" => KwLaunch,
+            "sync" => KwSync,
             "sizeof" => KwSizeof,
             "true" => KwTrue,
             "false" => KwFalse,

@@ -41,6 +41,16 @@ pub enum SwitchItem {
     Stmt(Stmt),
 }
 
+/// The bracketed task counts of a `launch`, as written.
+pub enum LaunchDims {
+    /// `launch f(...)`: one task.
+    None,
+    /// `launch[x, y, z]`: dimension 0 first.
+    List(Vec<Expr>, Span),
+    /// `launch[z][y][x]`: dimension 0 last (ISPC's array-like order).
+    Nested(Vec<Expr>, Span),
+}
+
 /// What one item parses to: usually one [`Item`], sometimes two
 /// (`typedef struct Tag {...} Name;`) or none (a stray `;`).
 pub struct ItemsOut(pub Vec<Item>);
@@ -613,6 +623,24 @@ impl ParseCtx {
             kind,
             span: self.span(l, r),
         }
+    }
+
+    /// `launch[counts] call;`, its counts put in dimension order (dimension 0 first).
+    pub fn launch(&self, dims: LaunchDims, call: Expr, l: Pos, r: Pos) -> Stmt {
+        let (counts, counts_span) = match dims {
+            LaunchDims::None => (Vec::new(), None),
+            LaunchDims::List(v, span) => (v, Some(span)),
+            LaunchDims::Nested(mut v, span) => {
+                v.reverse();
+                (v, Some(span))
+            }
+        };
+        let launch = Launch {
+            counts,
+            counts_span,
+            call,
+        };
+        self.stmt(StmtKind::Launch(Box::new(launch)), l, r)
     }
 
     /// Groups a `switch` body into arms: each run of labels starts an arm that takes the

@@ -69,6 +69,8 @@ pub enum Tok {
     KwForeachUnique,
     KwIn,
     KwUnmasked,
+    KwLaunch,
+    KwSync,
     // expressions
     KwSizeof,
     KwTrue,
@@ -211,6 +213,8 @@ impl Tok {
             KwForeachUnique => "foreach_unique",
             KwIn => "in",
             KwUnmasked => "unmasked",
+            KwLaunch => "launch",
+            KwSync => "sync",
             KwSizeof => "sizeof",
             KwTrue => "true",
             KwFalse => "false",

@@ -141,6 +141,12 @@ impl<'u> Walk<'u, '_> {
                 self.stmt(body);
             }
             StmtKind::Return(e) => self.opt(e.as_ref()),
+            StmtKind::Launch(l) => {
+                for c in &l.counts {
+                    self.expr(c);
+                }
+                self.expr(&l.call);
+            }
             StmtKind::Switch { cond, arms } => {
                 self.expr(cond);
                 for arm in arms {
@@ -171,6 +177,7 @@ impl<'u> Walk<'u, '_> {
             | StmtKind::Break
             | StmtKind::Continue
             | StmtKind::Goto(_)
+            | StmtKind::Sync
             | StmtKind::Error => {}
         }
     }

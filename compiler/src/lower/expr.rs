@@ -113,6 +113,11 @@ impl FnLower<'_, '_> {
     /// `programIndex`, `taskIndex`, `threadIdx.x`...
     pub fn builtin(&mut self, b: BuiltinVar) -> Value {
         use SpecialReg as R;
+        if let Some(g) = self.task_geometry {
+            if let Some(v) = self.launched_task_builtin(g, b) {
+                return v;
+            }
+        }
         match b {
             BuiltinVar::ProgramIndex => self.special(R::LaneIndex),
             BuiltinVar::ProgramCount => self.special(R::LaneCount),
@@ -864,6 +869,35 @@ impl FnLower<'_, '_> {
         if let Some(p) = ret_place {
             vals.push(p.addr);
         }
+        if !self.call_args(fid, args, &abi, &mut vals) {
+            return self.dummy(ty);
+        }
+        let mask = abi.sig.takes_mask.then(|| self.cur_mask());
+        let r = match (mask, abi.sig.ret) {
+            // After a masked `break`/`continue`/`return` the mask may be empty: skip
+            // the call then (a recursive call would never end).
+            (Some(m), ret) if self.epoch > 0 && ret_place.is_none() => {
+                self.guarded_call(&abi, vals, m, ret)
+            }
+            _ => self.call_inst(abi.func, abi.sig.ret, vals, mask),
+        };
+        match (ret_place, r) {
+            (Some(p), _) => Val::Mem(p),
+            (None, Some(v)) => Val::S(v),
+            _ => Val::None,
+        }
+    }
+
+    /// Appends the IR arguments of a call of `fid` with `args` to `vals` (after any sret
+    /// pointer): references as addresses, aggregates as copies, then the defaults of
+    /// the parameters the call leaves out. False if an argument failed to lower.
+    pub(super) fn call_args(
+        &mut self,
+        fid: crate::front::sema::FuncId,
+        args: &[Expr],
+        abi: &super::CallAbi,
+        vals: &mut SmallVec<[Value; 6]>,
+    ) -> bool {
         let by_ref: SmallVec<[bool; 8]> = self.cx.checked.funcs[fid]
             .params
             .iter()
@@ -884,7 +918,7 @@ impl FnLower<'_, '_> {
                     self.copy(tmp, p, all);
                     vals.push(tmp.addr);
                 }
-                Val::None => return self.dummy(ty),
+                Val::None => return false,
             }
         }
         // The parameters the call leaves out take their default arguments (sema
@@ -897,7 +931,7 @@ impl FnLower<'_, '_> {
         for (d, pty) in defaults {
             match d.map(|cv| self.const_value(cv, pty)) {
                 Some(Val::S(v)) => vals.push(v),
-                _ => return self.dummy(ty),
+                _ => return false,
             }
         }
         // Match the signature's variability (a uniform argument to a varying parameter
@@ -910,20 +944,7 @@ impl FnLower<'_, '_> {
                 }
             }
         }
-        let mask = abi.sig.takes_mask.then(|| self.cur_mask());
-        let r = match (mask, abi.sig.ret) {
-            // After a masked `break`/`continue`/`return` the mask may be empty: skip
-            // the call then (a recursive call would never end).
-            (Some(m), ret) if self.epoch > 0 && ret_place.is_none() => {
-                self.guarded_call(&abi, vals, m, ret)
-            }
-            _ => self.call_inst(abi.func, abi.sig.ret, vals, mask),
-        };
-        match (ret_place, r) {
-            (Some(p), _) => Val::Mem(p),
-            (None, Some(v)) => Val::S(v),
-            _ => Val::None,
-        }
+        true
     }
 
     /// `any(m) ? call : 0`.

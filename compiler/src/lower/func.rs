@@ -63,13 +63,23 @@ pub(super) struct FnLower<'m, 'a> {
     pub entry_mask: Value,
     /// The block of each label of the body, created at its first `goto` or definition.
     pub labels: FxHashMap<crate::front::intern::Symbol, Block>,
+    /// In the launchable copy of a task: its task indices and counts, hidden
+    /// parameters that the task built-ins read (see [`super::launch`]).
+    pub task_geometry: Option<super::launch::TaskGeometry>,
 }
 
-/// Lowers one defined function.
-pub(super) fn lower_function(cx: &mut ModCx<'_>, id: FuncId) -> ir::Function {
+/// Lowers one defined function, or the launchable copy of a task when `launched`.
+pub(super) fn lower_function(cx: &mut ModCx<'_>, id: FuncId, launched: bool) -> ir::Function {
     let info = cx.checked.funcs[id].clone();
-    let abi = cx.abis[&id].clone();
-    let linkage = if info.flags.task {
+    let abi = match launched {
+        true => cx.launch_abis[&id].clone(),
+        false => cx.abis[&id].clone(),
+    };
+    // A task with varying parameters is only ever launched from code.
+    let host_task = info.flags.task && !info.params.iter().any(|p| cx.types.contains_varying(p.ty));
+    let linkage = if launched {
+        Linkage::Internal
+    } else if host_task {
         Linkage::Task
     } else if info.flags.export {
         Linkage::Export
@@ -80,14 +90,19 @@ pub(super) fn lower_function(cx: &mut ModCx<'_>, id: FuncId) -> ir::Function {
     let ast::Item::Function(def) = &cx.unit.items[item] else {
         unreachable!("a function's def_item is a function")
     };
-    let mut func = ir::Function::new(cx.name(info.name), linkage, abi.sig.clone());
+    let name = match launched {
+        true => super::launch::launchable_name(cx.name(info.name)),
+        false => cx.name(info.name).to_string(),
+    };
+    let mut func = ir::Function::new(&name, linkage, abi.sig.clone());
     let entry = func.create_block();
-    let params: Vec<Value> = abi
+    let mut params: Vec<Value> = abi
         .sig
         .params
         .iter()
         .map(|&t| func.append_block_param(entry, t))
         .collect();
+    let task_geometry = launched.then(|| super::launch::TaskGeometry::split_off(&mut params));
     let entry_mask = abi
         .sig
         .takes_mask
@@ -130,6 +145,7 @@ pub(super) fn lower_function(cx: &mut ModCx<'_>, id: FuncId) -> ir::Function {
         lane_offsets: FxHashMap::default(),
         entry_mask,
         labels: FxHashMap::default(),
+        task_geometry,
     };
     fl.mask = Some(entry_mask);
     fl.prologue(&info, &params, abi.sret);

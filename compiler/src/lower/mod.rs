@@ -35,6 +35,7 @@ mod expr;
 mod fn_ptr;
 mod func;
 mod globals;
+mod launch;
 mod mask;
 mod place;
 mod stdlib;
@@ -181,6 +182,10 @@ struct ModCx<'a> {
     /// Defined functions in module order (the index is the [`FuncRef`]).
     order: Vec<FuncId>,
     abis: FxHashMap<FuncId, CallAbi>,
+    /// The launchable copies of `task` functions (see [`launch`]), by task.
+    launch_abis: FxHashMap<FuncId, CallAbi>,
+    /// The indices in `order` that are launchable copies rather than the function.
+    launch_copies: rustc_hash::FxHashSet<usize>,
     globals: FxHashMap<GlobalId, Storage>,
     /// `static` and `shared` locals: one object for the program or the block.
     static_locals: FxHashMap<LocalId, Storage>,
@@ -202,6 +207,8 @@ impl<'a> ModCx<'a> {
             module: ir::Module::new(t.program_count, t.pointer_size),
             order: Vec::new(),
             abis: FxHashMap::default(),
+            launch_abis: FxHashMap::default(),
+            launch_copies: Default::default(),
             globals: FxHashMap::default(),
             static_locals: FxHashMap::default(),
             strings: FxHashMap::default(),
@@ -308,7 +315,8 @@ impl<'a> ModCx<'a> {
         let mut i = 0;
         while let Some(&id) = self.order.get(i) {
             i += 1;
-            let mut f = func::lower_function(&mut self, id);
+            let launched = self.launch_copies.contains(&(i - 1));
+            let mut f = func::lower_function(&mut self, id, launched);
             // Overloads share a source name: later ones get `.1`, `.2`, ...
             let n = seen.entry(f.name.clone()).or_insert(0);
             if *n > 0 {

@@ -76,6 +76,9 @@ impl FnLower<'_, '_> {
             StmtKind::ForeachActive { body, .. } => self.lower_foreach_active(s, body),
             StmtKind::ForeachUnique { expr, body, .. } => self.lower_foreach_unique(s, expr, body),
             StmtKind::Unmasked(b) => self.lower_unmasked(b),
+            StmtKind::Launch(l) => self.lower_launch(l),
+            // Every launch ran to completion at its `launch` statement (see launch.rs).
+            StmtKind::Sync => {}
         }
     }
 

@@ -578,7 +578,9 @@ impl Checker<'_> {
     }
 
     /// `export`/`task` rules: uniform parameters (E0402), uniform or void return
-    /// (E0403), tasks return void (E0505).
+    /// (E0403), tasks return void (E0505). A task may take varying parameters, as in
+    /// ISPC: it is then only launched from code, never by the host (the launcher
+    /// refuses it as an entry point).
     fn check_entry_signature(
         &mut self,
         f: &ast::Function,
@@ -591,7 +593,7 @@ impl Checker<'_> {
         }
         let kind = if flags.task { "task" } else { "export" };
         for p in params {
-            if self.out.types.contains_varying(p.ty) {
+            if !flags.task && self.out.types.contains_varying(p.ty) {
                 let tys = self.ty_str(p.ty);
                 let help = match self.out.types.kind(p.ty) {
                     TypeKind::Pointer(_) => {

@@ -147,7 +147,9 @@ fn stmt_has_error(s: &Stmt, depth: u32) -> bool {
         StmtKind::Decl(decl) => decl_has_error(decl, d),
         StmtKind::Expr(x) => e(x),
         StmtKind::Return(x) => x.as_ref().is_some_and(e),
+        StmtKind::Launch(l) => l.counts.iter().any(e) || e(&l.call),
         StmtKind::Empty
+        | StmtKind::Sync
         | StmtKind::Typedef(_)
         | StmtKind::Break
         | StmtKind::Continue

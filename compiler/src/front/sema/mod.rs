@@ -30,6 +30,7 @@ mod expr;
 mod flow;
 mod fnptr;
 mod init;
+mod launch;
 mod overload;
 mod refs;
 mod resolve;

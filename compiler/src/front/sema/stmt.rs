@@ -480,6 +480,8 @@ impl<'a> Checker<'a> {
                 body,
             } => self.check_foreach_unique(s, *id, *var, expr, body),
             StmtKind::Unmasked(b) => self.check_unmasked(b),
+            StmtKind::Launch(l) => self.check_launch(l),
+            StmtKind::Sync => {}
         }
         self.leave();
     }
