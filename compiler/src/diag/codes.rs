@@ -166,6 +166,7 @@ codes! {
     LAUNCH_COUNT_NOT_UNIFORM_INT = "E0514": "a `launch` task count that is not a uniform integer";
     LAUNCH_TOO_MANY_DIMS = "E0515": "a `launch` with more than three task counts";
     LAUNCH_NOT_CALL = "E0516": "`launch` of something that is not a function call";
+    TASK_CALLED_WITHOUT_LAUNCH = "E0517": "a `task` function called without `launch`";
 
     // ---- command line and driver
     NO_SUCH_ENTRY = "E0900": "the entry point named on the command line does not exist";

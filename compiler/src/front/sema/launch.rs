@@ -1,4 +1,4 @@
-//! `launch` statements: ISPC's task launches (E0513-E0516).
+//! `launch` statements: ISPC's task launches (E0513-E0517).
 //!
 //! A launch names a `task` function in an ordinary call, with up to three uniform
 //! integer task counts. The call is checked as any call is (overloads, conversions,
@@ -56,7 +56,9 @@ impl Checker<'_> {
             );
             return;
         }
+        let outer = self.launched_call.replace(l.call.id);
         let ty = self.check_expr(&l.call);
+        self.launched_call = outer;
         if self.out.types.is_error(ty) {
             return;
         }
@@ -128,5 +130,24 @@ impl Checker<'_> {
                 );
             }
         }
+    }
+
+    /// E0517: a `task` function called as an ordinary function.
+    pub(super) fn task_called_without_launch(
+        &mut self,
+        f: super::FuncId,
+        callee: crate::front::ast::Ident,
+    ) {
+        let name = self.name(self.out.funcs[f].name).to_string();
+        self.emit(
+            Diagnostic::error(
+                codes::TASK_CALLED_WITHOUT_LAUNCH,
+                format!("`task` function `{name}` is called without `launch`"),
+            )
+            .with_primary(callee.span, "called here")
+            .with_help(format!(
+                "launch it (`launch {name}(...);`), or move its work into an ordinary function that both call"
+            )),
+        );
     }
 }

@@ -527,6 +527,8 @@ struct Checker<'a> {
     depth: u32,
     /// Set once the depth limit was reported, to report it only once.
     depth_reported: bool,
+    /// The call a `launch` statement is checking: the one call of a task allowed.
+    launched_call: Option<ExprId>,
     /// Index in `unit.items` of the item being checked (declaration order rules).
     cur_item: usize,
     /// For each local: has its value been read (for W0002)?
@@ -580,6 +582,7 @@ impl<'a> Checker<'a> {
             local_depth: Vec::new(),
             depth: 0,
             depth_reported: false,
+            launched_call: None,
             cur_item: 0,
             local_used: Vec::new(),
             barrier_calls: stmt::BarrierCalls::default(),

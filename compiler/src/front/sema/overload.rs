@@ -89,6 +89,9 @@ impl Checker<'_> {
             return Types::ERROR;
         };
         self.set_res(e, Res::Func(fid));
+        if self.out.funcs[fid].flags.task && self.launched_call != Some(e.id) {
+            self.task_called_without_launch(fid, callee);
+        }
         self.out.funcs[fid].called = true;
         self.first_calls.entry(fid).or_insert(callee.span);
         self.record_call(fid, callee.span);

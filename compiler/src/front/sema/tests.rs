@@ -871,7 +871,7 @@ fn barrier_rules() {
     );
     expect("export void f() { barrier(1); }", &["E0305"]);
     expect(
-        "void sync() { barrier(); } void g() { sync(); } export void f() { if (threadIdx.x < 2) { g(); } g(); }",
+        "void wait_all() { barrier(); } void g() { wait_all(); } export void f() { if (threadIdx.x < 2) { g(); } g(); }",
         &["E0507"],
     );
     expect(
@@ -978,4 +978,39 @@ fn no_cascades_after_syntax_errors() {
 fn warnings_are_warnings() {
     let (_, d, _) = check_src("void f(float x) { int i = x; }");
     assert_eq!(d[0].severity, Severity::Warning);
+}
+
+#[test]
+fn launch_rules() {
+    let task = "task void t(uniform int a[]) { a[taskIndex] = taskCount; } ";
+    let ok = |body: &str| {
+        expect(
+            &format!("{task}export void f(uniform int a[], uniform int8 n) {{ {body} }}"),
+            &[],
+        )
+    };
+    ok("launch t(a); sync;");
+    ok("launch[n] t(a);");
+    ok("launch[2, n] t(a); launch[n][2][3] t(a);");
+    ok("if (programIndex < 2) { launch[4] t(a); }");
+    let bad = |body: &str, codes: &[&str]| {
+        expect(&format!("{task}void g(uniform int a[]) {{}} export void f(uniform int a[], uniform float x) {{ {body} }}"), codes)
+    };
+    bad("launch g(a);", &["E0513"]);
+    bad("launch[programIndex] t(a);", &["E0514"]);
+    bad("launch[x] t(a);", &["E0514"]);
+    bad("launch[1, 2, 3, 4] t(a);", &["E0515"]);
+    bad("launch t;", &["E0516"]);
+    bad("t(a);", &["E0517"]);
+    // Only the launched call itself may name the task.
+    expect(
+        "task void u(uniform int n) {} uniform int k(uniform int n) { return n; } \
+         export void f() { launch u(k(1)); }",
+        &[],
+    );
+    // A task may take varying parameters when it is launched from code.
+    expect(
+        "task void v(float x) {} export void f() { launch v(programIndex); }",
+        &[],
+    );
 }
