@@ -823,14 +823,19 @@ impl ParseCtx {
                 "casts, `sizeof` and `typedef` take only `uniform`, `varying` and `const`",
             ),
         };
-        self.error(
-            Diagnostic::error(
-                codes::CONFLICTING_QUALIFIERS,
-                format!("`{word}` cannot be applied to {place}"),
-            )
-            .with_primary(s, "not allowed here")
-            .with_help(help),
-        );
+        let mut d = Diagnostic::error(
+            codes::CONFLICTING_QUALIFIERS,
+            format!("`{word}` cannot be applied to {place}"),
+        )
+        .with_primary(s, "not allowed here")
+        .with_help(help);
+        if *tok == Tok::KwTask && what != Allowed::Function {
+            // ISPC's `typedef task void (*F)(...)`: a pointer type for launches.
+            d = d.with_note(
+                "pointers to `task` functions are not supported yet: launch the task by name",
+            );
+        }
+        self.error(d);
     }
 
     /// `&&` in a declarator: a reference to a reference, which sema rejects.
