@@ -99,6 +99,12 @@ codes! {
     PROTOTYPE_MISMATCH = "E0210": "a definition that disagrees with its prototype";
     UNDEFINED_FUNCTION = "E0211": "a function that is declared and called but never defined";
     INCOMPLETE_TYPE = "E0212": "a struct used by value before it is defined, or a recursive struct";
+    UNKNOWN_TEMPLATE = "E0213": "template arguments given to a name that is not a function template";
+    WRONG_TEMPLATE_ARG_COUNT = "E0214": "more template arguments than the template has parameters";
+    CANNOT_DEDUCE_TEMPLATE_ARGS = "E0215": "template arguments that cannot be deduced from a call, or are missing";
+    AMBIGUOUS_TEMPLATE = "E0216": "a specialization that matches several function templates";
+    NO_TEMPLATE_TO_SPECIALIZE = "E0217": "a specialization or instantiation of no declared template, or a specialization after its use";
+    TEMPLATE_INSTANTIATION_DEPTH = "E0218": "template instantiations nested too deeply, or too many of them";
 
     // ---- types
     MISMATCHED_TYPES = "E0300": "a value whose type cannot be converted to the type required";
@@ -134,6 +140,7 @@ codes! {
     INVALID_VECTOR_TYPE = "E0332": "a short vector type whose element is not a basic type, or whose length is not a positive constant";
     INVALID_VECTOR_ELEMENT = "E0330": "a short vector element that does not exist: a bad swizzle letter, or an element past the end";
     VECTOR_LENGTH_MISMATCH = "E0331": "short vectors of different lengths in one operation or conversion";
+    INVALID_TEMPLATE_ARGUMENT = "E0333": "a template argument that does not fit its parameter, or a non-type parameter of a type that cannot be one";
 
     // ---- uniform / varying
     VARYING_TO_UNIFORM = "E0400": "a varying value assigned to a uniform variable";

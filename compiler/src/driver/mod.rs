@@ -247,7 +247,7 @@ fn preprocess_reaching(
         .tokens
         .iter()
         .filter_map(|t| match t.tok {
-            Tok::Ident(s) | Tok::TypeName(s) => Some(s),
+            Tok::Ident(s) | Tok::TypeName(s) | Tok::TemplateName(s) => Some(s),
             _ => None,
         })
         .collect();

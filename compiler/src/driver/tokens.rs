@@ -26,6 +26,7 @@ fn kind(tok: &Tok) -> &'static str {
     match tok {
         Tok::Ident(_) => "ident",
         Tok::TypeName(_) => "type-name",
+        Tok::TemplateName(_) => "template-name",
         Tok::Int(..) => "int",
         Tok::Float(..) => "float",
         Tok::Char(_) => "char",

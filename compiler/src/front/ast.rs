@@ -59,6 +59,8 @@ pub enum Item {
     StructDecl(Ident),
     Enum(EnumDef),
     Typedef(Typedef),
+    /// A function template, an explicit specialization or an explicit instantiation.
+    Template(Template),
 }
 
 // ---------------------------------------------------------------- types as written
@@ -361,6 +363,53 @@ pub struct Function {
     pub params: Vec<Param>,
     /// `None` for a prototype.
     pub body: Option<Block>,
+    pub span: Span,
+}
+
+// ---------------------------------------------------------------- templates
+
+/// `template <...> R f(...) {...}` and its relatives, as written.
+#[derive(Clone, Debug)]
+pub struct Template {
+    pub kind: TemplateKind,
+    /// The function: for a primary template, its parameters and body mention the
+    /// template parameters.
+    pub func: Function,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum TemplateKind {
+    /// `template <typename T, int N> R f(...)`: a primary template (its body is
+    /// checked once per distinct argument list it is instantiated with).
+    Primary(Vec<TemplateParam>),
+    /// `template <> R f<int>(...)`: an explicit specialization; `None` when written
+    /// without template arguments (`template <> R f(int)`), which ISPC does not deduce.
+    Specialization(Option<TemplateArgs>),
+    /// `template R f<int>(int);`: an explicit instantiation.
+    Instantiation(TemplateArgs),
+}
+
+#[derive(Clone, Debug)]
+pub struct TemplateParam {
+    pub name: Ident,
+    /// `None` for a type parameter (`typename T`); the type of a non-type parameter
+    /// (`int N`) otherwise.
+    pub value_ty: Option<TypeSpec>,
+    pub span: Span,
+}
+
+/// One template argument: a type (`uniform int`) or a constant (`3`, `N`, `B`).
+#[derive(Clone, Debug)]
+pub enum TemplateArg {
+    Type(TypeName),
+    Value(Expr),
+}
+
+/// `<int, 3>`: explicit template arguments.
+#[derive(Clone, Debug)]
+pub struct TemplateArgs {
+    pub args: Vec<TemplateArg>,
     pub span: Span,
 }
 
@@ -685,6 +734,8 @@ pub enum ExprKind {
     Call {
         callee: Ident,
         args: Vec<Expr>,
+        /// Explicit template arguments: `goo<int>(x)`.
+        targs: Option<Box<TemplateArgs>>,
     },
     /// A call through a function pointer computed by an expression: `fs[i](x)`,
     /// `(c ? f : g)(x)`, `s.f(x)`.

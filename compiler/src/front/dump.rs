@@ -49,6 +49,7 @@ fn item_span(item: &Item) -> Span {
         Item::StructDecl(n) => n.span,
         Item::Enum(e) => e.span,
         Item::Typedef(t) => t.span,
+        Item::Template(t) => t.span,
     }
 }
 
@@ -103,7 +104,47 @@ impl Dumper<'_> {
                 });
             }
             Item::Typedef(t) => self.typedef(t),
+            Item::Template(t) => {
+                let head = match &t.kind {
+                    TemplateKind::Primary(params) => {
+                        let ps: Vec<String> = params
+                            .iter()
+                            .map(|p| match &p.value_ty {
+                                None => format!("typename {}", self.name(&p.name)),
+                                Some(ty) => {
+                                    format!("{} {}", self.type_str(ty, &[]), self.name(&p.name))
+                                }
+                            })
+                            .collect();
+                        format!("template <{}>", ps.join(", "))
+                    }
+                    TemplateKind::Specialization(args) => {
+                        let args = args
+                            .as_ref()
+                            .map(|a| self.template_args(a))
+                            .unwrap_or_default();
+                        format!("specialization {args}")
+                    }
+                    TemplateKind::Instantiation(args) => {
+                        format!("instantiation {}", self.template_args(args))
+                    }
+                };
+                self.line(&head, t.span);
+                self.nested(|d| d.function(&t.func));
+            }
         }
+    }
+
+    fn template_args(&self, args: &TemplateArgs) -> String {
+        let v: Vec<String> = args
+            .args
+            .iter()
+            .map(|a| match a {
+                TemplateArg::Type(t) => self.type_name(t),
+                TemplateArg::Value(e) => self.expr(e),
+            })
+            .collect();
+        format!("<{}>", v.join(", "))
     }
 
     fn function(&mut self, f: &Function) {
@@ -388,8 +429,16 @@ impl Dumper<'_> {
             }
             ExprKind::SizeofType(ty) => format!("(sizeof <{}>)", self.type_name(ty)),
             ExprKind::SizeofExpr(e) => format!("(sizeof {})", self.expr(e)),
-            ExprKind::Call { callee, args } => {
-                let mut s = format!("(call {}", self.name(callee));
+            ExprKind::Call {
+                callee,
+                args,
+                targs,
+            } => {
+                let targs = targs
+                    .as_ref()
+                    .map(|t| self.template_args(t))
+                    .unwrap_or_default();
+                let mut s = format!("(call {}{targs}", self.name(callee));
                 for a in args {
                     s.push(' ');
                     s.push_str(&self.expr(a));

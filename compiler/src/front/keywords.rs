@@ -61,6 +61,8 @@ macro_rules! with_keywords {
             "unmasked" => KwUnmasked,
             "launch" => KwLaunch,
             "sync" => KwSync,
+            "template" => KwTemplate,
+            "typename" => KwTypename,
             "sizeof" => KwSizeof,
             "true" => KwTrue,
             "false" => KwFalse,

@@ -35,6 +35,13 @@ pub enum SpecPart {
     Base(BaseType, Span),
 }
 
+/// What follows `template` in a template item.
+pub enum TemplateHead {
+    Primary(Vec<TemplateParam>),
+    Specialization(Option<TemplateArgs>),
+    Instantiation(TemplateArgs),
+}
+
 /// A `case`/`default` label or a statement, in a `switch` body.
 pub enum SwitchItem {
     Label(CaseLabel),
@@ -271,7 +278,7 @@ fn unexpected_token(
     sources: &SourceMap,
 ) -> Diagnostic {
     let found_text = match tok {
-        Tok::Ident(_) | Tok::TypeName(_) | Tok::Int(..) | Tok::Float(..) => {
+        Tok::Ident(_) | Tok::TypeName(_) | Tok::TemplateName(_) | Tok::Int(..) | Tok::Float(..) => {
             format!("{} `{}`", tok.describe(), sources.snippet(found))
         }
         _ => tok.describe(),
@@ -775,6 +782,9 @@ impl ParseCtx {
                 }
             };
             match *slot {
+                // C lets a function specifier repeat, and ISPC's own tests write
+                // `noinline R noinline f()`.
+                Some(_) if matches!(tok, Tok::KwInline | Tok::KwNoinline) => {}
                 Some(first) => self.duplicate(&tok, s, first),
                 None => *slot = Some(s),
             }
@@ -1070,6 +1080,44 @@ impl ParseCtx {
             body,
             span,
         }))
+    }
+
+    /// A template item: the function as [`ParseCtx::function`] builds it, under its
+    /// template head.
+    pub fn template(
+        &self,
+        head: TemplateHead,
+        spec: Vec<SpecPart>,
+        decl: (Vec<Derived>, Ident, Vec<Param>),
+        body: Option<Block>,
+        span: Span,
+    ) -> ItemsOut {
+        let mut out = self.function(spec, decl, body, span);
+        let Some(Item::Function(func)) = out.0.pop() else {
+            unreachable!("`function` builds one function item")
+        };
+        let kind = match head {
+            TemplateHead::Primary(params) => TemplateKind::Primary(params),
+            TemplateHead::Specialization(args) => TemplateKind::Specialization(args),
+            TemplateHead::Instantiation(args) => TemplateKind::Instantiation(args),
+        };
+        ItemsOut::one(Item::Template(Template { kind, func, span }))
+    }
+
+    /// `int N` in a template's parameter list: qualifiers other than `uniform`/`const`
+    /// are reported by sema with the rest of the parameter's rules.
+    pub fn template_value_param(
+        &self,
+        spec: Vec<SpecPart>,
+        name: Ident,
+        span: Span,
+    ) -> TemplateParam {
+        let (spec, _) = self.split_spec(spec, Allowed::Param);
+        TemplateParam {
+            name,
+            value_ty: Some(spec),
+            span,
+        }
     }
 
     pub fn typedef(&self, ty: TypeName, name: Ident, arrays: Vec<Derived>, span: Span) -> ItemsOut {

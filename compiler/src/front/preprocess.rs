@@ -1579,14 +1579,83 @@ pub fn mark_type_names(tokens: &mut [Token]) {
         }
         i += 1;
     }
+    let template_names = mark_template_items(tokens);
     for i in 0..tokens.len() {
         if let Tok::Ident(s) = tokens[i].tok {
             let after_member = i > 0 && matches!(tokens[i - 1].tok, Tok::Dot | Tok::Arrow);
+            let before_lt = matches!(tokens.get(i + 1).map(|t| &t.tok), Some(Tok::Lt));
             if names.contains(&s) && !after_member {
                 tokens[i].tok = Tok::TypeName(s);
+            } else if template_names.contains(&s) && before_lt && !after_member {
+                tokens[i].tok = Tok::TemplateName(s);
             }
         }
     }
+}
+
+/// The template part of the pre-scan. In each item that starts with `template`, the
+/// type parameters (`typename T`) are retagged as type names up to the item's end, so
+/// that `T x;` and `(T)x` parse as they do for a typedef. Returns the names of the
+/// functions such items declare: where one is followed by `<`, that starts template
+/// arguments, not a comparison.
+fn mark_template_items(tokens: &mut [Token]) -> FxHashSet<Symbol> {
+    let mut functions = FxHashSet::default();
+    let mut i = 0;
+    while i < tokens.len() {
+        if tokens[i].tok != Tok::KwTemplate {
+            i += 1;
+            continue;
+        }
+        let end = item_end(tokens, i);
+        let mut params = Vec::new();
+        let mut j = i + 1;
+        if matches!(tokens.get(j).map(|t| &t.tok), Some(Tok::Lt)) {
+            while j < end && tokens[j].tok != Tok::Gt {
+                if let (Tok::KwTypename, Some(Tok::Ident(s))) =
+                    (&tokens[j].tok, tokens.get(j + 1).map(|t| &t.tok))
+                {
+                    params.push(*s);
+                }
+                j += 1;
+            }
+        }
+        for k in i..end {
+            let after_member = k > 0 && matches!(tokens[k - 1].tok, Tok::Dot | Tok::Arrow);
+            match tokens[k].tok {
+                Tok::Ident(s) if params.contains(&s) && !after_member => {
+                    tokens[k].tok = Tok::TypeName(s);
+                }
+                _ => {}
+            }
+        }
+        // The function's name: the identifier before the first `(` or `<` after the
+        // parameter list (the parameters are type names by now).
+        let name = tokens[j..end]
+            .windows(2)
+            .find_map(|w| match (&w[0].tok, &w[1].tok) {
+                (Tok::Ident(s), Tok::LParen | Tok::Lt) => Some(*s),
+                _ => None,
+            });
+        functions.extend(name);
+        i = end.max(i + 1);
+    }
+    functions
+}
+
+/// Where the item starting at `start` ends: after its `;` at brace depth 0, or after
+/// the `}` that closes its body.
+fn item_end(tokens: &[Token], start: usize) -> usize {
+    let mut depth = 0usize;
+    for (k, t) in tokens.iter().enumerate().skip(start) {
+        match t.tok {
+            Tok::LBrace => depth += 1,
+            Tok::RBrace if depth <= 1 => return k + 1,
+            Tok::RBrace => depth -= 1,
+            Tok::Semi if depth == 0 => return k + 1,
+            _ => {}
+        }
+    }
+    tokens.len()
 }
 
 #[cfg(test)]
@@ -1614,7 +1683,9 @@ mod tests {
             .tokens
             .iter()
             .map(|t| match &t.tok {
-                Tok::Ident(s) | Tok::TypeName(s) => interner.resolve(*s).to_string(),
+                Tok::Ident(s) | Tok::TypeName(s) | Tok::TemplateName(s) => {
+                    interner.resolve(*s).to_string()
+                }
                 Tok::Int(v, _) => v.to_string(),
                 Tok::Str(s) => format!("{s:?}"),
                 other => other.spelling().to_string(),

@@ -9,6 +9,9 @@ pub enum Tok {
     /// An identifier that names a type (a typedef, struct or enum name), found by the
     /// preprocessor's pre-scan so the grammar can tell `(T)x` and `T * p;` apart.
     TypeName(Symbol),
+    /// The name of a function template followed by `<`: the start of a template
+    /// argument list (`goo<int>(x)`), which the pre-scan tells from a less-than.
+    TemplateName(Symbol),
     Int(u64, IntSuffix),
     Float(f64, FloatSuffix),
     Char(u8),
@@ -71,6 +74,8 @@ pub enum Tok {
     KwUnmasked,
     KwLaunch,
     KwSync,
+    KwTemplate,
+    KwTypename,
     // expressions
     KwSizeof,
     KwTrue,
@@ -148,6 +153,7 @@ impl Tok {
         match self {
             Tok::Ident(_) => "identifier".into(),
             Tok::TypeName(_) => "type name".into(),
+            Tok::TemplateName(_) => "template name".into(),
             Tok::Int(..) => "integer literal".into(),
             Tok::Float(..) => "floating-point literal".into(),
             Tok::Char(_) => "character literal".into(),
@@ -160,7 +166,7 @@ impl Tok {
     pub fn spelling(&self) -> &'static str {
         use Tok::*;
         match self {
-            Ident(_) | TypeName(_) | Int(..) | Float(..) | Char(_) | Str(_) => "",
+            Ident(_) | TypeName(_) | TemplateName(_) | Int(..) | Float(..) | Char(_) | Str(_) => "",
             KwVoid => "void",
             KwBool => "bool",
             KwInt8 => "int8",
@@ -215,6 +221,8 @@ impl Tok {
             KwUnmasked => "unmasked",
             KwLaunch => "launch",
             KwSync => "sync",
+            KwTemplate => "template",
+            KwTypename => "typename",
             KwSizeof => "sizeof",
             KwTrue => "true",
             KwFalse => "false",

@@ -14,7 +14,7 @@
 use rustc_hash::FxHashSet;
 
 use crate::front::ast::{
-    CaseLabel, Expr, ExprKind, ForInit, Initializer, Item, Stmt, StmtKind, TranslationUnit,
+    CaseLabel, Expr, ExprKind, ForInit, Initializer, Stmt, StmtKind, TranslationUnit,
 };
 use crate::front::intern::Interner;
 use crate::front::sema::{Checked, DeclRef, FuncId, LocalId, LocalKind, Res};
@@ -69,24 +69,19 @@ pub fn stdlib_callees(unit: &TranslationUnit, checked: &Checked, id: FuncId) -> 
 /// creates their objects, with their initializers.
 pub fn static_locals<'u>(
     unit: &'u TranslationUnit,
-    checked: &Checked,
+    checked: &'u Checked,
     id: FuncId,
 ) -> Vec<(LocalId, Option<&'u Initializer>)> {
     walk(unit, checked, id).statics
 }
 
-fn walk<'u, 'c>(unit: &'u TranslationUnit, checked: &'c Checked, id: FuncId) -> Walk<'u, 'c> {
+fn walk<'u>(unit: &'u TranslationUnit, checked: &'u Checked, id: FuncId) -> Walk<'u, 'u> {
     let mut walk = Walk {
         checked,
         callees: Vec::new(),
         statics: Vec::new(),
     };
-    let body = checked.funcs[id]
-        .def_item
-        .and_then(|i| match &unit.items[i] {
-            Item::Function(f) => f.body.as_ref(),
-            _ => None,
-        });
+    let body = checked.func_def(unit, id).and_then(|f| f.body.as_ref());
     if let Some(body) = body {
         walk.stmts(&body.stmts);
     }

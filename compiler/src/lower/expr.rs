@@ -77,7 +77,7 @@ impl FnLower<'_, '_> {
                     None => self.dummy(ty),
                 }
             }
-            ExprKind::Call { callee, args } => self.call(e, callee.name, args, ty),
+            ExprKind::Call { callee, args, .. } => self.call(e, callee.name, args, ty),
             ExprKind::CallPtr { callee, args } => self.call_ptr_expr(callee, args, ty),
             ExprKind::Index { .. } | ExprKind::Member { .. } => {
                 if let Res::BuiltinVar(b) = self.cx.checked.res(e.id) {
@@ -200,7 +200,7 @@ impl FnLower<'_, '_> {
             }
             ExprKind::Index { base, index } => self.index_place(base, index),
             ExprKind::Member { base, arrow, .. } => self.member_place(e, base, *arrow),
-            ExprKind::Call { callee, args } if self.cx.checked.returns_reference(e.id) => {
+            ExprKind::Call { callee, args, .. } if self.cx.checked.returns_reference(e.id) => {
                 let ty = self.cx.checked.type_of(e.id);
                 match self.call(e, callee.name, args, ty) {
                     Val::S(addr) => Some(Place {

@@ -7,7 +7,6 @@ use smallvec::SmallVec;
 use super::mask::Flow;
 use super::types::{ir_type, is_aggregate};
 use super::{ModCx, Storage};
-use crate::front::ast;
 use crate::front::sema::{FuncId, LocalId, TypeId, Types, Variability};
 use crate::ir::builder::FuncBuilder;
 use crate::ir::{
@@ -86,13 +85,13 @@ pub(super) fn lower_function(cx: &mut ModCx<'_>, id: FuncId, launched: bool) -> 
     } else {
         Linkage::Internal
     };
-    let item = info.def_item.expect("defined function");
-    let ast::Item::Function(def) = &cx.unit.items[item] else {
-        unreachable!("a function's def_item is a function")
-    };
+    let def = cx
+        .checked
+        .func_def(cx.unit, id)
+        .expect("a defined function has its definition");
     let name = match launched {
-        true => super::launch::launchable_name(cx.name(info.name)),
-        false => cx.name(info.name).to_string(),
+        true => super::launch::launchable_name(&cx.checked.ir_name(id, cx.interner)),
+        false => cx.checked.ir_name(id, cx.interner),
     };
     let mut func = ir::Function::new(&name, linkage, abi.sig.clone());
     let entry = func.create_block();

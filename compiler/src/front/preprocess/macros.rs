@@ -94,7 +94,9 @@ impl Pp<'_> {
     /// from an expansion (literals lose their suffixes).
     fn spell(&self, tok: &Tok) -> String {
         match tok {
-            Tok::Ident(s) | Tok::TypeName(s) => self.interner.resolve(*s).to_string(),
+            Tok::Ident(s) | Tok::TypeName(s) | Tok::TemplateName(s) => {
+                self.interner.resolve(*s).to_string()
+            }
             Tok::Int(v, _) => v.to_string(),
             Tok::Float(v, _) => format!("{v:?}"),
             Tok::Char(c) => format!("'\\x{c:02x}'"),

@@ -43,6 +43,7 @@ impl Checker<'_> {
                 Item::Typedef(t) => self.declare_typedef(t),
                 Item::Global(d) => self.declare_globals(d, i),
                 Item::Function(f) => self.declare_function(f, i),
+                Item::Template(t) => self.declare_template(t, i),
             }
         }
     }
@@ -426,7 +427,12 @@ impl Checker<'_> {
         }
     }
 
-    fn declare_function(&mut self, f: &ast::Function, item: usize) {
+    /// A function's flags, return type (and whether it is a reference) and
+    /// parameters, checked as for any declaration.
+    pub(super) fn function_signature(
+        &mut self,
+        f: &ast::Function,
+    ) -> (FnFlags, TypeId, bool, Vec<ParamInfo>) {
         let flags = Self::fn_flags(&f.quals);
         self.check_fn_qualifiers(f);
         let ret = self.resolve_type_name(&f.ret, TypeCtx::Return);
@@ -441,6 +447,12 @@ impl Checker<'_> {
         if flags.is_entry() {
             self.entry_references(f, &params);
         }
+        (flags, ret, ret_ref.is_some(), params)
+    }
+
+    fn declare_function(&mut self, f: &ast::Function, item: usize) {
+        let (flags, ret, is_ref, params) = self.function_signature(f);
+        let ret_ref = is_ref.then_some(());
         let fid = match self.find_same_signature(f.name.name, &params) {
             Some(prev) => {
                 if self.out.funcs[prev].ret_ref != ret_ref.is_some() {
@@ -744,21 +756,14 @@ impl Checker<'_> {
         ret: TypeId,
         params: Vec<ParamInfo>,
     ) -> FuncId {
-        let fid = self.out.funcs.push(FuncInfo {
-            name: f.name.name,
-            span: f.name.span,
-            params,
-            ret,
-            ret_ref: false,
-            flags,
-            def_item: f.body.as_ref().map(|_| item),
-            decl_items: vec![item],
-            from_stdlib: self.in_stdlib(f.span),
-            locals: 0..0,
-            called: false,
-            falls_off_end: false,
-        });
-        let first = !self.overloads.contains_key(&f.name.name);
+        let from_stdlib = self.in_stdlib(f.span);
+        let fid = self
+            .out
+            .funcs
+            .push(FuncInfo::declared(f, item, flags, ret, params, from_stdlib));
+        // A function template of the name has bound it already: they overload.
+        let first = !self.overloads.contains_key(&f.name.name)
+            && !self.templates.is_template_name(f.name.name);
         if first {
             self.bind_file_name(f.name.name, f.name.span, FileName::Funcs);
         }
@@ -842,7 +847,11 @@ impl Checker<'_> {
         let unit = self.unit;
         let mut pending_stdlib = Vec::new();
         for (i, item) in unit.items.iter().enumerate() {
-            let Item::Function(f) = item else { continue };
+            let f = match item {
+                Item::Function(f) => f,
+                Item::Template(t) if !matches!(t.kind, ast::TemplateKind::Primary(_)) => &t.func,
+                _ => continue,
+            };
             let Some(body) = &f.body else { continue };
             let Some(fid) = self.out.item_funcs.get(i).copied().flatten() else {
                 continue;
@@ -855,22 +864,24 @@ impl Checker<'_> {
                 continue;
             }
             self.cur_item = i;
-            self.check_function_body(fid, f, body);
+            self.check_function_body(fid, f, body, Some(body));
         }
-        // Called stdlib functions may call others: repeat until nothing new is called.
+        // Called stdlib functions and template instances may call others: repeat
+        // until nothing new is called or instantiated.
         loop {
+            let instances = self.check_pending_instances();
             let (called, rest): (Vec<_>, Vec<_>) = pending_stdlib
                 .into_iter()
                 .partition(|&(_, fid)| self.out.funcs[fid].called);
             pending_stdlib = rest;
-            if called.is_empty() {
+            if called.is_empty() && !instances {
                 break;
             }
             for (i, fid) in called {
                 if let Item::Function(f) = &unit.items[i] {
                     if let Some(body) = &f.body {
                         self.cur_item = i;
-                        self.check_function_body(fid, f, body);
+                        self.check_function_body(fid, f, body, Some(body));
                     }
                 }
             }

@@ -110,7 +110,11 @@ impl Checker<'_> {
             ExprKind::Cast { ty, expr } => self.check_cast(e, ty, expr),
             ExprKind::SizeofType(tn) => self.check_sizeof_type(e, tn),
             ExprKind::SizeofExpr(inner) => self.check_sizeof_expr(e, inner),
-            ExprKind::Call { callee, args } => self.check_call(e, *callee, args),
+            ExprKind::Call {
+                callee,
+                args,
+                targs,
+            } => self.check_call(e, *callee, args, targs.as_deref()),
             ExprKind::CallPtr { callee, args } => self.check_call_expr(e, callee, args),
             ExprKind::Index { base, index } => self.check_index(e, base, index),
             ExprKind::Member { base, field, arrow } => self.check_member(e, base, *field, *arrow),
@@ -416,6 +420,9 @@ impl Checker<'_> {
     // ------------------------------------------------------------ names
 
     fn check_ident(&mut self, e: &Expr, id: ast::Ident) -> TypeId {
+        if let Some(ty) = self.check_template_value(e, id.name) {
+            return ty;
+        }
         if let Some(l) = self.scopes.lookup(id.name) {
             self.set_res(e, Res::Local(l));
             if let Some(u) = self.local_used.get_mut(l.index()) {

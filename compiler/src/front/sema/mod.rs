@@ -33,9 +33,11 @@ mod init;
 mod launch;
 mod overload;
 mod refs;
+mod renumber;
 mod resolve;
 mod scope;
 mod stmt;
+mod templates;
 pub mod types;
 
 #[cfg(test)]
@@ -171,9 +173,42 @@ pub struct FuncInfo {
     /// A non-`void` definition whose end is reachable without `return` (W0012): it then
     /// returns zero, which lowering stores in the return slot before the body.
     pub falls_off_end: bool,
+    /// An instance of a function template: its index in [`Checked::instances`], the
+    /// copy of the template's function it was checked as.
+    pub instance: Option<u32>,
+    /// For an instance or explicit specialization: its name with the template
+    /// arguments (`goo<varying int32, uniform float>`).
+    pub template_name: Option<Box<str>>,
 }
 
 impl FuncInfo {
+    /// A function as its first declaration `f` (item `item`) declares it.
+    fn declared(
+        f: &ast::Function,
+        item: usize,
+        flags: FnFlags,
+        ret: TypeId,
+        params: Vec<ParamInfo>,
+        from_stdlib: bool,
+    ) -> Self {
+        FuncInfo {
+            name: f.name.name,
+            span: f.name.span,
+            params,
+            ret,
+            ret_ref: false,
+            flags,
+            def_item: f.body.as_ref().map(|_| item),
+            decl_items: vec![item],
+            from_stdlib,
+            locals: 0..0,
+            called: false,
+            falls_off_end: false,
+            instance: None,
+            template_name: None,
+        }
+    }
+
     pub fn is_entry(&self) -> bool {
         self.flags.is_entry()
     }
@@ -312,6 +347,9 @@ pub struct Checked {
     /// `i + 1` (0 is `NULL`).
     fn_targets: Vec<(FuncId, SigId)>,
     fn_target_ids: FxHashMap<FuncId, u32>,
+    /// The functions of template instances, each a copy of its template's function
+    /// with its own expression ids (see [`FuncInfo::instance`]).
+    pub instances: Vec<std::sync::Arc<ast::Function>>,
 }
 
 impl Checked {
@@ -335,7 +373,54 @@ impl Checked {
             item_funcs: vec![None; unit.items.len()],
             fn_targets: Vec::new(),
             fn_target_ids: FxHashMap::default(),
+            instances: Vec::new(),
         }
+    }
+
+    /// The definition of function `f`: an item of `unit` (a function, or a template
+    /// specialization), or the copy an instance of a template was checked as.
+    pub fn func_def<'u>(
+        &'u self,
+        unit: &'u ast::TranslationUnit,
+        f: FuncId,
+    ) -> Option<&'u ast::Function> {
+        let info = &self.funcs[f];
+        if let Some(i) = info.instance {
+            return self.instances.get(i as usize).map(|r| &**r);
+        }
+        match unit.items.get(info.def_item?)? {
+            ast::Item::Function(def) => Some(def),
+            ast::Item::Template(t) => Some(&t.func),
+            _ => None,
+        }
+    }
+
+    /// The name function `f` has in the IR: its own, or for a template's function
+    /// its name with the template arguments, spelled with IR-safe characters
+    /// (`goo<varying int32>` is `goo__varying_int32`).
+    pub fn ir_name(&self, f: FuncId, interner: &Interner) -> String {
+        let info = &self.funcs[f];
+        let name = interner.resolve(info.name);
+        let Some(full) = &info.template_name else {
+            return name.to_string();
+        };
+        let args = full
+            .strip_prefix(name)
+            .unwrap_or(full)
+            .trim_start_matches('<')
+            .trim_end_matches('>');
+        let mangled: String = args
+            .chars()
+            .map(|c| match c {
+                c if c.is_ascii_alphanumeric() => c,
+                '*' => 'p',
+                '-' => 'm',
+                '[' | ']' => 'a',
+                ',' => '_',
+                _ => '_',
+            })
+            .collect();
+        format!("{name}__{mangled}")
     }
 
     /// The type of an expression before implicit conversion.
@@ -547,6 +632,8 @@ struct Checker<'a> {
     anon_structs: FxHashMap<u32, StructId>,
     /// Overloaded function names used as values, until a conversion picks the overload.
     pending_fns: FxHashMap<ExprId, fnptr::PendingFn>,
+    /// Function templates, their specializations and instances.
+    templates: templates::Templates<'a>,
 }
 
 /// Deepest nesting of expressions plus statements that sema descends into. Deeper trees
@@ -590,6 +677,7 @@ impl<'a> Checker<'a> {
             member_base: None,
             anon_structs: FxHashMap::default(),
             pending_fns: FxHashMap::default(),
+            templates: Default::default(),
         };
         cx.declare_builtins();
         cx

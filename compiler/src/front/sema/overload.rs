@@ -26,7 +26,16 @@ type Costs = SmallVec<[Cost; 8]>;
 const MAX_LISTED: usize = 8;
 
 impl Checker<'_> {
-    pub(super) fn check_call(&mut self, e: &Expr, callee: ast::Ident, args: &[Expr]) -> TypeId {
+    pub(super) fn check_call(
+        &mut self,
+        e: &Expr,
+        callee: ast::Ident,
+        args: &[Expr],
+        targs: Option<&ast::TemplateArgs>,
+    ) -> TypeId {
+        if targs.is_some() || self.templates.is_template_name(callee.name) {
+            return self.check_template_call(e, callee, args, targs);
+        }
         if let Some(f) = self.syms.builtin_fn(callee.name) {
             if !self.overloads.contains_key(&callee.name)
                 && self.scopes.lookup(callee.name).is_none()
@@ -37,13 +46,7 @@ impl Checker<'_> {
         if let Some(t) = self.call_through_variable(e, callee, args) {
             return t;
         }
-        let arg_tys: SmallVec<[TypeId; 8]> = args
-            .iter()
-            .map(|a| {
-                let t = self.check_expr(a);
-                self.rvalue(a, t)
-            })
-            .collect();
+        let arg_tys = self.argument_types(args);
         if let Some(l) = self.scopes.lookup(callee.name) {
             // Counts as a use: the E0208 says what is wrong with it.
             self.local_used[l.index()] = true;
@@ -84,10 +87,78 @@ impl Checker<'_> {
             self.set_res(e, Res::Error);
             return Types::ERROR;
         }
-        let Some(fid) = self.select_overload(e, callee, args, &arg_tys, &cands) else {
+        self.call_selected(e, callee, args, &arg_tys, &cands)
+    }
+
+    /// A call of a name that has function templates (with or without explicit
+    /// template arguments): the ordinary overloads (unless arguments are explicit)
+    /// and the templates' instances compete as one overload set.
+    fn check_template_call(
+        &mut self,
+        e: &Expr,
+        callee: ast::Ident,
+        args: &[Expr],
+        targs: Option<&ast::TemplateArgs>,
+    ) -> TypeId {
+        let arg_tys = self.argument_types(args);
+        if arg_tys.iter().any(|&t| self.out.types.is_error(t)) {
+            self.set_res(e, Res::Error);
+            return Types::ERROR;
+        }
+        let mut cands = match targs {
+            Some(_) => SmallVec::new(),
+            None => self.visible_overloads(callee.name),
+        };
+        match self.template_candidates(callee, targs, args, &arg_tys) {
+            Ok(found) => cands.extend(found),
+            Err(()) => {
+                self.set_res(e, Res::Error);
+                return Types::ERROR;
+            }
+        }
+        if cands.is_empty() {
+            self.set_res(e, Res::Error);
+            self.unknown_function(callee);
+            return Types::ERROR;
+        }
+        self.call_selected(e, callee, args, &arg_tys, &cands)
+    }
+
+    /// The arguments' types, checked, as rvalues.
+    fn argument_types(&mut self, args: &[Expr]) -> SmallVec<[TypeId; 8]> {
+        args.iter()
+            .map(|a| {
+                let t = self.check_expr(a);
+                self.rvalue(a, t)
+            })
+            .collect()
+    }
+
+    /// Selects the overload among `cands` and records the call of it.
+    fn call_selected(
+        &mut self,
+        e: &Expr,
+        callee: ast::Ident,
+        args: &[Expr],
+        arg_tys: &[TypeId],
+        cands: &[FuncId],
+    ) -> TypeId {
+        let Some(fid) = self.select_overload(e, callee, args, arg_tys, cands) else {
             self.set_res(e, Res::Error);
             return Types::ERROR;
         };
+        self.finish_call(e, callee, args, arg_tys, fid)
+    }
+
+    /// Records the call of `fid` and converts the arguments to its parameters.
+    fn finish_call(
+        &mut self,
+        e: &Expr,
+        callee: ast::Ident,
+        args: &[Expr],
+        arg_tys: &[TypeId],
+        fid: FuncId,
+    ) -> TypeId {
         self.set_res(e, Res::Func(fid));
         if self.out.funcs[fid].flags.task && self.launched_call != Some(e.id) {
             self.task_called_without_launch(fid, callee);
@@ -100,7 +171,7 @@ impl Checker<'_> {
             .iter()
             .map(|p| (p.ty, p.by_ref))
             .collect();
-        for (i, (a, &t)) in args.iter().zip(&arg_tys).enumerate() {
+        for (i, (a, &t)) in args.iter().zip(arg_tys).enumerate() {
             let site = Site::Arg {
                 func: fid,
                 index: i,
@@ -196,6 +267,19 @@ impl Checker<'_> {
             .filter(|(_, c)| total(c) == best_total)
             .map(|(f, _)| *f)
             .collect();
+        // As in C++, an ordinary function beats a template's function that converts
+        // the arguments as cheaply.
+        let ordinary: Vec<FuncId> = tied
+            .iter()
+            .copied()
+            .filter(|&f| !self.templates.is_specialization_or_instance(f))
+            .collect();
+        let tied = if ordinary.is_empty() { tied } else { ordinary };
+        if let [only] = tied[..] {
+            if only != best.0 {
+                return Some(only);
+            }
+        }
         if tied.len() > 1 {
             self.ambiguous(e, callee, arg_tys, &tied);
             return None;

@@ -55,7 +55,17 @@ impl Checker<'_> {
     ) -> TypeId {
         self.check_spec_quals(&spec.quals, ctx);
         let mut ty = self.resolve_base(spec);
-        ty = self.apply_variability(ty, &spec.quals, spec.span);
+        ty = match &spec.base {
+            // `uniform T` and `varying T` override the variability `T` is bound to.
+            BaseType::Named(id) if self.template_type(id.name).is_some() => {
+                match (spec.quals.uniform(), spec.quals.varying()) {
+                    (Some(_), None) => self.types().with_var(ty, Variability::Uniform),
+                    (None, Some(_)) => self.types().with_var(ty, Variability::Varying),
+                    _ => ty,
+                }
+            }
+            _ => self.apply_variability(ty, &spec.quals, spec.span),
+        };
         if spec.quals.shared().is_some() && spec.quals.varying().is_none() {
             ty = self.types().bind(ty, Variability::Uniform);
         }
@@ -289,6 +299,9 @@ impl Checker<'_> {
     /// The value of a name that is an integer constant: an enumerator, or a `const
     /// uniform` variable with a constant initializer.
     fn named_constant(&self, name: crate::front::intern::Symbol) -> Option<i128> {
+        if let Some((v, _)) = self.template_value(name) {
+            return Some(v);
+        }
         let cv = if let Some(l) = self.scopes.lookup(name) {
             self.out.locals[l].const_value
         } else {
@@ -309,6 +322,9 @@ impl Checker<'_> {
 
     /// A bare type name: a typedef, struct or enum.
     fn resolve_named_type(&mut self, id: ast::Ident) -> TypeId {
+        if let Some(t) = self.template_type(id.name) {
+            return t;
+        }
         if let Some(t) = self.scopes.lookup_type(id.name) {
             return t;
         }

@@ -207,11 +207,15 @@ impl<'a> Checker<'a> {
 
     // ------------------------------------------------------------ functions
 
+    /// Checks the body of function `fid`. `scan` is the same body when it lives as
+    /// long as the checker, to look for syntax errors only if needed; a template
+    /// instance's copy is scanned at once.
     pub(super) fn check_function_body(
         &mut self,
         fid: FuncId,
-        f: &'a ast::Function,
-        body: &'a ast::Block,
+        f: &ast::Function,
+        body: &ast::Block,
+        scan: Option<&'a ast::Block>,
     ) {
         let info = &self.out.funcs[fid];
         let (ret, is_entry, unmasked) = (info.ret, info.flags.is_entry(), info.flags.unmasked);
@@ -228,8 +232,11 @@ impl<'a> Checker<'a> {
             varying_cond: 0,
             partial_mask: 0,
             returned_divergent: false,
-            body: Some(body),
-            syntax_error: None,
+            body: scan,
+            syntax_error: match scan {
+                Some(_) => None,
+                None => Some(super::flow::block_has_error(body)),
+            },
             from_stdlib: info_from_stdlib,
             labels: Default::default(),
             top_labels: Default::default(),
