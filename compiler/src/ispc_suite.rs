@@ -302,7 +302,29 @@ pub struct SuiteReport {
 /// The include file the tests name. ISPC's declares the harness's entry points and
 /// two packing helpers; ours is empty, since every `task` function is an entry here.
 const TEST_STATIC_ISPH: &str = "// spmdc's stand-in for ISPC's test harness header: every `task`\n\
-// function is an entry point of `spmdc run`, so nothing needs declaring.\n";
+// function is an entry point of `spmdc run`, so nothing needs declaring.\n\
+\n\
+// The packing helpers the dot2add/dot4add tests call: `n` elements of `src`, two\n\
+// (four) to a 32-bit word of `dst`, element 2k (4k) in the lowest bits.\n\
+template <typename T>\n\
+void pack2toint(uniform T * uniform src, uniform uint32 * uniform dst, uniform int32 n) {\n\
+    for (uniform int32 k = 0; k < n / 2; k++) {\n\
+        uniform uint32 lo = (uniform uint16)src[2 * k];\n\
+        uniform uint32 hi = (uniform uint16)src[2 * k + 1];\n\
+        dst[k] = lo | (hi << 16);\n\
+    }\n\
+}\n\
+\n\
+template <typename T>\n\
+void pack4toint(uniform T * uniform src, uniform uint32 * uniform dst, uniform int32 n) {\n\
+    for (uniform int32 k = 0; k < n / 4; k++) {\n\
+        uniform uint32 word = 0;\n\
+        for (uniform int32 j = 0; j < 4; j++) {\n\
+            word |= (uniform uint32)(uniform uint8)src[4 * k + j] << (8 * j);\n\
+        }\n\
+        dst[k] = word;\n\
+    }\n\
+}\n";
 
 /// Runs every test of the checkout's `tests/func-tests` with the options.
 pub fn run(opts: &SuiteOptions) -> Result<SuiteReport, String> {
