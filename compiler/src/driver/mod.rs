@@ -129,7 +129,8 @@ pub fn read_input(path: &str) -> Result<(String, Option<PathBuf>, String), Diagn
 
 /// The macros ISPC predefines (its `preprocessor.cpp`), for `target`: `ISPC`, the
 /// language version spmdc follows, `PI`, the gang width `TARGET_WIDTH`, 32-bit
-/// elements, the pointer size, the unsigned type names, and 16- and 64-bit floats.
+/// elements, the pointer size, the unsigned type names, 16- and 64-bit floats, and the
+/// integer types' limits.
 /// `ISPC_TARGET_<ISA>` names one of ISPC's own targets, so none is defined.
 pub fn predefined_macros(target: &sema::Target) -> Vec<(String, String)> {
     [
@@ -145,6 +146,18 @@ pub fn predefined_macros(target: &sema::Target) -> Vec<(String, String)> {
         ("ISPC_FP16_SUPPORTED", "1".to_string()),
         ("ISPC_TARGET_HAS_FP64_SUPPORT", "1".to_string()),
         ("ISPC_FP64_SUPPORTED", "1".to_string()),
+        ("INT8_MIN", "(-128)".to_string()),
+        ("INT8_MAX", "127".to_string()),
+        ("INT16_MIN", "(-32768)".to_string()),
+        ("INT16_MAX", "32767".to_string()),
+        ("INT32_MIN", "(-2147483647 - 1)".to_string()),
+        ("INT32_MAX", "2147483647".to_string()),
+        ("INT64_MIN", "(-9223372036854775807ll - 1)".to_string()),
+        ("INT64_MAX", "9223372036854775807ll".to_string()),
+        ("UINT8_MAX", "255".to_string()),
+        ("UINT16_MAX", "65535".to_string()),
+        ("UINT32_MAX", "4294967295u".to_string()),
+        ("UINT64_MAX", "18446744073709551615ull".to_string()),
     ]
     .into_iter()
     .map(|(n, v)| (n.to_string(), v))
