@@ -56,8 +56,9 @@ impl Checker<'_> {
         self.check_spec_quals(&spec.quals, ctx);
         let mut ty = self.resolve_base(spec);
         ty = match &spec.base {
-            // `uniform T` and `varying T` override the variability `T` is bound to.
-            BaseType::Named(id) if self.template_type(id.name).is_some() => {
+            // `uniform T` and `varying T` (and `uniform T<N>`) override the variability
+            // `T` is bound to.
+            base if self.is_template_type_param(base) => {
                 match (spec.quals.uniform(), spec.quals.varying()) {
                     (Some(_), None) => self.types().with_var(ty, Variability::Uniform),
                     (None, Some(_)) => self.types().with_var(ty, Variability::Varying),
@@ -132,6 +133,16 @@ impl Checker<'_> {
     /// return types).
     pub(super) fn finish_object_type(&mut self, ty: TypeId) -> TypeId {
         self.types().bind(ty, Variability::Varying)
+    }
+
+    /// Is `base` a template type parameter bound in the current instance (alone or as
+    /// a short vector's element)?
+    fn is_template_type_param(&self, base: &BaseType) -> bool {
+        match base {
+            BaseType::Named(id) => self.template_type(id.name).is_some(),
+            BaseType::Vector { elem, .. } => self.is_template_type_param(elem),
+            _ => false,
+        }
     }
 
     /// Reports `uniform varying`, `signed unsigned` and `shared` where it is not allowed.

@@ -466,7 +466,12 @@ impl<'a> Checker<'a> {
             return None;
         }
         match self.eval_const(e).and_then(ConstValue::as_int) {
-            Some(v) => Some(v),
+            // The value as the parameter's type holds it (`uint8 N` given 300 is 44).
+            Some(v) => Some(match self.out.types.get(ty).kind {
+                TypeKind::Prim(Prim::Bool) => i128::from(v != 0),
+                TypeKind::Prim(p) => super::consteval::wrap(v, p),
+                _ => v,
+            }),
             None if !report => None,
             None => {
                 self.emit(
