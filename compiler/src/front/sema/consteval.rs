@@ -148,6 +148,11 @@ impl Checker<'_> {
     }
 
     fn eval_name(&self, e: &Expr) -> Option<ConstValue> {
+        if let ExprKind::Ident(id) = &e.kind {
+            if let Some((v, _)) = self.template_value(id.name) {
+                return Some(ConstValue::Int(v));
+            }
+        }
         match self.out.res(e.id) {
             Res::Func(f) => self
                 .out

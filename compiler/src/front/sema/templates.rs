@@ -62,6 +62,9 @@ pub(super) struct TemplateDef<'a> {
 /// An instance whose body is still to be checked.
 struct Pending {
     func: FuncId,
+    /// The item being checked where the instance was made: its point of
+    /// instantiation, up to which the program's declarations are visible to it.
+    at_item: usize,
     template: TemplateId,
     args: Vec<TArg>,
     ast: Rc<ast::Function>,
@@ -787,6 +790,7 @@ impl<'a> Checker<'a> {
         self.templates.funcs.insert(key.clone(), fid);
         self.templates.pending.push(Pending {
             func: fid,
+            at_item: self.cur_item,
             template: t,
             args: key.1,
             ast,
@@ -869,7 +873,7 @@ impl<'a> Checker<'a> {
             let Some(body) = &p.ast.body else { continue };
             let first_diag = self.diags.len();
             let saved = self.bind_env(p.template, &p.args);
-            self.cur_item = self.templates.defs[p.template].item;
+            self.cur_item = self.templates.defs[p.template].item.max(p.at_item);
             self.check_function_body(p.func, &p.ast, body, None);
             self.templates.env = saved;
             self.note_instantiation(first_diag, p.func);
