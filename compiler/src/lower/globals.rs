@@ -19,6 +19,12 @@ pub(super) fn lower_globals(cx: &mut ModCx<'_>) {
                 continue;
             };
             let info = cx.checked.globals[g].clone();
+            // An `extern` declaration of an object defined elsewhere in the file.
+            if cx.globals.contains_key(&g)
+                || (d.init.is_none() && decl.spec.quals.extern_().is_some() && !info.extern_)
+            {
+                continue;
+            }
             let name = cx.name(info.name).to_string();
             let st = define(cx, name, info.ty, info.shared, d.init.as_deref(), d.span);
             cx.globals.insert(g, st);

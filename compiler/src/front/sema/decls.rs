@@ -8,7 +8,8 @@
 use super::resolve::TypeCtx;
 use super::types::{StructId, StructInfo, StructState, TypeId, TypeKind, Types, Variability};
 use super::{
-    Checker, ConstValue, DeclRef, FileName, FnFlags, FuncId, FuncInfo, GlobalVar, ParamInfo,
+    Checker, ConstValue, DeclRef, FileName, FnFlags, FuncId, FuncInfo, GlobalId, GlobalVar,
+    ParamInfo,
 };
 use crate::diag::{codes, Diagnostic};
 use crate::front::ast::{self, Item};
@@ -324,6 +325,19 @@ impl Checker<'_> {
                 }
                 _ => None,
             };
+            let is_extern = q.extern_().is_some() && decl.init.is_none();
+            if let Some(prev) = self.redeclared_global(decl, ty, is_extern) {
+                if !is_extern {
+                    // The definition after `extern` declarations: it gives the object.
+                    let g = &mut self.out.globals[prev];
+                    g.extern_ = false;
+                    g.span = decl.name.span;
+                    g.item = item;
+                    g.const_value = const_value;
+                }
+                self.record_decl(decl.id, DeclRef::Global(prev));
+                continue;
+            }
             let gid = self.out.globals.push(GlobalVar {
                 name: decl.name.name,
                 ty,
@@ -338,6 +352,22 @@ impl Checker<'_> {
             self.record_decl(decl.id, DeclRef::Global(gid));
             self.bind_file_name(decl.name.name, decl.name.span, FileName::Global(gid));
         }
+    }
+
+    /// The global `decl` declares again, as C allows: `extern` declarations of one
+    /// object of one type, and at most one definition. Anything else is left to
+    /// `bind_file_name`, which reports the redefinition.
+    fn redeclared_global(
+        &self,
+        decl: &ast::Declarator,
+        ty: TypeId,
+        is_extern: bool,
+    ) -> Option<GlobalId> {
+        let Some(&FileName::Global(prev)) = self.file_names.get(&decl.name.name) else {
+            return None;
+        };
+        let g = &self.out.globals[prev];
+        ((g.extern_ || is_extern) && g.ty == ty).then_some(prev)
     }
 
     /// An array with a dimension whose size is still unknown after its initializer
