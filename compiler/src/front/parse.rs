@@ -126,9 +126,9 @@ pub fn parse(
     ctx.finish(items, diags)
 }
 
-/// The grammar's view of a token slice.
+/// The grammar's view of a token slice, in [`read_order`].
 fn stream(tokens: &[Token]) -> impl Iterator<Item = Result<(Pos, Tok, Pos), ()>> + '_ {
-    tokens.iter().map(|t| {
+    read_order(tokens).into_iter().map(|i| &tokens[i]).map(|t| {
         let l = Pos {
             file: t.span.file,
             offset: t.span.start,
@@ -139,6 +139,54 @@ fn stream(tokens: &[Token]) -> impl Iterator<Item = Result<(Pos, Tok, Pos), ()>>
         };
         Ok((l, t.tok.clone(), r))
     })
+}
+
+/// The order in which the grammar reads `tokens`: as written, except that a sign word
+/// written before type qualifiers (`unsigned uniform int64`, which ISPC accepts) is
+/// read just before its integer type, the one place the grammar takes it. Moving it
+/// there keeps the grammar LALR(1): a sign word alone also names `int`.
+fn read_order(tokens: &[Token]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..tokens.len()).collect();
+    let mut i = 0;
+    while i < tokens.len() {
+        if matches!(tokens[i].tok, Tok::KwUnsigned | Tok::KwSigned) {
+            let quals = tokens[i + 1..]
+                .iter()
+                .take_while(|t| is_type_qualifier(&t.tok))
+                .count();
+            let int = i + 1 + quals;
+            if quals > 0 && tokens.get(int).is_some_and(|t| is_integer_word(&t.tok)) {
+                order[i..int].rotate_left(1);
+                i = int;
+            }
+        }
+        i += 1;
+    }
+    order
+}
+
+fn is_type_qualifier(tok: &Tok) -> bool {
+    matches!(
+        tok,
+        Tok::KwUniform | Tok::KwVarying | Tok::KwConst | Tok::KwStatic | Tok::KwExtern
+    )
+}
+
+fn is_integer_word(tok: &Tok) -> bool {
+    use Tok::*;
+    matches!(
+        tok,
+        KwInt8
+            | KwUInt8
+            | KwInt16
+            | KwUInt16
+            | KwInt
+            | KwInt32
+            | KwUInt
+            | KwUInt32
+            | KwInt64
+            | KwUInt64
+    )
 }
 
 /// Cuts the stream into top-level items (see [`item_ranges`]).
