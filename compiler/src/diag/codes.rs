@@ -105,6 +105,7 @@ codes! {
     AMBIGUOUS_TEMPLATE = "E0216": "a specialization that matches several function templates";
     NO_TEMPLATE_TO_SPECIALIZE = "E0217": "a specialization or instantiation of no declared template, or a specialization after its use";
     TEMPLATE_INSTANTIATION_DEPTH = "E0218": "template instantiations nested too deeply, or too many of them";
+    INVALID_OPERATOR_FUNCTION = "E0219": "an operator function with the wrong parameters for its operator, or `export` or `task`";
 
     // ---- types
     MISMATCHED_TYPES = "E0300": "a value whose type cannot be converted to the type required";

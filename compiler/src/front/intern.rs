@@ -27,6 +27,65 @@ pub const POINTER_SIZED_TYPES: [(Symbol, &str, bool); 4] = [
     (Symbol(4), "uintptr_t", false),
 ];
 
+/// The operators a program may overload for its structs, as written after `operator`,
+/// each with the word its functions' IR names use. The function `operator+` has the
+/// name [`operator_symbol`]`("+")`, which no identifier can spell; [`Interner::new`]
+/// interns these names right after [`POINTER_SIZED_TYPES`], in this order.
+pub const OVERLOADABLE_OPERATORS: [(&str, &str); 33] = [
+    ("*", "mul"),
+    ("/", "div"),
+    ("%", "rem"),
+    ("+", "add"),
+    ("-", "sub"),
+    (">>", "shr"),
+    ("<<", "shl"),
+    ("==", "eq"),
+    ("!=", "ne"),
+    ("<", "lt"),
+    (">", "gt"),
+    ("<=", "le"),
+    (">=", "ge"),
+    ("&", "and"),
+    ("|", "or"),
+    ("^", "xor"),
+    ("&&", "land"),
+    ("||", "lor"),
+    ("++", "inc"),
+    ("--", "dec"),
+    ("!", "not"),
+    ("~", "bitnot"),
+    ("=", "assign"),
+    ("+=", "add_assign"),
+    ("-=", "sub_assign"),
+    ("*=", "mul_assign"),
+    ("/=", "div_assign"),
+    ("%=", "rem_assign"),
+    ("<<=", "shl_assign"),
+    (">>=", "shr_assign"),
+    ("&=", "and_assign"),
+    ("|=", "or_assign"),
+    ("^=", "xor_assign"),
+];
+
+/// The first symbol of [`OVERLOADABLE_OPERATORS`]' names.
+const FIRST_OPERATOR: u32 = POINTER_SIZED_TYPES.len() as u32 + 1;
+
+/// The name of the function overloading `op` (`"+"` → `operator+`), if `op` can be
+/// overloaded.
+pub fn operator_symbol(op: &str) -> Option<Symbol> {
+    OVERLOADABLE_OPERATORS
+        .iter()
+        .position(|&(o, _)| o == op)
+        .map(|i| Symbol(FIRST_OPERATOR + i as u32))
+}
+
+/// The operator a function overloads, if its name is one of [`operator_symbol`]'s:
+/// its spelling and its IR word.
+pub fn overloaded_operator(name: Symbol) -> Option<(&'static str, &'static str)> {
+    let i = name.0.checked_sub(FIRST_OPERATOR)?;
+    OVERLOADABLE_OPERATORS.get(i as usize).copied()
+}
+
 impl Interner {
     pub fn new() -> Self {
         let mut interner = Self::default();
@@ -35,6 +94,10 @@ impl Interner {
         for (sym, name, _) in POINTER_SIZED_TYPES {
             let s = interner.intern(name);
             debug_assert_eq!(s, sym);
+        }
+        for (op, _) in OVERLOADABLE_OPERATORS {
+            let s = interner.intern(&format!("operator{op}"));
+            debug_assert_eq!(Some(s), operator_symbol(op));
         }
         interner
     }

@@ -63,6 +63,7 @@ macro_rules! with_keywords {
             "sync" => KwSync,
             "template" => KwTemplate,
             "typename" => KwTypename,
+            "operator" => KwOperator,
             "sizeof" => KwSizeof,
             "true" => KwTrue,
             "false" => KwFalse,

@@ -74,6 +74,7 @@ pub enum Tok {
     KwUnmasked,
     KwLaunch,
     KwSync,
+    KwOperator,
     KwTemplate,
     KwTypename,
     // expressions
@@ -221,6 +222,7 @@ impl Tok {
             KwUnmasked => "unmasked",
             KwLaunch => "launch",
             KwSync => "sync",
+            KwOperator => "operator",
             KwTemplate => "template",
             KwTypename => "typename",
             KwSizeof => "sizeof",

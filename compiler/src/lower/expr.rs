@@ -2,12 +2,15 @@
 //! masks.
 
 use smallvec::SmallVec;
+use std::borrow::Borrow;
 
 use super::func::{FnLower, Val};
 use super::place::Place;
 use super::types::{ir_type, is_aggregate, num_of, Num};
 use crate::front::ast::{BinaryOp as Op, Expr, ExprKind, UnaryOp};
-use crate::front::sema::{Axis, BuiltinFn, BuiltinVar, ConstValue, GpuVar, Res, TypeId, TypeKind};
+use crate::front::sema::{
+    Axis, BuiltinFn, BuiltinVar, ConstValue, FuncId, GpuVar, Res, TypeId, TypeKind,
+};
 use crate::ir::{self, BinaryOp, FloatCC, InstData, IntCC, Scalar, SpecialReg, Type, Value};
 
 impl FnLower<'_, '_> {
@@ -43,9 +46,12 @@ impl FnLower<'_, '_> {
     fn expr_inner(&mut self, e: &Expr) -> Val {
         let ty = self.cx.checked.type_of(e.id);
         if let Some(cv) = self.cx.checked.const_value(e.id) {
-            if ir_type(&self.cx.types, ty).is_some() && !has_side_effects(e) {
+            if ir_type(&self.cx.types, ty).is_some() && !has_side_effects(e, self.cx.checked) {
                 return self.const_value(cv, ty);
             }
+        }
+        if let Some(f) = self.cx.checked.operator_call(e.id) {
+            return self.operator_value(e, f, ty);
         }
         match &e.kind {
             ExprKind::Int { value, .. } => self.const_value(ConstValue::Int(*value as i128), ty),
@@ -202,20 +208,63 @@ impl FnLower<'_, '_> {
             ExprKind::Member { base, arrow, .. } => self.member_place(e, base, *arrow),
             ExprKind::Call { callee, args, .. } if self.cx.checked.returns_reference(e.id) => {
                 let ty = self.cx.checked.type_of(e.id);
-                match self.call(e, callee.name, args, ty) {
-                    Val::S(addr) => Some(Place {
-                        addr,
-                        ty,
-                        space: ir::Space::Generic,
-                    }),
-                    _ => None,
-                }
+                let addr = self.call(e, callee.name, args, ty);
+                Self::returned_place(addr, ty)
+            }
+            _ if self.cx.checked.operator_returns_reference(e.id) => {
+                let ty = self.cx.checked.type_of(e.id);
+                let f = self.cx.checked.operator_call(e.id)?;
+                let addr = self.operator_call(e, f, ty);
+                Self::returned_place(addr, ty)
             }
             _ => match self.expr(e) {
                 Val::Mem(p) => Some(p),
                 _ => None,
             },
         }
+    }
+
+    /// The object a call returning a reference (its address, `addr`) refers to.
+    fn returned_place(addr: Val, ty: TypeId) -> Option<Place> {
+        match addr {
+            Val::S(addr) => Some(Place {
+                addr,
+                ty,
+                space: ir::Space::Generic,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The value of an operator expression that calls the overloaded operator `f`
+    /// (`a + b` on structs calls `operator+`); through the reference it returns, if
+    /// it returns one.
+    fn operator_value(&mut self, e: &Expr, f: FuncId, ty: TypeId) -> Val {
+        if self.cx.checked.funcs[f].ret_ref {
+            return match self.place(e) {
+                Some(p) => self.load(p),
+                None => self.dummy(ty),
+            };
+        }
+        self.operator_call(e, f, ty)
+    }
+
+    /// Calls the overloaded operator `f` with the operands of `e`, left to right: both
+    /// operands of `&&` and `||` too, as C++ does for overloads.
+    fn operator_call(&mut self, e: &Expr, f: FuncId, ty: TypeId) -> Val {
+        let operands: SmallVec<[&Expr; 2]> = match &e.kind {
+            ExprKind::Unary { operand, .. } => smallvec::smallvec![&**operand],
+            ExprKind::Binary { lhs, rhs, .. } | ExprKind::Assign { lhs, rhs, .. } => {
+                smallvec::smallvec![&**lhs, &**rhs]
+            }
+            _ => SmallVec::new(),
+        };
+        if self.cx.abis.contains_key(&f) {
+            return self.user_call(f, &operands, ty);
+        }
+        let name = self.cx.checked.ir_name(f, self.cx.interner);
+        self.unsupported(format!("calling `{name}`, which has no definition,"));
+        self.dummy(ty)
     }
 
     /// The address an expression bound to a reference gives it: its lvalue's, or a
@@ -683,7 +732,7 @@ impl FnLower<'_, '_> {
         let saved = self.mask;
         self.mask = Some(m);
         self.varying_depth += 1;
-        let v = if has_side_effects(e) {
+        let v = if has_side_effects(e, self.cx.checked) {
             let body = self.new_block();
             let join = self.new_block();
             let param = self.func.append_block_param(join, t);
@@ -862,7 +911,12 @@ impl FnLower<'_, '_> {
         }
     }
 
-    fn user_call(&mut self, fid: crate::front::sema::FuncId, args: &[Expr], ty: TypeId) -> Val {
+    fn user_call<A: Borrow<Expr>>(
+        &mut self,
+        fid: crate::front::sema::FuncId,
+        args: &[A],
+        ty: TypeId,
+    ) -> Val {
         let abi = self.cx.abis[&fid].clone();
         let mut vals: SmallVec<[Value; 6]> = SmallVec::new();
         let ret_place = abi.sret.then(|| self.temp_place(ty));
@@ -891,10 +945,10 @@ impl FnLower<'_, '_> {
     /// Appends the IR arguments of a call of `fid` with `args` to `vals` (after any sret
     /// pointer): references as addresses, aggregates as copies, then the defaults of
     /// the parameters the call leaves out. False if an argument failed to lower.
-    pub(super) fn call_args(
+    pub(super) fn call_args<A: Borrow<Expr>>(
         &mut self,
         fid: crate::front::sema::FuncId,
-        args: &[Expr],
+        args: &[A],
         abi: &super::CallAbi,
         vals: &mut SmallVec<[Value; 6]>,
     ) -> bool {
@@ -903,7 +957,7 @@ impl FnLower<'_, '_> {
             .iter()
             .map(|p| p.by_ref)
             .collect();
-        for (i, a) in args.iter().enumerate() {
+        for (i, a) in args.iter().map(Borrow::borrow).enumerate() {
             if by_ref.get(i) == Some(&true) {
                 vals.push(self.reference_addr(a));
                 continue;
@@ -1011,23 +1065,26 @@ fn int_cc(op: Op, signed: bool) -> IntCC {
     }
 }
 
-/// Could evaluating `e` have an effect (a store, a call, a print)?
-pub(super) fn has_side_effects(e: &Expr) -> bool {
+/// Could evaluating `e` have an effect (a store, a call, a print)? An operator on
+/// structs may call an overloaded operator, a function.
+pub(super) fn has_side_effects(e: &Expr, checked: &crate::front::sema::Checked) -> bool {
+    let effects = |x: &Expr| has_side_effects(x, checked);
+    if checked.operator_call(e.id).is_some() {
+        return true;
+    }
     match &e.kind {
         ExprKind::Assign { .. } | ExprKind::Call { .. } | ExprKind::CallPtr { .. } => true,
         ExprKind::Unary { op, operand } => {
             matches!(
                 op,
                 UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec
-            ) || has_side_effects(operand)
+            ) || effects(operand)
         }
-        ExprKind::Binary { lhs, rhs, .. } => has_side_effects(lhs) || has_side_effects(rhs),
-        ExprKind::Ternary { cond, then, else_ } => {
-            has_side_effects(cond) || has_side_effects(then) || has_side_effects(else_)
-        }
-        ExprKind::Cast { expr, .. } => has_side_effects(expr),
-        ExprKind::Index { base, index } => has_side_effects(base) || has_side_effects(index),
-        ExprKind::Member { base, .. } => has_side_effects(base),
+        ExprKind::Binary { lhs, rhs, .. } => effects(lhs) || effects(rhs),
+        ExprKind::Ternary { cond, then, else_ } => effects(cond) || effects(then) || effects(else_),
+        ExprKind::Cast { expr, .. } => effects(expr),
+        ExprKind::Index { base, index } => effects(base) || effects(index),
+        ExprKind::Member { base, .. } => effects(base),
         _ => false,
     }
 }

@@ -472,7 +472,8 @@ impl Checker<'_> {
             Some(amp) => self.check_reference_target(ret, amp),
             None => ret,
         };
-        let params = self.param_types(f);
+        let mut params = self.param_types(f);
+        self.check_operator_declaration(f, flags, &mut params);
         self.check_entry_signature(f, flags, ret, &params);
         if flags.is_entry() {
             self.entry_references(f, &params);

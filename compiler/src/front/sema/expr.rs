@@ -522,6 +522,13 @@ impl Checker<'_> {
         if self.out.types.is_error(t0) {
             return Types::ERROR;
         }
+        if let Some(params) = Self::overloadable_unary(op) {
+            if let Some(t) =
+                self.overloaded_operator_call(e, op.symbol(), &[operand], &[t0], params)
+            {
+                return t;
+            }
+        }
         match op {
             UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec => {
                 self.check_incdec(e, op, operand, t0)
@@ -562,19 +569,22 @@ impl Checker<'_> {
 
     fn bad_unary(&mut self, op: UnaryOp, operand: &Expr, t: TypeId) {
         let ts = self.ty_str(t);
+        let help = self.overload_help(op.symbol(), &[t]);
         let what = match op {
             UnaryOp::BitNot => "an integer",
             UnaryOp::Neg | UnaryOp::Plus => "a number",
             _ => "a number or a pointer",
         };
-        self.emit(
-            Diagnostic::error(
-                codes::INVALID_UNARY_OPERAND,
-                format!("cannot apply unary `{}` to `{ts}`", op.symbol()),
-            )
-            .with_primary(operand.span, format!("this has type `{ts}`"))
-            .with_note(format!("`{}` needs {what}", op.symbol())),
-        );
+        let mut d = Diagnostic::error(
+            codes::INVALID_UNARY_OPERAND,
+            format!("cannot apply unary `{}` to `{ts}`", op.symbol()),
+        )
+        .with_primary(operand.span, format!("this has type `{ts}`"))
+        .with_note(format!("`{}` needs {what}", op.symbol()));
+        if let Some(help) = help {
+            d = d.with_help(help);
+        }
+        self.emit(d);
     }
 
     fn check_incdec(&mut self, e: &Expr, op: UnaryOp, operand: &Expr, t: TypeId) -> TypeId {
@@ -649,6 +659,9 @@ impl Checker<'_> {
         }
         let lt = self.check_expr(lhs);
         let rt = self.check_expr(rhs);
+        if let Some(t) = self.overloaded_operator_call(e, op.symbol(), &[lhs, rhs], &[lt, rt], 2) {
+            return t;
+        }
         self.binary_types(e, op, lhs, lt, rhs, rt)
     }
 
@@ -848,11 +861,25 @@ impl Checker<'_> {
         ) {
             d = d.with_note(format!("`{}` needs integer operands", op.symbol()));
         }
+        if let Some(help) = self.overload_help(op.symbol(), &[lt, rt]) {
+            d = d.with_help(help);
+        }
         self.emit(d);
     }
 
     fn check_logical(&mut self, e: &Expr, op: BinaryOp, lhs: &Expr, rhs: &Expr) -> TypeId {
         let lt = self.check_expr(lhs);
+        if self.is_struct(lt) {
+            // An overloaded `&&`/`||` takes both operands, evaluated (as in C++).
+            let rt = self.check_expr(rhs);
+            if let Some(t) =
+                self.overloaded_operator_call(e, op.symbol(), &[lhs, rhs], &[lt, rt], 2)
+            {
+                return t;
+            }
+            self.to_bool(lhs, lt, codes::INVALID_BINARY_OPERANDS);
+            return Types::ERROR;
+        }
         if self.out.types.as_vector(lt).is_some() {
             let rt = self.check_expr(rhs);
             return self.vector_logical(e, op, lhs, lt, rhs, rt);
@@ -1056,6 +1083,12 @@ impl Checker<'_> {
     fn check_assign(&mut self, e: &Expr, op: Option<BinaryOp>, lhs: &Expr, rhs: &Expr) -> TypeId {
         let lt = self.check_store_lhs(lhs, op.is_none());
         let rt = self.check_expr(rhs);
+        if self.is_struct(lt) {
+            let sym = op.map_or_else(|| "=".to_string(), |b| format!("{}=", b.symbol()));
+            if let Some(t) = self.overloaded_operator_call(e, &sym, &[lhs, rhs], &[lt, rt], 2) {
+                return t;
+            }
+        }
         let Some(place) = self.check_store_target(lhs, lt) else {
             return Types::ERROR;
         };
@@ -1298,6 +1331,9 @@ impl Checker<'_> {
                 })
             }
             ExprKind::Call { .. } if self.out.returns_reference(e.id) => {
+                Some(Self::referred_place(self.out.type_of(e.id)))
+            }
+            _ if self.out.operator_returns_reference(e.id) => {
                 Some(Self::referred_place(self.out.type_of(e.id)))
             }
             _ => None,

@@ -31,6 +31,7 @@ mod flow;
 mod fnptr;
 mod init;
 mod launch;
+mod operators;
 mod overload;
 mod refs;
 mod renumber;
@@ -338,6 +339,9 @@ pub struct Checked {
     /// (they are not lvalues of the referred-to type); every other expression bound to
     /// a reference is an lvalue whose address is taken.
     ref_temps: rustc_hash::FxHashSet<ExprId>,
+    /// Operator expressions on structs that call an overloaded operator (`a + b` with
+    /// `operator+` declared): the function called is the expression's [`Res::Func`].
+    operator_calls: rustc_hash::FxHashSet<ExprId>,
     /// What each declaration site declared, indexed by [`ast::DeclId`].
     decls: Vec<Option<DeclRef>>,
     /// `unit.items[i]` is a function → its [`FuncId`].
@@ -369,6 +373,7 @@ impl Checked {
             members: FxHashMap::default(),
             swizzles: FxHashMap::default(),
             ref_temps: Default::default(),
+            operator_calls: Default::default(),
             decls: vec![None; unit.decl_count as usize],
             item_funcs: vec![None; unit.items.len()],
             fn_targets: Vec::new(),
@@ -401,11 +406,16 @@ impl Checked {
     pub fn ir_name(&self, f: FuncId, interner: &Interner) -> String {
         let info = &self.funcs[f];
         let name = interner.resolve(info.name);
+        // `operator+` is `operator.add`: assemblers take the name as a label.
+        let name = match crate::front::intern::overloaded_operator(info.name) {
+            Some((_, word)) => std::borrow::Cow::Owned(format!("operator.{word}")),
+            None => std::borrow::Cow::Borrowed(name),
+        };
         let Some(full) = &info.template_name else {
-            return name.to_string();
+            return name.into_owned();
         };
         let args = full
-            .strip_prefix(name)
+            .strip_prefix(interner.resolve(info.name))
             .unwrap_or(full)
             .trim_start_matches('<')
             .trim_end_matches('>');
@@ -473,6 +483,21 @@ impl Checked {
     /// Does a call expression return a reference (an lvalue)?
     pub fn returns_reference(&self, call: ExprId) -> bool {
         matches!(self.res(call), Res::Func(f) if self.funcs[f].ret_ref)
+    }
+
+    /// The overloaded operator an operator expression calls (`operator+` for `a + b`
+    /// on structs), if it calls one.
+    pub fn operator_call(&self, e: ExprId) -> Option<FuncId> {
+        match self.res(e) {
+            Res::Func(f) if self.operator_calls.contains(&e) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// Is `e` a call of an overloaded operator that returns a reference (`++s` with
+    /// `S &operator++(S &)`)? It is then an lvalue, as a call returning one is.
+    pub fn operator_returns_reference(&self, e: ExprId) -> bool {
+        self.operator_call(e).is_some_and(|f| self.funcs[f].ret_ref)
     }
 
     /// What a declarator declared (a local or, at file scope, a global).

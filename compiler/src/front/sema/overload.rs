@@ -87,7 +87,8 @@ impl Checker<'_> {
             self.set_res(e, Res::Error);
             return Types::ERROR;
         }
-        self.call_selected(e, callee, args, &arg_tys, &cands)
+        let args: SmallVec<[&Expr; 8]> = args.iter().collect();
+        self.call_selected(e, callee, &args, &arg_tys, &cands)
     }
 
     /// A call of a name that has function templates (with or without explicit
@@ -121,7 +122,8 @@ impl Checker<'_> {
             self.unknown_function(callee);
             return Types::ERROR;
         }
-        self.call_selected(e, callee, args, &arg_tys, &cands)
+        let args: SmallVec<[&Expr; 8]> = args.iter().collect();
+        self.call_selected(e, callee, &args, &arg_tys, &cands)
     }
 
     /// The arguments' types, checked, as rvalues.
@@ -135,11 +137,11 @@ impl Checker<'_> {
     }
 
     /// Selects the overload among `cands` and records the call of it.
-    fn call_selected(
+    pub(super) fn call_selected(
         &mut self,
         e: &Expr,
         callee: ast::Ident,
-        args: &[Expr],
+        args: &[&Expr],
         arg_tys: &[TypeId],
         cands: &[FuncId],
     ) -> TypeId {
@@ -155,7 +157,7 @@ impl Checker<'_> {
         &mut self,
         e: &Expr,
         callee: ast::Ident,
-        args: &[Expr],
+        args: &[&Expr],
         arg_tys: &[TypeId],
         fid: FuncId,
     ) -> TypeId {
@@ -234,7 +236,7 @@ impl Checker<'_> {
         &mut self,
         e: &Expr,
         callee: ast::Ident,
-        args: &[Expr],
+        args: &[&Expr],
         arg_tys: &[TypeId],
         cands: &[FuncId],
     ) -> Option<FuncId> {
@@ -300,7 +302,7 @@ impl Checker<'_> {
     /// ISPC's per-argument cost scale: `n + 1` for `n` arguments (so a worse bucket
     /// for one argument outweighs a better one for all others), times 512 unless the
     /// argument is a compile-time constant, whose conversions are cheap.
-    fn argument_cost_scales(&self, args: &[Expr]) -> SmallVec<[u64; 8]> {
+    fn argument_cost_scales(&self, args: &[&Expr]) -> SmallVec<[u64; 8]> {
         let base = args.len() as u64 + 1;
         args.iter()
             .map(|a| match self.eval_const(a) {
@@ -361,7 +363,7 @@ impl Checker<'_> {
         n <= params.len() && params[n..].iter().all(|p| p.default.is_some())
     }
 
-    fn call_cost(&mut self, fid: FuncId, args: &[Expr], arg_tys: &[TypeId]) -> Option<Costs> {
+    fn call_cost(&mut self, fid: FuncId, args: &[&Expr], arg_tys: &[TypeId]) -> Option<Costs> {
         if !self.accepts_count(fid, args.len()) {
             return None;
         }
@@ -369,7 +371,7 @@ impl Checker<'_> {
         for i in 0..args.len() {
             let p = &self.out.funcs[fid].params[i];
             let cost = match (p.ty, p.by_ref) {
-                (p, true) => self.reference_cost(&args[i], p),
+                (p, true) => self.reference_cost(args[i], p, self.is_operator_function(fid)),
                 (p, false) => {
                     let null = Self::is_null_const(&args[i]);
                     let c = conv::implicit_cost(&mut self.out.types, arg_tys[i], p, null).ok();

@@ -40,8 +40,17 @@ enum RefError {
 
 impl Checker<'_> {
     /// The overload cost of binding `e` to a reference to `target`, None if it cannot.
-    pub(super) fn reference_cost(&mut self, e: &Expr, target: TypeId) -> Option<Cost> {
-        self.reference_binding(e, target).ok().map(|(_, c)| c)
+    /// `operand`: `e` is an operand of an overloaded operator, which ISPC lets bind
+    /// any reference to a temporary (`a * b << c` with `S &operator<<(S &, S &)`).
+    pub(super) fn reference_cost(
+        &mut self,
+        e: &Expr,
+        target: TypeId,
+        operand: bool,
+    ) -> Option<Cost> {
+        self.reference_binding(e, target, operand)
+            .ok()
+            .map(|(_, c)| c)
     }
 
     /// Binds `e` (already checked) to a reference to `target`, recording a temporary if
@@ -54,7 +63,8 @@ impl Checker<'_> {
         site: Site,
         allow_temp: bool,
     ) -> bool {
-        let err = match self.reference_binding(e, target) {
+        let operand = matches!(site, Site::Arg { func, .. } if self.is_operator_function(func));
+        let err = match self.reference_binding(e, target, operand) {
             Ok((Binding::Temporary, _)) if !allow_temp => RefError::NotLvalue,
             Ok((Binding::Temporary, _)) => {
                 self.out.ref_temps.insert(e.id);
@@ -68,7 +78,12 @@ impl Checker<'_> {
         false
     }
 
-    fn reference_binding(&mut self, e: &Expr, target: TypeId) -> Result<(Binding, Cost), RefError> {
+    fn reference_binding(
+        &mut self,
+        e: &Expr,
+        target: TypeId,
+        operand: bool,
+    ) -> Result<(Binding, Cost), RefError> {
         let t = self.out.type_of(e.id);
         if self.out.types.is_error(t) || self.out.types.is_error(target) {
             return Ok((Binding::Lvalue, Cost::Exact));
@@ -104,7 +119,7 @@ impl Checker<'_> {
                 true => Err(RefError::DropsConst),
                 false => Ok((Binding::Lvalue, cost)),
             },
-            _ if rc => Ok((Binding::Temporary, Cost::BindConstRef)),
+            _ if rc || operand => Ok((Binding::Temporary, Cost::BindConstRef)),
             Some(_) => Err(RefError::VaryingAddress),
             None => Err(RefError::NotLvalue),
         }
@@ -115,7 +130,7 @@ impl Checker<'_> {
         match (&e.kind, self.out.res(e.id)) {
             (ExprKind::Ident(_), Res::Local(l)) => self.out.locals[l].by_ref,
             (ExprKind::Call { .. }, _) => self.out.returns_reference(e.id),
-            _ => false,
+            _ => self.out.operator_returns_reference(e.id),
         }
     }
 
