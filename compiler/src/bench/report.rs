@@ -372,11 +372,18 @@ fn data_cell(suite: &Suite, kernel: &str, key: &str, decimals: Option<usize>) ->
     }
 }
 
-/// The run of `r`'s kernel and size under configuration `m.against`.
+/// The run of `r`'s kernel and size under configuration `m.against`: on `r`'s target
+/// and machine when the suite has one there (several targets may each have a
+/// configuration of that name), else the first of that name.
 fn against<'a>(m: &Metric, r: &RunRecord, all: &'a [RunRecord]) -> Option<&'a RunRecord> {
     let against = m.against.as_deref()?;
-    all.iter()
-        .find(|o| o.kernel == r.kernel && o.size == r.size && o.config == against)
+    let mut named = all
+        .iter()
+        .filter(|o| o.kernel == r.kernel && o.size == r.size && o.config == against);
+    let first = named.clone().next();
+    named
+        .find(|o| o.target == r.target && o.machine == r.machine)
+        .or(first)
 }
 
 /// The change (%) of statistic `m.of` from the run of the same kernel and size under
@@ -703,5 +710,54 @@ entry = "saxpy_gpu"
             "{loads}"
         );
         assert_eq!(t.failures.len(), 1);
+    }
+
+    /// Two targets each with a configuration `base`: a run's change is against the
+    /// `base` run of its own target.
+    #[test]
+    fn changes_are_against_the_same_targets_configuration() {
+        let text = r#"
+name = "t"
+description = "d"
+layout = "runs"
+metrics = [
+    "kernel", "target", "config",
+    { name = "change", of = "loads", against = "base", title = "vs base" },
+]
+[[config]]
+name = "base"
+target = "nyuzi"
+[[config]]
+name = "new"
+target = "nyuzi"
+[[config]]
+name = "base"
+target = "dac-gpu"
+[[config]]
+name = "new"
+target = "dac-gpu"
+[[kernel]]
+name = "k"
+file = "saxpy_gpu.spmd"
+entry = "saxpy_gpu"
+"#;
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+        let s = Suite::parse(text, "test", &dir).expect("the suite parses");
+        let on = |target: &str, mut r: RunRecord| {
+            r.target = target.into();
+            r
+        };
+        let records = [
+            on("nyuzi", record("k", "base", 1, 100, Check::Ok)),
+            on("nyuzi", record("k", "new", 1, 50, Check::Ok)),
+            record("k", "base", 1, 10, Check::Ok),
+            record("k", "new", 1, 15, Check::Ok),
+        ];
+        let t = table(&s, &records);
+        let cell = |row, col: &str| t.cell(row, col).cloned();
+        let text = |s: &str| Some(Cell::Text(s.into()));
+        assert_eq!(cell(1, "vs base"), text("-50.0%"));
+        assert_eq!(cell(2, "vs base"), text("+0.0%"));
+        assert_eq!(cell(3, "vs base"), text("+50.0%"));
     }
 }
