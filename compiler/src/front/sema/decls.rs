@@ -520,18 +520,18 @@ impl Checker<'_> {
                 .with_secondary(i, "`inline` here"),
             );
         }
-        if let Some(entry) = q.export.or(q.task) {
-            if let Some(s) = q.static_ {
-                self.emit(
-                    Diagnostic::error(
-                        codes::INVALID_ENTRY_QUALIFIERS,
-                        "an entry point cannot be `static`",
-                    )
-                    .with_primary(s, "`static` here")
-                    .with_secondary(entry, "entry point declared here")
-                    .with_help("remove `static`: the host must be able to call the function"),
-                );
-            }
+        // A `static task` is one the program launches itself (ISPC's examples write them
+        // so); an `export` function exists to be called by the host.
+        if let (Some(entry), Some(s)) = (q.export, q.static_) {
+            self.emit(
+                Diagnostic::error(
+                    codes::INVALID_ENTRY_QUALIFIERS,
+                    "an `export` function cannot be `static`",
+                )
+                .with_primary(s, "`static` here")
+                .with_secondary(entry, "`export` here")
+                .with_help("remove `static`: the host must be able to call the function"),
+            );
         }
     }
 
