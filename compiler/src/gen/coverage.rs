@@ -173,11 +173,11 @@ fn expr(e: &Expr, note: &mut impl FnMut(String)) {
                 "programCount",
                 "threadIdx.x",
                 "blockIdx.x",
-                "taskIndex",
+                "(int32)taskIndex",
             ]
             .contains(&n.as_str()) =>
         {
-            note(format!("builtin: {n}"));
+            note(format!("builtin: {}", n.trim_start_matches("(int32)")));
             "built-in value"
         }
         ExprKind::Name(_) => "variable",

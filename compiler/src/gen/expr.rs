@@ -65,7 +65,9 @@ impl Gen {
                 ("programCount", true),
                 ("threadIdx.x", false),
                 ("blockIdx.x", true),
-                ("taskIndex", true),
+                // `taskIndex` is a `uniform uint32`, as in ISPC: the cast keeps the
+                // expression's `int32` arithmetic (and its overloads: `max`, `abs`).
+                ("(int32)taskIndex", true),
             ];
             let usable: Vec<_> = builtins
                 .iter()

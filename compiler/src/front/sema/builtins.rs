@@ -24,9 +24,9 @@ pub enum BuiltinVar {
     ProgramIndex,
     /// `programCount`: uniform int constant, the gang width.
     ProgramCount,
-    /// `taskIndex`: uniform int.
+    /// `taskIndex`: `const uniform uint32`.
     TaskIndex,
-    /// `taskCount`: uniform int.
+    /// `taskCount`: `const uniform uint32`.
     TaskCount,
     /// `taskIndex0/1/2`.
     TaskIndexDim(u8),
@@ -149,12 +149,16 @@ impl Checker<'_> {
         let t = &mut self.out.types;
         match v {
             BuiltinVar::ProgramIndex => t.prim(Prim::Int32, Variability::Varying),
-            BuiltinVar::ProgramCount
-            | BuiltinVar::TaskIndex
+            BuiltinVar::ProgramCount => {
+                let u = t.prim(Prim::Int32, Variability::Uniform);
+                t.with_const(u, true)
+            }
+            // `const uniform uint32`, as ISPC declares them.
+            BuiltinVar::TaskIndex
             | BuiltinVar::TaskCount
             | BuiltinVar::TaskIndexDim(_)
             | BuiltinVar::TaskCountDim(_) => {
-                let u = t.prim(Prim::Int32, Variability::Uniform);
+                let u = t.prim(Prim::UInt32, Variability::Uniform);
                 t.with_const(u, true)
             }
             BuiltinVar::Gpu(g) => t.dim3(g, g.variability()),
