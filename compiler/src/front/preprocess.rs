@@ -291,6 +291,15 @@ impl<'a> Pp<'a> {
         self.include_stack.pop();
     }
 
+    /// The macro a keyword token names, if a `#define` made it one (`#define bool int`).
+    pub(super) fn keyword_macro(&self, tok: &Tok) -> Option<Symbol> {
+        if self.macros.is_empty() {
+            return None;
+        }
+        let sym = self.interner.get(tok.spelling())?;
+        self.macros.contains_key(&sym).then_some(sym)
+    }
+
     /// `name` is a function-like macro.
     fn is_function_macro(&mut self, name: &str) -> bool {
         if self.macros.is_empty() || keyword(name).is_some() {
@@ -347,6 +356,15 @@ impl<'a> Pp<'a> {
         let tok = match kind {
             RawTok::Ident => {
                 if let Some(k) = keyword(s) {
+                    if let Some(sym) = self.keyword_macro(&k) {
+                        let name = PTok {
+                            tok: k,
+                            span,
+                            text: s.to_string(),
+                        };
+                        self.expand_use(sym, span, &[name]);
+                        return;
+                    }
                     k
                 } else {
                     let sym = self.interner.intern(s);
@@ -778,16 +796,22 @@ impl<'a> Pp<'a> {
         };
         let name = &rest[first.start as usize..first.end as usize];
         let sym = self.interner.intern(name);
-        if keyword(name).is_some() {
+        // A keyword may name an object-like macro, as in C (`#define bool int`, as ISPC's
+        // examples write); a function-like one would need `(` to tell its uses apart.
+        let function_like_name = raw
+            .get(1)
+            .is_some_and(|t| t.kind == Some(RawTok::LParen) && t.start == first.end);
+        if keyword(name).is_some() && function_like_name {
             self.error(
                 Diagnostic::error(
                     codes::MALFORMED_DIRECTIVE,
-                    format!("cannot redefine keyword `{name}`"),
+                    format!("keyword `{name}` cannot name a function-like macro"),
                 )
                 .with_primary(
                     Span::new(file, at + first.start, at + first.end),
                     "a keyword",
-                ),
+                )
+                .with_help("a keyword may only name an object-like macro (no parameter list)"),
             );
             return;
         }

@@ -233,9 +233,13 @@ impl Pp<'_> {
             }
             let t = &toks[i];
             i += 1;
-            let sym = match t.tok {
-                Tok::Ident(sym) if self.macros.contains_key(&sym) => sym,
-                _ => {
+            let macro_sym = match t.tok {
+                Tok::Ident(sym) => self.macros.contains_key(&sym).then_some(sym),
+                ref tok => self.keyword_macro(tok),
+            };
+            let sym = match macro_sym {
+                Some(sym) => sym,
+                None => {
                     self.out.tokens.push(Token {
                         tok: t.tok.clone(),
                         span: at,
@@ -246,7 +250,7 @@ impl Pp<'_> {
             if expanding.contains(&sym) || expanding.len() >= MAX_EXPANSION_DEPTH {
                 // A self-referential macro stands for itself, as in C.
                 self.out.tokens.push(Token {
-                    tok: Tok::Ident(sym),
+                    tok: t.tok.clone(),
                     span: at,
                 });
                 continue;
