@@ -228,6 +228,13 @@ fn pointee_cost(types: &Types, p: TypeId, q: TypeId) -> Result<Cost, ConvError> 
     if qd.kind == TypeKind::Void {
         return Ok(Cost::Convert);
     }
+    // Rows of a multi-dimensional array (`float (*)[3]` to `const float (*)[3]`): the
+    // elements may gain `const` too.
+    if let (TypeKind::Array(pe, pn), TypeKind::Array(qe, qn)) = (pd.kind, qd.kind) {
+        if pn == qn && pd.var == qd.var && !types.is_void(qe) {
+            return pointee_cost(types, pe, qe);
+        }
+    }
     let same_but_const = pd.kind == qd.kind && pd.var == qd.var;
     if same_but_const {
         Ok(Cost::AddConst)
