@@ -142,6 +142,8 @@ codes! {
     INVALID_VECTOR_ELEMENT = "E0330": "a short vector element that does not exist: a bad swizzle letter, or an element past the end";
     VECTOR_LENGTH_MISMATCH = "E0331": "short vectors of different lengths in one operation or conversion";
     INVALID_TEMPLATE_ARGUMENT = "E0333": "a template argument that does not fit its parameter, or a non-type parameter of a type that cannot be one";
+    NEW_OF_VOID = "E0338": "`new` of `void`, which has no size";
+    DELETE_NOT_POINTER = "E0339": "`delete` of a value that is not a pointer";
 
     // ---- uniform / varying
     VARYING_TO_UNIFORM = "E0400": "a varying value assigned to a uniform variable";

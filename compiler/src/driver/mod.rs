@@ -244,6 +244,14 @@ pub fn run_front(
     result
 }
 
+/// The standard library's heap routines, which a program using `new` or `delete` calls.
+const HEAP_ROUTINES: [&str; 4] = [
+    "__spmdc_heap_alloc_u",
+    "__spmdc_heap_alloc_v",
+    "__spmdc_heap_free_u",
+    "__spmdc_heap_free_v",
+];
+
 /// Preprocesses the user's `main` file, then the standard library items (of `stdlib`)
 /// that its tokens reach ([`crate::front::stdlib_index`]), as one stream, the library's
 /// first.
@@ -256,7 +264,7 @@ fn preprocess_reaching(
     diags: &mut Vec<Diagnostic>,
 ) -> preprocess::Preprocessed {
     let user = preprocess::preprocess_user(sources, interner, &[main], options, diags);
-    let mentioned: FxHashSet<Symbol> = user
+    let mut mentioned: FxHashSet<Symbol> = user
         .tokens
         .iter()
         .filter_map(|t| match t.tok {
@@ -264,6 +272,16 @@ fn preprocess_reaching(
             _ => None,
         })
         .collect();
+    // `new` and `delete` call the heap routines (see `lower::heap`).
+    if user
+        .tokens
+        .iter()
+        .any(|t| matches!(t.tok, Tok::KwNew | Tok::KwDelete))
+    {
+        for name in HEAP_ROUTINES {
+            mentioned.insert(interner.intern(name));
+        }
+    }
     let parts = stdlib_index().reachable(mentioned.iter().map(|&s| interner.resolve(s)));
     let library = preprocess::preprocess_parts(sources, interner, stdlib, &parts, diags);
     preprocess::join(library, user)

@@ -532,8 +532,27 @@ pub enum StmtKind {
     Launch(Box<Launch>),
     /// `sync;`: waits for the tasks this function launched.
     Sync,
+    /// `delete ptr;` or `delete[] ptr;` (`array`): frees what `new` returned.
+    Delete {
+        ptr: Expr,
+        array: bool,
+    },
     /// A statement the parser could not read; its error was already reported.
     Error,
+}
+
+/// A `new` expression: `uniform new T[count]`, `new T(init...)`, `new T`.
+#[derive(Clone, Debug)]
+pub struct NewExpr {
+    /// `uniform new`: one allocation for the gang; otherwise one per program instance.
+    pub uniform: bool,
+    /// The allocated type as written (its variability defaults to the opposite of the
+    /// `new`'s: `varying` under `uniform new`, `uniform` otherwise, as in ISPC).
+    pub ty: TypeName,
+    /// `[count]`: an array of `count` elements (one element without it).
+    pub count: Option<Expr>,
+    /// `(a, b, ...)`: the initializer of the one element, as a brace list.
+    pub init: Option<Initializer>,
 }
 
 /// A `launch` statement.
@@ -753,6 +772,8 @@ pub enum ExprKind {
         field: Ident,
         arrow: bool,
     },
+    /// `new T[n]` and its forms (see [`NewExpr`]).
+    New(Box<NewExpr>),
     /// An expression the parser could not read; its error was already reported.
     Error,
 }
@@ -807,6 +828,7 @@ impl ExprKind {
                 out.push(*callee);
                 out.extend(args);
             }
+            K::New(n) => out.extend(n.count),
             _ => {}
         }
     }
@@ -859,6 +881,7 @@ impl StmtKind {
             | K::Return(_)
             | K::Launch(_)
             | K::Sync
+            | K::Delete { .. }
             | K::Error => {}
         }
     }

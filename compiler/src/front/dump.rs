@@ -311,6 +311,10 @@ impl Dumper<'_> {
                 self.line(&line, s.span);
             }
             StmtKind::Sync => self.line("sync", s.span),
+            StmtKind::Delete { ptr, array } => {
+                let kw = if *array { "delete[]" } else { "delete" };
+                self.line(&format!("{kw} {}", self.expr(ptr)), s.span);
+            }
             StmtKind::Break => self.line("break", s.span),
             StmtKind::Continue => self.line("continue", s.span),
             StmtKind::Goto(label) => self.line(&format!("goto {}", self.name(label)), s.span),
@@ -461,6 +465,19 @@ impl Dumper<'_> {
             ExprKind::Member { base, field, arrow } => {
                 let op = if *arrow { "->" } else { "." };
                 format!("({op} {} {})", self.expr(base), self.name(field))
+            }
+            ExprKind::New(n) => {
+                let rate = if n.uniform { "uniform" } else { "varying" };
+                let mut s = format!("(new {rate} <{}>", self.type_name(&n.ty));
+                if let Some(c) = &n.count {
+                    s.push_str(&format!(" [{}]", self.expr(c)));
+                }
+                if let Some(i) = &n.init {
+                    s.push(' ');
+                    s.push_str(&self.init(i));
+                }
+                s.push(')');
+                s
             }
             ExprKind::Error => "<error>".into(),
         }

@@ -27,10 +27,14 @@ pub const POINTER_SIZED_TYPES: [(Symbol, &str, bool); 4] = [
     (Symbol(4), "uintptr_t", false),
 ];
 
+/// The name the object of a `new` expression goes by in initializer messages (the
+/// keyword, which no identifier can spell); interned right after the pointer-sized types.
+pub const NEW_OBJECT: Symbol = Symbol(5);
+
 /// The operators a program may overload for its structs, as written after `operator`,
 /// each with the word its functions' IR names use. The function `operator+` has the
 /// name [`operator_symbol`]`("+")`, which no identifier can spell; [`Interner::new`]
-/// interns these names right after [`POINTER_SIZED_TYPES`], in this order.
+/// interns these names right after [`NEW_OBJECT`], in this order.
 pub const OVERLOADABLE_OPERATORS: [(&str, &str); 33] = [
     ("*", "mul"),
     ("/", "div"),
@@ -68,7 +72,7 @@ pub const OVERLOADABLE_OPERATORS: [(&str, &str); 33] = [
 ];
 
 /// The first symbol of [`OVERLOADABLE_OPERATORS`]' names.
-const FIRST_OPERATOR: u32 = POINTER_SIZED_TYPES.len() as u32 + 1;
+const FIRST_OPERATOR: u32 = NEW_OBJECT.0 + 1;
 
 /// The name of the function overloading `op` (`"+"` → `operator+`), if `op` can be
 /// overloaded.
@@ -95,6 +99,8 @@ impl Interner {
             let s = interner.intern(name);
             debug_assert_eq!(s, sym);
         }
+        let new = interner.intern("new");
+        debug_assert_eq!(new, NEW_OBJECT);
         for (op, _) in OVERLOADABLE_OPERATORS {
             let s = interner.intern(&format!("operator{op}"));
             debug_assert_eq!(Some(s), operator_symbol(op));

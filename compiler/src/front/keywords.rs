@@ -65,6 +65,8 @@ macro_rules! with_keywords {
             "typename" => KwTypename,
             "operator" => KwOperator,
             "sizeof" => KwSizeof,
+            "new" => KwNew,
+            "delete" => KwDelete,
             "true" => KwTrue,
             "false" => KwFalse,
             "NULL" => KwNull,

@@ -42,6 +42,14 @@ pub enum TemplateHead {
     Instantiation(TemplateArgs),
 }
 
+/// What follows the type of a `new`.
+pub enum NewTail {
+    One,
+    Count(Expr),
+    /// `(a, b, ...)` and the parentheses' span.
+    Init(Vec<Expr>, Span),
+}
+
 /// A `case`/`default` label or a statement, in a `switch` body.
 pub enum SwitchItem {
     Label(CaseLabel),
@@ -678,6 +686,41 @@ impl ParseCtx {
             kind,
             span: self.span(l, r),
         }
+    }
+
+    /// A `new` expression; without a rate it is a `varying new`.
+    pub fn new_expr(
+        &self,
+        uniform: Option<bool>,
+        spec: Vec<SpecPart>,
+        tail: NewTail,
+        l: Pos,
+        r: Pos,
+    ) -> Expr {
+        let span = self.span(l, r);
+        let spec_span = spec
+            .iter()
+            .map(|p| match p {
+                SpecPart::Qual(_, s) | SpecPart::Base(_, s) => *s,
+            })
+            .reduce(|a, b| a.to(b))
+            .unwrap_or(span);
+        let ty = self.type_name(spec, Vec::new(), Vec::new(), spec_span);
+        let (count, init) = match tail {
+            NewTail::One => (None, None),
+            NewTail::Count(c) => (Some(c), None),
+            NewTail::Init(args, s) => {
+                let items = args.into_iter().map(Initializer::Expr).collect();
+                (None, Some(Initializer::List(items, s)))
+            }
+        };
+        let new = NewExpr {
+            uniform: uniform.unwrap_or(false),
+            ty,
+            count,
+            init,
+        };
+        self.expr(ExprKind::New(Box::new(new)), l, r)
     }
 
     /// `launch[counts] call;`, its counts put in dimension order (dimension 0 first).

@@ -79,6 +79,8 @@ pub enum Tok {
     KwTypename,
     // expressions
     KwSizeof,
+    KwNew,
+    KwDelete,
     KwTrue,
     KwFalse,
     KwNull,
@@ -226,6 +228,8 @@ impl Tok {
             KwTemplate => "template",
             KwTypename => "typename",
             KwSizeof => "sizeof",
+            KwNew => "new",
+            KwDelete => "delete",
             KwTrue => "true",
             KwFalse => "false",
             KwNull => "NULL",

@@ -395,6 +395,11 @@ pub enum TrapCode {
     SharedOutOfBounds,
     /// A call through a function pointer that is `NULL` in an active program instance.
     NullFnPtr,
+    /// A `new` the heap cannot hold (or of a negative size) in an active program instance.
+    HeapExhausted,
+    /// A `delete` of a pointer that is not the start of a live allocation (deleted
+    /// before, or never returned by `new`) in an active program instance.
+    BadDelete,
 }
 
 impl TrapCode {
@@ -404,6 +409,8 @@ impl TrapCode {
             TrapCode::AssertFailed => "assert",
             TrapCode::SharedOutOfBounds => "shared_bounds",
             TrapCode::NullFnPtr => "null_fn_ptr",
+            TrapCode::HeapExhausted => "heap_exhausted",
+            TrapCode::BadDelete => "bad_delete",
         }
     }
 
@@ -417,6 +424,14 @@ impl TrapCode {
                  dynamic shared memory)"
             }
             TrapCode::NullFnPtr => "call through a null function pointer",
+            TrapCode::HeapExhausted => {
+                "`new` failed: the heap (4 MiB) cannot hold the allocation, or its size is \
+                 negative"
+            }
+            TrapCode::BadDelete => {
+                "`delete` of a pointer that is not the start of a live allocation from `new` \
+                 (deleted before, or never allocated)"
+            }
         }
     }
 }

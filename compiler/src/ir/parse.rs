@@ -699,8 +699,11 @@ impl Operands<'_, '_, '_> {
                         "assert" => TrapCode::AssertFailed,
                         "shared_bounds" => TrapCode::SharedOutOfBounds,
                         "null_fn_ptr" => TrapCode::NullFnPtr,
+                        "heap_exhausted" => TrapCode::HeapExhausted,
+                        "bad_delete" => TrapCode::BadDelete,
                         _ => return Err(pos.error(
-                            "expected `unreachable`, `assert`, `shared_bounds` or `null_fn_ptr`",
+                            "expected `unreachable`, `assert`, `shared_bounds`, `null_fn_ptr`, \
+                             `heap_exhausted` or `bad_delete`",
                         )),
                     };
                 InstData::Trap { code }

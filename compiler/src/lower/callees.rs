@@ -167,6 +167,7 @@ impl<'u> Walk<'u, '_> {
                 self.expr(expr);
                 self.stmt(body);
             }
+            StmtKind::Delete { ptr, .. } => self.expr(ptr),
             StmtKind::Empty
             | StmtKind::Typedef(_)
             | StmtKind::Break
@@ -246,6 +247,13 @@ impl<'u> Walk<'u, '_> {
             ExprKind::Unary { operand: x, .. }
             | ExprKind::Cast { expr: x, .. }
             | ExprKind::Member { base: x, .. } => self.expr(x),
+            // The runtime allocates nothing: the heap routines never come from here.
+            ExprKind::New(n) => {
+                self.opt(n.count.as_ref());
+                if let Some(init) = &n.init {
+                    self.init(init);
+                }
+            }
             // `sizeof` is a constant sema evaluated: nothing is lowered.
             ExprKind::SizeofExpr(_)
             | ExprKind::SizeofType(_)

@@ -94,6 +94,7 @@ impl FnLower<'_, '_> {
                     None => self.dummy(ty),
                 }
             }
+            ExprKind::New(n) => self.lower_new(n, ty),
             ExprKind::Error => self.dummy(ty),
         }
     }
@@ -1073,7 +1074,10 @@ pub(super) fn has_side_effects(e: &Expr, checked: &crate::front::sema::Checked) 
         return true;
     }
     match &e.kind {
-        ExprKind::Assign { .. } | ExprKind::Call { .. } | ExprKind::CallPtr { .. } => true,
+        ExprKind::Assign { .. }
+        | ExprKind::Call { .. }
+        | ExprKind::CallPtr { .. }
+        | ExprKind::New(_) => true,
         ExprKind::Unary { op, operand } => {
             matches!(
                 op,

@@ -35,6 +35,7 @@ mod expr;
 mod fn_ptr;
 mod func;
 mod globals;
+mod heap;
 mod launch;
 mod mask;
 mod place;

@@ -79,6 +79,7 @@ impl FnLower<'_, '_> {
             StmtKind::Launch(l) => self.lower_launch(l),
             // Every launch ran to completion at its `launch` statement (see launch.rs).
             StmtKind::Sync => {}
+            StmtKind::Delete { ptr, .. } => self.lower_delete(ptr),
         }
     }
 
@@ -874,7 +875,7 @@ impl FnLower<'_, '_> {
     }
 
     /// Stores an initializer into a place; a brace list zero-fills the object first.
-    fn init_place(
+    pub(super) fn init_place(
         &mut self,
         p: Place,
         ty: crate::front::sema::TypeId,

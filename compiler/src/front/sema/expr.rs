@@ -118,6 +118,7 @@ impl Checker<'_> {
             ExprKind::CallPtr { callee, args } => self.check_call_expr(e, callee, args),
             ExprKind::Index { base, index } => self.check_index(e, base, index),
             ExprKind::Member { base, field, arrow } => self.check_member(e, base, *field, *arrow),
+            ExprKind::New(n) => self.check_new(e, n),
             ExprKind::Error => Types::ERROR,
         }
     }

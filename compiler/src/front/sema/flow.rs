@@ -148,6 +148,7 @@ fn stmt_has_error(s: &Stmt, depth: u32) -> bool {
         StmtKind::Expr(x) => e(x),
         StmtKind::Return(x) => x.as_ref().is_some_and(e),
         StmtKind::Launch(l) => l.counts.iter().any(e) || e(&l.call),
+        StmtKind::Delete { ptr, .. } => e(ptr),
         StmtKind::Empty
         | StmtKind::Sync
         | StmtKind::Typedef(_)
@@ -224,6 +225,9 @@ fn expr_has_error(x: &Expr, depth: u32) -> bool {
         ExprKind::CallPtr { callee, args } => e(callee) || args.iter().any(e),
         ExprKind::Index { base, index } => e(base) || e(index),
         ExprKind::Member { base, .. } => e(base),
+        ExprKind::New(n) => {
+            n.count.as_ref().is_some_and(e) || n.init.as_ref().is_some_and(|i| init_has_error(i, d))
+        }
         _ => false,
     }
 }

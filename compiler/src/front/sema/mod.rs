@@ -29,6 +29,7 @@ mod decls;
 mod expr;
 mod flow;
 mod fnptr;
+mod heap;
 mod init;
 mod launch;
 mod operators;
@@ -354,6 +355,8 @@ pub struct Checked {
     /// The functions of template instances, each a copy of its template's function
     /// with its own expression ids (see [`FuncInfo::instance`]).
     pub instances: Vec<std::sync::Arc<ast::Function>>,
+    /// The heap routines `new` and `delete` call (found when a program uses them).
+    pub heap: heap::HeapFns,
 }
 
 impl Checked {
@@ -379,6 +382,7 @@ impl Checked {
             fn_targets: Vec::new(),
             fn_target_ids: FxHashMap::default(),
             instances: Vec::new(),
+            heap: heap::HeapFns::default(),
         }
     }
 

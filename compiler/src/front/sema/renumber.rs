@@ -190,6 +190,7 @@ impl Renumber {
                 }
                 self.expr(&mut l.call);
             }
+            StmtKind::Delete { ptr, .. } => self.expr(ptr),
             StmtKind::Return(None)
             | StmtKind::Sync
             | StmtKind::Empty
@@ -241,6 +242,15 @@ impl Renumber {
                 self.expr(callee);
                 for a in args {
                     self.expr(a);
+                }
+            }
+            ExprKind::New(n) => {
+                self.type_name(&mut n.ty);
+                if let Some(c) = &mut n.count {
+                    self.expr(c);
+                }
+                if let Some(i) = &mut n.init {
+                    self.initializer(i);
                 }
             }
             ExprKind::Int { .. }

@@ -28,6 +28,8 @@ pub(super) enum TypeCtx {
     Typedef,
     Cast,
     Sizeof,
+    /// The type a `new` allocates.
+    New,
 }
 
 impl TypeCtx {
@@ -41,6 +43,7 @@ impl TypeCtx {
             TypeCtx::Typedef => "a typedef",
             TypeCtx::Cast => "a cast",
             TypeCtx::Sizeof => "`sizeof`",
+            TypeCtx::New => "`new`",
         }
     }
 }

@@ -489,6 +489,7 @@ impl<'a> Checker<'a> {
             StmtKind::Unmasked(b) => self.check_unmasked(b),
             StmtKind::Launch(l) => self.check_launch(l),
             StmtKind::Sync => {}
+            StmtKind::Delete { ptr, .. } => self.check_delete(ptr, s.span),
         }
         self.leave();
     }
