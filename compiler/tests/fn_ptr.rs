@@ -7,18 +7,11 @@ mod common;
 
 use common::launches::LaunchSpec;
 
-use spmdc::back::dac_gpu::run::{self as dac, DacRunOptions};
-use spmdc::back::nyuzi::run::{self as nyuzi, NyuziRunOptions};
-use spmdc::driver::{self, FrontResult, RunError};
+use common::targets::{floats, targets, trap_message};
+use spmdc::driver::FrontResult;
 use spmdc::front::sema::Target;
-use spmdc::launch::RunResult;
 
 const MAX_STEPS: u64 = 10_000_000;
-
-const NYUZI: Target = Target {
-    program_count: 16,
-    pointer_size: 4,
-};
 
 /// `u` is `NULL` when `all_null` is set; `f` is `NULL` in lane `null_lane`, and lane 3
 /// does not call through `f`.
@@ -40,34 +33,6 @@ export void call(uniform float out[], uniform int null_lane, uniform int all_nul
 }
 "#;
 
-#[allow(clippy::result_large_err)] // the driver's shared error type
-type Runner = fn(&FrontResult, &LaunchSpec) -> Result<RunResult, RunError>;
-
-#[allow(clippy::result_large_err)]
-fn on_interp(front: &FrontResult, spec: &LaunchSpec) -> Result<RunResult, RunError> {
-    driver::run_on_interp(front, &spec.request(MAX_STEPS))
-}
-
-#[allow(clippy::result_large_err)]
-fn on_nyuzi(front: &FrontResult, spec: &LaunchSpec) -> Result<RunResult, RunError> {
-    nyuzi::run_on_nyuzi(front, &spec.request(MAX_STEPS), &NyuziRunOptions::default())
-}
-
-#[allow(clippy::result_large_err)]
-fn on_dac_gpu(front: &FrontResult, spec: &LaunchSpec) -> Result<RunResult, RunError> {
-    dac::run_on_dac_gpu(front, &spec.request(MAX_STEPS), &DacRunOptions::default())
-}
-
-/// Every target, with the sema target it compiles for.
-fn targets() -> [(&'static str, Target, Runner); 4] {
-    [
-        ("interp", NYUZI, on_interp),
-        ("interp-32", common::DAC_GPU, on_interp),
-        ("nyuzi", NYUZI, on_nyuzi),
-        ("dac-gpu", common::DAC_GPU, on_dac_gpu),
-    ]
-}
-
 fn front_for(target: Target) -> FrontResult {
     let front = common::check_source_for("fnptr.spmd", KERNEL, target);
     assert!(!front.diags.has_errors(), "{}", common::render_all(&front));
@@ -88,24 +53,12 @@ fn launch(null_lane: i32, all_null: i32) -> LaunchSpec {
     }
 }
 
-fn floats(r: &RunResult, name: &str) -> Vec<f32> {
-    let (_, buf) = r
-        .buffers
-        .iter()
-        .find(|(n, _)| n == name)
-        .expect("the buffer is in the result");
-    buf.bytes()
-        .chunks(4)
-        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
-}
-
 #[test]
 fn each_lane_calls_its_own_function_and_lanes_that_are_off_call_nothing() {
     for (name, target, run) in targets() {
         let front = front_for(target);
         // Lane 3 holds NULL but is off at the varying call: no trap.
-        let r = run(&front, &launch(3, 0)).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        let r = run(&front, &launch(3, 0), MAX_STEPS).unwrap_or_else(|e| panic!("{name}: {e:?}"));
         let out = floats(&r, "out");
         for (i, &got) in out.iter().enumerate().take(target.program_count as usize) {
             let x = i as f32;
@@ -119,21 +72,13 @@ fn each_lane_calls_its_own_function_and_lanes_that_are_off_call_nothing() {
     }
 }
 
-/// The runtime error of a launch that must trap.
-fn trap_message(name: &str, front: &FrontResult, run: Runner, s: &LaunchSpec) -> String {
-    match run(front, s) {
-        Err(RunError::Trap(t)) => format!("{}\n{}", t.message, t.render(&front.sources)),
-        other => panic!("{name} {:?}: expected a trap, got {other:?}", s.args),
-    }
-}
-
 #[test]
 fn a_call_through_null_in_an_active_lane_traps_on_every_target() {
     // A varying pointer NULL in lane 5 only; a uniform NULL pointer.
     for s in [launch(5, 0), launch(-1, 1)] {
         for (name, target, run) in targets() {
             let front = front_for(target);
-            let text = trap_message(name, &front, run, &s);
+            let text = trap_message(name, &front, run, &s, MAX_STEPS);
             // Nyuzi's trap is a `break` instruction: the machine says the kernel trapped.
             let expected = if name == "nyuzi" {
                 "the kernel trapped"

@@ -8,18 +8,11 @@ mod common;
 
 use common::launches::LaunchSpec;
 
-use spmdc::back::dac_gpu::run::{self as dac, DacRunOptions};
-use spmdc::back::nyuzi::run::{self as nyuzi, NyuziRunOptions};
-use spmdc::driver::{self, FrontResult, RunError};
+use common::targets::{floats, targets, trap_message};
+use spmdc::driver::FrontResult;
 use spmdc::front::sema::Target;
-use spmdc::launch::RunResult;
 
 const MAX_STEPS: u64 = 50_000_000;
-
-const NYUZI: Target = Target {
-    program_count: 16,
-    pointer_size: 4,
-};
 
 /// `mode` picks the misuse: 0 none, 1 a uniform allocation past the heap, 2 a varying
 /// one past the heap in lane 3 only, 3 a uniform double delete, 4 a varying double
@@ -57,34 +50,6 @@ export void heap(uniform float out[], uniform int mode) {
 }
 "#;
 
-#[allow(clippy::result_large_err)] // the driver's shared error type
-type Runner = fn(&FrontResult, &LaunchSpec) -> Result<RunResult, RunError>;
-
-#[allow(clippy::result_large_err)]
-fn on_interp(front: &FrontResult, spec: &LaunchSpec) -> Result<RunResult, RunError> {
-    driver::run_on_interp(front, &spec.request(MAX_STEPS))
-}
-
-#[allow(clippy::result_large_err)]
-fn on_nyuzi(front: &FrontResult, spec: &LaunchSpec) -> Result<RunResult, RunError> {
-    nyuzi::run_on_nyuzi(front, &spec.request(MAX_STEPS), &NyuziRunOptions::default())
-}
-
-#[allow(clippy::result_large_err)]
-fn on_dac_gpu(front: &FrontResult, spec: &LaunchSpec) -> Result<RunResult, RunError> {
-    dac::run_on_dac_gpu(front, &spec.request(MAX_STEPS), &DacRunOptions::default())
-}
-
-/// Every target, with the sema target it compiles for.
-fn targets() -> [(&'static str, Target, Runner); 4] {
-    [
-        ("interp", NYUZI, on_interp),
-        ("interp-32", common::DAC_GPU, on_interp),
-        ("nyuzi", NYUZI, on_nyuzi),
-        ("dac-gpu", common::DAC_GPU, on_dac_gpu),
-    ]
-}
-
 fn front_for(target: Target) -> FrontResult {
     let front = common::check_source_for("heap.spmd", KERNEL, target);
     assert!(!front.diags.has_errors(), "{}", common::render_all(&front));
@@ -101,24 +66,13 @@ fn launch(mode: i32) -> LaunchSpec {
     }
 }
 
-fn floats(r: &RunResult, name: &str) -> Vec<f32> {
-    let (_, buf) = r
-        .buffers
-        .iter()
-        .find(|(n, _)| n == name)
-        .expect("the buffer is in the result");
-    buf.bytes()
-        .chunks(4)
-        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
-}
-
 #[test]
 fn allocations_that_fit_and_deletes_that_match_run_on_every_target() {
     for mode in [0, 6] {
         for (name, target, run) in targets() {
             let front = front_for(target);
-            let r = run(&front, &launch(mode)).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+            let r =
+                run(&front, &launch(mode), MAX_STEPS).unwrap_or_else(|e| panic!("{name}: {e:?}"));
             let out = floats(&r, "out");
             for (i, &got) in out.iter().enumerate().take(target.program_count as usize) {
                 assert_eq!(got, 3.0 * i as f32, "{name} mode {mode}: lane {i}");
@@ -127,19 +81,11 @@ fn allocations_that_fit_and_deletes_that_match_run_on_every_target() {
     }
 }
 
-/// The runtime error of a launch that must trap.
-fn trap_message(name: &str, front: &FrontResult, run: Runner, s: &LaunchSpec) -> String {
-    match run(front, s) {
-        Err(RunError::Trap(t)) => format!("{}\n{}", t.message, t.render(&front.sources)),
-        other => panic!("{name} {:?}: expected a trap, got {other:?}", s.args),
-    }
-}
-
 fn traps_on_every_target(modes: &[i32], message: &str) {
     for &mode in modes {
         for (name, target, run) in targets() {
             let front = front_for(target);
-            let text = trap_message(name, &front, run, &launch(mode));
+            let text = trap_message(name, &front, run, &launch(mode), MAX_STEPS);
             // Nyuzi's trap is a `break` instruction: the machine says the kernel trapped.
             let expected = if name == "nyuzi" {
                 "the kernel trapped"

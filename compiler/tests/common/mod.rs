@@ -6,6 +6,7 @@
 
 pub mod ispc;
 pub mod launches;
+pub mod targets;
 
 use std::path::{Path, PathBuf};
 
