@@ -85,7 +85,9 @@ impl Checker<'_> {
                         ty = Types::ERROR;
                     }
                 }
-                _ => ty = self.apply_derived(ty, part),
+                // A struct member may be an array of no elements (C's and ISPC's
+                // trailing array, reached past the struct's end).
+                _ => ty = self.apply_derived(ty, part, matches!(ctx, TypeCtx::Field)),
             }
         }
         ty
@@ -487,7 +489,7 @@ impl Checker<'_> {
     }
 
     /// Applies one pointer or array declarator part.
-    fn apply_derived(&mut self, ty: TypeId, part: &Derived) -> TypeId {
+    fn apply_derived(&mut self, ty: TypeId, part: &Derived, zero_len_ok: bool) -> TypeId {
         match part {
             Derived::FnPtr { params, quals, .. } => self.fn_ptr_type(ty, params, quals),
             Derived::Pointer { quals, span } => {
@@ -518,7 +520,7 @@ impl Checker<'_> {
                     return Types::ERROR;
                 }
                 let len = match size {
-                    Some(e) => match self.check_array_size(e) {
+                    Some(e) => match self.check_array_size(e, zero_len_ok) {
                         Some(n) => Some(n),
                         None => return Types::ERROR,
                     },
@@ -533,8 +535,9 @@ impl Checker<'_> {
         }
     }
 
-    /// Checks an array size: a positive, uniform integer constant.
-    fn check_array_size(&mut self, e: &ast::Expr) -> Option<u32> {
+    /// Checks an array size: a positive, uniform integer constant (or 0 where
+    /// `zero_len_ok`).
+    fn check_array_size(&mut self, e: &ast::Expr, zero_len_ok: bool) -> Option<u32> {
         let ty = self.check_expr(e);
         if self.out.types.is_error(ty) {
             return None;
@@ -562,7 +565,7 @@ impl Checker<'_> {
             );
             return None;
         };
-        if v <= 0 || v > i128::from(i32::MAX) {
+        if (v == 0 && !zero_len_ok) || v < 0 || v > i128::from(i32::MAX) {
             self.emit(
                 Diagnostic::error(
                     codes::INVALID_ARRAY_SIZE,
