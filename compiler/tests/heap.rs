@@ -66,6 +66,59 @@ fn launch(mode: i32) -> LaunchSpec {
     }
 }
 
+/// Every gang of 8 blocks of 64 program instances allocates, fills, checks and frees
+/// uniform and varying memory in four rounds, at the same time as the others on the
+/// targets that run blocks and gangs in parallel.
+const MANY_GANGS: &str = r#"
+export void many(uniform int out[]) {
+    uniform int gang = extract(blockIdx.x * (blockDim.x / programCount) + threadIdx.x / programCount, 0);
+    int ok = 0;
+    for (uniform int round = 0; round < 4; round++) {
+        uniform int * uniform g = uniform new uniform int[64];
+        int * v = new int[3];
+        for (uniform int i = 0; i < 64; i++)
+            g[i] = gang * 1000 + i;
+        v[0] = gang;
+        v[1] = programIndex;
+        v[2] = round;
+        uniform int same = 0;
+        for (uniform int i = 0; i < 64; i++)
+            same += g[i] == gang * 1000 + i ? 1 : 0;
+        ok += (same == 64 && v[0] == gang && v[1] == programIndex && v[2] == round) ? 1 : 0;
+        delete v;
+        delete g;
+    }
+    out[gang * programCount + programIndex] = ok;
+}
+"#;
+
+#[test]
+fn many_gangs_in_many_blocks_allocate_and_free_at_once_on_every_target() {
+    let spec = LaunchSpec {
+        entry: "many".into(),
+        args: vec!["out=zeros(512)".into()],
+        grid: Some("8".into()),
+        block: Some("64".into()),
+        dynamic_shared: None,
+    };
+    for (name, target, run) in targets() {
+        let front = common::check_source_for("many.spmd", MANY_GANGS, target);
+        assert!(!front.diags.has_errors(), "{}", common::render_all(&front));
+        let r = run(&front, &spec, MAX_STEPS).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        let out = r
+            .buffers
+            .iter()
+            .find(|(n, _)| n == "out")
+            .expect("the buffer is in the result")
+            .1
+            .bytes()
+            .chunks(4)
+            .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+            .collect::<Vec<_>>();
+        assert!(out.iter().all(|&x| x == 4), "{name}: {out:?}");
+    }
+}
+
 #[test]
 fn allocations_that_fit_and_deletes_that_match_run_on_every_target() {
     for mode in [0, 6] {
