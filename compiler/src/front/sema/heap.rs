@@ -37,7 +37,14 @@ impl Checker<'_> {
             return Types::ERROR;
         }
         if let Some(init) = &n.init {
-            self.check_initializer(elem, init, false, crate::front::intern::NEW_OBJECT);
+            // Under a varying `new` each instance initializes its own object, through
+            // its own pointer: the values may differ per instance, as in `*p = x`.
+            let per_instance = match self.out.types.kind(elem) {
+                TypeKind::Array(..) => elem,
+                _ if !n.uniform => self.types().with_var(elem, Variability::Varying),
+                _ => elem,
+            };
+            self.check_initializer(per_instance, init, false, crate::front::intern::NEW_OBJECT);
         }
         self.find_heap_fns(e.span);
         let var = if n.uniform {

@@ -571,7 +571,12 @@ impl Checker<'_> {
                     codes::INVALID_ARRAY_SIZE,
                     format!("array size {v} is not positive"),
                 )
-                .with_primary(e.span, "an array needs at least one element"),
+                .with_primary(e.span, "an array needs at least one element")
+                .with_help(if v == 0 {
+                    "only a struct member may have size 0 (a trailing array reached past the struct's end)"
+                } else {
+                    "use a positive size"
+                }),
             );
             return None;
         }
