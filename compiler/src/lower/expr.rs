@@ -1003,7 +1003,7 @@ impl FnLower<'_, '_> {
     }
 
     /// `any(m) ? call : 0`.
-    fn guarded_call(
+    pub(super) fn guarded_call(
         &mut self,
         abi: &super::CallAbi,
         vals: SmallVec<[Value; 6]>,
@@ -1021,7 +1021,8 @@ impl FnLower<'_, '_> {
         let zargs: Vec<Value> = zero.into_iter().collect();
         b.brif(any, call_b, &[], join, &zargs);
         self.switch_to(call_b);
-        let r = self.call_inst(abi.func, ret, vals, Some(m));
+        // An `unmasked` callee takes no mask: `m` only guards the call then.
+        let r = self.call_inst(abi.func, ret, vals, abi.sig.takes_mask.then_some(m));
         let rargs: Vec<Value> = r.into_iter().collect();
         self.jump_args(join, &rargs);
         self.switch_to(join);

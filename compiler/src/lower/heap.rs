@@ -83,7 +83,10 @@ impl FnLower<'_, '_> {
         self.trap_if_any(failed, TrapCode::BadDelete);
     }
 
-    /// Calls heap routine `f` (which sema found) with `arg`.
+    /// Calls heap routine `f` (which sema found) with `arg`, unless no program instance
+    /// is active: a `uniform new` or `delete` that no instance reaches must neither
+    /// allocate nor free, whether or not the passes skip code under an empty mask
+    /// (the result is then zero: `NULL`, or a failure no active instance sees).
     fn heap_call(&mut self, f: Option<FuncId>, arg: Value) -> Option<Value> {
         let Some(fid) = f else {
             self.unsupported("`new` or `delete` without the heap routines");
@@ -94,7 +97,7 @@ impl FnLower<'_, '_> {
             return None;
         }
         let abi = self.cx.abis[&fid].clone();
-        let mask = abi.sig.takes_mask.then(|| self.cur_mask());
-        self.call_inst(abi.func, abi.sig.ret, smallvec![arg], mask)
+        let mask = self.cur_mask();
+        self.guarded_call(&abi, smallvec![arg], mask, abi.sig.ret)
     }
 }
