@@ -280,6 +280,12 @@ impl Checker<'_> {
             }
         }
         let mut d = match site {
+            Site::Init { name } if name == crate::front::intern::NEW_OBJECT => Diagnostic::error(
+                codes::VARYING_TO_UNIFORM,
+                "cannot initialize the one object of a `uniform new` with a varying value",
+            )
+            .with_primary(e.span, format!("this value is `{fs}`"))
+            .with_help("allocate `varying` elements (`uniform new varying T(...)`), one object per program instance (`new T(...)`), or reduce the value to one for the gang (`reduce_add`, `extract(v, 0)`, ...)"),
             Site::Init { name } => Diagnostic::error(
                 codes::VARYING_TO_UNIFORM,
                 format!("cannot initialize uniform variable `{}` with a varying value", self.name(name)),
