@@ -144,6 +144,10 @@ codes! {
     INVALID_TEMPLATE_ARGUMENT = "E0333": "a template argument that does not fit its parameter, or a non-type parameter of a type that cannot be one";
     NEW_OF_VOID = "E0338": "`new` of `void`, which has no size";
     DELETE_NOT_POINTER = "E0339": "`delete` of a value that is not a pointer";
+    SOA_NOT_STRUCT = "E0334": "`soa<N>` applied to a type that is not a struct";
+    INVALID_SOA_WIDTH = "E0335": "an `soa<N>` width that is not a constant power of two from 1 to 64";
+    SOA_MEMBER_ADDRESS = "E0336": "the address of (or a reference to) part of an soa element, which is not contiguous in memory";
+    SOA_CONVERSION = "E0337": "a conversion between a pointer to soa elements and another pointer type, or a use of an soa block that needs an element";
 
     // ---- uniform / varying
     VARYING_TO_UNIFORM = "E0400": "a varying value assigned to a uniform variable";
@@ -158,6 +162,8 @@ codes! {
     VARYING_THROUGH_UNIFORM_POINTER = "E0409": "storing a varying value through a pointer to uniform data";
     VARYING_ARRAY_SIZE = "E0410": "an array size or launch parameter that is varying";
     REFERENCE_VARIABILITY = "E0411": "a reference bound to an object of the other variability or at a varying address";
+    SOA_WITH_RATE = "E0412": "`uniform` or `varying` combined with `soa<N>` on one type";
+    SOA_BOUND_MEMBER = "E0413": "`soa<N>` of a struct with a member whose variability is bound";
 
     // ---- control flow and entry points
     BREAK_OUTSIDE_LOOP = "E0500": "`break` outside a loop or `switch`";

@@ -188,6 +188,13 @@ pub enum BaseType {
     /// A short vector, `float<3>`: ISPC's `type<N>` on a basic type (or a typedef of
     /// one); sema rejects other element types.
     Vector { elem: Box<BaseType>, len: VecLen },
+    /// `soa<N> S`: struct `S` in structure-of-arrays layout, `N` elements per block
+    /// (`span` is the `soa<N>` qualifier's); sema rejects other element types.
+    Soa {
+        elem: Box<BaseType>,
+        width: VecLen,
+        span: Span,
+    },
 }
 
 /// The length of a short vector as written: a literal (`float<3>`) or the name of a

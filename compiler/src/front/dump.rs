@@ -501,6 +501,13 @@ impl Dumper<'_> {
                 };
                 format!("{}<{n}>", self.base_str(elem))
             }
+            BaseType::Soa { elem, width, .. } => {
+                let n = match width {
+                    VecLen::Lit(v, _) => v.to_string(),
+                    VecLen::Name(id) => self.name(id).to_string(),
+                };
+                format!("soa<{n}> {}", self.base_str(elem))
+            }
         }
     }
 

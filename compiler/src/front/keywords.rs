@@ -64,6 +64,7 @@ macro_rules! with_keywords {
             "template" => KwTemplate,
             "typename" => KwTypename,
             "operator" => KwOperator,
+            "soa" => KwSoa,
             "sizeof" => KwSizeof,
             "new" => KwNew,
             "delete" => KwDelete,

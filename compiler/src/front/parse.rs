@@ -33,6 +33,8 @@ pub const MAX_NESTING: usize = 256;
 pub enum SpecPart {
     Qual(Tok, Span),
     Base(BaseType, Span),
+    /// `soa<N>`: wraps the base type once the whole specifier is read.
+    Soa(VecLen, Span),
 }
 
 /// What follows `template` in a template item.
@@ -701,7 +703,7 @@ impl ParseCtx {
         let spec_span = spec
             .iter()
             .map(|p| match p {
-                SpecPart::Qual(_, s) | SpecPart::Base(_, s) => *s,
+                SpecPart::Qual(_, s) | SpecPart::Base(_, s) | SpecPart::Soa(_, s) => *s,
             })
             .reduce(|a, b| a.to(b))
             .unwrap_or(span);
@@ -842,11 +844,20 @@ impl ParseCtx {
         let mut fnq = FnQualifiers::default();
         let mut base = BaseType::Primitive(Primitive::Int32);
         let mut span: Option<Span> = None;
+        let mut soa: Option<(VecLen, Span)> = None;
         for part in parts {
             let (tok, s) = match part {
                 SpecPart::Base(b, s) => {
                     base = b;
                     span = Some(span.map_or(s, |sp| sp.to(s)));
+                    continue;
+                }
+                SpecPart::Soa(width, s) => {
+                    span = Some(span.map_or(s, |sp| sp.to(s)));
+                    match soa {
+                        Some((_, first)) => self.duplicate(&Tok::KwSoa, s, first),
+                        None => soa = Some((width, s)),
+                    }
                     continue;
                 }
                 SpecPart::Qual(t, s) => (t, s),
@@ -879,6 +890,13 @@ impl ParseCtx {
                 Some(first) => self.duplicate(&tok, s, first),
                 None => *slot = Some(s),
             }
+        }
+        if let Some((width, span)) = soa {
+            base = BaseType::Soa {
+                elem: Box::new(base),
+                width,
+                span,
+            };
         }
         let spec = TypeSpec {
             quals,

@@ -77,6 +77,8 @@ pub enum Tok {
     KwOperator,
     KwTemplate,
     KwTypename,
+    /// `soa`, as in `soa<8> Point pts[10];`.
+    KwSoa,
     // expressions
     KwSizeof,
     KwNew,
@@ -227,6 +229,7 @@ impl Tok {
             KwOperator => "operator",
             KwTemplate => "template",
             KwTypename => "typename",
+            KwSoa => "soa",
             KwSizeof => "sizeof",
             KwNew => "new",
             KwDelete => "delete",

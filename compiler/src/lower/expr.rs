@@ -9,7 +9,7 @@ use super::place::Place;
 use super::types::{ir_type, is_aggregate, num_of, Num};
 use crate::front::ast::{BinaryOp as Op, Expr, ExprKind, UnaryOp};
 use crate::front::sema::{
-    Axis, BuiltinFn, BuiltinVar, ConstValue, FuncId, GpuVar, Res, TypeId, TypeKind,
+    Axis, BuiltinFn, BuiltinVar, ConstValue, FuncId, GpuVar, Res, TypeId, TypeKind, Types,
 };
 use crate::ir::{self, BinaryOp, FloatCC, InstData, IntCC, Scalar, SpecialReg, Type, Value};
 
@@ -199,10 +199,14 @@ impl FnLower<'_, '_> {
                 let p = self.scalar(operand);
                 let pty = self.cx.checked.converted_type(operand.id);
                 let ty = self.cx.types.pointee(pty)?;
+                if self.cx.types.as_soa(ty).is_some() {
+                    return self.soa_element(p, false, None, ty, ir::Space::Generic);
+                }
                 Some(Place {
                     addr: p,
                     ty,
                     space: ir::Space::Generic,
+                    soa: None,
                 })
             }
             ExprKind::Index { base, index } => self.index_place(base, index),
@@ -232,6 +236,7 @@ impl FnLower<'_, '_> {
                 addr,
                 ty,
                 space: ir::Space::Generic,
+                soa: None,
             }),
             _ => None,
         }
@@ -286,6 +291,9 @@ impl FnLower<'_, '_> {
 
     fn index_place(&mut self, base: &Expr, index: &Expr) -> Option<Place> {
         let bt = self.cx.checked.type_of(base.id);
+        if let Some(place) = self.soa_index_place(base, index, bt) {
+            return place;
+        }
         let (start, elem) = match self.cx.types.kind(bt) {
             TypeKind::Array(..) | TypeKind::Vector(..) => {
                 let bp = self.place(base)?;
@@ -304,6 +312,7 @@ impl FnLower<'_, '_> {
                     addr: p,
                     ty: elem,
                     space: ir::Space::Generic,
+                    soa: None,
                 };
                 (place, elem)
             }
@@ -325,7 +334,76 @@ impl FnLower<'_, '_> {
             addr,
             ty: elem,
             space: start.space,
+            soa: None,
         })
+    }
+
+    /// `base[index]` where `base` holds soa data (an element) or is a part of an soa
+    /// element (an array member); `None` for every other indexing.
+    fn soa_index_place(&mut self, base: &Expr, index: &Expr, bt: TypeId) -> Option<Option<Place>> {
+        let signed_index = |s: &mut Self| {
+            let i = s.scalar(index);
+            let it = s.cx.checked.converted_type(index.id);
+            let signed = !matches!(
+                num_of(&s.cx.types, it),
+                Some(Num::Int { signed: false, .. })
+            );
+            (i, signed)
+        };
+        if self.cx.types.soa_elements(bt).is_some() {
+            let (ptr, array, space, block) = match self.cx.types.kind(bt) {
+                TypeKind::Array(block, _) => {
+                    let Some(bp) = self.place(base) else {
+                        return Some(None);
+                    };
+                    (bp.addr, true, bp.space, block)
+                }
+                _ => {
+                    let p = self.scalar(base);
+                    let pty = self.cx.checked.converted_type(base.id);
+                    let block = self.cx.types.pointee(pty).unwrap_or(Types::ERROR);
+                    (p, false, ir::Space::Generic, block)
+                }
+            };
+            let i = signed_index(self);
+            return Some(self.soa_element(ptr, array, Some(i), block, space));
+        }
+        if !matches!(self.cx.types.kind(bt), TypeKind::Array(..)) || !self.in_soa(base) {
+            return None;
+        }
+        let bp = self.place(base)?;
+        let Some(soa) = bp.soa else {
+            return Some(None);
+        };
+        let (i, signed) = signed_index(self);
+        Some(self.soa_index(bp, soa, i, signed))
+    }
+
+    /// Is `e` a part of an soa element (so that its place carries one)? Decided from the
+    /// expression's shape, before lowering it.
+    fn in_soa(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Index { base, .. } => {
+                let bt = self.cx.checked.type_of(base.id);
+                self.cx.types.soa_elements(bt).is_some()
+                    || (matches!(self.cx.types.kind(bt), TypeKind::Array(..)) && self.in_soa(base))
+            }
+            ExprKind::Member {
+                base, arrow: true, ..
+            } => {
+                let bt = self.cx.checked.converted_type(base.id);
+                self.cx.types.soa_elements(bt).is_some()
+            }
+            ExprKind::Member { base, .. } => self.in_soa(base),
+            ExprKind::Unary {
+                op: UnaryOp::Deref,
+                operand,
+            } => {
+                let pt = self.cx.checked.converted_type(operand.id);
+                self.cx.types.soa_elements(pt).is_some()
+            }
+            _ => false,
+        }
     }
 
     /// An index of the dynamic `shared` array must address a whole element of the
@@ -356,10 +434,16 @@ impl FnLower<'_, '_> {
             let p = self.scalar(base);
             let pty = self.cx.checked.converted_type(base.id);
             let ty = self.cx.types.pointee(pty)?;
+            if self.cx.types.as_soa(ty).is_some() {
+                let elem = self.soa_element(p, false, None, ty, ir::Space::Generic)?;
+                let idx = self.cx.checked.member_index(e.id)? as usize;
+                return self.soa_member(elem, elem.soa?, idx);
+            }
             Place {
                 addr: p,
                 ty,
                 space: ir::Space::Generic,
+                soa: None,
             }
         } else {
             self.place(base)?
@@ -367,6 +451,17 @@ impl FnLower<'_, '_> {
         if let Some(indices) = swizzle {
             if !matches!(self.cx.types.kind(sp.ty), TypeKind::Vector(..)) {
                 return None;
+            }
+            if let Some(soa) = sp.soa {
+                if let [i] = indices.as_slice() {
+                    return self.soa_vec_elem(sp, soa, u32::from(*i));
+                }
+                // Several elements make a new vector: read the vector out first.
+                let Val::Mem(v) = self.soa_load(sp, soa) else {
+                    return None;
+                };
+                let ty = self.cx.checked.type_of(e.id);
+                return Some(self.swizzle(v, &indices, ty));
             }
             return Some(match indices.as_slice() {
                 [i] => self.vec_elem_place(sp, u32::from(*i)),
@@ -380,6 +475,9 @@ impl FnLower<'_, '_> {
             return None;
         };
         let idx = self.cx.checked.member_index(e.id)? as usize;
+        if let Some(soa) = sp.soa {
+            return self.soa_member(sp, soa, idx);
+        }
         let var = self.cx.types.var(sp.ty);
         let off = *self.cx.types.structs[sid].layout(var).offsets.get(idx)?;
         let fty = self.cx.types.member_type(sp.ty, idx);
@@ -401,6 +499,10 @@ impl FnLower<'_, '_> {
                 None => self.dummy(ty),
             },
             UnaryOp::AddrOf => match self.place(operand) {
+                Some(p @ Place { soa: Some(soa), .. }) => {
+                    let varying = self.cx.types.is_varying(ty);
+                    Val::S(self.soa_address(p, soa, varying))
+                }
                 Some(p) => {
                     let a = if self.cx.types.is_varying(ty) {
                         self.splat(p.addr)
@@ -450,6 +552,11 @@ impl FnLower<'_, '_> {
         let up = matches!(op, UnaryOp::PreInc | UnaryOp::PostInc);
         let t = self.ty(old);
         let new = match num_of(&self.cx.types, ty) {
+            Some(Num::Ptr) if self.cx.types.soa_elements(ty).is_some() => {
+                let block = self.cx.types.pointee(ty).unwrap_or(ty);
+                let one = self.iconst(Type::I32, 1);
+                self.soa_ptr_add(old, one, true, !up, block)
+            }
             Some(Num::Ptr) => {
                 let elem = self.cx.types.pointee(ty).unwrap_or(ty);
                 let size = self.cx.types.layout(elem, self.cx.checked.target).size as i64;
@@ -596,6 +703,21 @@ impl FnLower<'_, '_> {
             return self.icmp(int_cc(op, false), a, b);
         }
         let target = self.cx.checked.target;
+        let soa_block = lp.or(rp).filter(|&p| self.cx.types.as_soa(p).is_some());
+        if let Some(block) = soa_block {
+            return match (l_is, r_is) {
+                (true, true) => self.soa_ptr_diff(a, b, block),
+                (true, false) | (false, true) => {
+                    let (p, n, nty) = if l_is { (a, b, rt) } else { (b, a, lt) };
+                    let signed = !matches!(
+                        num_of(&self.cx.types, nty),
+                        Some(Num::Int { signed: false, .. })
+                    );
+                    self.soa_ptr_add(p, n, signed, op == Op::Sub, block)
+                }
+                _ => a,
+            };
+        }
         match (l_is, r_is) {
             (true, true) => {
                 let size = lp.map_or(1, |p| self.cx.types.layout(p, target).size.max(1));
@@ -640,7 +762,7 @@ impl FnLower<'_, '_> {
                 };
                 self.store(p, v);
                 match v {
-                    Val::Mem(_) => Val::Mem(p),
+                    Val::Mem(_) if p.soa.is_none() => Val::Mem(p),
                     v => v,
                 }
             }

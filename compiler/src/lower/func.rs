@@ -206,6 +206,7 @@ impl<'m, 'a> FnLower<'m, 'a> {
                 addr,
                 ty: self.ret_ty,
                 space: ir::Space::Generic,
+                soa: None,
             },
             (None, Some(slot)) => self.ret_place(slot),
             (None, None) => return,
@@ -512,6 +513,7 @@ impl<'m, 'a> FnLower<'m, 'a> {
             addr,
             ty,
             space: ir::Space::Private,
+            soa: None,
         }
     }
 
@@ -533,6 +535,7 @@ impl<'m, 'a> FnLower<'m, 'a> {
             addr,
             ty: self.cx.checked.locals[local].ty,
             space: ir::Space::Generic,
+            soa: None,
         }
     }
 
@@ -593,6 +596,7 @@ impl<'m, 'a> FnLower<'m, 'a> {
             addr: base,
             ty: crate::front::sema::Types::ERROR,
             space: ir::Space::Private,
+            soa: None,
         };
         self.lane_addr(p, Type::MASK)
     }
@@ -620,6 +624,7 @@ impl<'m, 'a> FnLower<'m, 'a> {
             addr,
             ty: self.ret_ty,
             space: ir::Space::Private,
+            soa: None,
         }
     }
 

@@ -126,6 +126,14 @@ fn init_bytes(cx: &mut ModCx<'_>, bytes: &mut [u8], off: u32, ty: TypeId, init: 
                     init_bytes(cx, bytes, off + i as u32 * size, elem, item);
                 }
             }
+            TypeKind::Soa(sid, width) => {
+                let offs = cx.types.soa_layout(sid, width, target).offsets;
+                for (i, item) in items.iter().enumerate() {
+                    let Some(&o) = offs.get(i) else { break };
+                    let fty = cx.types.soa_member_type(ty, i, target);
+                    init_bytes(cx, bytes, off + o, fty, item);
+                }
+            }
             TypeKind::Vector(_, n) => {
                 let elem = cx.types.vector_elem(ty);
                 let size = cx.types.layout(elem, target).size;

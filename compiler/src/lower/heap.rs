@@ -50,6 +50,7 @@ impl FnLower<'_, '_> {
                 addr: p,
                 ty: elem,
                 space: ir::Space::Generic,
+                soa: None,
             };
             self.init_place(place, elem, init, true, mask);
         }

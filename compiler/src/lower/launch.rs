@@ -169,6 +169,7 @@ impl FnLower<'_, '_> {
                 addr: shared,
                 ty: p.ty,
                 space: crate::ir::Space::Generic,
+                soa: None,
             };
             let own = self.temp_place(p.ty);
             let all = self.all_on();

@@ -39,6 +39,7 @@ mod heap;
 mod launch;
 mod mask;
 mod place;
+mod soa;
 mod stdlib;
 mod stmt;
 mod types;

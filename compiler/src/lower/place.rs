@@ -6,6 +6,7 @@
 //! `i * sizeof(element)`). A uniform object at a varying address is a gather/scatter.
 
 use super::func::{FnLower, Val};
+use super::soa::SoaLane;
 use super::types::{ir_type, is_aggregate, leaves};
 use super::Storage;
 use crate::front::sema::{LocalId, TypeId};
@@ -18,6 +19,8 @@ pub(super) struct Place {
     /// The object's type in memory.
     pub ty: TypeId,
     pub space: Space,
+    /// For a place inside an element of soa storage, that element (see [`super::soa`]).
+    pub soa: Option<SoaLane>,
 }
 
 impl FnLower<'_, '_> {
@@ -28,7 +31,12 @@ impl FnLower<'_, '_> {
             Storage::Shared(s) => (self.val(InstData::SharedAddr { shared: s }), Space::Shared),
             Storage::Ptr(v) => (v, Space::Generic),
         };
-        Place { addr, ty, space }
+        Place {
+            addr,
+            ty,
+            space,
+            soa: None,
+        }
     }
 
     /// The place of a local variable or parameter.
@@ -91,6 +99,9 @@ impl FnLower<'_, '_> {
 
     /// Reads a place: a scalar value, or the place itself for an aggregate.
     pub fn load(&mut self, p: Place) -> Val {
+        if let Some(soa) = p.soa {
+            return self.soa_load(p, soa);
+        }
         if is_aggregate(&self.cx.types, p.ty) {
             return Val::Mem(p);
         }
@@ -144,6 +155,19 @@ impl FnLower<'_, '_> {
     /// Copies an aggregate leaf by leaf (`dst` and `src` have the same shape; a uniform
     /// leaf of `src` is broadcast into a varying leaf of `dst`).
     pub fn copy(&mut self, dst: Place, src: Place, mask: Value) {
+        if dst.soa.is_some() || src.soa.is_some() {
+            let dl = self.leaf_places(dst);
+            let sl = self.leaf_places(src);
+            if dl.len() != sl.len() {
+                self.unsupported("copying between these aggregate types");
+                return;
+            }
+            for (d, s) in dl.into_iter().zip(sl) {
+                let v = self.load(s);
+                self.store_masked(d, v, mask);
+            }
+            return;
+        }
         let target = self.cx.checked.target;
         let dl = leaves(self.types(), target, dst.ty);
         let sl = leaves(self.types(), target, src.ty);
@@ -160,6 +184,18 @@ impl FnLower<'_, '_> {
             };
             self.store_masked(d, v, mask);
         }
+    }
+
+    /// The scalar leaves of the aggregate at `p` as places, in [`leaves`] order.
+    fn leaf_places(&mut self, p: Place) -> Vec<Place> {
+        if let Some(soa) = p.soa {
+            return self.soa_leaves(p, soa);
+        }
+        let target = self.cx.checked.target;
+        leaves(self.types(), target, p.ty)
+            .into_iter()
+            .map(|(off, ty)| self.offset(p, off, ty))
+            .collect()
     }
 
     /// A uniform leaf `dst` (of a varying struct: a member declared `uniform`) filled
@@ -202,6 +238,7 @@ impl FnLower<'_, '_> {
             addr,
             ty,
             space: Space::Private,
+            soa: None,
         }
     }
 }

@@ -447,6 +447,7 @@ impl FnLower<'_, '_> {
                 addr: c.vals[1],
                 ty: dst_ty,
                 space: Space::Generic,
+                soa: None,
             };
             self.store_masked(dst, Val::S(v), m);
         } else {

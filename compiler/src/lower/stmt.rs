@@ -325,6 +325,7 @@ impl FnLower<'_, '_> {
                         addr: p,
                         ty: self.ret_ty,
                         space: crate::ir::Space::Generic,
+                        soa: None,
                     };
                     let m = self.cur_mask();
                     self.copy(dst, src, m);
@@ -909,6 +910,16 @@ impl FnLower<'_, '_> {
                         for (i, item) in items.iter().enumerate() {
                             let ep = self.offset(p, i as u32 * size, elem);
                             self.init_place(ep, elem, item, true, mask);
+                        }
+                    }
+                    TypeKind::Soa(sid, width) => {
+                        let target = self.cx.checked.target;
+                        let offs = self.cx.types.soa_layout(sid, width, target).offsets;
+                        for (i, item) in items.iter().enumerate() {
+                            let Some(&off) = offs.get(i) else { break };
+                            let fty = self.types().soa_member_type(ty, i, target);
+                            let fp = self.offset(p, off, fty);
+                            self.init_place(fp, fty, item, true, mask);
                         }
                     }
                     TypeKind::Vector(_, n) => {

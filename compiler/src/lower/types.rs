@@ -43,7 +43,7 @@ pub(super) fn ir_type(types: &Types, ty: TypeId) -> Option<Type> {
 pub(super) fn is_aggregate(types: &Types, ty: TypeId) -> bool {
     matches!(
         types.kind(ty),
-        TypeKind::Struct(_) | TypeKind::Array(..) | TypeKind::Vector(..)
+        TypeKind::Struct(_) | TypeKind::Array(..) | TypeKind::Vector(..) | TypeKind::Soa(..)
     )
 }
 
@@ -132,6 +132,14 @@ fn walk_leaves(
             for i in 0..n {
                 let (off, elem) = vector_elem(types, target, ty, i);
                 out.push((base + off, elem));
+            }
+        }
+        // An soa block: its members' soa forms, in memory order.
+        TypeKind::Soa(sid, width) => {
+            let offsets = types.soa_layout(sid, width, target).offsets;
+            for (i, off) in offsets.into_iter().enumerate() {
+                let f = types.soa_member_type(ty, i, target);
+                walk_leaves(types, target, f, base + off, out, depth + 1);
             }
         }
         TypeKind::Void | TypeKind::Error | TypeKind::Dim3(_) => {}

@@ -209,6 +209,7 @@ fn shape_cost(
         (K::Null, K::FnPtr(_)) => Ok(Cost::Convert),
         (K::Prim(p), K::FnPtr(_)) if null_const && p.is_integer() => Ok(Cost::Convert),
         (K::Struct(a), K::Struct(b)) if a == b => Ok(Cost::Exact),
+        (K::Soa(a, n), K::Soa(b, m)) if a == b && n == m => Ok(Cost::Exact),
         (K::Void, K::Void) => Ok(Cost::Exact),
         _ => Err(ConvError::Incompatible),
     }
@@ -224,6 +225,14 @@ fn pointee_cost(types: &Types, p: TypeId, q: TypeId) -> Result<Cost, ConvError> 
     let qd = types.get(q);
     if pd.is_const && !qd.is_const {
         return Err(ConvError::Incompatible);
+    }
+    // A pointer to soa data addresses an element within a block: it converts only to
+    // a pointer to the same soa type (ISPC: not even to `void *`).
+    if matches!(pd.kind, TypeKind::Soa(..)) || matches!(qd.kind, TypeKind::Soa(..)) {
+        return match pd.kind == qd.kind {
+            true => Ok(Cost::AddConst),
+            false => Err(ConvError::Incompatible),
+        };
     }
     if qd.kind == TypeKind::Void {
         return Ok(Cost::Convert);

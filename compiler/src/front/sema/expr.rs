@@ -57,6 +57,19 @@ pub(super) struct Place {
     pub addr_varying: bool,
     /// The variable at the root, when not reached through a pointer.
     pub root: Option<DeclRef>,
+    /// Whether the object is (part of) an element of soa storage.
+    pub soa: Option<SoaPlace>,
+}
+
+/// An lvalue in soa storage ([`TypeKind::Soa`]): its members are spread over a block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum SoaPlace {
+    /// A whole element of `soa<N>` storage (`pts[i]`, `*p`): its address is a pointer
+    /// to the `soa<N>` block type.
+    Element(u32),
+    /// A member of an element, or a part of one (`pts[i].x`, `pts[i].a[2]`): it has
+    /// no address of its own.
+    Part,
 }
 
 impl Checker<'_> {
@@ -128,6 +141,14 @@ impl Checker<'_> {
     /// An array used as a value decays to a uniform pointer to its first element.
     pub(super) fn rvalue(&mut self, e: &Expr, ty: TypeId) -> TypeId {
         match self.out.types.kind(ty) {
+            TypeKind::Array(..)
+                if self
+                    .place_of(e, 0)
+                    .is_some_and(|p| p.soa == Some(SoaPlace::Part)) =>
+            {
+                self.soa_part_address(e, "use as a pointer");
+                Types::ERROR
+            }
             TypeKind::Array(elem, _) => {
                 let p = self.types().pointer(elem, Variability::Uniform, false);
                 self.set_conv(e, p);
@@ -204,6 +225,10 @@ impl Checker<'_> {
 
     fn mismatched(&mut self, e: &Expr, from: TypeId, to: TypeId, site: Site) {
         let (fs, ts) = (self.ty_str(from), self.ty_str(to));
+        if self.is_soa_pointer(from) || self.is_soa_pointer(to) {
+            self.soa_pointer_conversion(e, from, to);
+            return;
+        }
         if let (Some((_, n)), Some((_, m))) =
             (self.out.types.as_vector(from), self.out.types.as_vector(to))
         {
@@ -628,11 +653,60 @@ impl Checker<'_> {
         } else {
             Variability::Uniform
         };
-        self.types().pointer(place.obj_ty, var, false)
+        match place.soa {
+            None => self.types().pointer(place.obj_ty, var, false),
+            Some(SoaPlace::Element(width)) => {
+                let d = self.out.types.get(place.obj_ty);
+                let TypeKind::Struct(sid) = d.kind else {
+                    return Types::ERROR;
+                };
+                let target = self.out.target;
+                let block = self.types().soa(sid, width, target);
+                let block = self.types().with_const(block, d.is_const);
+                self.types().pointer(block, var, false)
+            }
+            Some(SoaPlace::Part) => {
+                self.soa_part_address(operand, "take the address of");
+                Types::ERROR
+            }
+        }
+    }
+
+    /// Is `ty` a pointer to soa data, or an array of it (which decays to one)?
+    fn is_soa_pointer(&self, ty: TypeId) -> bool {
+        self.out.types.soa_elements(ty).is_some()
+    }
+
+    /// E0337: a conversion between a pointer to soa data and another pointer type.
+    fn soa_pointer_conversion(&mut self, e: &Expr, from: TypeId, to: TypeId) {
+        let (fs, ts) = (self.ty_str(from), self.ty_str(to));
+        self.emit(
+            Diagnostic::error(codes::SOA_CONVERSION, format!("cannot convert `{fs}` to `{ts}`"))
+                .with_primary(e.span, format!("this has type `{fs}`"))
+                .with_note("a pointer to soa data addresses one element inside a block; it converts only to a pointer to the same soa type")
+                .with_help("copy the element into a struct (`S s = ptr[i];`) to work with it elsewhere"),
+        );
+    }
+
+    /// E0336: `what` (a verb phrase) a member or part of an soa element.
+    pub(super) fn soa_part_address(&mut self, e: &Expr, what: &str) {
+        self.emit(
+            Diagnostic::error(
+                codes::SOA_MEMBER_ADDRESS,
+                format!("cannot {what} a part of an soa element"),
+            )
+            .with_primary(e.span, "this is stored in soa layout, spread over its block")
+            .with_note("the members of an soa element are not contiguous in memory, so no pointer addresses them")
+            .with_help("copy the value into a variable first, or take the address of the whole element: `&pts[i]`"),
+        );
     }
 
     fn check_deref(&mut self, operand: &Expr, t0: TypeId) -> TypeId {
         let t = self.rvalue(operand, t0);
+        if let Some((sid, _)) = self.out.types.soa_elements(t) {
+            let var = self.out.types.is_varying(t);
+            return self.soa_element_type(t, sid, var);
+        }
         match self.out.types.kind(t) {
             TypeKind::Pointer(p) if !self.out.types.is_void(p) => {
                 if self.out.types.is_varying(t) {
@@ -1258,11 +1332,28 @@ impl Checker<'_> {
                     via_ptr: false,
                     addr_varying: false,
                     root: Some(root),
+                    soa: None,
                 })
             }
             ExprKind::Index { base, index } => {
                 let bt = self.out.type_of(base.id);
                 let iv = self.out.types.is_varying(self.out.type_of(index.id));
+                if let Some((_, width)) = self.out.types.soa_elements(bt) {
+                    // An element of an soa array or of the soa data a pointer points to.
+                    let array = match self.out.types.kind(bt) {
+                        TypeKind::Array(..) => Some(self.place_of(base, depth + 1)?),
+                        _ => None,
+                    };
+                    return Some(Place {
+                        obj_ty: self.out.type_of(e.id),
+                        via_ptr: array.map_or(true, |p| p.via_ptr),
+                        addr_varying: array.is_some_and(|p| p.addr_varying)
+                            || self.out.types.is_varying(bt)
+                            || iv,
+                        root: array.and_then(|p| p.root),
+                        soa: Some(SoaPlace::Element(width)),
+                    });
+                }
                 match self.out.types.kind(bt) {
                     TypeKind::Array(..) | TypeKind::Vector(..) => {
                         let p = self.place_of(base, depth + 1)?;
@@ -1273,6 +1364,7 @@ impl Checker<'_> {
                         Some(Place {
                             obj_ty,
                             addr_varying: p.addr_varying || iv,
+                            soa: p.soa.map(|_| SoaPlace::Part),
                             ..p
                         })
                     }
@@ -1281,6 +1373,7 @@ impl Checker<'_> {
                         via_ptr: true,
                         addr_varying: self.out.types.is_varying(bt) || iv,
                         root: None,
+                        soa: None,
                     }),
                     _ => None,
                 }
@@ -1299,11 +1392,16 @@ impl Checker<'_> {
                         via_ptr: true,
                         addr_varying: self.out.types.is_varying(bt),
                         root: None,
+                        soa: None,
                     })
                 } else {
                     let p = self.place_of(base, depth + 1)?;
                     let obj_ty = self.types().vector_elem(p.obj_ty);
-                    Some(Place { obj_ty, ..p })
+                    Some(Place {
+                        obj_ty,
+                        soa: p.soa.map(|_| SoaPlace::Part),
+                        ..p
+                    })
                 }
             }
             ExprKind::Member { base, arrow, .. } => {
@@ -1311,17 +1409,26 @@ impl Checker<'_> {
                 if *arrow {
                     let bt = self.out.converted_type(base.id);
                     let pt = self.out.types.pointee(bt)?;
-                    let obj_ty = self.types().member_type(pt, idx);
+                    let soa = self.out.types.as_soa(pt).map(|_| SoaPlace::Part);
+                    let obj_ty = match soa {
+                        Some(_) => self.out.type_of(e.id),
+                        None => self.types().member_type(pt, idx),
+                    };
                     Some(Place {
                         obj_ty,
                         via_ptr: true,
                         addr_varying: self.out.types.is_varying(bt),
                         root: None,
+                        soa,
                     })
                 } else {
                     let p = self.place_of(base, depth + 1)?;
                     let obj_ty = self.types().member_type(p.obj_ty, idx);
-                    Some(Place { obj_ty, ..p })
+                    Some(Place {
+                        obj_ty,
+                        soa: p.soa.map(|_| SoaPlace::Part),
+                        ..p
+                    })
                 }
             }
             ExprKind::Unary {
@@ -1330,11 +1437,21 @@ impl Checker<'_> {
             } => {
                 let pt = self.out.converted_type(operand.id);
                 let obj_ty = self.out.types.pointee(pt)?;
+                let soa = self
+                    .out
+                    .types
+                    .as_soa(obj_ty)
+                    .map(|(_, n)| SoaPlace::Element(n));
                 Some(Place {
-                    obj_ty,
+                    obj_ty: if soa.is_some() {
+                        self.out.type_of(e.id)
+                    } else {
+                        obj_ty
+                    },
                     via_ptr: true,
                     addr_varying: self.out.types.is_varying(pt),
                     root: None,
+                    soa,
                 })
             }
             ExprKind::Call { .. } if self.out.returns_reference(e.id) => {
@@ -1354,6 +1471,7 @@ impl Checker<'_> {
             via_ptr: true,
             addr_varying: false,
             root: None,
+            soa: None,
         }
     }
 
@@ -1545,6 +1663,11 @@ impl Checker<'_> {
                 return Types::ERROR;
             }
         }
+        let soa_cast = self.is_soa_pointer(from) || self.is_soa_pointer(to);
+        if soa_cast && !(self.out.types.soa_elements(from) == self.out.types.soa_elements(to)) {
+            self.soa_pointer_conversion(inner, from, to);
+            return Types::ERROR;
+        }
         if !self.cast_allowed(inner, from, to) {
             let (fs, ts) = (self.ty_str(from), self.ty_str(to));
             let mut d = Diagnostic::error(
@@ -1659,6 +1782,10 @@ impl Checker<'_> {
                 iv = self.out.types.is_varying(it);
             }
         }
+        if let Some((sid, _)) = self.out.types.soa_elements(bt) {
+            let var = iv || self.out.types.is_varying(bt);
+            return self.soa_element_type(bt, sid, var);
+        }
         match self.out.types.kind(bt) {
             TypeKind::Array(elem, _) => {
                 if iv {
@@ -1718,6 +1845,23 @@ impl Checker<'_> {
                 Types::ERROR
             }
         }
+    }
+
+    /// The type of one element of the soa data an array or pointer of type `holder`
+    /// holds: the struct, uniform or varying as the index or pointer is (ISPC's rule:
+    /// the element is reached as from a uniform or varying pointer).
+    fn soa_element_type(&mut self, holder: TypeId, sid: super::StructId, varying: bool) -> TypeId {
+        let var = if varying {
+            Variability::Varying
+        } else {
+            Variability::Uniform
+        };
+        let block = match self.out.types.kind(holder) {
+            TypeKind::Pointer(p) | TypeKind::Array(p, _) => p,
+            _ => holder,
+        };
+        let is_const = self.out.types.get(block).is_const;
+        self.types().struct_ty(sid, var, is_const)
     }
 
     /// E0401: loading a uniform struct with a member bound `uniform` through a varying
@@ -1802,6 +1946,26 @@ impl Checker<'_> {
         let struct_pointee = t
             .pointee(bt)
             .filter(|&p| matches!(t.kind(p), TypeKind::Struct(_)));
+        if let (true, Some((sid, _))) = (arrow, t.soa_elements(bt)) {
+            let var = t.is_varying(bt);
+            let sty = self.soa_element_type(bt, sid, var);
+            return self.member_of(e, base, sty, field, false);
+        }
+        if let TypeKind::Soa(_, n) = t.kind(bt) {
+            let bs = self.ty_str(bt);
+            self.emit(
+                Diagnostic::error(
+                    codes::SOA_CONVERSION,
+                    format!("`{bs}` is a whole block of {n} elements, not one element"),
+                )
+                .with_primary(base.span, format!("this has type `{bs}`"))
+                .with_secondary(field.span, "member access here")
+                .with_help(
+                    "reach an element through an soa array or pointer: `pts[i].x`, `(&block)[i].x`",
+                ),
+            );
+            return Types::ERROR;
+        }
         let (sty, varying_ptr) = match (arrow, t.kind(bt), struct_pointee) {
             (false, TypeKind::Struct(_), _) if through_varying_addr => {
                 (self.types().with_var(bt, Variability::Uniform), true)
@@ -1833,6 +1997,19 @@ impl Checker<'_> {
                 return Types::ERROR;
             }
         };
+        self.member_of(e, base, sty, field, varying_ptr)
+    }
+
+    /// Member `field` of a struct of type `sty` (read through a varying address when
+    /// `varying_ptr`).
+    fn member_of(
+        &mut self,
+        e: &Expr,
+        base: &Expr,
+        sty: TypeId,
+        field: ast::Ident,
+        varying_ptr: bool,
+    ) -> TypeId {
         if !self.require_complete(sty, base.span) {
             return Types::ERROR;
         }

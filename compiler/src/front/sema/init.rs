@@ -191,6 +191,20 @@ impl Checker<'_> {
                 }
                 ty
             }
+            // An soa block as the struct of its members' soa forms: `{ {x0, x1, ...},
+            // {y0, y1, ...} }`, as ISPC initializes it.
+            TypeKind::Soa(sid, _) => {
+                let n = self.out.types.structs[sid].fields.len();
+                if items.len() > n {
+                    self.too_many(items, n, span, "soa block", cx);
+                }
+                let target = self.out.target;
+                for (i, it) in items.iter().take(n).enumerate() {
+                    let mt = self.types().soa_member_type(ty, i, target);
+                    self.check_init_depth(mt, it, cx, depth + 1);
+                }
+                ty
+            }
             TypeKind::Vector(_, n) => {
                 // ISPC: at most one value per element; the rest are zero.
                 if items.len() > n as usize {

@@ -36,6 +36,8 @@ enum RefError {
     DropsConst,
     /// An lvalue whose address differs per program instance.
     VaryingAddress,
+    /// An element of soa storage or a part of one, which no address designates.
+    Soa,
 }
 
 impl Checker<'_> {
@@ -115,7 +117,8 @@ impl Checker<'_> {
             (false, _) => Cost::BindConstRef,
         };
         match self.place_of(e, 0) {
-            Some(p) if !p.addr_varying => match tc && !rc {
+            Some(p) if p.soa.is_some() && !rc => Err(RefError::Soa),
+            Some(p) if !p.addr_varying && p.soa.is_none() => match tc && !rc {
                 true => Err(RefError::DropsConst),
                 false => Ok((Binding::Lvalue, cost)),
             },
@@ -190,6 +193,12 @@ impl Checker<'_> {
                 format!("{whom} refers to `{rs}` but is given `{ts}`"),
                 format!("this has type `{ts}`"),
                 "a reference to varying data needs a varying object and a reference to uniform data a uniform one; declare the reference with the object's variability".to_string(),
+            ),
+            RefError::Soa => (
+                codes::SOA_MEMBER_ADDRESS,
+                format!("{whom} cannot refer to an object in soa storage"),
+                "the members of this object are spread over its soa block".to_string(),
+                format!("copy the value into a `{rs}` variable first, or make the reference `const {rs} &` to bind a temporary copy"),
             ),
             RefError::VaryingAddress => (
                 codes::REFERENCE_VARIABILITY,

@@ -15,6 +15,10 @@ use crate::source::Span;
 /// lowered element by element.
 pub(super) const MAX_VECTOR_LEN: u32 = 1024;
 
+/// The widest `soa<N>`: blocks are aligned to `N` bytes (see `Types::soa_layout`),
+/// and 64 is the largest alignment the targets give every object.
+pub(super) const MAX_SOA_WIDTH: u32 = 64;
+
 /// Where a written type appears; decides which qualifiers are allowed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum TypeCtx {
@@ -67,6 +71,10 @@ impl Checker<'_> {
                     (None, Some(_)) => self.types().with_var(ty, Variability::Varying),
                     _ => ty,
                 }
+            }
+            BaseType::Soa { span, .. } => {
+                self.check_soa_rate(&spec.quals, *span);
+                ty
             }
             _ => self.apply_variability(ty, &spec.quals, spec.span),
         };
@@ -219,6 +227,7 @@ impl Checker<'_> {
     fn resolve_base_type(&mut self, base: &BaseType, span: Span) -> TypeId {
         match base {
             BaseType::Vector { elem, len } => self.resolve_vector(elem, *len, span),
+            BaseType::Soa { elem, width, span } => self.resolve_soa(elem, *width, *span),
             BaseType::Primitive(p) => match Prim::from_ast(*p) {
                 Some(prim) => self.out.types.prim(prim, Variability::Unbound),
                 None => Types::VOID,
@@ -272,6 +281,137 @@ impl Checker<'_> {
             return Types::ERROR;
         };
         self.types().vector(p, n, d.var, d.is_const)
+    }
+
+    /// `soa<N> S`: struct `S` (possibly through a typedef) in blocks of `N` elements.
+    /// `S` must be complete, leave its members' variability unbound (E0413) and not be
+    /// bound `uniform`/`varying` itself (E0412); `N` is a power of two (E0335).
+    fn resolve_soa(&mut self, elem: &BaseType, width: ast::VecLen, span: Span) -> TypeId {
+        let et = self.resolve_base_type(elem, span);
+        let width = self.soa_width(width);
+        if self.out.types.is_error(et) {
+            return Types::ERROR;
+        }
+        let d = self.out.types.get(et);
+        let TypeKind::Struct(sid) = d.kind else {
+            let ts = self.ty_str(et);
+            self.emit(
+                Diagnostic::error(
+                    codes::SOA_NOT_STRUCT,
+                    format!("`soa` cannot apply to `{ts}`"),
+                )
+                .with_primary(span, "`soa<N>` applies only to struct types")
+                .with_help("for numbers, use an array or a varying value; wrap the members in a struct to lay them out as soa"),
+            );
+            return Types::ERROR;
+        };
+        if d.var != Variability::Unbound {
+            self.soa_rate_conflict(span, d.var.as_str(), "through its typedef");
+            return Types::ERROR;
+        }
+        if !self.require_complete(et, span) || !self.soa_members_unbound(sid, span, 0) {
+            return Types::ERROR;
+        }
+        let Some(width) = width else {
+            return Types::ERROR;
+        };
+        let target = self.out.target;
+        let ty = self.types().soa(sid, width, target);
+        self.types().with_const(ty, d.is_const)
+    }
+
+    /// The width of `soa<N>`: a constant power of two from 1 to [`MAX_SOA_WIDTH`].
+    fn soa_width(&mut self, width: ast::VecLen) -> Option<u32> {
+        let (value, span) = match width {
+            ast::VecLen::Lit(v, s) => (Some(i128::from(v)), s),
+            ast::VecLen::Name(id) => (self.named_constant(id.name), id.span),
+        };
+        match value {
+            Some(v) if v > 0 && v <= i128::from(MAX_SOA_WIDTH) && (v & (v - 1)) == 0 => {
+                Some(v as u32)
+            }
+            _ => {
+                let what = match value {
+                    Some(v) => format!("`soa<{v}>` has an invalid width"),
+                    None => "the width of `soa<N>` must be a constant".to_string(),
+                };
+                self.emit(
+                    Diagnostic::error(codes::INVALID_SOA_WIDTH, what)
+                        .with_primary(span, format!("the width must be a power of two from 1 to {MAX_SOA_WIDTH}"))
+                        .with_help("write a power of two such as `soa<8>`; the gang size `programCount` is a good choice"),
+                );
+                None
+            }
+        }
+    }
+
+    /// E0413 for a member of `sid` (or of a struct it holds by value) whose
+    /// variability is bound: soa storage holds one uniform value per element.
+    fn soa_members_unbound(&mut self, sid: super::StructId, span: Span, depth: u32) -> bool {
+        if depth > 64 {
+            return true;
+        }
+        let fields = self.out.types.structs[sid].fields.clone();
+        let mut ok = true;
+        for f in fields {
+            let mut t = f.ty;
+            while let TypeKind::Array(e, _) = self.out.types.kind(t) {
+                t = e;
+            }
+            let d = self.out.types.get(t);
+            if let TypeKind::Struct(inner) = d.kind {
+                if d.var == Variability::Unbound {
+                    ok &= self.soa_members_unbound(inner, span, depth + 1);
+                    continue;
+                }
+            }
+            if d.var == Variability::Unbound {
+                continue;
+            }
+            let (fname, sname, fs) = (
+                self.name(f.name).to_string(),
+                self.name(self.out.types.structs[sid].name).to_string(),
+                self.ty_str(f.ty),
+            );
+            let why = match d.kind {
+                TypeKind::Soa(..) => "it is itself in soa layout".to_string(),
+                _ => format!("it is declared `{}`", d.var.as_str()),
+            };
+            self.emit(
+                Diagnostic::error(
+                    codes::SOA_BOUND_MEMBER,
+                    format!("struct `{sname}` cannot be laid out as soa: member `{fname}` has type `{fs}`"),
+                )
+                .with_primary(span, "`soa<N>` applied here")
+                .with_secondary(f.span, format!("{why}, so it has no per-element uniform copy"))
+                .with_help("leave the member's variability unbound (no `uniform` or `varying`) in structs used with `soa`"),
+            );
+            ok = false;
+        }
+        ok
+    }
+
+    /// E0412: `uniform` or `varying` written with `soa<N>`, which is a rate of its own.
+    fn check_soa_rate(&mut self, q: &Qualifiers, soa: Span) {
+        if let Some(u) = q.uniform() {
+            self.soa_rate_conflict(u, "uniform", "here");
+        }
+        if let Some(v) = q.varying() {
+            self.soa_rate_conflict(v, "varying", "here");
+        }
+        let _ = soa;
+    }
+
+    fn soa_rate_conflict(&mut self, at: Span, word: &str, how: &str) {
+        self.emit(
+            Diagnostic::error(
+                codes::SOA_WITH_RATE,
+                format!("`{word}` and `soa<N>` cannot both qualify a type"),
+            )
+            .with_primary(at, format!("`{word}` {how}"))
+            .with_note("`soa<N>` is a rate of its own: each element is one uniform-sized value per member, indexed like an array")
+            .with_help(format!("remove `{word}`: a uniform index of an soa array gives a uniform struct, a varying index a varying one")),
+        );
     }
 
     /// The length of a short vector: a positive constant, at most [`MAX_VECTOR_LEN`].

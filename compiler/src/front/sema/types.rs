@@ -259,6 +259,12 @@ pub enum TypeKind {
     /// A pointer to a function of the signature (`float (*)(float, float)`). Its value
     /// is the function's number in the program, 0 for `NULL` (see `lower::fn_ptr`).
     FnPtr(SigId),
+    /// `soa<N> S`: one block of `N` elements of struct `S` in structure-of-arrays
+    /// layout (every member `m` becomes `N` uniform `m`s; see [`Types::soa_form`]). It
+    /// appears as the element of an array or the pointee of a pointer; indexing those
+    /// counts elements, not blocks, and gives an `S` (see `lower::soa`). Always
+    /// uniform: the block has no per-instance copies.
+    Soa(StructId, u32),
 }
 
 /// One interned type.
@@ -379,6 +385,8 @@ pub struct Types {
     pub enums: PrimaryMap<EnumId, EnumInfo>,
     sigs: PrimaryMap<SigId, FnSig>,
     sig_map: FxHashMap<FnSig, SigId>,
+    /// Layouts of the `soa<N>` blocks formed so far, by struct and width.
+    soa_layouts: FxHashMap<(StructId, u32), StructLayout>,
 }
 
 const PRIM_BASE: u32 = 2;
@@ -408,6 +416,7 @@ impl Types {
             enums: PrimaryMap::new(),
             sigs: PrimaryMap::new(),
             sig_map: FxHashMap::default(),
+            soa_layouts: FxHashMap::default(),
         };
         let plain = |kind| TypeData {
             kind,
@@ -536,6 +545,160 @@ impl Types {
             var,
             is_const: false,
         })
+    }
+
+    /// `soa<width> S`, and its layout on `target` (`S` must be complete).
+    pub fn soa(&mut self, id: StructId, width: u32, target: Target) -> TypeId {
+        let ty = self.intern(TypeData {
+            kind: TypeKind::Soa(id, width),
+            var: Variability::Uniform,
+            is_const: false,
+        });
+        if !self.soa_layouts.contains_key(&(id, width)) {
+            let l = self.soa_struct_layout(id, width, target, 0);
+            self.soa_layouts.insert((id, width), l);
+        }
+        ty
+    }
+
+    /// The struct and width of an `soa<N>` block type.
+    pub fn as_soa(&self, ty: TypeId) -> Option<(StructId, u32)> {
+        match self.kind(ty) {
+            TypeKind::Soa(s, n) => Some((s, n)),
+            _ => None,
+        }
+    }
+
+    /// The `soa<N>` block a pointer or array of soa elements holds, if `ty` is one.
+    pub fn soa_elements(&self, ty: TypeId) -> Option<(StructId, u32)> {
+        match self.kind(ty) {
+            TypeKind::Pointer(p) | TypeKind::Array(p, _) => self.as_soa(p),
+            _ => None,
+        }
+    }
+
+    /// Size, alignment and member offsets of `soa<width> S`: member by member, each in
+    /// its soa form ([`Self::soa_form`]), aligned as a struct's. The block is aligned to
+    /// at least `width` bytes, so that the low bits of an element's address can hold its
+    /// lane (see `lower::soa`); every soa form's size is a multiple of `width`.
+    pub fn soa_layout(&self, id: StructId, width: u32, target: Target) -> StructLayout {
+        match self.soa_layouts.get(&(id, width)) {
+            Some(l) => l.clone(),
+            None => self.soa_struct_layout(id, width, target, 0),
+        }
+    }
+
+    fn soa_struct_layout(
+        &self,
+        id: StructId,
+        width: u32,
+        target: Target,
+        depth: u32,
+    ) -> StructLayout {
+        let mut offsets = Vec::new();
+        let (mut size, mut align) = (0u32, width.max(1));
+        if depth <= 64 {
+            for f in &self.structs[id].fields {
+                let l = self.soa_form_layout(f.ty, width, target, depth + 1);
+                let a = l.align.max(1);
+                size = size.div_ceil(a).saturating_mul(a);
+                offsets.push(size);
+                size = size.saturating_add(l.size);
+                align = align.max(a);
+            }
+        }
+        StructLayout {
+            size: size.max(1).div_ceil(align).saturating_mul(align),
+            align,
+            offsets,
+        }
+    }
+
+    /// Size and alignment of the soa form of a member type `ty` (see [`Self::soa_form`]).
+    pub fn soa_form_layout(&self, ty: TypeId, width: u32, target: Target, depth: u32) -> Layout {
+        if depth > 64 {
+            return Layout { size: 0, align: 1 };
+        }
+        match self.kind(ty) {
+            TypeKind::Array(elem, n) => {
+                let e = self.soa_form_layout(elem, width, target, depth + 1);
+                Layout {
+                    size: e.size.saturating_mul(n.unwrap_or(0)),
+                    align: e.align,
+                }
+            }
+            TypeKind::Vector(p, n) => Layout {
+                size: p.size().saturating_mul(width).saturating_mul(n),
+                align: p.size(),
+            },
+            TypeKind::Struct(s) | TypeKind::Soa(s, _) => {
+                let l = match self.soa_layouts.get(&(s, width)) {
+                    Some(l) => l.clone(),
+                    None => self.soa_struct_layout(s, width, target, depth + 1),
+                };
+                Layout {
+                    size: l.size,
+                    align: l.align,
+                }
+            }
+            _ => {
+                let one = self.layout(self.uniform_twin(ty), target);
+                Layout {
+                    size: one.size.saturating_mul(width),
+                    align: one.align,
+                }
+            }
+        }
+    }
+
+    /// `ty` with its outer variability made uniform, without interning (its layout is
+    /// that of the uniform type): for a scalar, the interned uniform twin if any.
+    fn uniform_twin(&self, ty: TypeId) -> TypeId {
+        let d = self.data[ty];
+        if d.var == Variability::Uniform {
+            return ty;
+        }
+        let u = TypeData {
+            var: Variability::Uniform,
+            ..d
+        };
+        self.map.get(&u).copied().unwrap_or(ty)
+    }
+
+    /// The soa form of member type `ty` in a block of `width` elements: what the
+    /// block holds in its place. A scalar becomes `width` uniform scalars (one per
+    /// element), an array an array of soa forms, a short vector `T<n>` an array of `n`
+    /// soa forms of `T`, and a struct its own `soa<width>` block.
+    pub fn soa_form(&mut self, ty: TypeId, width: u32, target: Target) -> TypeId {
+        let ty = self.bind(ty, Variability::Uniform);
+        match self.kind(ty) {
+            TypeKind::Array(elem, n) => {
+                let e = self.soa_form(elem, width, target);
+                self.array(e, n)
+            }
+            TypeKind::Vector(p, n) => {
+                let lanes = self.prim(p, Variability::Uniform);
+                let e = self.array(lanes, Some(width));
+                self.array(e, Some(n))
+            }
+            TypeKind::Struct(s) => self.soa(s, width, target),
+            TypeKind::Error | TypeKind::Void => ty,
+            _ => self.array(ty, Some(width)),
+        }
+    }
+
+    /// The type of member `index` of an `soa<N>` block as the block holds it (its soa
+    /// form): what a brace list for the block initializes.
+    pub fn soa_member_type(&mut self, soa_ty: TypeId, index: usize, target: Target) -> TypeId {
+        let d = self.data[soa_ty];
+        let TypeKind::Soa(sid, width) = d.kind else {
+            return Self::ERROR;
+        };
+        let Some(field) = self.structs[sid].fields.get(index) else {
+            return Self::ERROR;
+        };
+        let form = self.soa_form(field.ty, width, target);
+        self.with_const(form, d.is_const)
     }
 
     /// Interns a function signature.
@@ -672,7 +835,7 @@ impl Types {
                 let e = self.set_var(elem, var, only_unbound);
                 self.array(e, n)
             }
-            TypeKind::Error | TypeKind::Void => ty,
+            TypeKind::Error | TypeKind::Void | TypeKind::Soa(..) => ty,
             _ => self.intern(TypeData { var, ..d }),
         }
     }
@@ -766,6 +929,13 @@ impl Types {
                 }
             }
             TypeKind::Vector(p, n) => vector_layout(p.size(), n, lanes),
+            TypeKind::Soa(sid, width) => {
+                let l = self.soa_layout(sid, width, target);
+                Layout {
+                    size: l.size,
+                    align: l.align,
+                }
+            }
         }
     }
 
@@ -776,6 +946,11 @@ impl Types {
         let mut done = vec![false; ids.len()];
         for id in ids {
             self.layout_struct(id, target, &mut done, 0);
+        }
+        let soas: Vec<(StructId, u32)> = self.soa_layouts.keys().copied().collect();
+        for (id, width) in soas {
+            let l = self.soa_struct_layout(id, width, target, 0);
+            self.soa_layouts.insert((id, width), l);
         }
     }
 
@@ -885,6 +1060,13 @@ impl Types {
                 quals(out);
                 out.push_str(p.name());
                 out.push_str(&format!("<{n}>"));
+            }
+            TypeKind::Soa(s, n) => {
+                if d.is_const {
+                    out.push_str("const ");
+                }
+                out.push_str(&format!("soa<{n}> struct "));
+                out.push_str(interner.resolve(self.structs[s].name));
             }
             TypeKind::Enum(e) => {
                 quals(out);
