@@ -960,12 +960,14 @@ impl<'a> Checker<'a> {
         self.scopes.pop();
     }
 
-    /// A `foreach` bound: a uniform integer (E0408).
+    /// A `foreach` bound: a uniform integer (E0408); a floating-point one converts to
+    /// `int` as ISPC converts it.
     fn check_foreach_bound(&mut self, e: &Expr, kw: &'static str) {
         let t = self.check_expr(e);
         if self.out.types.is_error(t) {
             return;
         }
+        let t = self.float_as_int(e, t).unwrap_or(t);
         if !self.out.types.is_integral(t) {
             self.emit(
                 Diagnostic::error(
