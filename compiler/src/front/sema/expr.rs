@@ -146,7 +146,10 @@ impl Checker<'_> {
                     .place_of(e, 0)
                     .is_some_and(|p| p.soa == Some(SoaPlace::Part)) =>
             {
-                self.soa_part_address(e, "use as a pointer");
+                self.soa_part_address(
+                    e,
+                    "an array inside an soa element cannot decay to a pointer",
+                );
                 Types::ERROR
             }
             TypeKind::Array(elem, _) => {
@@ -666,7 +669,10 @@ impl Checker<'_> {
                 self.types().pointer(block, var, false)
             }
             Some(SoaPlace::Part) => {
-                self.soa_part_address(operand, "take the address of");
+                self.soa_part_address(
+                    operand,
+                    "cannot take the address of a part of an soa element",
+                );
                 Types::ERROR
             }
         }
@@ -688,13 +694,10 @@ impl Checker<'_> {
         );
     }
 
-    /// E0336: `what` (a verb phrase) a member or part of an soa element.
-    pub(super) fn soa_part_address(&mut self, e: &Expr, what: &str) {
+    /// E0336: an address of a member or part of an soa element is needed for `e`.
+    pub(super) fn soa_part_address(&mut self, e: &Expr, message: &str) {
         self.emit(
-            Diagnostic::error(
-                codes::SOA_MEMBER_ADDRESS,
-                format!("cannot {what} a part of an soa element"),
-            )
+            Diagnostic::error(codes::SOA_MEMBER_ADDRESS, message)
             .with_primary(e.span, "this is stored in soa layout, spread over its block")
             .with_note("the members of an soa element are not contiguous in memory, so no pointer addresses them")
             .with_help("copy the value into a variable first, or take the address of the whole element: `&pts[i]`"),

@@ -383,7 +383,7 @@ impl Checker<'_> {
                     format!("struct `{sname}` cannot be laid out as soa: member `{fname}` has type `{fs}`"),
                 )
                 .with_primary(span, "`soa<N>` applied here")
-                .with_secondary(f.span, format!("{why}, so it has no per-element uniform copy"))
+                .with_secondary(f.span, format!("{why}, but soa storage holds one plain value of each member per element"))
                 .with_help("leave the member's variability unbound (no `uniform` or `varying`) in structs used with `soa`"),
             );
             ok = false;
