@@ -22,7 +22,7 @@ use super::func::{FnLower, Val};
 use super::place::Place;
 use super::types::ir_type;
 use crate::front::sema::{StructId, TypeId, TypeKind, Types, Variability};
-use crate::ir::{BinaryOp, ConvOp, Scalar, Space, Type, Value};
+use crate::ir::{BinaryOp, ConvOp, IntCC, Scalar, Space, Type, Value};
 
 /// The element of soa storage a place belongs to (see the module docs).
 #[derive(Clone, Copy, Debug)]
@@ -48,14 +48,15 @@ impl FnLower<'_, '_> {
         self.conv(ConvOp::Bitcast, i, Scalar::Ptr)
     }
 
-    /// A pointer to an element as its block's address and its lane.
+    /// A pointer to an element as its block's address and its lane. The block is
+    /// computed by pointer arithmetic (`ptr - lane`), never from an integer: only the
+    /// low bits of an address are read as a number.
     fn soa_decode(&mut self, ptr: Value, width: u32) -> (Value, Value) {
         let i = self.addr_as_int(ptr);
         let low = self.int_const(i64::from(width) - 1);
-        let high = self.int_const(!(i64::from(width) - 1));
         let lane = self.bin(BinaryOp::Band, i, low);
-        let block = self.bin(BinaryOp::Band, i, high);
-        (self.int_as_addr(block), lane)
+        let back = self.int_as_addr(lane);
+        (self.bin(BinaryOp::Isub, ptr, back), lane)
     }
 
     /// The pointer to the element at `lane` of the block at `block`.
@@ -84,8 +85,20 @@ impl FnLower<'_, '_> {
         let lane = self.bin(BinaryOp::Band, e, low);
         let size = self.int_const(i64::from(block_size));
         let bytes = self.bin(BinaryOp::Imul, blocks, size);
-        let bytes = self.int_as_addr(bytes);
-        (self.bin(BinaryOp::Iadd, block, bytes), lane)
+        (self.move_addr(block, bytes), lane)
+    }
+
+    /// `addr + bytes` for a signed pointer-width byte count, added or subtracted by its
+    /// magnitude: a negative count is never widened into an address.
+    fn move_addr(&mut self, addr: Value, bytes: Value) -> Value {
+        let zero = self.int_const(0);
+        let back = self.icmp(IntCC::Slt, bytes, zero);
+        let negated = self.bin(BinaryOp::Isub, zero, bytes);
+        let magnitude = self.select(back, negated, bytes);
+        let magnitude = self.int_as_addr(magnitude);
+        let fwd = self.bin(BinaryOp::Iadd, addr, magnitude);
+        let bwd = self.bin(BinaryOp::Isub, addr, magnitude);
+        self.select(back, bwd, fwd)
     }
 
     /// The place of element `index` (any integer; `signed` says how to widen it) of
@@ -163,8 +176,8 @@ impl FnLower<'_, '_> {
         let block_size = self.cx.types.soa_layout(sid, width, target).size.max(1);
         let (ba, la) = self.soa_decode(a, width);
         let (bb, lb) = self.soa_decode(b, width);
-        let (ba, bb) = (self.addr_as_int(ba), self.addr_as_int(bb));
         let bytes = self.bin(BinaryOp::Isub, ba, bb);
+        let bytes = self.addr_as_int(bytes);
         let size = self.int_const(i64::from(block_size));
         let blocks = self.bin(BinaryOp::Sdiv, bytes, size);
         let n = self.int_const(i64::from(width));
