@@ -368,7 +368,11 @@ impl FnLower<'_, '_> {
             let i = signed_index(self);
             return Some(self.soa_element(ptr, array, Some(i), block, space));
         }
-        if !matches!(self.cx.types.kind(bt), TypeKind::Array(..)) || !self.in_soa(base) {
+        let indexable = matches!(
+            self.cx.types.kind(bt),
+            TypeKind::Array(..) | TypeKind::Vector(..)
+        );
+        if !indexable || !self.in_soa(base) {
             return None;
         }
         let bp = self.place(base)?;
@@ -386,7 +390,10 @@ impl FnLower<'_, '_> {
             ExprKind::Index { base, .. } => {
                 let bt = self.cx.checked.type_of(base.id);
                 self.cx.types.soa_elements(bt).is_some()
-                    || (matches!(self.cx.types.kind(bt), TypeKind::Array(..)) && self.in_soa(base))
+                    || (matches!(
+                        self.cx.types.kind(bt),
+                        TypeKind::Array(..) | TypeKind::Vector(..)
+                    ) && self.in_soa(base))
             }
             ExprKind::Member {
                 base, arrow: true, ..

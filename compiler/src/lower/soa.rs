@@ -233,7 +233,7 @@ impl FnLower<'_, '_> {
         Some(self.soa_part(p, off, fty))
     }
 
-    /// Element `index` of the array at soa place `p`.
+    /// Element `index` of the array or short vector at soa place `p`.
     pub fn soa_index(
         &mut self,
         p: Place,
@@ -241,15 +241,18 @@ impl FnLower<'_, '_> {
         index: Value,
         signed: bool,
     ) -> Option<Place> {
-        let TypeKind::Array(elem, _) = self.cx.types.kind(p.ty) else {
-            return None;
-        };
         let target = self.cx.checked.target;
-        let size = self
-            .cx
-            .types
-            .soa_form_layout(elem, soa.width, target, 0)
-            .size;
+        let (elem, size) = match self.cx.types.kind(p.ty) {
+            TypeKind::Array(elem, _) => {
+                let form = self.cx.types.soa_form_layout(elem, soa.width, target, 0);
+                (elem, form.size)
+            }
+            TypeKind::Vector(prim, _) => (
+                self.cx.types.prim(prim, Variability::Uniform),
+                prim.size() * soa.width,
+            ),
+            _ => return None,
+        };
         let off = self.scaled_index(index, signed, size);
         Some(self.soa_part(p, off, elem))
     }

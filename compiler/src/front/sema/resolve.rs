@@ -72,8 +72,8 @@ impl Checker<'_> {
                     _ => ty,
                 }
             }
-            BaseType::Soa { span, .. } => {
-                self.check_soa_rate(&spec.quals, *span);
+            BaseType::Soa { .. } => {
+                self.check_soa_rate(&spec.quals);
                 ty
             }
             _ => self.apply_variability(ty, &spec.quals, spec.span),
@@ -392,14 +392,13 @@ impl Checker<'_> {
     }
 
     /// E0412: `uniform` or `varying` written with `soa<N>`, which is a rate of its own.
-    fn check_soa_rate(&mut self, q: &Qualifiers, soa: Span) {
+    fn check_soa_rate(&mut self, q: &Qualifiers) {
         if let Some(u) = q.uniform() {
             self.soa_rate_conflict(u, "uniform", "here");
         }
         if let Some(v) = q.varying() {
             self.soa_rate_conflict(v, "varying", "here");
         }
-        let _ = soa;
     }
 
     fn soa_rate_conflict(&mut self, at: Span, word: &str, how: &str) {
