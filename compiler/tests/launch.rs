@@ -242,6 +242,11 @@ fn unsupported_signatures_are_explained() {
             "multi-dimensional",
         ),
         ("export void f(void * uniform p) {}", "`void *`"),
+        ("export void f(uniform float &x) {}", "it is a reference"),
+        (
+            "export void f(varying float * uniform p) {}",
+            "points to varying data",
+        ),
     ];
     for (src, why) in cases {
         let e = sig_err(src, "f");

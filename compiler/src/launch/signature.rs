@@ -189,7 +189,11 @@ pub fn signature_of(
             || format!("arg{index}"),
             |s| interner.resolve(s).to_string(),
         );
-        let kind = param_kind(checked, p.ty).map_err(|why| {
+        let kind = match p.by_ref {
+            true => Err("it is a reference; the launcher passes values and buffers, so launch this function from code".to_string()),
+            false => param_kind(checked, p.ty),
+        };
+        let kind = kind.map_err(|why| {
             LaunchError::new(
                 ErrorKind::UnsupportedSignature,
                 format!(

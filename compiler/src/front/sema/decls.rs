@@ -476,7 +476,7 @@ impl Checker<'_> {
         self.check_operator_declaration(f, flags, &mut params);
         self.check_entry_signature(f, flags, ret, &params);
         if flags.is_entry() {
-            self.entry_references(f, &params);
+            self.entry_references(f);
         }
         (flags, ret, ret_ref.is_some(), params)
     }
@@ -636,7 +636,7 @@ impl Checker<'_> {
         }
         let kind = if flags.task { "task" } else { "export" };
         for p in params {
-            if !flags.task && self.out.types.contains_varying(p.ty) {
+            if !flags.task && self.varying_entry_param(p.ty) {
                 let tys = self.ty_str(p.ty);
                 let help = match self.out.types.kind(p.ty) {
                     TypeKind::Pointer(_) => {
@@ -686,6 +686,16 @@ impl Checker<'_> {
                     tys.replace("varying", "uniform")
                 )),
             );
+        }
+    }
+
+    /// An `export` parameter the host cannot give one value for the whole launch: a
+    /// varying value or a struct holding one. A uniform pointer (or array) to varying
+    /// data is one address, as ISPC allows (`varying float array[]`).
+    fn varying_entry_param(&self, ty: TypeId) -> bool {
+        match self.out.types.kind(ty) {
+            TypeKind::Pointer(_) | TypeKind::Array(..) => self.out.types.is_varying(ty),
+            _ => self.out.types.contains_varying(ty),
         }
     }
 
@@ -742,32 +752,26 @@ impl Checker<'_> {
         );
     }
 
-    /// E0327 for references in an entry point's signature: the host passes values
-    /// (and pointers to its buffers), not references to program objects.
-    fn entry_references(&mut self, f: &ast::Function, params: &[ParamInfo]) {
-        let ret = Self::reference_span(&f.ret.derived).map(|s| (s, "return a value"));
-        let by_ref = f
-            .params
-            .iter()
-            .zip(params)
-            .filter(|(_, p)| p.by_ref)
-            .filter_map(|(ap, _)| Self::reference_span(&ap.ty.derived))
-            .map(|s| (s, "pass a pointer instead: `uniform float * uniform p`"));
-        let found: Vec<(Span, &str)> = ret.into_iter().chain(by_ref).collect();
-        for (amp, help) in found {
-            self.emit(
-                Diagnostic::error(
-                    codes::MISPLACED_REFERENCE,
-                    format!(
-                        "`export` and `task` function `{}` cannot use references",
-                        self.name(f.name.name)
-                    ),
-                )
-                .with_primary(amp, "this `&` declares a reference")
-                .with_note("the host calls an entry point with values and pointers to its buffers")
-                .with_help(help),
-            );
-        }
+    /// E0327 for an entry point that returns a reference: the host gets values.
+    /// Reference parameters are allowed, as in ISPC (its C++ header passes them as
+    /// references); `spmdc run` refuses to launch such an entry itself, as it refuses
+    /// struct parameters, so it is launched from code.
+    fn entry_references(&mut self, f: &ast::Function) {
+        let Some(amp) = Self::reference_span(&f.ret.derived) else {
+            return;
+        };
+        self.emit(
+            Diagnostic::error(
+                codes::MISPLACED_REFERENCE,
+                format!(
+                    "`export` and `task` function `{}` cannot return a reference",
+                    self.name(f.name.name)
+                ),
+            )
+            .with_primary(amp, "this `&` declares a reference")
+            .with_note("the host gets the values an entry point returns")
+            .with_help("return a value instead"),
+        );
     }
 
     fn find_same_signature(&mut self, name: Symbol, params: &[ParamInfo]) -> Option<FuncId> {
