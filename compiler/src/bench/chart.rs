@@ -7,7 +7,15 @@
 //! * `stalls`: per run, its scheduler cycles split into issue and each stall reason;
 //! * `occupancy`: per run, achieved and theoretical occupancy;
 //! * `sweep`: cycles against the thread target, one line per kernel and
-//!   configuration (suites with several sizes).
+//!   configuration (suites with several sizes);
+//! * `change`: for the suite's first `change` metric, per kernel and target, the
+//!   statistic under its `against` configuration over the first configuration's, with
+//!   the geomean (the uniformity suite: vector instructions without the analysis over
+//!   with it);
+//! * `rates`: per run, millions of instructions simulated per CPU second (sim-speed).
+//!
+//! In the `regdem` layout, `speedup` is each kernel's fastest local-spilling cycles
+//! over its fastest demoted allocation's, with the geomean.
 //!
 //! Bars are horizontal so that kernel names read as written.
 
@@ -17,7 +25,7 @@ use plotters::prelude::*;
 use super::dac::geomean;
 use super::record::{Check, RunRecord};
 use super::report::{self, STALLS};
-use super::suite::Suite;
+use super::suite::{Layout, Suite};
 
 /// One chart: its file name (`NAME.svg`) and SVG text.
 pub struct Chart {
@@ -40,7 +48,10 @@ pub fn charts(suite: &Suite, records: &[RunRecord]) -> Vec<Chart> {
     let mut out = Vec::new();
     for name in &suite.charts {
         let svg = match name.as_str() {
+            "speedup" if suite.layout == Layout::Regdem => demoted_over_local(&suite.name, records),
             "speedup" => speedup(&suite.name, &report::speedups(suite, records)),
+            "change" => change(suite, records),
+            "rates" => rates(&suite.name, records),
             "stalls" => stalls(&suite.name, records),
             "occupancy" => occupancy(&suite.name, records),
             _ => sweep(&suite.name, records),
@@ -182,21 +193,80 @@ fn bars(
 
 /// Speedup bars per kernel and their geomean.
 pub fn speedup(suite: &str, speedups: &[(String, f64)]) -> Option<String> {
-    if speedups.is_empty() {
+    ratios(
+        &format!("{suite}: speedup (base cycles / new cycles)"),
+        "speedup",
+        speedups,
+    )
+}
+
+/// One bar per row for a ratio, a last bar for their geomean, and a rule at 1.
+fn ratios(title: &str, x_desc: &str, values: &[(String, f64)]) -> Option<String> {
+    let values: Vec<&(String, f64)> = values.iter().filter(|v| v.1.is_finite()).collect();
+    if values.is_empty() {
         return None;
     }
-    let g = geomean(speedups.iter().map(|s| s.1));
-    let mut rows: Vec<(String, Vec<(f64, RGBColor)>)> = speedups
+    let g = geomean(values.iter().map(|s| s.1));
+    let mut rows: Vec<(String, Vec<(f64, RGBColor)>)> = values
         .iter()
         .map(|(k, s)| (k.clone(), vec![(*s, COLORS[0])]))
         .collect();
     rows.push((format!("geomean ({g:.3}x)"), vec![(g, COLORS[1])]));
+    bars(title, x_desc, &rows, &[], Some(1.0))
+}
+
+/// RegDem's headline per kernel: the fastest local-spilling allocation's cycles over
+/// the fastest demoted one's.
+fn demoted_over_local(suite: &str, records: &[RunRecord]) -> Option<String> {
+    ratios(
+        &format!("{suite}: demotion over local spilling (local cycles / demoted cycles)"),
+        "speedup of the fastest demoted allocation",
+        &super::regdem::demoted_over_local(records),
+    )
+}
+
+/// For the suite's first `change` metric (`of` a statistic, `against` a
+/// configuration): per kernel and target, the statistic under `against` over the
+/// statistic under the suite's first configuration (how many times fewer it takes).
+fn change(suite: &Suite, records: &[RunRecord]) -> Option<String> {
+    let m = suite.metrics.iter().find(|m| m.name == "change")?;
+    let (of, against) = (m.of.as_deref()?, m.against.as_deref()?);
+    let first = &suite.configs.first()?.name;
+    let values: Vec<(String, f64)> = records
+        .iter()
+        .filter(|r| r.check == Check::Ok && &r.config == first && r.count(of) > 0)
+        .filter_map(|r| {
+            let base = report::against_run(m, r, records)?;
+            let name = format!("{} ({})", r.kernel, r.target);
+            Some((name, base.count(of) as f64 / r.count(of) as f64))
+        })
+        .collect();
+    ratios(
+        &format!("{}: {of}, {against} / {first}", suite.name),
+        &format!("{of} under {against} over {first}"),
+        &values,
+    )
+}
+
+/// Millions of instructions simulated per CPU second, per run (interpreter: gang
+/// instructions; simulators: machine or warp instructions).
+fn rates(suite: &str, records: &[RunRecord]) -> Option<String> {
+    let rows: Vec<(String, Vec<(f64, RGBColor)>)> = records
+        .iter()
+        .filter(|r| r.check == Check::Ok && r.stats.contains_key("dynamic_instructions"))
+        .map(|r| {
+            let busy = r.host.cpu_s.filter(|&c| c > 0.0).unwrap_or(r.host.wall_s);
+            let rate = r.count("dynamic_instructions") as f64 / busy.max(1e-9) / 1e6;
+            let label = format!("{} {} {}", r.kernel, r.target, r.config);
+            (label, vec![(rate, COLORS[0])])
+        })
+        .collect();
     bars(
-        &format!("{suite}: speedup (base cycles / new cycles)"),
-        "speedup",
+        &format!("{suite}: simulation rate"),
+        "M instructions per CPU second",
         &rows,
         &[],
-        Some(1.0),
+        None,
     )
 }
 
@@ -379,5 +449,83 @@ mod tests {
         assert_eq!((blue, orange), (3, 1), "{svg}");
         // The x axis is labelled with numbers (its ticks).
         assert!(texts.contains(&"1.0"), "no tick at 1: {texts:?}");
+    }
+
+    fn run(target: &str, config: &str, loads: u64) -> RunRecord {
+        use crate::bench::record::{Host, Stat};
+        RunRecord {
+            suite: "t".into(),
+            index: 0,
+            kernel: "k".into(),
+            class: None,
+            config: config.into(),
+            target: target.into(),
+            machine: "gtx480".into(),
+            switches: Vec::new(),
+            size: 1,
+            launch: crate::bench::suite::Launch {
+                entry: "saxpy_gpu".into(),
+                grid: None,
+                block: None,
+                dynamic_shared: None,
+                args: Vec::new(),
+                threads: None,
+            },
+            check: Check::Ok,
+            message: None,
+            stats: [("loads".to_string(), Stat::Count(loads))]
+                .into_iter()
+                .collect(),
+            share: None,
+            variants: Vec::new(),
+            host: Host::default(),
+        }
+    }
+
+    /// The `change` chart: one bar per kernel and target, the `against` run's statistic
+    /// over the first configuration's, on the same target, and the geomean.
+    #[test]
+    fn change_chart_compares_each_target_with_its_own_baseline() {
+        let text = r#"
+name = "t"
+description = "d"
+layout = "runs"
+charts = ["change"]
+metrics = ["kernel", { name = "change", of = "loads", against = "base" }]
+[[config]]
+name = "new"
+target = "nyuzi"
+[[config]]
+name = "base"
+target = "nyuzi"
+[[config]]
+name = "new"
+target = "dac-gpu"
+[[config]]
+name = "base"
+target = "dac-gpu"
+[[kernel]]
+name = "k"
+file = "saxpy_gpu.spmd"
+entry = "saxpy_gpu"
+"#;
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+        let suite = Suite::parse(text, "test", &dir).expect("the suite parses");
+        let records = [
+            run("nyuzi", "new", 50),
+            run("nyuzi", "base", 100),
+            run("dac-gpu", "new", 10),
+            run("dac-gpu", "base", 40),
+        ];
+        let charts = charts(&suite, &records);
+        assert_eq!(charts.len(), 1);
+        assert_eq!(charts[0].name, "change");
+        let svg = &charts[0].svg;
+        // 2x and 4x: the geomean is sqrt(8).
+        for label in ["k (nyuzi)", "k (dac-gpu)", "geomean (2.828x)"] {
+            assert!(svg.contains(label), "no {label}: {svg}");
+        }
+        let blue = svg.matches(r##"fill="#1F77B4""##).count();
+        assert_eq!(blue, 2, "one bar per kernel and target");
     }
 }

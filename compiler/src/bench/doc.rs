@@ -221,6 +221,8 @@ fn describe(chart: &str) -> &'static str {
         "stalls" => "scheduler cycles: issue and each stall reason, per run",
         "occupancy" => "achieved and theoretical occupancy, per run",
         "sweep" => "cycles against the thread target, per kernel and configuration",
+        "change" => "a statistic against a configuration, per kernel and target, and the geomean",
+        "rates" => "simulation rate per run",
         _ => "chart",
     }
 }

@@ -181,6 +181,21 @@ pub fn table(records: &[RunRecord]) -> Table {
     table
 }
 
+/// Per kernel whose runs matched, the fastest local-spilling allocation's cycles over
+/// the fastest demoted one's (kernels with only one kind are left out).
+pub fn demoted_over_local(records: &[RunRecord]) -> Vec<(String, f64)> {
+    records
+        .iter()
+        .filter(|r| r.check == Check::Ok)
+        .filter_map(|r| {
+            Some((
+                r.kernel.clone(),
+                rows(&r.kernel, &r.variants).1?.demoted_vs_local?,
+            ))
+        })
+        .collect()
+}
+
 /// Compiles `codegen` with candidate `c`'s budget and placement fixed, and runs it.
 #[allow(clippy::result_large_err)] // the driver's shared error type
 fn timed(

@@ -372,6 +372,11 @@ fn data_cell(suite: &Suite, kernel: &str, key: &str, decimals: Option<usize>) ->
     }
 }
 
+/// [`against`], for the charts.
+pub fn against_run<'a>(m: &Metric, r: &RunRecord, all: &'a [RunRecord]) -> Option<&'a RunRecord> {
+    against(m, r, all)
+}
+
 /// The run of `r`'s kernel and size under configuration `m.against`: on `r`'s target
 /// and machine when the suite has one there (several targets may each have a
 /// configuration of that name), else the first of that name.

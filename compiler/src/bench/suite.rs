@@ -219,7 +219,7 @@ pub const SWITCHES: &[&str] = &[
 ];
 
 /// The charts a suite may ask for.
-pub const CHARTS: &[&str] = &["speedup", "stalls", "occupancy", "sweep"];
+pub const CHARTS: &[&str] = &["speedup", "stalls", "occupancy", "sweep", "change", "rates"];
 
 /// A checked kernel.
 #[derive(Clone, Debug, PartialEq)]
