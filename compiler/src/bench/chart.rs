@@ -452,34 +452,7 @@ mod tests {
     }
 
     fn run(target: &str, config: &str, loads: u64) -> RunRecord {
-        use crate::bench::record::{Host, Stat};
-        RunRecord {
-            suite: "t".into(),
-            index: 0,
-            kernel: "k".into(),
-            class: None,
-            config: config.into(),
-            target: target.into(),
-            machine: "gtx480".into(),
-            switches: Vec::new(),
-            size: 1,
-            launch: crate::bench::suite::Launch {
-                entry: "saxpy_gpu".into(),
-                grid: None,
-                block: None,
-                dynamic_shared: None,
-                args: Vec::new(),
-                threads: None,
-            },
-            check: Check::Ok,
-            message: None,
-            stats: [("loads".to_string(), Stat::Count(loads))]
-                .into_iter()
-                .collect(),
-            share: None,
-            variants: Vec::new(),
-            host: Host::default(),
-        }
+        RunRecord::sample("k", config, target, &[("loads", loads)])
     }
 
     /// The `change` chart: one bar per kernel and target, the `against` run's statistic

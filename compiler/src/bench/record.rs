@@ -103,6 +103,40 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
+    /// A run of kernel `k` of suite `t` on the GTX 480 with counted statistics, for
+    /// tests of the tables and charts.
+    #[cfg(test)]
+    pub(crate) fn sample(kernel: &str, config: &str, target: &str, stats: &[(&str, u64)]) -> Self {
+        RunRecord {
+            suite: "t".into(),
+            index: 0,
+            kernel: kernel.into(),
+            class: Some("c".into()),
+            config: config.into(),
+            target: target.into(),
+            machine: "gtx480".into(),
+            switches: Vec::new(),
+            size: 1,
+            launch: Launch {
+                entry: "saxpy_gpu".into(),
+                grid: None,
+                block: None,
+                dynamic_shared: None,
+                args: Vec::new(),
+                threads: None,
+            },
+            check: Check::Ok,
+            message: None,
+            stats: stats
+                .iter()
+                .map(|&(k, v)| (k.to_string(), Stat::Count(v)))
+                .collect(),
+            share: None,
+            variants: Vec::new(),
+            host: Host::default(),
+        }
+    }
+
     /// The statistic `key` as a number (NaN when missing).
     pub fn stat(&self, key: &str) -> f64 {
         self.stats.get(key).map_or(f64::NAN, |s| s.as_f64())

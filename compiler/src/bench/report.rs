@@ -598,8 +598,6 @@ fn summary_cell(suite: &Suite, m: &Metric, i: usize, label: &str, picked: &[&Row
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::record::{Host, Stat};
-    use crate::bench::suite::Launch;
 
     /// Three configurations of one kernel in the `compare` layout, with a constant.
     fn suite() -> Suite {
@@ -645,33 +643,10 @@ entry = "saxpy_gpu"
     }
 
     fn record(kernel: &str, config: &str, cycles: u64, loads: u64, check: Check) -> RunRecord {
+        let stats = [("cycles", cycles), ("loads", loads)];
         RunRecord {
-            suite: "t".into(),
-            index: 0,
-            kernel: kernel.into(),
-            class: Some("c".into()),
-            config: config.into(),
-            target: "dac-gpu".into(),
-            machine: "gtx480".into(),
-            switches: Vec::new(),
-            size: 1,
-            launch: Launch {
-                entry: "saxpy_gpu".into(),
-                grid: None,
-                block: None,
-                dynamic_shared: None,
-                args: Vec::new(),
-                threads: None,
-            },
             check,
-            message: None,
-            stats: [("cycles", cycles), ("loads", loads)]
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), Stat::Count(v)))
-                .collect(),
-            share: None,
-            variants: Vec::new(),
-            host: Host::default(),
+            ..RunRecord::sample(kernel, config, "dac-gpu", &stats)
         }
     }
 
