@@ -236,7 +236,7 @@ fn change(suite: &Suite, records: &[RunRecord]) -> Option<String> {
         .iter()
         .filter(|r| r.check == Check::Ok && &r.config == first && r.count(of) > 0)
         .filter_map(|r| {
-            let base = report::against_run(m, r, records)?;
+            let base = report::against(m, r, records)?;
             let name = format!("{} ({})", r.kernel, r.target);
             Some((name, base.count(of) as f64 / r.count(of) as f64))
         })
@@ -253,12 +253,11 @@ fn change(suite: &Suite, records: &[RunRecord]) -> Option<String> {
 fn rates(suite: &str, records: &[RunRecord]) -> Option<String> {
     let rows: Vec<(String, Vec<(f64, RGBColor)>)> = records
         .iter()
-        .filter(|r| r.check == Check::Ok && r.stats.contains_key("dynamic_instructions"))
-        .map(|r| {
-            let busy = r.host.cpu_s.filter(|&c| c > 0.0).unwrap_or(r.host.wall_s);
-            let rate = r.count("dynamic_instructions") as f64 / busy.max(1e-9) / 1e6;
+        .filter(|r| r.check == Check::Ok)
+        .filter_map(|r| {
+            let rate = r.millions_per_second("dynamic_instructions")?;
             let label = format!("{} {} {}", r.kernel, r.target, r.config);
-            (label, vec![(rate, COLORS[0])])
+            Some((label, vec![(rate, COLORS[0])]))
         })
         .collect();
     bars(

@@ -103,6 +103,20 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
+    /// Millions of statistic `of` per second of the run's CPU time (its wall time when
+    /// the CPU time is unknown or zero); None when the run has no such statistic.
+    pub fn millions_per_second(&self, of: &str) -> Option<f64> {
+        if !self.stats.contains_key(of) {
+            return None;
+        }
+        let busy = self
+            .host
+            .cpu_s
+            .filter(|&c| c > 0.0)
+            .unwrap_or(self.host.wall_s);
+        Some(self.count(of) as f64 / busy.max(1e-9) / 1e6)
+    }
+
     /// A run of kernel `k` of suite `t` on the GTX 480 with counted statistics, for
     /// tests of the tables and charts.
     #[cfg(test)]

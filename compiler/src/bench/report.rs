@@ -305,11 +305,10 @@ fn run_cell(suite: &Suite, m: &Metric, r: &RunRecord, all: &[RunRecord]) -> Cell
         "cpu_s" => real(r.host.cpu_s.unwrap_or(f64::NAN), 2),
         "compile_ms" => real(1e3 * r.host.compile_s, 1),
         "per_second" => {
-            let busy = r.host.cpu_s.filter(|&c| c > 0.0).unwrap_or(r.host.wall_s);
             let of = m.of.as_deref().unwrap_or("dynamic_instructions");
-            match r.stats.contains_key(of) {
-                true => real(r.count(of) as f64 / busy.max(1e-9) / 1e6, 1),
-                false => text("-"),
+            match r.millions_per_second(of) {
+                Some(rate) => real(rate, 1),
+                None => text("-"),
             }
         }
         "sim_rate" => {
@@ -372,15 +371,10 @@ fn data_cell(suite: &Suite, kernel: &str, key: &str, decimals: Option<usize>) ->
     }
 }
 
-/// [`against`], for the charts.
-pub fn against_run<'a>(m: &Metric, r: &RunRecord, all: &'a [RunRecord]) -> Option<&'a RunRecord> {
-    against(m, r, all)
-}
-
 /// The run of `r`'s kernel and size under configuration `m.against`: on `r`'s target
 /// and machine when the suite has one there (several targets may each have a
 /// configuration of that name), else the first of that name.
-fn against<'a>(m: &Metric, r: &RunRecord, all: &'a [RunRecord]) -> Option<&'a RunRecord> {
+pub fn against<'a>(m: &Metric, r: &RunRecord, all: &'a [RunRecord]) -> Option<&'a RunRecord> {
     let against = m.against.as_deref()?;
     let mut named = all
         .iter()

@@ -265,12 +265,8 @@ impl FnLower<'_, '_> {
             }
             _ => SmallVec::new(),
         };
-        if self.cx.abis.contains_key(&f) {
-            return self.user_call(f, &operands, ty);
-        }
-        let name = self.cx.checked.ir_name(f, self.cx.interner);
-        self.unsupported(format!("calling `{name}`, which has no definition,"));
-        self.dummy(ty)
+        let name = self.cx.checked.funcs[f].name;
+        self.call_function(f, name, &operands, ty)
     }
 
     /// The address an expression bound to a reference gives it: its lvalue's, or a
@@ -1004,19 +1000,29 @@ impl FnLower<'_, '_> {
                     _ => self.dummy(ty),
                 }
             }
-            Res::Func(fid) => {
-                if self.cx.abis.contains_key(&fid) || self.cx.declare_stdlib_body(fid) {
-                    self.user_call(fid, args, ty)
-                } else if self.cx.checked.funcs[fid].from_stdlib {
-                    let fname = self.cx.name(name);
-                    self.stdlib_call(fname, args, ty)
-                } else {
-                    let fname = self.cx.name(name);
-                    self.unsupported(format!("calling `{fname}`, which has no definition,"));
-                    self.dummy(ty)
-                }
-            }
+            Res::Func(fid) => self.call_function(fid, name, args, ty),
             _ => self.dummy(ty),
+        }
+    }
+
+    /// A call of function `fid` (named `name` in the source) with `args`: of its lowered
+    /// body, or of a standard-library routine lowered in place.
+    fn call_function<A: Borrow<Expr>>(
+        &mut self,
+        fid: FuncId,
+        name: crate::front::intern::Symbol,
+        args: &[A],
+        ty: TypeId,
+    ) -> Val {
+        if self.cx.abis.contains_key(&fid) || self.cx.declare_stdlib_body(fid) {
+            self.user_call(fid, args, ty)
+        } else if self.cx.checked.funcs[fid].from_stdlib {
+            let fname = self.cx.name(name);
+            self.stdlib_call(fname, args, ty)
+        } else {
+            let fname = self.cx.name(name);
+            self.unsupported(format!("calling `{fname}`, which has no definition,"));
+            self.dummy(ty)
         }
     }
 

@@ -36,10 +36,15 @@ impl ModCx<'_> {
 
 impl FnLower<'_, '_> {
     /// A call of stdlib function `name` (overload already chosen by sema).
-    pub fn stdlib_call(&mut self, name: &str, args: &[Expr], ty: TypeId) -> Val {
+    pub fn stdlib_call<A: std::borrow::Borrow<Expr>>(
+        &mut self,
+        name: &str,
+        args: &[A],
+        ty: TypeId,
+    ) -> Val {
         let mut vals = Vec::with_capacity(args.len());
         let mut tys = Vec::with_capacity(args.len());
-        for a in args {
+        for a in args.iter().map(std::borrow::Borrow::borrow) {
             vals.push(self.scalar(a));
             tys.push(self.cx.checked.converted_type(a.id));
         }
