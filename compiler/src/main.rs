@@ -409,6 +409,11 @@ struct RunArgs {
     /// Print a buffer after the run (repeatable; `return` prints the return value).
     #[arg(long = "print", value_name = "NAME")]
     print: Vec<String>,
+    /// Write a buffer to a file after the run: NAME=PATH (repeatable), in the format
+    /// the extension names, as `@PATH` reads it back: raw little-endian elements
+    /// (`.bin`, any other name), one value per line (`.txt`) or a JSON array (`.json`).
+    #[arg(long = "save", value_name = "NAME=PATH", value_parser = parse_save)]
+    save: Vec<(String, PathBuf)>,
     /// Print one JSON object with every buffer, the output and the statistics.
     #[arg(long)]
     json: bool,
@@ -1682,6 +1687,9 @@ fn run_kernel(args: &RunArgs) -> u8 {
         Err(e) => return report_run_failure(&front, e, args),
     };
     keep_breakdown(&mut result, args, None);
+    if let Err(code) = save_buffers(&result, args) {
+        return code;
+    }
     if args.json {
         return write_output(None, &result.to_json_string());
     }
@@ -1689,6 +1697,26 @@ fn run_kernel(args: &RunArgs) -> u8 {
         Ok(out) => write_output(None, &out),
         Err(code) => code,
     }
+}
+
+/// `--save NAME=PATH`: the name and the path, split at the first `=`.
+fn parse_save(text: &str) -> Result<(String, PathBuf), String> {
+    match text.split_once('=') {
+        Some((name, path)) if !name.trim().is_empty() && !path.is_empty() => {
+            Ok((name.trim().to_string(), PathBuf::from(path)))
+        }
+        _ => Err(format!(
+            "`{text}` is not NAME=PATH (for example `--save y=y.bin`)"
+        )),
+    }
+}
+
+/// Writes the `--save`d buffers; on error, reports it and gives the exit code.
+fn save_buffers(result: &spmdc::launch::RunResult, args: &RunArgs) -> Result<(), u8> {
+    result.save(&args.save).map_err(|e| {
+        report_launch_errors(&[e], args.front.error_format);
+        EXIT_USAGE
+    })
 }
 
 /// Whether a run shows its progress: a timing run, with a terminal to show it on.
@@ -1757,6 +1785,9 @@ fn run_recorded(
         }
     };
     keep_breakdown(&mut result, args, recorded.profile.as_ref());
+    if let Err(code) = save_buffers(&result, args) {
+        return code;
+    }
     let result = &result;
     let profiled = args.profile.is_some() || args.profile_json.is_some();
     for (path, json) in [

@@ -1223,3 +1223,73 @@ fn generator_coverage_takes_a_campaigns_seed_ranges() {
         assert_eq!(o.status.code(), Some(2), "--coverage {bad}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn save_writes_buffers_that_read_back_unchanged_on_every_target() {
+    let dir = std::env::temp_dir().join(format!("spmdc-cli-save-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let mut saved = Vec::new();
+    for target in ["interp", "nyuzi", "dac-gpu"] {
+        let (bin, txt, json) = (
+            path(&format!("y-{target}.bin")),
+            path(&format!("y-{target}.txt")),
+            path(&format!("y-{target}.json")),
+        );
+        let out = saxpy_run(&[
+            "--target",
+            target,
+            "--save",
+            &format!("y={bin}"),
+            "--save",
+            &format!("y={txt}"),
+            "--save",
+            &format!("y={json}"),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        // y = 2 * range(4) + 1, as little-endian f32s, and as text and JSON.
+        let expected: Vec<u8> = [1f32, 3.0, 5.0, 7.0]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        assert_eq!(std::fs::read(&bin).unwrap(), expected, "{target}");
+        assert_eq!(std::fs::read_to_string(&txt).unwrap(), "1\n3\n5\n7\n");
+        assert_eq!(
+            std::fs::read_to_string(&json).unwrap(),
+            "[1.0,3.0,5.0,7.0]\n"
+        );
+        saved.push(bin);
+    }
+    // Each file is an input `@file` reads back: x = y, y = y gives y = 3y.
+    for file in [&saved[0], &path("y-interp.txt"), &path("y-interp.json")] {
+        let args = SAXPY_RUN.map(|a| match a {
+            "a=2" => "a=2".to_string(),
+            "x=range(4)" => format!("x=@{file}"),
+            "y=fill(4,1)" => format!("y=@{file}"),
+            other => other.to_string(),
+        });
+        let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+        args.extend(["--print", "y"]);
+        let out = spmdc(&args, None);
+        assert_eq!(stdout(&out), "y = [3, 9, 15, 21]\n", "{file}");
+    }
+}
+
+#[test]
+fn save_errors_are_usage_errors() {
+    let unknown = saxpy_run(&["--save", "yy=out.bin"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(stderr(&unknown)
+        .contains("`--save yy`: `saxpy` has no buffer parameter named `yy`; did you mean `y`?"));
+    assert!(stderr(&unknown).contains("the buffers are: x, y"));
+    let unwritable = saxpy_run(&["--save", "y=/nonexistent-dir/y.bin"]);
+    assert_eq!(unwritable.status.code(), Some(2));
+    assert!(
+        stderr(&unwritable).contains("cannot write it"),
+        "{}",
+        stderr(&unwritable)
+    );
+    let malformed = saxpy_run(&["--save", "y"]);
+    assert_eq!(malformed.status.code(), Some(2));
+    assert!(stderr(&malformed).contains("`y` is not NAME=PATH"));
+}

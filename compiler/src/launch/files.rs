@@ -86,6 +86,29 @@ pub fn read_buffer(path: &Path, elem: ElemType) -> Result<Buffer, (ErrorKind, St
     }
 }
 
+/// Writes `buffer` to `path` in the format its extension names, so that `@path` reads
+/// it back unchanged: raw little-endian elements (`.bin` or any other name), one value
+/// per line as a SPEC literal (`.txt`; floats in the shortest form that reads back to
+/// the same bits) or one JSON array (`.json`, non-finite floats as strings).
+pub fn write_buffer(path: &Path, buffer: &Buffer) -> std::io::Result<()> {
+    match FileFormat::of(path) {
+        FileFormat::Binary => std::fs::write(path, buffer.bytes()),
+        FileFormat::Text => {
+            let mut text = String::with_capacity(buffer.len() * 8);
+            for v in buffer.values() {
+                text.push_str(&v.to_string());
+                text.push('\n');
+            }
+            std::fs::write(path, text)
+        }
+        FileFormat::Json => {
+            let mut text = buffer.to_json().to_string();
+            text.push('\n');
+            std::fs::write(path, text)
+        }
+    }
+}
+
 fn check_count(n: u64) -> Result<(), (ErrorKind, String)> {
     if n > MAX_ELEMENTS {
         Err((

@@ -4,6 +4,7 @@
 //! [run.md](../../../lang-spec/run.md).
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Serialize, Serializer};
@@ -12,6 +13,7 @@ use crate::launch::buffer::Buffer;
 use crate::launch::config::LaunchConfig;
 use crate::launch::elem::{format_float, Value};
 use crate::launch::error::{did_you_mean, ErrorKind, LaunchError};
+use crate::launch::files;
 use crate::launch::materialize::ArgValue;
 use crate::launch::Launch;
 
@@ -254,26 +256,51 @@ impl RunResult {
                     None => out.push_str("return = void\n"),
                 }
             } else {
-                let names: Vec<&str> = self.buffers.iter().map(|(n, _)| n.as_str()).collect();
-                let err = LaunchError::new(
-                    ErrorKind::UnknownName,
-                    format!(
-                        "`--print {name}`: `{}` has no buffer parameter named `{name}`{}",
-                        self.entry,
-                        did_you_mean(name, names.iter().copied())
-                    ),
-                );
-                return Err(if names.is_empty() {
-                    err.with_note(format!(
-                        "`{}` takes no buffers; `--print return` prints the returned value",
-                        self.entry
-                    ))
-                } else {
-                    err.with_note(format!("the buffers are: {}", names.join(", ")))
-                });
+                return Err(self.unknown_buffer("--print", name, true));
             }
         }
         Ok(out)
+    }
+
+    /// Writes each `(name, path)` buffer to its file (`--save`), in the format the
+    /// path's extension names, as [`files::write_buffer`] does. The first unknown name or
+    /// unwritable file is the error.
+    pub fn save(&self, saves: &[(String, PathBuf)]) -> Result<(), LaunchError> {
+        for (name, path) in saves {
+            let Some(b) = self.buffer(name) else {
+                return Err(self.unknown_buffer("--save", name, false));
+            };
+            files::write_buffer(path, b).map_err(|e| {
+                LaunchError::new(
+                    ErrorKind::File,
+                    format!("`--save {name}={}`: cannot write it: {e}", path.display()),
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The error for `OPTION NAME` where no buffer is called `NAME`, listing the buffers.
+    fn unknown_buffer(&self, option: &str, name: &str, takes_return: bool) -> LaunchError {
+        let names: Vec<&str> = self.buffers.iter().map(|(n, _)| n.as_str()).collect();
+        let err = LaunchError::new(
+            ErrorKind::UnknownName,
+            format!(
+                "`{option} {name}`: `{}` has no buffer parameter named `{name}`{}",
+                self.entry,
+                did_you_mean(name, names.iter().copied())
+            ),
+        );
+        if !names.is_empty() {
+            err.with_note(format!("the buffers are: {}", names.join(", ")))
+        } else if takes_return {
+            err.with_note(format!(
+                "`{}` takes no buffers; `--print return` prints the returned value",
+                self.entry
+            ))
+        } else {
+            err.with_note(format!("`{}` takes no buffers", self.entry))
+        }
     }
 }
 
