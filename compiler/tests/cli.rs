@@ -1293,3 +1293,65 @@ fn save_errors_are_usage_errors() {
     assert_eq!(malformed.status.code(), Some(2));
     assert!(stderr(&malformed).contains("`y` is not NAME=PATH"));
 }
+
+#[test]
+fn struct_and_nested_array_buffers_run_alike_on_every_target() {
+    let dir = std::env::temp_dir().join(format!("spmdc-cli-records-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let src = "struct Tri { float p[3][4]; int id; };
+struct Node { float lo[3]; uint8 axis; uint8 pad[3]; };
+export void f(const uniform Tri tris[], uniform Node nodes[], const uniform float m[2][2],
+              uniform float out[], uniform int n) {
+    foreach (i = 0 ... n) {
+        out[i] = tris[i].p[2][3] + tris[i].id + m[1][0] + nodes[i].lo[2] + nodes[i].axis;
+        nodes[i].axis = (uint8)(10 + i);
+    }
+}
+";
+    std::fs::write(file("k.spmd"), src).unwrap();
+    // Two triangles (52 bytes each), two nodes (16 bytes each), the 2x2 matrix.
+    let mut tris = Vec::new();
+    for id in [100i32, 200] {
+        (0..12).for_each(|k| tris.extend((k as f32).to_le_bytes()));
+        tris.extend(id.to_le_bytes());
+    }
+    let mut nodes = Vec::new();
+    for axis in [1u8, 2] {
+        [0.5f32, 0.25, 0.125]
+            .iter()
+            .for_each(|v| nodes.extend(v.to_le_bytes()));
+        nodes.extend([axis, 0, 0, 0]);
+    }
+    let m: Vec<u8> = [1f32, 2.0, 3.0, 4.0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    std::fs::write(file("tris.bin"), tris).unwrap();
+    std::fs::write(file("nodes.bin"), &nodes).unwrap();
+    std::fs::write(file("m.bin"), m).unwrap();
+    for target in ["interp", "nyuzi", "dac-gpu"] {
+        let out_nodes = file(&format!("nodes-{target}.bin"));
+        let args = [
+            "run".to_string(),
+            file("k.spmd"),
+            "--entry=f".into(),
+            format!("--target={target}"),
+            format!("--arg=tris=@{}", file("tris.bin")),
+            format!("--arg=nodes=@{}", file("nodes.bin")),
+            format!("--arg=m=@{}", file("m.bin")),
+            "--arg=out=zeros(2)".into(),
+            "--arg=n=2".into(),
+            "--print=out".into(),
+            format!("--save=nodes={out_nodes}"),
+        ];
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = spmdc(&args, None);
+        assert_eq!(out.status.code(), Some(0), "{target}: {}", stderr(&out));
+        // 11 + id + m[1][0] (3) + 0.125 + axis.
+        assert_eq!(stdout(&out), "out = [115.125, 216.125]\n", "{target}");
+        let mut expected = nodes.clone();
+        (expected[12], expected[28]) = (10, 11);
+        assert_eq!(std::fs::read(&out_nodes).unwrap(), expected, "{target}");
+    }
+}

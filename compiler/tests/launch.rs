@@ -230,16 +230,16 @@ fn unsupported_signatures_are_explained() {
             "struct parameters",
         ),
         (
-            "struct S { float a; }; export void f(uniform S * uniform s) {}",
-            "buffers of structs",
+            "struct S { float * a; }; export void f(uniform S * uniform s) {}",
+            "buffers of structs holding pointers",
+        ),
+        (
+            "struct S { float a; }; export void f(uniform S * uniform * uniform s) {}",
+            "buffers of pointers",
         ),
         (
             "export void f(uniform float * uniform * uniform p) {}",
             "buffers of pointers",
-        ),
-        (
-            "export void f(uniform float m[][4]) {}",
-            "multi-dimensional",
         ),
         ("export void f(void * uniform p) {}", "`void *`"),
         ("export void f(uniform float &x) {}", "it is a reference"),
@@ -262,6 +262,75 @@ fn unsupported_signatures_are_explained() {
         e.message.contains("which the launcher cannot report"),
         "{e}"
     );
+}
+
+#[test]
+fn arrays_of_arrays_are_buffers_of_their_elements_and_structs_buffers_of_bytes() {
+    let src = "struct In { float p[2][3]; int id; int8 tag; };
+               struct Out { In first; double d; };
+               export void f(const uniform float m[4][4], uniform int grid[][8],
+                             const uniform In ins[], uniform Out * uniform outs) {}";
+    let sig = sig_of(src, "f");
+    let kinds: Vec<ParamKind> = sig.params.iter().map(|p| p.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            ParamKind::Buffer {
+                elem: ElemType::F32,
+                read_only: true
+            },
+            ParamKind::Buffer {
+                elem: ElemType::I32,
+                read_only: false
+            },
+            // 24 bytes of floats, the int, the int8 and three bytes of padding.
+            ParamKind::Records {
+                size: 32,
+                read_only: true
+            },
+            // `In`, then the double at offset 32.
+            ParamKind::Records {
+                size: 40,
+                read_only: false
+            },
+        ]
+    );
+    assert_eq!(
+        sig.params[2].describe(),
+        "read-only buffer of structs of 32 bytes"
+    );
+    assert_eq!(sig.params[2].elem(), ElemType::U8);
+}
+
+#[test]
+fn struct_buffers_take_zeros_or_raw_bytes_of_whole_structs() {
+    let src = "struct P { float x, y; };
+               export void f(uniform P ps[]) {}";
+    let sig = sig_of(src, "f");
+    let param = &sig.params[0];
+    let make = |text: &str| launch::materialize(param, &parse_arg(text).unwrap());
+    let zeros = make("ps=zeros(3)").unwrap();
+    assert_eq!(zeros.as_buffer().unwrap().bytes(), &[0u8; 24]);
+    let whole = temp_file("two-ps.bin", &[7u8; 16]);
+    let read = make(&format!("ps=@{}", whole.display())).unwrap();
+    assert_eq!(read.as_buffer().unwrap().bytes(), &[7u8; 16]);
+    let partial = temp_file("part-ps.bin", &[7u8; 12]);
+    let e = make(&format!("ps=@{}", partial.display())).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::File);
+    assert!(
+        e.to_string()
+            .contains("12 bytes, is not a whole number of structs of 8 bytes"),
+        "{e}"
+    );
+    for text in ["ps=fill(3,1)", "ps=range(3)", "ps=random(3)"] {
+        let e = make(text).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::WrongKind, "{text}");
+        assert!(
+            e.to_string()
+                .contains("a buffer of structs takes `zeros(N)`"),
+            "{e}"
+        );
+    }
 }
 
 // ---------------------------------------------------------------- scalars

@@ -78,6 +78,9 @@ pub fn materialize(param: &KernelParam, arg: &ArgSpec) -> Result<ArgValue, Launc
         (spec, ParamKind::Buffer { .. }) => buffer(elem, spec)
             .map(ArgValue::Buffer)
             .map_err(|(kind, m)| arg.error(kind, format!("bad value for `{pname}`: {m}"))),
+        (spec, ParamKind::Records { size, .. }) => records(size, spec)
+            .map(ArgValue::Buffer)
+            .map_err(|(kind, m)| arg.error(kind, format!("bad value for `{pname}`: {m}"))),
     }
 }
 
@@ -128,6 +131,37 @@ fn buffer(elem: ElemType, spec: &Spec) -> Result<Buffer, Fail> {
         ),
         Spec::File(path) => files::read_buffer(path, elem)
             .map_err(|(k, m)| (k, format!("`@{}`: {m}", path.display()))),
+    }
+}
+
+/// The bytes of a buffer of structs of `size` bytes: `zeros(N)` structs, or a raw
+/// `@file` of whole structs (the layout of their members is the kernel's to read).
+fn records(size: u32, spec: &Spec) -> Result<Buffer, Fail> {
+    let size = u64::from(size.max(1));
+    match spec {
+        Spec::Zeros { n } => Ok(Buffer::zeros(
+            ElemType::U8,
+            check_count(n.saturating_mul(size))?,
+        )),
+        Spec::File(path) if files::FileFormat::of(path) == files::FileFormat::Binary => {
+            let b = files::read_buffer(path, ElemType::U8)
+                .map_err(|(k, m)| (k, format!("`@{}`: {m}", path.display())))?;
+            if !(b.len() as u64).is_multiple_of(size) {
+                return Err((
+                    ErrorKind::File,
+                    format!(
+                        "`@{}`: its size, {} bytes, is not a whole number of structs of {size} bytes",
+                        path.display(),
+                        b.len()
+                    ),
+                ));
+            }
+            Ok(b)
+        }
+        _ => Err((
+            ErrorKind::WrongKind,
+            "a buffer of structs takes `zeros(N)` (N structs) or a raw `@file` of their bytes (`.bin`)".into(),
+        )),
     }
 }
 
@@ -339,7 +373,9 @@ pub(crate) fn bind_args_excusing(
             .iter()
             .map(|p| match p.kind {
                 ParamKind::Scalar(t) => format!("--arg {}={}", p.name, example_scalar(t)),
-                ParamKind::Buffer { .. } => format!("--arg {}=zeros(16)", p.name),
+                ParamKind::Buffer { .. } | ParamKind::Records { .. } => {
+                    format!("--arg {}=zeros(16)", p.name)
+                }
             })
             .collect();
         let s = if missing.len() == 1 { "" } else { "s" };

@@ -5,9 +5,11 @@
 //! The launcher narrows further to what a host can pass: a uniform scalar of a basic
 //! type (or an enum, passed as its `int` value), or a uniform pointer to basic-type
 //! elements (`uniform T a[]`, `uniform T * uniform p`, `const` allowed), which becomes
-//! a [`Buffer`](crate::launch::Buffer). Struct parameters, pointers to structs or to
-//! pointers, `void *` and pointers to arrays (`uniform float m[][4]`) are refused with
-//! an error saying why, rather than guessed at.
+//! a [`Buffer`](crate::launch::Buffer); an array of arrays (`uniform float m[4][4]`) is
+//! a buffer of its innermost elements, and a pointer to structs of plain data a buffer
+//! of their bytes ([`ParamKind::Records`]). Struct parameters, pointers to pointers or
+//! to structs holding pointers, and `void *` are refused with an error saying why,
+//! rather than guessed at.
 
 use std::fmt;
 
@@ -24,6 +26,20 @@ pub enum ParamKind {
     /// A pointer to elements: the host passes a buffer. `read_only` when the pointee
     /// is `const` (the kernel cannot change the buffer).
     Buffer { elem: ElemType, read_only: bool },
+    /// A pointer to structs of plain data (basic types, enums, and arrays and structs of
+    /// them, no pointers): the host passes their bytes, `size` per struct, laid out as
+    /// the kernel lays a uniform struct out (C's layout, which ISPC's host code shares).
+    Records { size: u32, read_only: bool },
+}
+
+impl ParamKind {
+    /// Whether the kernel cannot change the buffer (its pointee is `const`).
+    pub fn read_only(self) -> bool {
+        match self {
+            ParamKind::Scalar(_) => false,
+            ParamKind::Buffer { read_only, .. } | ParamKind::Records { read_only, .. } => read_only,
+        }
+    }
 }
 
 /// One parameter of an entry point.
@@ -40,13 +56,14 @@ pub struct KernelParam {
 
 impl KernelParam {
     pub fn is_buffer(&self) -> bool {
-        matches!(self.kind, ParamKind::Buffer { .. })
+        !matches!(self.kind, ParamKind::Scalar(_))
     }
 
-    /// The scalar type, or the buffer's element type.
+    /// The scalar type, or the buffer's element type (bytes for structs).
     pub fn elem(&self) -> ElemType {
         match self.kind {
             ParamKind::Scalar(t) | ParamKind::Buffer { elem: t, .. } => t,
+            ParamKind::Records { .. } => ElemType::U8,
         }
     }
 
@@ -57,6 +74,12 @@ impl KernelParam {
             ParamKind::Buffer { elem, read_only } => {
                 format!(
                     "{}buffer of {elem}",
+                    if read_only { "read-only " } else { "" }
+                )
+            }
+            ParamKind::Records { size, read_only } => {
+                format!(
+                    "{}buffer of structs of {size} bytes",
                     if read_only { "read-only " } else { "" }
                 )
             }
@@ -240,6 +263,35 @@ pub fn signature_of(
     })
 }
 
+/// The element of an array of arrays (`float m[4][4]` holds `float`s, row by row);
+/// `ty` itself when it is not an array. Nested arrays have no padding, so a buffer of
+/// the innermost elements is the array's memory.
+fn innermost_element(checked: &Checked, mut ty: TypeId) -> TypeId {
+    while let TypeKind::Array(elem, _) = checked.types.kind(ty) {
+        ty = elem;
+    }
+    ty
+}
+
+/// Whether a uniform value of `ty` is plain data a host can write as bytes: basic types
+/// (not `float16`), enums, and arrays and structs of them, with no pointer (whose size
+/// differs between targets) and no varying member.
+fn is_plain_data(checked: &Checked, ty: TypeId, depth: u32) -> bool {
+    let types = &checked.types;
+    if depth > 64 || types.var(ty) == Variability::Varying || is_half(checked, ty) {
+        return false;
+    }
+    match types.kind(ty) {
+        TypeKind::Prim(_) | TypeKind::Enum(_) => true,
+        TypeKind::Array(elem, Some(_)) => is_plain_data(checked, elem, depth + 1),
+        TypeKind::Struct(sid) => types.structs[sid]
+            .fields
+            .iter()
+            .all(|f| is_plain_data(checked, f.ty, depth + 1)),
+        _ => false,
+    }
+}
+
 /// A basic type or enum (an enum is passed as its `int` value).
 fn scalar_elem(checked: &Checked, ty: TypeId) -> Option<ElemType> {
     match checked.types.kind(ty) {
@@ -269,7 +321,7 @@ fn param_kind(checked: &Checked, ty: TypeId) -> Result<ParamKind, String> {
         return Err(HALF_PARAM.into());
     }
     let pointee = match types.kind(ty) {
-        TypeKind::Pointer(p) | TypeKind::Array(p, _) => p,
+        TypeKind::Pointer(p) | TypeKind::Array(p, _) => innermost_element(checked, p),
         TypeKind::Struct(_) => {
             return Err("struct parameters are not supported: pass the members as separate parameters, or the data as arrays".into())
         }
@@ -289,8 +341,11 @@ fn param_kind(checked: &Checked, ty: TypeId) -> Result<ParamKind, String> {
         }
         TypeKind::Void => Err("a `void *` has no element type; declare the pointer with the element type the kernel reads".into()),
         TypeKind::Pointer(_) => Err("buffers of pointers are not supported".into()),
-        TypeKind::Struct(_) => Err("buffers of structs are not supported: use one array per member".into()),
-        TypeKind::Array(..) => Err("multi-dimensional arrays are not supported: take a flat `uniform T data[]` and index it as `data[row * ncols + col]`".into()),
+        TypeKind::Struct(sid) if is_plain_data(checked, pointee, 0) => Ok(ParamKind::Records {
+            size: types.structs[sid].layout(Variability::Uniform).size,
+            read_only,
+        }),
+        TypeKind::Struct(_) => Err("buffers of structs holding pointers, varying or `float16` members are not supported: the host cannot lay them out".into()),
         _ => Err("the element type is not a basic type".into()),
     }
 }

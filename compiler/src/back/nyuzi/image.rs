@@ -24,7 +24,7 @@ use super::layout::{BufferLayout, Layout, Range, ScalarLayout};
 use super::object::{Object, RelocKind, RelocTarget};
 use super::runtime::{self, sched, ArgWord, RuntimeParams};
 use crate::diag::{codes, Diagnostic};
-use crate::launch::{self, ArgValue, ElemType, ErrorKind, LaunchError, ParamKind};
+use crate::launch::{self, ArgValue, ElemType, ErrorKind, LaunchError};
 
 /// Bytes left unused after every buffer, as the interpreter leaves a gap after every
 /// allocation: a checked run ([`super::protection`]) traps on an access running off
@@ -122,17 +122,11 @@ impl ImageLaunch {
             .iter()
             .zip(&l.args)
             .map(|(p, a)| match (a, p.kind) {
-                (ArgValue::Buffer(b), ParamKind::Buffer { read_only, .. }) => ImageArg::Buffer {
+                (ArgValue::Buffer(b), kind) => ImageArg::Buffer {
                     name: p.name.clone(),
                     elem: b.elem(),
                     bytes: b.bytes().to_vec(),
-                    read_only,
-                },
-                (ArgValue::Buffer(b), ParamKind::Scalar(_)) => ImageArg::Buffer {
-                    name: p.name.clone(),
-                    elem: b.elem(),
-                    bytes: b.bytes().to_vec(),
-                    read_only: false,
+                    read_only: kind.read_only(),
                 },
                 (ArgValue::Scalar(v), _) => ImageArg::Scalar {
                     name: p.name.clone(),
