@@ -1355,3 +1355,52 @@ export void f(const uniform Tri tris[], uniform Node nodes[], const uniform floa
         assert_eq!(std::fs::read(&out_nodes).unwrap(), expected, "{target}");
     }
 }
+
+#[test]
+fn varying_element_buffers_hold_program_count_values_each() {
+    let dir = std::env::temp_dir().join(format!("spmdc-cli-varying-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("k.spmd");
+    std::fs::write(
+        &file,
+        "export void f(varying float a[], uniform int count, uniform float out[]) {
+    float s = 0;
+    for (uniform int i = 0; i < count; ++i) s += a[i];
+    out[programIndex] = s;
+    a[1] = programIndex;
+}
+",
+    )
+    .unwrap();
+    for (target, lanes) in [("interp", 16), ("nyuzi", 16), ("dac-gpu", 32)] {
+        let save = dir.join(format!("a-{target}.bin"));
+        let args = [
+            "run".to_string(),
+            file.to_str().unwrap().into(),
+            "--entry=f".into(),
+            format!("--target={target}"),
+            format!("--arg=a=range({})", 2 * lanes),
+            "--arg=count=2".into(),
+            format!("--arg=out=zeros({lanes})"),
+            format!("--save=a={}", save.display()),
+            "--print=out".into(),
+        ];
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = spmdc(&args, None);
+        assert_eq!(out.status.code(), Some(0), "{target}: {}", stderr(&out));
+        // Instance i sums a[0] and a[1]: values i and lanes + i.
+        let sums: Vec<u32> = (0..lanes).map(|i| lanes + 2 * i).collect();
+        let printed: Vec<u32> = stdout(&out)
+            .split(|c: char| !c.is_ascii_digit())
+            .filter_map(|t| t.parse().ok())
+            .collect();
+        assert_eq!(printed, sums, "{target}");
+        let saved = std::fs::read(&save).unwrap();
+        let lane_values: Vec<f32> = saved
+            .chunks(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        let expected: Vec<f32> = (0..lanes).chain(0..lanes).map(|v| v as f32).collect();
+        assert_eq!(lane_values, expected, "{target}: a[1] holds programIndex");
+    }
+}

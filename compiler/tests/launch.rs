@@ -244,8 +244,8 @@ fn unsupported_signatures_are_explained() {
         ("export void f(void * uniform p) {}", "`void *`"),
         ("export void f(uniform float &x) {}", "it is a reference"),
         (
-            "export void f(varying float * uniform p) {}",
-            "points to varying data",
+            "struct S { float a; }; export void f(varying S * uniform p) {}",
+            "points to varying data other than basic types",
         ),
     ];
     for (src, why) in cases {

@@ -327,8 +327,15 @@ fn param_kind(checked: &Checked, ty: TypeId) -> Result<ParamKind, String> {
         }
         _ => return Err("only basic types, enums and pointers to them can be passed".into()),
     };
-    if types.var(pointee) == Variability::Varying {
-        return Err("it points to varying data; entry-point parameters must be uniform all the way down (E0402)".into());
+    // A varying basic value is `programCount` elements side by side (lane order), so
+    // `varying float data[]` is a buffer of floats, `programCount` per varying element,
+    // as ISPC's host passes it. Varying structs and pointers have no such flat form.
+    let varying = types.var(pointee) == Variability::Varying;
+    if varying && !matches!(types.kind(pointee), TypeKind::Prim(_) | TypeKind::Enum(_)) {
+        return Err(
+            "it points to varying data other than basic types, which the host cannot lay out"
+                .into(),
+        );
     }
     let read_only = types.get(pointee).is_const;
     if is_half(checked, pointee) {
