@@ -8,8 +8,8 @@
 //! * `shuffle` and `rotate` take indices modulo `n`, `shuffle2` modulo `2n` (Euclidean,
 //!   so `-1` is the last lane).
 //! * Reductions and scans combine the active lanes with the type's own arithmetic. The
-//!   order only shows in float sums, which follow the log-step trees every target
-//!   implements with its shuffles ([`float_reduce_add`], [`float_scan_add`]; the
+//!   order only shows in float sums, which follow the log-step orders every target
+//!   implements with its shuffles (ISPC's, for `reduce_add`) ([`float_reduce_add`], [`float_scan_add`]; the
 //!   definition is in `lang-spec/ir.md`); every other combination is exact and
 //!   order-free, so it is folded in lane order. `reduce_min` and `reduce_max` compare
 //!   integers as signed (the IR has no unsigned variants) and floats as `fmin`/`fmax`
@@ -19,7 +19,7 @@
 //!   do not count against it).
 
 use super::ops::{self, sext, width_mask, BinFn};
-use crate::ir::{BinaryOp, LaneOp, Scalar};
+use crate::ir::{float_sum_distances, BinaryOp, LaneOp, Scalar};
 
 /// The bit set of lanes on in a mask operand (one 0/1 per lane), limited to `exists`.
 #[inline]
@@ -182,32 +182,25 @@ fn negative_zero(s: Scalar) -> u64 {
     }
 }
 
-/// `reduce_add` of floats over the lanes of `a` on in `m`: a pairwise tree. With `P`
-/// the gang width rounded up to a power of two, lane `i` starts as its value if on and
-/// `-0.0` otherwise (lanes past the gang are off); for `s = P/2, P/4, .., 1` lane
-/// `i < s` becomes `x[i] + x[i + s]`; the result is `x[0] + 0.0`. `-0.0` leaves every
-/// sum as it is and the last `+ 0.0` turns a `-0.0` result (only possible when every
-/// on lane is `-0.0`, or none is on) into `+0.0` and quiets a NaN, so off lanes could
-/// equally read `+0.0` or be left out: the result depends only on the on lanes.
+/// `reduce_add` of floats over the lanes of `a` on in `m`: the butterfly of
+/// [`float_sum_distances`] (ISPC's order). With `P` the gang width rounded up to a
+/// power of two, lane `i` starts as its value if on and `+0.0` otherwise (lanes past
+/// the gang are off, as ISPC zeroes the lanes off in the mask); for each distance `d`,
+/// lane `i` with bit `d` clear becomes `x[i] + x[i + d]`; the result is `x[0]`.
 pub fn float_reduce_add(f: BinFn, s: Scalar, a: &[u64], m: u64) -> u64 {
     let n = a.len();
     let p = n.next_power_of_two();
     let mut x = [0u64; 64];
     for (i, slot) in x[..p].iter_mut().enumerate() {
-        *slot = if i < n && m >> i & 1 != 0 {
-            a[i]
-        } else {
-            negative_zero(s)
-        };
+        *slot = if i < n && m >> i & 1 != 0 { a[i] } else { 0 };
     }
-    let mut w = p;
-    while w > 1 {
-        w /= 2;
-        for i in 0..w {
-            x[i] = f(x[i], x[i + w]);
+    for d in float_sum_distances(p as u32, s == Scalar::F64) {
+        let d = d as usize;
+        for i in (0..p).filter(|i| i & d == 0) {
+            x[i] = f(x[i], x[i + d]);
         }
     }
-    f(x[0], 0)
+    x[0]
 }
 
 /// `scan_add` of floats (exclusive) over the lanes of `a` on in `m`, into `out`: the
@@ -372,9 +365,9 @@ mod tests {
                 [1; N],
                 z
             )[0],
-            f(2.0),
-            "a pairwise tree: (1e8 + -1e8) + (1 + 1), rounding in f32 at each node \
-             (in lane order it would be 1)"
+            f(0.0),
+            "ISPC's order at 4 lanes: (1e8 + 1) + (-1e8 + 1), rounding in f32 at each \
+             node (halving would give 2, lane order 1)"
         );
     }
 
@@ -397,30 +390,87 @@ mod tests {
     #[test]
     fn float_sums_follow_the_documented_trees() {
         let b = |x: f32| x.to_bits();
-        // Eight lanes: ((x0 + x4) + (x2 + x6)) + ((x1 + x5) + (x3 + x7)).
-        let v = [1e8, 3.0, 5.0, 7.0, -1e8, 1.0, 1.0, 1.0];
-        let want = ((1e8f32 + -1e8) + (5.0f32 + 1.0)) + ((3.0f32 + 1.0) + (7.0f32 + 1.0));
+        // Eight lanes, ISPC's avx512skx-x8 order (distances 1, 2, 4):
+        // ((x0 + x1) + (x2 + x3)) + ((x4 + x5) + (x6 + x7)).
+        let v = [1e8, -1e8, 5.0, 7.0, 1.0, 1.0, 3.0, 1.0];
+        let want = ((1e8f32 + -1e8) + (5.0f32 + 7.0)) + ((1.0f32 + 1.0) + (3.0f32 + 1.0));
         assert_eq!(fsum(&v, 0xff), b(want));
-        // An off lane is left out: lane 4 off leaves 1e8 unmatched (and 5 + 1 + ...
-        // absorbed by rounding at 1e8).
-        let want = ((1e8f32 + (5.0f32 + 1.0)) + ((3.0f32 + 1.0) + (7.0f32 + 1.0))) + 0.0;
-        assert_eq!(fsum(&v, 0xef), b(want));
-        // Six lanes (not a power of two): lanes 6 and 7 of the tree are off.
-        let want = ((1e8f32 + -1e8) + 5.0) + ((3.0f32 + 1.0) + 7.0);
+        // An off lane is +0.0, as ISPC zeroes it: lane 1 off leaves 1e8 unmatched (and
+        // the rest absorbed by rounding at 1e8).
+        let want = ((1e8f32 + 0.0) + (5.0f32 + 7.0)) + ((1.0f32 + 1.0) + (3.0f32 + 1.0));
+        assert_eq!(fsum(&v, 0xfd), b(want));
+        // Six lanes (not a power of two): lanes 6 and 7 of the tree are +0.0.
+        let want = ((1e8f32 + -1e8) + (5.0f32 + 7.0)) + ((1.0f32 + 1.0) + (0.0f32 + 0.0));
         assert_eq!(fsum(&v[..6], 0x3f), b(want));
-        // Signed zeros: -0.0 everywhere sums to +0.0, as does no lane at all, and a
-        // single lane's -0.0; the result never depends on off lanes.
-        assert_eq!(fsum(&[-0.0; 4], 0xf), b(0.0));
+        // Sixteen lanes (distances 1, 2, 8, 4), checked against ISPC 1.30 on
+        // avx512skx-x16: ((x0+x1)+(x2+x3)) + ((x8+x9)+(x10+x11)) then the same from 4
+        // and 12. 1e8 in lane 0 absorbs lanes 1-3 before -1e8 (lane 8, which absorbs
+        // 9-11) cancels it: 7.25, where halving (lane i with i + 8 first) gives 14.25.
+        let mut v16 = [1.0f32; 16];
+        (v16[0], v16[8], v16[4]) = (1e8, -1e8, 0.25);
+        let q = |i: usize| (v16[i] + v16[i + 1]) + (v16[i + 2] + v16[i + 3]);
+        let want = (q(0) + q(8)) + (q(4) + q(12));
+        assert_eq!(fsum(&v16, 0xffff), b(want));
+        assert_eq!(want, 7.25);
+        // Signed zeros: -0.0 in every lane of the gang stays -0.0 (no lane is off);
+        // any off lane, or no lane at all, makes a zero sum +0.0.
+        assert_eq!(fsum(&[-0.0; 4], 0xf), b(-0.0));
+        assert_eq!(fsum(&[-0.0; 4], 0x7), b(0.0));
         assert_eq!(fsum(&[-0.0; 4], 0x0), b(0.0));
-        assert_eq!(fsum(&[-0.0, 2.0, 3.0, 4.0], 0x1), b(0.0));
         assert_eq!(fsum(&[-2.5, 9.0, 3.0, 4.0], 0x1), b(-2.5));
-        // A signalling NaN alone comes out quiet.
+        // A signalling NaN meets an addition, which quiets it.
         let snan = f32::from_bits(0x7f80_0001);
         assert_eq!(fsum(&[snan, 1.0], 0x1), 0x7fc0_0001);
-        // Two NaNs: the tree's left operand wins (the first NaN operand, quieted).
+        // Two NaNs: the left operand of the node joining them wins (the first NaN
+        // operand, quieted): lanes 1 and 3 meet at the root, lanes 0 and 1 first.
         let (n1, n2) = (f32::from_bits(0x7fc0_0011), f32::from_bits(0xffc0_0022));
         assert_eq!(fsum(&[1.0, n1, 2.0, n2], 0xf), 0x7fc0_0011);
         assert_eq!(fsum(&[n2, n1, 2.0, 1.0], 0xf), 0xffc0_0022);
+    }
+
+    #[test]
+    fn float_sum_distances_are_ispcs() {
+        let d = |lanes, double| float_sum_distances(lanes, double).to_vec();
+        assert_eq!(d(1, false), Vec::<u32>::new());
+        assert_eq!(d(2, true), [1]);
+        assert_eq!(d(4, false), [1, 2]);
+        assert_eq!(d(8, false), [1, 2, 4]);
+        assert_eq!(d(8, true), [4, 1, 2]);
+        assert_eq!(d(16, false), [1, 2, 8, 4]);
+        assert_eq!(d(16, true), [4, 1, 8, 2]);
+        assert_eq!(d(32, false), [16, 8, 4, 2, 1]);
+        assert_eq!(d(64, true), [32, 16, 8, 4, 2, 1]);
+        // Every order is a butterfly over each bit of the lane index once.
+        for lanes in [2u32, 4, 8, 16, 32, 64] {
+            for double in [false, true] {
+                let mut bits = d(lanes, double);
+                bits.sort();
+                let all: Vec<u32> = (0..lanes.trailing_zeros()).map(|k| 1 << k).collect();
+                assert_eq!(bits, all, "{lanes} {double}");
+            }
+        }
+    }
+
+    /// `reduce_add` of `v` (f64) on a whole gang.
+    fn dsum(v: &[f64]) -> u64 {
+        let a: Vec<u64> = v.iter().map(|x| x.to_bits()).collect();
+        let (f, _) = combiner(LaneOp::ReduceAdd, Scalar::F64).unwrap();
+        float_reduce_add(f, Scalar::F64, &a, u64::MAX >> (64 - v.len()))
+    }
+
+    #[test]
+    fn double_sums_take_ispcs_double_order() {
+        // Eight lanes (distances 4, 1, 2): ((x0 + x4) + (x1 + x5)) + ((x2 + x6) + (x3 + x7)).
+        let v = [1e17, 3.0, 5.0, 7.0, -1e17, 1.0, 1.0, 1.0];
+        let want = ((1e17f64 + -1e17) + (3.0f64 + 1.0)) + ((5.0f64 + 1.0) + (7.0f64 + 1.0));
+        assert_eq!(dsum(&v), want.to_bits());
+        assert_eq!(want, 18.0);
+        // Sixteen (4, 1, 8, 2): ((x0+x4)+(x1+x5)) + ((x8+x12)+(x9+x13)), then from 2 and 10.
+        let mut v16 = [1.0f64; 16];
+        (v16[0], v16[12]) = (1e17, -1e17);
+        let h = |i: usize| (v16[i] + v16[i + 4]) + (v16[i + 1] + v16[i + 5]);
+        let want = (h(0) + h(8)) + (h(2) + h(10));
+        assert_eq!(dsum(&v16), want.to_bits());
     }
 
     #[test]

@@ -241,6 +241,27 @@ named_enum! {
     }
 }
 
+/// The order in which a float `reduce_add` combines the lanes of a gang whose width,
+/// rounded up to a power of two, is `lanes` (lang-spec/ir.md, "Order of combination").
+/// The sum is a butterfly: for each distance `d` in turn, every lane `i` with bit `d`
+/// of `i` clear becomes `x[i] + x[i + d]`, and the result is lane 0's. The distances
+/// are those of ISPC's own sum on its AVX-512 target of the same width (1.30:
+/// `avx512skx-x4` ... `x64`), so that sums round as ISPC's do: adjacent lanes first
+/// (`hadd`) at 4, 8 and 16 lanes, the two halves first at 32 and 64, and at 8 and 16
+/// lanes a different order for `double` than for `float`. Every other width halves.
+pub fn float_sum_distances(lanes: u32, double: bool) -> SmallVec<[u32; 8]> {
+    match (lanes, double) {
+        (4, _) => SmallVec::from_slice(&[1, 2]),
+        (8, false) => SmallVec::from_slice(&[1, 2, 4]),
+        (8, true) => SmallVec::from_slice(&[4, 1, 2]),
+        (16, false) => SmallVec::from_slice(&[1, 2, 8, 4]),
+        (16, true) => SmallVec::from_slice(&[4, 1, 8, 2]),
+        _ => std::iter::successors(Some(lanes / 2), |d| Some(d / 2))
+            .take_while(|&d| d > 0)
+            .collect(),
+    }
+}
+
 named_enum! {
     /// Atomic read-modify-write operations; the result is the old value.
     AtomicOp {

@@ -27,8 +27,8 @@ pub use function::{
     StackSlotData, ValueData, ValueDef,
 };
 pub use instructions::{
-    AtomicOp, BinaryOp, BlockCall, ConvOp, FloatCC, InstData, IntCC, LaneOp, SpecialReg, TrapCode,
-    UnaryOp,
+    float_sum_distances, AtomicOp, BinaryOp, BlockCall, ConvOp, FloatCC, InstData, IntCC, LaneOp,
+    SpecialReg, TrapCode, UnaryOp,
 };
 pub use parse::{parse_module, IrError};
 pub use types::{Scalar, Space, Type};

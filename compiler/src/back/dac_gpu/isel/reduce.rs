@@ -6,9 +6,10 @@
 //! identity (`selp`, none when the mask is known all-on in the full-warp version).
 //!
 //! * **Reductions** (`reduce_add/min/max/and/or`). A float sum must follow the
-//!   documented tree exactly, rooted at lane 0: `shfl.down` by 16, 8, 4, 2, 1, each
+//!   documented order exactly (ISPC's, which at 32 lanes takes the halves first), rooted
+//!   at lane 0: off lanes read as `+0.0`, then `shfl.down` by 16, 8, 4, 2, 1, each
 //!   followed by `x = x + shuffled` (lane `i < s` gets `x[i] + x[i + s]`, the lower lane
-//!   on the left), then a `shfl.idx` of lane 0 and the final `+ 0.0` of the definition.
+//!   on the left), then a `shfl.idx` of lane 0.
 //!   Every other combination is exact and order-free (integers; float `min`/`max`
 //!   choose one operand, `-0.0` below `+0.0`), so they use a butterfly (`shfl.bfly`):
 //!   every lane ends with the combination of all 32 and no broadcast is needed. Float
@@ -28,9 +29,8 @@
 //! them (they are the top lanes). In a kernel that may launch so, the general (not
 //! full-warp) version's reductions clamp their shuffles at the last existing lane
 //! (`popc(ballot(exists)) - 1`) and combine only where the shuffle's source was valid
-//! (`@%p`): a missing lane is left out, which for the exact operations is the identity
-//! and for float sums gives the same result as `-0.0` would (that is what the final
-//! `+ 0.0` of the definition is for). The result is then at lane 0 for every operation
+//! (`@%p`): a missing lane is left out, which for the exact operations is the identity;
+//! a float sum adds `+0.0` for it instead (`selp`), as for an off lane. The result is then at lane 0 for every operation
 //! (a butterfly's lanes would not all see the same lanes), and broadcast.
 
 use sim::gpu::{BinOp, Op, Reg, ShflMode, Src, Type as T, UnOp};
@@ -66,7 +66,9 @@ fn combine(op: LaneOp, s: Scalar) -> Option<Combine> {
     };
     let (op, ty, identity) = match op {
         _ if s == Scalar::Bool => return None,
-        LaneOp::ReduceAdd | LaneOp::ScanAdd if s.is_float() => (BinOp::Add, fty(s), float(-0.0)),
+        // Off lanes add +0.0 to a sum, as ISPC zeroes them; -0.0 to a scan.
+        LaneOp::ReduceAdd if s.is_float() => (BinOp::Add, fty(s), float(0.0)),
+        LaneOp::ScanAdd if s.is_float() => (BinOp::Add, fty(s), float(-0.0)),
         LaneOp::ReduceAdd | LaneOp::ScanAdd => (BinOp::Add, uty(s), 0),
         LaneOp::ReduceMin if s.is_float() => (BinOp::Min, fty(s), float(f64::INFINITY)),
         LaneOp::ReduceMax if s.is_float() => (BinOp::Max, fty(s), float(f64::NEG_INFINITY)),
@@ -171,12 +173,8 @@ impl Isel<'_> {
         // Lanes of a partial warp may not run: clamp at the last one that exists.
         let clamp = (!self.full_warp && self.ctx.dac.is_some()).then(|| self.last_existing_lane());
         let butterfly = !float_sum && clamp.is_none();
-        // The last step of a float reduction: `+ 0.0`, or `min`/`max` with the identity.
-        let fix = match (s.is_float(), c.op) {
-            (false, _) => None,
-            (true, BinOp::Add) => Some(0),
-            (true, _) => Some(c.identity),
-        };
+        // The last step of a float `min`/`max`: the identity.
+        let fix = (s.is_float() && !float_sum).then_some(c.identity);
         // One register for every step's shuffled value: a pair written by halves reads
         // its old value, which register allocation then zeroes once, not every step.
         let t = self.fresh(s);
@@ -190,7 +188,14 @@ impl Isel<'_> {
             for step in [16, 8, 4, 2, 1] {
                 let p = self.ptmp();
                 self.shfl_loc(ShflMode::Down, t, Some(p), x, imm(step), rs(cl));
-                self.combine_where(p, &c, x, x, t);
+                if float_sum {
+                    // A lane past the block adds +0.0, as an off lane does.
+                    let ty = if wide(s) { T::B64 } else { T::B32 };
+                    self.selp(ty, t.reg(), rs(t.reg()), imm(0), p);
+                    self.bin(c.op, c.ty, x.reg(), rs(x.reg()), rs(t.reg()));
+                } else {
+                    self.combine_where(p, &c, x, x, t);
+                }
             }
         } else {
             let mode = if butterfly {
