@@ -242,7 +242,6 @@ fn unsupported_signatures_are_explained() {
             "buffers of pointers",
         ),
         ("export void f(void * uniform p) {}", "`void *`"),
-        ("export void f(uniform float &x) {}", "it is a reference"),
         (
             "struct S { float a; }; export void f(varying S * uniform p) {}",
             "points to varying data other than basic types",
@@ -300,6 +299,50 @@ fn arrays_of_arrays_are_buffers_of_their_elements_and_structs_buffers_of_bytes()
         "read-only buffer of structs of 32 bytes"
     );
     assert_eq!(sig.params[2].elem(), ElemType::U8);
+}
+
+#[test]
+fn references_are_buffers_of_the_one_object_they_name() {
+    let src = "struct S { float a; int b; };
+               export void f(uniform S &s, const uniform float &x, uniform int &n) {}";
+    let sig = sig_of(src, "f");
+    let kinds: Vec<(ParamKind, bool)> = sig.params.iter().map(|p| (p.kind, p.by_ref)).collect();
+    assert_eq!(
+        kinds,
+        [
+            (
+                ParamKind::Records {
+                    size: 8,
+                    read_only: false
+                },
+                true
+            ),
+            (
+                ParamKind::Buffer {
+                    elem: ElemType::F32,
+                    read_only: true
+                },
+                true
+            ),
+            (
+                ParamKind::Buffer {
+                    elem: ElemType::I32,
+                    read_only: false
+                },
+                true
+            ),
+        ]
+    );
+    let make =
+        |i: usize, text: &str| launch::materialize(&sig.params[i], &parse_arg(text).unwrap());
+    assert!(make(1, "x=fill(1,2.5)").is_ok());
+    let e = make(2, "n=zeros(0)").unwrap_err();
+    assert_eq!(e.kind, ErrorKind::BadValue);
+    assert!(
+        e.to_string()
+            .contains("it is a reference, so its buffer must hold the one object"),
+        "{e}"
+    );
 }
 
 #[test]

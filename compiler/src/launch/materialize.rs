@@ -76,9 +76,11 @@ pub fn materialize(param: &KernelParam, arg: &ArgSpec) -> Result<ArgValue, Launc
             )
             .with_help(format!("give one value, e.g. `{pname}={}`", example_scalar(ty)))),
         (spec, ParamKind::Buffer { .. }) => buffer(elem, spec)
+            .and_then(|b| referenced(param, b))
             .map(ArgValue::Buffer)
             .map_err(|(kind, m)| arg.error(kind, format!("bad value for `{pname}`: {m}"))),
         (spec, ParamKind::Records { size, .. }) => records(size, spec)
+            .and_then(|b| referenced(param, b))
             .map(ArgValue::Buffer)
             .map_err(|(kind, m)| arg.error(kind, format!("bad value for `{pname}`: {m}"))),
     }
@@ -132,6 +134,18 @@ fn buffer(elem: ElemType, spec: &Spec) -> Result<Buffer, Fail> {
         Spec::File(path) => files::read_buffer(path, elem)
             .map_err(|(k, m)| (k, format!("`@{}`: {m}", path.display()))),
     }
+}
+
+/// `buffer`, unless `param` is a reference and the buffer is empty: a reference names
+/// one object.
+fn referenced(param: &KernelParam, buffer: Buffer) -> Result<Buffer, Fail> {
+    if param.by_ref && buffer.is_empty() {
+        return Err((
+            ErrorKind::BadValue,
+            "it is a reference, so its buffer must hold the one object it refers to (e.g. `fill(1,V)` or `zeros(1)`)".into(),
+        ));
+    }
+    Ok(buffer)
 }
 
 /// The bytes of a buffer of structs of `size` bytes: `zeros(N)` structs, or a raw

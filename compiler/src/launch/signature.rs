@@ -50,6 +50,8 @@ pub struct KernelParam {
     /// Position in the parameter list.
     pub index: usize,
     pub kind: ParamKind,
+    /// A reference (`uniform T &x`): a buffer that must hold at least one element.
+    pub by_ref: bool,
     /// The type as sema displays it (`uniform float * uniform`), for messages.
     pub type_name: String,
 }
@@ -212,8 +214,9 @@ pub fn signature_of(
             || format!("arg{index}"),
             |s| interner.resolve(s).to_string(),
         );
+        // A reference is passed as the address of its object: a buffer of one element.
         let kind = match p.by_ref {
-            true => Err("it is a reference; the launcher passes values and buffers, so launch this function from code".to_string()),
+            true => buffer_kind(checked, innermost_element(checked, p.ty)),
             false => param_kind(checked, p.ty),
         };
         let kind = kind.map_err(|why| {
@@ -231,6 +234,7 @@ pub fn signature_of(
             name: pname,
             index,
             kind,
+            by_ref: p.by_ref,
             type_name: ty_str(p.ty),
         });
     }
@@ -327,6 +331,13 @@ fn param_kind(checked: &Checked, ty: TypeId) -> Result<ParamKind, String> {
         }
         _ => return Err("only basic types, enums and pointers to them can be passed".into()),
     };
+    buffer_kind(checked, pointee)
+}
+
+/// The kind of a buffer of `pointee`s (an array's innermost element), or why there is
+/// none.
+fn buffer_kind(checked: &Checked, pointee: TypeId) -> Result<ParamKind, String> {
+    let types = &checked.types;
     // A varying basic value is `programCount` elements side by side (lane order), so
     // `varying float data[]` is a buffer of floats, `programCount` per varying element,
     // as ISPC's host passes it. Varying structs and pointers have no such flat form.
