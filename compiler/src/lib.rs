@@ -16,6 +16,7 @@ pub mod front;
 pub mod gen;
 pub mod interp;
 pub mod ir;
+pub mod ispc_examples;
 pub mod ispc_suite;
 pub mod launch;
 pub mod lower;

@@ -81,6 +81,12 @@ enum Command {
     /// run as ISPC's harness runs them, and their outputs are compared.
     #[command(name = "ispc-tests", after_help = ISPC_TESTS_HELP)]
     IspcTests(IspcTestsArgs),
+    /// Compare ISPC's example programs with ISPC bit for bit, e.g.
+    /// `spmdc ispc-examples ../ispc --ispc ispc --target interp --target nyuzi`: each
+    /// unchanged host program is built against ISPC, the first call of each exported
+    /// function is captured, replayed on spmdc and its outputs compared.
+    #[command(name = "ispc-examples", after_help = ISPC_EXAMPLES_HELP)]
+    IspcExamples(IspcExamplesArgs),
     /// Print a random program of the differential-testing generator, e.g.
     /// `spmdc gen --seed 7`: valid, terminating and free of undefined behaviour, with
     /// the `spmdc run` line of its launch in its header comment.
@@ -370,6 +376,47 @@ struct IspcTestsArgs {
     /// Write one line per test (file, verdict, first error) to this file.
     #[arg(long, value_name = "FILE")]
     list: Option<PathBuf>,
+}
+
+const ISPC_EXAMPLES_HELP: &str = "\
+The examples are built from CHECKOUT/examples/cpu with ISPC (--opt=disable-fma -O2
+--target=avx512skx-x16, or -x32 for 32-lane targets) and g++ -O2, in a temporary
+directory or --keep DIR; nothing is copied into spmdc. The host programs, their
+arguments and the length of every buffer are in spmdc's manifest
+(compiler/src/ispc_examples/examples.toml). Needs an x86-64 machine with AVX-512.
+
+Exit codes:
+  0  every output compared agrees (bit for bit, or within its tolerance)
+  1  some output differs, or spmdc failed to compile or run a function
+  2  usage error: no such checkout or ISPC, a build or host program that fails";
+
+/// `spmdc ispc-examples CHECKOUT --ispc ISPC`.
+#[derive(Args)]
+struct IspcExamplesArgs {
+    /// The root of a checkout of ispc/ispc.
+    #[arg(value_name = "CHECKOUT")]
+    checkout: PathBuf,
+    /// The ISPC executable that builds the examples.
+    #[arg(long, value_name = "PATH")]
+    ispc: PathBuf,
+    /// Where to replay the calls (repeat for several; default interp).
+    #[arg(long, value_enum)]
+    target: Vec<RunTarget>,
+    /// The interpreter's gang width, 16 or 32 (nyuzi has 16 lanes, dac-gpu 32).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(16..=32))]
+    program_count: u32,
+    /// Only the examples whose name contains this.
+    #[arg(long, value_name = "NAME")]
+    filter: Option<String>,
+    /// Keep the builds, the host programs' outputs and the captures in this directory.
+    #[arg(long, value_name = "DIR")]
+    keep: Option<PathBuf>,
+    /// Step limit of each replay (interp and nyuzi steps, dac-gpu warp instructions).
+    #[arg(long, value_name = "N", default_value_t = 1_000_000_000_000)]
+    max_steps: u64,
+    /// Seconds before a host program is stopped.
+    #[arg(long, value_name = "S", default_value_t = 600)]
+    host_timeout: u64,
 }
 
 const RUN_HELP: &str = "\
@@ -1088,6 +1135,7 @@ fn run(cli: Cli) -> u8 {
             Command::Explain { .. }
             | Command::Bench(_)
             | Command::IspcTests(_)
+            | Command::IspcExamples(_)
             | Command::Gen(_)
             | Command::Difftest(_)
             | Command::Reduce(_)
@@ -1127,6 +1175,7 @@ fn run(cli: Cli) -> u8 {
             )
         }
         Some(Command::IspcTests(args)) => ispc_tests(&args),
+        Some(Command::IspcExamples(args)) => ispc_examples(&args),
         Some(Command::Playground(args)) => playground(&args),
         None => compile(&cli.compile),
     });
@@ -2123,6 +2172,57 @@ fn ispc_tests(args: &IspcTestsArgs) -> u8 {
         EXIT_OK
     } else {
         EXIT_COMPILE_ERROR
+    }
+}
+
+/// `spmdc ispc-examples CHECKOUT --ispc ISPC`: builds, captures, replays, prints the
+/// table.
+fn ispc_examples(args: &IspcExamplesArgs) -> u8 {
+    use spmdc::ispc_examples::{self as ex, Target};
+    if args.program_count != 16 && args.program_count != 32 {
+        eprintln!("error: `--program-count` is 16 or 32 (ISPC's avx512skx-x16 and -x32)");
+        return EXIT_USAGE;
+    }
+    let mut targets: Vec<Target> = Vec::new();
+    let wanted = if args.target.is_empty() {
+        vec![RunTarget::Interp]
+    } else {
+        args.target.clone()
+    };
+    for t in wanted {
+        let t = match t {
+            RunTarget::Interp => Target::Interp(args.program_count),
+            RunTarget::Nyuzi => Target::Nyuzi,
+            RunTarget::DacGpu => Target::DacGpu,
+        };
+        if !targets.contains(&t) {
+            targets.push(t);
+        }
+    }
+    let opts = ex::Options {
+        checkout: args.checkout.clone(),
+        ispc: args.ispc.clone(),
+        targets,
+        filter: args.filter.clone(),
+        keep: args.keep.clone(),
+        limits: ex::Limits {
+            max_steps: args.max_steps,
+        },
+        host_timeout: std::time::Duration::from_secs(args.host_timeout),
+    };
+    match ex::run(&opts) {
+        Ok(report) => {
+            print!("{}", report.table());
+            if report.failed() {
+                EXIT_COMPILE_ERROR
+            } else {
+                EXIT_OK
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_USAGE
+        }
     }
 }
 
