@@ -380,7 +380,8 @@ struct IspcTestsArgs {
 
 const ISPC_EXAMPLES_HELP: &str = "\
 The examples are built from CHECKOUT/examples/cpu with ISPC (--opt=disable-fma -O2
---target=avx512skx-x16, or -x32 for 32-lane targets) and g++ -O2, in a temporary
+--target=avx512skx-xN for a gang of N: 16 for interp and nyuzi, 32 for dac-gpu,
+--program-count for interp) and g++ -O2, in a temporary
 directory or --keep DIR; nothing is copied into spmdc. The host programs, their
 arguments and the length of every buffer are in spmdc's manifest
 (compiler/src/ispc_examples/examples.toml). Needs an x86-64 machine with AVX-512.
@@ -402,8 +403,9 @@ struct IspcExamplesArgs {
     /// Where to replay the calls (repeat for several; default interp).
     #[arg(long, value_enum)]
     target: Vec<RunTarget>,
-    /// The interpreter's gang width, 16 or 32 (nyuzi has 16 lanes, dac-gpu 32).
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(16..=32))]
+    /// The interpreter's gang width: 4, 8, 16, 32 or 64, compared with ISPC's
+    /// avx512skx-xN (nyuzi has 16 lanes, dac-gpu 32).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(4..=64))]
     program_count: u32,
     /// Only the examples whose name contains this.
     #[arg(long, value_name = "NAME")]
@@ -2179,8 +2181,8 @@ fn ispc_tests(args: &IspcTestsArgs) -> u8 {
 /// table.
 fn ispc_examples(args: &IspcExamplesArgs) -> u8 {
     use spmdc::ispc_examples::{self as ex, Target};
-    if args.program_count != 16 && args.program_count != 32 {
-        eprintln!("error: `--program-count` is 16 or 32 (ISPC's avx512skx-x16 and -x32)");
+    if ![4, 8, 16, 32, 64].contains(&args.program_count) {
+        eprintln!("error: `--program-count` is 4, 8, 16, 32 or 64 (ISPC's avx512skx-x4 to -x64)");
         return EXIT_USAGE;
     }
     let mut targets: Vec<Target> = Vec::new();

@@ -25,7 +25,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use compare::{Comparison, Verdict};
-use manifest::{Example, Manifest, Rule};
+use manifest::{Example, Function, Manifest, Rule};
 pub use replay::{Limits, Target};
 
 /// What one run of the examples needs.
@@ -72,6 +72,17 @@ pub struct Row {
 }
 
 impl Row {
+    fn new(ex: &Example, f: &Function, target: String, status: Status, seconds: f64) -> Row {
+        Row {
+            example: ex.name.clone(),
+            function: f.name.clone(),
+            target,
+            rule: f.rule(),
+            status,
+            seconds,
+        }
+    }
+
     /// Whether the row counts against the run.
     pub fn failed(&self) -> bool {
         match &self.status {
@@ -269,20 +280,6 @@ pub fn run(opts: &Options) -> Result<Report, Error> {
     result.map(|()| report)
 }
 
-fn skipped_rows(ex: &Example, why: &str) -> Vec<Row> {
-    ex.function
-        .iter()
-        .map(|f| Row {
-            example: ex.name.clone(),
-            function: f.name.clone(),
-            target: "-".into(),
-            rule: f.rule(),
-            status: Status::Skipped(why.to_string()),
-            seconds: 0.0,
-        })
-        .collect()
-}
-
 fn progress(row: &Row) {
     eprintln!(
         "{} {} on {}: {} ({:.1} s)",
@@ -309,14 +306,7 @@ fn run_example(
             src.display()
         )));
     }
-    if let Some(missing) = ex.data.iter().find(|d| !src.join(d).exists()) {
-        let rows = skipped_rows(
-            ex,
-            &format!("the data file {missing} is not in the checkout"),
-        );
-        rows.iter().for_each(progress);
-        return Ok(rows);
-    }
+    let missing = ex.data.iter().find(|d| !src.join(d).exists());
     let ispc_files: Vec<PathBuf> = ex.ispc.iter().map(|f| src.join(f)).collect();
     // The signatures, from spmdc's own reading of the sources.
     let mut fronts_16 = Vec::new();
@@ -337,18 +327,30 @@ fn run_example(
         match sig {
             Ok(sig) => wrapped.push((f, sig)),
             Err(e) => {
-                let row = Row {
-                    example: ex.name.clone(),
-                    function: f.name.clone(),
-                    target: "-".into(),
-                    rule: f.rule(),
-                    status: Status::Skipped(format!("the launcher does not bind it: {e}")),
-                    seconds: 0.0,
-                };
+                let e = e.lines().map(str::trim).collect::<Vec<_>>().join("; ");
+                let mut why = format!("the launcher does not bind it: {e}");
+                if let Some(m) = missing {
+                    why = format!("the data file {m} is not in the checkout, and {why}");
+                }
+                let row = Row::new(ex, f, "-".into(), Status::Skipped(why), 0.0);
                 progress(&row);
                 rows.push(row);
             }
         }
+    }
+    if let Some(m) = missing {
+        for (f, _) in &wrapped {
+            let row = Row::new(
+                ex,
+                f,
+                "-".into(),
+                Status::Skipped(format!("the data file {m} is not in the checkout")),
+                0.0,
+            );
+            progress(&row);
+            rows.push(row);
+        }
+        return Ok(rows);
     }
     if wrapped.is_empty() {
         return Ok(rows);
@@ -367,15 +369,18 @@ fn run_example(
     for w in widths {
         let build = root.join(&ex.name).join(format!("x{w}"));
         let names: Vec<&str> = wrapped.iter().map(|(f, _)| f.name.as_str()).collect();
-        let capture = build_and_capture(opts, &src, &build, ex, w, &wrapper_c, &names)?;
-        captures.push((w, capture));
+        let (capture, host_failure) =
+            build_and_capture(opts, &src, &build, ex, w, &wrapper_c, &names)?;
+        if let Some(why) = &host_failure {
+            eprintln!("{}: {why}", ex.name);
+        }
+        captures.push((w, capture, host_failure));
     }
     for &target in &opts.targets {
-        let capture = &captures
+        let (_, capture, host_failure) = captures
             .iter()
-            .find(|(w, _)| *w == target.width())
-            .expect("a capture per width")
-            .1;
+            .find(|(w, _, _)| *w == target.width())
+            .expect("a capture per width");
         let mut fronts = Vec::new();
         let mut compile_error = None;
         for f in &ispc_files {
@@ -389,7 +394,10 @@ fn run_example(
             let status = if let Some(e) = &compile_error {
                 Status::Failed(e.clone())
             } else if !replay::captured(capture, &f.name) {
-                Status::Skipped("the host program does not call it".into())
+                Status::Skipped(match host_failure {
+                    Some(why) => format!("ISPC's build stopped before calling it: {why}"),
+                    None => "the host program does not call it".into(),
+                })
             } else {
                 match fronts
                     .iter()
@@ -404,14 +412,7 @@ fn run_example(
                     }
                 }
             };
-            let row = Row {
-                example: ex.name.clone(),
-                function: f.name.clone(),
-                target: target.label(),
-                rule: f.rule(),
-                status,
-                seconds: start.elapsed().as_secs_f64(),
-            };
+            let row = Row::new(ex, f, target.label(), status, start.elapsed().as_secs_f64());
             progress(&row);
             rows.push(row);
         }
@@ -462,7 +463,8 @@ fn common_dir(examples: &Path) -> PathBuf {
 }
 
 /// Builds `ex` with ISPC at gang width `width` and the capture wrapper in `build`,
-/// runs its host program there, and returns the capture directory.
+/// runs its host program there, and returns the capture directory and, when the host
+/// program failed (the calls it made before are still captured), how.
 fn build_and_capture(
     opts: &Options,
     src: &Path,
@@ -471,7 +473,7 @@ fn build_and_capture(
     width: u32,
     wrapper_c: &str,
     functions: &[&str],
-) -> Result<PathBuf, Error> {
+) -> Result<(PathBuf, Option<String>), Error> {
     let what = |step: &str| format!("{} (x{width}): {step}", ex.name);
     let capture = build.join("capture");
     if build.exists() {
@@ -574,14 +576,99 @@ fn build_and_capture(
             Err(e) => return Err(Error(format!("{}: {e}", what("host")))),
         }
     };
-    if !status.success() {
-        return Err(Error(format!(
-            "{}: `{} {}` failed ({status}); its output is in {}",
-            what("host"),
-            exe.display(),
-            args.join(" "),
-            build.display()
-        )));
+    if status.success() {
+        return Ok((capture, None));
     }
-    Ok(capture)
+    // Its last words (an assertion, for instance) say why.
+    let said = ["host.stderr", "host.stdout"]
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(build.join(f)).ok())
+        .filter_map(|t| {
+            t.lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .map(str::to_string)
+        })
+        .next();
+    let why = format!(
+        "the host program (x{width}) failed ({status}){}",
+        said.map_or(String::new(), |s| format!(": {}", s.trim()))
+    );
+    Ok((capture, Some(why)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(status: Status, rule: Rule) -> Row {
+        Row {
+            example: "ex".into(),
+            function: "f".into(),
+            target: "nyuzi".into(),
+            rule,
+            status,
+            seconds: 0.5,
+        }
+    }
+
+    fn output(ours: &[f32], theirs: &[f32], rule: Rule) -> Status {
+        let b = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        Status::Compared(vec![(
+            "out".into(),
+            compare::compare(crate::launch::ElemType::F32, &b(ours), &b(theirs), rule),
+        )])
+    }
+
+    #[test]
+    fn the_table_gives_each_verdict_and_only_differences_and_failures_fail() {
+        let tol = Rule::Relative(1e-5);
+        let report = Report {
+            ispc_version: "ISPC 1.30.0".into(),
+            rows: vec![
+                row(output(&[1.0, 2.0], &[1.0, 2.0], Rule::Exact), Rule::Exact),
+                row(output(&[1.0, 2.0], &[1.0, 2.000001], tol), tol),
+                row(
+                    Status::Skipped("the data file d.bin is not in the checkout".into()),
+                    tol,
+                ),
+            ],
+        };
+        assert!(!report.failed());
+        let table = report.table();
+        assert!(
+            table.contains("| ex | f | nyuzi | out | 2 | exact |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| within 1e-5 (1 differ, max rel 4.8e-7) |"),
+            "{table}"
+        );
+        assert!(table.contains("| cannot run: the data file d.bin is not in the checkout |"));
+        assert!(
+            table.contains(
+                "3 rows: 1 exact, 1 within tolerance, 0 failing, 1 not compared (ISPC 1.30.0)"
+            ),
+            "{table}"
+        );
+
+        let differs = row(output(&[1.0, 2.5], &[1.0, 2.0], Rule::Exact), Rule::Exact);
+        assert!(differs.failed());
+        assert_eq!(
+            differs.verdict_text(),
+            "DIFFERS out[1]: 2.5, ISPC 2 (1 of 2 differ, max rel 2.0e-1)"
+        );
+        assert!(row(Status::Failed("trapped".into()), Rule::Exact).failed());
+    }
+
+    #[test]
+    fn a_checkout_without_examples_and_a_missing_ispc_are_clear_errors() {
+        let e = examples_dir(Path::new("/nonexistent/ispc")).unwrap_err();
+        assert!(e.0.contains("has no examples/cpu"), "{e}");
+        let e = ispc_version(Path::new("/nonexistent/bin/ispc")).unwrap_err();
+        assert!(
+            e.0.contains("cannot run ISPC at /nonexistent/bin/ispc"),
+            "{e}"
+        );
+    }
 }
