@@ -407,9 +407,9 @@ struct IspcExamplesArgs {
     /// avx512skx-xN (nyuzi has 16 lanes, dac-gpu 32).
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(4..=64))]
     program_count: u32,
-    /// Only the examples whose name contains this.
+    /// Only the examples whose name contains this (repeat for several).
     #[arg(long, value_name = "NAME")]
-    filter: Option<String>,
+    filter: Vec<String>,
     /// Keep the builds, the host programs' outputs and the captures in this directory.
     #[arg(long, value_name = "DIR")]
     keep: Option<PathBuf>,
@@ -2205,7 +2205,7 @@ fn ispc_examples(args: &IspcExamplesArgs) -> u8 {
         checkout: args.checkout.clone(),
         ispc: args.ispc.clone(),
         targets,
-        filter: args.filter.clone(),
+        filters: args.filter.clone(),
         keep: args.keep.clone(),
         limits: ex::Limits {
             max_steps: args.max_steps,

@@ -36,8 +36,8 @@ pub struct Options {
     /// The `ispc` executable.
     pub ispc: PathBuf,
     pub targets: Vec<Target>,
-    /// Only the examples whose name contains this.
-    pub filter: Option<String>,
+    /// Only the examples whose name contains one of these (all when empty).
+    pub filters: Vec<String>,
     /// Keep the builds and captures here (otherwise a temporary directory, removed).
     pub keep: Option<PathBuf>,
     pub limits: Limits,
@@ -244,13 +244,15 @@ pub fn run(opts: &Options) -> Result<Report, Error> {
     let selected: Vec<&Example> = manifest
         .example
         .iter()
-        .filter(|e| opts.filter.as_deref().is_none_or(|f| e.name.contains(f)))
+        .filter(|e| {
+            opts.filters.is_empty() || opts.filters.iter().any(|f| e.name.contains(f.as_str()))
+        })
         .collect();
     if selected.is_empty() {
         let names: Vec<&str> = manifest.example.iter().map(|e| e.name.as_str()).collect();
         return Err(Error(format!(
             "no example matches `{}` (the examples: {})",
-            opts.filter.as_deref().unwrap_or(""),
+            opts.filters.join("`, `"),
             names.join(", ")
         )));
     }
