@@ -13,6 +13,8 @@ pub struct Comparison {
     pub differing: usize,
     /// The largest relative difference among floating-point elements.
     pub max_rel: f64,
+    /// The largest difference among integer elements, in units.
+    pub max_units: u64,
     /// The first element that breaks the rule: index, spmdc's value, ISPC's value.
     pub first_bad: Option<(usize, String, String)>,
     /// spmdc's and ISPC's lengths in bytes, when they differ.
@@ -62,6 +64,7 @@ pub fn compare(elem: ElemType, ours: &[u8], theirs: &[u8], rule: Rule) -> Compar
         elements,
         differing: 0,
         max_rel: 0.0,
+        max_units: 0,
         first_bad: None,
         length_mismatch: (ours.len() != theirs.len()).then_some((ours.len(), theirs.len())),
         verdict: Verdict::Exact,
@@ -86,7 +89,9 @@ pub fn compare(elem: ElemType, ours: &[u8], theirs: &[u8], rule: Rule) -> Compar
             c.max_rel = c.max_rel.max(rel);
             matches!(rule, Rule::Relative(tol) if rel <= tol)
         } else {
-            false
+            let units = (a.as_f64() - b.as_f64()).abs();
+            c.max_units = c.max_units.max(units as u64);
+            matches!(rule, Rule::Units(n) if units <= f64::from(n))
         };
         if !within && c.first_bad.is_none() {
             c.first_bad = Some((i, a.to_string(), b.to_string()));
@@ -121,6 +126,18 @@ mod tests {
         let c = compare(ElemType::F32, &a, &b, Rule::Exact);
         assert_eq!(c.verdict, Verdict::Exact);
         assert_eq!((c.elements, c.differing), (3, 0));
+    }
+
+    #[test]
+    fn integers_may_differ_by_the_units_rule_and_floats_not() {
+        let c = compare(ElemType::U8, &[7, 9, 200], &[6, 9, 201], Rule::Units(1));
+        assert_eq!(c.verdict, Verdict::WithinTolerance);
+        assert_eq!((c.differing, c.max_units), (2, 1));
+        let c = compare(ElemType::U8, &[8, 9], &[6, 9], Rule::Units(1));
+        assert_eq!(c.verdict, Verdict::Differs);
+        assert_eq!(c.first_bad, Some((0, "8".into(), "6".into())));
+        let c = compare(ElemType::F32, &f32s(&[1.0]), &f32s(&[1.5]), Rule::Units(1));
+        assert_eq!(c.verdict, Verdict::Differs);
     }
 
     #[test]

@@ -40,6 +40,11 @@ pub struct Example {
     /// one makes the example "cannot run" (some are not in every checkout).
     #[serde(default)]
     pub data: Vec<String>,
+    /// A data file the runner writes for the host instead of one the checkout may
+    /// lack, into the build directory as `scene.bin` (`{build}` in `args`): only
+    /// `deferred`, the example's own input format ([`super::deferred`]).
+    #[serde(default)]
+    pub scene: Option<String>,
     /// The exported functions whose calls are captured and replayed.
     pub function: Vec<Function>,
 }
@@ -58,9 +63,24 @@ pub struct Function {
     /// Outputs may differ from ISPC's by this relative error (default: bit for bit).
     #[serde(default)]
     pub tolerance: Option<f64>,
+    /// Integer outputs may differ from ISPC's by this many units: for bytes quantized
+    /// from floats, where a last-bit difference before the conversion moves a value
+    /// across a step (default: bit for bit).
+    #[serde(default)]
+    pub units: Option<u32>,
     /// Why the comparison is not exact (required with `tolerance`).
     #[serde(default)]
     pub reason: Option<String>,
+    /// A driver in the kernel language (a file of `ispc_examples/drivers/`, compiled
+    /// with the example's directory on the include path), whose export `replay` spmdc
+    /// runs instead of this function: for a function whose arguments the launcher
+    /// cannot pass (structs holding pointers), the driver takes them apart as the host
+    /// builds them. Its call is not captured but made from the scene ([`Example::scene`]).
+    #[serde(default)]
+    pub driver: Option<String>,
+    /// The driver's export that replays this function.
+    #[serde(default)]
+    pub replay: Option<String>,
 }
 
 /// How an output is compared with ISPC's.
@@ -71,11 +91,17 @@ pub enum Rule {
     /// `|a - b| <= tol * max(|a|, |b|)` for floating-point elements; other elements
     /// exactly.
     Relative(f64),
+    /// `|a - b| <= n` for integer elements; floating-point elements exactly.
+    Units(u32),
 }
 
 impl Function {
     pub fn rule(&self) -> Rule {
-        self.tolerance.map_or(Rule::Exact, Rule::Relative)
+        match (self.tolerance, self.units) {
+            (Some(t), _) => Rule::Relative(t),
+            (None, Some(n)) => Rule::Units(n),
+            (None, None) => Rule::Exact,
+        }
     }
 }
 
@@ -128,6 +154,43 @@ impl Manifest {
                         )))
                     }
                     _ => {}
+                }
+                match (f.units, f.tolerance, &f.reason) {
+                    (Some(_), Some(_), _) => {
+                        return Err(at(format!(
+                            "function `{}`: `units` and `tolerance` exclude each other",
+                            f.name
+                        )))
+                    }
+                    (Some(_), None, None) => {
+                        return Err(at(format!(
+                            "function `{}`: `units` needs a `reason`",
+                            f.name
+                        )))
+                    }
+                    _ => {}
+                }
+                if f.driver.is_some() != f.replay.is_some() {
+                    return Err(at(format!(
+                        "function `{}`: `driver` and `replay` go together",
+                        f.name
+                    )));
+                }
+                if let Some(d) = &f.driver {
+                    if super::driver_source(d).is_none() {
+                        return Err(at(format!("function `{}`: no driver `{d}`", f.name)));
+                    }
+                    if ex.scene.is_none() {
+                        return Err(at(format!(
+                            "function `{}`: a driver's call is made from a `scene`",
+                            f.name
+                        )));
+                    }
+                }
+            }
+            if let Some(sc) = &ex.scene {
+                if sc != "deferred" {
+                    return Err(at(format!("no scene `{sc}` (the scenes: deferred)")));
                 }
             }
         }

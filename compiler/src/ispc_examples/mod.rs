@@ -14,6 +14,7 @@
 //! lives in a temporary directory (or `--keep DIR`).
 
 pub mod compare;
+pub mod deferred;
 pub mod manifest;
 pub mod replay;
 pub mod wrapper;
@@ -24,6 +25,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::driver::FrontResult;
 use compare::{Comparison, Verdict};
 use manifest::{Example, Function, Manifest, Rule};
 pub use replay::{Limits, Target};
@@ -102,13 +104,18 @@ impl Row {
                     None => "no outputs".into(),
                     Some(Verdict::Exact) => "exact".into(),
                     Some(Verdict::WithinTolerance) => {
-                        let tol = match self.rule {
-                            Rule::Relative(t) => t,
-                            Rule::Exact => 0.0,
-                        };
                         let differing: usize = outs.iter().map(|(_, c)| c.differing).sum();
-                        let max_rel = outs.iter().map(|(_, c)| c.max_rel).fold(0.0, f64::max);
-                        format!("within {tol:e} ({differing} differ, max rel {max_rel:.1e})")
+                        match self.rule {
+                            Rule::Units(n) => format!("within {n} unit ({differing} differ)"),
+                            Rule::Relative(tol) => {
+                                let max_rel =
+                                    outs.iter().map(|(_, c)| c.max_rel).fold(0.0, f64::max);
+                                format!(
+                                    "within {tol:e} ({differing} differ, max rel {max_rel:.1e})"
+                                )
+                            }
+                            Rule::Exact => format!("{differing} differ"),
+                        }
                     }
                     Some(Verdict::Differs) => {
                         let (name, c) = outs
@@ -320,7 +327,9 @@ fn run_example(
     }
     let mut rows = Vec::new();
     let mut wrapped = Vec::new();
-    for f in &ex.function {
+    // Functions replayed through a driver, from the scene rather than a capture.
+    let driven: Vec<&Function> = ex.function.iter().filter(|f| f.driver.is_some()).collect();
+    for f in ex.function.iter().filter(|f| f.driver.is_none()) {
         let sig = fronts_16
             .iter()
             .map(|front| replay::signature(front, &f.name))
@@ -354,7 +363,7 @@ fn run_example(
         }
         return Ok(rows);
     }
-    if wrapped.is_empty() {
+    if wrapped.is_empty() && driven.is_empty() {
         return Ok(rows);
     }
     let functions: Vec<wrapper::Wrapped> = wrapped
@@ -371,8 +380,23 @@ fn run_example(
     for w in widths {
         let build = root.join(&ex.name).join(format!("x{w}"));
         let names: Vec<&str> = wrapped.iter().map(|(f, _)| f.name.as_str()).collect();
-        let (capture, host_failure) =
+        let (capture, mut host_failure) =
             build_and_capture(opts, &src, &build, ex, w, &wrapper_c, &names)?;
+        if host_failure.is_none() {
+            for f in &driven {
+                let replay = f.replay.as_deref().unwrap_or_default();
+                let image = build.join(deferred::IMAGE);
+                let made = deferred::synthesize_capture(
+                    &build.join("scene.bin"),
+                    &image,
+                    &capture,
+                    replay,
+                );
+                if let Err(e) = made {
+                    host_failure = Some(e);
+                }
+            }
+        }
         if let Some(why) = &host_failure {
             eprintln!("{}: {why}", ex.name);
         }
@@ -418,8 +442,79 @@ fn run_example(
             progress(&row);
             rows.push(row);
         }
+        for f in &driven {
+            let start = Instant::now();
+            let status = replay_driven(
+                f,
+                &src,
+                &root.join(&ex.name),
+                capture,
+                host_failure,
+                target,
+                opts,
+            );
+            let row = Row::new(ex, f, target.label(), status, start.elapsed().as_secs_f64());
+            progress(&row);
+            rows.push(row);
+        }
     }
     Ok(rows)
+}
+
+/// Replays function `f` through its driver, from the call made in `capture` from the
+/// scene.
+fn replay_driven(
+    f: &Function,
+    src: &Path,
+    dir: &Path,
+    capture: &Path,
+    host_failure: &Option<String>,
+    target: Target,
+    opts: &Options,
+) -> Status {
+    let (Some(driver), Some(entry)) = (f.driver.as_deref(), f.replay.as_deref()) else {
+        return Status::Failed("a driven function without its driver".into());
+    };
+    if !replay::captured(capture, entry) {
+        return Status::Skipped(match host_failure {
+            Some(why) => format!("no call to replay: {why}"),
+            None => "no call to replay".into(),
+        });
+    }
+    let front = match compile_driver(driver, src, dir, target) {
+        Ok(front) => front,
+        Err(e) => return Status::Failed(e),
+    };
+    match replay::signature(&front, entry) {
+        Ok(sig) => match replay::replay(&front, &sig, capture, target, f.rule(), opts.limits) {
+            Ok(outs) => Status::Compared(outs),
+            Err(e) => Status::Failed(e),
+        },
+        Err(e) => Status::Failed(e),
+    }
+}
+
+/// The text of driver `name` (a file of `ispc_examples/drivers/`).
+pub fn driver_source(name: &str) -> Option<&'static str> {
+    match name {
+        "deferred.ispc" => Some(include_str!("drivers/deferred.ispc")),
+        _ => None,
+    }
+}
+
+/// Compiles driver `name` for `target`, with `src` (the example's directory) on the
+/// include path, from a copy in `dir`.
+fn compile_driver(
+    name: &str,
+    src: &Path,
+    dir: &Path,
+    target: Target,
+) -> Result<FrontResult, String> {
+    let text = driver_source(name).ok_or_else(|| format!("no driver `{name}`"))?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let file = dir.join(name);
+    std::fs::write(&file, text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    replay::compile_with(&file, target, &[src.to_path_buf()])
 }
 
 /// Runs `cmd`, logging it and its output to `log`; a failure is an error naming the log.
@@ -467,6 +562,11 @@ fn common_dir(examples: &Path) -> PathBuf {
 /// Builds `ex` with ISPC at gang width `width` and the capture wrapper in `build`,
 /// runs its host program there, and returns the capture directory and, when the host
 /// program failed (the calls it made before are still captured), how.
+/// The size of a generated scene: small enough that the simulators render it in
+/// seconds to a minute, with the example's tiles (16 x 16) and all its lights.
+const SCENE_WIDTH: u32 = 256;
+const SCENE_HEIGHT: u32 = 128;
+
 fn build_and_capture(
     opts: &Options,
     src: &Path,
@@ -536,11 +636,20 @@ fn build_and_capture(
     }
     c.args(["-lpthread", "-lm"]);
     run_logged(c, &log, &what("linking"))?;
+    if ex.scene.is_some() {
+        let scene = build.join("scene.bin");
+        let bytes = deferred::deferred_scene(SCENE_WIDTH, SCENE_HEIGHT, deferred::LIGHTS);
+        std::fs::write(&scene, bytes)
+            .map_err(|e| Error(format!("cannot write {}: {e}", scene.display())))?;
+    }
     // The host program, from the build directory (it writes its images there).
     let args: Vec<String> = ex
         .args
         .iter()
-        .map(|a| a.replace("{src}", &src.to_string_lossy()))
+        .map(|a| {
+            a.replace("{src}", &src.to_string_lossy())
+                .replace("{build}", &build.to_string_lossy())
+        })
         .collect();
     let out_file = |name: &str| {
         std::fs::File::create(build.join(name))

@@ -54,9 +54,19 @@ impl Target {
 
 /// Compiles `file` for `target`; the error is the first compile error.
 pub fn compile(file: &Path, target: Target) -> Result<FrontResult, String> {
+    compile_with(file, target, &[])
+}
+
+/// [`compile`] with `include_dirs` on the `#include` path.
+pub fn compile_with(
+    file: &Path,
+    target: Target,
+    include_dirs: &[PathBuf],
+) -> Result<FrontResult, String> {
     let (name, path, text) = driver::read_input(&file.to_string_lossy()).map_err(|d| d.message)?;
     let options = driver::FrontOptions {
         target: target.sema_target(),
+        include_dirs: include_dirs.to_vec(),
         ..driver::FrontOptions::default()
     };
     let front = driver::run_front(&name, path, text, &options, driver::Stage::Check);
