@@ -1724,14 +1724,8 @@ fn run_kernel(args: &RunArgs) -> u8 {
     if wanted != Default::default() {
         return run_recorded(args, &front, &request, &machine, wanted);
     }
-    let outcome = spmdc::run_progress::with_progress(shows_progress(args), || match &machine {
-        spmdc::profile::run::Machine::Nyuzi(opts) => {
-            spmdc::back::nyuzi::run::run_on_nyuzi(&front, &request, opts)
-        }
-        spmdc::profile::run::Machine::DacGpu(opts) => {
-            spmdc::back::dac_gpu::run_on_dac_gpu(&front, &request, opts)
-        }
-        spmdc::profile::run::Machine::Interp => driver::run_on_interp(&front, &request),
+    let outcome = spmdc::run_progress::with_progress(shows_progress(args), || {
+        machine.run_plain(&front, &request)
     });
     let mut result = match outcome {
         Ok(r) => r,

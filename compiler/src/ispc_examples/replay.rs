@@ -8,6 +8,7 @@ use crate::driver::{self, FrontResult, RunError, RunRequest};
 use crate::front::sema;
 use crate::launch::elem::format_float;
 use crate::launch::{self, ElemType, KernelSignature, ParamKind, Value};
+use crate::profile::run::Machine;
 
 use super::compare::{compare, Comparison};
 use super::manifest::Rule;
@@ -185,27 +186,21 @@ pub fn replay(
             ..Default::default()
         },
     };
-    let result = match target {
-        Target::Interp(_) => driver::run_on_interp(front, &req),
-        Target::Nyuzi => {
-            let opts = crate::back::nyuzi::run::NyuziRunOptions {
-                image: crate::back::nyuzi::image::ImageOptions {
-                    gang_stack: NYUZI_GANG_STACK,
-                    ..Default::default()
-                },
+    let machine = match target {
+        Target::Interp(_) => Machine::Interp,
+        Target::Nyuzi => Machine::Nyuzi(crate::back::nyuzi::run::NyuziRunOptions {
+            image: crate::back::nyuzi::image::ImageOptions {
+                gang_stack: NYUZI_GANG_STACK,
                 ..Default::default()
-            };
-            crate::back::nyuzi::run::run_on_nyuzi(front, &req, &opts)
-        }
-        Target::DacGpu => {
-            let opts = crate::back::dac_gpu::DacRunOptions {
-                max_warp_insts: limits.max_steps,
-                ..Default::default()
-            };
-            crate::back::dac_gpu::run_on_dac_gpu(front, &req, &opts)
-        }
-    }
-    .map_err(run_error)?;
+            },
+            ..Default::default()
+        }),
+        Target::DacGpu => Machine::DacGpu(Box::new(crate::back::dac_gpu::DacRunOptions {
+            max_warp_insts: limits.max_steps,
+            ..Default::default()
+        })),
+    };
+    let result = machine.run_plain(front, &req).map_err(run_error)?;
     let mut out = Vec::new();
     for p in sig.buffer_params().filter(|p| !p.kind.read_only()) {
         let theirs_file = capture_file(dir, &sig.name, "out", &p.name);

@@ -30,6 +30,19 @@ impl Machine {
         }
     }
 
+    /// Runs `req` on this machine without recording: the plain `spmdc run`.
+    pub fn run_plain(
+        &self,
+        front: &FrontResult,
+        req: &RunRequest<'_>,
+    ) -> Result<RunResult, RunError> {
+        match self {
+            Machine::Interp => driver::run_on_interp(front, req),
+            Machine::Nyuzi(opts) => nyuzi_run::run_on_nyuzi(front, req, opts),
+            Machine::DacGpu(opts) => dac_gpu::run_on_dac_gpu(front, req, opts),
+        }
+    }
+
     /// What the trace's unit is on this machine.
     pub fn unit_kind(&self) -> &'static str {
         match self {
