@@ -283,8 +283,13 @@ mod tests {
 
     /// The signature of `name` in `source`, as the runner reads it.
     pub(crate) fn signature_in(source: &str, name: &str) -> KernelSignature {
-        let dir =
-            std::env::temp_dir().join(format!("spmdc-wrapper-test-{}-{name}", std::process::id()));
+        // A directory of each call's own: tests running at once ask for the same name.
+        static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!(
+            "spmdc-wrapper-test-{}-{name}-{call}",
+            std::process::id()
+        ));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("k.ispc");
         std::fs::write(&file, source).unwrap();
