@@ -33,20 +33,43 @@ pub struct Example {
     /// Whether the host also links `examples/common/tasksys.cpp` (it launches tasks).
     #[serde(default)]
     pub tasksys: bool,
-    /// The host program's command line; `{src}` is the example's directory.
+    /// The host program's command line; `{src}` is the example's directory, `{build}`
+    /// the directory the host runs in, where a [`Scene`] is written.
     #[serde(default)]
     pub args: Vec<String>,
     /// Files the host program reads, relative to the example's directory: a missing
     /// one makes the example "cannot run" (some are not in every checkout).
     #[serde(default)]
     pub data: Vec<String>,
-    /// A data file the runner writes for the host instead of one the checkout may
-    /// lack, into the build directory as `scene.bin` (`{build}` in `args`): only
-    /// `deferred`, the example's own input format ([`super::deferred`]).
+    /// An input the runner writes for the host into the build directory, in place of
+    /// one of the checkout's (`{build}/FILE` in `args`, FILE being [`Scene::file`]).
     #[serde(default)]
-    pub scene: Option<String>,
+    pub scene: Option<Scene>,
     /// The exported functions whose calls are captured and replayed.
     pub function: Vec<Function>,
+}
+
+/// An input the runner writes for an example's host.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub enum Scene {
+    /// `scene.bin`, a scene of `deferred`'s own input format, for the example's data
+    /// files a checkout may lack and which are too large to render ([`super::deferred`]).
+    Deferred,
+    /// `camera.dat`, the checkout's `volume_rendering` camera at a fraction of its
+    /// resolution, which the simulators would take too long to render
+    /// ([`super::volume`]).
+    Volume,
+}
+
+impl Scene {
+    /// The file's name in the build directory.
+    pub fn file(self) -> &'static str {
+        match self {
+            Scene::Deferred => "scene.bin",
+            Scene::Volume => super::volume::CAMERA,
+        }
+    }
 }
 
 /// One exported function to capture.
@@ -180,17 +203,18 @@ impl Manifest {
                     if super::driver_source(d).is_none() {
                         return Err(at(format!("function `{}`: no driver `{d}`", f.name)));
                     }
-                    if ex.scene.is_none() {
+                    if ex.scene != Some(Scene::Deferred) {
                         return Err(at(format!(
-                            "function `{}`: a driver's call is made from a `scene`",
+                            "function `{}`: a driver's call is made from `scene = \"deferred\"`",
                             f.name
                         )));
                     }
                 }
             }
-            if let Some(sc) = &ex.scene {
-                if sc != "deferred" {
-                    return Err(at(format!("no scene `{sc}` (the scenes: deferred)")));
+            if let Some(scene) = ex.scene {
+                let arg = format!("{{build}}/{}", scene.file());
+                if !ex.args.contains(&arg) {
+                    return Err(at(format!("the host is not given its scene, `{arg}`")));
                 }
             }
         }
@@ -274,5 +298,38 @@ reason = "uses exp"
         assert!(e.contains("tolerence"), "{e}");
         let e = Manifest::parse(base).unwrap_err();
         assert!(e.contains("function"), "{e}");
+    }
+
+    #[test]
+    fn a_scene_is_named_given_to_the_host_and_the_one_a_driver_needs() {
+        let example = |scene: &str, arg: &str, function: &str| {
+            format!(
+                "[[example]]\nname = \"ex\"\nispc = [\"k.ispc\"]\nhost = [\"m.cpp\"]\n\
+                 scene = \"{scene}\"\nargs = [\"{arg}\", \"1\"]\n[[example.function]]\n{function}\n"
+            )
+        };
+        let m = Manifest::parse(&example("volume", "{build}/camera.dat", "name = \"f\"")).unwrap();
+        assert_eq!(m.example[0].scene, Some(Scene::Volume));
+        let e =
+            Manifest::parse(&example("volume", "{src}/camera.dat", "name = \"f\"")).unwrap_err();
+        assert!(
+            e.contains("not given its scene, `{build}/camera.dat`"),
+            "{e}"
+        );
+        let e = Manifest::parse(&example("teapot", "{build}/x", "name = \"f\"")).unwrap_err();
+        assert!(e.contains("unknown variant `teapot`"), "{e}");
+        let driven = "name = \"f\"\ndriver = \"deferred.ispc\"\nreplay = \"g\"";
+        let e = Manifest::parse(&example("volume", "{build}/camera.dat", driven)).unwrap_err();
+        assert!(
+            e.contains("a driver's call is made from `scene = \"deferred\"`"),
+            "{e}"
+        );
+        Manifest::parse(&example("deferred", "{build}/scene.bin", driven)).unwrap();
+        let builtin = Manifest::builtin();
+        let volume = builtin
+            .example
+            .iter()
+            .find(|e| e.name == "volume_rendering");
+        assert_eq!(volume.and_then(|e| e.scene), Some(Scene::Volume));
     }
 }

@@ -17,6 +17,7 @@ pub mod compare;
 pub mod deferred;
 pub mod manifest;
 pub mod replay;
+pub mod volume;
 pub mod wrapper;
 
 use std::collections::BTreeSet;
@@ -27,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use crate::driver::FrontResult;
 use compare::{Comparison, Verdict};
-use manifest::{Example, Function, Manifest, Rule};
+use manifest::{Example, Function, Manifest, Rule, Scene};
 pub use replay::{Limits, Target};
 
 /// What one run of the examples needs.
@@ -387,7 +388,7 @@ fn run_example(
                 let replay = f.replay.as_deref().unwrap_or_default();
                 let image = build.join(deferred::IMAGE);
                 let made = deferred::synthesize_capture(
-                    &build.join("scene.bin"),
+                    &build.join(Scene::Deferred.file()),
                     &image,
                     &capture,
                     replay,
@@ -559,14 +560,30 @@ fn common_dir(examples: &Path) -> PathBuf {
     }
 }
 
-/// Builds `ex` with ISPC at gang width `width` and the capture wrapper in `build`,
-/// runs its host program there, and returns the capture directory and, when the host
-/// program failed (the calls it made before are still captured), how.
-/// The size of a generated scene: small enough that the simulators render it in
-/// seconds to a minute, with the example's tiles (16 x 16) and all its lights.
+/// The size of a generated `deferred` scene: small enough that the simulators render
+/// it in seconds to a minute, with the example's tiles (16 x 16) and all its lights.
 const SCENE_WIDTH: u32 = 256;
 const SCENE_HEIGHT: u32 = 128;
 
+/// Writes `scene` into `build` for the host of the example in `src`.
+fn write_scene(scene: Scene, src: &Path, build: &Path) -> Result<(), Error> {
+    let file = build.join(scene.file());
+    match scene {
+        Scene::Deferred => {
+            let bytes = deferred::deferred_scene(SCENE_WIDTH, SCENE_HEIGHT, deferred::LIGHTS);
+            std::fs::write(&file, bytes)
+                .map_err(|e| Error(format!("cannot write {}: {e}", file.display())))
+        }
+        Scene::Volume => {
+            volume::write_scaled_camera(&src.join(volume::CAMERA), &file, volume::FACTOR)
+                .map_err(Error)
+        }
+    }
+}
+
+/// Builds `ex` with ISPC at gang width `width` and the capture wrapper in `build`,
+/// runs its host program there, and returns the capture directory and, when the host
+/// program failed (the calls it made before are still captured), how.
 fn build_and_capture(
     opts: &Options,
     src: &Path,
@@ -636,11 +653,8 @@ fn build_and_capture(
     }
     c.args(["-lpthread", "-lm"]);
     run_logged(c, &log, &what("linking"))?;
-    if ex.scene.is_some() {
-        let scene = build.join("scene.bin");
-        let bytes = deferred::deferred_scene(SCENE_WIDTH, SCENE_HEIGHT, deferred::LIGHTS);
-        std::fs::write(&scene, bytes)
-            .map_err(|e| Error(format!("cannot write {}: {e}", scene.display())))?;
+    if let Some(scene) = ex.scene {
+        write_scene(scene, src, build)?;
     }
     // The host program, from the build directory (it writes its images there).
     let args: Vec<String> = ex
