@@ -72,6 +72,12 @@ pub struct Allocation {
     /// Virtual registers of the input given a spill slot: spilled everywhere, or
     /// only stored and reloaded around instructions clobbering their whole class.
     pub spilled_vregs: u32,
+    /// The most base-class registers ([`RegTarget::storage_units`]) the virtual
+    /// registers held at one position, when the code needed no spill and clobbers no
+    /// register: then it is what every budget's first round finds too, and no budget
+    /// below it allocates the code ([`base_capacity`]). Measured by
+    /// [`allocate_measured`] only.
+    pub peak_units: Option<u32>,
 }
 
 /// Why a function cannot be allocated.
@@ -223,7 +229,17 @@ pub fn allocate<T: RegTarget>(
     func: &mut MachFunction<T::Inst>,
     target: &T,
 ) -> Result<Allocation, AllocError> {
-    allocate_or_stop(func, target, false)?
+    allocate_or_stop(func, target, false, false)?
+        .ok_or_else(|| AllocError::new("the allocator stopped at a spill it must make".into()))
+}
+
+/// [`allocate`], also measuring [`Allocation::peak_units`] (when it applies), for a
+/// caller that goes on to search for fewer registers.
+pub fn allocate_measured<T: RegTarget>(
+    func: &mut MachFunction<T::Inst>,
+    target: &T,
+) -> Result<Allocation, AllocError> {
+    allocate_or_stop(func, target, false, true)?
         .ok_or_else(|| AllocError::new("the allocator stopped at a spill it must make".into()))
 }
 
@@ -234,13 +250,14 @@ pub fn allocate_without_spills<T: RegTarget>(
     func: &mut MachFunction<T::Inst>,
     target: &T,
 ) -> Result<Option<Allocation>, AllocError> {
-    allocate_or_stop(func, target, true)
+    allocate_or_stop(func, target, true, false)
 }
 
 fn allocate_or_stop<T: RegTarget>(
     func: &mut MachFunction<T::Inst>,
     target: &T,
     stop_at_spill: bool,
+    measure_peak: bool,
 ) -> Result<Option<Allocation>, AllocError> {
     let classes = validate(func)?;
     let phys = PhysTable::new(target, &classes);
@@ -272,15 +289,21 @@ fn allocate_or_stop<T: RegTarget>(
     split_around_full_clobbers(&mut work, &phys);
     // The input's code, copied before the first spill rewrites it.
     let mut input = None;
+    let mut measure = measure_peak && !clobbers_any(&work);
     // Each round that spills removes a spillable register for good.
     for _round in 0..=func.vregs.len() + 1 {
-        match scan_round(&work, &phys, stop_at_spill) {
-            Round::Done(assign) => return Ok(Some(finish(func, target, work, &assign))),
+        match scan_round(&work, &phys, stop_at_spill, measure) {
+            Round::Done(assign, peak) => {
+                let mut allocation = finish(func, target, work, &assign);
+                allocation.peak_units = peak;
+                return Ok(Some(allocation));
+            }
             Round::Spill(_) if stop_at_spill => {
                 give_back(func, work, input);
                 return Ok(None);
             }
             Round::Spill(victims) => {
+                measure = false;
                 input.get_or_insert_with(|| input_lines(&work.blocks));
                 spill_everywhere(&mut work, &victims);
             }
@@ -363,8 +386,9 @@ fn validate<I: MachInst>(func: &MachFunction<I>) -> Result<BTreeSet<RegClass>, A
 
 /// The outcome of one scan over the function.
 enum Round {
-    /// A register for every virtual register (indexed by [`VReg`]).
-    Done(Vec<Option<PReg>>),
+    /// A register for every virtual register (indexed by [`VReg`]), and the peak of
+    /// [`peak_units`] when it was measured.
+    Done(Vec<Option<PReg>>, Option<u32>),
     /// Virtual registers to spill before trying again.
     Spill(Vec<VReg>),
     Stuck(AllocError),
@@ -549,14 +573,20 @@ fn split_around_full_clobbers<I: MachInst>(work: &mut Work<I>, phys: &PhysTable)
 /// Computes liveness and runs the linear scan once. When the caller stops at a spill,
 /// a function needing more registers at some position than there are spills without
 /// a scan.
-fn scan_round<I: MachInst>(work: &Work<I>, phys: &PhysTable, stop_at_spill: bool) -> Round {
+fn scan_round<I: MachInst>(
+    work: &Work<I>,
+    phys: &PhysTable,
+    stop_at_spill: bool,
+    measure: bool,
+) -> Round {
     let blocks = block_accesses(work, phys);
     let nvars = phys.phys.len() + work.vregs.len();
     let live = liveness::solve(&blocks, nvars);
     let layout = liveness::layout(&blocks);
     let ranges = liveness::live_ranges(&blocks, nvars, &live, &layout);
     let vranges = &ranges[phys.phys.len()..];
-    if stop_at_spill && phys.capacity > 0 && peak_units(work, phys, vranges) > phys.capacity {
+    let peak = (stop_at_spill || measure).then(|| peak_units(work, phys, vranges));
+    if stop_at_spill && phys.capacity > 0 && peak.is_some_and(|p| p > phys.capacity) {
         return Round::Spill(Vec::new());
     }
     let hints = move_hints(work);
@@ -570,10 +600,28 @@ fn scan_round<I: MachInst>(work: &Work<I>, phys: &PhysTable, stop_at_spill: bool
         weights: &weights,
     };
     match scan.run() {
-        Ok(assign) => Round::Done(assign),
+        Ok(assign) => Round::Done(assign, peak.filter(|_| measure)),
         Err(ScanFail::Spill(victims)) => Round::Spill(victims),
         Err(ScanFail::Stuck(v)) => Round::Stuck(stuck_error(work, &layout, &scan, v)),
     }
+}
+
+/// Whether any line of `work` clobbers a register (then the split around clobbers,
+/// and the ranges, depend on the budget).
+fn clobbers_any<I: MachInst>(work: &Work<I>) -> bool {
+    work.blocks.iter().flatten().any(|line| match line {
+        Line::Inst(ml) => !ml.inst.clobbers().is_empty(),
+        _ => true,
+    })
+}
+
+/// The allocatable base-class registers `target` gives `func`'s classes: a first round
+/// whose [`Allocation::peak_units`] exceeds it stops at once (0: no base class).
+pub fn base_capacity<T: RegTarget>(
+    func: &MachFunction<T::Inst>,
+    target: &T,
+) -> Result<u32, AllocError> {
+    Ok(PhysTable::new(target, &validate(func)?).capacity)
 }
 
 /// The most base-class registers ([`RegTarget::storage_units`]) the virtual registers
@@ -1060,6 +1108,7 @@ fn finish<T: RegTarget>(
         used: written_regs(func),
         spill_slots: func.spill_slots.len() as u32,
         spilled_vregs: work.spilled_vregs,
+        peak_units: None,
     }
 }
 

@@ -1070,8 +1070,8 @@ pub fn allocate_placed(
                 .and_then(|room| demote(k, &mf, &block_of, budget, placement, room));
             demoted.unwrap_or_else(|| write_back(k, &out, &block_of, budget, a.spilled_vregs, None))
         }
-        Ok((out, _)) => timing::stage("fewest registers", || {
-            fewest_without_spills(k, &mf, out, &block_of, budget)
+        Ok((out, a)) => timing::stage("fewest registers", || {
+            fewest_without_spills(k, &mf, out, &block_of, budget, a.peak_units)
         }),
         Err(e) => {
             let smallest = smallest_budget(&mf, budget);
@@ -1138,20 +1138,28 @@ fn registers_used(used: &[PReg]) -> u32 {
 /// Writes back the spill-free allocation `out` with the fewest registers: the scan
 /// takes the lowest free register, which is usually but not always minimal, so smaller
 /// budgets are tried while they still need no spill (issue 5: by default, the fewest
-/// registers that avoid spills).
+/// registers that avoid spills). A budget with fewer base registers than `peak_units`
+/// (the first allocation's [`regalloc::Allocation::peak_units`]) is not tried: its
+/// trial would stop before its scan, having found that peak.
 fn fewest_without_spills(
     k: &mut Kernel,
     mf: &MachFunction<GpuInst>,
     mut out: MachFunction<GpuInst>,
     block_of: &[u32],
     budget: u32,
+    peak_units: Option<u32>,
 ) -> Allocated {
     let original = k.clone();
     let mut best = write_back(k, &out, block_of, budget, 0, None);
     while best.report.num_regs > 1 {
+        let target = GpuTarget::new(best.report.num_regs - 1);
+        let below =
+            |peak: u32| regalloc::base_capacity(mf, &target).is_ok_and(|cap| cap > 0 && peak > cap);
+        if peak_units.is_some_and(below) {
+            break;
+        }
         // An allocation that spills is not wanted here: stop at its first spill.
         let mut tighter = mf.clone();
-        let target = GpuTarget::new(best.report.num_regs - 1);
         match timing::stage("linear scan", || {
             regalloc::allocate_without_spills(&mut tighter, &target)
         }) {
@@ -1175,7 +1183,7 @@ fn run_allocator(
 ) -> Result<(MachFunction<GpuInst>, regalloc::Allocation), AllocError> {
     timing::stage("linear scan", || {
         let mut out = mf.clone();
-        let a = regalloc::allocate(&mut out, &GpuTarget::new(budget))?;
+        let a = regalloc::allocate_measured(&mut out, &GpuTarget::new(budget))?;
         Ok((out, a))
     })
 }
