@@ -43,7 +43,8 @@
 //! edges or without a unique outside predecessor are left alone; values depending on
 //! two induction variables, or through `sext`/`zext`, are not reduced.
 
-use cranelift_entity::EntitySet;
+use cranelift_entity::packed_option::PackedOption;
+use cranelift_entity::{EntitySet, SecondaryMap};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::ir::dominance::DominatorTree;
@@ -86,10 +87,10 @@ pub fn reduce_function(func: &mut Function) -> usize {
     loops.sort_by_key(|l| l.blocks.len());
     // Shared by the loops: reducing one only adds instructions (which it records), and
     // the ones it deletes are read by nothing.
-    let mut def_block = FxHashMap::default();
+    let mut def_block = DefBlocks::with_capacity(func.insts.len());
     for &b in &func.layout {
         for &i in &func.blocks[b].insts {
-            def_block.insert(i, b);
+            def_block[i] = b.into();
         }
     }
     loops
@@ -159,12 +160,16 @@ enum Sym {
     Val(Value),
 }
 
+/// The block of each instruction in a laid-out block (a dense table: every operand of
+/// a loop is looked up).
+type DefBlocks = SecondaryMap<Inst, PackedOption<Block>>;
+
 /// The queries and rewrites on one loop.
 struct Ctx<'a> {
     func: &'a mut Function,
     lp: &'a Loop,
     /// The block of every instruction of the function.
-    def_block: &'a mut FxHashMap<Inst, Block>,
+    def_block: &'a mut DefBlocks,
     invariant: FxHashMap<Value, bool>,
     hoisted: FxHashMap<Value, Value>,
 }
@@ -175,8 +180,9 @@ impl Ctx<'_> {
             ValueDef::Param(b, _) => self.lp.blocks.contains(&b),
             ValueDef::Result(i) => self
                 .def_block
-                .get(&i)
-                .is_some_and(|b| self.lp.blocks.contains(b)),
+                .get(i)
+                .and_then(|b| b.expand())
+                .is_some_and(|b| self.lp.blocks.contains(&b)),
         }
     }
 
@@ -238,7 +244,7 @@ impl Ctx<'_> {
         let span = self.func.spans[term];
         let ni = self.func.append_inst(block, data, Some(ty), span);
         self.func.blocks[block].insts.push(term);
-        self.def_block.insert(ni, block);
+        self.def_block[ni] = block.into();
         self.func.results[ni].expect("a result")
     }
 
@@ -575,11 +581,14 @@ fn find_roots(cx: &mut Ctx, ivs: &[Iv]) -> Vec<Root> {
         .iter()
         .flat_map(|&b| cx.func.blocks[b].insts.clone())
         .collect();
+    // The users of the loop's values (the only ones asked for), wherever they are.
     let mut users: FxHashMap<Value, Vec<Inst>> = FxHashMap::default();
     for &b in &cx.func.layout {
         for &i in &cx.func.blocks[b].insts {
             for v in cx.func.insts[i].operands() {
-                users.entry(v).or_default().push(i);
+                if cx.in_loop(v) {
+                    users.entry(v).or_default().push(i);
+                }
             }
         }
     }
@@ -624,7 +633,7 @@ fn push_edge_arg(func: &mut Function, from: Block, to: Block, arg: Value) {
 }
 
 /// Reduces the roots of one loop; returns how many.
-fn reduce_loop(func: &mut Function, lp: &Loop, def_block: &mut FxHashMap<Inst, Block>) -> usize {
+fn reduce_loop(func: &mut Function, lp: &Loop, def_block: &mut DefBlocks) -> usize {
     let (Some(entry), Some(back)) = (
         edge_args(func, lp.preheader, lp.header),
         edge_args(func, lp.latch, lp.header),
@@ -663,9 +672,12 @@ fn reduce_loop(func: &mut Function, lp: &Loop, def_block: &mut FxHashMap<Inst, B
         push_edge_arg(cx.func, lp.latch, lp.header, next);
         replaced.push((r.root, q));
     }
+    // One sweep for all the roots: each becomes a fresh parameter, which no root is.
+    let mut uses = cfg::Replacements::default();
     for &(root, q) in &replaced {
-        cfg::replace_uses(cx.func, root, q);
+        uses.insert(root, q);
     }
+    uses.apply(cx.func);
     let mut cleaned = lp.blocks.clone();
     cleaned.insert(lp.preheader);
     remove_dead(cx.func, &cleaned);
