@@ -624,7 +624,17 @@ impl Body {
     /// `callee` prepared; its first `own_slots` slots are its own, the others those of
     /// the copies inlined into it.
     fn of(callee: &Function, own_slots: usize, lanes: u32, ptr: u32) -> Body {
-        let (own, copied): (Vec<_>, Vec<_>) = zero_plan(callee, lanes, ptr)
+        let zeros = zero_plan(callee, lanes, ptr);
+        if zeros.is_empty() {
+            // No slot to zero or promote (an optimized runtime routine, say): the
+            // callee as it is, which the caller's own cleanup passes see anyway.
+            return Body {
+                func: callee.clone(),
+                call_site: FxHashSet::default(),
+                own_zeros: 0,
+            };
+        }
+        let (own, copied): (Vec<_>, Vec<_>) = zeros
             .into_iter()
             .partition(|(slot, _)| slot.index() < own_slots);
         let mut func = callee.clone();
@@ -665,11 +675,14 @@ fn zero_plan(callee: &Function, lanes: u32, ptr: u32) -> Vec<(StackSlot, Zero)> 
             })
             .collect()
     };
+    let mut slots: Vec<StackSlot> = addressed(callee).into_iter().collect();
+    if slots.is_empty() {
+        return Vec::new();
+    }
+    slots.sort();
     let mut promoted = callee.clone();
     super::promote::promote_function(&mut promoted, lanes, ptr);
     let kept = addressed(&promoted);
-    let mut slots: Vec<StackSlot> = addressed(callee).into_iter().collect();
-    slots.sort();
     slots
         .into_iter()
         .map(|slot| {
