@@ -54,7 +54,8 @@
 //! addresses) are zeroed by uniform stores over their bytes, which do cost.
 //!
 //! **Cost.** Each callee is prepared once ([`Body`]): zeroed as above, promoted and
-//! cleaned of dead code, then copied at every call. Copying the body as lowered and
+//! cleaned of dead code (one without slots is taken as it is), then copied at every
+//! call. Copying the body as lowered and
 //! promoting each copy in the caller gives the same code, but a body as lowered is two
 //! to three times the size (a store and a load per local access), and a `foreach`
 //! lowers its body twice (full and partial gangs), so that work was multiplied by the
