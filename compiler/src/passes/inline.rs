@@ -55,12 +55,11 @@
 //!
 //! **Cost.** Each callee is prepared once ([`Body`]): zeroed as above, promoted and
 //! cleaned of dead code (one without slots is taken as it is), then copied at every
-//! call. Copying the body as lowered and
-//! promoting each copy in the caller gives the same code, but a body as lowered is two
-//! to three times the size (a store and a load per local access), and a `foreach`
-//! lowers its body twice (full and partial gangs), so that work was multiplied by the
-//! calls. The size limits still count each callee as lowered, so what is inlined does
-//! not change.
+//! call. Copying the body as lowered and promoting each copy in the caller gives the
+//! same code, but a body as lowered is two to three times the size (a store and a load
+//! per local access), and a `foreach` lowers its body twice (full and partial gangs),
+//! so that work was multiplied by the calls. The size limits still count each callee
+//! as lowered, so what is inlined does not change.
 //!
 //! Bad input never panics: a call or callee that does not fit together (argument counts,
 //! a missing mask, an operand with no definition in the callee, a branch to a block that
@@ -639,17 +638,9 @@ impl Body {
             .into_iter()
             .partition(|(slot, _)| slot.index() < own_slots);
         let mut func = callee.clone();
-        let identity: SecondaryMap<StackSlot, Option<StackSlot>> = {
-            let mut m = SecondaryMap::new();
-            for s in callee.stack_slots.keys() {
-                m[s] = Some(s);
-            }
-            m
-        };
-        let span = crate::source::Span::default();
-        let mut zeroing = zero_slots(&mut func, callee, &own, &identity, span);
+        let mut zeroing = zero_slots(&mut func, callee, &own);
         let own_zeros = zeroing.len();
-        zeroing.extend(zero_slots(&mut func, callee, &copied, &identity, span));
+        zeroing.extend(zero_slots(&mut func, callee, &copied));
         let call_site = zeroing.iter().copied().collect();
         let entry = func.layout[0];
         func.blocks[entry].insts.splice(0..0, zeroing);
@@ -730,23 +721,16 @@ fn promoted_shape(callee: &Function, slot: StackSlot) -> Option<Zero> {
     })
 }
 
-/// Instructions that zero the copied slots (`slots` maps the callee's to the caller's),
-/// to run before the copied body: what a fresh frame would hold.
-fn zero_slots(
-    f: &mut Function,
-    callee: &Function,
-    zeros: &[(StackSlot, Zero)],
-    slots: &SecondaryMap<StackSlot, Option<StackSlot>>,
-    span: crate::source::Span,
-) -> Vec<Inst> {
+/// Instructions, appended to `f` (a copy of `callee`), that zero the slots `zeros`
+/// plans, to run before the body: what a fresh frame would hold. Their span is none:
+/// each copy of the body gives them the call's.
+fn zero_slots(f: &mut Function, callee: &Function, zeros: &[(StackSlot, Zero)]) -> Vec<Inst> {
     let mut out = Emit {
         f,
-        span,
         insts: Vec::new(),
     };
     for &(slot, zero) in zeros {
-        let Some(copy) = slots[slot] else { continue };
-        let addr = out.push(InstData::StackAddr { slot: copy }, Type::PTR);
+        let addr = out.push(InstData::StackAddr { slot }, Type::PTR);
         match zero {
             Zero::Uniform(ty) => {
                 let z = out.zero(ty);
@@ -755,7 +739,7 @@ fn zero_slots(
             Zero::Lanes(ty, off) => {
                 let mut memo = FxHashMap::default();
                 let Some(off) = out.clone_expr(callee, off, &mut memo, 8) else {
-                    out.zero_bytes(addr, out.f.stack_slots[copy]);
+                    out.zero_bytes(addr, out.f.stack_slots[slot]);
                     continue;
                 };
                 let base = out.push(InstData::Splat { arg: addr }, Type::PTR.to_varying());
@@ -771,7 +755,7 @@ fn zero_slots(
                 out.store(at, zs);
             }
             Zero::Bytes => {
-                let data = out.f.stack_slots[copy];
+                let data = out.f.stack_slots[slot];
                 out.zero_bytes(addr, data);
             }
         }
@@ -782,7 +766,6 @@ fn zero_slots(
 /// Appends new instructions (outside any block) to a list.
 struct Emit<'a> {
     f: &'a mut Function,
-    span: crate::source::Span,
     insts: Vec<Inst>,
 }
 
@@ -799,7 +782,7 @@ impl Emit<'_> {
 
     fn push_void(&mut self, data: InstData) -> Inst {
         let inst = self.f.insts.push(data);
-        self.f.spans[inst] = self.span;
+        self.f.spans[inst] = crate::source::Span::default();
         self.insts.push(inst);
         inst
     }

@@ -294,9 +294,7 @@ fn allocate_or_stop<T: RegTarget>(
     for _round in 0..=func.vregs.len() + 1 {
         match scan_round(&work, &phys, stop_at_spill, measure) {
             Round::Done(assign, peak) => {
-                let mut allocation = finish(func, target, work, &assign);
-                allocation.peak_units = peak;
-                return Ok(Some(allocation));
+                return Ok(Some(finish(func, target, work, &assign, peak)));
             }
             Round::Spill(_) if stop_at_spill => {
                 give_back(func, work, input);
@@ -1069,6 +1067,7 @@ fn finish<T: RegTarget>(
     target: &T,
     work: Work<T::Inst>,
     assign: &[Option<PReg>],
+    peak_units: Option<u32>,
 ) -> Allocation {
     // Every occurring virtual register has a register (the scan saw all of them).
     let reg_of = |v: VReg| assign.get(v.index()).copied().flatten();
@@ -1108,7 +1107,7 @@ fn finish<T: RegTarget>(
         used: written_regs(func),
         spill_slots: func.spill_slots.len() as u32,
         spilled_vregs: work.spilled_vregs,
-        peak_units: None,
+        peak_units,
     }
 }
 
