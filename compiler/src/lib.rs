@@ -14,6 +14,7 @@ pub mod difftest;
 pub mod driver;
 pub mod front;
 pub mod gen;
+pub mod heap;
 pub mod interp;
 pub mod ir;
 pub mod ispc_examples;

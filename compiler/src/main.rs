@@ -13,11 +13,18 @@ use spmdc::front::dump;
 use spmdc::source::SourceMap;
 use spmdc::timing;
 
-// The AST and the IR are many small nodes; mimalloc allocates and frees them markedly
-// faster than the system allocator (see the front-end benchmark in docs/performance.md).
+// The AST and the IR are many small nodes, which mimalloc allocates and frees markedly
+// faster than the system allocator (see the front-end benchmark in docs/performance.md);
+// blocks of 256 bytes or more go to glibc's allocator, which reuses freed memory across
+// sizes and so touches fewer fresh pages ([`spmdc::heap`] has the measurements).
 // Counting live bytes gives `--time-passes` its heap peaks.
 #[global_allocator]
-static ALLOC: timing::CountingAlloc<mimalloc::MiMalloc> = timing::CountingAlloc(mimalloc::MiMalloc);
+static ALLOC: timing::CountingAlloc<Heap> = timing::CountingAlloc(spmdc::heap::SizeSplit(
+    mimalloc::MiMalloc,
+    std::alloc::System,
+));
+
+type Heap = spmdc::heap::SizeSplit<mimalloc::MiMalloc, std::alloc::System, 256>;
 
 /// Exit status: the kernel compiled (or ran) cleanly.
 const EXIT_OK: u8 = 0;
