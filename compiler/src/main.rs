@@ -15,7 +15,7 @@ use spmdc::timing;
 
 // The AST and the IR are many small nodes, which mimalloc allocates and frees markedly
 // faster than the system allocator (see the front-end benchmark in docs/performance.md);
-// blocks of 256 bytes or more go to glibc's allocator, which reuses freed memory across
+// blocks of 1 KiB or more go to glibc's allocator, which reuses freed memory across
 // sizes and so touches fewer fresh pages ([`spmdc::heap`] has the measurements).
 // Counting live bytes gives `--time-passes` its heap peaks.
 #[global_allocator]
@@ -24,7 +24,7 @@ static ALLOC: timing::CountingAlloc<Heap> = timing::CountingAlloc(spmdc::heap::S
     std::alloc::System,
 ));
 
-type Heap = spmdc::heap::SizeSplit<mimalloc::MiMalloc, std::alloc::System, 256>;
+type Heap = spmdc::heap::SizeSplit<mimalloc::MiMalloc, std::alloc::System, 1024>;
 
 /// Exit status: the kernel compiled (or ran) cleanly.
 const EXIT_OK: u8 = 0;
