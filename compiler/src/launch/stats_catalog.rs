@@ -163,6 +163,7 @@ const NAMED: &[(&str, Section, &str, &str, Form)] = &[
     ("spill_bytes", Registers, "spill slot bytes per thread", "B", Plain),
     ("spill_stores", Registers, "spill stores (static)", "", Plain),
     ("spill_loads", Registers, "spill loads (static)", "", Plain),
+    ("rematerialized_values", Registers, "rematerialized values", "", Plain),
     ("demoted_shared_bytes", Registers, "demoted slots' shared memory per block", "B", Plain),
     ("predicted_cycles", Registers, "predicted cycles (regalloc auto)", "cycles", Plain),
     ("static_shuffle_distance", Registers, "static mean shuffle distance", "lanes", Plain),

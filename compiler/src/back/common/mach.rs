@@ -80,6 +80,20 @@ pub trait MachInst: Clone + std::fmt::Debug {
     /// write or fault, no control flow, no queue, no register it does not list. A
     /// target answers `false` whenever unsure.
     fn is_pure(&self) -> bool;
+    /// A copy of the instruction for the register allocator to place just before a
+    /// read of the value it defines, instead of keeping that value in a register or a
+    /// spill slot (rematerialization, [`super::regalloc`]), when executing it there
+    /// gives the same value and does nothing else: it has no side effect and cannot
+    /// fault, and it reads only immediates, registers that hold one value for the
+    /// whole function and are never allocated (special registers, a context pointer
+    /// the code never writes) and memory that does not change while the function runs
+    /// (a read-only parameter space). `None` otherwise, and whenever unsure. The
+    /// allocator rematerializes only an instruction whose one register operand
+    /// besides such reads is the definition of a virtual register, the only one of
+    /// that register. The copy may differ from the original in what does not reach
+    /// the executed code (a target's bookkeeping, such as which input instruction it
+    /// is).
+    fn rematerialize(&self) -> Option<Self>;
 }
 
 /// What the register allocator needs to know about one target.

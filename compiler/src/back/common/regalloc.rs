@@ -22,10 +22,21 @@
 //! allocation fails with an [`AllocError`]. Values of a class the target cannot
 //! spill ([`RegTarget::spillable`]) are treated like those temporaries.
 //!
+//! A value whose only definition the target can execute again anywhere
+//! ([`MachInst::rematerialize`]: a constant, an address, a read of a register or of
+//! memory that never changes), and that this definition reaches before every read,
+//! is *rematerialized* instead: it gets no slot, its definition is deleted, and a
+//! copy of the definition writes the fresh register just before each read, where a
+//! reload would have been. Its spill weight counts only its reads (each one
+//! instruction executed again; no store), so such values are the first to leave
+//! their registers. The fresh registers are never spilled either, so termination
+//! is as above.
+//!
 //! A value live across an instruction that clobbers every register of its class (a
 //! barrier) could never keep a register there; rather than spilling it everywhere,
-//! it is stored to its slot just before such instructions and reloaded just after,
-//! and keeps a register elsewhere.
+//! it is stored to its slot just before such instructions and reloaded just after
+//! (or, if it can be rematerialized, only written again just after), and keeps a
+//! register elsewhere.
 //!
 //! Since no value moves between registers, no code is needed on CFG edges. A copy's destination
 //! prefers its source's register (and the physical register it is copied from or
@@ -39,7 +50,8 @@
 //! * the instruction ending a block (a branch) writes no virtual register, since
 //!   spill code goes right after the instruction writing a value;
 //! * [`RegTarget::spill`] and [`RegTarget::reload`] use only the register given and
-//!   registers that are not allocatable (the stack pointer);
+//!   registers that are not allocatable (the stack pointer), and so does a copy
+//!   [`MachInst::rematerialize`] gives besides the register it writes;
 //! * physical registers in the input are live from each write to the reads it
 //!   reaches, like virtual ones; a physical register read but never written is
 //!   live from the function's entry (an argument);
@@ -72,6 +84,10 @@ pub struct Allocation {
     /// Virtual registers of the input given a spill slot: spilled everywhere, or
     /// only stored and reloaded around instructions clobbering their whole class.
     pub spilled_vregs: u32,
+    /// Virtual registers of the input rematerialized instead ([`MachInst::rematerialize`]):
+    /// their definition copied before each read, everywhere or only after
+    /// instructions clobbering their whole class. They take no slot.
+    pub rematerialized_vregs: u32,
     /// The most base-class registers ([`RegTarget::storage_units`]) the virtual
     /// registers held at one position, when the code needed no spill and clobbers no
     /// register: then it is what every budget's first round finds too, and no budget
@@ -106,11 +122,16 @@ impl fmt::Display for AllocError {
 
 impl std::error::Error for AllocError {}
 
-/// A line of code during allocation: an instruction of the input, or a spill or
-/// reload that the target builds once the register it moves is known.
+/// A line of code during allocation: an instruction of the input, a copy of a
+/// rematerializable definition the allocator placed, or a spill or reload that the
+/// target builds once the register it moves is known.
 #[derive(Clone, Debug)]
 enum Line<I> {
     Inst(MachLine<I>),
+    /// Writes a value again instead of reloading it ([`MachInst::rematerialize`]).
+    /// Kept apart from `Inst` so that a failed allocation gives back only the
+    /// input's instructions.
+    Remat(MachLine<I>),
     Reload {
         slot: SpillSlot,
         vreg: VReg,
@@ -220,6 +241,19 @@ struct Work<I> {
     /// Per virtual register: spilled everywhere (it no longer occurs in the code).
     spilled: Vec<bool>,
     spilled_vregs: u32,
+    /// Per virtual register of the input: the copy of its only definition to place
+    /// where it is needed, when the target can rematerialize it ([`remat_defs`]).
+    remat_def: Vec<Option<I>>,
+    /// Per virtual register: rematerialized somewhere (around a barrier or everywhere).
+    rematerialized: Vec<bool>,
+}
+
+/// A virtual register to take out of registers, and how: rematerialized where it
+/// is read, or given a spill slot.
+#[derive(Clone, Copy, Debug)]
+struct Victim {
+    vreg: VReg,
+    remat: bool,
 }
 
 /// Allocates registers for `func` in place: afterwards every operand is
@@ -285,7 +319,10 @@ fn allocate_or_stop<T: RegTarget>(
         slot_of: vec![None; func.vregs.len()],
         spilled: vec![false; func.vregs.len()],
         spilled_vregs: 0,
+        remat_def: Vec::new(),
+        rematerialized: vec![false; func.vregs.len()],
     };
+    work.remat_def = remat_defs(&work, &phys);
     split_around_full_clobbers(&mut work, &phys);
     // The input's code, copied before the first spill rewrites it.
     let mut input = None;
@@ -387,8 +424,8 @@ enum Round {
     /// A register for every virtual register (indexed by [`VReg`]), and the peak of
     /// [`peak_units`] when it was measured.
     Done(Vec<Option<PReg>>, Option<u32>),
-    /// Virtual registers to spill before trying again.
-    Spill(Vec<VReg>),
+    /// Virtual registers to spill or rematerialize before trying again.
+    Spill(Vec<Victim>),
     Stuck(AllocError),
 }
 
@@ -409,7 +446,7 @@ fn var_of(reg: Reg, phys: &PhysTable) -> Option<u32> {
 fn access<I: MachInst>(line: &Line<I>, phys: &PhysTable) -> InstAccess {
     let mut acc = InstAccess::default();
     match line {
-        Line::Inst(ml) => {
+        Line::Inst(ml) | Line::Remat(ml) => {
             let mut ops: SmallVec<[Operand; 8]> = SmallVec::new();
             ml.inst.operands(&mut ops);
             for op in &ops {
@@ -491,8 +528,9 @@ fn fully_clobbered<I: MachInst>(inst: &I, phys: &PhysTable) -> SmallVec<[RegClas
 
 /// Stores each virtual register live across an instruction that clobbers every
 /// register of its class (a barrier) to its spill slot just before, and reloads it
-/// just after. Such a register could never keep a register across the instruction;
-/// split this way it still can everywhere else, instead of being spilled everywhere.
+/// just after; one that can be rematerialized is only written again just after.
+/// Such a register could never keep a register across the instruction; split this
+/// way it still can everywhere else, instead of being spilled everywhere.
 fn split_around_full_clobbers<I: MachInst>(work: &mut Work<I>, phys: &PhysTable) {
     // Most functions have no barrier: then nothing is split and liveness is not needed.
     let is_barrier = |line: &Line<I>| match line {
@@ -505,6 +543,7 @@ fn split_around_full_clobbers<I: MachInst>(work: &mut Work<I>, phys: &PhysTable)
     let blocks = block_accesses(work, phys);
     let nphys = phys.phys.len() as u32;
     let live = liveness::solve(&blocks, nphys as usize + work.vregs.len());
+    let remat = rematerializable(work, phys, &live);
     for (b, block) in blocks.iter().enumerate() {
         // (line, registers live across it), found walking backward.
         let mut crossing: Vec<(usize, Vec<VReg>)> = Vec::new();
@@ -546,7 +585,7 @@ fn split_around_full_clobbers<I: MachInst>(work: &mut Work<I>, phys: &PhysTable)
                 Line::Inst(ml) => ml.span,
                 _ => None,
             };
-            for &v in &across {
+            for &v in across.iter().filter(|v| !remat[v.index()]) {
                 let slot = slot_for(work, v);
                 out.push(Line::Spill {
                     slot,
@@ -556,16 +595,92 @@ fn split_around_full_clobbers<I: MachInst>(work: &mut Work<I>, phys: &PhysTable)
             }
             out.push(line);
             for &v in &across {
-                let slot = slot_for(work, v);
-                out.push(Line::Reload {
-                    slot,
-                    vreg: v,
-                    span,
-                });
+                let copy = work.remat_def[v.index()].as_ref();
+                let line = match copy.filter(|_| remat[v.index()]) {
+                    Some(inst) => {
+                        let inst = inst.clone();
+                        work.rematerialized[v.index()] = true;
+                        Line::Remat(MachLine { inst, span })
+                    }
+                    None => Line::Reload {
+                        slot: slot_for(work, v),
+                        vreg: v,
+                        span,
+                    },
+                };
+                out.push(line);
             }
         }
         work.blocks[b] = out;
     }
+}
+
+/// Per virtual register: the copy [`MachInst::rematerialize`] gives of its only
+/// definition, when it has exactly one and that one can be placed anywhere: its only
+/// other operands are reads of registers that are not allocatable, and it clobbers
+/// nothing. Whether the register is rematerialized also depends on the definition
+/// reaching every read ([`rematerializable`]).
+fn remat_defs<I: MachInst>(work: &Work<I>, phys: &PhysTable) -> Vec<Option<I>> {
+    let mut defs = vec![0u32; work.vregs.len()];
+    let mut copies: Vec<Option<I>> = (0..work.vregs.len()).map(|_| None).collect();
+    let mut ops: SmallVec<[Operand; 8]> = SmallVec::new();
+    for line in work.blocks.iter().flatten() {
+        let Line::Inst(ml) = line else { continue };
+        ops.clear();
+        ml.inst.operands(&mut ops);
+        for op in &ops {
+            if let (Reg::Virt(v), OperandKind::Def | OperandKind::UseDef) = (op.reg, op.kind) {
+                defs[v.index()] += 1;
+            }
+        }
+        let Some(v) = sole_def(&ops, phys) else {
+            continue;
+        };
+        if copies[v.index()].is_none() && ml.inst.clobbers().is_empty() {
+            copies[v.index()] = ml.inst.rematerialize();
+        }
+    }
+    for (copy, &n) in copies.iter_mut().zip(&defs) {
+        if n != 1 {
+            *copy = None;
+        }
+    }
+    copies
+}
+
+/// The virtual register an instruction with operands `ops` writes, when that is its
+/// only register operand besides reads of registers that are not allocatable.
+fn sole_def(ops: &[Operand], phys: &PhysTable) -> Option<VReg> {
+    let mut def = None;
+    for op in ops {
+        match (op.reg, op.kind) {
+            (Reg::Virt(v), OperandKind::Def) if def.is_none() => def = Some(v),
+            (Reg::Phys(p), OperandKind::Use) if phys.number(p).is_none() => {}
+            _ => return None,
+        }
+    }
+    def
+}
+
+/// Per virtual register: whether it is rematerialized rather than given a slot when
+/// it is spilled. It needs a copy of its definition ([`remat_defs`]) and a class the
+/// target can spill (the others never leave their registers), and must not be live
+/// into the function: then its one definition runs before every read, and a copy
+/// placed before a read computes the value the read would have seen. (One read
+/// before any write would see no value, or the target's initial one.) Spilling other
+/// registers, or rematerializing it around barriers, changes none of this, so the
+/// answer is the same in every round.
+fn rematerializable<I>(work: &Work<I>, phys: &PhysTable, live: &liveness::Liveness) -> Vec<bool> {
+    let nphys = phys.phys.len() as u32;
+    let live_in = live.live_in.first();
+    let remat = |(v, def): (usize, &Option<I>)| {
+        def.is_some()
+            && !work.unspillable[v]
+            && !live_in.is_some_and(|l| l.contains(nphys + v as u32))
+    };
+    let mut out: Vec<bool> = work.remat_def.iter().enumerate().map(remat).collect();
+    out.resize(work.vregs.len(), false);
+    out
 }
 
 /// Computes liveness and runs the linear scan once. When the caller stops at a spill,
@@ -588,7 +703,8 @@ fn scan_round<I: MachInst>(
         return Round::Spill(Vec::new());
     }
     let hints = move_hints(work);
-    let weights = spill_weights(work, vranges);
+    let remat = rematerializable(work, phys, &live);
+    let weights = spill_weights(work, vranges, &remat);
     let scan = Scan {
         work,
         phys,
@@ -599,7 +715,13 @@ fn scan_round<I: MachInst>(
     };
     match scan.run() {
         Ok(assign) => Round::Done(assign, peak.filter(|_| measure)),
-        Err(ScanFail::Spill(victims)) => Round::Spill(victims),
+        Err(ScanFail::Spill(victims)) => {
+            let victim = |vreg: VReg| Victim {
+                vreg,
+                remat: remat[vreg.index()],
+            };
+            Round::Spill(victims.into_iter().map(victim).collect())
+        }
         Err(ScanFail::Stuck(v)) => Round::Stuck(stuck_error(work, &layout, &scan, v)),
     }
 }
@@ -667,8 +789,10 @@ pub fn loop_depths(succs: &[SmallVec<[usize; 2]>]) -> Vec<u32> {
 }
 
 /// What spilling each virtual register costs per position it frees: its reads and
-/// writes, ten times more per enclosing loop, over the length of its lifetime.
-fn spill_weights<I: MachInst>(work: &Work<I>, ranges: &[Vec<Range>]) -> Vec<f64> {
+/// writes, ten times more per enclosing loop, over the length of its lifetime. A
+/// register `remat` marks costs its reads only: each is one instruction executed
+/// again, and its definition goes (no store).
+fn spill_weights<I: MachInst>(work: &Work<I>, ranges: &[Vec<Range>], remat: &[bool]) -> Vec<f64> {
     let depth = loop_depths(&work.succs);
     let mut weight = vec![0f64; work.vregs.len()];
     let mut ops: SmallVec<[Operand; 8]> = SmallVec::new();
@@ -679,7 +803,8 @@ fn spill_weights<I: MachInst>(work: &Work<I>, ranges: &[Vec<Range>]) -> Vec<f64>
             ops.clear();
             ml.inst.operands(&mut ops);
             for op in &ops {
-                if let Reg::Virt(v) = op.reg {
+                let Reg::Virt(v) = op.reg else { continue };
+                if !(remat[v.index()] && op.kind == OperandKind::Def) {
                     weight[v.index()] += per_access;
                 }
             }
@@ -948,11 +1073,17 @@ fn slot_for<I>(work: &mut Work<I>, v: VReg) -> SpillSlot {
     slot
 }
 
-/// Gives each victim a spill slot and rewrites every line that touches it to go
-/// through a fresh unspillable register, reloaded before and stored after.
-fn spill_everywhere<I: MachInst>(work: &mut Work<I>, victims: &[VReg]) {
-    for &v in victims {
-        slot_for(work, v);
+/// Gives each victim a spill slot, or marks it rematerialized, and rewrites every
+/// line that touches it to go through a fresh unspillable register: reloaded before
+/// and stored after, or written by a copy of its definition just before (and its
+/// definition deleted).
+fn spill_everywhere<I: MachInst>(work: &mut Work<I>, victims: &[Victim]) {
+    for &Victim { vreg: v, remat } in victims {
+        if remat {
+            work.rematerialized[v.index()] = true;
+        } else {
+            slot_for(work, v);
+        }
         work.spilled[v.index()] = true;
     }
     let blocks = std::mem::take(&mut work.blocks);
@@ -971,6 +1102,10 @@ fn spill_everywhere<I: MachInst>(work: &mut Work<I>, victims: &[VReg]) {
                     // its slot.
                     Line::Reload { vreg, .. } | Line::Spill { vreg, .. }
                         if work.spilled[vreg.index()] => {}
+                    // So are its copies after such instructions, once it is
+                    // rematerialized where read. (A register with a copy is one
+                    // `rematerializable` marks in every round, never given a slot.)
+                    Line::Remat(ml) if remat_writes_spilled(work, &ml.inst) => {}
                     other => out.push(other),
                 }
             }
@@ -979,11 +1114,33 @@ fn spill_everywhere<I: MachInst>(work: &mut Work<I>, victims: &[VReg]) {
         .collect();
 }
 
+/// Whether `inst`, a copy of a rematerializable definition, writes a spilled register.
+fn remat_writes_spilled<I: MachInst>(work: &Work<I>, inst: &I) -> bool {
+    let mut ops: SmallVec<[Operand; 8]> = SmallVec::new();
+    inst.operands(&mut ops);
+    ops.iter().any(|op| match op.reg {
+        Reg::Virt(v) => op.kind != OperandKind::Use && work.spilled[v.index()],
+        Reg::Phys(_) => false,
+    })
+}
+
+/// A new virtual register of `class` for spill code: never spilled itself.
+fn fresh_temp<I>(work: &mut Work<I>, class: RegClass) -> VReg {
+    work.unspillable.push(true);
+    work.slot_of.push(None);
+    work.spilled.push(false);
+    work.remat_def.push(None);
+    work.rematerialized.push(false);
+    work.vregs.push(class)
+}
+
 /// Appends `ml` to `out` with each spilled register replaced by a fresh one (one per
 /// spilled register and instruction), reloaded before if read and stored after if
 /// written; tied operands are both. A value the previous instruction of the block
 /// wrote (`prev_writes`: spilled register and the fresh one that held it) is read
-/// from that register instead of reloaded. Returns what this instruction writes.
+/// from that register instead of reloaded. A rematerialized register is written
+/// before by a copy of its definition instead of reloaded, and its definition (which
+/// writes nothing else) is left out. Returns what this instruction writes.
 fn rewrite_inst<I: MachInst>(
     work: &mut Work<I>,
     mut ml: MachLine<I>,
@@ -1010,31 +1167,44 @@ fn rewrite_inst<I: MachInst>(
         out.push(Line::Inst(ml));
         return SmallVec::new();
     }
+    let remat = |v: VReg| work.slot_of[v.index()].is_none();
+    if accessed.iter().any(|&(v, _, written)| written && remat(v)) {
+        return SmallVec::new();
+    }
     // (spilled, temporary, needs a reload, written)
     let mut temps: SmallVec<[(VReg, VReg, bool, bool); 4]> = SmallVec::new();
     for &(v, read, written) in &accessed {
         let forwarded = prev_writes.iter().find(|w| w.0 == v && read);
         let t = match forwarded {
             Some(&(_, t)) => t,
-            None => {
-                work.unspillable.push(true);
-                work.slot_of.push(None);
-                work.spilled.push(false);
-                work.vregs.push(work.vregs[v])
-            }
+            None => fresh_temp(work, work.vregs[v]),
         };
         temps.push((v, t, read && forwarded.is_none(), written));
     }
-    let slot = |v: VReg| work.slot_of[v.index()].unwrap_or(SpillSlot::new(0));
     for &(v, t, read, _) in &temps {
-        if read {
-            out.push(Line::Reload {
-                slot: slot(v),
+        if !read {
+            continue;
+        }
+        let remat = work.remat_def[v.index()].as_ref();
+        out.push(match (work.slot_of[v.index()], remat) {
+            (Some(slot), _) => Line::Reload {
+                slot,
                 vreg: t,
                 span: ml.span,
-            });
-        }
+            },
+            (None, Some(def)) => {
+                let mut inst = def.clone();
+                inst.map_regs(&mut |r| if r == Reg::Virt(v) { Reg::Virt(t) } else { r });
+                Line::Remat(MachLine {
+                    inst,
+                    span: ml.span,
+                })
+            }
+            // A spilled register has a slot or a copy of its definition.
+            (None, None) => continue,
+        });
     }
+    let slot = |v: VReg| work.slot_of[v.index()].unwrap_or(SpillSlot::new(0));
     ml.inst.map_regs(&mut |r| match r {
         Reg::Virt(v) => temps
             .iter()
@@ -1075,7 +1245,7 @@ fn finish<T: RegTarget>(
         let mut insts = Vec::with_capacity(lines.len());
         for line in lines {
             match line {
-                Line::Inst(mut ml) => {
+                Line::Inst(mut ml) | Line::Remat(mut ml) => {
                     ml.inst.map_regs(&mut |r| match r {
                         Reg::Virt(v) => reg_of(v).map_or(r, Reg::Phys),
                         Reg::Phys(_) => r,
@@ -1107,6 +1277,7 @@ fn finish<T: RegTarget>(
         used: written_regs(func),
         spill_slots: func.spill_slots.len() as u32,
         spilled_vregs: work.spilled_vregs,
+        rematerialized_vregs: work.rematerialized.iter().filter(|&&r| r).count() as u32,
         peak_units,
     }
 }

@@ -1,5 +1,6 @@
 //! A toy target and its interpreter, for testing the register allocator.
 //!
+//! Constants can be rematerialized; `Input` values, written the same way, cannot.
 //! Two register classes: `A` with registers `a0`–`a3` (`a3` reserved, so three are
 //! allocatable) and `B` with `b0`–`b1`; a third, `P`, of pairs of `A` registers
 //! sharing their storage, is allocatable only where a test says so. A call reads its argument in `a0`, writes its
@@ -53,6 +54,12 @@ pub const BARRIER_CLOBBERS: [PReg; 5] = [a(0), a(1), a(2), b(0), b(1)];
 #[derive(Clone, Debug, PartialEq)]
 pub enum Toy {
     Const {
+        dst: Reg,
+        value: i64,
+    },
+    /// Writes `value` like `Const`, but stands for a load from memory that may
+    /// change: never rematerialized, so a test can make values that spill to slots.
+    Input {
         dst: Reg,
         value: i64,
     },
@@ -113,7 +120,7 @@ impl MachInst for Toy {
     fn operands(&self, out: &mut SmallVec<[Operand; 8]>) {
         use OperandKind::*;
         match self {
-            Toy::Const { dst, .. } => out.push(op(*dst, Def)),
+            Toy::Const { dst, .. } | Toy::Input { dst, .. } => out.push(op(*dst, Def)),
             Toy::Add { dst, x, y } => out.extend([op(*x, Use), op(*y, Use), op(*dst, Def)]),
             Toy::AddImm { dst, src, .. } | Toy::Copy { dst, src } => {
                 out.extend([op(*src, Use), op(*dst, Def)])
@@ -137,7 +144,7 @@ impl MachInst for Toy {
     fn map_regs(&mut self, f: &mut dyn FnMut(Reg) -> Reg) {
         let mut map = |r: &mut Reg| *r = f(*r);
         match self {
-            Toy::Const { dst, .. } => map(dst),
+            Toy::Const { dst, .. } | Toy::Input { dst, .. } => map(dst),
             Toy::Add { dst, x, y } => {
                 map(x);
                 map(y);
@@ -193,6 +200,11 @@ impl MachInst for Toy {
                 | Toy::Copy { .. }
                 | Toy::MaskedAdd { .. }
         )
+    }
+
+    /// Constants only: every other instruction reads a register.
+    fn rematerialize(&self) -> Option<Toy> {
+        matches!(self, Toy::Const { .. }).then(|| self.clone())
     }
 }
 
@@ -323,7 +335,7 @@ impl Machine {
     /// Executes one non-branch instruction.
     fn exec(&mut self, inst: &Toy) -> Result<(), String> {
         match inst {
-            Toy::Const { dst, value } => {
+            Toy::Const { dst, value } | Toy::Input { dst, value } => {
                 self.set(*dst, *value);
             }
             Toy::Add { dst, x, y } => {
@@ -446,6 +458,13 @@ impl Builder {
     pub fn konst(&mut self, class: RegClass, value: i64) -> Reg {
         let dst = self.vreg(class);
         self.push(Toy::Const { dst, value });
+        dst
+    }
+
+    /// A value that is never rematerialized ([`Toy::Input`]).
+    pub fn input(&mut self, class: RegClass, value: i64) -> Reg {
+        let dst = self.vreg(class);
+        self.push(Toy::Input { dst, value });
         dst
     }
 

@@ -40,7 +40,9 @@ use cranelift_entity::EntityRef;
 use rustc_hash::FxHashMap;
 use smallvec::{smallvec, SmallVec};
 
-use sim::gpu::{AddrBase, Address, Inst, Kernel, Op, Reg, RegFile, Space, Src, Type, UnOp};
+use sim::gpu::{
+    AddrBase, Address, Inst, Kernel, Op, Reg, RegFile, Space, Special, Src, Type, UnOp,
+};
 
 use crate::back::common::dce;
 use crate::back::common::liveness::{self, BlockAccess};
@@ -86,6 +88,9 @@ pub struct RegReport {
     pub num_preds: u32,
     /// Values of the selected code given a spill slot.
     pub spilled_values: u32,
+    /// Values of the selected code rematerialized instead: a constant, special
+    /// register or parameter load executed again before each read, with no slot.
+    pub rematerialized_values: u32,
     pub spill_slots: u32,
     /// Local bytes per thread taken by the spill slots.
     pub spill_bytes: u32,
@@ -256,6 +261,40 @@ impl MachInst for GpuInst {
             }
             _ => false,
         }
+    }
+
+    /// Unguarded arithmetic, conversions and comparisons of immediates and special
+    /// registers other than the clock (a thread's indices and the launch's extents do
+    /// not change while it runs), and parameter loads (the parameter space is
+    /// read-only; [`GpuInst::is_pure`]). The copy has no input index, as spill code
+    /// has none: the line table and the trap sites keep the original's.
+    fn rematerialize(&self) -> Option<GpuInst> {
+        if self.slot.is_some() || self.inst.guard.is_some() || writes_unlisted_register(&self.inst)
+        {
+            return None;
+        }
+        let mut reads_register = false;
+        self.inst.for_each_reg(|a| reads_register |= !a.def);
+        let fixed = |s: Src| match s {
+            Src::Imm(_) => true,
+            Src::Special(sp) => sp != Special::Clock64,
+            Src::Reg(_) => false,
+        };
+        let constant = match self.inst.op {
+            Op::Bin { a, b, .. } | Op::Setp { a, b, .. } => fixed(a) && fixed(b),
+            Op::Un { a, .. } | Op::Cvt { a, .. } => fixed(a),
+            Op::Mad { a, b, c, .. } => fixed(a) && fixed(b) && fixed(c),
+            Op::Ld {
+                space: Space::Param,
+                addr,
+                ..
+            } => matches!(addr.base, AddrBase::Param(_)),
+            _ => false,
+        };
+        (constant && !reads_register).then(|| GpuInst {
+            orig: None,
+            ..self.clone()
+        })
     }
 }
 
@@ -923,7 +962,7 @@ fn write_back(
     mf: &MachFunction<GpuInst>,
     block_of: &[u32],
     budget: u32,
-    spilled_values: u32,
+    alloc: &regalloc::Allocation,
     demotion: Option<&Demotion>,
 ) -> Allocated {
     let base = k.local_bytes.div_ceil(8) * 8;
@@ -940,7 +979,8 @@ fn write_back(
     let mut new_pc = vec![u32::MAX; old_n + 1];
     let mut report = RegReport {
         budget,
-        spilled_values,
+        spilled_values: alloc.spilled_vregs,
+        rematerialized_values: alloc.rematerialized_vregs,
         spill_slots: mf.spill_slots.len() as u32,
         ..RegReport::default()
     };
@@ -1068,10 +1108,10 @@ pub fn allocate_placed(
             let demoted = room
                 .filter(|_| placement != Placement::Local)
                 .and_then(|room| demote(k, &mf, &block_of, budget, placement, room));
-            demoted.unwrap_or_else(|| write_back(k, &out, &block_of, budget, a.spilled_vregs, None))
+            demoted.unwrap_or_else(|| write_back(k, &out, &block_of, budget, &a, None))
         }
         Ok((out, a)) => timing::stage("fewest registers", || {
-            fewest_without_spills(k, &mf, out, &block_of, budget, a.peak_units)
+            fewest_without_spills(k, &mf, out, &block_of, budget, a)
         }),
         Err(e) => {
             let smallest = smallest_budget(&mf, budget);
@@ -1113,14 +1153,7 @@ fn demote(
         at,
         static_bytes,
     };
-    Some(write_back(
-        k,
-        &out,
-        block_of,
-        budget,
-        a.spilled_vregs,
-        Some(&demotion),
-    ))
+    Some(write_back(k, &out, block_of, budget, &a, Some(&demotion)))
 }
 
 /// 32-bit registers up to the highest one of `used` (a pair counts both halves).
@@ -1135,22 +1168,24 @@ fn registers_used(used: &[PReg]) -> u32 {
         .unwrap_or(0)
 }
 
-/// Writes back the spill-free allocation `out` with the fewest registers: the scan
-/// takes the lowest free register, which is usually but not always minimal, so smaller
-/// budgets are tried while they still need no spill (issue 5: by default, the fewest
-/// registers that avoid spills). A budget with fewer base registers than `peak_units`
-/// (the first allocation's [`regalloc::Allocation::peak_units`]) is not tried: its
-/// trial would stop before its scan, having found that peak.
+/// Writes back the spill-free allocation `out` (`alloc`; it may rematerialize values)
+/// with the fewest registers: the scan takes the lowest free register, which is
+/// usually but not always minimal, so smaller budgets are tried while they still need
+/// no spill nor rematerialization (issue 5: by default, the fewest registers that
+/// avoid spills). A budget with fewer base registers than `alloc`'s
+/// [`regalloc::Allocation::peak_units`] is not tried: its trial would stop before its
+/// scan, having found that peak.
 fn fewest_without_spills(
     k: &mut Kernel,
     mf: &MachFunction<GpuInst>,
     mut out: MachFunction<GpuInst>,
     block_of: &[u32],
     budget: u32,
-    peak_units: Option<u32>,
+    mut alloc: regalloc::Allocation,
 ) -> Allocated {
     let original = k.clone();
-    let mut best = write_back(k, &out, block_of, budget, 0, None);
+    let peak_units = alloc.peak_units;
+    let mut best = write_back(k, &out, block_of, budget, &alloc, None);
     while best.report.num_regs > 1 {
         let target = GpuTarget::new(best.report.num_regs - 1);
         let below =
@@ -1163,11 +1198,11 @@ fn fewest_without_spills(
         match timing::stage("linear scan", || {
             regalloc::allocate_without_spills(&mut tighter, &target)
         }) {
-            Ok(Some(_)) => out = tighter,
+            Ok(Some(a)) => (out, alloc) = (tighter, a),
             _ => break,
         }
         let mut candidate = original.clone();
-        let done = write_back(&mut candidate, &out, block_of, budget, 0, None);
+        let done = write_back(&mut candidate, &out, block_of, budget, &alloc, None);
         if done.report.num_regs >= best.report.num_regs {
             break;
         }

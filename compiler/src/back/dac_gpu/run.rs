@@ -335,6 +335,7 @@ pub fn run_compiled_recorded(
         stats.set("spill_bytes", u64::from(r.spill_bytes));
         stats.set("spill_stores", u64::from(r.spill_stores));
         stats.set("spill_loads", u64::from(r.spill_loads));
+        stats.set("rematerialized_values", u64::from(r.rematerialized_values));
         // Register demotion: slots in shared memory, and the shared bytes per block
         // they add to the kernel's own.
         stats.set("demoted_slots", u64::from(r.demoted_slots));

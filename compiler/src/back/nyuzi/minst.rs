@@ -416,6 +416,25 @@ impl MachInst for MInst {
             _ => false,
         }
     }
+
+    /// Constants (an immediate `move`, `movehi`), addresses of frame objects and of
+    /// symbols, and unmasked loads from the context record: `sp` changes only in
+    /// the prologue and epilogue, generated code never writes `gp`, and the record
+    /// does not change while the gang runs (the runtime writes only its scheduling
+    /// fields, which generated code never reads). None of them can fault.
+    fn rematerialize(&self) -> Option<MInst> {
+        let constant = match self {
+            MInst::I { src1: None, .. }
+            | MInst::MoveHi { .. }
+            | MInst::FrameAddr { .. }
+            | MInst::AddrOf { .. } => true,
+            MInst::Load {
+                ptr, mask: None, ..
+            } => *ptr == Reg::Phys(GP),
+            _ => false,
+        };
+        constant.then(|| self.clone())
+    }
 }
 
 /// The Nyuzi register target for the shared allocator.

@@ -83,6 +83,9 @@ pub struct Object {
     /// of spilled values to their stack slots, and reloads.
     pub spill_stores: u32,
     pub spill_loads: u32,
+    /// Values register allocation rematerialized instead of spilling them: a
+    /// constant, address or context-record load executed again before each read.
+    pub rematerialized_values: u32,
 }
 
 impl Object {

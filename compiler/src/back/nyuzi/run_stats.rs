@@ -28,6 +28,10 @@ pub fn statistics(m: &Machine, built: &BuiltLaunch, report: Option<&TimingReport
         .set("hardware_threads", u64::from(layout.threads_used))
         .set("spill_stores", u64::from(built.object.spill_stores))
         .set("spill_loads", u64::from(built.object.spill_loads))
+        .set(
+            "rematerialized_values",
+            u64::from(built.object.rematerialized_values),
+        )
         .set("gangs_per_block", u64::from(layout.gangs_per_block));
     if s.vector_lane_slots > 0 {
         stats.set(

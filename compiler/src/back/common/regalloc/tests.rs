@@ -107,7 +107,7 @@ fn counting_loop(n: i64, extra: usize) -> MachFunction<Toy> {
     let acc = bd.konst(A, 0);
     let i = bd.konst(A, n);
     let keep: Vec<Reg> = (0..extra)
-        .map(|k| bd.konst(if k % 2 == 0 { A } else { B }, 1000 + k as i64))
+        .map(|k| bd.input(if k % 2 == 0 { A } else { B }, 1000 + k as i64))
         .collect();
     let (body, exit) = (bd.new_block(), bd.new_block());
     bd.end(Toy::Jump, &[body]);
@@ -154,8 +154,8 @@ fn loop_under_pressure_spills_values_live_across_it() {
 #[test]
 fn high_pressure_spills_in_both_classes() {
     let mut bd = Builder::new();
-    let xs: Vec<Reg> = (0..8).map(|k| bd.konst(A, k)).collect();
-    let ps: Vec<Reg> = (0..5).map(|k| bd.konst(B, 10 * k)).collect();
+    let xs: Vec<Reg> = (0..8).map(|k| bd.input(A, k)).collect();
+    let ps: Vec<Reg> = (0..5).map(|k| bd.input(B, 10 * k)).collect();
     let mut sum = bd.add(xs[0], xs[1]);
     for &x in &xs[2..] {
         sum = bd.add(sum, x);
@@ -172,6 +172,134 @@ fn high_pressure_spills_in_both_classes() {
     assert!(alloc.spilled_vregs >= 5 + 3, "{alloc:?}");
     assert!(count(&out, |i| matches!(i, Toy::Reload { .. })) > 0);
     assert!(count(&out, |i| matches!(i, Toy::Spill { .. })) > 0);
+}
+
+/// Reads three fresh values of class `A` at once (all three `A` registers), and
+/// outputs their sum.
+fn full_sum(bd: &mut Builder, first: i64) {
+    let srcs: Vec<Reg> = (0..3).map(|k| bd.input(A, first + k)).collect();
+    let dst = bd.vreg(A);
+    bd.push(Toy::Sum { dst, srcs });
+    bd.out(dst);
+}
+
+/// The lines of `func` that read `src` (a physical register) right after a constant
+/// was written to it: the constant's values, in order.
+fn consts_read_by_out(func: &MachFunction<Toy>) -> Vec<i64> {
+    let mut found = Vec::new();
+    for block in func.blocks.values() {
+        for pair in block.insts.windows(2) {
+            if let (Toy::Const { dst, value }, Toy::Out { src }) = (&pair[0].inst, &pair[1].inst) {
+                if dst == src {
+                    found.push(*value);
+                }
+            }
+        }
+    }
+    found
+}
+
+/// A constant live across instructions that need every register is not given a
+/// slot: its definition is deleted, and a copy of it writes a fresh register just
+/// before each read.
+#[test]
+fn constants_live_across_high_pressure_are_rematerialized() {
+    let mut bd = Builder::new();
+    let k = bd.konst(A, 42);
+    full_sum(&mut bd, 1);
+    bd.out(k);
+    full_sum(&mut bd, 10);
+    bd.out(k);
+    bd.end(Toy::Ret, &[]);
+    let (alloc, out) = check(&bd.func);
+    assert_eq!(
+        (alloc.spilled_vregs, alloc.spill_slots),
+        (0, 0),
+        "{alloc:?}"
+    );
+    assert_eq!(alloc.rematerialized_vregs, 1);
+    let memory = |i: &Toy| matches!(i, Toy::Spill { .. } | Toy::Reload { .. });
+    assert_eq!(count(&out, memory), 0);
+    assert_eq!(count(&out, |i| matches!(i, Toy::Const { .. })), 2);
+    assert_eq!(consts_read_by_out(&out), vec![42, 42]);
+}
+
+/// Ends `bd`'s function by reading `k` after an instruction needing every register,
+/// allocates it, and checks that `k` went to a slot, not rematerialized.
+fn spills_to_a_slot(mut bd: Builder, k: Reg) -> MachFunction<Toy> {
+    full_sum(&mut bd, 1);
+    bd.out(k);
+    bd.end(Toy::Ret, &[]);
+    let (alloc, out) = check(&bd.func);
+    assert_eq!(alloc.rematerialized_vregs, 0, "{alloc:?}");
+    assert_eq!((alloc.spilled_vregs, alloc.spill_slots), (1, 1));
+    out
+}
+
+/// A value computed from another register cannot be computed again where it is
+/// read (that register may be gone): it is spilled to a slot.
+#[test]
+fn values_reading_a_register_are_not_rematerialized() {
+    let mut bd = Builder::new();
+    let c = bd.konst(A, 40);
+    let k = bd.vreg(A);
+    bd.push(Toy::AddImm {
+        dst: k,
+        src: c,
+        imm: 2,
+    });
+    let out = spills_to_a_slot(bd, k);
+    assert_eq!(count(&out, |i| matches!(i, Toy::AddImm { .. })), 1);
+    assert_eq!(count(&out, |i| matches!(i, Toy::Reload { .. })), 1);
+}
+
+/// A register written twice, even by constants, holds different values at different
+/// reads: it is spilled to a slot.
+#[test]
+fn values_with_two_definitions_are_not_rematerialized() {
+    let mut bd = Builder::new();
+    let k = bd.konst(A, 1);
+    bd.out(k);
+    bd.push(Toy::Const { dst: k, value: 2 });
+    let out = spills_to_a_slot(bd, k);
+    assert_eq!(count(&out, |i| matches!(i, Toy::Const { .. })), 2);
+    assert_eq!(toy::run(&out, FUEL), Ok(vec![1, 6, 2]));
+}
+
+/// A constant written on one path only, and read where the other path also leads,
+/// may be read before it is written: the copy before that read would give it a value
+/// it did not have, so it is spilled to a slot.
+#[test]
+fn values_live_into_the_function_are_not_rematerialized() {
+    let mut bd = Builder::new();
+    let c = bd.input(B, 1);
+    let k = bd.vreg(A);
+    let (def_b, skip_b, join, read_b, exit) = (
+        bd.new_block(),
+        bd.new_block(),
+        bd.new_block(),
+        bd.new_block(),
+        bd.new_block(),
+    );
+    bd.end(Toy::BrNz { cond: c }, &[def_b, skip_b]);
+    bd.cur = def_b;
+    bd.push(Toy::Const { dst: k, value: 42 });
+    bd.end(Toy::Jump, &[join]);
+    bd.cur = skip_b;
+    bd.end(Toy::Jump, &[join]);
+    bd.cur = join;
+    bd.end(Toy::BrNz { cond: c }, &[read_b, exit]);
+    bd.cur = read_b;
+    full_sum(&mut bd, 1);
+    bd.out(k);
+    bd.end(Toy::Ret, &[]);
+    bd.cur = exit;
+    bd.end(Toy::Ret, &[]);
+    let (alloc, out) = check(&bd.func);
+    assert_eq!(alloc.rematerialized_vregs, 0, "{alloc:?}");
+    assert!(alloc.spill_slots > 0);
+    assert_eq!(count(&out, |i| matches!(i, Toy::Const { .. })), 1);
+    assert_eq!(toy::run(&out, FUEL), Ok(vec![6, 42]));
 }
 
 /// Copies `arg` to `a0`, calls, and copies the result out.
@@ -210,8 +338,8 @@ fn values_live_across_calls_avoid_clobbered_registers() {
 #[test]
 fn calls_with_more_live_values_than_preserved_registers_spill() {
     let mut bd = Builder::new();
-    let xs: Vec<Reg> = (0..3).map(|k| bd.konst(A, k + 1)).collect();
-    let ps: Vec<Reg> = (0..2).map(|k| bd.konst(B, k + 7)).collect();
+    let xs: Vec<Reg> = (0..3).map(|k| bd.input(A, k + 1)).collect();
+    let ps: Vec<Reg> = (0..2).map(|k| bd.input(B, k + 7)).collect();
     let r1 = call(&mut bd, xs[0]);
     let r2 = call(&mut bd, r1);
     for &v in xs.iter().chain(&ps).chain([&r1, &r2]) {
@@ -230,7 +358,7 @@ fn tied_operands_stay_in_one_register_even_when_spilled() {
         let x = bd.konst(A, 5);
         let m = bd.konst(B, 1);
         let z = bd.konst(B, 0);
-        let keep: Vec<Reg> = (0..pressure).map(|k| bd.konst(A, 50 + k)).collect();
+        let keep: Vec<Reg> = (0..pressure).map(|k| bd.input(A, 50 + k)).collect();
         bd.push(Toy::MaskedAdd { dst: d, x, mask: m });
         bd.push(Toy::MaskedAdd { dst: d, x, mask: z });
         bd.push(Toy::MaskedAdd {
@@ -265,8 +393,8 @@ fn tied_operands_stay_in_one_register_even_when_spilled() {
 }
 
 /// An outer loop with a barrier and an inner loop without one: the values live
-/// across the barrier are stored before it and reloaded after, and keep registers
-/// in the inner loop.
+/// across the barrier are stored before it and reloaded after, or, for the constant
+/// `step`, written again after it; they keep registers in the inner loop.
 #[test]
 fn values_live_across_a_barrier_keep_registers_elsewhere() {
     let run_with = |inner: i64| {
@@ -311,12 +439,21 @@ fn values_live_across_a_barrier_keep_registers_elsewhere() {
         bd.end(Toy::Ret, &[]);
         let (alloc, out) = check(&bd.func);
         assert_eq!(toy::run(&out, FUEL), Ok(vec![3 * inner, 2]));
-        assert_eq!(alloc.spill_slots, 3, "acc, n and step cross the barrier");
+        assert_eq!(alloc.spill_slots, 2, "acc and n cross the barrier");
+        assert_eq!(alloc.rematerialized_vregs, 1, "step crosses it too");
+        let step_writes = count(&out, |i| match i {
+            Toy::Const { dst, value: 2 } => *dst == Reg::Phys(b(0)) || *dst == Reg::Phys(b(1)),
+            _ => false,
+        });
+        assert_eq!(
+            step_writes, 2,
+            "step's definition and its copy after the barrier"
+        );
         toy::run_counting(&out, FUEL).unwrap().1
     };
-    // Three stores and three reloads per barrier, none in the inner loop.
-    assert_eq!(run_with(2), 3 * 6);
-    assert_eq!(run_with(20), 3 * 6);
+    // Two stores and two reloads per barrier, none in the inner loop.
+    assert_eq!(run_with(2), 3 * 4);
+    assert_eq!(run_with(20), 3 * 4);
 }
 
 /// All four A registers allocatable, and the pairs `p0` (`a0`, `a1`) and `p2`.
@@ -449,7 +586,7 @@ fn unspillable_classes_are_never_spilled() {
     };
     let mut bd = Builder::new();
     let bs: Vec<Reg> = (0..2).map(|k| bd.konst(B, 10 + k)).collect();
-    let avals: Vec<Reg> = (0..5).map(|k| bd.konst(A, k)).collect();
+    let avals: Vec<Reg> = (0..5).map(|k| bd.input(A, k)).collect();
     let sum_a = avals[1..].iter().fold(avals[0], |acc, &x| bd.add(acc, x));
     let sum_b = bd.add(bs[0], bs[1]);
     bd.out(sum_a);
