@@ -528,8 +528,8 @@ fn the_timing_model_computes_what_the_functional_machine_does() {
 }
 
 /// The statistics report the spill code register allocation placed (static
-/// counts): some in a kernel that keeps many vectors live across its loops, none in
-/// saxpy.
+/// counts) and the values it rematerialized: some in a kernel that keeps many vectors
+/// live across its loops and barriers, none in saxpy.
 #[test]
 fn statistics_report_the_spill_code() {
     let root = common::repo_root();
@@ -546,6 +546,11 @@ fn statistics_report_the_spill_code() {
         };
         let (stores, loads) = (stat("spill_stores"), stat("spill_loads"));
         assert_eq!(
+            stat("rematerialized_values"),
+            u64::from(compiled.1.rematerialized_values),
+            "{file}"
+        );
+        assert_eq!(
             (stores, loads),
             (
                 u64::from(compiled.1.spill_stores),
@@ -553,9 +558,12 @@ fn statistics_report_the_spill_code() {
             ),
             "{file}"
         );
-        (stores, loads)
+        (stores, loads, stat("rematerialized_values"))
     };
-    let (stores, loads) = spills("examples/matmul_rect.spmd");
-    assert!(stores > 0 && loads > 0, "{stores} {loads}");
-    assert_eq!(spills("examples/saxpy_gpu.spmd"), (0, 0));
+    let (stores, loads, remat) = spills("examples/matmul_rect.spmd");
+    assert!(
+        stores > 0 && loads > 0 && remat > 0,
+        "{stores} {loads} {remat}"
+    );
+    assert_eq!(spills("examples/saxpy_gpu.spmd"), (0, 0, 0));
 }

@@ -71,6 +71,7 @@ use super::mach::{
     SpillSlot, VReg,
 };
 use crate::source::Span;
+use remat::RematDef;
 
 /// What allocation did, for the target's frame layout and prologue.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -241,9 +242,11 @@ struct Work<I> {
     /// Per virtual register: spilled everywhere (it no longer occurs in the code).
     spilled: Vec<bool>,
     spilled_vregs: u32,
-    /// Per virtual register of the input: the copy of its only definition to place
-    /// where it is needed, when the target can rematerialize it ([`remat_defs`]).
-    remat_def: Vec<Option<I>>,
+    /// Per virtual register of the input: how to write it again where it is read,
+    /// when it can be ([`remat::remat_defs`]).
+    remat_def: Vec<Option<RematDef<I>>>,
+    /// Per virtual register of the input: how many instructions of the input read it.
+    reads: Vec<u32>,
     /// Per virtual register: rematerialized somewhere (around a barrier or everywhere).
     rematerialized: Vec<bool>,
 }
@@ -320,9 +323,10 @@ fn allocate_or_stop<T: RegTarget>(
         spilled: vec![false; func.vregs.len()],
         spilled_vregs: 0,
         remat_def: Vec::new(),
+        reads: Vec::new(),
         rematerialized: vec![false; func.vregs.len()],
     };
-    work.remat_def = remat_defs(&work, &phys);
+    (work.remat_def, work.reads) = remat::remat_defs(&work, &phys);
     split_around_full_clobbers(&mut work, &phys);
     // The input's code, copied before the first spill rewrites it.
     let mut input = None;
@@ -543,7 +547,7 @@ fn split_around_full_clobbers<I: MachInst>(work: &mut Work<I>, phys: &PhysTable)
     let blocks = block_accesses(work, phys);
     let nphys = phys.phys.len() as u32;
     let live = liveness::solve(&blocks, nphys as usize + work.vregs.len());
-    let remat = rematerializable(work, phys, &live);
+    let remat = remat::rematerializable(work, phys, &live);
     for (b, block) in blocks.iter().enumerate() {
         // (line, registers live across it), found walking backward.
         let mut crossing: Vec<(usize, Vec<VReg>)> = Vec::new();
@@ -597,8 +601,8 @@ fn split_around_full_clobbers<I: MachInst>(work: &mut Work<I>, phys: &PhysTable)
             for &v in &across {
                 let copy = work.remat_def[v.index()].as_ref();
                 let line = match copy.filter(|_| remat[v.index()]) {
-                    Some(inst) => {
-                        let inst = inst.clone();
+                    Some(def) => {
+                        let inst = def.inst.clone();
                         work.rematerialized[v.index()] = true;
                         Line::Remat(MachLine { inst, span })
                     }
@@ -613,74 +617,6 @@ fn split_around_full_clobbers<I: MachInst>(work: &mut Work<I>, phys: &PhysTable)
         }
         work.blocks[b] = out;
     }
-}
-
-/// Per virtual register: the copy [`MachInst::rematerialize`] gives of its only
-/// definition, when it has exactly one and that one can be placed anywhere: its only
-/// other operands are reads of registers that are not allocatable, and it clobbers
-/// nothing. Whether the register is rematerialized also depends on the definition
-/// reaching every read ([`rematerializable`]).
-fn remat_defs<I: MachInst>(work: &Work<I>, phys: &PhysTable) -> Vec<Option<I>> {
-    let mut defs = vec![0u32; work.vregs.len()];
-    let mut copies: Vec<Option<I>> = (0..work.vregs.len()).map(|_| None).collect();
-    let mut ops: SmallVec<[Operand; 8]> = SmallVec::new();
-    for line in work.blocks.iter().flatten() {
-        let Line::Inst(ml) = line else { continue };
-        ops.clear();
-        ml.inst.operands(&mut ops);
-        for op in &ops {
-            if let (Reg::Virt(v), OperandKind::Def | OperandKind::UseDef) = (op.reg, op.kind) {
-                defs[v.index()] += 1;
-            }
-        }
-        let Some(v) = sole_def(&ops, phys) else {
-            continue;
-        };
-        if copies[v.index()].is_none() && ml.inst.clobbers().is_empty() {
-            copies[v.index()] = ml.inst.rematerialize();
-        }
-    }
-    for (copy, &n) in copies.iter_mut().zip(&defs) {
-        if n != 1 {
-            *copy = None;
-        }
-    }
-    copies
-}
-
-/// The virtual register an instruction with operands `ops` writes, when that is its
-/// only register operand besides reads of registers that are not allocatable.
-fn sole_def(ops: &[Operand], phys: &PhysTable) -> Option<VReg> {
-    let mut def = None;
-    for op in ops {
-        match (op.reg, op.kind) {
-            (Reg::Virt(v), OperandKind::Def) if def.is_none() => def = Some(v),
-            (Reg::Phys(p), OperandKind::Use) if phys.number(p).is_none() => {}
-            _ => return None,
-        }
-    }
-    def
-}
-
-/// Per virtual register: whether it is rematerialized rather than given a slot when
-/// it is spilled. It needs a copy of its definition ([`remat_defs`]) and a class the
-/// target can spill (the others never leave their registers), and must not be live
-/// into the function: then its one definition runs before every read, and a copy
-/// placed before a read computes the value the read would have seen. (One read
-/// before any write would see no value, or the target's initial one.) Spilling other
-/// registers, or rematerializing it around barriers, changes none of this, so the
-/// answer is the same in every round.
-fn rematerializable<I>(work: &Work<I>, phys: &PhysTable, live: &liveness::Liveness) -> Vec<bool> {
-    let nphys = phys.phys.len() as u32;
-    let live_in = live.live_in.first();
-    let remat = |(v, def): (usize, &Option<I>)| {
-        def.is_some()
-            && !work.unspillable[v]
-            && !live_in.is_some_and(|l| l.contains(nphys + v as u32))
-    };
-    let mut out: Vec<bool> = work.remat_def.iter().enumerate().map(remat).collect();
-    out.resize(work.vregs.len(), false);
-    out
 }
 
 /// Computes liveness and runs the linear scan once. When the caller stops at a spill,
@@ -703,7 +639,7 @@ fn scan_round<I: MachInst>(
         return Round::Spill(Vec::new());
     }
     let hints = move_hints(work);
-    let remat = rematerializable(work, phys, &live);
+    let remat = remat::rematerializable(work, phys, &live);
     let weights = spill_weights(work, vranges, &remat);
     let scan = Scan {
         work,
@@ -1076,11 +1012,16 @@ fn slot_for<I>(work: &mut Work<I>, v: VReg) -> SpillSlot {
 /// Gives each victim a spill slot, or marks it rematerialized, and rewrites every
 /// line that touches it to go through a fresh unspillable register: reloaded before
 /// and stored after, or written by a copy of its definition just before (and its
-/// definition deleted).
+/// definition deleted, with those of the registers it was copied from that nothing
+/// else reads).
 fn spill_everywhere<I: MachInst>(work: &mut Work<I>, victims: &[Victim]) {
     for &Victim { vreg: v, remat } in victims {
         if remat {
             work.rematerialized[v.index()] = true;
+            // Deleted like a rematerialized register's definition: no slot.
+            for u in remat::dead_sources(work, v) {
+                work.spilled[u.index()] = true;
+            }
         } else {
             slot_for(work, v);
         }
@@ -1130,6 +1071,7 @@ fn fresh_temp<I>(work: &mut Work<I>, class: RegClass) -> VReg {
     work.slot_of.push(None);
     work.spilled.push(false);
     work.remat_def.push(None);
+    work.reads.push(0);
     work.rematerialized.push(false);
     work.vregs.push(class)
 }
@@ -1192,14 +1134,10 @@ fn rewrite_inst<I: MachInst>(
                 vreg: t,
                 span: ml.span,
             },
-            (None, Some(def)) => {
-                let mut inst = def.clone();
-                inst.map_regs(&mut |r| if r == Reg::Virt(v) { Reg::Virt(t) } else { r });
-                Line::Remat(MachLine {
-                    inst,
-                    span: ml.span,
-                })
-            }
+            (None, Some(def)) => Line::Remat(MachLine {
+                inst: def.writing(v, t),
+                span: ml.span,
+            }),
             // A spilled register has a slot or a copy of its definition.
             (None, None) => continue,
         });
@@ -1299,5 +1237,6 @@ fn written_regs<I: MachInst>(func: &MachFunction<I>) -> Vec<PReg> {
     used.into_iter().collect()
 }
 
+mod remat;
 #[cfg(test)]
 mod tests;

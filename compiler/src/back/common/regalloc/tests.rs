@@ -199,6 +199,27 @@ fn consts_read_by_out(func: &MachFunction<Toy>) -> Vec<i64> {
     found
 }
 
+/// Ends `bd`'s function by reading `k` (which holds 42) twice, each time after an
+/// instruction needing every register; allocates it and checks that `k` was
+/// rematerialized: no slot, no spill code, no definition left but a copy of the
+/// constant just before each read.
+fn rematerializes_42(mut bd: Builder, k: Reg) -> MachFunction<Toy> {
+    full_sum(&mut bd, 1);
+    bd.out(k);
+    full_sum(&mut bd, 10);
+    bd.out(k);
+    bd.end(Toy::Ret, &[]);
+    let (alloc, out) = check(&bd.func);
+    let slots = (alloc.spilled_vregs, alloc.spill_slots);
+    assert_eq!(slots, (0, 0), "{alloc:?}");
+    assert_eq!(alloc.rematerialized_vregs, 1);
+    let memory = |i: &Toy| matches!(i, Toy::Spill { .. } | Toy::Reload { .. });
+    assert_eq!(count(&out, memory), 0);
+    assert_eq!(count(&out, |i| matches!(i, Toy::Const { .. })), 2);
+    assert_eq!(consts_read_by_out(&out), vec![42, 42]);
+    out
+}
+
 /// A constant live across instructions that need every register is not given a
 /// slot: its definition is deleted, and a copy of it writes a fresh register just
 /// before each read.
@@ -206,22 +227,20 @@ fn consts_read_by_out(func: &MachFunction<Toy>) -> Vec<i64> {
 fn constants_live_across_high_pressure_are_rematerialized() {
     let mut bd = Builder::new();
     let k = bd.konst(A, 42);
-    full_sum(&mut bd, 1);
-    bd.out(k);
-    full_sum(&mut bd, 10);
-    bd.out(k);
-    bd.end(Toy::Ret, &[]);
-    let (alloc, out) = check(&bd.func);
-    assert_eq!(
-        (alloc.spilled_vregs, alloc.spill_slots),
-        (0, 0),
-        "{alloc:?}"
-    );
-    assert_eq!(alloc.rematerialized_vregs, 1);
-    let memory = |i: &Toy| matches!(i, Toy::Spill { .. } | Toy::Reload { .. });
-    assert_eq!(count(&out, memory), 0);
-    assert_eq!(count(&out, |i| matches!(i, Toy::Const { .. })), 2);
-    assert_eq!(consts_read_by_out(&out), vec![42, 42]);
+    rematerializes_42(bd, k);
+}
+
+/// A register copied from a constant (twice) is rematerialized as the constant; the
+/// registers it was copied from, read by the copies only, go with them.
+#[test]
+fn copies_of_constants_are_rematerialized_as_the_constant() {
+    let mut bd = Builder::new();
+    let c = bd.konst(A, 42);
+    let (m, k) = (bd.vreg(A), bd.vreg(A));
+    bd.push(Toy::Copy { dst: m, src: c });
+    bd.push(Toy::Copy { dst: k, src: m });
+    let out = rematerializes_42(bd, k);
+    assert_eq!(count(&out, |i| matches!(i, Toy::Copy { .. })), 0);
 }
 
 /// Ends `bd`'s function by reading `k` after an instruction needing every register,
