@@ -55,6 +55,33 @@
 //! become visible) invalidate all. The cost is linear in the instructions times
 //! `programCount`.
 //!
+//! **Halos.** When several shuffled loads `B1..Bk` take their values from one source
+//! `A` on one side (`N > 0`, the right; `N < 0`, the left), each would reload its own
+//! edge lanes, though together they read one run of elements past the warp's row
+//! segment. [`FunctionShuffles::plan_halos`] names, per side, the load `B*` with the
+//! largest `|N|` (the first of them on a tie): its edge reload reads the `|N*|`
+//! elements just past the segment (right: its lanes `W - N*..W`, at its own addresses;
+//! left: its lanes `0..-N*`), the side's *halo vector*. Every other `Bi` of the side
+//! takes its edge lanes from `B*`'s register by a second move, [`Edge`]:
+//! `Bi(l) = B*(l + Ni - N*)`. Proof: `B*(m) = A(m + N*)` and `Bi(l) = A(l + Ni)` hold
+//! as identities of the channel (both pairs share `A`'s key, so moving `m` to
+//! `l + Ni - N*` moves the channel by exactly the difference), so both name the bytes
+//! of the address `A`'s form gives at `l + Ni`, in lane `l` as long as lane
+//! `l + Ni - N*` exists, is on, and (for [`Pair::row`]) is in `l`'s row. An edge lane
+//! `l` (`l + Ni` past the warp, `0 < |Ni| < |N*| < W`) always has that lane in the
+//! warp: `l + Ni - N*` lies in `B*`'s own edge, whose value its reload gave it. Nothing
+//! new is read: the halo is `B*`'s own reload, at `B*`'s addresses, in `B*`'s lanes
+//! (so predicated as the program's access is, it reads only what an active lane of
+//! `B*` would have read and cannot fault where the program does not). Which lanes may
+//! use the halo (whole warps, rows, lanes off) is the code generator's rule, as for
+//! the first move; the others reload.
+//!
+//! `B*` may come after `Bi` in the block (stencils load their row's offsets in any
+//! order). Then `Bi` is selected right after `B*`, a move past pure instructions and
+//! loads only (both pairs share `A`'s epoch: no store, call or barrier between), which
+//! the plan allows only when nothing reads `Bi`'s result before `B*` (uses in later
+//! blocks come after the whole block). Plain reuse and ties (`Ni = N*`) get no edge.
+//!
 //! Results live in a side table ([`FunctionShuffles`]), never in the IR.
 
 use cranelift_entity::SecondaryMap;
@@ -82,6 +109,20 @@ pub struct Pair {
     /// The address depends on `threadIdx`: lanes whose source lane is in another row
     /// of the block (`threadIdx.x + N` outside `0..blockDim.x`) must reload.
     pub row: bool,
+    /// Where the edge lanes (those without a source lane) take their value instead of
+    /// reloading: the side's halo ([`FunctionShuffles::plan_halos`]); `None`: reload.
+    pub edge: Option<Edge>,
+}
+
+/// The edge lanes of a shuffled load served from its side's halo: `load(l) =
+/// carrier(l + delta)`, where the carrier is the load of the same source and side
+/// with the largest `|N|`, whose own edge reload is the halo vector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Edge {
+    /// The side's farthest load (`B*`), itself a shuffled load that reloads its edge.
+    pub carrier: Inst,
+    /// `N - N*`: towards the warp's middle (negative on the right side, where `N > 0`).
+    pub delta: i32,
 }
 
 impl Pair {
@@ -122,6 +163,74 @@ impl FunctionShuffles {
         self.sources.contains(&load)
     }
 
+    /// Plans the halos of `func`'s pairs (module documentation, "Halos"): for each
+    /// source and side, the pairs with a smaller `|N|` than the side's farthest take
+    /// their edge lanes from it, when they may be selected after it. Replaces every
+    /// earlier plan, so it is run again when pairs are dropped.
+    pub fn plan_halos(&mut self, func: &Function) {
+        let (pos, first_use) = self.positions(func);
+        let mut sides: FxHashMap<(Inst, bool), SmallVec<[usize; 4]>> = FxHashMap::default();
+        for (i, p) in self.pairs.iter_mut().enumerate() {
+            p.edge = None;
+            if p.is_shuffle() {
+                sides.entry((p.source, p.delta > 0)).or_default().push(i);
+            }
+        }
+        for members in sides.values() {
+            let far = members
+                .iter()
+                .copied()
+                .reduce(|a, b| {
+                    let (na, nb) = (self.pairs[a].delta.abs(), self.pairs[b].delta.abs());
+                    if nb > na {
+                        b
+                    } else {
+                        a
+                    }
+                })
+                .expect("a side has a pair");
+            let carrier = self.pairs[far];
+            for &i in members {
+                let p = self.pairs[i];
+                let before = pos[&p.load] < pos[&carrier.load];
+                let unread = first_use
+                    .get(&p.load)
+                    .is_none_or(|&u| u > pos[&carrier.load]);
+                if p.delta.abs() < carrier.delta.abs() && (!before || unread) {
+                    self.pairs[i].edge = Some(Edge {
+                        carrier: carrier.load,
+                        delta: p.delta - carrier.delta,
+                    });
+                }
+            }
+        }
+    }
+
+    /// The position of each paired load in its block, and of the first instruction of
+    /// that block that reads its result (pairs never cross blocks).
+    fn positions(&self, func: &Function) -> (FxHashMap<Inst, usize>, FxHashMap<Inst, usize>) {
+        let mut pos = FxHashMap::default();
+        let mut first_use = FxHashMap::default();
+        let loads: FxHashMap<Value, Inst> = self
+            .pairs
+            .iter()
+            .filter_map(|p| Some((func.inst_result(p.load)?, p.load)))
+            .collect();
+        for &block in &func.layout {
+            for (k, &inst) in func.blocks[block].insts.iter().enumerate() {
+                if self.by_load.contains_key(&inst) {
+                    pos.insert(inst, k);
+                }
+                func.insts[inst].for_each_operand(|v| {
+                    if let Some(&load) = loads.get(&v) {
+                        first_use.entry(load).or_insert(k);
+                    }
+                });
+            }
+        }
+        (pos, first_use)
+    }
+
     /// Keeps the pairs `keep` accepts (the others' loads stay loads).
     pub fn retain(&mut self, keep: impl Fn(&Pair) -> bool) {
         self.pairs.retain(|p| keep(p));
@@ -132,6 +241,36 @@ impl FunctionShuffles {
             .map(|(i, p)| (p.load, i))
             .collect();
         self.sources = self.pairs.iter().map(|p| p.source).collect();
+    }
+}
+
+/// How code generation served one IR load from another register ([`ServedCounts::of`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Served {
+    /// The pair's `N`.
+    pub delta: i32,
+    /// What became of its edge lanes.
+    pub edge: EdgeService,
+}
+
+/// The edge lanes of a served load: the lanes the move from the source cannot serve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EdgeService {
+    /// None to serve (plain reuse), or left wrong on purpose (the ablations).
+    Nothing,
+    /// The load reloads them itself (a carrier's reload is also its side's halo).
+    Reload,
+    /// Taken from the halo of this carrier ([`Edge`]).
+    Halo(Inst),
+}
+
+impl Served {
+    /// A load served without edge handling (plain reuse, ablations).
+    pub fn bare(delta: i32) -> Served {
+        Served {
+            delta,
+            edge: EdgeService::Nothing,
+        }
     }
 }
 
@@ -148,29 +287,58 @@ pub struct ServedCounts {
     pub reuses: u32,
     /// The sum of `|N|` over the shuffles.
     pub distance: u64,
+    /// Shuffled loads that reload their own edge lanes (the halo carriers among them).
+    pub edge_reloads: u32,
+    /// Halo vectors: the carriers whose edge reload serves other loads' edge lanes.
+    pub halo_loads: u32,
+    /// Shuffled loads whose edge lanes come from a halo, with no reload of their own
+    /// in a whole warp or gang.
+    pub halo_shuffles: u32,
 }
 
 impl ServedCounts {
-    /// The counts of the loads `served` maps to their `N`, over `loads` varying loads.
-    pub fn of(loads: u32, served: impl IntoIterator<Item = i32>) -> ServedCounts {
+    /// The counts of the loads `served` lists, over `loads` varying loads.
+    pub fn of(loads: u32, served: impl IntoIterator<Item = Served>) -> ServedCounts {
         let mut c = ServedCounts {
             loads,
             ..ServedCounts::default()
         };
-        for delta in served {
-            if delta == 0 {
+        let mut carriers = rustc_hash::FxHashSet::default();
+        for s in served {
+            if s.delta == 0 {
                 c.reuses += 1;
             } else {
                 c.shuffles += 1;
-                c.distance += u64::from(delta.unsigned_abs());
+                c.distance += u64::from(s.delta.unsigned_abs());
+            }
+            match s.edge {
+                EdgeService::Nothing => {}
+                EdgeService::Reload => c.edge_reloads += 1,
+                EdgeService::Halo(carrier) => {
+                    c.halo_shuffles += 1;
+                    carriers.insert(carrier);
+                }
             }
         }
+        c.halo_loads = carriers.len() as u32;
         c
     }
 
     /// The mean `|N|` of the shuffles (NaN without one).
     pub fn mean_distance(&self) -> f64 {
         self.distance as f64 / f64::from(self.shuffles)
+    }
+
+    /// Sets the `static_*` statistics of these counts (both targets report them alike).
+    pub fn record(&self, stats: &mut crate::launch::Stats) {
+        stats
+            .set("static_loads", u64::from(self.loads))
+            .set("static_shuffles", u64::from(self.shuffles))
+            .set("static_reuses", u64::from(self.reuses))
+            .set("static_shuffle_distance", self.mean_distance())
+            .set("static_edge_reloads", u64::from(self.edge_reloads))
+            .set("static_halo_loads", u64::from(self.halo_loads))
+            .set("static_halo_shuffles", u64::from(self.halo_shuffles));
     }
 }
 
@@ -228,6 +396,7 @@ pub fn analyze_function(
                                 source,
                                 delta,
                                 row: ch.row,
+                                edge: None,
                             });
                         }
                         None => avail.insert(group, ch.k, inst),
@@ -241,6 +410,7 @@ pub fn analyze_function(
             }
         }
     }
+    out.plan_halos(func);
     out
 }
 
@@ -716,11 +886,28 @@ impl Available {
     }
 }
 
+/// Whether a load whose edge lanes come from a halo, held back by a code generator
+/// until its first reader, must be selected before `data`: `data` may write memory
+/// (the held load's reload must read it unchanged), synchronizes, calls, or ends the
+/// block (pairs never cross blocks).
+pub fn ends_hold(data: &InstData) -> bool {
+    data.is_terminator()
+        || matches!(
+            data,
+            InstData::Store { .. }
+                | InstData::AtomicRmw { .. }
+                | InstData::AtomicCas { .. }
+                | InstData::Call { .. }
+                | InstData::Barrier
+        )
+}
+
 // ---------------------------------------------------------------------------------
 // Text for tests and `--emit`.
 
-/// The pairs of `func` as text, one a line: `v9 = v5 lane+1 (row)`: the load defining
-/// `v9` takes `v5`'s value of lane `l + 1`.
+/// The pairs of `func` as text, one a line: `v9 = v5 lane+1 (row), edge v12 lane-1`:
+/// the load defining `v9` takes `v5`'s value of lane `l + 1`, and in its edge lanes
+/// `v12`'s value of lane `l - 1` (its side's halo).
 pub fn pairs_text(func: &Function, result: &FunctionShuffles) -> String {
     let names = Names::new(func);
     let name = |inst: Inst| match func.results[inst] {
@@ -735,8 +922,13 @@ pub fn pairs_text(func: &Function, result: &FunctionShuffles) -> String {
             n => format!("lane{n}"),
         };
         let row = if p.row { " (row)" } else { "" };
+        let edge = match p.edge {
+            Some(e) if e.delta > 0 => format!(", edge {} lane+{}", name(e.carrier), e.delta),
+            Some(e) => format!(", edge {} lane{}", name(e.carrier), e.delta),
+            None => String::new(),
+        };
         out.push_str(&format!(
-            "{} = {} {how}{row}\n",
+            "{} = {} {how}{row}{edge}\n",
             name(p.load),
             name(p.source)
         ));

@@ -169,6 +169,7 @@ impl Machine {
 pub fn select(func: &Function, shuffles: &mut FunctionShuffles, machine: &Machine) {
     let keep = decide(func, shuffles, machine);
     shuffles.retain(|p| keep.contains(&p.load));
+    shuffles.plan_halos(func);
 }
 
 /// The loads whose pairs are kept.

@@ -141,11 +141,10 @@ fn the_smallest_delta_wins() {
 fn a_shuffled_load_is_never_a_source() {
     // x[i], x[i+1], x[i+2]: x[i+2] is one lane from x[i+1], but x[i+1] is itself a
     // shuffle, so it comes two lanes from x[i].
+    // x[i+1]'s edge lane (lane 7) takes the halo x[i+2] reloaded in its own edge.
     let (text, n) = stencil_1d(&[0, 1, 2], 8);
-    assert_eq!(
-        pairs(&text),
-        expect(&n, &[(1, 0, "lane+1"), (2, 0, "lane+2")])
-    );
+    let edge = format!("lane+1, edge {} lane-1", n[2]);
+    assert_eq!(pairs(&text), expect(&n, &[(1, 0, &edge), (2, 0, "lane+2")]));
 }
 
 #[test]
@@ -214,7 +213,9 @@ fn two_dimensional_rows_pair_within_each_row() {
         (1, 1),
         (0, 0),
     ];
+    // Row c's centre (+1 from c-1) takes its edge from c+1's (+2) halo.
     let (text, n) = stencil_2d(&offsets, 32);
+    let edge = format!("lane+1 (row), edge {} lane-1", n[2]);
     assert_eq!(
         pairs(&text),
         expect(
@@ -225,7 +226,7 @@ fn two_dimensional_rows_pair_within_each_row() {
                 (5, 3, "lane-1 (row)"),
                 (6, 1, "lane+1 (row)"),
                 (7, 3, "lane+1 (row)"),
-                (8, 0, "lane+1 (row)"),
+                (8, 0, &edge),
             ]
         )
     );
@@ -304,9 +305,10 @@ fn an_offset_of_the_gang_width_or_more_gives_no_pair() {
     assert_eq!(pairs(&text), expect(&n, &[(3, 1, "lane+1")]));
     // With 16 lanes, all three come from x[i] (x[i+8] is a shuffle, never a source).
     let (text, n) = stencil_1d(&[0, 8, -8, 9], 16);
+    let edge = format!("lane+8, edge {} lane-1", n[3]);
     assert_eq!(
         pairs(&text),
-        expect(&n, &[(1, 0, "lane+8"), (2, 0, "lane-8"), (3, 0, "lane+9")])
+        expect(&n, &[(1, 0, &edge), (2, 0, "lane-8"), (3, 0, "lane+9")])
     );
 }
 
@@ -365,6 +367,96 @@ fn different_masks_or_types_give_no_pair() {
 }
 
 // ---------------------------------------------------------------------------------
+// Halos.
+
+#[test]
+fn each_side_shares_the_halo_of_its_farthest_load() {
+    // gaussblur_rows' row order: centre, -1, +1, -2, +2. Each side's farthest load
+    // (-2, +2) comes last and reloads its edge (the halo); -1 and +1 take theirs from
+    // it, one lane towards the middle.
+    let (text, n) = stencil_1d(&[0, -1, 1, -2, 2], 32);
+    let left = format!("lane-1, edge {} lane+1", n[3]);
+    let right = format!("lane+1, edge {} lane-1", n[4]);
+    assert_eq!(
+        pairs(&text),
+        expect(
+            &n,
+            &[
+                (1, 0, &left),
+                (2, 0, &right),
+                (3, 0, "lane-2"),
+                (4, 0, "lane+2")
+            ]
+        )
+    );
+}
+
+#[test]
+fn a_side_of_three_offsets_takes_the_farthest_whatever_the_order() {
+    // wave13pt's row: c-1 first (the source), then c+1 (N = 2), c-2 (N = -1), c+2
+    // (N = 3), c (N = 1). The right side's carrier is c+2; c-2 is alone on its side.
+    let (text, n) = stencil_1d(&[-1, 1, -2, 2, 0], 32);
+    let a = format!("lane+2, edge {} lane-1", n[3]);
+    let b = format!("lane+1, edge {} lane-2", n[3]);
+    assert_eq!(
+        pairs(&text),
+        expect(
+            &n,
+            &[(1, 0, &a), (2, 0, "lane-1"), (3, 0, "lane+3"), (4, 0, &b)]
+        )
+    );
+}
+
+#[test]
+fn a_load_read_before_its_carrier_reloads_its_own_edge() {
+    // x[i+1] is read (by an add) before x[i+2], the side's carrier, is loaded: it
+    // cannot wait for the carrier, so it keeps its reload. x[i+1] after the carrier
+    // may use it.
+    let mut t = Text::new(&["ptr", "i32"]);
+    let i = lane_index(&mut t);
+    let a = t.load("v0", &i, "0", None);
+    let b = t.load("v0", &i, "1", None);
+    t.def(&format!("fadd {b}, {b}"));
+    let c = t.load("v0", &i, "2", None);
+    assert_eq!(
+        pairs(&t.module(8, "ptr, i32")),
+        format!("{b} = {a} lane+1\n{c} = {a} lane+2\n")
+    );
+    let mut t = Text::new(&["ptr", "i32"]);
+    let i = lane_index(&mut t);
+    let a = t.load("v0", &i, "0", None);
+    let c = t.load("v0", &i, "2", None);
+    t.def(&format!("fadd {c}, {c}"));
+    let b = t.load("v0", &i, "1", None);
+    assert_eq!(
+        pairs(&t.module(8, "ptr, i32")),
+        format!("{c} = {a} lane+2\n{b} = {a} lane+1, edge {c} lane-1\n")
+    );
+}
+
+#[test]
+fn sources_and_ties_share_no_halo() {
+    // x[i+1] twice: the second pairs with x[i] too (a shuffled load is never a
+    // source), at the same N, a tie: each reloads its edge. Loads of other sources
+    // (here the other array) never serve each other's edges.
+    let (text, n) = stencil_1d(&[0, 1, 1], 8);
+    assert_eq!(
+        pairs(&text),
+        expect(&n, &[(1, 0, "lane+1"), (2, 0, "lane+1")])
+    );
+    let mut t = Text::new(&["ptr", "i32", "ptr"]);
+    let i = lane_index(&mut t);
+    let a = t.load("v0", &i, "0", None);
+    let b = t.load("v2", &i, "0", None);
+    let a1 = t.load("v0", &i, "1", None);
+    let b2 = t.load("v2", &i, "2", None);
+    assert_eq!(
+        pairs(&t.module(8, "ptr, i32, ptr")),
+        format!("{a1} = {a} lane+1\n{b2} = {b} lane+2\n")
+    );
+}
+
+// ---------------------------------------------------------------------------------
 // The examples.
 
 /// (shuffles, reuses, varying loads) of `entry` in `module`.
@@ -420,17 +512,45 @@ fn the_stencil_examples_give_the_pairs_counted_by_hand() {
 }
 
 #[test]
-fn served_counts_split_moves_from_reuse() {
-    let c = ServedCounts::of(9, [1, -1, 2, 0]);
+fn served_counts_split_moves_from_reuse_and_edges() {
+    use cranelift_entity::EntityRef;
+    let (c1, c2) = (Inst::new(7), Inst::new(9));
+    let served = [
+        Served {
+            delta: 2,
+            edge: EdgeService::Reload,
+        },
+        Served {
+            delta: 1,
+            edge: EdgeService::Halo(c1),
+        },
+        Served {
+            delta: -2,
+            edge: EdgeService::Reload,
+        },
+        Served {
+            delta: -1,
+            edge: EdgeService::Halo(c2),
+        },
+        Served {
+            delta: 3,
+            edge: EdgeService::Halo(c1),
+        },
+        Served::bare(0),
+    ];
+    let c = ServedCounts::of(9, served);
     assert_eq!(
         c,
         ServedCounts {
             loads: 9,
-            shuffles: 3,
+            shuffles: 5,
             reuses: 1,
-            distance: 4,
+            distance: 9,
+            edge_reloads: 2,
+            halo_loads: 2,
+            halo_shuffles: 3,
         }
     );
-    assert!((c.mean_distance() - 4.0 / 3.0).abs() < 1e-12);
+    assert!((c.mean_distance() - 9.0 / 5.0).abs() < 1e-12);
     assert!(ServedCounts::of(2, []).mean_distance().is_nan());
 }

@@ -324,8 +324,8 @@ struct ModuleCtx<'a> {
     shuffles: Option<(FuncRef, crate::analysis::shuffle::FunctionShuffles)>,
     /// How they are served (the ablations drop the edge reload or the move).
     shuffle_mode: crate::passes::ShuffleMode,
-    /// The IR loads selected as a move from their pair's source, with its `N`.
-    served: std::cell::RefCell<FxHashMap<crate::ir::Inst, i32>>,
+    /// The IR loads selected as a move from their pair's source, and how.
+    served: std::cell::RefCell<FxHashMap<crate::ir::Inst, crate::analysis::shuffle::Served>>,
 }
 
 /// A selected kernel, its line table, its frame bytes per gang, its trap sites and
@@ -356,6 +356,8 @@ struct Isel<'a> {
     cur_block: Option<Block>,
     /// Predicates and indices the shuffles of one block share ([`shuffle`]).
     shfl_shared: FxHashMap<(u32, Block, shuffle::Shared), Reg>,
+    /// Loads selected so far and loads waiting for their halo's carrier ([`shuffle`]).
+    halo: shuffle::HaloState,
     /// The current inline instance, the next instance number, and the functions
     /// being inlined (to refuse recursion).
     instance: u32,
@@ -490,6 +492,7 @@ impl<'a> Isel<'a> {
             next_block: None,
             cur_block: None,
             shfl_shared: FxHashMap::default(),
+            halo: shuffle::HaloState::default(),
             instance: 0,
             instances: 0,
             inline_stack: Vec::new(),
@@ -734,9 +737,10 @@ impl<'a> Isel<'a> {
             for &inst in &f.blocks[blk].insts {
                 // (An inlined call's body in between selects its own blocks.)
                 self.next_block = blocks.get(k + 1).copied();
+                self.cur_block = Some(blk);
+                self.release_held(inst);
                 self.span = Some(f.spans[inst]);
                 self.uni.enter(f, inst);
-                self.cur_block = Some(blk);
                 self.inst(inst);
             }
         }
@@ -1123,12 +1127,14 @@ impl<'a> Isel<'a> {
             InstData::Store { value, mask, .. } if self.dac_decoupled(inst) => {
                 self.dac_store(inst, *value, *mask)
             }
+            InstData::Load { .. } if self.hold_for_halo(inst) => {}
             InstData::Load { ty, addr, mask, .. } => {
                 let sp = self.space_of(inst);
                 let res = result.expect("result");
                 if !self.shuffled_load(inst, sp, ty.scalar, *addr, *mask, res) {
                     self.load(sp, ty.scalar, *addr, *mask, res)
                 }
+                self.load_selected(inst);
             }
             InstData::Store {
                 addr, value, mask, ..

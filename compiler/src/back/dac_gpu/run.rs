@@ -346,10 +346,7 @@ pub fn run_compiled_recorded(
     if let Some(Some(c)) = compiled.shuffles.get(k) {
         // Static, under `--shuffle`: the entry's varying loads and those served from
         // another load's register.
-        stats.set("static_loads", u64::from(c.loads));
-        stats.set("static_shuffles", u64::from(c.shuffles));
-        stats.set("static_reuses", u64::from(c.reuses));
-        stats.set("static_shuffle_distance", c.mean_distance());
+        c.record(&mut stats);
     }
     stats.set("shared_bytes_per_block", u64::from(kernel.shared_bytes));
     if let Some(chosen) = compiled.candidates.get(k).and_then(|c| c.first()) {

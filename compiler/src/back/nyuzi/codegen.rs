@@ -81,16 +81,25 @@ fn count_spill_code(mf: &MachFunction<MInst>, obj: &mut Object) {
     }
 }
 
-/// One function's allocated machine code and frame, and how many of its values
-/// allocation rematerialized: everything before emission, which depends on nothing
-/// but the module and the function (so functions run in parallel, [`parallel`]).
+/// One function's allocated machine code, its frame, how many of its values
+/// allocation rematerialized, and its shuffle counts.
+type Compiled = (
+    MachFunction<MInst>,
+    Frame,
+    u32,
+    Option<crate::analysis::shuffle::ServedCounts>,
+);
+
+/// One function's allocated machine code and frame: everything before emission,
+/// which depends on nothing but the module and the function (so functions run in
+/// parallel, [`parallel`]).
 fn compile_function(
     module: &Module,
     fref: FuncRef,
     f: &Function,
     called: bool,
     opts: SelectOptions,
-) -> Result<(MachFunction<MInst>, Frame, u32), Vec<Diagnostic>> {
+) -> Result<Compiled, Vec<Diagnostic>> {
     let sel = timing::stage("instruction selection", || {
         isel::select_with(module, f, fref.index() as u32, called, opts)
     })?;
@@ -119,7 +128,7 @@ fn compile_function(
     if uses_fp(f, &mf, &frame) {
         frame = layout(true);
     }
-    Ok((mf, frame, alloc.rematerialized_vregs))
+    Ok((mf, frame, alloc.rematerialized_vregs, sel.shuffles))
 }
 
 /// Compiles a legalized module (see `driver::lower_for_target`) to an [`Object`].
@@ -158,7 +167,7 @@ pub fn compile_module_options(
         |(fref, f)| compile_function(module, fref, f, called[fref], opts),
     );
     for (result, (_, f)) in compiled.into_iter().zip(module.functions.iter()) {
-        let (mf, frame, rematerialized) = match result {
+        let (mf, frame, rematerialized, shuffles) = match result {
             Ok(done) => done,
             Err(d) => {
                 diags.extend(d);
@@ -167,6 +176,9 @@ pub fn compile_module_options(
         };
         count_spill_code(&mf, &mut obj);
         obj.rematerialized_values += rematerialized;
+        if let Some(c) = shuffles {
+            obj.shuffles.push((f.name.clone(), c));
+        }
         if let Err(e) = timing::stage("emit", || emit_function(&mut obj, f, &mf, &frame)) {
             diags.push(Diagnostic::error(
                 codes::INTERNAL_ERROR,

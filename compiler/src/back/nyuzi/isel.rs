@@ -100,6 +100,8 @@ pub struct Selected {
     pub out_args: u32,
     /// The IR stack slots whose address the code takes (the others get no space).
     pub used_slots: Vec<bool>,
+    /// Under `--shuffle`: the function's loads served from another register.
+    pub shuffles: Option<crate::analysis::shuffle::ServedCounts>,
 }
 
 type Regs = SmallVec<[Reg; 2]>;
@@ -334,6 +336,10 @@ struct Isel<'a> {
     shuffle_mode: crate::passes::ShuffleMode,
     /// What the shuffles of an IR block share ([`shuffle`]).
     shfl_shared: FxHashMap<(Block, shuffle::Shared), Reg>,
+    /// Loads selected so far and loads waiting for their halo's carrier ([`shuffle`]).
+    halo: shuffle::HaloState,
+    /// The IR loads selected as a move from their pair's source, and how.
+    served: FxHashMap<crate::ir::Inst, crate::analysis::shuffle::Served>,
 }
 
 /// What the selector computes in scalar registers.
@@ -435,11 +441,16 @@ pub fn select_with(
         shuffles,
         shuffle_mode: opts.shuffle,
         shfl_shared: FxHashMap::default(),
+        halo: shuffle::HaloState::default(),
+        served: FxHashMap::default(),
     };
     s.run();
     if !s.diags.is_empty() {
         return Err(s.diags);
     }
+    let shuffles = s.shuffles.as_ref().map(|p| {
+        crate::analysis::shuffle::ServedCounts::of(p.varying_loads, s.served.values().copied())
+    });
     let mut mf = reorder(s.mf, &s.order);
     // Address vectors of accesses that became block accesses, unused context loads.
     crate::back::common::dce::eliminate_dead_code(&mut mf);
@@ -449,6 +460,7 @@ pub fn select_with(
         needs_scratch: s.needs_scratch,
         out_args: s.out_args,
         used_slots: s.used_slots,
+        shuffles,
     })
 }
 
@@ -519,6 +531,7 @@ impl<'a> Isel<'a> {
             self.splat_scalar_params(b);
             self.lane0_of_vector_params(b);
             for &inst in &f.blocks[b].insts {
+                self.release_held(inst);
                 let dead = !f.insts[inst].has_side_effects()
                     && f.inst_result(inst).is_some_and(|r| !self.live.contains(r));
                 // A result that stands for an operand, or an `any`/`all` known true,
@@ -1311,7 +1324,12 @@ impl<'a> Isel<'a> {
                     self.define(res, &regs);
                 }
             }
-            InstData::Load { ty, addr, mask, .. } => self.load(inst, res, *ty, *addr, *mask),
+            // A load whose edge lanes come from a halo waits for its first reader.
+            InstData::Load { .. } if res.is_some_and(|r| self.hold_for_halo(inst, r)) => {}
+            InstData::Load { ty, addr, mask, .. } => {
+                self.load(inst, res, *ty, *addr, *mask);
+                self.load_selected(inst);
+            }
             InstData::Store {
                 addr, value, mask, ..
             } => self.store(*addr, *value, *mask),

@@ -86,6 +86,9 @@ pub struct Object {
     /// Values register allocation rematerialized instead of spilling them: a
     /// constant, address or context-record load executed again before each read.
     pub rematerialized_values: u32,
+    /// Under `--shuffle`: each function's loads served from another register (static
+    /// counts, by function name).
+    pub shuffles: Vec<(String, crate::analysis::shuffle::ServedCounts)>,
 }
 
 impl Object {

@@ -33,6 +33,12 @@ pub fn statistics(m: &Machine, built: &BuiltLaunch, report: Option<&TimingReport
             u64::from(built.object.rematerialized_values),
         )
         .set("gangs_per_block", u64::from(layout.gangs_per_block));
+    let entry = &built.launch.signature.name;
+    if let Some((_, c)) = built.object.shuffles.iter().find(|(f, _)| f == entry) {
+        // Static, under `--shuffle`: the entry's varying loads and those served from
+        // another load's register, as the dac-gpu reports them.
+        c.record(&mut stats);
+    }
     if s.vector_lane_slots > 0 {
         stats.set(
             "lane_utilization",

@@ -27,6 +27,26 @@
 //! source's register (same mask: the same lanes read 0). Only 32-bit values, one
 //! vector register each, are moved; the source must be a selected vector value.
 //!
+//! **Halos** ([`crate::analysis::shuffle`], "Halos"): a load whose pair has an
+//! [`crate::analysis::shuffle::Edge`] takes its edge lanes from its side's carrier
+//! `B*` (whose own edge reload is the side's halo vector) by a second move, lane by
+//! lane as the first:
+//!
+//! ```text
+//! hok  = (act << (N* - N)) & act [& row(N - N*)]    // act >> (N - N*) on the left
+//! re   = act ^ (ok | hok)
+//! d    = the load of addr under re                  // no lane in a whole gang
+//! move_mask d, hok, shuffle(b*, lane + N - N*)
+//! move_mask d, ok, shuffle(a, lane + N)
+//! ```
+//!
+//! A lane takes `B*`'s lane `l + N - N*` only when that lane is on (it read `B*`'s
+//! bytes there; both loads have the same mask) and, for rows, in its row; the masks
+//! decide per lane, so partial gangs and narrow rows keep the halo wherever it holds,
+//! and the lanes left reload. A halo-served load is selected just before the first
+//! instruction that reads it (or may write memory, or ends the block), after its
+//! carrier, whose reload then has the loads in between to arrive.
+//!
 //! The paper's ablations, wrong by design: `noload` takes the source's register as it
 //! is (no move, no reload), `nocorner` the move alone (no reload of the edge lanes).
 
@@ -34,7 +54,7 @@ use sim::nyuzi::{AluOp, MemOp, RFmt};
 
 use super::super::abi::ctx;
 use super::{width, Isel, Reg};
-use crate::analysis::shuffle::Pair;
+use crate::analysis::shuffle::{Edge, EdgeService, Pair, Served as ServedLoad};
 use crate::ir::{Inst, Scalar, Value};
 use crate::passes::ShuffleMode;
 
@@ -48,6 +68,17 @@ pub(super) enum Shared {
     Served(Option<Value>, i32, bool),
     /// The lanes that reload.
     Reload(Option<Value>, i32, bool),
+    /// The lanes a halo-served load reloads: (mask, `N`, `N - N*`, rows checked).
+    HaloReload(Option<Value>, i32, i32, bool),
+}
+
+/// The loads selected so far and those waiting for their halo's carrier.
+#[derive(Default)]
+pub(super) struct HaloState {
+    selected: rustc_hash::FxHashSet<Inst>,
+    /// (load, its result), in program order.
+    held: Vec<(Inst, Value)>,
+    released: rustc_hash::FxHashSet<Inst>,
 }
 
 /// How a shuffled load's lanes are served: `ok` lanes from `moved`, the others (of the
@@ -55,6 +86,8 @@ pub(super) enum Shared {
 pub(super) struct Moved {
     ok: Reg,
     moved: Reg,
+    /// The halo's lanes and moved carrier, when the edge lanes come from a halo.
+    halo: Option<(Reg, Reg)>,
     pub(super) reload: Reg,
 }
 
@@ -100,36 +133,155 @@ impl Isel<'_> {
         let (pair, src) = self.selectable_pair(inst, res, s)?;
         let a = self.reg(src);
         if pair.delta == 0 || self.shuffle_mode == ShuffleMode::NoLoad {
+            self.count_served(&pair, EdgeService::Nothing);
             return Some(Served::Reuse(a));
         }
         let n = pair.delta;
+        let moved = self.lane_move(a, n);
+        if self.shuffle_mode == ShuffleMode::NoCorner {
+            self.count_served(&pair, EdgeService::Nothing);
+            return Some(Served::Reuse(moved));
+        }
+        let ok = self.served_lanes(mask, n, pair.row, act);
+        if let Some((edge, b)) = self.halo_carrier(&pair) {
+            let e = edge.delta;
+            let hmoved = self.lane_move(b, e);
+            let hok = self.served_lanes(mask, e, pair.row, act);
+            let reload = self.shared(Shared::HaloReload(mask, n, e, pair.row), |me| {
+                let both = me.bin(false, AluOp::Or, ok, hok);
+                me.bin(false, AluOp::Xor, act, both)
+            });
+            self.count_served(&pair, EdgeService::Halo(edge.carrier));
+            let halo = Some((hok, hmoved));
+            return Some(Served::Moved(Moved {
+                ok,
+                moved,
+                halo,
+                reload,
+            }));
+        }
+        let reload = self.shared(Shared::Reload(mask, n, pair.row), |me| {
+            me.bin(false, AluOp::Xor, act, ok)
+        });
+        self.count_served(&pair, EdgeService::Reload);
+        Some(Served::Moved(Moved {
+            ok,
+            moved,
+            halo: None,
+            reload,
+        }))
+    }
+
+    /// `a` moved by `n` lanes: lane `l` takes lane `l + n` (modulo the gang).
+    fn lane_move(&mut self, a: Reg, n: i32) -> Reg {
         let idx = self.shared(Shared::Index(n), |me| {
             let lane = me.ctx_load(MemOp::Block, ctx::LANE_INDEX);
             me.bin_imm(true, AluOp::AddI, lane, n)
         });
-        let moved = self.bin(true, AluOp::Shuffle, a, idx);
-        if self.shuffle_mode == ShuffleMode::NoCorner {
-            return Some(Served::Reuse(moved));
-        }
-        let ok = self.shared(Shared::Served(mask, n, pair.row), |me| {
-            // Lanes whose source lane is in the gang, and on.
+        self.bin(true, AluOp::Shuffle, a, idx)
+    }
+
+    /// The lanes of `act` (the active lanes of an access under `mask`) whose lane
+    /// `l + n` is in the gang, on and, when `row`, in their row of the block.
+    fn served_lanes(&mut self, mask: Option<Value>, n: i32, row: bool, act: Reg) -> Reg {
+        self.shared(Shared::Served(mask, n, row), |me| {
             let from = if n > 0 {
                 me.bin_imm(false, AluOp::Shr, act, n)
             } else {
                 me.bin_imm(false, AluOp::Shl, act, -n)
             };
             let ok = me.bin(false, AluOp::And, from, act);
-            if pair.row {
-                let row = me.same_row(n);
-                me.bin(false, AluOp::And, ok, row)
+            if row {
+                let r = me.same_row(n);
+                me.bin(false, AluOp::And, ok, r)
             } else {
                 ok
             }
-        });
-        let reload = self.shared(Shared::Reload(mask, n, pair.row), |me| {
-            me.bin(false, AluOp::Xor, act, ok)
-        });
-        Some(Served::Moved(Moved { ok, moved, reload }))
+        })
+    }
+
+    /// Counts `pair`'s load as served, and how its edge lanes are.
+    fn count_served(&mut self, pair: &Pair, edge: EdgeService) {
+        let served = ServedLoad {
+            delta: pair.delta,
+            edge,
+        };
+        self.served.insert(pair.load, served);
+    }
+
+    /// The halo of `pair` and its carrier's vector register, when halos are on (the
+    /// full rewrite), the pair has one and the carrier was selected as a vector value.
+    fn halo_carrier(&mut self, pair: &Pair) -> Option<(Edge, Reg)> {
+        let on = matches!(self.shuffle_mode, ShuffleMode::All | ShuffleMode::Auto);
+        let edge = pair.edge.filter(|_| on)?;
+        if !self.halo.selected.contains(&edge.carrier) {
+            return None;
+        }
+        let res = self.f.inst_result(edge.carrier)?;
+        self.vector_value(res).then(|| (edge, self.reg(res)))
+    }
+
+    /// Whether `v` lives in a vector register of its own (a selectable source).
+    fn vector_value(&self, v: Value) -> bool {
+        self.ty(v).varying
+            && !self.scal.contains(&self.facts.resolve(v))
+            && self.live.contains(v)
+            && !self.forward.contains_key(&v)
+            && !self.vf.all.contains(&v)
+    }
+
+    /// Holds back load `inst` (result `res`) when its edge lanes come from a halo: it
+    /// is selected just before the first instruction that reads it or may write
+    /// memory, or the block's terminator ([`Isel::release_held`]). By then its carrier
+    /// has been selected (the plan puts every read after the carrier), and the
+    /// carrier's reload has had the loads in between to arrive. Only vector loads
+    /// selected in neither scalar nor vector-form mode wait (they select alike
+    /// wherever they stand).
+    pub(super) fn hold_for_halo(&mut self, inst: Inst, res: Value) -> bool {
+        let on = matches!(self.shuffle_mode, ShuffleMode::All | ShuffleMode::Auto);
+        if !on || self.scalar_mode || self.vector_mode || self.halo.released.contains(&inst) {
+            return false;
+        }
+        let edge = self.shuffles.as_ref().and_then(|s| s.pair(inst)?.edge);
+        if edge.is_none() || !self.vector_value(res) {
+            return false;
+        }
+        self.halo.held.push((inst, res));
+        self.halo.released.insert(inst);
+        true
+    }
+
+    /// Load `inst` was selected (a carrier, perhaps).
+    pub(super) fn load_selected(&mut self, inst: Inst) {
+        self.halo.selected.insert(inst);
+    }
+
+    /// Selects the held loads that `inst`, about to be selected, needs selected
+    /// first: those it reads, or all when it may write memory, synchronizes, calls
+    /// or ends the block.
+    pub(super) fn release_held(&mut self, inst: Inst) {
+        if self.halo.held.is_empty() {
+            return;
+        }
+        let data = &self.f.insts[inst];
+        let all = crate::analysis::shuffle::ends_hold(data);
+        let operands = data.operands();
+        let (go, stay): (Vec<_>, Vec<_>) = std::mem::take(&mut self.halo.held)
+            .into_iter()
+            .partition(|&(_, res)| all || operands.contains(&res));
+        self.halo.held = stay;
+        for (load, _) in go {
+            self.select_held(load);
+        }
+    }
+
+    /// Selects the held-back load `load` where the selector stands, with its own span.
+    fn select_held(&mut self, load: Inst) {
+        let saved = (self.span, self.scalar_mode, self.vector_mode);
+        self.span = Some(self.f.spans[load]);
+        (self.scalar_mode, self.vector_mode) = (false, false);
+        self.inst(load);
+        (self.span, self.scalar_mode, self.vector_mode) = saved;
     }
 
     /// The register `key` names in the IR block being selected, computed by `make` the
@@ -147,8 +299,12 @@ impl Isel<'_> {
         r
     }
 
-    /// The reloaded lanes `loaded` with the moved lanes put in.
+    /// The reloaded lanes `loaded` with the moved lanes (and the halo's) put in.
     pub(super) fn merge_moved(&mut self, m: &Moved, loaded: Reg) -> Reg {
+        let loaded = match m.halo {
+            Some((hok, hmoved)) => self.select_vec(hok, hmoved, loaded),
+            None => loaded,
+        };
         self.select_vec(m.ok, m.moved, loaded)
     }
 
