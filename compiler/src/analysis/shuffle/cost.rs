@@ -32,6 +32,13 @@
 //! shuffles until the two balance. Plain reuse (`N = 0`) removes a load and adds a
 //! move at most: always kept. The cost is linear in the function's instructions.
 //!
+//! **Halos.** A load whose edge lanes come from its side's halo ([`super::Edge`])
+//! reloads nothing in a whole warp or gang: it saves the load's port cycles whole, for
+//! [`Machine::halo_insts`] instructions (a second move and its select). Its cost holds
+//! only with its carrier kept, so it is taken right after the carrier (whose own cost
+//! is an ordinary shuffle's); a declined carrier stops the block before it. After the
+//! choice, the halos are planned again over the pairs kept.
+//!
 //! **Latency on nyuzi.** A nyuzi thread issues in order, and an instruction waits
 //! until its sources are ready (`sim::nyuzi::timing`: `int_latency` 3 cycles after an
 //! ALU instruction, `mem_latency` 4 after a load's last lane, a gather holding the
@@ -82,6 +89,11 @@ pub struct Machine {
     pub extra_row: f64,
     /// More instructions when the load is under a mask.
     pub extra_masked: f64,
+    /// Instructions a load whose edge lanes come from a halo adds over the load it
+    /// replaces (no reload of its own in a whole warp: its port cycles are all saved).
+    pub halo_insts: f64,
+    /// More instructions for such a load when the pair checks rows.
+    pub halo_row: f64,
     /// The threads' dependency paths, where a thread waits on them (nyuzi); `None`
     /// leaves latency out (the GPU presets hide it).
     pub latency: Option<Latency>,
@@ -106,7 +118,9 @@ impl Machine {
     /// `and` with the whole-warp vote, `@!full mov`, `not`, and about one more for
     /// the `vote.all` and row predicates the block's shuffles share (jacobi2d_gpu
     /// runs 6.1 more warp instructions per shuffle, with its row check); `and` with
-    /// the row check and with the mask.
+    /// the row check and with the mask. A halo-served load: the two `shfl`s, the
+    /// select, `@!whole mov` and the reload instruction (its predicates, the row
+    /// alignment among them, are shared by the block).
     pub fn dac_gpu(cfg: &sim::gpu::GpuConfig) -> Machine {
         let lanes = f64::from(cfg.simt_lanes_per_scheduler.max(1));
         let schedulers = f64::from(cfg.schedulers_per_sm.max(1));
@@ -118,6 +132,8 @@ impl Machine {
             extra_insts: 5.0,
             extra_row: 1.0,
             extra_masked: 1.0,
+            halo_insts: 5.0,
+            halo_row: 0.0,
             latency: None,
         }
     }
@@ -128,8 +144,10 @@ impl Machine {
     /// shared by the loads of one `N` but counted whole (stencils rarely repeat an
     /// `N` in a block), the index vector (load, add) and the served and reload masks
     /// (shift, `and`, `xor`); the row check adds a context load, an add and a
-    /// compare. `threads` is the hardware threads the launch gives the core; the
-    /// latencies are the timing model's defaults.
+    /// compare. A halo-served load adds a second index vector (load, add), `shuffle`,
+    /// served mask (shift, `and`) and merge, and an `or` of the two masks: 14, and
+    /// twice the row check. `threads` is the hardware threads the launch gives the
+    /// core; the latencies are the timing model's defaults.
     pub fn nyuzi(threads: u32) -> Machine {
         let timing = sim::nyuzi::timing::TimingConfig::default();
         Machine {
@@ -140,6 +158,8 @@ impl Machine {
             extra_insts: 7.0,
             extra_row: 3.0,
             extra_masked: 0.0,
+            halo_insts: 14.0,
+            halo_row: 6.0,
             latency: Some(Latency {
                 threads: f64::from(threads.max(1)),
                 result: f64::from(timing.int_latency),
@@ -162,6 +182,35 @@ impl Machine {
     fn estimate(&self, issue: f64, port: f64, path: f64) -> f64 {
         let wait = self.latency.map_or(0.0, |l| path / l.threads);
         issue.max(port).max(wait)
+    }
+}
+
+/// Where a shuffled pair stands in the order the model takes them: smallest `|N|`
+/// first, except that a load whose edge lanes come from a halo follows its carrier
+/// (its cost assumes the carrier kept, and the first pair declined stops the block).
+fn order(p: &crate::analysis::shuffle::Pair, shuffles: &FunctionShuffles) -> (u32, bool, u32) {
+    let n = p.delta.unsigned_abs();
+    match p.edge.and_then(|e| shuffles.pair(e.carrier)) {
+        Some(c) => (c.delta.unsigned_abs(), true, n),
+        None => (n, false, n),
+    }
+}
+
+impl Machine {
+    /// The instructions the rewrite of `p` (under a mask when `masked`) adds and the
+    /// memory-pipeline cycles it saves.
+    fn rewrite(&self, p: &crate::analysis::shuffle::Pair, masked: bool) -> (f64, f64) {
+        let row = |c: f64| if p.row { c } else { 0.0 };
+        if p.edge.is_some() {
+            return (self.halo_insts + row(self.halo_row), self.load_port);
+        }
+        let extra =
+            self.extra_insts + row(self.extra_row) + if masked { self.extra_masked } else { 0.0 };
+        let n = f64::from(p.delta.unsigned_abs());
+        (
+            extra,
+            self.load_port - self.reload_base - self.reload_port * n,
+        )
     }
 }
 
@@ -210,18 +259,15 @@ fn decide(
                 Some(p) if !p.is_shuffle() => {
                     keep.insert(inst);
                 }
-                Some(p) => shuffled.push((p.delta.unsigned_abs(), p.row, mask.is_some(), inst)),
+                Some(p) => shuffled.push((order(p, shuffles), *p, mask.is_some())),
                 None => {}
             }
         }
         shuffled.sort_by_key(|s| s.0);
         let mut best = machine.estimate(issue, port, path);
-        for (n, row, masked, inst) in shuffled {
-            let extra = machine.extra_insts
-                + if row { machine.extra_row } else { 0.0 }
-                + if masked { machine.extra_masked } else { 0.0 };
-            let saved =
-                machine.load_port - machine.reload_base - machine.reload_port * f64::from(n);
+        for (_, p, masked) in shuffled {
+            let (extra, saved) = machine.rewrite(&p, masked);
+            let inst = p.load;
             // The load's result latency stays (the reload's replaces it).
             let (i, p, d) = (
                 issue + extra * machine.issue,

@@ -115,3 +115,29 @@ fn plain_reuse_is_always_kept() {
     let want = format!("{} = {} same lane\n", n[1], n[0]);
     assert_eq!(kept(&text, &gtx480()), want);
 }
+
+#[test]
+fn a_halo_served_load_is_weighed_right_after_its_carrier() {
+    // x[i], x[i+1], x[i+2]: x[i+2] carries the right side's halo and x[i+1] takes its
+    // edge lane from it. With issue nearly free both pay: the halo saves x[i+1]'s two
+    // port cycles whole.
+    let (text, n) = stencil_1d(&[0, 1, 2], 32);
+    let cheap = Machine {
+        issue: 0.05,
+        ..gtx480()
+    };
+    let both = format!(
+        "{} = {} lane+1, edge {} lane-1\n{} = {} lane+2\n",
+        n[1], n[0], n[2], n[2], n[0]
+    );
+    assert_eq!(kept(&text, &cheap), both);
+    // With issue 0.15 a cycle (31 instructions: 4.65 against 6 port cycles) the
+    // carrier comes first (5 instructions, one transaction saved: max(5.4, 5)); the
+    // halo-served load would give max(6.15, 3): declined, and without its carrier
+    // kept no load would take its edge from a halo.
+    let tight = Machine {
+        issue: 0.15,
+        ..gtx480()
+    };
+    assert_eq!(kept(&text, &tight), format!("{} = {} lane+2\n", n[2], n[0]));
+}
