@@ -336,3 +336,109 @@ fn stencils_match_on_partial_warps_and_narrow_rows() {
         }
     }
 }
+
+/// A static count of `got`'s statistics (0 when absent).
+fn stat(got: &RunResult, name: &str) -> f64 {
+    match got.stats.get(name) {
+        Some(spmdc::launch::StatValue::Count(v)) => v as f64,
+        Some(spmdc::launch::StatValue::Ratio(v)) => v,
+        None => 0.0,
+    }
+}
+
+/// Halos (each side's farthest load's edge reload serving the nearer loads' edge
+/// lanes), with `all` and `auto`: a 1-D five-point stencil whose last active lane
+/// reads the array's last element (a halo lane past it would read outside the
+/// buffer, which nyuzi's bounds check traps), on whole warps and gangs, on blocks of
+/// 48, 24 and 16 threads (partial warps, rows not a multiple of a warp) and of 64; the
+/// 2-D stencils on 16 x 8 blocks (rows narrower than a warp, two per gang on nyuzi).
+#[test]
+fn halos_match_on_partial_warps_and_at_the_array_end() {
+    let root = common::repo_root();
+    let path = root.join("tests/shuffle_bench/halo1d.spmd");
+    let args = ["n=130", "w0=random(130,1)", "w1=zeros(130)"];
+    let (front, nyuzi_front) = (
+        Shuffled::<false>::front_of(&path),
+        NyuziShuffled::<false>::front_of(&path),
+    );
+    let compiled = Shuffled::<false>::compile(&front);
+    let nyuzi_compiled = NyuziShuffled::<false>::compile(&nyuzi_front);
+    let auto_front = NyuziShuffled::<true>::front_of(&path);
+    let auto_compiled = NyuziShuffled::<true>::compile(&auto_front);
+    let auto_gpu = Shuffled::<false, true>::compile(&front);
+    for (block, grid) in [
+        ("32", "5"),
+        ("48", "3"),
+        ("24", "6"),
+        ("16", "9"),
+        ("64", "3"),
+    ] {
+        let spec = LaunchSpec {
+            entry: "halo1d".into(),
+            args: args.iter().map(|s| s.to_string()).collect(),
+            grid: Some(grid.into()),
+            block: Some(block.into()),
+            dynamic_shared: None,
+        };
+        let got = Shuffled::<false>::differential(&front, &compiled, &spec)
+            .unwrap_or_else(|e| panic!("dac-gpu block {block}: {e}"));
+        assert_eq!(stat(&got, "static_halo_shuffles"), 2.0, "dac-gpu");
+        assert_eq!(stat(&got, "static_halo_loads"), 2.0, "dac-gpu");
+        let got = NyuziShuffled::<false>::differential(&nyuzi_front, &nyuzi_compiled, &spec)
+            .unwrap_or_else(|e| panic!("nyuzi block {block}: {e}"));
+        assert_eq!(stat(&got, "static_halo_shuffles"), 2.0, "nyuzi");
+        assert_eq!(stat(&got, "static_shuffles"), 4.0, "nyuzi");
+        NyuziShuffled::<true>::differential(&auto_front, &auto_compiled, &spec)
+            .unwrap_or_else(|e| panic!("nyuzi auto block {block}: {e}"));
+        Shuffled::<false, true>::differential(&front, &auto_gpu, &spec)
+            .unwrap_or_else(|e| panic!("dac-gpu auto block {block}: {e}"));
+    }
+    for (file, entry, args) in [
+        (
+            "tests/shuffle_bench/gaussblur_rows.spmd",
+            "gaussblur_rows",
+            &[
+                "nx=40",
+                "ny=24",
+                "s0=12",
+                "s1=6",
+                "s2=4",
+                "s4=2",
+                "s5=1",
+                "s8=0.5",
+                "w0=random(960,8)",
+                "w1=zeros(960)",
+            ][..],
+        ),
+        (
+            "examples/jacobi2d_gpu.spmd",
+            "jacobi2d_gpu",
+            &[
+                "nx=40",
+                "ny=24",
+                "c0=0.5",
+                "c1=0.1",
+                "c2=0.025",
+                "w0=random(960,7)",
+                "w1=zeros(960)",
+            ][..],
+        ),
+    ] {
+        let spec = LaunchSpec {
+            entry: entry.into(),
+            args: args.iter().map(|s| s.to_string()).collect(),
+            grid: Some("3,3".into()),
+            block: Some("16,8".into()),
+            dynamic_shared: None,
+        };
+        let front = Shuffled::<false>::front_of(&root.join(file));
+        let compiled = Shuffled::<false>::compile(&front);
+        let got = Shuffled::<false>::differential(&front, &compiled, &spec)
+            .unwrap_or_else(|e| panic!("dac-gpu {file}: {e}"));
+        assert!(stat(&got, "static_halo_shuffles") > 0.0, "{file}");
+        let nyuzi_front = NyuziShuffled::<false>::front_of(&root.join(file));
+        let nyuzi_compiled = NyuziShuffled::<false>::compile(&nyuzi_front);
+        NyuziShuffled::<false>::differential(&nyuzi_front, &nyuzi_compiled, &spec)
+            .unwrap_or_else(|e| panic!("nyuzi {file}: {e}"));
+    }
+}
