@@ -3,7 +3,8 @@
 //! and every run matches the interpreter bit for bit; the static counts of `all`
 //! reach paper 004's Table 2 (bar the ISPC-style gaussblur, the documented
 //! shortfall), `auto` keeps no more than `all`, and `auto` is never more than 1%
-//! slower than `off` on the GPU presets. The full-size run is a release-mode command
+//! slower than `off` on the GPU presets; nyuzi reports its own static counts, and the
+//! halo counts are consistent. The full-size run is a release-mode command
 //! (`docs/shuffle.md`).
 
 use spmdc::bench::{self, BenchOptions, Cell, RunOptions};
@@ -58,6 +59,20 @@ fn shuffle_suite_runs_every_kernel_in_every_mode_and_matches_the_interpreter() {
             assert!(kept <= shuffles, "{name} on {preset}: auto keeps {kept}");
             let auto = real(t.cell(r, &format!("{preset} auto x")), name);
             assert!(auto >= 0.99, "{name} on {preset}: auto {auto}");
+        }
+        // Halos: a load served from one is a shuffle, and each halo serves one.
+        let served = count(t.cell(r, "halo-served"), name);
+        let halos = count(t.cell(r, "halos"), name);
+        assert!(
+            halos <= served && served < shuffles.max(1),
+            "{name}: {halos}/{served}"
+        );
+        // nyuzi reports its own static counts, for its 16 lanes.
+        let nyuzi = count(t.cell(r, "nyuzi shuffles"), name);
+        let nyuzi_loads = count(t.cell(r, "nyuzi loads"), name);
+        assert!(nyuzi <= nyuzi_loads && nyuzi_loads > 0, "{name} on nyuzi");
+        if shuffles > 0 {
+            assert!(nyuzi > 0, "{name}: no shuffle on nyuzi");
         }
     }
     assert_eq!(
