@@ -138,6 +138,9 @@ pub struct FunctionShuffles {
     pub pairs: Vec<Pair>,
     by_load: FxHashMap<Inst, usize>,
     sources: rustc_hash::FxHashSet<Inst>,
+    /// Loads that reload their own edge lanes though a halo could serve them (the
+    /// `auto` cost model's choice): [`FunctionShuffles::plan_halos`] leaves them out.
+    own_edges: rustc_hash::FxHashSet<Inst>,
     /// Loads with a varying address (the denominator of the statistics).
     pub varying_loads: u32,
 }
@@ -196,7 +199,8 @@ impl FunctionShuffles {
                 let unread = first_use
                     .get(&p.load)
                     .is_none_or(|&u| u > pos[&carrier.load]);
-                if p.delta.abs() < carrier.delta.abs() && (!before || unread) {
+                let own = self.own_edges.contains(&p.load);
+                if p.delta.abs() < carrier.delta.abs() && (!before || unread) && !own {
                     self.pairs[i].edge = Some(Edge {
                         carrier: carrier.load,
                         delta: p.delta - carrier.delta,
@@ -229,6 +233,11 @@ impl FunctionShuffles {
             }
         }
         (pos, first_use)
+    }
+
+    /// Makes `loads` reload their own edge lanes at the next [`Self::plan_halos`].
+    pub fn keep_own_edges(&mut self, loads: impl IntoIterator<Item = Inst>) {
+        self.own_edges.extend(loads);
     }
 
     /// Keeps the pairs `keep` accepts (the others' loads stay loads).

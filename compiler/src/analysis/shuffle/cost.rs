@@ -36,8 +36,12 @@
 //! reloads nothing in a whole warp or gang: it saves the load's port cycles whole, for
 //! [`Machine::halo_insts`] instructions (a second move and its select). Its cost holds
 //! only with its carrier kept, so it is taken right after the carrier (whose own cost
-//! is an ordinary shuffle's); a declined carrier stops the block before it. After the
-//! choice, the halos are planned again over the pairs kept.
+//! is an ordinary shuffle's); a declined carrier stops the block before it. Such a
+//! load is weighed both ways, taking the halo or reloading its edge lanes itself, and
+//! the cheaper is kept: on nyuzi the halo's second move, mask and merge cost 7
+//! instructions more to save the `|N|` cycles of the edge lanes' gather, so the
+//! reload wins there. After the choice, the halos are planned again over the pairs
+//! kept, without the loads that chose their own reload.
 //!
 //! **Latency on nyuzi.** A nyuzi thread issues in order, and an instruction waits
 //! until its sources are ready (`sim::nyuzi::timing`: `int_latency` 3 cycles after an
@@ -199,9 +203,10 @@ fn order(p: &crate::analysis::shuffle::Pair, shuffles: &FunctionShuffles) -> (u3
 impl Machine {
     /// The instructions the rewrite of `p` (under a mask when `masked`) adds and the
     /// memory-pipeline cycles it saves.
-    fn rewrite(&self, p: &crate::analysis::shuffle::Pair, masked: bool) -> (f64, f64) {
+    /// With `halo`, its edge lanes come from its halo; else it reloads them.
+    fn rewrite(&self, p: &crate::analysis::shuffle::Pair, masked: bool, halo: bool) -> (f64, f64) {
         let row = |c: f64| if p.row { c } else { 0.0 };
-        if p.edge.is_some() {
+        if halo {
             return (self.halo_insts + row(self.halo_row), self.load_port);
         }
         let extra =
@@ -216,18 +221,17 @@ impl Machine {
 
 /// Keeps the pairs of `shuffles` (of `func`) the model expects to pay on `machine`.
 pub fn select(func: &Function, shuffles: &mut FunctionShuffles, machine: &Machine) {
-    let keep = decide(func, shuffles, machine);
+    let (keep, own_edges) = decide(func, shuffles, machine);
     shuffles.retain(|p| keep.contains(&p.load));
+    shuffles.keep_own_edges(own_edges);
     shuffles.plan_halos(func);
 }
 
-/// The loads whose pairs are kept.
-fn decide(
-    func: &Function,
-    shuffles: &FunctionShuffles,
-    machine: &Machine,
-) -> rustc_hash::FxHashSet<crate::ir::Inst> {
-    let mut keep = rustc_hash::FxHashSet::default();
+/// The loads whose pairs are kept, and those of them that reload their own edge lanes
+/// though they could take them from a halo (the reload is cheaper on `machine`).
+fn decide(func: &Function, shuffles: &FunctionShuffles, machine: &Machine) -> (Loads, Loads) {
+    let mut keep = Loads::default();
+    let mut own_edges = Loads::default();
     for &block in &func.layout {
         let insts = &func.blocks[block].insts;
         let mut issue = 0.0;
@@ -266,24 +270,43 @@ fn decide(
         shuffled.sort_by_key(|s| s.0);
         let mut best = machine.estimate(issue, port, path);
         for (_, p, masked) in shuffled {
-            let (extra, saved) = machine.rewrite(&p, masked);
-            let inst = p.load;
             // The load's result latency stays (the reload's replaces it).
-            let (i, p, d) = (
-                issue + extra * machine.issue,
-                port - saved,
-                path + extra * result - saved,
-            );
-            let next = machine.estimate(i, p, d);
+            let step = |halo: bool| {
+                let (extra, saved) = machine.rewrite(&p, masked, halo);
+                let (i, q, d) = (
+                    issue + extra * machine.issue,
+                    port - saved,
+                    path + extra * result - saved,
+                );
+                (machine.estimate(i, q, d), halo, (i, q, d))
+            };
+            let reload = step(false);
+            let (next, halo, state) = match p.edge {
+                Some(_) => {
+                    let with = step(true);
+                    if with.0 < reload.0 {
+                        with
+                    } else {
+                        reload
+                    }
+                }
+                None => reload,
+            };
             if next >= best {
                 break;
             }
-            (issue, port, path, best) = (i, p, d, next);
-            keep.insert(inst);
+            ((issue, port, path), best) = (state, next);
+            keep.insert(p.load);
+            if p.edge.is_some() && !halo {
+                own_edges.insert(p.load);
+            }
         }
     }
-    keep
+    (keep, own_edges)
 }
+
+/// A set of IR loads.
+type Loads = rustc_hash::FxHashSet<crate::ir::Inst>;
 
 #[cfg(test)]
 mod tests;

@@ -141,3 +141,30 @@ fn a_halo_served_load_is_weighed_right_after_its_carrier() {
     };
     assert_eq!(kept(&text, &tight), format!("{} = {} lane+2\n", n[2], n[0]));
 }
+
+#[test]
+fn a_load_takes_its_halo_only_where_that_beats_its_own_reload() {
+    // x[i], x[i+1], x[i+2] on a 16-lane nyuzi core, latency left out. With issue at
+    // 0.5 a cycle (15.5 issue, 48 port cycles), the carrier x[i+2] gives max(19, 34);
+    // x[i+1] from the halo max(26, 18), reloading its own edge lane max(22.5, 19):
+    // the reload wins (the halo's 7 more instructions save one gather cycle).
+    let (text, n) = stencil_1d(&[0, 1, 2], 16);
+    let half = Machine {
+        issue: 0.5,
+        latency: None,
+        ..Machine::nyuzi(4)
+    };
+    let own = format!("{} = {} lane+1\n{} = {} lane+2\n", n[1], n[0], n[2], n[0]);
+    assert_eq!(kept(&text, &half), own);
+    // At 0.25 a cycle the block stays port-bound and the halo's cycle pays: max(13, 18)
+    // against max(11.25, 19).
+    let quarter = Machine {
+        issue: 0.25,
+        ..half
+    };
+    let halo = format!(
+        "{} = {} lane+1, edge {} lane-1\n{} = {} lane+2\n",
+        n[1], n[0], n[2], n[2], n[0]
+    );
+    assert_eq!(kept(&text, &quarter), halo);
+}
