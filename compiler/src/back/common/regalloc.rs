@@ -24,10 +24,10 @@
 //!
 //! A value whose only definition the target can execute again anywhere
 //! ([`MachInst::rematerialize`]: a constant, an address, a read of a register or of
-//! memory that never changes), and that this definition reaches before every read,
-//! is *rematerialized* instead: it gets no slot, its definition is deleted, and a
-//! copy of the definition writes the fresh register just before each read, where a
-//! reload would have been. Its spill weight counts only its reads (each one
+//! memory that never changes), or is a copy of such a value, and that this definition
+//! reaches before every read, is *rematerialized* instead (the `remat` module): it gets
+//! no slot, its definition is deleted, and a copy of the definition writes the fresh
+//! register just before each read, where a reload would have been. Its spill weight counts only its reads (each one
 //! instruction executed again; no store), so such values are the first to leave
 //! their registers. The fresh registers are never spilled either, so termination
 //! is as above.

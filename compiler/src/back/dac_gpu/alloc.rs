@@ -26,7 +26,10 @@
 //!   whatever local bytes the kernel already had; `Kernel::local_bytes` grows by the
 //!   slots. 32-bit slots take 4 bytes, pairs 8 (8-aligned). Local memory is private
 //!   per thread, so lanes never see each other's slots, and the timing model counts
-//!   the accesses as memory traffic through L1/L2 (`local_transactions`).
+//!   the accesses as memory traffic through L1/L2 (`local_transactions`). A value
+//!   defined by an immediate, a special register other than the clock or `ld.param`
+//!   (possibly through copies) takes no slot: it is rematerialized, computed again
+//!   just before each read ([`GpuInst`]'s `rematerialize`).
 //! * **Predicates** are allocated too (so `.pred` is compact), from 256 registers and
 //!   never spilled: memory holds no `.pred` values, and no kernel keeps that many
 //!   masks live. Needing more is an allocation error.
