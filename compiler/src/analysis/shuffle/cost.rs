@@ -34,14 +34,13 @@
 //!
 //! **Halos.** A load whose edge lanes come from its side's halo ([`super::Edge`])
 //! reloads nothing in a whole warp or gang: it saves the load's port cycles whole, for
-//! [`Machine::halo_insts`] instructions (a second move and its select). Its cost holds
-//! only with its carrier kept, so it is taken right after the carrier (whose own cost
-//! is an ordinary shuffle's); a declined carrier stops the block before it. Such a
-//! load is weighed both ways, taking the halo or reloading its edge lanes itself, and
-//! the cheaper is kept: on nyuzi the halo's second move, mask and merge cost 7
-//! instructions more to save the `|N|` cycles of the edge lanes' gather, so the
-//! reload wins there. After the choice, the halos are planned again over the pairs
-//! kept, without the loads that chose their own reload.
+//! [`Machine::halo_insts`] instructions (a second move and its select). The shuffles
+//! are first chosen as above, each reloading its own edge; then each kept load that
+//! could take its edge from a halo whose carrier is kept switches to the halo where
+//! that lowers the block's estimate further (on nyuzi the halo's second move, mask
+//! and merge cost 7 instructions more to save the `|N|` cycles of the edge lanes'
+//! gather: rarely). After the choice, the halos are planned again over the pairs kept,
+//! without the loads that keep their own reload.
 //!
 //! **Latency on nyuzi.** A nyuzi thread issues in order, and an instruction waits
 //! until its sources are ready (`sim::nyuzi::timing`: `int_latency` 3 cycles after an
@@ -72,7 +71,7 @@
 //! instructions, and on the GPU the launch's occupancy is not known. `spmdc bench
 //! shuffle` measures where it is wrong ([docs/shuffle.md]).
 
-use super::FunctionShuffles;
+use super::{FunctionShuffles, Pair};
 use crate::ir::{Function, InstData, Linkage};
 
 /// What the model knows of a target and machine preset.
@@ -189,22 +188,11 @@ impl Machine {
     }
 }
 
-/// Where a shuffled pair stands in the order the model takes them: smallest `|N|`
-/// first, except that a load whose edge lanes come from a halo follows its carrier
-/// (its cost assumes the carrier kept, and the first pair declined stops the block).
-fn order(p: &crate::analysis::shuffle::Pair, shuffles: &FunctionShuffles) -> (u32, bool, u32) {
-    let n = p.delta.unsigned_abs();
-    match p.edge.and_then(|e| shuffles.pair(e.carrier)) {
-        Some(c) => (c.delta.unsigned_abs(), true, n),
-        None => (n, false, n),
-    }
-}
-
 impl Machine {
     /// The instructions the rewrite of `p` (under a mask when `masked`) adds and the
     /// memory-pipeline cycles it saves.
     /// With `halo`, its edge lanes come from its halo; else it reloads them.
-    fn rewrite(&self, p: &crate::analysis::shuffle::Pair, masked: bool, halo: bool) -> (f64, f64) {
+    fn rewrite(&self, p: &Pair, masked: bool, halo: bool) -> (f64, f64) {
         let row = |c: f64| if p.row { c } else { 0.0 };
         if halo {
             return (self.halo_insts + row(self.halo_row), self.load_port);
@@ -233,71 +221,25 @@ fn decide(func: &Function, shuffles: &FunctionShuffles, machine: &Machine) -> (L
     let mut keep = Loads::default();
     let mut own_edges = Loads::default();
     for &block in &func.layout {
-        let insts = &func.blocks[block].insts;
-        let mut issue = 0.0;
-        let mut port = 0.0;
-        let mut path = 0.0;
-        let (result, load) = machine.latency.map_or((0.0, 0.0), |l| (l.result, l.load));
-        let mut shuffled = Vec::new();
-        for &inst in insts {
-            issue += machine.issue;
-            let (addr, mask) = match &func.insts[inst] {
-                InstData::Load { addr, mask, .. } => {
-                    path += load;
-                    (*addr, *mask)
-                }
-                InstData::Store { addr, mask, .. } => {
-                    path += result;
-                    (*addr, *mask)
-                }
-                _ => {
-                    path += result;
-                    continue;
-                }
-            };
-            if func.value_type(addr).varying {
-                port += machine.load_port;
-                path += machine.load_port;
-            }
-            match shuffles.pair(inst) {
-                Some(p) if !p.is_shuffle() => {
-                    keep.insert(inst);
-                }
-                Some(p) => shuffled.push((order(p, shuffles), *p, mask.is_some())),
-                None => {}
-            }
-        }
+        let (mut state, mut shuffled) = scan(func, block, shuffles, machine, &mut keep);
         shuffled.sort_by_key(|s| s.0);
-        let mut best = machine.estimate(issue, port, path);
+        let mut kept = Vec::new();
         for (_, p, masked) in shuffled {
-            // The load's result latency stays (the reload's replaces it).
-            let step = |halo: bool| {
-                let (extra, saved) = machine.rewrite(&p, masked, halo);
-                let (i, q, d) = (
-                    issue + extra * machine.issue,
-                    port - saved,
-                    path + extra * result - saved,
-                );
-                (machine.estimate(i, q, d), halo, (i, q, d))
-            };
-            let reload = step(false);
-            let (next, halo, state) = match p.edge {
-                Some(_) => {
-                    let with = step(true);
-                    if with.0 < reload.0 {
-                        with
-                    } else {
-                        reload
-                    }
-                }
-                None => reload,
-            };
-            if next >= best {
+            let (extra, saved) = machine.rewrite(&p, masked, false);
+            if !state.try_change(machine, extra, saved) {
                 break;
             }
-            ((issue, port, path), best) = (state, next);
             keep.insert(p.load);
-            if p.edge.is_some() && !halo {
+            kept.push((p, masked));
+        }
+        // Then the halos, each where its carrier is kept and it lowers the estimate.
+        for (p, masked) in kept {
+            let Some(edge) = p.edge else {
+                continue;
+            };
+            let (e1, s1) = machine.rewrite(&p, masked, false);
+            let (e2, s2) = machine.rewrite(&p, masked, true);
+            if !keep.contains(&edge.carrier) || !state.try_change(machine, e2 - e1, s2 - s1) {
                 own_edges.insert(p.load);
             }
         }
@@ -305,8 +247,86 @@ fn decide(func: &Function, shuffles: &FunctionShuffles, machine: &Machine) -> (L
     (keep, own_edges)
 }
 
+/// The resources of `block` as it is, and its shuffled pairs (`|N|`, pair, masked);
+/// its plain reuses go straight into `keep`.
+fn scan(
+    func: &Function,
+    block: crate::ir::Block,
+    shuffles: &FunctionShuffles,
+    machine: &Machine,
+    keep: &mut Loads,
+) -> (Estimate, Vec<(u32, Pair, bool)>) {
+    let (mut issue, mut port, mut path) = (0.0, 0.0, 0.0);
+    let (result, load) = machine.latency.map_or((0.0, 0.0), |l| (l.result, l.load));
+    let mut shuffled = Vec::new();
+    for &inst in &func.blocks[block].insts {
+        issue += machine.issue;
+        let (addr, mask) = match &func.insts[inst] {
+            InstData::Load { addr, mask, .. } => {
+                path += load;
+                (*addr, *mask)
+            }
+            InstData::Store { addr, mask, .. } => {
+                path += result;
+                (*addr, *mask)
+            }
+            _ => {
+                path += result;
+                continue;
+            }
+        };
+        if func.value_type(addr).varying {
+            port += machine.load_port;
+            path += machine.load_port;
+        }
+        match shuffles.pair(inst) {
+            Some(p) if !p.is_shuffle() => {
+                keep.insert(inst);
+            }
+            Some(p) => shuffled.push((p.delta.unsigned_abs(), *p, mask.is_some())),
+            None => {}
+        }
+    }
+    let best = machine.estimate(issue, port, path);
+    let state = Estimate {
+        issue,
+        port,
+        path,
+        best,
+    };
+    (state, shuffled)
+}
+
 /// A set of IR loads.
 type Loads = rustc_hash::FxHashSet<crate::ir::Inst>;
+
+/// A block's resources so far and its estimate.
+struct Estimate {
+    issue: f64,
+    port: f64,
+    path: f64,
+    best: f64,
+}
+
+impl Estimate {
+    /// Takes a change that adds `extra` instructions and saves `saved` port cycles
+    /// when it lowers the estimate on `machine`; whether it did. The load's result
+    /// latency stays on the path (the reload's replaces it).
+    fn try_change(&mut self, machine: &Machine, extra: f64, saved: f64) -> bool {
+        let result = machine.latency.map_or(0.0, |l| l.result);
+        let (i, q, d) = (
+            self.issue + extra * machine.issue,
+            self.port - saved,
+            self.path + extra * result - saved,
+        );
+        let next = machine.estimate(i, q, d);
+        if next >= self.best {
+            return false;
+        }
+        (self.issue, self.port, self.path, self.best) = (i, q, d, next);
+        true
+    }
+}
 
 #[cfg(test)]
 mod tests;
