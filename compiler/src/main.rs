@@ -145,8 +145,8 @@ const DIFFTEST_HELP: &str = "\
 Each program runs under the base configurations (interp at 16 and 32 lanes, the
 references; nyuzi; dac-gpu) and --variants random ones (a target with one to three
 of --no-opt, --no-uniformity, --no-skip-empty, --force-cfg-opts, --no-inline,
---no-scalar-datapath, --timing, nyuzi --cores/--threads, dac-gpu --no-dac,
---shuffle all, --max-regs, --regalloc, --sched lrr, --config maxwell). A seed fixes
+--no-scalar-datapath, --timing, --shuffle all|auto, nyuzi --cores/--threads,
+dac-gpu --no-dac, --max-regs, --regalloc, --sched lrr, --config maxwell). A seed fixes
 the program, its launch and its configurations. See lang-spec/difftest.md.
 
 Exit codes:

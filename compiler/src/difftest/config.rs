@@ -8,7 +8,7 @@
 //! program's results depend on the width; at equal width they must be equal.
 
 use crate::gen::rng::Rng;
-use crate::passes::Switches;
+use crate::passes::{ShuffleMode, Switches};
 
 /// Where a configuration runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,8 +35,6 @@ pub struct Config {
     pub threads: u32,
     /// dac-gpu: `--no-dac`.
     pub no_dac: bool,
-    /// dac-gpu: `--shuffle all`.
-    pub shuffle: bool,
     /// dac-gpu: `--max-regs`.
     pub max_regs: Option<u32>,
     /// dac-gpu: `--regalloc` (`local`, `shared`, `mixed` or `auto`).
@@ -58,7 +56,6 @@ impl Config {
             cores: 1,
             threads: 4,
             no_dac: false,
-            shuffle: false,
             max_regs: None,
             regalloc: "local",
             lrr: false,
@@ -108,7 +105,6 @@ impl Config {
             (self.switches.no_scalar_datapath, "--no-scalar-datapath"),
             (self.timing, "--timing"),
             (self.no_dac, "--no-dac"),
-            (self.shuffle, "--shuffle all"),
             (self.lrr, "--sched lrr"),
             (self.maxwell, "--config maxwell"),
         ];
@@ -118,6 +114,9 @@ impl Config {
                 .filter(|(on, _)| *on)
                 .map(|(_, f)| f.to_string()),
         );
+        if self.switches.shuffle.is_on() {
+            words.push(format!("--shuffle {}", self.switches.shuffle.name()));
+        }
         if self.cores != 1 || self.threads != 4 {
             words.push(format!("--cores {} --threads {}", self.cores, self.threads));
         }
@@ -168,7 +167,15 @@ impl Config {
                 }
                 "--timing" => c.timing = true,
                 "--no-dac" => c.no_dac = true,
-                "--shuffle" => c.shuffle = value("`off` or `all`")? == "all",
+                "--shuffle" => {
+                    c.switches.shuffle = match value("`off`, `all` or `auto`")?.as_str() {
+                        "off" => ShuffleMode::Off,
+                        "all" => ShuffleMode::All,
+                        "auto" => ShuffleMode::Auto,
+                        // The ablations give wrong results by design.
+                        other => return Err(format!("`--shuffle {other}`: not a checked mode")),
+                    }
+                }
                 "--sched" => c.lrr = value("`gto` or `lrr`")? == "lrr",
                 "--config" => c.maxwell = value("`gtx480` or `maxwell`")? == "maxwell",
                 "--cores" => c.cores = number(value("a count")?)?,
@@ -231,7 +238,7 @@ fn apply_random_switch(rng: &mut Rng, c: &mut Config) {
     let common = 6;
     let extra = match c.target {
         Target::Interp { .. } => 0,
-        Target::Nyuzi => 3,
+        Target::Nyuzi => 4,
         Target::DacGpu => 8,
     };
     match rng.below(common + extra) {
@@ -252,8 +259,12 @@ fn apply_random_switch(rng: &mut Rng, c: &mut Config) {
         7 => c.no_dac = true,
         8 if c.target == Target::Nyuzi => c.timing = true,
         8 => {
-            c.no_dac = true;
-            c.shuffle = true;
+            // Halo vectors are built without DAC only; both are checked.
+            c.no_dac = rng.chance(50);
+            c.switches.shuffle = *rng.pick(&[ShuffleMode::All, ShuffleMode::Auto]);
+        }
+        9 if c.target == Target::Nyuzi => {
+            c.switches.shuffle = *rng.pick(&[ShuffleMode::All, ShuffleMode::Auto]);
         }
         9 => c.max_regs = Some(*rng.pick(&[16, 20, 24, 32])),
         10 => {
@@ -286,6 +297,15 @@ mod tests {
                 c.spelled()
             );
         }
+    }
+
+    #[test]
+    fn only_the_checked_shuffle_modes_are_configurations() {
+        let c = Config::parse("nyuzi --shuffle auto").expect("a configuration");
+        assert_eq!(c.switches.shuffle, ShuffleMode::Auto);
+        assert_eq!(c.spelled(), "nyuzi --shuffle auto");
+        assert!(Config::parse("dac-gpu --shuffle noload").is_err());
+        assert!(Config::parse("dac-gpu --shuffle nocorner").is_err());
     }
 
     #[test]

@@ -250,12 +250,8 @@ fn dac_options(config: &Config) -> Result<dac_gpu::DacRunOptions, String> {
         machine,
         uniformity: !config.switches.no_uniformity,
         dac: !config.no_dac,
-        // Only semantics-preserving modes: the ablations give wrong results.
-        shuffle: if config.shuffle {
-            crate::passes::ShuffleMode::All
-        } else {
-            crate::passes::ShuffleMode::Off
-        },
+        // `Config::parse` takes no ablation: those give wrong results by design.
+        shuffle: config.switches.shuffle,
         ..Default::default()
     };
     Ok(dac_gpu::DacRunOptions {
