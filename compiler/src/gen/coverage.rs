@@ -227,6 +227,7 @@ fn expr(e: &Expr, note: &mut impl FnMut(String)) {
         ExprKind::Varying(_) => "cast to varying",
         ExprKind::FloatToInt(_) => "float to integer (guarded)",
         ExprKind::Index { .. } => "indexing",
+        ExprKind::LaneIndex { .. } => "neighbouring lanes' loads",
         ExprKind::Call { name, .. } if name.starts_with("fn") => "call of a generated function",
         ExprKind::Call { name, .. } => {
             note(format!("call: {name}"));

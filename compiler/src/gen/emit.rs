@@ -413,6 +413,9 @@ pub fn expr(e: &Expr) -> String {
         ExprKind::Index { base, len, index } => {
             format!("{base}[({}) & {}]", expr(index), len - 1)
         }
+        ExprKind::LaneIndex { base, offset, k } => {
+            format!("{base}[programIndex + (({}) & 15) + {k}]", expr(offset))
+        }
         ExprKind::Call { name, args } => {
             let a: Vec<String> = args.iter().map(expr).collect();
             format!("{name}({})", a.join(", "))

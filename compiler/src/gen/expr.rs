@@ -302,6 +302,9 @@ impl Gen {
             return self.leaf(want);
         }
         let a = self.rng.pick(&arrays).clone();
+        if !want.uniform && a.len >= NEIGHBOUR_MIN_LEN && self.rng.chance(30) {
+            return self.neighbours(&a.name, want);
+        }
         let it = self.operand_ty(want, Scalar::I32);
         let index = self.expr(it, depth - 1);
         let ty = Ty {
@@ -316,6 +319,32 @@ impl Gen {
             },
             ty,
         )
+    }
+
+    /// The sum of two to four loads of `base` by neighbouring lanes, `base[programIndex
+    /// + o + k1] + base[programIndex + o + k2] + ...` with one uniform offset `o`: the
+    /// pairs that shuffle synthesis serves with lane moves, and with three or more on
+    /// one side, halo vectors (issue 20).
+    fn neighbours(&mut self, base: &str, want: Ty) -> Expr {
+        let offset = self.leaf(Ty::uniform(Scalar::I32));
+        let ty = Ty::varying(want.scalar);
+        let load = |g: &mut Self| {
+            let kind = ExprKind::LaneIndex {
+                base: base.to_string(),
+                offset: Box::new(offset.clone()),
+                k: g.rng.range(0, 16) as u32,
+            };
+            Expr::new(kind, ty)
+        };
+        let mut sum = load(self);
+        for _ in 0..self.rng.range(1, 3) {
+            let next = load(self);
+            sum = Expr::new(
+                ExprKind::Binary(BinOp::Add, Box::new(sum), Box::new(next)),
+                ty,
+            );
+        }
+        sum
     }
 
     /// A call of a generated function returning `want.scalar` (varying).

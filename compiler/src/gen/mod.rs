@@ -16,8 +16,11 @@
 //! What keeps programs defined (lang-spec/types.md, expressions.md, stdlib.md):
 //! integer arithmetic wraps in spmdc, so `+ - *` and negation are used freely;
 //! division and remainder divide by `(d & 7) + 1`; shift counts are masked below the
-//! width; indices are masked to power-of-two array lengths; floats convert to
-//! integers only inside `(-1e6, 1e6)`; loops are bounded by uniform counters; each
+//! width; indices are masked to power-of-two array lengths, except neighbouring
+//! lanes' loads `a[programIndex + (o & 15) + k]` (`k <= 16`) of arrays of 64 elements
+//! or more, in bounds for the gangs of at most 32 lanes every target and reference
+//! runs; floats convert to integers only inside `(-1e6, 1e6)`; loops are bounded by
+//! uniform counters; each
 //! thread stores only to its own output slots and its own varying elements, uniform
 //! locations get uniform values, atomics are commutative and their results unused;
 //! cross-lane moves read only lanes that exist and are on; floating-point reductions,

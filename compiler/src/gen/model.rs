@@ -12,6 +12,10 @@
 pub use crate::launch::ElemType as Scalar;
 
 /// The integer types.
+/// The fewest elements an array read by [`ExprKind::LaneIndex`] has: lane 31, offset 15
+/// and `k` 16 read element 62.
+pub const NEIGHBOUR_MIN_LEN: u32 = 64;
+
 pub const INTS: [Scalar; 8] = [
     Scalar::I8,
     Scalar::U8,
@@ -206,6 +210,14 @@ pub enum ExprKind {
         len: u32,
         index: Box<Expr>,
     },
+    /// `base[programIndex + ((offset) & 15) + k]`, `k <= 16`, of an array of at least
+    /// [`NEIGHBOUR_MIN_LEN`] elements: in bounds for gangs of at most 32 lanes. Two of
+    /// them with one `offset` are neighbouring lanes' loads (shuffle synthesis).
+    LaneIndex {
+        base: String,
+        offset: Box<Expr>,
+        k: u32,
+    },
     /// A call of a generated function or of a standard-library function.
     Call {
         name: String,
@@ -245,6 +257,7 @@ impl Expr {
             | ExprKind::Varying(a)
             | ExprKind::FloatToInt(a) => vec![a],
             ExprKind::Index { index, .. } => vec![index],
+            ExprKind::LaneIndex { offset, .. } => vec![offset],
             ExprKind::Binary(_, a, b) | ExprKind::Compare(_, a, b) => vec![a, b],
             ExprKind::SafeDiv { lhs, rhs, .. } => vec![lhs, rhs],
             ExprKind::Shift { lhs, count, .. } => vec![lhs, count],
@@ -263,6 +276,7 @@ impl Expr {
             | ExprKind::Varying(a)
             | ExprKind::FloatToInt(a) => vec![a],
             ExprKind::Index { index, .. } => vec![index],
+            ExprKind::LaneIndex { offset, .. } => vec![offset],
             ExprKind::Binary(_, a, b) | ExprKind::Compare(_, a, b) => vec![a, b],
             ExprKind::SafeDiv { lhs, rhs, .. } => vec![lhs, rhs],
             ExprKind::Shift { lhs, count, .. } => vec![lhs, count],
