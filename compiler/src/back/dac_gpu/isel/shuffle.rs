@@ -393,15 +393,23 @@ impl Isel<'_> {
         self.inst(load);
         self.span = saved;
     }
-    /// `vote.all` of `p`, the existing lanes of `mask` (`None`: `exists`).
+    /// `vote.all` of `p`, the existing lanes of `mask` (`None`: `exists`). With DAC on
+    /// the kernel may launch in its block's real shape, where the lanes of a partial
+    /// warp past the block do not run and so do not vote (`split_body`): there the
+    /// warp is whole when all 32 lanes are in the ballot of `p`.
     fn vote_all(&mut self, mask: Option<Value>, p: Reg) -> Reg {
         self.shared_reg(Shared::Whole(mask), |me| {
             let f = me.ptmp();
-            me.op(Op::Vote {
-                mode: VoteMode::All,
-                dst: f,
-                p,
-            });
+            if me.ctx.dac.is_some() {
+                let b = me.ballot(p);
+                me.setp(Cmp::Eq, T::U32, f, rs(b), imm(0xffff_ffff));
+            } else {
+                me.op(Op::Vote {
+                    mode: VoteMode::All,
+                    dst: f,
+                    p,
+                });
+            }
             f
         })
     }
