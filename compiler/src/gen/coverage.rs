@@ -227,7 +227,10 @@ fn expr(e: &Expr, note: &mut impl FnMut(String)) {
         ExprKind::Varying(_) => "cast to varying",
         ExprKind::FloatToInt(_) => "float to integer (guarded)",
         ExprKind::Index { .. } => "indexing",
-        ExprKind::LaneIndex { .. } => "neighbouring lanes' loads",
+        ExprKind::LaneIndex { lane, .. } => {
+            note(format!("neighbouring lanes' loads: by {lane}"));
+            "neighbouring lanes' loads"
+        }
         ExprKind::Call { name, .. } if name.starts_with("fn") => "call of a generated function",
         ExprKind::Call { name, .. } => {
             note(format!("call: {name}"));

@@ -413,8 +413,13 @@ pub fn expr(e: &Expr) -> String {
         ExprKind::Index { base, len, index } => {
             format!("{base}[({}) & {}]", expr(index), len - 1)
         }
-        ExprKind::LaneIndex { base, offset, k } => {
-            format!("{base}[programIndex + (({}) & 15) + {k}]", expr(offset))
+        ExprKind::LaneIndex {
+            base,
+            lane,
+            offset,
+            k,
+        } => {
+            format!("{base}[{lane} + (({}) & 15) + {k}]", expr(offset))
         }
         ExprKind::Call { name, args } => {
             let a: Vec<String> = args.iter().map(expr).collect();

@@ -322,15 +322,21 @@ impl Gen {
     }
 
     /// The sum of two to four loads of `base` by neighbouring lanes, `base[programIndex
-    /// + o + k1] + base[programIndex + o + k2] + ...` with one uniform offset `o`: the
-    /// pairs that shuffle synthesis serves with lane moves, and with three or more on
-    /// one side, halo vectors (issue 20).
+    /// + o + k1] + base[programIndex + o + k2] + ...` (or by `threadIdx.x`) with one
+    /// uniform offset `o`: the pairs that shuffle synthesis serves with lane moves, and
+    /// with three or more on one side, halo vectors (issue 20).
     fn neighbours(&mut self, base: &str, want: Ty) -> Expr {
         let offset = self.leaf(Ty::uniform(Scalar::I32));
+        let lane = if self.thread_x_below_32 && self.rng.chance(50) {
+            "threadIdx.x"
+        } else {
+            "programIndex"
+        };
         let ty = Ty::varying(want.scalar);
         let load = |g: &mut Self| {
             let kind = ExprKind::LaneIndex {
                 base: base.to_string(),
+                lane,
                 offset: Box::new(offset.clone()),
                 k: g.rng.range(0, 16) as u32,
             };

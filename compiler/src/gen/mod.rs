@@ -19,7 +19,7 @@
 //! width; indices are masked to power-of-two array lengths, except neighbouring
 //! lanes' loads `a[programIndex + (o & 15) + k]` (`k <= 16`) of arrays of 64 elements
 //! or more, in bounds for the gangs of at most 32 lanes every target and reference
-//! runs; floats convert to integers only inside `(-1e6, 1e6)`; loops are bounded by
+//! runs (or `threadIdx.x + ...` in blocks at most 32 threads wide); floats convert to integers only inside `(-1e6, 1e6)`; loops are bounded by
 //! uniform counters; each
 //! thread stores only to its own output slots and its own varying elements, uniform
 //! locations get uniform values, atomics are commutative and their results unused;
@@ -68,6 +68,10 @@ pub struct Gen {
     /// A `break`, `continue` or `return` under varying control flow was generated
     /// in the entry: some lanes may be off from there on.
     pub lanes_may_have_left: bool,
+    /// The launch's blocks are at most 32 threads wide, so `threadIdx.x < 32` and
+    /// neighbouring lanes' loads may index by it (rows narrower than a warp, in 2-D
+    /// and 3-D blocks, are where shuffles need their row check).
+    pub thread_x_below_32: bool,
     next_name: u32,
 }
 
@@ -87,6 +91,7 @@ impl Gen {
             active_lane: None,
             in_entry: false,
             lanes_may_have_left: false,
+            thread_x_below_32: false,
             next_name: 0,
         }
     }
@@ -104,6 +109,7 @@ pub fn generate(seed: u64, size: u32) -> Program {
     let size = size.clamp(1, MAX_SIZE);
     let mut g = Gen::new(seed, size);
     let launch = launch::random_launch(&mut g.rng.fork());
+    g.thread_x_below_32 = launch.block[0] <= 32;
     g.structs = (0..g.rng.range(1, 2))
         .map(|_| StructDef {
             members: (0..g.rng.range(1, 3)).map(|_| g.scalar()).collect(),

@@ -210,11 +210,14 @@ pub enum ExprKind {
         len: u32,
         index: Box<Expr>,
     },
-    /// `base[programIndex + ((offset) & 15) + k]`, `k <= 16`, of an array of at least
-    /// [`NEIGHBOUR_MIN_LEN`] elements: in bounds for gangs of at most 32 lanes. Two of
-    /// them with one `offset` are neighbouring lanes' loads (shuffle synthesis).
+    /// `base[lane + ((offset) & 15) + k]`, `k <= 16`, of an array of at least
+    /// [`NEIGHBOUR_MIN_LEN`] elements, where `lane` is `programIndex` (in bounds for
+    /// gangs of at most 32 lanes) or `threadIdx.x` (for blocks at most 32 threads
+    /// wide). Two of them with one `offset` are neighbouring lanes' loads (shuffle
+    /// synthesis).
     LaneIndex {
         base: String,
+        lane: &'static str,
         offset: Box<Expr>,
         k: u32,
     },
