@@ -132,6 +132,7 @@ const NAMED: &[(&str, Section, &str, &str, Form)] = &[
     ("stores", Memory, "stores", "", Plain),
     ("atomics", Memory, "atomics", "", Plain),
     ("global_load_instructions", Memory, "global loads", "warp instr", Plain),
+    ("global_load_lanes", Memory, "global load lanes", "lanes", Plain),
     ("global_load_transactions", Memory, "global load transactions", "", Plain),
     ("global_store_instructions", Memory, "global stores", "warp instr", Plain),
     ("global_store_transactions", Memory, "global store transactions", "", Plain),

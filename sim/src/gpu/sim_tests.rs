@@ -895,6 +895,7 @@ fn saxpy_timing_multi_block_statistics() {
     assert_eq!(s.global_load_transactions, 512);
     assert_eq!(s.global_store_transactions, 256);
     assert_eq!((s.global_load_insts, s.global_store_insts), (512, 256));
+    assert_eq!(s.global_load_lanes, 512 * 32);
     // Loads miss in L1 (each line is read once); stores pass through the L1 (write
     // through) and find the y lines their loads brought in.
     assert_eq!(s.l1_accesses, 768);

@@ -55,6 +55,8 @@ pub struct Stats {
     /// Resident warps summed over cycles and SMs (for achieved occupancy).
     pub warp_cycles: u64,
     pub global_load_insts: u64,
+    /// Lanes of those loads that access memory (active, guard true): thread loads.
+    pub global_load_lanes: u64,
     pub global_store_insts: u64,
     pub global_atomic_insts: u64,
     /// 128-byte transactions after coalescing.
@@ -210,6 +212,7 @@ impl Stats {
             ("theoretical_occupancy", F64(self.theoretical_occupancy)),
             ("achieved_occupancy", F64(self.achieved_occupancy)),
             ("global_load_instructions", U64(self.global_load_insts)),
+            ("global_load_lanes", U64(self.global_load_lanes)),
             ("global_store_instructions", U64(self.global_store_insts)),
             ("global_atomic_instructions", U64(self.global_atomic_insts)),
             (

@@ -1239,6 +1239,7 @@ impl Run<'_, '_> {
             }
             _ => {
                 s.global_load_insts += 1;
+                s.global_load_lanes += u64::from(t.mask.count_ones());
                 s.global_load_transactions += n as u64;
             }
         }
