@@ -1,44 +1,77 @@
 //! `--shuffle=all`: loads that [`crate::analysis::shuffle`] pairs with an earlier load
 //! become a `shfl.up`/`shfl.down` of that load's register, with the original load kept
 //! under one predicate for the lanes the shuffle cannot serve (paper 004's Listing 6,
-//! no new branch):
+//! no new branch). In a full warp with no mask (the full-warp version, the load's
+//! mask known all on) every lane is on, and a lane's source is valid when it is in
+//! the warp (the `shfl`'s validity) and in its row:
 //!
 //! ```text
-//! vote.all.pred   %full, %m            // every lane of the warp exists and is on
 //! shfl.down.b32   %d|%ok, %a, N, 31    // %ok: the source lane is in the warp
-//! and.pred        %ok, %ok, %full
-//! @!%full mov.b32 %d, 0                // lanes off read 0, as the load gives them
 //! [setp.lt.u32    %row, %tid.x + N, %ntid.x; and.pred %ok, %ok, %row]
-//! not.pred        %re, %ok; and.pred %re, %re, %m
-//! @%re ld         %d, [addr]           // edge lanes, partial or masked warps
+//! not.pred        %re, %ok
+//! @%re ld         %d, [addr]           // the edge lanes
 //! ```
 //!
-//! `N = 0` is a `mov` of the source's register (same mask, so the same lanes read 0).
-//! The row check is there when the address depends on `threadIdx`: a source lane in
-//! another row of the block holds another row's value. Only 32-bit register values are
-//! shuffled; loads the affine stream prefetches (DAC) stay as they are.
+//! Under a mask, or in a warp whose lanes may not all exist (`exists`), the test is
+//! made lane by lane from a ballot of the lanes on (`%on`: the mask's lanes that
+//! exist), so a warp with lanes off still takes the shuffle wherever the source lane
+//! is on: a lane `l` on takes its source's lane `l + N` when that lane is in the warp,
+//! on, and (rows) in its row; the other lanes on reload; the lanes off read 0, as the
+//! load gives them:
+//!
+//! ```text
+//! vote.ballot.b32 %b, %on              // per mask (shared by the block's shuffles)
+//! shr.u32         %hi, %b, %laneid     // per side: bit k is lane l + k's
+//!                                      // (up: shl.b32 %lo, %b, 31 - %laneid)
+//! and.b32         %t, %hi, K           // per N: K = 1 | 1 << N (up: bits 31, 31 + N)
+//! setp.eq.u32     %take, %t, K         // the lane and its source are on
+//! [and.pred       %take, %take, %row]
+//! xor.pred        %re, %on, %take      // the lanes on that reload
+//! shfl.down.b32   %d, %a, N, 31
+//! @!%take mov.b32 %d, 0
+//! @%re ld         %d, [addr]
+//! ```
+//!
+//! The shifts bring in zeros, so a source lane past the warp's edge counts as off. A
+//! `shfl` reading a lane that is off (or, in a decoupled kernel, a lane past the
+//! block that does not run) gets that lane's register as it stands (the ISA defines
+//! it: lang-spec/dac-gpu-isa.md, "Warp-level instructions"), but no lane keeps such
+//! a value: `%take` holds only where the source lane's bit is set in the ballot,
+//! which counts only the lanes active and on. Only 32-bit register values are
+//! shuffled; loads the affine stream prefetches (DAC) stay as they are. `N = 0` is a
+//! `mov` of the source's register (same mask, so the same lanes read 0).
 //!
 //! **Halos** ([`crate::analysis::shuffle`], "Halos"): a load whose pair has an
 //! [`Edge`] takes its edge lanes from its side's carrier `B*` (whose own edge reload
-//! is the side's halo vector) by a second move, with no reload of its own in a whole
-//! warp:
+//! is the side's halo vector) by a second move. In a full warp with no mask:
 //!
 //! ```text
 //! shfl.down.b32   %d|%ok, %a, N, 31    // lanes with a source lane in the warp
 //! shfl.up.b32     %h, %b*, N* - N, 0   // the others: B*'s lane l - (N* - N)
 //! @!%ok mov.b32   %d, %h
-//! @!%whole mov.b32 %d, 0               // %whole: vote.all [and the rows are aligned]
-//! @%re ld         %d, [addr]           // %re = !%whole and %m: every lane on reloads
+//! [@!%aligned mov.b32 %d, 0; @!%aligned ld %d, [addr]]   // rows not warp-aligned
 //! ```
 //!
-//! The halo's lanes are used only in a *whole* warp (every lane exists and is on: a
-//! lane off holds no value of `B*`), and for [`Pair::row`] only when `blockDim.x` is a
+//! The halo's lanes are used there, for [`Pair::row`], only when `blockDim.x` is a
 //! multiple of 32, so a warp lies in one row (`threadIdx.x = x0 + lane`): every edge
 //! lane's halo lane `l - (N* - N)` is then in its row, and so is its source lane when
-//! that is in the warp. Blocks with rows narrower than a warp, or not a multiple of it,
-//! have row edges inside the warp: there, and in partial or masked warps, every lane on
-//! reloads, as the load would read (the carrier keeps its own per-lane reload). A
-//! halo-served load is selected just before the first instruction that reads it (or
+//! that is in the warp; else every lane reloads. Under a mask or in a warp whose
+//! lanes may not all exist, lane by lane, with the ballot's test for `N` and for
+//! `N - N*`: a lane on takes its source's lane when that is on, else `B*`'s lane
+//! `l + N - N*` when that is on (and in its row: `B*` holds its own value in every lane
+//! on), else reloads:
+//!
+//! ```text
+//! or.pred         %srv, %take, %hok    // per N and N - N*
+//! xor.pred        %re, %on, %srv
+//! shfl.down.b32   %d, %a, N, 31
+//! shfl.up.b32     %h, %b*, N* - N, 0
+//! @!%take mov.b32 %d, %h
+//! @!%srv mov.b32  %d, 0
+//! @%re ld         %d, [addr]
+//! ```
+//!
+//! A halo-served load is selected just before the first instruction that reads it (or
 //! may write memory, or ends the block), after its carrier, whose reload then has the
 //! loads in between to arrive; with DAC on, halos are not used (moving a load would
 //! reorder the affine stream's queue).
@@ -47,7 +80,7 @@
 //! register (no move, no reload), `nocorner` the `shfl` alone (no reload of the edge
 //! lanes, nor of partial or masked warps).
 
-use sim::gpu::{BinOp, Cmp, Inst, Op, Reg, ShflMode, Type as T, UnOp, VoteMode};
+use sim::gpu::{BinOp, Cmp, Inst, Op, Reg, ShflMode, Special, Src, Type as T, UnOp, VoteMode};
 
 use rustc_hash::FxHashSet;
 use sim::gpu::Space;
@@ -72,21 +105,34 @@ pub(super) struct HaloState {
 pub(super) enum Shared {
     /// A mask's lanes that exist.
     Existing(Value),
-    /// `vote.all` of a mask's existing lanes (`None`: of `exists`).
-    Whole(Option<Value>),
     /// `threadIdx.x`.
     ThreadX,
     /// The row check for a delta.
     Row(i32),
     /// `blockDim.x` is a multiple of 32: a warp lies in one row.
     AlignedRows,
-    /// A whole warp whose rows are aligned, for a mask.
-    WholeRows(Option<Value>),
-    /// The lanes a halo-served load reloads (on, in a warp that is not whole), for a
-    /// mask and whether rows are checked.
-    HaloReload(Option<Value>, bool),
+    /// The lanes a halo-served load reloads in a full warp with no mask: every lane,
+    /// when the rows are not aligned.
+    Unaligned,
     /// The last lane of the warp that exists (the reductions' shuffle clamp).
     LastLane,
+    /// `vote.ballot` of a mask's existing lanes (`None`: of `exists`).
+    Ballot(Option<Value>),
+    /// The ballot shifted so that bit 0 is the lane's own (`true`: bit `k` is lane
+    /// `l + k`'s) or bit 31 is (`false`: bit `31 - k` is lane `l - k`'s).
+    Bits(Option<Value>, bool),
+    /// `31 - %laneid`.
+    LaneFromTop,
+    /// The lanes on whose lane `l + N` is on (and in their row, when checked): a mask,
+    /// `N`, rows checked.
+    SourceOn(Option<Value>, i32, bool),
+    /// The lanes on that a move by `N` leaves to the reload.
+    Reload(Option<Value>, i32, bool),
+    /// The lanes a halo-served load takes from a move (its source's or its halo's):
+    /// a mask, `N`, `N - N*`, rows checked.
+    HaloServed(Option<Value>, i32, i32, bool),
+    /// The lanes on such a load reloads.
+    HaloLeft(Option<Value>, i32, i32, bool),
 }
 
 impl super::ModuleCtx<'_> {
@@ -179,44 +225,46 @@ impl Isel<'_> {
                 me.existing(r)
             })
         });
-        // The warp is whole and every lane on: else every lane reloads (lanes off or
-        // missing hold no source value).
-        let whole = match m {
-            Some(p) => Some(self.vote_all(mask, p)),
-            None if !self.full_warp => Some(self.vote_all(None, self.exists)),
-            None => None,
-        };
-        let n = pair.delta.unsigned_abs();
         let (mode, clamp) = shfl_mode(pair.delta);
+        let lane = imm(u64::from(pair.delta.unsigned_abs()));
+        // Lanes on, some perhaps off or missing: lane by lane, from the ballot.
+        if let Some(on) = m.or((!self.full_warp).then_some(self.exists)) {
+            let take = self.source_on(mask, on, pair.delta, pair.row);
+            self.op(Op::Shfl {
+                mode,
+                dst: d,
+                dst_pred: None,
+                a: rs(a),
+                lane,
+                clamp: imm(clamp),
+            });
+            self.emit(Inst::guarded(take.idx, true, mov_op(d, imm(0))));
+            let reload = self.shared_reg(Shared::Reload(mask, pair.delta, pair.row), |me| {
+                let re = me.ptmp();
+                me.bin(BinOp::Xor, T::Pred, re, rs(on), rs(take));
+                re
+            });
+            self.reload_under(reload, (space, s, addr, d));
+            return self.served(pair, EdgeService::Reload);
+        }
+        // A full warp, no mask: the shuffle's validity is the source lane's.
         let ok = self.ptmp();
         self.op(Op::Shfl {
             mode,
             dst: d,
             dst_pred: Some(ok),
             a: rs(a),
-            lane: imm(u64::from(n)),
+            lane,
             clamp: imm(clamp),
         });
-        if let Some(f) = whole {
-            self.bin(BinOp::And, T::Pred, ok, rs(ok), rs(f));
-            self.emit(Inst::guarded(f.idx, true, mov_op(d, imm(0))));
-        }
         if pair.row {
             let row = self.same_row(pair.delta);
             self.bin(BinOp::And, T::Pred, ok, rs(ok), rs(row));
         }
         let reload = self.ptmp();
-        self.lanes_left(reload, ok, m);
+        self.un(UnOp::Not, T::Pred, reload, rs(ok));
         self.reload_under(reload, (space, s, addr, d));
         self.served(pair, EdgeService::Reload)
-    }
-
-    /// `re = !p [and m]`: the lanes `p` leaves out, of those on in `m`.
-    fn lanes_left(&mut self, re: Reg, p: Reg, m: Option<Reg>) {
-        self.un(UnOp::Not, T::Pred, re, rs(p));
-        if let Some(m) = m {
-            self.bin(BinOp::And, T::Pred, re, rs(re), rs(m));
-        }
     }
 
     /// `@re ld d, [addr]`: the original load (of `s` in `space`) in the lanes `re`.
@@ -275,13 +323,74 @@ impl Isel<'_> {
                 me.existing(r)
             })
         });
-        let whole = self.whole_warp(mask, m, pair.row);
+        if let Some(on) = m.or((!self.full_warp).then_some(self.exists)) {
+            self.halo_served_lanes(pair, edge, [a, b, d], (space, s, addr), (mask, on));
+            return;
+        }
+        // A full warp with no mask: the halo serves it whole unless its rows are not
+        // aligned to the warp.
+        let aligned = pair.row.then(|| self.aligned_rows());
         let ok = self.ptmp();
+        let h = self.halo_moves(pair, edge, [a, b, d], Some(ok));
+        self.emit(Inst::guarded(ok.idx, true, mov_op(d, rs(h))));
+        let Some(w) = aligned else {
+            return;
+        };
+        self.emit(Inst::guarded(w.idx, true, mov_op(d, imm(0))));
+        let reload = self.shared_reg(Shared::Unaligned, |me| {
+            let re = me.ptmp();
+            me.un(UnOp::Not, T::Pred, re, rs(w));
+            re
+        });
+        self.reload_under(reload, (space, s, addr, d));
+    }
+
+    /// A halo-served load in a warp with lanes off or missing (`on`: the existing lanes
+    /// on in `mask`), lane by lane: a lane on takes its source's lane `l + N` when that
+    /// lane is on (and in its row), else the carrier's lane `l + N - N*` when that one
+    /// is, else reloads; a lane off reads 0.
+    fn halo_served_lanes(
+        &mut self,
+        pair: &Pair,
+        edge: &Edge,
+        [a, b, d]: [Reg; 3],
+        (space, s, addr): (Space, Scalar, Value),
+        (mask, on): (Option<Value>, Reg),
+    ) {
+        let take = self.source_on(mask, on, pair.delta, pair.row);
+        let key = (mask, pair.delta, edge.delta, pair.row);
+        let served = self.shared_reg(Shared::HaloServed(key.0, key.1, key.2, key.3), |me| {
+            let hok = me.source_on(mask, on, edge.delta, pair.row);
+            let p = me.ptmp();
+            me.bin(BinOp::Or, T::Pred, p, rs(take), rs(hok));
+            p
+        });
+        let h = self.halo_moves(pair, edge, [a, b, d], None);
+        self.emit(Inst::guarded(take.idx, true, mov_op(d, rs(h))));
+        self.emit(Inst::guarded(served.idx, true, mov_op(d, imm(0))));
+        let reload = self.shared_reg(Shared::HaloLeft(key.0, key.1, key.2, key.3), |me| {
+            let re = me.ptmp();
+            me.bin(BinOp::Xor, T::Pred, re, rs(on), rs(served));
+            re
+        });
+        self.reload_under(reload, (space, s, addr, d));
+    }
+
+    /// The two moves of a halo-served load: `d` from the source `a`'s lane `l + N`
+    /// (its validity into `ok`, when given), and a fresh register from the carrier
+    /// `b`'s lane `l + N - N*`, returned.
+    fn halo_moves(
+        &mut self,
+        pair: &Pair,
+        edge: &Edge,
+        [a, b, d]: [Reg; 3],
+        ok: Option<Reg>,
+    ) -> Reg {
         let (mode, clamp) = shfl_mode(pair.delta);
         self.op(Op::Shfl {
             mode,
             dst: d,
-            dst_pred: Some(ok),
+            dst_pred: ok,
             a: rs(a),
             lane: imm(u64::from(pair.delta.unsigned_abs())),
             clamp: imm(clamp),
@@ -296,46 +405,78 @@ impl Isel<'_> {
             lane: imm(u64::from(edge.delta.unsigned_abs())),
             clamp: imm(clamp),
         });
-        self.emit(Inst::guarded(ok.idx, true, mov_op(d, rs(h))));
-        let Some(w) = whole else {
-            return;
-        };
-        self.emit(Inst::guarded(w.idx, true, mov_op(d, imm(0))));
-        let reload = self.shared_reg(Shared::HaloReload(mask, pair.row), |me| {
-            let re = me.ptmp();
-            me.lanes_left(re, w, m);
-            re
-        });
-        self.reload_under(reload, (space, s, addr, d));
+        h
     }
 
-    /// The predicate of a whole warp (every lane exists and is on in `mask`, whose
-    /// existing lanes are `m`) whose rows, when `row`, are aligned to the warp;
-    /// `None` when that is known true (the full-warp version, no mask, no rows).
-    fn whole_warp(&mut self, mask: Option<Value>, m: Option<Reg>, row: bool) -> Option<Reg> {
-        let whole = match m {
-            Some(p) => Some(self.vote_all(mask, p)),
-            None if !self.full_warp => Some(self.vote_all(None, self.exists)),
-            None => None,
-        };
-        if !row {
-            return whole;
-        }
-        let aligned = self.shared_reg(Shared::AlignedRows, |me| {
+    /// The lanes on in `on` (the existing lanes on in `mask`) whose lane `l + delta`
+    /// is in the warp and on too, and, when `row`, in their row of the block: from
+    /// `vote.ballot` of `on` (bit `j`: lane `j` is on), shifted so that bit 0 (`delta >
+    /// 0`) or bit 31 is the lane's own, the lane's bit and its source's tested at once:
+    ///
+    /// ```text
+    /// vote.ballot.b32 %b, %on             // once per mask
+    /// shr.u32         %hi, %b, %laneid    // delta > 0: bit k is lane l + k's
+    /// shl.b32         %lo, %b, 31 - %laneid   // delta < 0: bit 31 - k is lane l - k's
+    /// and.b32         %t, %hi, K          // K = 1 | 1 << delta (or 1 << 31 | 1 << 31 + delta)
+    /// setp.eq.u32     %take, %t, K        // [and.pred %take, %take, %row]
+    /// ```
+    ///
+    /// The shifts bring in zeros, so a source lane past the warp's edge counts as off.
+    /// A lane off (or not running) never serves another, so no lane's result depends on
+    /// what a `shfl` reads from a lane off.
+    fn source_on(&mut self, mask: Option<Value>, on: Reg, delta: i32, row: bool) -> Reg {
+        self.shared_reg(Shared::SourceOn(mask, delta, row), |me| {
+            let bits = me.shared_reg(Shared::Bits(mask, delta > 0), |me| {
+                let ballot = me.shared_reg(Shared::Ballot(mask), |me| {
+                    let r = me.tmp();
+                    me.op(Op::Vote {
+                        mode: VoteMode::Ballot,
+                        dst: r,
+                        p: on,
+                    });
+                    r
+                });
+                let r = me.tmp();
+                if delta > 0 {
+                    let lane = Src::Special(Special::LaneId);
+                    me.bin(BinOp::Shr, T::U32, r, rs(ballot), lane);
+                } else {
+                    let rev = me.shared_reg(Shared::LaneFromTop, |me| {
+                        let t = me.tmp();
+                        let lane = Src::Special(Special::LaneId);
+                        me.bin(BinOp::Sub, T::U32, t, imm(31), lane);
+                        t
+                    });
+                    me.bin(BinOp::Shl, T::B32, r, rs(ballot), rs(rev));
+                }
+                r
+            });
+            let k = if delta > 0 {
+                1u64 | 1 << delta
+            } else {
+                1u64 << 31 | 1 << (31 + delta)
+            };
+            let t = me.tmp();
+            me.bin(BinOp::And, T::B32, t, rs(bits), imm(k));
+            let take = me.ptmp();
+            me.setp(Cmp::Eq, T::U32, take, rs(t), imm(k));
+            if row {
+                let same = me.same_row(delta);
+                me.bin(BinOp::And, T::Pred, take, rs(take), rs(same));
+            }
+            take
+        })
+    }
+
+    /// `blockDim.x` is a multiple of 32: a warp lies in one row.
+    fn aligned_rows(&mut self) -> Reg {
+        self.shared_reg(Shared::AlignedRows, |me| {
             let (t, p) = (me.tmp(), me.ptmp());
             let nx = me.ntid[0];
             me.bin(BinOp::And, T::B32, t, rs(nx), imm(31));
             me.setp(Cmp::Eq, T::U32, p, rs(t), imm(0));
             p
-        });
-        let Some(w) = whole else {
-            return Some(aligned);
-        };
-        Some(self.shared_reg(Shared::WholeRows(mask), |me| {
-            let p = me.ptmp();
-            me.bin(BinOp::And, T::Pred, p, rs(w), rs(aligned));
-            p
-        }))
+        })
     }
 
     /// Holds back load `inst` when its edge lanes come from a halo: it is selected
@@ -393,27 +534,6 @@ impl Isel<'_> {
         self.inst(load);
         self.span = saved;
     }
-    /// `vote.all` of `p`, the existing lanes of `mask` (`None`: `exists`). With DAC on
-    /// the kernel may launch in its block's real shape, where the lanes of a partial
-    /// warp past the block do not run and so do not vote (`split_body`): there the
-    /// warp is whole when all 32 lanes are in the ballot of `p`.
-    fn vote_all(&mut self, mask: Option<Value>, p: Reg) -> Reg {
-        self.shared_reg(Shared::Whole(mask), |me| {
-            let f = me.ptmp();
-            if me.ctx.dac.is_some() {
-                let b = me.ballot(p);
-                me.setp(Cmp::Eq, T::U32, f, rs(b), imm(0xffff_ffff));
-            } else {
-                me.op(Op::Vote {
-                    mode: VoteMode::All,
-                    dst: f,
-                    p,
-                });
-            }
-            f
-        })
-    }
-
     /// A predicate: lane `l + delta`'s `threadIdx.x` is in this lane's row
     /// (`0 <= threadIdx.x + delta < blockDim.x`).
     fn same_row(&mut self, delta: i32) -> Reg {
