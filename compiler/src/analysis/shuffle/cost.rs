@@ -30,7 +30,11 @@
 //! does not stops the block. So an issue-bound block takes none (each rewrite adds
 //! issue cycles and saves port cycles nobody waits for), and a port-bound one takes
 //! shuffles until the two balance. Plain reuse (`N = 0`) removes a load and adds a
-//! move at most: always kept. The cost is linear in the function's instructions.
+//! move at most: always kept. On the dac-gpu a shuffled load under a mask (or in a
+//! warp whose lanes may not all exist) tests lane by lane whether its source lane is
+//! on, with instructions the block's shuffles share ([`Shared`]: the mask's ballot,
+//! its shift per side, the test per `N`): the first shuffle kept that needs one pays
+//! it, the later ones only their own instructions. The cost is linear in the function's instructions.
 //!
 //! **Halos.** A load whose edge lanes come from its side's halo ([`super::Edge`])
 //! reloads nothing in a whole warp or gang: it saves the load's port cycles whole, for
@@ -90,16 +94,47 @@ pub struct Machine {
     pub extra_insts: f64,
     /// More instructions when the pair checks rows (`Pair::row`).
     pub extra_row: f64,
-    /// More instructions when the load is under a mask.
-    pub extra_masked: f64,
+    /// Instructions a shuffled load under a mask adds (instead of `extra_insts`).
+    pub masked_insts: f64,
+    /// More instructions for such a load when the pair checks rows.
+    pub masked_row: f64,
     /// Instructions a load whose edge lanes come from a halo adds over the load it
     /// replaces (no reload of its own in a whole warp: its port cycles are all saved).
     pub halo_insts: f64,
     /// More instructions for such a load when the pair checks rows.
     pub halo_row: f64,
+    /// Instructions a halo-served load under a mask adds (instead of `halo_insts`).
+    pub halo_masked: f64,
+    /// More instructions for such a load when the pair checks rows.
+    pub halo_masked_row: f64,
+    /// Instructions the shuffled loads of a block share, paid by the first that needs
+    /// them ([`Shared`]).
+    pub shared: Shared,
     /// The threads' dependency paths, where a thread waits on them (nyuzi); `None`
     /// leaves latency out (the GPU presets hide it).
     pub latency: Option<Latency>,
+}
+
+/// Instructions the shuffled loads of one block under a mask share on the dac-gpu,
+/// where a lane takes the shuffle only when its source lane is on (the per-lane test
+/// of `back::dac_gpu`'s shuffle module), each paid once per block by the first
+/// shuffle kept that needs it. Zero on nyuzi, whose per-load counts include them.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Shared {
+    /// Per mask: the ballot of its lanes on.
+    pub mask: f64,
+    /// Per mask and side (`N > 0` or `N < 0`): the ballot shifted to the lane.
+    pub side: f64,
+    /// Per mask and `N`: the test of the lane's and its source's bits, and the reload's
+    /// lanes.
+    pub offset: f64,
+    /// Per mask and `N`, when rows are checked: the test's `and` with the row check.
+    pub offset_row: f64,
+    /// Per `N`, when rows are checked: the row check.
+    pub row: f64,
+    /// Per mask, `N` and `N - N*` of a halo-served load: the lanes a move serves and
+    /// those left to the reload (the halo's source test is an `offset` of `N - N*`).
+    pub halo: f64,
 }
 
 /// What a thread's dependency path costs (see the module documentation).
@@ -117,13 +152,18 @@ impl Machine {
     /// The dac-gpu on `cfg`: a warp instruction takes `warp_size /
     /// simt_lanes_per_scheduler` cycles of one of `schedulers_per_sm` schedulers; an
     /// unaligned line-sized access is two transactions, one a cycle, and the reload of
-    /// a few edge lanes one. The sequence of `back::dac_gpu`'s shuffled load: `shfl`,
-    /// `and` with the whole-warp vote, `@!full mov`, `not`, and about one more for
-    /// the `vote.all` and row predicates the block's shuffles share (jacobi2d_gpu
-    /// runs 6.1 more warp instructions per shuffle, with its row check); `and` with
-    /// the row check and with the mask. A halo-served load: the two `shfl`s, the
-    /// select, `@!whole mov` and the reload instruction (its predicates, the row
-    /// alignment among them, are shared by the block).
+    /// a few edge lanes one. The sequences of `back::dac_gpu`'s shuffled load:
+    ///
+    /// * no mask (a full warp): `shfl` with its validity and `not` (the reload is the
+    ///   load), `and` with the row check (`add`, `setp` per `N`, shared);
+    /// * under a mask (the original is `mov 0` and the guarded load): `shfl` and
+    ///   `@!take mov 0`, 1 more; shared per mask the `vote.ballot`, per side its shift
+    ///   (and `31 - %laneid` for the up side, counted with the side), per `N` the
+    ///   `and`, `setp` and `xor` of the lane test, and its `and` with the row check;
+    /// * a halo-served load with no mask: the two `shfl`s and the select, 2 more; with
+    ///   rows `@!whole mov` and the reload, 2 more (the row alignment is shared);
+    ///   under a mask: the two `shfl`s, two selects, 3 more, and per `N` and `N - N*`
+    ///   the `or` and `xor` of the served and reloading lanes.
     pub fn dac_gpu(cfg: &sim::gpu::GpuConfig) -> Machine {
         let lanes = f64::from(cfg.simt_lanes_per_scheduler.max(1));
         let schedulers = f64::from(cfg.schedulers_per_sm.max(1));
@@ -132,11 +172,22 @@ impl Machine {
             load_port: 2.0,
             reload_port: 0.0,
             reload_base: 1.0,
-            extra_insts: 5.0,
+            extra_insts: 2.0,
             extra_row: 1.0,
-            extra_masked: 1.0,
-            halo_insts: 5.0,
-            halo_row: 0.0,
+            masked_insts: 1.0,
+            masked_row: 0.0,
+            halo_insts: 2.0,
+            halo_row: 2.0,
+            halo_masked: 3.0,
+            halo_masked_row: 0.0,
+            shared: Shared {
+                mask: 1.0,
+                side: 1.5,
+                offset: 3.0,
+                offset_row: 1.0,
+                row: 2.0,
+                halo: 2.0,
+            },
             latency: None,
         }
     }
@@ -160,9 +211,13 @@ impl Machine {
             reload_base: 0.0,
             extra_insts: 7.0,
             extra_row: 3.0,
-            extra_masked: 0.0,
+            masked_insts: 7.0,
+            masked_row: 3.0,
             halo_insts: 14.0,
             halo_row: 6.0,
+            halo_masked: 14.0,
+            halo_masked_row: 6.0,
+            shared: Shared::default(),
             latency: Some(Latency {
                 threads: f64::from(threads.max(1)),
                 result: f64::from(timing.int_latency),
@@ -189,21 +244,103 @@ impl Machine {
 }
 
 impl Machine {
-    /// The instructions the rewrite of `p` (under a mask when `masked`) adds and the
-    /// memory-pipeline cycles it saves.
-    /// With `halo`, its edge lanes come from its halo; else it reloads them.
-    fn rewrite(&self, p: &Pair, masked: bool, halo: bool) -> (f64, f64) {
+    /// The instructions the rewrite of `p` (under `mask`) adds, with those of the
+    /// block's shared instructions it is the first to need (recorded in `paid`), and
+    /// the memory-pipeline cycles it saves. With `halo`, its edge lanes come from its
+    /// halo; else it reloads them.
+    fn rewrite(&self, p: &Pair, mask: Mask, halo: bool, paid: &mut Paid) -> (f64, f64) {
         let row = |c: f64| if p.row { c } else { 0.0 };
         if halo {
-            return (self.halo_insts + row(self.halo_row), self.load_port);
+            let edge = p.edge.map_or(0, |e| e.delta);
+            let per_load = match mask {
+                Some(_) => {
+                    let key = Key::Halo(mask, p.delta, edge);
+                    self.halo_masked
+                        + row(self.halo_masked_row)
+                        + self.source_test(mask, p.delta, p.row, paid)
+                        + self.source_test(mask, edge, p.row, paid)
+                        + paid.take(key, self.shared.halo)
+                }
+                None => self.halo_insts + row(self.halo_row),
+            };
+            return (per_load, self.load_port);
         }
-        let extra =
-            self.extra_insts + row(self.extra_row) + if masked { self.extra_masked } else { 0.0 };
+        let shared = match mask {
+            Some(_) => self.source_test(mask, p.delta, p.row, paid),
+            None if p.row => paid.take(Key::Row(p.delta), self.shared.row),
+            None => 0.0,
+        };
+        (shared + self.reload_insts(p, mask), self.reload_saves(p))
+    }
+
+    /// The instructions of its own a shuffled load that reloads its edge lanes adds.
+    fn reload_insts(&self, p: &Pair, mask: Mask) -> f64 {
+        let (per_load, row) = match mask {
+            Some(_) => (self.masked_insts, self.masked_row),
+            None => (self.extra_insts, self.extra_row),
+        };
+        per_load + if p.row { row } else { 0.0 }
+    }
+
+    /// The memory-pipeline cycles a shuffled load that reloads its edge lanes saves.
+    fn reload_saves(&self, p: &Pair) -> f64 {
         let n = f64::from(p.delta.unsigned_abs());
-        (
-            extra,
-            self.load_port - self.reload_base - self.reload_port * n,
-        )
+        self.load_port - self.reload_base - self.reload_port * n
+    }
+
+    /// The shared instructions of the test that lane `l + delta` is on under `mask`
+    /// (and in the row) not yet paid.
+    fn source_test(&self, mask: Mask, delta: i32, row: bool, paid: &mut Paid) -> f64 {
+        let s = &self.shared;
+        let mut c = paid.take(Key::Mask(mask), s.mask);
+        c += paid.take(Key::Side(mask, delta > 0), s.side);
+        c += paid.take(Key::Offset(mask, delta, row), s.offset);
+        if row {
+            c += paid.take(Key::Row(delta), s.row);
+            c += paid.take(Key::OffsetRow(mask, delta), s.offset_row);
+        }
+        c
+    }
+}
+
+/// A load's mask in the IR (`None`: every lane).
+type Mask = Option<crate::ir::Value>;
+
+/// A shared instruction group of [`Shared`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Key {
+    Mask(Mask),
+    Side(Mask, bool),
+    Offset(Mask, i32, bool),
+    OffsetRow(Mask, i32),
+    Row(i32),
+    Halo(Mask, i32, i32),
+}
+
+/// The shared instruction groups a block has paid for, and those a change under
+/// consideration would add.
+#[derive(Default)]
+struct Paid {
+    done: rustc_hash::FxHashSet<Key>,
+    pending: Vec<Key>,
+}
+
+impl Paid {
+    /// `cost` if `key` is not paid yet (then pending), else 0.
+    fn take(&mut self, key: Key, cost: f64) -> f64 {
+        if cost == 0.0 || self.done.contains(&key) || self.pending.contains(&key) {
+            return 0.0;
+        }
+        self.pending.push(key);
+        cost
+    }
+
+    /// The change was taken (`true`) or not: its groups are paid, or forgotten.
+    fn settle(&mut self, taken: bool) {
+        let pending = std::mem::take(&mut self.pending);
+        if taken {
+            self.done.extend(pending);
+        }
     }
 }
 
@@ -224,22 +361,28 @@ fn decide(func: &Function, shuffles: &FunctionShuffles, machine: &Machine) -> (L
         let (mut state, mut shuffled) = scan(func, block, shuffles, machine, &mut keep);
         shuffled.sort_by_key(|s| s.0);
         let mut kept = Vec::new();
-        for (_, p, masked) in shuffled {
-            let (extra, saved) = machine.rewrite(&p, masked, false);
-            if !state.try_change(machine, extra, saved) {
+        let mut paid = Paid::default();
+        for (_, p, mask) in shuffled {
+            let (extra, saved) = machine.rewrite(&p, mask, false, &mut paid);
+            let taken = state.try_change(machine, extra, saved);
+            paid.settle(taken);
+            if !taken {
                 break;
             }
             keep.insert(p.load);
-            kept.push((p, masked));
+            kept.push((p, mask));
         }
-        // Then the halos, each where its carrier is kept and it lowers the estimate.
-        for (p, masked) in kept {
+        // Then the halos, each where its carrier is kept and it lowers the estimate
+        // (the load's own reload, whose shared groups stay paid, gives way to it).
+        for (p, mask) in kept {
             let Some(edge) = p.edge else {
                 continue;
             };
-            let (e1, s1) = machine.rewrite(&p, masked, false);
-            let (e2, s2) = machine.rewrite(&p, masked, true);
-            if !keep.contains(&edge.carrier) || !state.try_change(machine, e2 - e1, s2 - s1) {
+            let (e1, s1) = (machine.reload_insts(&p, mask), machine.reload_saves(&p));
+            let (e2, s2) = machine.rewrite(&p, mask, true, &mut paid);
+            let taken = keep.contains(&edge.carrier) && state.try_change(machine, e2 - e1, s2 - s1);
+            paid.settle(taken);
+            if !taken {
                 own_edges.insert(p.load);
             }
         }
@@ -247,7 +390,7 @@ fn decide(func: &Function, shuffles: &FunctionShuffles, machine: &Machine) -> (L
     (keep, own_edges)
 }
 
-/// The resources of `block` as it is, and its shuffled pairs (`|N|`, pair, masked);
+/// The resources of `block` as it is, and its shuffled pairs (`|N|`, pair, mask);
 /// its plain reuses go straight into `keep`.
 fn scan(
     func: &Function,
@@ -255,7 +398,7 @@ fn scan(
     shuffles: &FunctionShuffles,
     machine: &Machine,
     keep: &mut Loads,
-) -> (Estimate, Vec<(u32, Pair, bool)>) {
+) -> (Estimate, Vec<(u32, Pair, Mask)>) {
     let (mut issue, mut port, mut path) = (0.0, 0.0, 0.0);
     let (result, load) = machine.latency.map_or((0.0, 0.0), |l| (l.result, l.load));
     let mut shuffled = Vec::new();
@@ -283,7 +426,7 @@ fn scan(
             Some(p) if !p.is_shuffle() => {
                 keep.insert(inst);
             }
-            Some(p) => shuffled.push((p.delta.unsigned_abs(), *p, mask.is_some())),
+            Some(p) => shuffled.push((p.delta.unsigned_abs(), *p, mask)),
             None => {}
         }
     }
