@@ -13,21 +13,42 @@
 //!
 //! When no register is free, the cheapest to spill of the current interval and the
 //! holders of a register it could take is spilled, by spill weight (accesses, ten
-//! times more per enclosing loop, per position of lifetime). Spilled everywhere, it
-//! gets a [`SpillSlot`], every instruction reading it reloads it into a fresh short-lived
-//! virtual register just before, every instruction writing it stores a fresh one
-//! just after, and allocation starts over. The fresh registers are never spilled, so
-//! each round removes at least one spillable register and the process terminates;
-//! if even they do not fit, the instruction needs more registers than exist and
-//! allocation fails with an [`AllocError`]. Values of a class the target cannot
-//! spill ([`RegTarget::spillable`]) are treated like those temporaries.
+//! times more per enclosing loop, per position of lifetime). It gets a [`SpillSlot`]
+//! and its live range is *split* (see `spill`): in each block its value is held by
+//! *pieces*, new virtual registers sharing the slot. Each write goes to a new piece,
+//! stored to the slot just after; a read uses the block's current piece, or reloads
+//! a new one just before. A piece ends at the block's end and before any line where
+//! the round found the victim's register file full without it (a crowded region), so
+//! that reads close together share one reload, a value stays in a register from a
+//! write to the reads after it, and it is in memory only across the crowded regions
+//! and the blocks that do not read it. Allocation then starts over, and the pieces
+//! get registers like any value. A piece that does not fit is spilled *everywhere*:
+//! each instruction reading it reloads it into a fresh short-lived virtual register
+//! just before (unless the previous instruction wrote it), each writing it stores a
+//! fresh one just after. These fresh registers are never spilled, nor are pieces
+//! that only one instruction accesses; pieces are never split again. So each round
+//! removes at least one spillable register for good (one of the input, split; or a
+//! piece), and the process terminates; if even the fresh registers do not fit, the
+//! instruction needs more registers than exist and allocation fails with an
+//! [`AllocError`]. Values of a class the target cannot spill
+//! ([`RegTarget::spillable`]) are treated like those temporaries. Splitting is one
+//! pass over the code per round, and measuring the crowding one pass over the
+//! lifetimes and one over the positions.
+//!
+//! The design is the "split, then spill what still does not fit" of allocators such
+//! as LLVM's greedy allocator, at the granularity of blocks and crowded regions
+//! within them: no value moves between registers, so no code is needed on CFG edges,
+//! and since the slot holds the value after every write, any piece can reload it
+//! anywhere. It does not yet hoist a reload out of a loop whose body reads the
+//! value: each iteration reloads it once per block that reads it.
 //!
 //! A value whose only definition the target can execute again anywhere
 //! ([`MachInst::rematerialize`]: a constant, an address, a read of a register or of
 //! memory that never changes), or is a copy of such a value, and that this definition
 //! reaches before every read, is *rematerialized* instead (the `remat` module): it gets
 //! no slot, its definition is deleted, and a copy of the definition writes the fresh
-//! register just before each read, where a reload would have been. Its spill weight counts only its reads (each one
+//! register (a piece, shared by the reads that follow, as above) before the reads,
+//! where a reload would have been. Its spill weight counts only its reads (each one
 //! instruction executed again; no store), so such values are the first to leave
 //! their registers. The fresh registers are never spilled either, so termination
 //! is as above.
@@ -38,9 +59,8 @@
 //! (or, if it can be rematerialized, only written again just after), and keeps a
 //! register elsewhere.
 //!
-//! Since no value moves between registers, no code is needed on CFG edges. A copy's destination
-//! prefers its source's register (and the physical register it is copied from or
-//! to), so most copies that instruction selection makes for block parameters and
+//! A copy's destination prefers its source's register (and the physical register it
+//! is copied from or to), so most copies that instruction selection makes for block parameters and
 //! calls become copies of a register to itself, which are deleted.
 //!
 //! What the allocator assumes of a target:
@@ -249,6 +269,11 @@ struct Work<I> {
     reads: Vec<u32>,
     /// Per virtual register: rematerialized somewhere (around a barrier or everywhere).
     rematerialized: Vec<bool>,
+    /// Per virtual register: the spilled register it is a piece of ([`split`]), if it
+    /// is one. A piece is never split again: spilled, it is spilled everywhere.
+    piece_of: Vec<Option<VReg>>,
+    /// Pieces made so far (each can be spilled once more: see the rounds' bound).
+    pieces: usize,
 }
 
 /// A virtual register to take out of registers, and how: rematerialized where it
@@ -325,26 +350,32 @@ fn allocate_or_stop<T: RegTarget>(
         remat_def: Vec::new(),
         reads: Vec::new(),
         rematerialized: vec![false; func.vregs.len()],
+        piece_of: vec![None; func.vregs.len()],
+        pieces: 0,
     };
     (work.remat_def, work.reads) = remat::remat_defs(&work, &phys);
     split_around_full_clobbers(&mut work, &phys);
     // The input's code, copied before the first spill rewrites it.
     let mut input = None;
     let mut measure = measure_peak && !clobbers_any(&work);
-    // Each round that spills removes a spillable register for good.
-    for _round in 0..=func.vregs.len() + 1 {
+    // Each round that spills removes a spillable register for good: a register of
+    // the input (split into pieces, which are never split again) or a piece (spilled
+    // everywhere, through temporaries that are never spilled).
+    let mut round = 0;
+    while round <= func.vregs.len() + work.pieces + 1 {
+        round += 1;
         match scan_round(&work, &phys, stop_at_spill, measure) {
             Round::Done(assign, peak) => {
                 return Ok(Some(finish(func, target, work, &assign, peak)));
             }
-            Round::Spill(_) if stop_at_spill => {
+            Round::Spill(..) if stop_at_spill => {
                 give_back(func, work, input);
                 return Ok(None);
             }
-            Round::Spill(victims) => {
+            Round::Spill(victims, crowding) => {
                 measure = false;
                 input.get_or_insert_with(|| input_lines(&work.blocks));
-                spill_everywhere(&mut work, &victims);
+                spill(&mut work, &victims, &crowding);
             }
             Round::Stuck(err) => {
                 give_back(func, work, input);
@@ -428,8 +459,9 @@ enum Round {
     /// A register for every virtual register (indexed by [`VReg`]), and the peak of
     /// [`peak_units`] when it was measured.
     Done(Vec<Option<PReg>>, Option<u32>),
-    /// Virtual registers to spill or rematerialize before trying again.
-    Spill(Vec<Victim>),
+    /// Virtual registers to spill or rematerialize before trying again, and where
+    /// the code is too crowded for them to stay in a register.
+    Spill(Vec<Victim>, Crowding),
     Stuck(AllocError),
 }
 
@@ -636,7 +668,7 @@ fn scan_round<I: MachInst>(
     let vranges = &ranges[phys.phys.len()..];
     let peak = (stop_at_spill || measure).then(|| peak_units(work, phys, vranges));
     if stop_at_spill && phys.capacity > 0 && peak.is_some_and(|p| p > phys.capacity) {
-        return Round::Spill(Vec::new());
+        return Round::Spill(Vec::new(), Crowding::default());
     }
     let hints = move_hints(work);
     let remat = remat::rematerializable(work, phys, &live);
@@ -656,7 +688,9 @@ fn scan_round<I: MachInst>(
                 vreg,
                 remat: remat[vreg.index()],
             };
-            Round::Spill(victims.into_iter().map(victim).collect())
+            let victims: Vec<Victim> = victims.into_iter().map(victim).collect();
+            let crowding = Crowding::new(work, phys, &ranges, &layout, &victims);
+            Round::Spill(victims, crowding)
         }
         Err(ScanFail::Stuck(v)) => Round::Stuck(stuck_error(work, &layout, &scan, v)),
     }
@@ -1009,45 +1043,238 @@ fn slot_for<I>(work: &mut Work<I>, v: VReg) -> SpillSlot {
     slot
 }
 
-/// Gives each victim a spill slot, or marks it rematerialized, and rewrites every
-/// line that touches it to go through a fresh unspillable register: reloaded before
-/// and stored after, or written by a copy of its definition just before (and its
-/// definition deleted, with those of the registers it was copied from that nothing
-/// else reads).
-fn spill_everywhere<I: MachInst>(work: &mut Work<I>, victims: &[Victim]) {
+/// Where the code of the round that chose the victims was too crowded for a value of
+/// each victim's class to stay in a register: per line, how many registers of the
+/// class's register file the other values (not the victims) and the fixed and
+/// clobbered registers held there. [`spill`] ends a victim's piece before such a
+/// line, so that its pieces stay out of the regions where it could not keep a
+/// register.
+#[derive(Default)]
+struct Crowding {
+    /// First position of each line, per block ([`Layout::inst_base`]).
+    base: Vec<Vec<Pos>>,
+    /// Per register file of a victim: its allocatable registers (in base-class units
+    /// for the classes counting them, [`RegTarget::storage_units`]), and how many the
+    /// others held at each line (the most over the line's positions).
+    files: Vec<(u32, Vec<u32>)>,
+    /// Per class of a victim: its file (an index into `files`) and the registers of
+    /// the file one of its values takes.
+    file_of: BTreeMap<RegClass, (usize, u32)>,
+}
+
+impl Crowding {
+    /// Measures the crowding of the code whose lifetimes (physical registers first,
+    /// as liveness numbers them) are `ranges`, for the classes of `victims`. One pass
+    /// over the ranges and one over the positions.
+    fn new<I>(
+        work: &Work<I>,
+        phys: &PhysTable,
+        ranges: &[Vec<Range>],
+        layout: &Layout,
+        victims: &[Victim],
+    ) -> Self {
+        let mut out = Crowding {
+            base: layout.inst_base.clone(),
+            ..Crowding::default()
+        };
+        // The classes counting storage units share one file (a pair and its halves).
+        let mut file_by_key: BTreeMap<Option<RegClass>, usize> = BTreeMap::new();
+        let mut file_of_class = |class: RegClass, files: &mut Vec<(u32, Vec<u32>)>| {
+            let units = phys.units.get(&class).copied().unwrap_or(0);
+            let (key, capacity, size) = if units > 0 {
+                (None, phys.capacity, units)
+            } else {
+                (Some(class), phys.class_regs(class).len() as u32, 1)
+            };
+            let file = *file_by_key.entry(key).or_insert_with(|| {
+                files.push((capacity, Vec::new()));
+                files.len() - 1
+            });
+            (file, size)
+        };
+        for victim in victims {
+            let class = work.vregs[victim.vreg];
+            let file = file_of_class(class, &mut out.files);
+            out.file_of.insert(class, file);
+        }
+        let end = layout.block_to.last().map_or(0, |&e| e as usize + 1);
+        let mut delta = vec![vec![0i64; end + 1]; out.files.len()];
+        let nphys = phys.phys.len();
+        let mut is_victim = vec![false; work.vregs.len()];
+        for victim in victims {
+            is_victim[victim.vreg.index()] = true;
+        }
+        for (var, rs) in ranges.iter().enumerate() {
+            let class = match var.checked_sub(nphys) {
+                None => phys.phys[var].class,
+                Some(v) if is_victim[v] => continue,
+                Some(v) => work.vregs[VReg::new(v)],
+            };
+            let units = phys.units.get(&class).copied().unwrap_or(0);
+            let (key, size) = if units > 0 {
+                (None, units)
+            } else {
+                (Some(class), 1)
+            };
+            let Some(&file) = file_by_key.get(&key) else {
+                continue;
+            };
+            for r in rs {
+                delta[file][r.start as usize] += i64::from(size);
+                delta[file][r.end as usize + 1] -= i64::from(size);
+            }
+        }
+        for (file, delta) in out.files.iter_mut().zip(delta) {
+            let mut held = 0i64;
+            let mut per_line = vec![0u32; end.div_ceil(SLOT as usize)];
+            for (pos, d) in delta.iter().take(end).enumerate() {
+                held += d;
+                let line = &mut per_line[pos / SLOT as usize];
+                *line = (*line).max(held.max(0) as u32);
+            }
+            file.1 = per_line;
+        }
+        out
+    }
+
+    /// Whether a value of `class` could not stay in a register across line `i` of
+    /// block `b`, the others holding what they held there.
+    fn crowded(&self, b: usize, i: usize, class: RegClass) -> bool {
+        let Some(&(file, size)) = self.file_of.get(&class) else {
+            return false;
+        };
+        let Some(&pos) = self.base.get(b).and_then(|lines| lines.get(i)) else {
+            return false;
+        };
+        let (capacity, held) = &self.files[file];
+        held.get((pos / SLOT) as usize)
+            .is_some_and(|&h| h + size > *capacity)
+    }
+}
+
+/// The state of [`spill`] within one block: the piece each split victim is in a
+/// register as, and the pieces made.
+struct Pieces {
+    /// Per virtual register when the round began: a victim to split.
+    split: Vec<bool>,
+    /// (split victim, its piece holding its value here): at most one per victim.
+    current: SmallVec<[(VReg, VReg); 4]>,
+    /// Pieces made in this block, and how many instructions access each.
+    made: Vec<(VReg, u32)>,
+}
+
+impl Pieces {
+    fn is_split(&self, v: VReg) -> bool {
+        self.split.get(v.index()).copied().unwrap_or(false)
+    }
+
+    fn current(&self, v: VReg) -> Option<VReg> {
+        self.current.iter().find(|c| c.0 == v).map(|c| c.1)
+    }
+
+    /// Notes an instruction's access to piece `p`.
+    fn accessed(&mut self, p: VReg) {
+        if let Some(m) = self.made.iter_mut().rev().find(|m| m.0 == p) {
+            m.1 += 1;
+        }
+    }
+}
+
+/// Takes the victims out of their registers: each gets a spill slot, or is marked
+/// rematerialized, and every line that touches it is rewritten.
+///
+/// A victim of the input is *split*: in each block its value is held by *pieces*,
+/// new virtual registers that share its slot (or its rematerializable definition).
+/// An instruction writing it writes a new piece, stored to the slot just after; an
+/// instruction reading it reads the current piece of the block, or, when there is
+/// none, a new piece reloaded (or written by a copy of its definition) just before.
+/// So reads close together in a block share one reload, and the value stays in a
+/// register from a write to the reads after it. A piece ends at the block's end
+/// (each block's first read reloads), and before a line where the round found no
+/// register of the victim's class free ([`Crowding`]): the next read reloads after
+/// the crowded region. Pieces are ordinary spillable registers: the next round gives
+/// them registers where they fit, and spills those that do not. The slot holds the
+/// value after every write, so a piece's value is the slot's, and spilling a piece
+/// needs no new slot. A piece accessed by one instruction only is as short as a
+/// temporary can be, and is made unspillable like one.
+///
+/// A piece chosen as a victim in a later round is spilled *everywhere*, as a victim of
+/// the input was before splitting: each instruction reading it reloads into a fresh
+/// unspillable register just before, each writing it stores one just after, and an
+/// instruction reading what the previous one wrote uses its register. Pieces are never
+/// split again, so every register of the input is split once at most and the rounds
+/// end.
+///
+/// A rematerialized victim's definition is deleted, with those of the registers it was
+/// copied from that nothing else reads.
+fn spill<I: MachInst>(work: &mut Work<I>, victims: &[Victim], crowding: &Crowding) {
+    let mut split = vec![false; work.vregs.len()];
     for &Victim { vreg: v, remat } in victims {
+        let piece = work.piece_of[v.index()].is_some();
+        // A piece is of its victim's kind: rematerialized when it has no slot.
+        let remat = if piece {
+            work.slot_of[v.index()].is_none()
+        } else {
+            remat
+        };
         if remat {
-            work.rematerialized[v.index()] = true;
-            // Deleted like a rematerialized register's definition: no slot.
-            for u in remat::dead_sources(work, v) {
-                work.spilled[u.index()] = true;
+            if !piece {
+                work.rematerialized[v.index()] = true;
+                // Deleted like a rematerialized register's definition: no slot.
+                for u in remat::dead_sources(work, v) {
+                    work.spilled[u.index()] = true;
+                }
             }
         } else {
             slot_for(work, v);
         }
         work.spilled[v.index()] = true;
+        split[v.index()] = !piece;
     }
+    let mut pieces = Pieces {
+        split,
+        current: SmallVec::new(),
+        made: Vec::new(),
+    };
     let blocks = std::mem::take(&mut work.blocks);
     work.blocks = blocks
         .into_iter()
-        .map(|lines| {
+        .enumerate()
+        .map(|(b, lines)| {
             // Room for a reload or a store beside most lines: growing a block's
             // vector of large lines by doubling copied it over and over.
             let mut out = Vec::with_capacity(lines.len() * 2);
             let mut prev_writes = SmallVec::new();
-            for line in lines {
+            pieces.current.clear();
+            pieces.made.clear();
+            for (i, line) in lines.into_iter().enumerate() {
+                let crowded = |class: RegClass| crowding.crowded(b, i, class);
                 match line {
-                    Line::Inst(ml) => prev_writes = rewrite_inst(work, ml, &prev_writes, &mut out),
-                    // Stores and reloads of a register around a call (see
-                    // `split_around_full_clobbers`) are redundant once it lives in
-                    // its slot.
-                    Line::Reload { vreg, .. } | Line::Spill { vreg, .. }
-                        if work.spilled[vreg.index()] => {}
-                    // So are its copies after such instructions, once it is
-                    // rematerialized where read. (A register with a copy is one
-                    // `rematerializable` marks in every round, never given a slot.)
-                    Line::Remat(ml) if remat_writes_spilled(work, &ml.inst) => {}
-                    other => out.push(other),
+                    Line::Inst(ml) => {
+                        prev_writes =
+                            rewrite_inst(work, ml, &prev_writes, &mut pieces, &crowded, &mut out)
+                    }
+                    line => {
+                        pieces.current.retain(|c| !crowded(work.vregs[c.0]));
+                        match line {
+                            // Stores and reloads of a register around a call (see
+                            // `split_around_full_clobbers`) are redundant once it
+                            // lives in its slot.
+                            Line::Reload { vreg, .. } | Line::Spill { vreg, .. }
+                                if work.spilled[vreg.index()] => {}
+                            // So are its copies after such instructions, once it is
+                            // rematerialized where read. (A register with a copy is
+                            // one `rematerializable` marks in every round, never
+                            // given a slot.)
+                            Line::Remat(ml) if remat_writes_spilled(work, &ml.inst) => {}
+                            other => out.push(other),
+                        }
+                    }
+                }
+            }
+            for &(p, accesses) in &pieces.made {
+                if accesses <= 1 {
+                    work.unspillable[p.index()] = true;
                 }
             }
             out
@@ -1073,20 +1300,49 @@ fn fresh_temp<I>(work: &mut Work<I>, class: RegClass) -> VReg {
     work.remat_def.push(None);
     work.reads.push(0);
     work.rematerialized.push(false);
+    work.piece_of.push(None);
     work.vregs.push(class)
 }
 
-/// Appends `ml` to `out` with each spilled register replaced by a fresh one (one per
-/// spilled register and instruction), reloaded before if read and stored after if
-/// written; tied operands are both. A value the previous instruction of the block
-/// wrote (`prev_writes`: spilled register and the fresh one that held it) is read
-/// from that register instead of reloaded. A rematerialized register is written
-/// before by a copy of its definition instead of reloaded, and its definition (which
-/// writes nothing else) is left out. Returns what this instruction writes.
+/// A new piece of the split victim `v` ([`spill`]): spillable, sharing `v`'s slot or
+/// its rematerializable definition, and from now on `v`'s current piece in the block.
+fn new_piece<I: MachInst>(work: &mut Work<I>, v: VReg, pieces: &mut Pieces) -> VReg {
+    let p = fresh_temp(work, work.vregs[v]);
+    work.unspillable[p.index()] = false;
+    work.slot_of[p.index()] = work.slot_of[v.index()];
+    if work.slot_of[v.index()].is_none() {
+        let def = work.remat_def[v.index()].as_ref();
+        work.remat_def[p.index()] = def.map(|d| RematDef {
+            inst: d.writing(v, p),
+            via: SmallVec::new(),
+        });
+    }
+    work.piece_of[p.index()] = Some(v);
+    work.pieces += 1;
+    pieces.current.retain(|c| c.0 != v);
+    pieces.current.push((v, p));
+    pieces.made.push((p, 0));
+    p
+}
+
+/// Appends `ml` to `out` with each spilled register replaced by a register holding
+/// it: for a victim split this round, its current piece in the block or a new one
+/// (see [`spill`]); for one spilled everywhere, a fresh one per instruction. It is
+/// reloaded before if read (unless the piece already holds the value) and stored
+/// after if written; tied operands are both. A value spilled everywhere that the
+/// previous instruction of the block wrote (`prev_writes`: spilled register and the
+/// fresh one that held it) is read from that register instead of reloaded. A
+/// rematerialized register is written before by a copy of its definition instead of
+/// reloaded, and its definition (which writes nothing else) is left out. Pieces that
+/// would stay in a register across this line where their class is `crowded` end
+/// first. Returns
+/// what this instruction writes.
 fn rewrite_inst<I: MachInst>(
     work: &mut Work<I>,
     mut ml: MachLine<I>,
     prev_writes: &[(VReg, VReg)],
+    pieces: &mut Pieces,
+    crowded: &dyn Fn(RegClass) -> bool,
     out: &mut Vec<Line<I>>,
 ) -> SmallVec<[(VReg, VReg); 2]> {
     let mut ops: SmallVec<[Operand; 8]> = SmallVec::new();
@@ -1105,6 +1361,12 @@ fn rewrite_inst<I: MachInst>(
         accessed[i].1 |= matches!(op.kind, OperandKind::Use | OperandKind::UseDef);
         accessed[i].2 |= matches!(op.kind, OperandKind::Def | OperandKind::UseDef);
     }
+    if !pieces.current.is_empty() {
+        let touched = |v: VReg| accessed.iter().any(|a| a.0 == v);
+        pieces
+            .current
+            .retain(|c| touched(c.0) || !crowded(work.vregs[c.0]));
+    }
     if accessed.is_empty() {
         out.push(Line::Inst(ml));
         return SmallVec::new();
@@ -1113,9 +1375,18 @@ fn rewrite_inst<I: MachInst>(
     if accessed.iter().any(|&(v, _, written)| written && remat(v)) {
         return SmallVec::new();
     }
-    // (spilled, temporary, needs a reload, written)
+    // (spilled, register holding it, needs a reload, written)
     let mut temps: SmallVec<[(VReg, VReg, bool, bool); 4]> = SmallVec::new();
     for &(v, read, written) in &accessed {
+        if pieces.is_split(v) {
+            let (p, reload) = match pieces.current(v) {
+                Some(p) if read => (p, false),
+                _ => (new_piece(work, v, pieces), read),
+            };
+            pieces.accessed(p);
+            temps.push((v, p, reload, written));
+            continue;
+        }
         let forwarded = prev_writes.iter().find(|w| w.0 == v && read);
         let t = match forwarded {
             Some(&(_, t)) => t,

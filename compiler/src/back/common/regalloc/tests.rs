@@ -475,6 +475,175 @@ fn values_live_across_a_barrier_keep_registers_elsewhere() {
     assert_eq!(run_with(20), 3 * 4);
 }
 
+/// Static reloads and stores of `func`.
+fn memory_lines(func: &MachFunction<Toy>) -> (usize, usize) {
+    let reloads = count(func, |i| matches!(i, Toy::Reload { .. }));
+    let stores = count(func, |i| matches!(i, Toy::Spill { .. }));
+    (reloads, stores)
+}
+
+/// A value spilled (it is live across an instruction needing every `A` register) and
+/// then read by several instructions in a row is reloaded once, before the first:
+/// the reads share the piece the reload writes.
+#[test]
+fn a_value_read_several_times_in_a_row_reloads_once() {
+    let mut bd = Builder::new();
+    let x = bd.input(A, 7);
+    full_sum(&mut bd, 1);
+    let y = bd.add(x, x);
+    bd.out(x);
+    bd.out(y);
+    bd.out(x);
+    bd.end(Toy::Ret, &[]);
+    let (alloc, out) = check(&bd.func);
+    assert_eq!(
+        (alloc.spilled_vregs, alloc.spill_slots),
+        (1, 1),
+        "{alloc:?}"
+    );
+    assert_eq!(memory_lines(&out), (1, 1), "{out:#?}");
+    assert_eq!(toy::run(&out, FUEL), Ok(vec![6, 7, 14, 7]));
+}
+
+/// A value read before and after an instruction needing every `A` register, in one
+/// block: it stays in its register from its definition to the reads before (no
+/// reload there), is in its slot only across the crowded instruction, and is
+/// reloaded once after it for all the reads that follow.
+#[test]
+fn a_value_live_across_a_crowded_region_keeps_its_register_outside_it() {
+    let mut bd = Builder::new();
+    let x = bd.input(A, 7);
+    let y = bd.add(x, x);
+    bd.out(y);
+    bd.out(x);
+    full_sum(&mut bd, 1);
+    bd.out(x);
+    let z = bd.add(x, x);
+    bd.out(z);
+    bd.out(x);
+    bd.end(Toy::Ret, &[]);
+    let (_, out) = check(&bd.func);
+    assert_eq!(memory_lines(&out), (1, 1), "{out:#?}");
+    let lines: Vec<&Toy> = out
+        .blocks
+        .values()
+        .flat_map(|b| &b.insts)
+        .map(|l| &l.inst)
+        .collect();
+    let at = |pred: &dyn Fn(&Toy) -> bool| lines.iter().position(|i| pred(i)).unwrap();
+    let (reload, sum) = (
+        at(&|i| matches!(i, Toy::Reload { .. })),
+        at(&|i| matches!(i, Toy::Sum { .. })),
+    );
+    assert!(
+        reload > sum,
+        "the reload comes after the crowded instruction"
+    );
+}
+
+/// The same across blocks: `x` is defined and read in the first block, not read in a
+/// second one needing every `A` register, and read three times in the third. It is
+/// stored once, read from its register in the first block, and reloaded once, at
+/// the first read in the third.
+#[test]
+fn a_value_live_across_a_crowded_block_is_reloaded_once_after_it() {
+    let mut bd = Builder::new();
+    let x = bd.input(A, 7);
+    let y = bd.add(x, x);
+    bd.out(y);
+    let (crowded, after) = (bd.new_block(), bd.new_block());
+    bd.end(Toy::Jump, &[crowded]);
+    bd.cur = crowded;
+    full_sum(&mut bd, 1);
+    bd.end(Toy::Jump, &[after]);
+    bd.cur = after;
+    bd.out(x);
+    let z = bd.add(x, x);
+    bd.out(z);
+    bd.out(x);
+    bd.end(Toy::Ret, &[]);
+    let (_, out) = check(&bd.func);
+    let per_block: Vec<(usize, usize)> = out
+        .blocks
+        .values()
+        .map(|b| {
+            let memory = |pred: fn(&Toy) -> bool| b.insts.iter().filter(|l| pred(&l.inst)).count();
+            (
+                memory(|i| matches!(i, Toy::Reload { .. })),
+                memory(|i| matches!(i, Toy::Spill { .. })),
+            )
+        })
+        .collect();
+    assert_eq!(per_block, vec![(0, 1), (0, 0), (1, 0)], "{out:#?}");
+}
+
+/// A loop whose body reads a spilled value three times reloads it once per
+/// iteration, not once per read.
+#[test]
+fn reads_in_a_loop_body_share_one_reload_per_iteration() {
+    let mut bd = Builder::new();
+    let x = bd.input(A, 3);
+    let acc = bd.konst(A, 0);
+    let i = bd.konst(B, 4);
+    let (body, exit) = (bd.new_block(), bd.new_block());
+    bd.end(Toy::Jump, &[body]);
+    bd.cur = body;
+    full_sum(&mut bd, 1);
+    for _ in 0..3 {
+        let t = bd.add(acc, x);
+        bd.push(Toy::Copy { dst: acc, src: t });
+    }
+    bd.push(Toy::AddImm {
+        dst: i,
+        src: i,
+        imm: -1,
+    });
+    bd.end(Toy::BrNz { cond: i }, &[body, exit]);
+    bd.cur = exit;
+    bd.out(acc);
+    bd.end(Toy::Ret, &[]);
+    let (_, out) = check(&bd.func);
+    let reloads_of_slot = |out: &MachFunction<Toy>| {
+        let body = out.blocks.values().nth(1).unwrap();
+        body.insts
+            .iter()
+            .filter(|l| matches!(l.inst, Toy::Reload { .. }))
+            .count()
+    };
+    // `x` and `acc` are both live across the full sum: one reload each.
+    assert_eq!(reloads_of_slot(&out), 2, "{out:#?}");
+}
+
+/// Random programs, allocated with one to three `A` and one or two `B` registers,
+/// where pieces of split values must themselves be spilled: every allocation that
+/// succeeds keeps the results, and as many succeed as when values were spilled
+/// everywhere (108).
+#[test]
+fn split_values_keep_results_under_the_smallest_budgets() {
+    let mut next = xorshift(0x0bad_cafe_f00d_1234u64);
+    let mut allocated = 0;
+    for _ in 0..60 {
+        let steps = (0..40).map(|_| next().to_le_bytes()[..4].try_into().unwrap());
+        let func = build(&Recipe(steps.collect()), 5);
+        let expected = toy::run(&func, FUEL);
+        for (na, nb) in [(1, 1), (2, 1), (3, 1), (1, 2), (2, 2), (3, 2)] {
+            let target = ToyTarget {
+                a: [a(0), a(1), a(2)][..na].to_vec(),
+                b: [b(0), b(1)][..nb].to_vec(),
+                pairs: vec![],
+                unspillable: vec![],
+            };
+            let mut out = func.clone();
+            if allocate(&mut out, &target).is_ok() {
+                allocated += 1;
+                toy::check_allocated(&out, &target, &input_phys(&func)).unwrap();
+                assert_eq!(toy::run(&out, FUEL), expected, "{na} A, {nb} B:\n{out:#?}");
+            }
+        }
+    }
+    assert!(allocated >= 108, "{allocated} of 360 allocated");
+}
+
 /// All four A registers allocatable, and the pairs `p0` (`a0`, `a1`) and `p2`.
 fn pair_target() -> ToyTarget {
     ToyTarget {
@@ -970,17 +1139,22 @@ proptest! {
     }
 }
 
-/// The generator behind the property tests does make what they claim to test:
-/// loops, calls and spills of both classes, with results preserved.
-#[test]
-fn random_programs_cover_loops_calls_and_spills() {
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = || {
+/// A xorshift generator of 64-bit values from `seed`: recipes for the deterministic
+/// tests.
+fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
         seed
-    };
+    }
+}
+
+/// The generator behind the property tests does make what they claim to test:
+/// loops, calls and spills of both classes, with results preserved.
+#[test]
+fn random_programs_cover_loops_calls_and_spills() {
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
     let (mut loops, mut calls, mut spilled_a, mut spilled_b) = (0, 0, 0, 0);
     let (mut barriers, mut pinned) = (0, 0);
     let mut memory_ops = 0;
@@ -1011,13 +1185,7 @@ fn random_programs_cover_loops_calls_and_spills() {
 /// A long random program (hundreds of blocks, many spill rounds) keeps its results.
 #[test]
 fn large_random_program() {
-    let mut seed = 0x1234_5678_9abc_def1u64;
-    let mut next = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut next = xorshift(0x1234_5678_9abc_def1u64);
     let steps = (0..2000).map(|_| next().to_le_bytes()[..4].try_into().unwrap());
     let func = build(&Recipe(steps.collect()), 20);
     assert!(func.blocks.len() > 100);
