@@ -136,6 +136,16 @@ pub trait RegTarget {
         let _ = class;
         0
     }
+    /// The operand register banks an instruction reading `reg` reads it from (two
+    /// for a pair): an instruction reading two different registers of one bank
+    /// waits a cycle for the second (dac-gpu models Maxwell's 4 banks, register
+    /// number mod 4). Among free registers, the allocator prefers one whose banks
+    /// differ from those of the other registers read with it. Banks are below 32;
+    /// none by default.
+    fn read_banks(&self, reg: PReg) -> SmallVec<[u32; 2]> {
+        let _ = reg;
+        SmallVec::new()
+    }
 }
 
 /// One machine instruction and the source position it came from (for line tables

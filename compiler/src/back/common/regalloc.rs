@@ -60,8 +60,14 @@
 //! register elsewhere.
 //!
 //! A copy's destination prefers its source's register (and the physical register it
-//! is copied from or to), so most copies that instruction selection makes for block parameters and
-//! calls become copies of a register to itself, which are deleted.
+//! is copied from or to), so most copies that instruction selection makes for block
+//! parameters and calls become copies of a register to itself, which are deleted.
+//! Otherwise a value takes the first free register of its class, except on a target
+//! with operand register banks ([`RegTarget::read_banks`]): when that register shares
+//! a bank with a register already given to a value read by the same instruction, the
+//! first free one that shares none is taken instead (no further into the class's list
+//! than the registers given so far), so that the instruction reads its operands in one
+//! cycle. Spill temporaries and pieces are chosen the same way.
 //!
 //! What the allocator assumes of a target:
 //! * an instruction reads all its operands before writing any, so a result may
@@ -179,6 +185,9 @@ struct PhysTable {
     units: BTreeMap<RegClass, u32>,
     /// Allocatable registers of the base class (storage units 1).
     capacity: u32,
+    /// Per register: the operand banks reading it takes, as a bit set
+    /// ([`RegTarget::read_banks`]); all empty when the target has none.
+    banks: Vec<u32>,
 }
 
 impl PhysTable {
@@ -193,6 +202,7 @@ impl PhysTable {
                 .map(|&c| (c, target.storage_units(c)))
                 .collect(),
             capacity: 0,
+            banks: Vec::new(),
         };
         for &class in classes {
             let mut regs = Vec::new();
@@ -212,6 +222,13 @@ impl PhysTable {
             }
             table.by_class.insert(class, regs);
         }
+        let bank_set = |p: PReg| {
+            target
+                .read_banks(p)
+                .iter()
+                .fold(0u32, |set, &b| set | 1 << (b % 32))
+        };
+        table.banks = table.phys.iter().map(|&p| bank_set(p)).collect();
         table.overlaps = (0..table.phys.len())
             .map(|r| smallvec::smallvec![r])
             .collect();
@@ -526,6 +543,38 @@ fn move_hints<I: MachInst>(work: &Work<I>) -> Vec<SmallVec<[Reg; 2]>> {
     hints
 }
 
+/// For each virtual register, when the target has operand banks: the other
+/// registers read by the instructions that read it (each pair of an instruction's
+/// reads once per instruction and side); empty lists otherwise. One pass over the
+/// code.
+fn read_partners<I: MachInst>(work: &Work<I>, phys: &PhysTable) -> Vec<SmallVec<[Reg; 4]>> {
+    let mut partners: Vec<SmallVec<[Reg; 4]>> =
+        (0..work.vregs.len()).map(|_| SmallVec::new()).collect();
+    if phys.banks.iter().all(|&b| b == 0) {
+        return partners;
+    }
+    let mut ops: SmallVec<[Operand; 8]> = SmallVec::new();
+    let mut reads: SmallVec<[Reg; 8]> = SmallVec::new();
+    for line in work.blocks.iter().flatten() {
+        let Line::Inst(ml) = line else { continue };
+        ops.clear();
+        ml.inst.operands(&mut ops);
+        reads.clear();
+        for op in ops.iter().filter(|o| o.kind != OperandKind::Def) {
+            if !reads.contains(&op.reg) {
+                reads.push(op.reg);
+            }
+        }
+        for &r in &reads {
+            let Some(list) = virt(r).and_then(|v| partners.get_mut(v.index())) else {
+                continue;
+            };
+            list.extend(reads.iter().copied().filter(|&o| o != r));
+        }
+    }
+    partners
+}
+
 fn virt(r: Reg) -> Option<VReg> {
     match r {
         Reg::Virt(v) => Some(v),
@@ -673,6 +722,7 @@ fn scan_round<I: MachInst>(
     let hints = move_hints(work);
     let remat = remat::rematerializable(work, phys, &live);
     let weights = spill_weights(work, vranges, &remat);
+    let partners = read_partners(work, phys);
     let scan = Scan {
         work,
         phys,
@@ -680,6 +730,7 @@ fn scan_round<I: MachInst>(
         ranges: vranges,
         hints: &hints,
         weights: &weights,
+        partners: &partners,
     };
     match scan.run() {
         Ok(assign) => Round::Done(assign, peak.filter(|_| measure)),
@@ -821,6 +872,8 @@ struct Scan<'a, I> {
     hints: &'a [SmallVec<[Reg; 2]>],
     /// Spill weight of each virtual register (see [`spill_weights`]).
     weights: &'a [f64],
+    /// The registers read with each virtual register ([`read_partners`]).
+    partners: &'a [SmallVec<[Reg; 4]>],
 }
 
 impl<I> Scan<'_, I> {
@@ -859,14 +912,26 @@ impl<I> Scan<'_, I> {
             busy_through: vec![None; nphys],
         };
         let mut victims = Vec::new();
+        // Per class: the furthest register into its allocatable list given so far.
+        let mut top: BTreeMap<RegClass, usize> = BTreeMap::new();
         for &v in &order {
             let start = self.start(v);
             let regs = self.phys.class_regs(self.work.vregs[VReg::new(v)]);
             let hinted = self.hinted(v, regs, &assign);
-            let mut candidates = hinted.iter().chain(regs).copied();
-            if let Some(r) = candidates.find(|&r| self.free(r, v, start, &mut held)) {
+            let mut free = hinted
+                .iter()
+                .copied()
+                .find(|&r| self.free(r, v, start, &mut held));
+            if free.is_none() {
+                free = self.first_free_apart(v, regs, &assign, &top, start, &mut held);
+            }
+            if let Some(r) = free {
                 assign[v] = Some(r);
                 self.hold(&mut held, r, v);
+                let class = self.work.vregs[VReg::new(v)];
+                let at = regs.iter().position(|&x| x == r).unwrap_or(0);
+                let high = top.entry(class).or_insert(at);
+                *high = (*high).max(at);
                 continue;
             }
             match self.eviction(v, regs, &mut held.holders) {
@@ -899,6 +964,47 @@ impl<I> Scan<'_, I> {
             victims.sort();
             Err(ScanFail::Spill(victims))
         }
+    }
+
+    /// The first register of `regs` free for `v`; when the target has operand banks
+    /// and it shares a bank with a register read with `v` ([`read_partners`]) that
+    /// already has its register, the first free one that shares none instead, if
+    /// there is one no further into `regs` than the registers given so far (`top`,
+    /// per class), so that avoiding a conflict does not by itself take a new
+    /// register (the final count can still differ, since later choices change).
+    fn first_free_apart(
+        &self,
+        v: usize,
+        regs: &[usize],
+        assign: &[Option<usize>],
+        top: &BTreeMap<RegClass, usize>,
+        start: Pos,
+        held: &mut Holding,
+    ) -> Option<usize> {
+        let (at, first) = regs
+            .iter()
+            .enumerate()
+            .find(|&(_, &r)| self.free(r, v, start, held))?;
+        let mut taken = 0u32;
+        for &p in &self.partners[v] {
+            let r = match p {
+                Reg::Phys(p) => self.phys.number(p),
+                Reg::Virt(w) => assign.get(w.index()).copied().flatten(),
+            };
+            if let Some(r) = r {
+                taken |= self.phys.banks[r];
+            }
+        }
+        if taken & self.phys.banks[*first] == 0 {
+            return Some(*first);
+        }
+        let class = self.work.vregs[VReg::new(v)];
+        let limit = top.get(&class).copied().unwrap_or(0).max(at);
+        let apart = regs[at + 1..=limit.min(regs.len() - 1)].iter().copied();
+        apart
+            .filter(|&r| taken & self.phys.banks[r] == 0)
+            .find(|&r| self.free(r, v, start, held))
+            .or(Some(*first))
     }
 
     /// Whether register `r` (and every register overlapping it) is free for all of

@@ -215,6 +215,8 @@ pub struct ToyTarget {
     pub pairs: Vec<PReg>,
     /// Classes the target cannot spill.
     pub unspillable: Vec<RegClass>,
+    /// Operand register banks of class `A` (register index mod `banks`); 0: none.
+    pub banks: u32,
 }
 
 impl Default for ToyTarget {
@@ -224,6 +226,7 @@ impl Default for ToyTarget {
             b: vec![b(0), b(1)],
             pairs: vec![],
             unspillable: vec![],
+            banks: 0,
         }
     }
 }
@@ -267,6 +270,13 @@ impl RegTarget for ToyTarget {
     fn aliases(&self, reg: PReg) -> SmallVec<[PReg; 4]> {
         match reg.class {
             P => overlapping(reg),
+            _ => smallvec![],
+        }
+    }
+
+    fn read_banks(&self, reg: PReg) -> SmallVec<[u32; 2]> {
+        match reg.class {
+            A if self.banks > 0 => smallvec![u32::from(reg.index) % self.banks],
             _ => smallvec![],
         }
     }

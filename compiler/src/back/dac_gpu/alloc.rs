@@ -77,6 +77,10 @@ pub const DEFAULT_MAX_REGS: u32 = 63;
 pub const MAX_BUDGET: u32 = 255;
 /// Predicate registers the allocator may use.
 const NUM_PREDS: u32 = 256;
+/// Operand register banks the allocator avoids conflicts in ([`RegTarget::read_banks`]):
+/// Maxwell's 4 (the `maxwell` preset's `register_banks`). On a machine without
+/// banks (the GTX 480 preset) the choice costs nothing.
+const REGISTER_BANKS: u32 = 4;
 
 /// What allocation did to one kernel.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -567,6 +571,18 @@ impl RegTarget for GpuTarget {
             R => 1,
             D => 2,
             _ => 0,
+        }
+    }
+
+    /// Maxwell's operand banks, as the simulator models them
+    /// (`sim::gpu::timing::register_bank_conflicts`): register number mod 4, a
+    /// pair reading both halves' banks. Predicates are not in the banked file.
+    fn read_banks(&self, reg: PReg) -> SmallVec<[u32; 2]> {
+        let bank = |k: u8| u32::from(k) % REGISTER_BANKS;
+        match reg.class {
+            R => smallvec![bank(reg.index)],
+            D => smallvec![bank(reg.index), bank(reg.index + 1)],
+            _ => SmallVec::new(),
         }
     }
 

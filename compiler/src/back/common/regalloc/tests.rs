@@ -632,6 +632,7 @@ fn split_values_keep_results_under_the_smallest_budgets() {
                 b: [b(0), b(1)][..nb].to_vec(),
                 pairs: vec![],
                 unspillable: vec![],
+                banks: 0,
             };
             let mut out = func.clone();
             if allocate(&mut out, &target).is_ok() {
@@ -644,6 +645,64 @@ fn split_values_keep_results_under_the_smallest_budgets() {
     assert!(allocated >= 108, "{allocated} of 360 allocated");
 }
 
+/// `x` and `k`, then `y`, read with `x` by an add (after `filled` values that take
+/// every `A` register and die, when `filled` is 4).
+fn add_read_together(filled: i64) -> MachFunction<Toy> {
+    let mut bd = Builder::new();
+    let first: Vec<Reg> = (0..filled).map(|k| bd.input(A, k)).collect();
+    for &f in &first {
+        bd.out(f);
+    }
+    let x = bd.input(A, 10);
+    let k = bd.input(A, 20);
+    let y = bd.input(A, 30);
+    let sum = bd.add(x, y);
+    bd.out(sum);
+    bd.out(k);
+    bd.end(Toy::Ret, &[]);
+    bd.func
+}
+
+/// Four `A` registers; operand banks (index mod `banks`), or none when 0.
+fn banked_target(banks: u32) -> ToyTarget {
+    ToyTarget {
+        a: vec![a(0), a(1), a(2), a(3)],
+        banks,
+        ..ToyTarget::default()
+    }
+}
+
+/// Four `A` registers in two operand banks (index mod 2). Four values fill them and
+/// die; then `x` takes `a0` (bank 0) and `k` `a1`, and `y`, read with `x`, would take
+/// `a2`, in `x`'s bank: it takes `a3` instead, the first free register in another
+/// bank, no further than the registers already used. Without banks it takes `a2`.
+#[test]
+fn registers_read_together_avoid_sharing_a_bank() {
+    let func = add_read_together(4);
+    let sum_sources = |banks: u32| {
+        let (_, out) = check_with(&func, &banked_target(banks));
+        let add = out
+            .blocks
+            .values()
+            .flat_map(|b| &b.insts)
+            .find_map(|l| match l.inst {
+                Toy::Add { x, y, .. } => Some((x, y)),
+                _ => None,
+            });
+        add.unwrap()
+    };
+    assert_eq!(sum_sources(0), (Reg::Phys(a(0)), Reg::Phys(a(2))));
+    assert_eq!(sum_sources(2), (Reg::Phys(a(0)), Reg::Phys(a(3))));
+}
+
+/// Avoiding a bank never takes a register further into the list than those already
+/// given: with only `a0`..`a2` used, `y` keeps `a2` although it shares `x`'s bank.
+#[test]
+fn avoiding_a_bank_takes_no_register_beyond_those_given() {
+    let (alloc, _) = check_with(&add_read_together(0), &banked_target(2));
+    assert!(!alloc.used.contains(&a(3)), "{alloc:?}");
+}
+
 /// All four A registers allocatable, and the pairs `p0` (`a0`, `a1`) and `p2`.
 fn pair_target() -> ToyTarget {
     ToyTarget {
@@ -651,6 +710,7 @@ fn pair_target() -> ToyTarget {
         b: vec![b(0), b(1)],
         pairs: vec![p(0), p(2)],
         unspillable: vec![],
+        banks: 0,
     }
 }
 
@@ -805,6 +865,7 @@ fn malformed_input_is_an_error() {
         b: vec![],
         pairs: vec![],
         unspillable: vec![],
+        banks: 0,
     };
     assert!(allocate(&mut bd.func.clone(), &no_b).is_err());
 
@@ -1130,7 +1191,7 @@ proptest! {
     #[test]
     fn random_programs_with_few_registers_never_panic(r in recipe(40), live in 0usize..8, na in 0usize..3, nb in 0usize..2) {
         let func = build(&r, live);
-        let target = ToyTarget { a: [a(0), a(1), a(2)][..na].to_vec(), b: [b(0), b(1)][..nb].to_vec(), pairs: vec![], unspillable: vec![] };
+        let target = ToyTarget { a: [a(0), a(1), a(2)][..na].to_vec(), b: [b(0), b(1)][..nb].to_vec(), pairs: vec![], unspillable: vec![], banks: 0 };
         let mut out = func.clone();
         if allocate(&mut out, &target).is_ok() {
             prop_assert_eq!(toy::check_allocated(&out, &target, &input_phys(&func)), Ok(()));
