@@ -922,8 +922,15 @@ impl<I> Scan<'_, I> {
                 .iter()
                 .copied()
                 .find(|&r| self.free(r, v, start, &mut held));
-            if free.is_none() {
+            if free.is_none() && self.hints[v].is_empty() {
                 free = self.first_free_apart(v, regs, &assign, &top, start, &mut held);
+            } else if free.is_none() {
+                // A copy's register may still be the one a later value is hinted to:
+                // keep the first free one, as without banks.
+                free = regs
+                    .iter()
+                    .copied()
+                    .find(|&r| self.free(r, v, start, &mut held));
             }
             if let Some(r) = free {
                 assign[v] = Some(r);
