@@ -35,6 +35,7 @@
 //! 29,742.
 
 use std::alloc::{GlobalAlloc, Layout};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Sets glibc's allocator up for a short process that grows its heap a few MB at a
 /// time: it asks the kernel for 16 MiB beyond each request (`M_TOP_PAD`), so that the
@@ -48,6 +49,134 @@ pub fn tune_system_heap() {
     // SAFETY: `mallopt` only sets a parameter of the allocator; glibc takes its lock.
     unsafe {
         libc::mallopt(libc::M_TOP_PAD, 16 << 20);
+    }
+}
+
+/// Size of a transparent huge page (x86-64's and AArch64's with 4 KiB base pages).
+const HUGE_PAGE: usize = 2 << 20;
+
+/// Regions advised beyond a newly seen one: the 16 MiB glibc grows a heap by.
+const ADVISE_AHEAD: usize = 8;
+
+/// Slots of [`HugePages`]'s set of advised regions: a compile's large blocks lie in a
+/// few tens of 2 MiB regions (tricubic's nyuzi compile: 9).
+const ADVISED_SLOTS: usize = 256;
+
+/// An allocator `A` whose blocks' 2 MiB regions are marked for transparent huge pages
+/// (`madvise(MADV_HUGEPAGE)`), as glibc's own `glibc.malloc.hugetlb=1` tunable does
+/// for its heap (which a process cannot set for itself once it runs).
+///
+/// A compile first touches each page of its heap once, and on the 2-core VM each such
+/// page fault costs about 2 us: tricubic's nyuzi compile took 1,615 faults. Where the
+/// system runs transparent huge pages in `madvise` mode, one fault then maps a whole
+/// 2 MiB page. Only the large side's blocks are advised: glibc grows its heaps by 16
+/// MiB at a time (`tune_system_heap`), so they fill whole huge pages, while mimalloc's
+/// small-block pages are scattered over its segments and would take far more memory
+/// as huge pages (its own huge pages stay off, the `no_thp` feature). Each region is
+/// advised once per process, recorded in a small lock-free set; when the set is full,
+/// further regions go unadvised, which costs only their page faults. Where the kernel
+/// has no transparent huge pages, or runs them always or never, the advice changes
+/// nothing.
+///
+/// tricubic's nyuzi compile: 1,615 page faults before, 1,265 with the advice (the
+/// first region of each glibc thread heap holds the heap's header, written before
+/// any block is seen, so it stays in small pages), peak resident set 16.1 to 16.4
+/// MB, median wall time 10.9 to 10.2 ms (`python3 tests/compile_speed/medians.py
+/// --runs 11`, 2026-11-30; the other 55 example compiles 0.1-0.7 ms faster).
+pub struct HugePages<A> {
+    pub inner: A,
+    advised: [AtomicUsize; ADVISED_SLOTS],
+}
+
+impl<A> HugePages<A> {
+    pub const fn new(inner: A) -> Self {
+        HugePages {
+            inner,
+            advised: [const { AtomicUsize::new(0) }; ADVISED_SLOTS],
+        }
+    }
+
+    /// Advises the regions of the block at `ptr` of `size` bytes not advised before.
+    fn advise(&self, ptr: *mut u8, size: usize) {
+        if ptr.is_null() || size == 0 {
+            return;
+        }
+        let first = ptr as usize / HUGE_PAGE;
+        let last = (ptr as usize + size - 1) / HUGE_PAGE;
+        for region in first..=last {
+            if self.first_sighting(region) {
+                // The heap grows upward into the regions after this one: advise them
+                // now, before glibc writes a chunk header there (a region with one
+                // page mapped no longer takes a huge page at its first fault).
+                for ahead in region + 1..=region + ADVISE_AHEAD {
+                    self.first_sighting(ahead);
+                }
+                advise_huge(region * HUGE_PAGE, ADVISE_AHEAD + 1);
+            }
+        }
+    }
+
+    /// Records `region` (a region number, so never 0 for a heap address) in the set;
+    /// whether it was new. Linear probing from its hash, claiming a free slot by
+    /// compare-and-swap.
+    fn first_sighting(&self, region: usize) -> bool {
+        let start = region.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56;
+        for i in 0..ADVISED_SLOTS {
+            let slot = &self.advised[(start + i) % ADVISED_SLOTS];
+            match slot.compare_exchange(0, region, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return true,
+                Err(seen) if seen == region => return false,
+                Err(_) => {}
+            }
+        }
+        false
+    }
+}
+
+/// Marks the `regions` 2 MiB regions from `base` for transparent huge pages. Parts
+/// that are not mapped are skipped by the kernel (which then reports `ENOMEM`,
+/// ignored: the advice is only a hint).
+fn advise_huge(base: usize, regions: usize) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: `madvise` with MADV_HUGEPAGE changes no contents and no protection,
+    // only how later faults in the range are served; `base` is page-aligned.
+    unsafe {
+        libc::madvise(
+            base as *mut libc::c_void,
+            regions * HUGE_PAGE,
+            libc::MADV_HUGEPAGE,
+        );
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (base, regions);
+}
+
+// SAFETY: every call is forwarded to `inner` unchanged; the advice changes no bytes.
+unsafe impl<A: GlobalAlloc> GlobalAlloc for HugePages<A> {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded with the caller's guarantees.
+        let p = unsafe { self.inner.alloc(layout) };
+        self.advise(p, layout.size());
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded with the caller's guarantees.
+        let p = unsafe { self.inner.alloc_zeroed(layout) };
+        self.advise(p, layout.size());
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { self.inner.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: forwarded with the caller's guarantees.
+        let p = unsafe { self.inner.realloc(ptr, layout, new_size) };
+        self.advise(p, new_size);
+        p
     }
 }
 
@@ -216,5 +345,37 @@ mod tests {
             heap.dealloc(q, Layout::from_size_align(5000, 8).unwrap());
         }
         assert_eq!(held(&heap), (0, 0));
+    }
+
+    #[test]
+    fn huge_page_advice_records_each_region_once_and_keeps_the_bytes() {
+        let heap = HugePages::new(System);
+        assert!(heap.first_sighting(7));
+        assert!(!heap.first_sighting(7), "a region is advised once");
+        let layout = Layout::from_size_align(3 << 20, 64).unwrap();
+        unsafe {
+            let p = heap.alloc_zeroed(layout);
+            assert!(!p.is_null());
+            let region = p as usize / HUGE_PAGE;
+            assert!(
+                !heap.first_sighting(region + ADVISE_AHEAD),
+                "the regions the heap grows into were advised with the block's"
+            );
+            *p.add(5) = 9;
+            let q = heap.realloc(p, layout, 5 << 20);
+            assert_eq!(*q.add(5), 9);
+            assert_eq!(*q.add(6), 0);
+            heap.dealloc(q, Layout::from_size_align(5 << 20, 64).unwrap());
+        }
+    }
+
+    #[test]
+    fn a_full_set_of_regions_declines_new_ones() {
+        let heap = HugePages::new(System);
+        for region in 1..=ADVISED_SLOTS {
+            assert!(heap.first_sighting(region));
+        }
+        assert!(!heap.first_sighting(ADVISED_SLOTS + 1));
+        assert!(!heap.first_sighting(1));
     }
 }

@@ -21,10 +21,11 @@ use spmdc::timing;
 #[global_allocator]
 static ALLOC: timing::CountingAlloc<Heap> = timing::CountingAlloc(spmdc::heap::SizeSplit(
     mimalloc::MiMalloc,
-    std::alloc::System,
+    spmdc::heap::HugePages::new(std::alloc::System),
 ));
 
-type Heap = spmdc::heap::SizeSplit<mimalloc::MiMalloc, std::alloc::System, 1024>;
+type Heap =
+    spmdc::heap::SizeSplit<mimalloc::MiMalloc, spmdc::heap::HugePages<std::alloc::System>, 1024>;
 
 /// Exit status: the kernel compiled (or ran) cleanly.
 const EXIT_OK: u8 = 0;
