@@ -928,6 +928,9 @@ enum ColorArg {
 
 fn main() -> ExitCode {
     spmdc::heap::tune_system_heap();
+    if std::env::args_os().any(|a| a == "--time-passes") {
+        timing::count_heap();
+    }
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     warn_ineffective(&cli, &given_options(&matches));

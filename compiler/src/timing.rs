@@ -9,7 +9,7 @@
 //! and the report indents them.
 
 use std::alloc::{GlobalAlloc, Layout};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -19,8 +19,12 @@ static BEGUN: AtomicUsize = AtomicUsize::new(0);
 static RECORDS: Mutex<Vec<Record>> = Mutex::new(Vec::new());
 
 /// Live heap bytes, and their peak since the innermost running stage began.
-static LIVE: AtomicU64 = AtomicU64::new(0);
-static PEAK: AtomicU64 = AtomicU64::new(0);
+/// Signed: a block allocated before counting began and freed after takes its size
+/// off (see [`count_heap`]).
+static LIVE: AtomicI64 = AtomicI64::new(0);
+static PEAK: AtomicI64 = AtomicI64::new(0);
+/// Whether [`CountingAlloc`] counts (see [`count_heap`]).
+static COUNT_HEAP: AtomicBool = AtomicBool::new(false);
 /// Whether a [`CountingAlloc`] is the global allocator (else heap figures are unknown).
 static COUNTING: AtomicBool = AtomicBool::new(false);
 
@@ -41,9 +45,20 @@ pub struct Record {
     pub count: usize,
 }
 
-/// Turns recording on (for the rest of the process).
+/// Turns recording on (for the rest of the process), heap counting included.
 pub fn enable() {
+    count_heap();
     ENABLED.store(true, Ordering::Relaxed);
+}
+
+/// Makes [`CountingAlloc`] count live bytes from now on. Counting costs two atomic
+/// operations on one shared cache line per allocation, which the compile's two
+/// threads pass back and forth (tricubic's nyuzi compile: 0.5 ms of 11), so only a
+/// process that reports heap peaks counts. The binary calls it first thing in `main`
+/// when `--time-passes` is among its arguments, so the peaks leave out only what
+/// the runtime allocated before `main`.
+pub fn count_heap() {
+    COUNT_HEAP.store(true, Ordering::Relaxed);
 }
 
 pub fn enabled() -> bool {
@@ -68,7 +83,9 @@ pub fn stage<T>(name: &str, f: impl FnOnce() -> T) -> T {
         name: name.to_string(),
         depth,
         wall,
-        heap_peak: COUNTING.load(Ordering::Relaxed).then_some(peak),
+        heap_peak: COUNTING
+            .load(Ordering::Relaxed)
+            .then_some(peak.max(0) as u64),
         rss: resident_set(),
         count: 1,
     };
@@ -179,13 +196,17 @@ fn status_field(key: &str) -> Option<u64> {
 
 /// A global allocator that counts live heap bytes for [`stage`]'s peaks, around
 /// another allocator: `#[global_allocator] static A: CountingAlloc<System> =
-/// CountingAlloc(System);`. Counting is one relaxed atomic addition per allocation
-/// and per free, and one more operation when the peak grows.
+/// CountingAlloc(System);`. Once [`count_heap`] (or [`enable`]) has run, counting is
+/// one relaxed atomic addition per allocation and per free, and one more operation
+/// when the peak grows; before, one relaxed load.
 pub struct CountingAlloc<A>(pub A);
 
 impl<A> CountingAlloc<A> {
     fn grew(&self, by: usize) {
-        let live = LIVE.fetch_add(by as u64, Ordering::Relaxed) + by as u64;
+        if !COUNT_HEAP.load(Ordering::Relaxed) {
+            return;
+        }
+        let live = LIVE.fetch_add(by as i64, Ordering::Relaxed) + by as i64;
         // `fetch_max` is a compare-and-swap loop: only when the peak may move.
         if live > PEAK.load(Ordering::Relaxed) {
             PEAK.fetch_max(live, Ordering::Relaxed);
@@ -196,7 +217,9 @@ impl<A> CountingAlloc<A> {
     }
 
     fn shrank(&self, by: usize) {
-        LIVE.fetch_sub(by as u64, Ordering::Relaxed);
+        if COUNT_HEAP.load(Ordering::Relaxed) {
+            LIVE.fetch_sub(by as i64, Ordering::Relaxed);
+        }
     }
 }
 

@@ -1404,3 +1404,36 @@ fn varying_element_buffers_hold_program_count_values_each() {
         assert_eq!(lane_values, expected, "{target}: a[1] holds programIndex");
     }
 }
+
+/// `--time-passes` reports heap peaks: the allocator counts live bytes in a process
+/// given the flag (and only there, since counting costs every allocation).
+#[test]
+fn time_passes_reports_heap_peaks() {
+    let out = spmdc(
+        &[
+            "examples/saxpy.spmd",
+            "--target",
+            "nyuzi",
+            "--emit",
+            "asm",
+            "--time-passes",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = stderr(&out);
+    let total = report
+        .lines()
+        .find(|l| l.starts_with("total"))
+        .unwrap_or_else(|| panic!("no total line in:\n{report}"));
+    let fields: Vec<&str> = total.split_whitespace().collect();
+    // total, wall ms, heap peak "N.N" "MB", rss "N.N" "MB"
+    assert_eq!(fields[3], "MB", "{total}");
+    let peak: f64 = fields[2].parse().unwrap();
+    assert!(peak > 0.0, "a compile's heap peak is above zero: {total}");
+    let lower = report
+        .lines()
+        .find(|l| l.trim_start().starts_with("instruction selection"))
+        .unwrap_or_else(|| panic!("no instruction selection line in:\n{report}"));
+    assert!(lower.contains(" MB "), "{lower}");
+}
