@@ -13,7 +13,7 @@
 //! and each stage's time must be its own, not shared with a concurrent one.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 /// The most worker threads used (the process is short; more rarely pays).
 const MAX_THREADS: usize = 8;
@@ -77,8 +77,14 @@ fn thread_count(jobs: usize) -> usize {
     if jobs <= 1 || crate::timing::enabled() {
         return 1;
     }
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    cores.min(jobs).min(MAX_THREADS)
+    cores().min(jobs).min(MAX_THREADS)
+}
+
+/// The cores this process may use, asked once: the standard library reads the
+/// cgroup's CPU quota files on every call (seven system calls).
+fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// The value in `slot`, which every job and result slot holds exactly once.
