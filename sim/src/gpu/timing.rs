@@ -371,7 +371,10 @@ pub fn bank_conflict_degree(addrs: &[u64; WARP], mask: u32, bytes: u32) -> u32 {
     per_bank.iter().copied().max().unwrap_or(0)
 }
 
-pub(crate) fn mem_config(cfg: &GpuConfig) -> MemConfig {
+/// The memory system the timing model builds for `cfg` (caches, L2 banks and their
+/// request rate, miss registers, DRAM): public so that a static cost model can read
+/// the same figures the simulator runs with.
+pub fn mem_config(cfg: &GpuConfig) -> MemConfig {
     let l1 = CacheConfig {
         size_bytes: cfg.l1_size,
         ways: cfg.l1_assoc,
