@@ -88,6 +88,7 @@ pub mod alloc;
 pub mod asm;
 pub mod decouple;
 pub mod isel;
+pub mod lanes;
 pub mod regdem;
 pub mod run;
 pub mod run_stats;

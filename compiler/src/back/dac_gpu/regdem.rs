@@ -20,9 +20,12 @@
 //!   fits an SM (fewer registers than a cliff's buy nothing), nearest first.
 //! * **The predictor** ([`predict`]), a static model in the spirit of the paper's §4
 //!   (stall cycles scaled by instruction throughput and occupancy, loops weighted by
-//!   a constant factor), written for this simulator's machine. Per warp, over the
-//!   allocated code, each instruction weighted by ten per enclosing loop (at most
-//!   three; a loop is a backward branch's span):
+//!   a constant factor), written for this simulator's machine: every figure it uses
+//!   is a parameter of the machine description ([`GpuConfig`], and the memory system
+//!   the simulator builds from it, `sim::gpu::timing::mem_config`); nothing in it is
+//!   fitted to measured runs. Per warp, over the allocated code, each instruction
+//!   weighted by ten per enclosing loop (at most three; a loop is a backward
+//!   branch's span):
 //!   - `issue`: issue cycles, `warp_size / simt_lanes_per_scheduler` for a vector
 //!     instruction plus its register-bank conflicts, one for the uniform datapath,
 //!     the divide and f64 units' intervals for theirs;
@@ -32,24 +35,40 @@
 //!     an L2 hit, or an L1 hit for a decoupled load, which reads what the affine
 //!     warp prefetched; local memory: an L1 hit for the share of the SM's resident
 //!     threads' local bytes that L1 holds, an L2 hit for the rest);
-//!   - `lsu`: load/store-unit cycles, one per 32-bit word per lane group of 128
-//!     bytes (a local or global access of 8 bytes takes two), one per shared access.
+//!   - `lsu`: load/store-unit cycles, one per line transaction of a global or local
+//!     access, one per shared access. The transactions come from
+//!     [`super::lanes`]: a dataflow over the code gives each address its stride
+//!     across a warp's lanes (uniform, `k` bytes per lane, or unknown: a gather),
+//!     and the lines a warp's access touches follow from the stride and the line
+//!     size (spill slots: CUDA's interleaved local layout, one line per word);
+//!   - `l2_requests`: line requests sent past L1: every store transaction (L1 is
+//!     write-through without allocation), the L1 misses of local loads (the share L1
+//!     does not hold), and every line of a global load (decoupled ones through the
+//!     affine warp's early requests; the others are taken to miss L1, as nothing in
+//!     the code tells what of the data L1 still holds);
+//!   - `miss_hold`: the cycles those load misses hold one of the L1's miss
+//!     registers (`l2_latency` each).
 //!
-//!   With `W` warps resident on an SM (the blocks the occupancy calculator allows
-//!   from the allocated `.reg` and `.shared`, or fewer when the grid has fewer
-//!   blocks per SM) and `S` schedulers, the SM takes
-//!   `max(W·issue / S, W·lsu, issue + latency)` cycles to run its resident warps
-//!   once: issue-bound, memory-unit-bound, or one warp's latency-bound critical path,
-//!   the latency hidden by the other warps. The grid runs in waves of
-//!   `W·num_sms` warps, so the predicted cycles are `waves × that`. The variant with
-//!   the fewest predicted cycles wins; ties keep the one with fewer spills.
-//!   What the model does not see (cache misses of spill slots under pressure,
-//!   memory bandwidth, divergence) is where its choice and the exhaustive search's
-//!   part (`spmdc bench regdem` reports both).
+//!   The busiest SM runs `B = ceil(blocks / num_sms)` blocks, in rounds of the `R`
+//!   blocks occupancy lets it hold (the blocks the occupancy calculator allows from
+//!   the allocated `.reg` and `.shared`, at most `B`), and a last round of what is
+//!   left. A round of `n` warps takes the longest of: `n·issue / schedulers`
+//!   (issue-bound); `n·lsu` (memory-unit-bound); `n·l2_requests·active_sms /
+//!   l2_banks` (L2-bound: each of the `l2_partitions` banks accepts one request a
+//!   cycle from all SMs with blocks); `n·miss_hold / l1_mshrs` (bound by the L1's
+//!   miss registers, Little's law); `issue + latency` (one warp's critical path, the
+//!   other warps hidden under it: latency-bound). The predicted cycles are the sum
+//!   over the rounds. The variant with the fewest predicted cycles wins; ties keep
+//!   the one with fewer spills. Throughput bounds do not change with occupancy, so
+//!   a kernel bound by them gains nothing from a cheaper budget and pays for its
+//!   spill traffic: the predictor declines to demote or spill. What the model does
+//!   not see (reuse of global data in L1, L2 and DRAM misses, queueing delays,
+//!   dependencies across basic blocks, divergence) is where its choice and the
+//!   exhaustive search's part (`spmdc bench regdem` reports both).
 
 use rustc_hash::FxHashMap;
 use sim::gpu::{
-    occupancy, AddrBase, Address, BlockResources, GpuConfig, Inst, Kernel, Op, RegFile, Space, Unit,
+    occupancy, AddrBase, BlockResources, GpuConfig, Inst, Kernel, Op, RegFile, Space, Unit,
 };
 
 use super::alloc::{self, Placement, RegReport, SharedRoom};
@@ -137,10 +156,40 @@ pub struct Prediction {
     /// Predicted cycles of the whole launch.
     pub cycles: f64,
     pub blocks_per_sm: u32,
-    /// Per warp: loop-weighted issue cycles, exposed load latency, LSU cycles.
+    /// Per warp, loop-weighted: issue cycles, exposed latency, load/store-unit
+    /// cycles, line requests sent past L1, and L1 miss-register cycles.
     pub issue: f64,
     pub latency: f64,
     pub lsu: f64,
+    pub l2_requests: f64,
+    pub miss_hold: f64,
+    /// Which bound gave `cycles`.
+    pub bound: Bound,
+}
+
+/// The resource that bounds a prediction ([`predict`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    /// The schedulers' issue slots.
+    Issue,
+    /// The load/store unit's line transactions.
+    Lsu,
+    /// The L2 banks' request slots, shared by every SM.
+    L2,
+    /// The L1's miss registers.
+    MissRegisters,
+    /// One warp's critical path per round of resident blocks.
+    Latency,
+}
+
+/// Per-warp, loop-weighted costs of a kernel's code ([`per_warp_costs`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct WarpCosts {
+    issue: f64,
+    latency: f64,
+    lsu: f64,
+    l2_requests: f64,
+    miss_hold: f64,
 }
 
 /// Loop depth of each instruction of `insts`: how many backward branches' spans
@@ -166,16 +215,18 @@ fn loop_depths(insts: &[Inst]) -> Vec<u32> {
         .collect()
 }
 
-/// Per-warp loop-weighted (issue, stall, lsu) cycles of `kernel` on `machine`, with
-/// local loads taking `local_latency`. Stalls come from an in-order scoreboard run
-/// over each basic block alone (its values from elsewhere taken as ready): an
-/// instruction issues when its sources are ready, and its result is ready its
-/// unit's latency later; the block's stall is its length less its issue cycles.
-fn per_warp_costs(kernel: &Kernel, machine: &GpuConfig, local_latency: f64) -> (f64, f64, f64) {
+/// Per-warp loop-weighted costs of `kernel` on `machine`, with `local_hit` the share
+/// of local loads that hit L1. Stalls come from an in-order scoreboard run over each
+/// basic block alone (its values from elsewhere taken as ready): an instruction
+/// issues when its sources are ready, and its result is ready its unit's latency
+/// later; the block's stall is its length less its issue cycles. Memory costs come
+/// from each access's line transactions ([`super::lanes::transactions`]).
+fn per_warp_costs(kernel: &Kernel, machine: &GpuConfig, local_hit: f64) -> WarpCosts {
     let vector_issue =
         f64::from((machine.warp_size / machine.simt_lanes_per_scheduler.max(1)).max(1));
-    let (mut issue, mut stall, mut lsu) = (0.0, 0.0, 0.0);
-    let starts = block_starts(kernel);
+    let mut costs = WarpCosts::default();
+    let starts = super::lanes::block_starts(kernel);
+    let lines = super::lanes::transactions(kernel, machine.warp_size, machine.line_size);
     let mut ready: FxHashMap<(RegFile, u32), f64> = FxHashMap::default();
     let (mut clock, mut issued, mut weight) = (0.0, 0.0, 1.0);
     for (pc, (inst, depth)) in kernel
@@ -185,7 +236,7 @@ fn per_warp_costs(kernel: &Kernel, machine: &GpuConfig, local_latency: f64) -> (
         .enumerate()
     {
         if starts[pc] {
-            stall += weight * (clock - issued);
+            costs.latency += weight * (clock - issued);
             ready.clear();
             (clock, issued) = (0.0, 0.0);
         }
@@ -196,9 +247,11 @@ fn per_warp_costs(kernel: &Kernel, machine: &GpuConfig, local_latency: f64) -> (
             Unit::Div | Unit::F64 => vector_issue.max(8.0),
             _ => vector_issue + f64::from(banks),
         };
-        issue += weight * cost;
-        let (latency, unit) = unit_costs(inst, machine, local_latency);
-        lsu += weight * unit;
+        costs.issue += weight * cost;
+        let mem = memory_costs(inst, machine, lines[pc], local_hit);
+        costs.lsu += weight * mem.lsu;
+        costs.l2_requests += weight * mem.l2_requests;
+        costs.miss_hold += weight * mem.miss_hold;
         let mut start = clock;
         inst.for_each_reg(|a| {
             if !a.def {
@@ -210,67 +263,127 @@ fn per_warp_costs(kernel: &Kernel, machine: &GpuConfig, local_latency: f64) -> (
         inst.for_each_reg(|a| {
             if a.def {
                 for k in 0..=u32::from(a.wide) {
-                    ready.insert((a.reg.file, a.reg.idx + k), start + latency);
+                    ready.insert((a.reg.file, a.reg.idx + k), start + mem.latency);
                 }
             }
         });
     }
-    stall += weight * (clock - issued);
-    (issue, stall, lsu)
+    costs.latency += weight * (clock - issued);
+    costs
 }
 
-/// Whether each instruction of `kernel` starts a basic block: the first, label
-/// targets, and what follows a branch, exit or return.
-fn block_starts(kernel: &Kernel) -> Vec<bool> {
-    let mut starts = vec![false; kernel.insts.len() + 1];
-    starts[0] = true;
-    for l in &kernel.labels {
-        if let Some(s) = starts.get_mut(l.at as usize) {
-            *s = true;
-        }
-    }
-    for (pc, inst) in kernel.insts.iter().enumerate() {
-        if matches!(inst.op, Op::Bra { .. } | Op::Exit | Op::Ret) {
-            starts[pc + 1] = true;
-        }
-    }
-    starts
+/// One instruction's costs: its result latency, load/store-unit cycles, line
+/// requests sent past L1, and the cycles its L1 misses hold a miss register.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct InstCosts {
+    latency: f64,
+    lsu: f64,
+    l2_requests: f64,
+    miss_hold: f64,
 }
 
-/// An instruction's result latency and its load/store-unit cycles.
-fn unit_costs(inst: &Inst, machine: &GpuConfig, local_latency: f64) -> (f64, f64) {
-    let words = match inst.op {
-        Op::Ld { ty, .. } | Op::St { ty, .. } | Op::Atom { ty, .. } if ty.bits() == 64 => 2.0,
-        _ => 1.0,
-    };
+/// The costs of `inst`, an access of `lines` line transactions when it is one
+/// (global and local only; a shared access is one LSU cycle), with `local_hit` the
+/// share of local loads that hit L1. As in the simulator's memory system
+/// (`sim::gpu::timing::mem_config`): L1 keeps no stores (write-through, no
+/// allocation), so every store transaction is an L2 request; a load line that misses
+/// L1 is an L2 request and holds one of the L1's miss registers until the L2
+/// answers (`l2_latency`; an L2 hit is assumed, as nothing tells how much of the
+/// data L2 holds); an atomic is a read and a write at the L2. A decoupled load's
+/// lines were fetched by the affine warp's early requests, which take the same L2
+/// requests and miss registers, but the warp finds them in L1. Other global loads
+/// are taken to miss L1: what of the data L1 still holds depends on reuse the
+/// code does not show.
+fn memory_costs(inst: &Inst, machine: &GpuConfig, lines: f64, local_hit: f64) -> InstCosts {
     let cycles = |c: u32| f64::from(c);
-    // A decoupled load reads what the affine warp prefetched into L1 (DAC).
-    let prefetched = matches!(
-        inst.op,
+    let (l1, l2) = (cycles(machine.l1_latency), cycles(machine.l2_latency));
+    let alu = InstCosts {
+        latency: cycles(machine.alu_latency),
+        ..InstCosts::default()
+    };
+    let miss = |share: f64, latency: f64| InstCosts {
+        latency,
+        lsu: lines,
+        l2_requests: share * lines,
+        miss_hold: share * lines * l2,
+    };
+    let store = InstCosts {
+        lsu: lines,
+        l2_requests: lines,
+        ..alu
+    };
+    if inst.uni {
+        return InstCosts {
+            latency: cycles(machine.uniform_latency),
+            ..InstCosts::default()
+        };
+    }
+    match inst.op {
         Op::Ld {
-            addr: Address {
-                base: AddrBase::DeqData,
-                ..
-            },
+            space: Space::Global,
+            addr,
+            ..
+        } if addr.base == AddrBase::DeqData => miss(1.0, l1),
+        Op::Ld {
+            space: Space::Global,
+            ..
+        } => miss(1.0, l2),
+        Op::Ld {
+            space: Space::Local,
+            ..
+        } => miss(1.0 - local_hit, local_hit * l1 + (1.0 - local_hit) * l2),
+        Op::St {
+            space: Space::Global | Space::Local,
+            ..
+        } => store,
+        Op::Atom {
+            space: Space::Global | Space::Local,
+            ..
+        } => InstCosts {
+            latency: l2,
+            lsu: lines,
+            l2_requests: 2.0 * lines,
+            miss_hold: 0.0,
+        },
+        Op::Ld {
+            space: Space::Shared,
             ..
         }
-    );
-    match inst.unit() {
-        _ if inst.uni => (cycles(machine.uniform_latency), 0.0),
-        Unit::Mem(Space::Global) if prefetched => (cycles(machine.l1_latency), words),
-        Unit::Mem(Space::Shared) => (cycles(machine.shared_mem_latency), 1.0),
-        Unit::Mem(Space::Local) => (local_latency, words),
-        Unit::Mem(Space::Global) => (cycles(machine.l2_latency), words),
-        Unit::Mem(Space::Param) => (cycles(machine.alu_latency), 0.0),
-        Unit::Mul => (cycles(machine.mul_latency), 0.0),
-        Unit::F64 => (cycles(machine.f64_latency), 0.0),
-        Unit::Div => (cycles(machine.div_latency), 0.0),
-        _ => (cycles(machine.alu_latency), 0.0),
+        | Op::St {
+            space: Space::Shared,
+            ..
+        }
+        | Op::Atom {
+            space: Space::Shared,
+            ..
+        } => InstCosts {
+            latency: cycles(machine.shared_mem_latency),
+            lsu: 1.0,
+            ..InstCosts::default()
+        },
+        _ => InstCosts {
+            latency: unit_latency(inst, machine),
+            ..InstCosts::default()
+        },
     }
+}
+
+/// The result latency of a non-memory instruction (a parameter load: an ALU's).
+fn unit_latency(inst: &Inst, machine: &GpuConfig) -> f64 {
+    f64::from(match inst.unit() {
+        Unit::Mul => machine.mul_latency,
+        Unit::F64 => machine.f64_latency,
+        Unit::Div => machine.div_latency,
+        _ => machine.alu_latency,
+    })
 }
 
 /// The predicted cycles of `kernel` (allocated) launched in `blocks` blocks of
 /// `threads` threads on `machine`; `None` when a block cannot run at all.
+///
+/// The busiest SM runs `B = ceil(blocks / num_sms)` blocks in rounds of `R` (what
+/// occupancy allows, at most `B`): `B / R` full rounds and, when `R` does not
+/// divide `B`, a last round of the `B mod R` blocks left ([`round_cycles`] each).
 pub fn predict(
     kernel: &Kernel,
     machine: &GpuConfig,
@@ -279,38 +392,90 @@ pub fn predict(
 ) -> Option<Prediction> {
     let occ = occupancy(machine, BlockResources::of(kernel, threads)).ok()?;
     let sms = u64::from(machine.num_sms.max(1));
+    let blocks = blocks.max(1);
+    let per_sm = blocks.div_ceil(sms);
     // Blocks an SM really holds: the grid may not fill what occupancy allows.
-    let resident = u64::from(occ.blocks_per_sm.max(1)).min(blocks.div_ceil(sms).max(1));
-    let resident_threads = resident * u64::from(threads);
-    let local = local_latency(machine, kernel.local_bytes, resident_threads);
-    let (issue, latency, lsu) = per_warp_costs(kernel, machine, local);
-    let warps = (resident * u64::from(occ.warps_per_block.max(1))) as f64;
-    let schedulers = f64::from(machine.schedulers_per_sm.max(1));
-    let round = (warps * issue / schedulers)
-        .max(warps * lsu)
-        .max(issue + latency);
-    let per_wave = u64::from(occ.blocks_per_sm.max(1)) * sms;
-    let waves = blocks.div_ceil(per_wave).max(1) as f64;
+    let resident = u64::from(occ.blocks_per_sm.max(1)).min(per_sm);
+    let local_hit = local_l1_share(machine, kernel.local_bytes, resident * u64::from(threads));
+    let costs = per_warp_costs(kernel, machine, local_hit);
+    let shape = Shape {
+        warps_per_block: f64::from(occ.warps_per_block.max(1)),
+        active_sms: sms.min(blocks) as f64,
+    };
+    let (full, rest) = (per_sm / resident, per_sm % resident);
+    let (bound, round) = round_cycles(&costs, machine, shape, resident as f64);
+    let mut cycles = full as f64 * round;
+    if rest > 0 {
+        cycles += round_cycles(&costs, machine, shape, rest as f64).1;
+    }
     Some(Prediction {
-        cycles: waves * round,
+        cycles,
         blocks_per_sm: occ.blocks_per_sm,
-        issue,
-        latency,
-        lsu,
+        issue: costs.issue,
+        latency: costs.latency,
+        lsu: costs.lsu,
+        l2_requests: costs.l2_requests,
+        miss_hold: costs.miss_hold,
+        bound,
     })
 }
 
-/// The expected latency of a local-memory load when `threads` threads, each with
-/// `bytes` of local memory, share an SM's L1: an L1 hit for the share of the slots
-/// L1 holds, an L2 hit for the rest.
-fn local_latency(machine: &GpuConfig, bytes: u32, threads: u64) -> f64 {
+/// What [`round_cycles`] needs of the launch besides the code's costs.
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    warps_per_block: f64,
+    /// SMs that have blocks: `min(num_sms, blocks)`; they share the L2.
+    active_sms: f64,
+}
+
+/// The cycles an SM takes to run `blocks` resident blocks to their end, `n`
+/// warps in all, and the bound that gives them: the longest of
+/// - issue: `n · issue / schedulers`;
+/// - the load/store unit: `n · lsu` (one line transaction a cycle);
+/// - the L2: `n · l2_requests · l2_port_cycles · active_sms / l2_banks`: each L2
+///   bank takes one request every `l2_port_cycles`, from every SM with blocks;
+/// - the L1's miss registers: `n · miss_hold / l1_mshrs` (a miss holds one until
+///   its line arrives; 0 registers: no limit);
+/// - latency: `issue + latency`, one warp's critical path, the other warps' work
+///   hidden under it.
+///
+/// The L2 and miss-register figures are the simulator's own
+/// ([`sim::gpu::timing::mem_config`] of the machine).
+fn round_cycles(c: &WarpCosts, machine: &GpuConfig, shape: Shape, blocks: f64) -> (Bound, f64) {
+    let warps = blocks * shape.warps_per_block;
+    let mem = sim::gpu::timing::mem_config(machine);
+    let l2_cycles =
+        f64::from(mem.l2_port_cycles) * shape.active_sms / f64::from(mem.l2_banks.max(1));
+    let per_mshr = if mem.l1_mshrs > 0 {
+        1.0 / f64::from(mem.l1_mshrs)
+    } else {
+        0.0
+    };
+    let bounds = [
+        (
+            Bound::Issue,
+            warps * c.issue / f64::from(machine.schedulers_per_sm.max(1)),
+        ),
+        (Bound::Lsu, warps * c.lsu),
+        (Bound::L2, warps * c.l2_requests * l2_cycles),
+        (Bound::MissRegisters, warps * c.miss_hold * per_mshr),
+        (Bound::Latency, c.issue + c.latency),
+    ];
+    bounds.into_iter().fold(
+        (Bound::Issue, 0.0),
+        |best, b| if b.1 > best.1 { b } else { best },
+    )
+}
+
+/// The share of local loads that hit L1 when `threads` threads, each with `bytes`
+/// of local memory, share an SM's L1: the share of their slots L1 holds.
+fn local_l1_share(machine: &GpuConfig, bytes: u32, threads: u64) -> f64 {
     let footprint = u64::from(bytes) * threads;
-    let hit = if footprint == 0 {
+    if footprint == 0 {
         1.0
     } else {
         (f64::from(machine.l1_size) / footprint as f64).min(1.0)
-    };
-    hit * f64::from(machine.l1_latency) + (1.0 - hit) * f64::from(machine.l2_latency)
+    }
 }
 
 /// Occupancy cliffs below the spill-free register count the predictor tries.
@@ -463,35 +628,145 @@ mod tests {
         assert!(budgets(&m, 256, 0, 32, 4).is_empty());
     }
 
-    /// Fewer registers and more resident warps hide latency: the same code predicts
-    /// fewer cycles with more blocks per SM, and spill code costs issue cycles.
+    /// Fewer registers and more resident warps hide latency, and a throughput bound
+    /// is the same at any occupancy. On the GTX 480, 512-thread blocks (16 warps) fit
+    /// 2 an SM at 32 registers and 1 at 63; a grid of 30 puts 2 on each of its 15
+    /// SMs. A chase through 8 uniform global loads (1 line each, L2 latency 120):
+    /// one warp's path is `mov` (2 cycles, ready at 4), 8 loads each waiting for the
+    /// last (issue at 4 + 120k, 2 cycles each), `exit`: 848 cycles. At 63 registers
+    /// that is 2 rounds of 1 block, 1,696 cycles (16 warps' miss registers,
+    /// 16·960/32 = 480, are fewer); at 32, one round of 2 blocks bound by the miss
+    /// registers, 32·8·120/32 = 960 cycles.
+    /// The same loads from one lane-strided address each (no chain) are bound by the
+    /// L1's miss registers at both occupancies: the same cycles. Spill code costs
+    /// issue and LSU cycles.
     #[test]
     fn the_predictor_weighs_occupancy_against_spill_code() {
-        let m = GpuConfig::maxwell();
-        let text = |regs: u32, spill: &str| {
-            format!(
-                ".entry k()\n{{\n    .reg {regs};\n{spill}\
-                 $L0:\n    ld.global.f32 %r1, [%rd2];\n    add.f32 %r0, %r0, %r1;\n\
-                 \x20   @%p0 bra.uni $L0;\n    exit;\n}}\n"
-            )
+        let m = GpuConfig::gtx480();
+        let kernel = |regs: u32, body: &str| {
+            let text = format!(".entry k()\n{{\n    .reg {regs};\n{body}    exit;\n}}\n");
+            sim::gpu::parse(&text).expect("parses").kernels[0].clone()
         };
-        let kernel = |regs, spill| {
-            let p = sim::gpu::parse(&text(regs, spill)).expect("parses");
-            p.kernels[0].clone()
-        };
-        let lean = kernel(32, "");
-        let fat = kernel(64, "");
-        let grid = 10_000;
-        let p_lean = predict(&lean, &m, 256, grid).expect("runs");
-        let p_fat = predict(&fat, &m, 256, grid).expect("runs");
-        assert!(p_lean.blocks_per_sm > p_fat.blocks_per_sm);
-        assert!(p_lean.cycles < p_fat.cycles, "{p_lean:?} {p_fat:?}");
+        let chase =
+            "    mov.u32 %r2, 4096;\n".to_string() + &"    ld.global.u32 %r2, [%r2];\n".repeat(8);
+        let (grid, threads) = (30, 512);
+        let lean = predict(&kernel(32, &chase), &m, threads, grid).expect("runs");
+        let fat = predict(&kernel(63, &chase), &m, threads, grid).expect("runs");
+        assert_eq!((lean.blocks_per_sm, fat.blocks_per_sm), (2, 1));
+        assert_eq!((lean.bound, lean.cycles), (Bound::MissRegisters, 960.0));
+        assert_eq!((fat.bound, fat.cycles), (Bound::Latency, 1696.0));
+        let strided = "    mov.u32 %r0, %tid.x;\n    shl.b32 %r1, %r0, 2;\n".to_string()
+            + &"    ld.global.u32 %r2, [%r1];\n".repeat(8);
+        let lean = predict(&kernel(32, &strided), &m, threads, grid).expect("runs");
+        let fat = predict(&kernel(63, &strided), &m, threads, grid).expect("runs");
+        assert_eq!(lean.bound, Bound::MissRegisters);
+        assert_eq!(lean.cycles, fat.cycles);
         let spilled = kernel(
             32,
-            "    ld.local.b32 %r3, [0];\n    st.local.b32 [0], %r3;\n",
+            &("    ld.local.b32 %r3, [0];\n    st.local.b32 [0], %r3;\n".to_string() + &chase),
         );
-        let p_spilled = predict(&spilled, &m, 256, grid).expect("runs");
-        assert!(p_spilled.issue > p_lean.issue && p_spilled.lsu > p_lean.lsu);
+        let spilled = predict(&spilled, &m, threads, grid).expect("runs");
+        let lean = predict(&kernel(32, &chase), &m, threads, grid).expect("runs");
+        assert!(spilled.issue > lean.issue && spilled.lsu > lean.lsu);
+    }
+
+    /// A round's bounds on the GTX 480 (2 schedulers, 6 L2 banks taking a request a
+    /// cycle, 32 L1 miss registers), 2 blocks of 4 warps on each of 15 SMs: issue
+    /// 8·100/2 = 400; LSU 8·30 = 240; L2 8·10·15/6 = 200; miss registers
+    /// 8·1,600/32 = 400 (ties keep the first, issue); latency 100 + 250 = 350.
+    /// With miss_hold 2,000 the miss registers bound it: 8·2,000/32 = 500.
+    #[test]
+    fn a_round_takes_its_longest_bound() {
+        let m = GpuConfig::gtx480();
+        let shape = Shape {
+            warps_per_block: 4.0,
+            active_sms: 15.0,
+        };
+        let mut c = WarpCosts {
+            issue: 100.0,
+            latency: 250.0,
+            lsu: 30.0,
+            l2_requests: 10.0,
+            miss_hold: 1600.0,
+        };
+        assert_eq!(round_cycles(&c, &m, shape, 2.0), (Bound::Issue, 400.0));
+        c.miss_hold = 2000.0;
+        assert_eq!(
+            round_cycles(&c, &m, shape, 2.0),
+            (Bound::MissRegisters, 500.0)
+        );
+        c.l2_requests = 40.0; // 8·40·15/6 = 800
+        assert_eq!(round_cycles(&c, &m, shape, 2.0), (Bound::L2, 800.0));
+        // One block alone: 4 warps' issue 200, L2 400, but one warp's path 350 + 0.
+        c.latency = 450.0; // 100 + 450 = 550 > 4·40·15/6 = 400
+        assert_eq!(round_cycles(&c, &m, shape, 1.0), (Bound::Latency, 550.0));
+    }
+
+    /// Memory costs on the GTX 480 (L1 20 cycles, L2 120): a local load of one line
+    /// with a quarter of the slots in L1 waits 0.25·20 + 0.75·120 = 95 cycles and
+    /// sends 0.75 requests to the L2, each holding a miss register 120 cycles (90);
+    /// a store sends all its lines to the L2 and holds none; a decoupled load finds
+    /// its lines in L1 (20 cycles) but they were fetched through the L2 (2 lines,
+    /// 240 register cycles); a shared access is one LSU cycle at shared latency.
+    #[test]
+    fn memory_costs_follow_the_memory_system() {
+        let m = GpuConfig::gtx480();
+        let inst = |text: &str| {
+            let k = sim::gpu::parse(&format!(
+                ".entry k()\n{{\n    .reg 8;\n    {text}\n    exit;\n}}\n"
+            ))
+            .expect("parses");
+            k.kernels[0].insts[0]
+        };
+        let local = memory_costs(&inst("ld.local.b32 %r1, [8];"), &m, 1.0, 0.25);
+        assert_eq!(
+            local,
+            InstCosts {
+                latency: 95.0,
+                lsu: 1.0,
+                l2_requests: 0.75,
+                miss_hold: 90.0
+            }
+        );
+        let store = memory_costs(&inst("st.global.f32 [%rd2], %r1;"), &m, 2.0, 0.25);
+        assert_eq!(
+            (store.lsu, store.l2_requests, store.miss_hold),
+            (2.0, 2.0, 0.0)
+        );
+        let queued = memory_costs(&inst("ld.global.f32 %r1, [deq.data];"), &m, 2.0, 0.0);
+        assert_eq!(
+            (queued.latency, queued.l2_requests, queued.miss_hold),
+            (20.0, 2.0, 240.0)
+        );
+        let shared = memory_costs(&inst("ld.shared.f32 %r1, [%r2];"), &m, 0.0, 0.0);
+        assert_eq!(
+            (shared.latency, shared.lsu, shared.l2_requests),
+            (24.0, 1.0, 0.0)
+        );
+    }
+
+    /// The grid's last, partial round: on the GTX 480 (15 SMs) 64 blocks put
+    /// ceil(64/15) = 5 on the busiest SM; with 2 resident that is two full rounds and
+    /// a round of one block, with 5 resident a single round of five. A kernel of one
+    /// ALU instruction and `exit` (issue 2 + 2 = 4 a warp, latency 0) of 256-thread
+    /// blocks (8 warps): 2·(16·4/2) + max(8·4/2, 4) = 64 + 16 = 80 cycles at 61
+    /// registers; 40·4/2 = 80 at 24; every round issue-bound.
+    #[test]
+    fn the_busiest_sm_runs_full_rounds_and_a_last_partial_one() {
+        let m = GpuConfig::gtx480();
+        let kernel = |regs: u32| {
+            let text = format!(
+                ".entry k()\n{{\n    .reg {regs};\n    add.u32 %r0, %r0, 1;\n    exit;\n}}\n"
+            );
+            sim::gpu::parse(&text).expect("parses").kernels[0].clone()
+        };
+        let two = predict(&kernel(61), &m, 256, 64).expect("runs");
+        assert_eq!(
+            (two.blocks_per_sm, two.cycles, two.bound),
+            (2, 80.0, Bound::Issue)
+        );
+        let five = predict(&kernel(24), &m, 256, 64).expect("runs");
+        assert_eq!((five.blocks_per_sm, five.cycles), (5, 80.0));
     }
 
     #[test]
