@@ -70,6 +70,8 @@ pub fn run_module(module: &mut Module) -> usize {
 struct Loop {
     header: Block,
     blocks: FxHashSet<Block>,
+    /// `blocks` as a dense set, for the membership tests of every operand.
+    members: EntitySet<Block>,
     preheader: Block,
     latch: Block,
 }
@@ -110,9 +112,14 @@ fn natural_loop(
     let (&[latch], &[preheader]) = (&found.latches[..], &found.entries[..]) else {
         return None;
     };
+    let mut members = EntitySet::new();
+    for &b in &found.blocks {
+        members.insert(b);
+    }
     dom.is_reachable(preheader).then_some(Loop {
         header,
         blocks: found.blocks,
+        members,
         preheader,
         latch,
     })
@@ -160,6 +167,9 @@ enum Sym {
     Val(Value),
 }
 
+/// [`Kind`]s found so far, per value (dense: every value of the loop is asked).
+type KindMemo = SecondaryMap<Value, Option<Kind>>;
+
 /// The block of each instruction in a laid-out block (a dense table: every operand of
 /// a loop is looked up).
 type DefBlocks = SecondaryMap<Inst, PackedOption<Block>>;
@@ -170,19 +180,21 @@ struct Ctx<'a> {
     lp: &'a Loop,
     /// The block of every instruction of the function.
     def_block: &'a mut DefBlocks,
-    invariant: FxHashMap<Value, bool>,
+    /// Per value: 0 not yet asked, 1 variant, 2 invariant (dense: every operand of
+    /// the loop is asked).
+    invariant: SecondaryMap<Value, u8>,
     hoisted: FxHashMap<Value, Value>,
 }
 
 impl Ctx<'_> {
     fn in_loop(&self, v: Value) -> bool {
         match self.func.values[v].def {
-            ValueDef::Param(b, _) => self.lp.blocks.contains(&b),
+            ValueDef::Param(b, _) => self.lp.members.contains(b),
             ValueDef::Result(i) => self
                 .def_block
                 .get(i)
                 .and_then(|b| b.expand())
-                .is_some_and(|b| self.lp.blocks.contains(&b)),
+                .is_some_and(|b| self.lp.members.contains(b)),
         }
     }
 
@@ -199,19 +211,20 @@ impl Ctx<'_> {
         if !self.in_loop(v) {
             return true;
         }
-        if let Some(&b) = self.invariant.get(&v) {
-            return b;
+        match self.invariant[v] {
+            1 => return false,
+            2 => return true,
+            _ => {}
         }
         let ok = depth > 0
             && self.inst_of(v).is_some_and(|i| {
-                let data = self.func.insts[i].clone();
-                cfg::is_speculatable(&data)
-                    && data
-                        .operands()
-                        .iter()
-                        .all(|&x| self.is_invariant(x, depth - 1))
+                let data = &self.func.insts[i];
+                cfg::is_speculatable(data) && {
+                    let operands = data.operands();
+                    operands.iter().all(|&x| self.is_invariant(x, depth - 1))
+                }
             });
-        self.invariant.insert(v, ok);
+        self.invariant[v] = 1 + u8::from(ok);
         ok
     }
 
@@ -249,11 +262,11 @@ impl Ctx<'_> {
     }
 
     /// How `v` depends on `iv` (memoized in `memo`).
-    fn kind(&mut self, iv: &Iv, v: Value, memo: &mut FxHashMap<Value, Kind>, depth: u32) -> Kind {
+    fn kind(&mut self, iv: &Iv, v: Value, memo: &mut KindMemo, depth: u32) -> Kind {
         if v == iv.param {
             return Kind::Lin { mul: false };
         }
-        if let Some(&k) = memo.get(&v) {
+        if let Some(k) = memo[v] {
             return k;
         }
         let k = if self.is_invariant(v, MAX_DEPTH) {
@@ -266,7 +279,7 @@ impl Ctx<'_> {
                 None => Kind::Other,
             }
         };
-        memo.insert(v, k);
+        memo[v] = Some(k);
         k
     }
 
@@ -275,7 +288,7 @@ impl Ctx<'_> {
         iv: &Iv,
         v: Value,
         data: &InstData,
-        memo: &mut FxHashMap<Value, Kind>,
+        memo: &mut KindMemo,
         depth: u32,
     ) -> Kind {
         let lin = |mul| Kind::Lin { mul };
@@ -581,20 +594,12 @@ fn find_roots(cx: &mut Ctx, ivs: &[Iv]) -> Vec<Root> {
         .iter()
         .flat_map(|&b| cx.func.blocks[b].insts.clone())
         .collect();
-    // The users of the loop's values (the only ones asked for), wherever they are.
-    let mut users: FxHashMap<Value, Vec<Inst>> = FxHashMap::default();
-    for &b in &cx.func.layout {
-        for &i in &cx.func.blocks[b].insts {
-            for v in cx.func.insts[i].operands() {
-                if cx.in_loop(v) {
-                    users.entry(v).or_default().push(i);
-                }
-            }
-        }
-    }
+    // The users of the loop's values (the only ones asked for), wherever they are:
+    // a pass over the whole function, so made only once a candidate needs it.
+    let mut users: Option<FxHashMap<Value, Vec<Inst>>> = None;
     let mut roots = Vec::new();
     for iv in ivs {
-        let mut memo = FxHashMap::default();
+        let mut memo = KindMemo::with_capacity(cx.func.values.len());
         for &i in &insts {
             let Some(v) = cx.func.inst_result(i) else {
                 continue;
@@ -608,6 +613,7 @@ fn find_roots(cx: &mut Ctx, ivs: &[Iv]) -> Vec<Root> {
             {
                 continue;
             }
+            let users = users.get_or_insert_with(|| loop_value_users(cx));
             let escapes = users.get(&v).into_iter().flatten().any(|&u| {
                 cx.func.inst_result(u).is_none_or(|r| {
                     cx.func.value_type(r).varying != varying_iv
@@ -620,6 +626,21 @@ fn find_roots(cx: &mut Ctx, ivs: &[Iv]) -> Vec<Root> {
         }
     }
     roots
+}
+
+/// The instructions reading each value of the loop, wherever they are.
+fn loop_value_users(cx: &Ctx) -> FxHashMap<Value, Vec<Inst>> {
+    let mut users: FxHashMap<Value, Vec<Inst>> = FxHashMap::default();
+    for &b in &cx.func.layout {
+        for &i in &cx.func.blocks[b].insts {
+            for v in cx.func.insts[i].operands() {
+                if cx.in_loop(v) {
+                    users.entry(v).or_default().push(i);
+                }
+            }
+        }
+    }
+    users
 }
 
 /// Adds `arg` to the call from `from` to `to`.
@@ -640,11 +661,12 @@ fn reduce_loop(func: &mut Function, lp: &Loop, def_block: &mut DefBlocks) -> usi
     ) else {
         return 0;
     };
+    let func_values = func.values.len();
     let mut cx = Ctx {
         func,
         lp,
         def_block,
-        invariant: FxHashMap::default(),
+        invariant: SecondaryMap::with_capacity(func_values),
         hoisted: FxHashMap::default(),
     };
     let ivs = induction_vars(&mut cx, &entry, &back);
@@ -680,44 +702,56 @@ fn reduce_loop(func: &mut Function, lp: &Loop, def_block: &mut DefBlocks) -> usi
     uses.apply(cx.func);
     let mut cleaned = lp.blocks.clone();
     cleaned.insert(lp.preheader);
-    remove_dead(cx.func, &cleaned);
+    remove_dead(cx.func, &cleaned, cx.def_block);
     replaced.len()
 }
 
-/// Deletes the unused pure instructions of `blocks` (the reduced chains), to a fixpoint.
-fn remove_dead(func: &mut Function, blocks: &FxHashSet<Block>) {
-    loop {
-        let mut used: EntitySet<Value> = EntitySet::with_capacity(func.values.len());
-        for &b in &func.layout {
-            for &i in &func.blocks[b].insts {
-                for v in func.insts[i].operands() {
-                    used.insert(v);
-                }
+/// Deletes the unused pure instructions of `blocks` (the reduced chains), to a fixpoint:
+/// one count of every value's uses in the function, then a worklist that deletes each
+/// pure instruction of `blocks` whose result has no use left and takes its operands'
+/// uses off (the same instructions as deleting the unused ones round after round, in
+/// one pass over the function instead of one per round).
+fn remove_dead(func: &mut Function, blocks: &FxHashSet<Block>, def_block: &DefBlocks) {
+    let mut uses: SecondaryMap<Value, u32> = SecondaryMap::with_capacity(func.values.len());
+    for &b in &func.layout {
+        for &i in &func.blocks[b].insts {
+            for v in func.insts[i].operands() {
+                uses[v] += 1;
             }
         }
-        let mut removed = false;
-        let list: Vec<Block> = func
-            .layout
-            .iter()
-            .copied()
-            .filter(|b| blocks.contains(b))
-            .collect();
-        for b in list {
-            let before = func.blocks[b].insts.len();
-            let insts = std::mem::take(&mut func.blocks[b].insts);
-            let kept: Vec<Inst> = insts
-                .into_iter()
-                .filter(|&i| {
-                    !(cfg::is_pure(&func.insts[i])
-                        && func.inst_result(i).is_some_and(|r| !used.contains(r)))
-                })
-                .collect();
-            removed |= kept.len() != before;
-            func.blocks[b].insts = kept;
+    }
+    let in_blocks: Vec<Block> = func
+        .layout
+        .iter()
+        .copied()
+        .filter(|b| blocks.contains(b))
+        .collect();
+    let removable = |func: &Function, i: Inst, uses: &SecondaryMap<Value, u32>| {
+        cfg::is_pure(&func.insts[i]) && func.inst_result(i).is_some_and(|r| uses[r] == 0)
+    };
+    let mut dead: EntitySet<Inst> = EntitySet::with_capacity(func.insts.len());
+    let mut work: Vec<Inst> = in_blocks
+        .iter()
+        .flat_map(|&b| func.blocks[b].insts.iter().copied())
+        .filter(|&i| removable(func, i, &uses))
+        .collect();
+    while let Some(i) = work.pop() {
+        if !dead.insert(i) {
+            continue;
         }
-        if !removed {
-            break;
+        for v in func.insts[i].operands() {
+            uses[v] -= 1;
+            let ValueDef::Result(d) = func.values[v].def else {
+                continue;
+            };
+            let in_loop = def_block[d].expand().is_some_and(|b| blocks.contains(&b));
+            if uses[v] == 0 && in_loop && removable(func, d, &uses) {
+                work.push(d);
+            }
         }
+    }
+    for b in in_blocks {
+        func.blocks[b].insts.retain(|i| !dead.contains(*i));
     }
 }
 
