@@ -127,29 +127,46 @@ fn gen_kill(block: &BlockAccess, nvars: usize) -> (BitSet, BitSet) {
 /// Solves `live_out(b) = ∪ live_in(s)` over successors `s`, and
 /// `live_in(b) = gen(b) ∪ (live_out(b) − kill(b))`, to the least fixed point.
 /// Successor indices must be below `blocks.len()`.
+///
+/// A worklist of blocks: each block is visited once, and again only when the live-in
+/// set of one of its successors grew, so a loop costs its blocks' visits until its
+/// sets settle rather than further sweeps over the whole function to confirm that
+/// nothing changes (the fixed point is unique, so the result is the same).
 pub fn solve(blocks: &[BlockAccess], nvars: usize) -> Liveness {
     let (gens, kills): (Vec<_>, Vec<_>) = blocks.iter().map(|b| gen_kill(b, nvars)).unzip();
-    let mut live_in = gens.clone();
+    let mut preds: Vec<SmallVec<[usize; 2]>> = vec![SmallVec::new(); blocks.len()];
+    for (b, block) in blocks.iter().enumerate() {
+        for &s in &block.succs {
+            preds[s].push(b);
+        }
+    }
+    let mut live_in = gens;
     let mut live_out = vec![BitSet::new(nvars); blocks.len()];
-    let mut out = BitSet::new(nvars);
-    let mut changed = true;
-    while changed {
-        changed = false;
-        // Backward problem: visiting blocks last to first converges fastest for
-        // code laid out mostly forward. Sets only grow, so `live_in` is updated
-        // in place.
-        for b in (0..blocks.len()).rev() {
-            out.clear();
-            for &s in &blocks[b].succs {
-                out.union_with(&live_in[s]);
+    // Backward problem: popping the last block first converges fastest for code laid
+    // out mostly forward. Sets only grow, so `live_in` is updated in place.
+    let mut work: Vec<usize> = (0..blocks.len()).collect();
+    let mut queued = vec![true; blocks.len()];
+    while let Some(b) = work.pop() {
+        queued[b] = false;
+        let out = &mut live_out[b];
+        out.clear();
+        for &s in &blocks[b].succs {
+            out.union_with(&live_in[s]);
+        }
+        let mut changed = false;
+        let inn = &mut live_in[b];
+        for ((i, o), k) in inn.words.iter_mut().zip(&out.words).zip(&kills[b].words) {
+            let new = *i | (o & !k);
+            changed |= new != *i;
+            *i = new;
+        }
+        if changed {
+            for &p in &preds[b] {
+                if !queued[p] {
+                    queued[p] = true;
+                    work.push(p);
+                }
             }
-            let inn = &mut live_in[b];
-            for ((i, o), k) in inn.words.iter_mut().zip(&out.words).zip(&kills[b].words) {
-                let new = *i | (o & !k);
-                changed |= new != *i;
-                *i = new;
-            }
-            live_out[b].words.copy_from_slice(&out.words);
         }
     }
     Liveness { live_in, live_out }
