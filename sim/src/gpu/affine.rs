@@ -643,18 +643,7 @@ impl WarpQueues {
 
 /// The `[deq.data]`/`[deq.addr]` use of a memory instruction: (data, space, bytes).
 pub fn deq_use(inst: &Inst) -> Option<(bool, Space, u32)> {
-    let (space, ty, addr) = match inst.op {
-        Op::Ld {
-            space, ty, addr, ..
-        }
-        | Op::St {
-            space, ty, addr, ..
-        }
-        | Op::Atom {
-            space, ty, addr, ..
-        } => (space, ty, addr),
-        _ => return None,
-    };
+    let (space, ty, addr) = inst.op.memory_access()?;
     match addr.base {
         AddrBase::DeqData => Some((true, space, ty.bytes())),
         AddrBase::DeqAddr => Some((false, space, ty.bytes())),

@@ -872,6 +872,23 @@ impl Inst {
 }
 
 impl Op {
+    /// The memory operand of a load, store or atomic: its space, element type and
+    /// address (`None` for every other operation).
+    pub fn memory_access(&self) -> Option<(Space, Type, Address)> {
+        match *self {
+            Op::Ld {
+                space, ty, addr, ..
+            }
+            | Op::St {
+                space, ty, addr, ..
+            }
+            | Op::Atom {
+                space, ty, addr, ..
+            } => Some((space, ty, addr)),
+            _ => None,
+        }
+    }
+
     /// Whether the operation may carry `.uni`: arithmetic, logic, moves, conversions,
     /// comparisons and selections, and loads from every space but `.local` (which is
     /// per thread). Effects, warp-level operations and control flow may not.

@@ -498,6 +498,18 @@ impl Builder {
     pub fn new_block(&mut self) -> MBlock {
         self.func.new_block()
     }
+
+    /// Ends a loop's latch: decrements `counter`, branches back to `back` while it is
+    /// nonzero and on to `exit` after, and continues building in `exit`.
+    pub fn count_down(&mut self, counter: Reg, back: MBlock, exit: MBlock) {
+        self.push(Toy::AddImm {
+            dst: counter,
+            src: counter,
+            imm: -1,
+        });
+        self.end(Toy::BrNz { cond: counter }, &[back, exit]);
+        self.cur = exit;
+    }
 }
 
 /// Whether every operand of `func` is physical and every physical register is

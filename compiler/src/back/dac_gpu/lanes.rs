@@ -432,18 +432,10 @@ fn address_lanes(base: AddrBase, state: &State) -> Option<Lanes> {
 
 /// The line transactions of `inst` for a full warp (see the module documentation).
 fn access_lines(inst: &Inst, state: &State, warp: u32, line: u32) -> f64 {
-    let (space, ty, base) = match inst.op {
-        Op::Ld {
-            space, ty, addr, ..
-        }
-        | Op::St {
-            space, ty, addr, ..
-        }
-        | Op::Atom {
-            space, ty, addr, ..
-        } => (space, ty, addr.base),
-        _ => return 0.0,
+    let Some((space, ty, addr)) = inst.op.memory_access() else {
+        return 0.0;
     };
+    let base = addr.base;
     let bytes = f64::from((ty.bits() / 8).max(1));
     let (warp, line) = (f64::from(warp.max(1)), f64::from(line.max(1)));
     match space {

@@ -114,13 +114,7 @@ fn counting_loop(n: i64, extra: usize) -> MachFunction<Toy> {
     bd.cur = body;
     let tmp = bd.add(acc, i);
     bd.push(Toy::Copy { dst: acc, src: tmp });
-    bd.push(Toy::AddImm {
-        dst: i,
-        src: i,
-        imm: -1,
-    });
-    bd.end(Toy::BrNz { cond: i }, &[body, exit]);
-    bd.cur = exit;
+    bd.count_down(i, body, exit);
     bd.out(acc);
     for k in keep {
         bd.out(k);
@@ -439,20 +433,8 @@ fn values_live_across_a_barrier_keep_registers_elsewhere() {
             x: one,
             mask: step,
         });
-        bd.push(Toy::AddImm {
-            dst: j,
-            src: j,
-            imm: -1,
-        });
-        bd.end(Toy::BrNz { cond: j }, &[inner_b, latch]);
-        bd.cur = latch;
-        bd.push(Toy::AddImm {
-            dst: n,
-            src: n,
-            imm: -1,
-        });
-        bd.end(Toy::BrNz { cond: n }, &[outer, exit]);
-        bd.cur = exit;
+        bd.count_down(j, inner_b, latch);
+        bd.count_down(n, outer, exit);
         bd.out(acc);
         bd.out(step);
         bd.end(Toy::Ret, &[]);
@@ -593,13 +575,7 @@ fn reads_in_a_loop_body_share_one_reload_per_iteration() {
         let t = bd.add(acc, x);
         bd.push(Toy::Copy { dst: acc, src: t });
     }
-    bd.push(Toy::AddImm {
-        dst: i,
-        src: i,
-        imm: -1,
-    });
-    bd.end(Toy::BrNz { cond: i }, &[body, exit]);
-    bd.cur = exit;
+    bd.count_down(i, body, exit);
     bd.out(acc);
     bd.end(Toy::Ret, &[]);
     let (_, out) = check(&bd.func);
@@ -1112,14 +1088,8 @@ impl Gen {
             }
             Some(Frame::Loop { body, counter }) => {
                 // The body runs at least once, so what it writes stays defined.
-                self.bd.push(Toy::AddImm {
-                    dst: counter,
-                    src: counter,
-                    imm: -1,
-                });
                 let exit = self.bd.new_block();
-                self.bd.end(Toy::BrNz { cond: counter }, &[body, exit]);
-                self.bd.cur = exit;
+                self.bd.count_down(counter, body, exit);
                 self.counters.retain(|&c| c != counter);
             }
             None => {}
