@@ -1038,15 +1038,41 @@ impl ParseCtx {
         arrays: Vec<Derived>,
         mut params: Vec<Param>,
         span: Span,
-    ) -> FnPtrPart {
+    ) -> ParenPart {
         let (spec, _) = self.split_spec(quals, Allowed::Type);
         drop_void_param(&mut params);
-        FnPtrPart {
-            fn_ptr: Derived::FnPtr {
+        ParenPart {
+            outer: vec![Derived::FnPtr {
                 params,
                 quals: spec.quals,
                 span,
-            },
+            }],
+            name,
+            arrays,
+            span,
+        }
+    }
+
+    /// The `(*name)[N]` part of a declarator of a pointer to an array (`int (*p)[10]`:
+    /// a pointer to arrays of ten `int`, as C and ISPC read it): the arrays after the
+    /// parentheses apply to the element type first, then the pointer, then the arrays
+    /// inside the parentheses (`int (*ps[2])[10]`: an array of two such pointers).
+    pub fn array_ptr_part(
+        &self,
+        quals: Vec<SpecPart>,
+        name: Option<Ident>,
+        arrays: Vec<Derived>,
+        outer_arrays: Vec<Derived>,
+        span: Span,
+    ) -> ParenPart {
+        let (spec, _) = self.split_spec(quals, Allowed::Type);
+        let mut outer: Vec<Derived> = outer_arrays.into_iter().rev().collect();
+        outer.push(Derived::Pointer {
+            quals: spec.quals,
+            span,
+        });
+        ParenPart {
+            outer,
             name,
             arrays,
             span,
@@ -1056,43 +1082,43 @@ impl ParseCtx {
     /// A declarator's parts when it declares a function pointer: the pointers before
     /// the parentheses apply to the return type, then the pointer to the function, then
     /// the arrays inside the parentheses (`float (*fs[2])(float)`: an array of two).
-    fn fn_ptr_derived(ptrs: Vec<Derived>, f: FnPtrPart) -> Vec<Derived> {
+    fn paren_derived(ptrs: Vec<Derived>, f: ParenPart) -> Vec<Derived> {
         let mut d = ptrs;
-        d.push(f.fn_ptr);
+        d.extend(f.outer);
         d.extend(f.arrays.into_iter().rev());
         d
     }
 
     /// The name of a function pointer declarator the grammar required one of.
-    fn fn_ptr_name(f: &FnPtrPart) -> Ident {
+    fn paren_name(f: &ParenPart) -> Ident {
         f.name.unwrap_or(Ident {
             name: crate::front::intern::Symbol(0),
             span: f.span,
         })
     }
 
-    pub fn fn_ptr_declarator(
+    pub fn paren_declarator(
         &self,
         ptrs: Vec<Derived>,
-        f: FnPtrPart,
+        f: ParenPart,
         init: Option<Initializer>,
         span: Span,
     ) -> Declarator {
-        let name = Self::fn_ptr_name(&f);
+        let name = Self::paren_name(&f);
         Declarator {
             id: self.decl_id(),
             name,
-            derived: Self::fn_ptr_derived(ptrs, f),
+            derived: Self::paren_derived(ptrs, f),
             init: init.map(Box::new),
             span,
         }
     }
 
-    pub fn fn_ptr_param(
+    pub fn paren_param(
         &self,
         spec: Vec<SpecPart>,
         ptrs: Vec<Derived>,
-        f: FnPtrPart,
+        f: ParenPart,
         span: Span,
     ) -> Param {
         let (spec, _) = self.split_spec(spec, Allowed::Param);
@@ -1100,7 +1126,7 @@ impl ParseCtx {
         Param {
             ty: Box::new(TypeName {
                 spec,
-                derived: Self::fn_ptr_derived(ptrs, f),
+                derived: Self::paren_derived(ptrs, f),
                 span,
             }),
             name,
@@ -1109,25 +1135,25 @@ impl ParseCtx {
         }
     }
 
-    pub fn fn_ptr_field(
+    pub fn paren_field(
         &self,
         ptrs: Vec<Derived>,
-        f: FnPtrPart,
+        f: ParenPart,
         span: Span,
     ) -> (Vec<Derived>, Ident, Vec<Derived>, Span) {
-        let name = Self::fn_ptr_name(&f);
-        (Self::fn_ptr_derived(ptrs, f), name, Vec::new(), span)
+        let name = Self::paren_name(&f);
+        (Self::paren_derived(ptrs, f), name, Vec::new(), span)
     }
 
-    pub fn fn_ptr_typedef(&self, mut ty: TypeName, f: FnPtrPart, span: Span) -> ItemsOut {
-        let name = Self::fn_ptr_name(&f);
-        ty.derived = Self::fn_ptr_derived(std::mem::take(&mut ty.derived), f);
+    pub fn paren_typedef(&self, mut ty: TypeName, f: ParenPart, span: Span) -> ItemsOut {
+        let name = Self::paren_name(&f);
+        ty.derived = Self::paren_derived(std::mem::take(&mut ty.derived), f);
         ItemsOut::one(Item::Typedef(Typedef { ty, name, span }))
     }
 
-    pub fn local_fn_ptr_typedef(&self, mut ty: TypeName, f: FnPtrPart, l: Pos, r: Pos) -> Stmt {
-        let name = Self::fn_ptr_name(&f);
-        ty.derived = Self::fn_ptr_derived(std::mem::take(&mut ty.derived), f);
+    pub fn local_paren_typedef(&self, mut ty: TypeName, f: ParenPart, l: Pos, r: Pos) -> Stmt {
+        let name = Self::paren_name(&f);
+        ty.derived = Self::paren_derived(std::mem::take(&mut ty.derived), f);
         let t = Typedef {
             ty,
             name,
@@ -1370,10 +1396,13 @@ fn drop_void_param(params: &mut Vec<Param>) {
     }
 }
 
-/// The parts of a function pointer declarator from its `(` on, as the grammar reads
-/// them (see [`ParseCtx::fn_ptr_part`]).
-pub struct FnPtrPart {
-    fn_ptr: Derived,
+/// The parts of a parenthesized declarator from its `(` on, as the grammar reads them
+/// (see [`ParseCtx::fn_ptr_part`] and [`ParseCtx::array_ptr_part`]).
+pub struct ParenPart {
+    /// What the parentheses' pointer points to, applied to the type built so far
+    /// before the arrays inside the parentheses: a function pointer, or arrays and then
+    /// the pointer.
+    outer: Vec<Derived>,
     name: Option<Ident>,
     arrays: Vec<Derived>,
     span: Span,
