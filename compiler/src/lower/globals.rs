@@ -105,9 +105,17 @@ fn init_bytes(cx: &mut ModCx<'_>, bytes: &mut [u8], off: u32, ty: TypeId, init: 
                 cx.unsupported(e.span, "an aggregate initializer that is not a brace list");
                 return;
             }
-            match cx.checked.const_value(e.id) {
-                Some(cv) => encode(cx, bytes, off, ty, cv),
-                None => cx.unsupported(e.span, "a global initializer that is not a constant"),
+            if let Some(cv) = cx.checked.const_value(e.id) {
+                return encode(cx, bytes, off, ty, cv);
+            }
+            // A varying leaf with a value per program instance (it reads `programIndex`).
+            let Some(lanes) = cx.checked.lane_const_values(e.id).map(<[_]>::to_vec) else {
+                return cx.unsupported(e.span, "a global initializer that is not a constant");
+            };
+            let lane_ty = cx.types.with_var(ty, Variability::Uniform);
+            let size = cx.types.layout(lane_ty, target).size;
+            for (i, cv) in lanes.into_iter().enumerate() {
+                encode(cx, bytes, off + i as u32 * size, lane_ty, cv);
             }
         }
         Initializer::List(items, _) => match cx.types.kind(ty) {

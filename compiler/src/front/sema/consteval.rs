@@ -75,6 +75,21 @@ impl Checker<'_> {
         self.eval(e, 0)
     }
 
+    /// The value of a checked expression in each program instance, with
+    /// `programIndex` the instance's number: for a varying initializer that is
+    /// constant per instance but not for the gang (ISPC's `programIndex` is a
+    /// compile-time vector).
+    pub(super) fn eval_const_lanes(&self, e: &Expr) -> Option<Vec<ConstValue>> {
+        let lanes = (0..self.out.target.program_count)
+            .map(|lane| {
+                self.const_lane.set(Some(lane));
+                self.eval(e, 0)
+            })
+            .collect();
+        self.const_lane.set(None);
+        lanes
+    }
+
     /// The value converted to the type the expression is used as.
     fn eval_converted(&self, e: &Expr, depth: u32) -> Option<ConstValue> {
         let v = self.eval(e, depth)?;
@@ -167,6 +182,10 @@ impl Checker<'_> {
             Res::BuiltinVar(BuiltinVar::ProgramCount) => {
                 Some(ConstValue::Int(i128::from(self.out.target.program_count)))
             }
+            Res::BuiltinVar(BuiltinVar::ProgramIndex) => self
+                .const_lane
+                .get()
+                .map(|lane| ConstValue::Int(i128::from(lane))),
             _ => None,
         }
     }

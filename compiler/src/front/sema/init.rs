@@ -131,8 +131,17 @@ impl Checker<'_> {
     }
 
     fn require_constant(&mut self, e: &crate::front::ast::Expr) {
-        match self.eval_const(e) {
-            Some(v) => self.set_const(e, v),
+        if let Some(v) = self.eval_const(e) {
+            return self.set_const(e, v);
+        }
+        let per_lane = self
+            .out
+            .types
+            .is_varying(self.out.converted_type(e.id))
+            .then(|| self.eval_const_lanes(e))
+            .flatten();
+        match per_lane {
+            Some(lanes) => self.set_lane_consts(e, lanes),
             None => self.emit(
                 Diagnostic::error(codes::NOT_CONSTANT, "initializer is not a constant")
                     .with_primary(e.span, "not known at compile time")

@@ -328,6 +328,10 @@ pub struct Checked {
     /// Values of constant expressions sema evaluated: array sizes, enumerator values,
     /// case labels, `sizeof`, and the leaves of global initializers.
     consts: FxHashMap<ExprId, ConstValue>,
+    /// Varying initializer leaves of file-scope and `static` variables whose value
+    /// depends on `programIndex` (`static int a = 1 + programIndex;`): one constant per
+    /// program instance, as ISPC evaluates them at compile time.
+    lane_consts: FxHashMap<ExprId, Vec<ConstValue>>,
     /// For compound assignments (`a op= b`): the type the operation is computed in.
     compound: FxHashMap<ExprId, TypeId>,
     /// For `Member` expressions on structs: the member's index in [`StructInfo::fields`].
@@ -372,6 +376,7 @@ impl Checked {
             expr_conv: vec![Types::ERROR; n],
             expr_res: vec![Res::None; n],
             consts: FxHashMap::default(),
+            lane_consts: FxHashMap::default(),
             compound: FxHashMap::default(),
             members: FxHashMap::default(),
             swizzles: FxHashMap::default(),
@@ -461,6 +466,12 @@ impl Checked {
 
     pub fn const_value(&self, e: ExprId) -> Option<ConstValue> {
         self.consts.get(&e).copied()
+    }
+
+    /// For a varying initializer leaf that is constant per program instance but not
+    /// for the gang (it reads `programIndex`): its value in each instance.
+    pub fn lane_const_values(&self, e: ExprId) -> Option<&[ConstValue]> {
+        self.lane_consts.get(&e).map(Vec::as_slice)
     }
 
     /// For a compound assignment expression: the type `a op b` is computed in.
@@ -643,6 +654,9 @@ struct Checker<'a> {
     depth_reported: bool,
     /// The call a `launch` statement is checking: the one call of a task allowed.
     launched_call: Option<ExprId>,
+    /// The program instance constant evaluation gives `programIndex`, while it
+    /// evaluates a varying initializer one instance at a time (`None`: not constant).
+    const_lane: std::cell::Cell<Option<u32>>,
     /// Index in `unit.items` of the item being checked (declaration order rules).
     cur_item: usize,
     /// For each local: has its value been read (for W0002)?
@@ -699,6 +713,7 @@ impl<'a> Checker<'a> {
             depth: 0,
             depth_reported: false,
             launched_call: None,
+            const_lane: std::cell::Cell::new(None),
             cur_item: 0,
             local_used: Vec::new(),
             barrier_calls: stmt::BarrierCalls::default(),
@@ -767,6 +782,10 @@ impl<'a> Checker<'a> {
 
     fn set_const(&mut self, e: &ast::Expr, v: ConstValue) {
         self.out.consts.insert(e.id, v);
+    }
+
+    fn set_lane_consts(&mut self, e: &ast::Expr, lanes: Vec<ConstValue>) {
+        self.out.lane_consts.insert(e.id, lanes);
     }
 
     fn record_decl(&mut self, site: ast::DeclId, d: DeclRef) {

@@ -600,6 +600,15 @@ fn type_errors() {
     expect("void f() { int x; int y = *x; }", &["E0313"]);
     expect("void f() { int * p = &(1 + 2); }", &["E0314"]);
     expect("uniform int g = 1; uniform int h = g;", &["E0315"]);
+    // `programIndex` is constant per program instance; a call is not constant.
+    expect(
+        "int g = 1 + programIndex; void f() { static int s = programIndex; }",
+        &[],
+    );
+    expect(
+        "int lane() { return programIndex; } int g = lane();",
+        &["E0315"],
+    );
     expect(
         "void f(int x) { switch (x) { case 1: break; case 1: break; } }",
         &["E0316"],
