@@ -951,6 +951,7 @@ fn globals_are_initialized_and_constants_are_read_only() {
         size: 16,
         align: 4,
         init: i32_bytes(&[3, 1, 4]),
+        relocs: vec![],
         constant: true,
     });
     let counter = m.globals.push(GlobalData {
@@ -958,6 +959,7 @@ fn globals_are_initialized_and_constants_are_read_only() {
         size: 4,
         align: 4,
         init: vec![],
+        relocs: vec![],
         constant: false,
     });
     let f = add_func(&mut m, "sum", sig(&[Type::I32]), |b, p| {

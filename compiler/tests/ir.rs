@@ -135,6 +135,7 @@ mod gen {
             size: 16,
             align: 8,
             init: vec![1, 2, 3],
+            relocs: vec![],
             constant: false,
         });
         m.shared.push(SharedData {

@@ -18,6 +18,7 @@
 use std::fmt;
 
 use crate::ir::{GlobalVar, Module, SharedVar, Space, StackSlotData};
+use cranelift_entity::EntityRef;
 
 /// Addresses below this are the null page.
 pub const GLOBAL_BASE: u64 = 0x1_0000;
@@ -298,7 +299,31 @@ impl Memory {
                 .map_err(|f| f.to_string())?;
             addrs.push(addr);
         }
+        self.write_global_addresses(module, &addrs)?;
         self.globals = Some(addrs);
+        Ok(())
+    }
+
+    /// Writes the addresses the globals' initial values hold (their relocations), now
+    /// that every global has its place; constant globals too, before the program runs.
+    fn write_global_addresses(&mut self, module: &Module, addrs: &[u64]) -> Result<(), String> {
+        let ptr = module.ptr_size as usize;
+        for (g, &at) in module.globals.values().zip(addrs) {
+            for r in &g.relocs {
+                let target = addrs
+                    .get(r.target.index())
+                    .ok_or_else(|| format!("global `{}` names a missing {}", g.name, r.target))?;
+                let value = target.wrapping_add_signed(r.addend).to_le_bytes();
+                let addr = at + u64::from(r.offset);
+                let i = self
+                    .global
+                    .find(addr, ptr as u64)
+                    .map_err(|f| format!("global `{}`: {f}", g.name))?;
+                let a = &mut self.global.allocs[i];
+                let start = (addr - a.base) as usize;
+                a.data[start..start + ptr].copy_from_slice(&value[..ptr]);
+            }
+        }
         Ok(())
     }
 

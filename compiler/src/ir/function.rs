@@ -349,7 +349,20 @@ pub struct GlobalData {
     pub align: u32,
     /// Initial bytes (zero-filled past their end).
     pub init: Vec<u8>,
+    /// Pointer-sized words of the initial value that hold another global's address
+    /// (`static int *p = &a;`), written when the program is loaded: by then each
+    /// global has its place in memory.
+    pub relocs: Vec<DataReloc>,
     pub constant: bool,
+}
+
+/// In a global's initial value, the pointer-sized word at byte `offset` holds the
+/// address of `target` plus `addend` bytes (the initial bytes there are zero).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DataReloc {
+    pub offset: u32,
+    pub target: GlobalVar,
+    pub addend: i64,
 }
 
 /// A block-shared variable.

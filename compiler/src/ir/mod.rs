@@ -23,8 +23,8 @@ pub mod write;
 
 pub use entities::{Block, FuncRef, GlobalVar, Inst, SharedVar, StackSlot, StrConst, Value};
 pub use function::{
-    result_type, BlockData, Function, GlobalData, Linkage, Module, SharedData, Signature,
-    StackSlotData, ValueData, ValueDef,
+    result_type, BlockData, DataReloc, Function, GlobalData, Linkage, Module, SharedData,
+    Signature, StackSlotData, ValueData, ValueDef,
 };
 pub use instructions::{
     float_sum_distances, AtomicOp, BinaryOp, BlockCall, ConvOp, FloatCC, InstData, IntCC, LaneOp,

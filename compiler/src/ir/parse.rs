@@ -22,7 +22,8 @@ use smallvec::SmallVec;
 
 use super::entities::{Block, FuncRef, GlobalVar, Inst, SharedVar, StackSlot, StrConst, Value};
 use super::function::{
-    result_type, Function, GlobalData, Linkage, Module, SharedData, Signature, StackSlotData,
+    result_type, DataReloc, Function, GlobalData, Linkage, Module, SharedData, Signature,
+    StackSlotData,
 };
 use super::instructions::{
     AtomicOp, BinaryOp, BlockCall, ConvOp, FloatCC, InstData, IntCC, LaneOp, SpecialReg, TrapCode,
@@ -234,22 +235,34 @@ fn read_top_line(
     Ok(())
 }
 
-/// `global gv0 "name" size 8 align 4 = 01 02`, after the keyword.
+/// `global gv0 "name" size 8 align 4 = 01 02 reloc 8 gv1 +4`, after the keyword.
 fn read_global(cur: &mut Cursor, constant: bool, index: usize) -> Result<GlobalData, IrError> {
     cur.numbered("gv", index)?;
     let name = cur.string()?;
     let (size, align) = read_size_align(cur)?;
     let mut init = Vec::new();
     if cur.eat('=') {
-        while !cur.at_end() {
+        while !cur.at_end() && !cur.looking_at_keyword("reloc") {
             init.push(cur.hex_byte()?);
         }
+    }
+    let mut relocs = Vec::new();
+    while cur.eat_keyword("reloc") {
+        let offset = cur.u32()?;
+        let target = GlobalVar::from_u32(cur.entity("gv")?);
+        let addend = cur.i64()?;
+        relocs.push(DataReloc {
+            offset,
+            target,
+            addend,
+        });
     }
     Ok(GlobalData {
         name,
         size,
         align,
         init,
+        relocs,
         constant,
     })
 }
@@ -890,13 +903,18 @@ impl<'a> Cursor<'a> {
 
     /// Reads `kw` if it is the next whole word.
     fn eat_keyword(&mut self, kw: &str) -> bool {
-        self.skip_ws();
-        let rest = self.rest();
-        let whole = rest.starts_with(kw) && !rest[kw.len()..].starts_with(is_ident_char);
+        let whole = self.looking_at_keyword(kw);
         if whole {
             self.offset += kw.len();
         }
         whole
+    }
+
+    /// Whether `kw` is the next whole word (not read).
+    fn looking_at_keyword(&mut self, kw: &str) -> bool {
+        self.skip_ws();
+        let rest = self.rest();
+        rest.starts_with(kw) && !rest[kw.len()..].starts_with(is_ident_char)
     }
 
     /// Whether the next word is `prefix` followed by digits.

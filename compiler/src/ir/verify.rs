@@ -117,6 +117,18 @@ fn module_errors(module: &Module) -> Vec<VerifierError> {
                 format!("alignment {} is not a power of two", g.align),
             );
         }
+        for r in &g.relocs {
+            if module.globals.get(r.target).is_none() {
+                push(
+                    gv.to_string(),
+                    format!("relocation names a missing {}", r.target),
+                );
+            }
+            if u64::from(r.offset) + u64::from(module.ptr_size) > u64::from(g.size) {
+                let message = format!("relocation at byte {} past its size {}", r.offset, g.size);
+                push(gv.to_string(), message);
+            }
+        }
     }
     for (sh, s) in module.shared.iter() {
         if !s.align.is_power_of_two() {

@@ -127,6 +127,9 @@ pub fn write_module_annotated(
                 write!(out, " {b:02x}")?;
             }
         }
+        for r in &g.relocs {
+            write!(out, " reloc {} {} {:+}", r.offset, r.target, r.addend)?;
+        }
         out.push('\n');
     }
     for (sh, s) in module.shared.iter() {

@@ -4,9 +4,12 @@
 use super::types::{is_aggregate, num_of, Num};
 use super::{ModCx, Storage};
 use crate::front::ast::{self, Initializer};
-use crate::front::sema::{ConstValue, DeclRef, LocalId, TypeId, TypeKind, Variability};
-use crate::ir::{GlobalData, SharedData};
+use crate::front::sema::{
+    AddrBase, ConstAddress, ConstValue, DeclRef, LocalId, TypeId, TypeKind, Variability,
+};
+use crate::ir::{DataReloc, GlobalData, GlobalVar, SharedData};
 use crate::source::Span;
+use cranelift_entity::packed_option::ReservedValue;
 
 /// Creates the module's globals and shared variables for every file-scope declaration.
 pub(super) fn lower_globals(cx: &mut ModCx<'_>) {
@@ -70,6 +73,7 @@ fn define(
         return Storage::Shared(sh);
     }
     let mut bytes = vec![0u8; l.size as usize];
+    let first_addr = cx.addr_inits.len();
     if let Some(init) = init {
         init_bytes(cx, &mut bytes, 0, ty, init);
     }
@@ -82,9 +86,64 @@ fn define(
         size: l.size.max(1),
         align: l.align.max(1),
         init: bytes,
+        relocs: Vec::new(),
         constant,
     });
+    for a in &mut cx.addr_inits[first_addr..] {
+        a.global = gv;
+    }
     Storage::Global(gv)
+}
+
+/// An address constant in a global's initial value, until the object it points into
+/// has a global too.
+pub(super) struct AddrInit {
+    /// The global whose initial value holds the pointer.
+    global: GlobalVar,
+    /// Its byte offset there.
+    offset: u32,
+    addr: ConstAddress,
+    span: Span,
+}
+
+/// Turns every address constant into a relocation of its global (see
+/// [`crate::ir::DataReloc`]), once every file-scope and `static` object has its global.
+pub(super) fn resolve_addr_inits(cx: &mut ModCx<'_>) {
+    for a in std::mem::take(&mut cx.addr_inits) {
+        let storage = match a.addr.base {
+            AddrBase::Global(g) => cx.globals.get(&g),
+            AddrBase::Static(l) => cx.static_locals.get(&l),
+        };
+        let Some(&Storage::Global(target)) = storage else {
+            cx.unsupported(a.span, "an initializer holding the address of this object");
+            continue;
+        };
+        cx.module.globals[a.global].relocs.push(DataReloc {
+            offset: a.offset,
+            target,
+            addend: a.addr.offset,
+        });
+    }
+}
+
+/// Records the address constant of pointer type `ty` written at `off` (in every lane
+/// of a varying pointer); its bytes stay zero until the program is loaded.
+fn record_address(cx: &mut ModCx<'_>, off: u32, ty: TypeId, addr: ConstAddress, span: Span) {
+    let lanes = if cx.types.var(ty) == Variability::Varying {
+        cx.lanes()
+    } else {
+        1
+    };
+    let size = cx.ptr_size();
+    for lane in 0..lanes {
+        cx.addr_inits.push(AddrInit {
+            // Set by `define` once the global exists.
+            global: GlobalVar::reserved_value(),
+            offset: off + lane * size,
+            addr,
+            span,
+        });
+    }
 }
 
 /// Writes the constant initializer of an object of type `ty` at `off`.
@@ -107,6 +166,9 @@ fn init_bytes(cx: &mut ModCx<'_>, bytes: &mut [u8], off: u32, ty: TypeId, init: 
             }
             if let Some(cv) = cx.checked.const_value(e.id) {
                 return encode(cx, bytes, off, ty, cv);
+            }
+            if let Some(addr) = cx.checked.const_address(e.id) {
+                return record_address(cx, off, ty, addr, e.span);
             }
             // A varying leaf with a value per program instance (it reads `programIndex`).
             let Some(lanes) = cx.checked.lane_const_values(e.id).map(<[_]>::to_vec) else {

@@ -192,6 +192,10 @@ struct ModCx<'a> {
     /// `static` and `shared` locals: one object for the program or the block.
     static_locals: FxHashMap<LocalId, Storage>,
     strings: FxHashMap<String, StrConst>,
+    /// Address constants in the initial values of the globals made so far: the global,
+    /// the byte of its pointer, and the object it points into (see `globals`). They
+    /// are resolved once every object has its global.
+    addr_inits: Vec<globals::AddrInit>,
     /// The candidates of calls through function pointers, by signature (see
     /// [`fn_ptr`]), computed on first use.
     fn_ptr_candidates: Option<FxHashMap<crate::front::sema::SigId, Vec<(u32, FuncId)>>>,
@@ -214,6 +218,7 @@ impl<'a> ModCx<'a> {
             globals: FxHashMap::default(),
             static_locals: FxHashMap::default(),
             strings: FxHashMap::default(),
+            addr_inits: Vec::new(),
             fn_ptr_candidates: None,
             diags: Vec::new(),
         }
@@ -327,6 +332,7 @@ impl<'a> ModCx<'a> {
             *n += 1;
             funcs.push(f);
         }
+        globals::resolve_addr_inits(&mut self);
         if !self.diags.is_empty() {
             return Err(self.diags);
         }

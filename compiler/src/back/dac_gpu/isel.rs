@@ -107,10 +107,15 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
     }
     let (global_offsets, globals_size) = layout(module.globals.values().map(|g| (g.size, g.align)));
     let mut globals = vec![0u8; globals_size as usize];
+    let mut global_relocs = Vec::new();
     for (g, &off) in module.globals.values().zip(&global_offsets) {
         let o = off as usize;
         let n = g.init.len().min(g.size as usize);
         globals[o..o + n].copy_from_slice(&g.init[..n]);
+        for r in &g.relocs {
+            let target = u64::from(global_offsets[r.target.index()]).wrapping_add_signed(r.addend);
+            global_relocs.push((off + r.offset, target));
+        }
     }
     let spaces = Spaces::of(module);
     let out_of_line = calls::out_of_line_functions(module);
@@ -126,6 +131,7 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
         program: sim::gpu::Program::default(),
         lines: Vec::new(),
         globals,
+        global_relocs,
         shared_bytes: Vec::new(),
         frame_bytes: Vec::new(),
         traps: Vec::new(),

@@ -195,6 +195,10 @@ pub struct Compiled {
     pub lines: Vec<Vec<Option<Span>>>,
     /// The global-variable image (`__globals`), laid out as the kernels address it.
     pub globals: Vec<u8>,
+    /// The image's pointers to its own globals (`static int *p = &a;`): the byte of
+    /// each 8-byte pointer and the image offset it points to. The launcher adds the
+    /// image's address when it places it ([`Compiled::globals_at`]).
+    pub global_relocs: Vec<(u32, u64)>,
     /// Shared bytes per block and frame bytes per gang, per kernel.
     pub shared_bytes: Vec<u32>,
     pub frame_bytes: Vec<u32>,
@@ -216,6 +220,17 @@ pub struct Compiled {
 }
 
 impl Compiled {
+    /// The global-variable image as placed at address `base`: its pointers resolved.
+    pub fn globals_at(&self, base: u64) -> Vec<u8> {
+        let mut image = self.globals.clone();
+        for &(at, target) in &self.global_relocs {
+            let at = at as usize;
+            let value = base.wrapping_add(target).to_le_bytes();
+            image[at..at + 8].copy_from_slice(&value);
+        }
+        image
+    }
+
     /// The meaning of a fault at instruction `pc` of `kernel` when it is a `trap`.
     pub fn trap_at(&self, kernel: &str, pc: usize) -> Option<&'static str> {
         let k = self.program.kernels.iter().position(|k| k.name == kernel)?;

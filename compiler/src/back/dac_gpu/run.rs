@@ -258,9 +258,12 @@ pub fn run_compiled_recorded(
         })
         .collect();
     let arg_count = bits.len();
-    let mut globals = compiled.globals.clone();
-    globals.resize(hidden_sizes[0] as usize, 0);
-    bits.push(mem.add_buffer(globals, "__globals"));
+    let globals_base = mem.add_zeroed(hidden_sizes[0] as usize, "__globals");
+    let globals = compiled.globals_at(globals_base);
+    if let Some(image) = mem.buffer_mut(globals_base) {
+        image[..globals.len()].copy_from_slice(&globals);
+    }
+    bits.push(globals_base);
     bits.push(mem.add_zeroed(hidden_sizes[1] as usize, "__shared"));
     bits.push(mem.add_zeroed(hidden_sizes[2] as usize, "__frames"));
     bits.extend([block.x, block.y, block.z].map(u64::from));

@@ -70,6 +70,17 @@ fn loop_optimized_copy(module: &Module) -> Module {
     }
 }
 
+/// A global's relocation as a data object's: globals are the first data objects, in
+/// the module's order. Nyuzi addresses are 32 bits, so the addend is too (an initial
+/// value outside the address space wraps, as the pointer arithmetic would).
+fn data_ref(r: &crate::ir::DataReloc) -> super::object::DataRef {
+    super::object::DataRef {
+        offset: r.offset,
+        data: r.target.index(),
+        addend: r.addend as i32,
+    }
+}
+
 /// Adds the spill stores and reloads of the allocated `mf` to `obj`'s counts.
 fn count_spill_code(mf: &MachFunction<MInst>, obj: &mut Object) {
     for line in mf.blocks.values().flat_map(|b| &b.insts) {
@@ -195,6 +206,7 @@ pub fn compile_module_options(
             size: g.size,
             align: g.align.max(1),
             init: g.init.clone(),
+            relocs: g.relocs.iter().map(data_ref).collect(),
             constant: g.constant,
         });
     }

@@ -456,6 +456,12 @@ pub fn build_image(
     for (d, &at) in obj.data.iter().zip(&p.data_offsets) {
         let n = d.init.len().min(d.size as usize);
         mem.bytes(at, &d.init[..n]);
+        for r in &d.relocs {
+            let target = p.data_offsets.get(r.data).ok_or_else(|| {
+                link_error(format!("data `{}` points to a missing object", d.name))
+            })?;
+            mem.word(at + r.offset, target.wrapping_add_signed(r.addend));
+        }
     }
     let (scalars, buffers) = write_args(&mut mem, launch, &p);
     for (w, &t) in workers.iter().enumerate() {

@@ -56,7 +56,18 @@ pub struct DataObject {
     pub align: u32,
     /// Initial bytes (at most `size`; the rest is zero).
     pub init: Vec<u8>,
+    /// Words of the initial value that hold another data object's address.
+    pub relocs: Vec<DataRef>,
     pub constant: bool,
+}
+
+/// In a data object's initial value, the word at byte `offset` holds the address of
+/// [`Object::data`]`[data]` plus `addend`, written when the image is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DataRef {
+    pub offset: u32,
+    pub data: usize,
+    pub addend: i32,
 }
 
 /// Which source position an instruction came from.

@@ -134,6 +134,12 @@ impl Checker<'_> {
         if let Some(v) = self.eval_const(e) {
             return self.set_const(e, v);
         }
+        let ty = self.out.converted_type(e.id);
+        if let TypeKind::Pointer(_) = self.out.types.kind(ty) {
+            if let Some(a) = self.eval_address(e) {
+                return self.set_const_address(e, a);
+            }
+        }
         let per_lane = self
             .out
             .types

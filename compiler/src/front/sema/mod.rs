@@ -23,6 +23,7 @@
 //! - `flow`: can the end of a function be reached (missing `return`).
 
 mod builtins;
+mod constaddr;
 mod consteval;
 mod conv;
 mod decls;
@@ -46,6 +47,7 @@ pub mod types;
 mod tests;
 
 pub use builtins::{Axis, BuiltinFn, BuiltinVar};
+pub use constaddr::{AddrBase, ConstAddress};
 pub use conv::{describe_conversion, ConvStep};
 pub use types::{
     EnumId, EnumInfo, FieldInfo, FnSig, GpuVar, Layout, Prim, SigId, StructId, StructInfo,
@@ -332,6 +334,9 @@ pub struct Checked {
     /// depends on `programIndex` (`static int a = 1 + programIndex;`): one constant per
     /// program instance, as ISPC evaluates them at compile time.
     lane_consts: FxHashMap<ExprId, Vec<ConstValue>>,
+    /// Pointer-typed initializer leaves of file-scope and `static` variables that are
+    /// the address of another such object (`&a`, `table + 5`).
+    addr_consts: FxHashMap<ExprId, ConstAddress>,
     /// For compound assignments (`a op= b`): the type the operation is computed in.
     compound: FxHashMap<ExprId, TypeId>,
     /// For `Member` expressions on structs: the member's index in [`StructInfo::fields`].
@@ -377,6 +382,7 @@ impl Checked {
             expr_res: vec![Res::None; n],
             consts: FxHashMap::default(),
             lane_consts: FxHashMap::default(),
+            addr_consts: FxHashMap::default(),
             compound: FxHashMap::default(),
             members: FxHashMap::default(),
             swizzles: FxHashMap::default(),
@@ -472,6 +478,12 @@ impl Checked {
     /// for the gang (it reads `programIndex`): its value in each instance.
     pub fn lane_const_values(&self, e: ExprId) -> Option<&[ConstValue]> {
         self.lane_consts.get(&e).map(Vec::as_slice)
+    }
+
+    /// For a pointer-typed initializer leaf that is an address constant: the object
+    /// and the byte offset.
+    pub fn const_address(&self, e: ExprId) -> Option<ConstAddress> {
+        self.addr_consts.get(&e).copied()
     }
 
     /// For a compound assignment expression: the type `a op b` is computed in.
@@ -786,6 +798,10 @@ impl<'a> Checker<'a> {
 
     fn set_lane_consts(&mut self, e: &ast::Expr, lanes: Vec<ConstValue>) {
         self.out.lane_consts.insert(e.id, lanes);
+    }
+
+    fn set_const_address(&mut self, e: &ast::Expr, a: ConstAddress) {
+        self.out.addr_consts.insert(e.id, a);
     }
 
     fn record_decl(&mut self, site: ast::DeclId, d: DeclRef) {

@@ -491,6 +491,7 @@ fn data_relocations_and_calls_between_functions() {
             size: 3,
             align: 1,
             init: vec![1, 2, 3],
+            relocs: Vec::new(),
             constant: true,
         },
         super::super::object::DataObject {
@@ -498,6 +499,7 @@ fn data_relocations_and_calls_between_functions() {
             size: 8,
             align: 8,
             init: vec![0, 0, 0, 0, 41, 0, 0, 0],
+            relocs: Vec::new(),
             constant: false,
         },
     ];
