@@ -110,7 +110,8 @@ impl Checker<'_> {
             Some(_) => SmallVec::new(),
             None => self.visible_overloads(callee.name),
         };
-        match self.template_candidates(callee, targs, args, &arg_tys) {
+        let ordinary = !cands.is_empty();
+        match self.template_candidates(callee, targs, args, &arg_tys, ordinary) {
             Ok(found) => cands.extend(found),
             Err(()) => {
                 self.set_res(e, Res::Error);

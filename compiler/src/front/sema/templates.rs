@@ -506,13 +506,15 @@ impl<'a> Checker<'a> {
     /// The template functions a call of `callee` may select: one per template of the
     /// name whose arguments are given or can be deduced. With explicit arguments
     /// (`goo<int>(...)`) and no candidate at all, the reason is reported (E0213,
-    /// E0214, E0215) and `Err` returned.
+    /// E0214, E0215) and `Err` returned, unless `ordinary` (non-template overloads of
+    /// the name compete too).
     pub(super) fn template_candidates(
         &mut self,
         callee: ast::Ident,
         targs: Option<&ast::TemplateArgs>,
         args: &[Expr],
         arg_tys: &[TypeId],
+        ordinary: bool,
     ) -> Result<SmallVec<[FuncId; 2]>, ()> {
         let cur = self.cur_item;
         let tids: SmallVec<[TemplateId; 2]> = self
@@ -590,7 +592,9 @@ impl<'a> Checker<'a> {
                 None => return Err(()), // past the limits, reported
             }
         }
-        if found.is_empty() && !failures.is_empty() {
+        // With ordinary overloads of the name, a template that does not fit is simply
+        // not a candidate (as in C++): overload resolution reports if none fits.
+        if found.is_empty() && !failures.is_empty() && !ordinary {
             self.no_template_fits(callee, targs, arg_tys, &failures);
             return Err(());
         }
@@ -680,9 +684,45 @@ impl<'a> Checker<'a> {
                 ast::Derived::FnPtr { .. } => return true,
             }
         }
-        let ast::BaseType::Named(id) = &spec.base else {
-            return true;
+        let named = match &spec.base {
+            ast::BaseType::Named(id) => id,
+            // `T<N>`: the element type and the length, from a short vector argument.
+            ast::BaseType::Vector { elem, len } => {
+                let TypeKind::Vector(_, n) = self.out.types.kind(arg) else {
+                    return true; // not deducible here; conversion decides
+                };
+                if let ast::VecLen::Name(id) = len {
+                    let k = names.iter().position(|&name| name == id.name);
+                    if let Some(k) = k.filter(|&k| !explicit[k]) {
+                        match bound[k] {
+                            None => bound[k] = Some(TArg::Value(i128::from(n))),
+                            Some(TArg::Value(v)) if v == i128::from(n) => {}
+                            Some(_) => return false,
+                        }
+                    }
+                }
+                let ast::BaseType::Named(id) = elem.as_ref() else {
+                    return true;
+                };
+                let elem_ty = self.types().vector_elem(arg);
+                return self.bind_type_param(names, explicit, spec, id, elem_ty, bound);
+            }
+            _ => return true,
         };
+        self.bind_type_param(names, explicit, spec, named, arg, bound)
+    }
+
+    /// Deduces template type parameter `id` (if it is one, and not given explicitly)
+    /// from `arg`, the type an argument gives the parameter written with `spec`.
+    fn bind_type_param(
+        &mut self,
+        names: &[Symbol],
+        explicit: &[bool],
+        spec: &ast::TypeSpec,
+        id: &ast::Ident,
+        arg: TypeId,
+        bound: &mut [Option<TArg>],
+    ) -> bool {
         let Some(k) = names.iter().position(|&n| n == id.name) else {
             return true;
         };
