@@ -25,6 +25,14 @@ use macros::{PTok, Piece};
 use sim::fp16;
 
 /// Pragmas spmdc understands. Others are ignored with a note.
+/// Headers of ISPC's standard library that spmdc carries, served to an `#include` of
+/// the name that no file on the include path answers (ISPC installs them in its own
+/// include directory).
+const BUILT_IN_HEADERS: &[(&str, &str)] = &[(
+    "short_vec.isph",
+    include_str!("../../../stdlib/include/short_vec.isph"),
+)];
+
 const KNOWN_PRAGMAS: &[&str] = &["once", "unroll", "nounroll", "ignore", "coherent"];
 
 /// Include nesting deeper than this is reported rather than followed.
@@ -715,6 +723,11 @@ impl<'a> Pp<'a> {
         let found = candidates
             .chain(std::iter::once(PathBuf::from(name)))
             .find(|p| p.is_file());
+        if found.is_none() {
+            if let Some(&(_, text)) = BUILT_IN_HEADERS.iter().find(|(n, _)| *n == name) {
+                return self.include_built_in(name, text);
+            }
+        }
         let Some(path) = found else {
             let mut d = Diagnostic::error(
                 codes::INCLUDE_NOT_FOUND,
@@ -783,6 +796,19 @@ impl<'a> Pp<'a> {
                 .with_primary(span, ""),
             ),
         }
+    }
+
+    /// Includes a header the compiler carries (once per compile, as if it had
+    /// `#pragma once`): its diagnostics name it `<spmdc>/NAME`.
+    fn include_built_in(&mut self, name: &str, text: &str) {
+        let path = PathBuf::from(format!("<spmdc>/{name}"));
+        if !self.once_files.insert(path.clone()) {
+            return;
+        }
+        let id = self
+            .sources
+            .add(path.display().to_string(), Some(path), text.to_string());
+        self.process_file(id);
     }
 
     fn define(&mut self, file: FileId, at: u32, rest: &str, span: Span) {
