@@ -75,12 +75,16 @@ pub enum Qual {
     Shared,
     Static,
     Extern,
+    /// `task` on a function pointer type (`typedef task void (*F)(...)`): the pointer
+    /// holds a `task` function and is launched. Sema rejects it on any other type.
+    Task,
 }
 
 impl Qual {
-    pub const ALL: [Qual; 6] = [
+    pub const ALL: [Qual; 7] = [
         Qual::Static,
         Qual::Extern,
+        Qual::Task,
         Qual::Shared,
         Qual::Const,
         Qual::Uniform,
@@ -95,6 +99,7 @@ impl Qual {
             Qual::Shared => "shared",
             Qual::Static => "static",
             Qual::Extern => "extern",
+            Qual::Task => "task",
         }
     }
 }
@@ -108,7 +113,7 @@ impl Qual {
 pub struct Qualifiers {
     file: FileId,
     /// Start offset + 1 of each [`Qual`]'s keyword; 0 = absent.
-    starts: [u32; 6],
+    starts: [u32; 7],
 }
 
 impl Qualifiers {
@@ -152,6 +157,9 @@ impl Qualifiers {
     }
     pub fn extern_(&self) -> Option<Span> {
         self.get(Qual::Extern)
+    }
+    pub fn task(&self) -> Option<Span> {
+        self.get(Qual::Task)
     }
 }
 

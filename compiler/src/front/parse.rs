@@ -942,19 +942,14 @@ impl ParseCtx {
                 "casts, `sizeof` and `typedef` take only `uniform`, `varying` and `const`",
             ),
         };
-        let mut d = Diagnostic::error(
-            codes::CONFLICTING_QUALIFIERS,
-            format!("`{word}` cannot be applied to {place}"),
-        )
-        .with_primary(s, "not allowed here")
-        .with_help(help);
-        if *tok == Tok::KwTask && what != Allowed::Function {
-            // ISPC's `typedef task void (*F)(...)`: a pointer type for launches.
-            d = d.with_note(
-                "pointers to `task` functions are not supported yet: launch the task by name",
-            );
-        }
-        self.error(d);
+        self.error(
+            Diagnostic::error(
+                codes::CONFLICTING_QUALIFIERS,
+                format!("`{word}` cannot be applied to {place}"),
+            )
+            .with_primary(s, "not allowed here")
+            .with_help(help),
+        );
     }
 
     /// `&&` in a declarator: a reference to a reference, which sema rejects.
@@ -1364,6 +1359,9 @@ fn type_qual(tok: &Tok, what: Allowed) -> Option<Qual> {
         (Tok::KwShared, Allowed::Var) => Qual::Shared,
         (Tok::KwStatic, Allowed::Var) => Qual::Static,
         (Tok::KwExtern, Allowed::Var) => Qual::Extern,
+        // A pointer to a `task` function (`typedef task void (*F)(...)`); sema
+        // rejects `task` on a type that is not a function pointer.
+        (Tok::KwTask, Allowed::Var | Allowed::Param | Allowed::Field | Allowed::Type) => Qual::Task,
         _ => return None,
     })
 }

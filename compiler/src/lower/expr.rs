@@ -985,23 +985,29 @@ impl FnLower<'_, '_> {
                 Val::None
             }
             // A variable holding a function pointer.
-            Res::Local(_) | Res::Global(_) => {
-                let res = self.cx.checked.res(e.id);
-                let place = match res {
-                    Res::Local(l) => Some(self.local_place(l)),
-                    Res::Global(g) => self.cx.globals.get(&g).copied().map(|st| {
-                        let gty = self.cx.checked.globals[g].ty;
-                        self.storage_place(st, gty)
-                    }),
-                    _ => None,
-                };
-                match place.map(|p| (p.ty, self.load(p))) {
-                    Some((fty, Val::S(p))) => self.call_through(p, fty, args, ty),
-                    _ => self.dummy(ty),
-                }
-            }
+            res @ (Res::Local(_) | Res::Global(_)) => match self.fn_ptr_variable(res) {
+                Some((fty, p)) => self.call_through(p, fty, args, ty),
+                None => self.dummy(ty),
+            },
             Res::Func(fid) => self.call_function(fid, name, args, ty),
             _ => self.dummy(ty),
+        }
+    }
+
+    /// The type and value of the function pointer held by variable `res` (a local or
+    /// global the call names).
+    pub(super) fn fn_ptr_variable(&mut self, res: Res) -> Option<(TypeId, Value)> {
+        let place = match res {
+            Res::Local(l) => Some(self.local_place(l)),
+            Res::Global(g) => self.cx.globals.get(&g).copied().map(|st| {
+                let gty = self.cx.checked.globals[g].ty;
+                self.storage_place(st, gty)
+            }),
+            _ => None,
+        };
+        match place.map(|p| (p.ty, self.load(p))) {
+            Some((fty, Val::S(p))) => Some((fty, p)),
+            _ => None,
         }
     }
 

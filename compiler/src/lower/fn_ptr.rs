@@ -33,6 +33,10 @@
 //! call each), and candidates are only the address-taken functions of the one
 //! signature, usually two or three.
 //!
+//! A `launch` through a uniform pointer to a `task` is the launch's loop nest (see
+//! [`super::launch`]) with this uniform dispatch as the call in its body: each
+//! candidate is a task of the pointer's signature, reached through its launchable copy.
+//!
 //! [`Checked::fn_ptr_targets`]: crate::front::sema::Checked::fn_ptr_targets
 
 use smallvec::SmallVec;
@@ -108,6 +112,13 @@ struct Dispatch {
     out: Out,
 }
 
+/// A launch through a pointer: the tasks it may start (with their values) and the
+/// arguments, evaluated once for every task.
+pub(super) struct LaunchThrough {
+    cands: Vec<(u32, FuncId)>,
+    args: Args,
+}
+
 struct Args {
     vals: SmallVec<[Arg; 6]>,
     /// The parameter types of the signature (what the arguments were converted to).
@@ -175,13 +186,30 @@ impl FnLower<'_, '_> {
             return self.expand_builtin(f, args);
         }
         let abi = self.cx.abis[&f].clone();
-        let mut vals: SmallVec<[Value; 6]> = SmallVec::new();
         let ret_place = abi.sret.then(|| self.temp_place(ty));
-        if let Some(p) = ret_place {
-            vals.push(p.addr);
+        let vals = match ret_place {
+            Some(p) => {
+                let mut vals: SmallVec<[Value; 6]> = SmallVec::from_elem(p.addr, 1);
+                vals.extend(self.candidate_args(args, &abi));
+                vals
+            }
+            None => self.candidate_args(args, &abi),
+        };
+        let m = abi.sig.takes_mask.then_some(mask);
+        let r = self.call_inst(abi.func, abi.sig.ret, vals, m);
+        if let (Some(dst), Some(src)) = (into, ret_place) {
+            self.copy(dst, src, mask);
         }
-        for &a in &args.vals {
-            let v = match a {
+        r
+    }
+
+    /// The arguments of one call of a candidate of ABI `abi`: a struct passed by value
+    /// is copied for it, a uniform value passed to a varying parameter broadcast.
+    fn candidate_args(&mut self, args: &Args, abi: &super::CallAbi) -> SmallVec<[Value; 6]> {
+        let skip = usize::from(abi.sret);
+        let mut vals: SmallVec<[Value; 6]> = SmallVec::new();
+        for (i, &a) in args.vals.iter().enumerate() {
+            let mut v = match a {
                 Arg::Value(v) => v,
                 Arg::Copy(src) => {
                     let tmp = self.temp_place(src.ty);
@@ -190,21 +218,14 @@ impl FnLower<'_, '_> {
                     tmp.addr
                 }
             };
-            vals.push(v);
-        }
-        for (i, v) in vals.iter_mut().enumerate() {
-            if let Some(pt) = abi.sig.params.get(i) {
-                if pt.varying && !self.func.value_type(*v).varying {
-                    *v = self.val(InstData::Splat { arg: *v });
+            if let Some(pt) = abi.sig.params.get(i + skip) {
+                if pt.varying && !self.func.value_type(v).varying {
+                    v = self.val(InstData::Splat { arg: v });
                 }
             }
+            vals.push(v);
         }
-        let m = abi.sig.takes_mask.then_some(mask);
-        let r = self.call_inst(abi.func, abi.sig.ret, vals, m);
-        if let (Some(dst), Some(src)) = (into, ret_place) {
-            self.copy(dst, src, mask);
-        }
-        r
+        vals
     }
 
     /// A stdlib function without a body, expanded under the current mask.
@@ -316,6 +337,57 @@ impl FnLower<'_, '_> {
             result = param;
         }
         self.dispatch_result(result, out.mem)
+    }
+
+    /// The tasks a launch through a pointer of type `fty` may start, and its
+    /// arguments, evaluated once before the launch's loop nest.
+    pub(super) fn prepare_launch_through(
+        &mut self,
+        fty: TypeId,
+        args: &[Expr],
+    ) -> Option<LaunchThrough> {
+        let Some(sig) = self.cx.types.fn_ptr_sig(fty) else {
+            self.unsupported("a launch through a value that is not a function pointer");
+            return None;
+        };
+        let args = self.ptr_call_args(sig, args)?;
+        let cands = self.cx.fn_ptr_candidates(sig);
+        Some(LaunchThrough { cands, args })
+    }
+
+    /// One task of a launch through the uniform pointer `p`: a chain of uniform
+    /// branches on its value, each calling one candidate task's launchable copy with
+    /// the task's `index` and the launch's `counts` under `mask` (the launcher's). A
+    /// value no candidate holds (`NULL`) stops the launch with a `null_fn_ptr` trap:
+    /// the loop runs its body only when some lane is active.
+    pub(super) fn launch_through(
+        &mut self,
+        p: Value,
+        l: &LaunchThrough,
+        index: [Value; 3],
+        counts: [Value; 3],
+        mask: Value,
+    ) {
+        let join = self.new_block();
+        for &(value, f) in &l.cands {
+            let k = self.iconst(Type::uniform(FN_PTR), i64::from(value));
+            let hit = self.icmp(IntCC::Eq, p, k);
+            let (call_b, next) = (self.new_block(), self.new_block());
+            self.brif(hit, call_b, next);
+            self.switch_to(call_b);
+            let abi = self.cx.launch_abi(f);
+            // Each task gets its own copy of a struct passed by value.
+            let mut vals = self.candidate_args(&l.args, &abi);
+            vals.extend(index);
+            vals.extend(counts);
+            self.call_inst(abi.func, None, vals, abi.sig.takes_mask.then_some(mask));
+            self.jump_args(join, &[]);
+            self.switch_to(next);
+        }
+        self.ins(InstData::Trap {
+            code: ir::TrapCode::NullFnPtr,
+        });
+        self.switch_to(join);
     }
 
     /// The IR type of a scalar call result (None for `void` and aggregates).

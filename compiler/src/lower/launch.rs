@@ -12,11 +12,16 @@
 //! read. The task itself stays an entry point with its ABI unchanged. A launch is a
 //! uniform loop nest calling the copy with the launcher's mask (ISPC's rule: the task
 //! starts with the lanes that were active at the `launch`).
+//!
+//! A launch through a uniform pointer to a task is the same loop nest; only the call
+//! in its body is indirect: a dispatch on the pointer's value over the tasks of its
+//! signature whose address the program takes, each candidate's launchable copy called
+//! directly, as a call through a function pointer is (see [`super::fn_ptr`]).
 
 use cranelift_entity::EntityRef;
 use smallvec::SmallVec;
 
-use super::func::FnLower;
+use super::func::{FnLower, Val};
 use super::{CallAbi, ModCx};
 use crate::front::ast::{ExprKind, Launch};
 use crate::front::sema::{BuiltinVar, FuncId, Res};
@@ -51,7 +56,7 @@ pub(super) fn launchable_name(task: &str) -> String {
 impl ModCx<'_> {
     /// The call ABI of `task`'s launchable copy, declared (and queued for lowering)
     /// on first use.
-    fn launch_abi(&mut self, task: FuncId) -> CallAbi {
+    pub(super) fn launch_abi(&mut self, task: FuncId) -> CallAbi {
         if let Some(abi) = self.launch_abis.get(&task) {
             return abi.clone();
         }
@@ -97,15 +102,20 @@ impl FnLower<'_, '_> {
         })
     }
 
-    /// `launch[counts] task(args);`: the arguments are evaluated once, then the loop
-    /// nest runs every task, provided some lane is active and every count is positive.
+    /// `launch[counts] task(args);` or `launch[counts] p(args);` through a uniform
+    /// pointer to a task: the counts, the pointer and the arguments are evaluated once,
+    /// then the loop nest runs every task, provided some lane is active and every count
+    /// is positive. Through a pointer, each task's call is a dispatch on the pointer's
+    /// value over the task functions it may hold (see `fn_ptr::launch_through`).
     pub(super) fn lower_launch(&mut self, l: &Launch) {
-        let (Res::Func(task), ExprKind::Call { args, .. }) =
-            (self.cx.checked.res(l.call.id), &l.call.kind)
-        else {
-            // Sema rejected every other callee (E0513).
-            self.unsupported("this `launch`");
-            return;
+        let (res, (callee, args)) = match &l.call.kind {
+            ExprKind::Call { args, .. } => (self.cx.checked.res(l.call.id), (None, args)),
+            ExprKind::CallPtr { callee, args } => (Res::Error, (Some(&**callee), args)),
+            _ => {
+                // Sema rejected every other launch (E0516).
+                self.unsupported("this `launch`");
+                return;
+            }
         };
         let counts: SmallVec<[Value; 3]> = (0..3)
             .map(|d| match l.counts.get(d) {
@@ -114,11 +124,57 @@ impl FnLower<'_, '_> {
             })
             .collect();
         let counts = [counts[0], counts[1], counts[2]];
-        let abi = self.cx.launch_abi(task);
-        let mut vals: SmallVec<[Value; 6]> = SmallVec::new();
-        if !self.call_args(task, args, &abi, &mut vals) {
+        let pointer = match (res, callee) {
+            (Res::Func(task), _) => {
+                let abi = self.cx.launch_abi(task);
+                let mut vals: SmallVec<[Value; 6]> = SmallVec::new();
+                if !self.call_args(task, args, &abi, &mut vals) {
+                    return;
+                }
+                self.launch_loop(counts, &mut |this, index, mask| {
+                    let mut call_vals = this.fresh_aggregate_copies(task, &vals);
+                    call_vals.extend(index);
+                    call_vals.extend(counts);
+                    this.call_inst(
+                        abi.func,
+                        None,
+                        call_vals,
+                        abi.sig.takes_mask.then_some(mask),
+                    );
+                });
+                return;
+            }
+            (Res::Local(_) | Res::Global(_), _) => self.fn_ptr_variable(res),
+            (_, Some(callee)) => {
+                let fty = self.cx.checked.converted_type(callee.id);
+                match self.rvalue(callee) {
+                    Val::S(p) => Some((fty, p)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let Some((fty, p)) = pointer else {
+            // Sema rejected every other callee (E0513).
+            self.unsupported("this `launch`");
             return;
-        }
+        };
+        let Some(launch) = self.prepare_launch_through(fty, args) else {
+            return;
+        };
+        self.launch_loop(counts, &mut |this, index, mask| {
+            this.launch_through(p, &launch, index, counts, mask);
+        });
+    }
+
+    /// The loop nest of a launch: `body(index, mask)` runs once per task, in task
+    /// order (dimension 0 fastest), with the launcher's mask, if some lane is active
+    /// and every count is positive.
+    fn launch_loop(
+        &mut self,
+        counts: [Value; 3],
+        body: &mut dyn FnMut(&mut Self, [Value; 3], Value),
+    ) {
         let mask = self.cur_mask();
         let mut go = self.any(mask);
         let zero = self.iconst(Type::I32, 0);
@@ -128,7 +184,7 @@ impl FnLower<'_, '_> {
         }
         let header = self.new_block();
         let index: [Value; 3] = [0, 1, 2].map(|_| self.func.append_block_param(header, Type::I32));
-        let body = self.new_block();
+        let body_b = self.new_block();
         let done = self.new_block();
         let start = self.new_block();
         self.brif(go, start, done);
@@ -137,18 +193,10 @@ impl FnLower<'_, '_> {
 
         self.switch_to(header);
         let more = self.icmp(IntCC::Slt, index[2], counts[2]);
-        self.brif(more, body, done);
+        self.brif(more, body_b, done);
 
-        self.switch_to(body);
-        let mut call_vals = self.fresh_aggregate_copies(task, &vals);
-        call_vals.extend(index);
-        call_vals.extend(counts);
-        self.call_inst(
-            abi.func,
-            None,
-            call_vals,
-            abi.sig.takes_mask.then_some(mask),
-        );
+        self.switch_to(body_b);
+        body(self, index, mask);
         let next = self.next_task_index(index, counts);
         self.jump_args(header, &next);
 

@@ -271,6 +271,15 @@ impl Checker<'_> {
             (TypeKind::Pointer(_), TypeKind::Pointer(_)) => {
                 Some("pointer types differ; cast explicitly if this is intended".to_string())
             }
+            (TypeKind::FnPtr(a), TypeKind::FnPtr(b))
+                if self.out.types.sig_data(a).task != self.out.types.sig_data(b).task =>
+            {
+                Some(if self.out.types.sig_data(a).task {
+                    "a `task` function is only launched: hold it in a pointer of a `task` type, `typedef task void (*TaskFn)(...);`".to_string()
+                } else {
+                    "a `task` pointer holds only `task` functions (which it launches); an ordinary function needs a pointer type without `task`".to_string()
+                })
+            }
             (TypeKind::FnPtr(_), TypeKind::FnPtr(_)) => Some(
                 "a function pointer points only to functions of its exact signature: the parameter and return types must match".to_string(),
             ),
@@ -1086,6 +1095,15 @@ impl Checker<'_> {
                 return Types::ERROR;
             }
             let (ls, rs) = (self.ty_str(lt), self.ty_str(rt));
+            let task = |k| match k {
+                TypeKind::FnPtr(s) => self.out.types.sig_data(s).task,
+                _ => false,
+            };
+            let help = if task(lk) != task(rk) {
+                "one points to `task` functions, the other to ordinary ones: compare pointers of one function pointer type, or with `NULL`"
+            } else {
+                "compare pointers of one function pointer type, or with `NULL`"
+            };
             self.emit(
                 Diagnostic::error(
                     codes::INVALID_BINARY_OPERANDS,
@@ -1094,7 +1112,7 @@ impl Checker<'_> {
                 .with_primary(o.e.span, "these can never point to the same function")
                 .with_secondary(lhs.span, format!("`{ls}`"))
                 .with_secondary(rhs.span, format!("`{rs}`"))
-                .with_help("compare pointers of one function pointer type, or with `NULL`"),
+                .with_help(help),
             );
             return Types::ERROR;
         };

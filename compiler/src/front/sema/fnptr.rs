@@ -34,7 +34,12 @@ impl Checker<'_> {
         let ret = self.out.funcs[f].ret;
         let key = self.signature_key(&params);
         let ret = self.types().with_const(ret, false);
-        self.types().sig(FnSig { ret, params: key })
+        let task = self.out.funcs[f].flags.task;
+        self.types().sig(FnSig {
+            ret,
+            params: key,
+            task,
+        })
     }
 
     /// A function's name used as a value: a uniform pointer to it, whose value is a
@@ -106,13 +111,7 @@ impl Checker<'_> {
     ) -> TypeId {
         let name = self.name(id.name);
         let info = &self.out.funcs[f];
-        let why = if info.flags.task {
-            Some((
-                format!("task `{name}` cannot be called through a function pointer"),
-                "a task is only launched; point at an ordinary function that does its work"
-                    .to_string(),
-            ))
-        } else if info.ret_ref {
+        let why = if info.ret_ref {
             Some((
                 format!("`{name}` returns a reference; function pointers to such functions are not supported"),
                 "return a pointer or a value instead".to_string(),
@@ -312,7 +311,13 @@ impl Checker<'_> {
             }
             return Types::ERROR;
         };
-        let FnSig { ret, params } = self.out.types.sig_data(sig).clone();
+        let FnSig { ret, params, task } = self.out.types.sig_data(sig).clone();
+        if !self.check_ptr_launch(e, callee, fty, task) {
+            for a in args {
+                self.check_expr(a);
+            }
+            return Types::ERROR;
+        }
         if args.len() != params.len() {
             for a in args {
                 self.check_expr(a);
@@ -356,5 +361,38 @@ impl Checker<'_> {
         } else {
             ret
         }
+    }
+
+    /// A call through a pointer of type `fty` (of a `task` signature if `task`): a task
+    /// pointer only in a `launch` (E0517), a launch only through a uniform task pointer
+    /// (E0513, E0408; ISPC's rule: the launch must know which task it starts). Returns
+    /// whether the call may go on.
+    fn check_ptr_launch(&mut self, e: &Expr, callee: Span, fty: TypeId, task: bool) -> bool {
+        let launched = self.launched_call == Some(e.id);
+        let ts = self.ty_str(fty);
+        let d = match (task, launched) {
+            (true, false) => Diagnostic::error(
+                codes::TASK_CALLED_WITHOUT_LAUNCH,
+                "a pointer to a `task` function is called without `launch`",
+            )
+            .with_primary(callee, format!("this has type `{ts}`"))
+            .with_help("launch it: `launch[n] p(args);` (a task runs only as a task)"),
+            (false, true) => Diagnostic::error(
+                codes::LAUNCH_NOT_TASK,
+                "a pointer to an ordinary function cannot be launched",
+            )
+            .with_primary(callee, format!("this has type `{ts}`, not a `task` pointer"))
+            .with_help("launch a pointer of a `task` type (`typedef task void (*TaskFn)(...);`), or call this one without `launch`"),
+            (true, true) if self.out.types.is_varying(fty) => Diagnostic::error(
+                codes::VARYING_WHERE_UNIFORM_REQUIRED,
+                "a `launch` through a varying function pointer",
+            )
+            .with_primary(callee, format!("this has type `{ts}`"))
+            .with_note("every program instance takes part in one launch, so it must start one task function, as in ISPC")
+            .with_help("launch through a `uniform` task pointer"),
+            _ => return true,
+        };
+        self.emit(d);
+        false
     }
 }

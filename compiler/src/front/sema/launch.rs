@@ -1,7 +1,7 @@
 //! `launch` statements: ISPC's task launches (E0513-E0517).
 //!
-//! A launch names a `task` function in an ordinary call, with up to three uniform
-//! integer task counts. The call is checked as any call is (overloads, conversions,
+//! A launch names a `task` function in an ordinary call, or calls through a uniform
+//! pointer to a `task` function, with up to three uniform integer task counts. The call is checked as any call is (overloads, conversions,
 //! default arguments); this module adds what is particular to launching.
 
 use super::types::{Prim, Variability};
@@ -97,15 +97,22 @@ impl Checker<'_> {
         self.coerce(e, t, want, super::expr::Site::Uniform("task counts"));
     }
 
-    /// The launched function must be a `task` (E0513).
+    /// The launched function must be a `task` (E0513); a launch through a pointer is
+    /// checked with the call through it (`check_ptr_launch`).
     fn check_launched_callee(&mut self, call: &Expr) {
         let callee_span = match &call.kind {
             ExprKind::Call { callee, .. } => callee.span,
             ExprKind::CallPtr { callee, .. } => callee.span,
             _ => call.span,
         };
+        if matches!(call.kind, ExprKind::CallPtr { .. }) {
+            // Checked with the call (see `check_ptr_launch`).
+            return;
+        }
         match self.out.res(call.id) {
             Res::Func(f) if self.out.funcs[f].flags.task => {}
+            // A variable holding a function pointer: checked with the call.
+            Res::Local(_) | Res::Global(_) => {}
             Res::Func(f) => {
                 let name = self.name(self.out.funcs[f].name).to_string();
                 self.emit(
@@ -123,10 +130,10 @@ impl Checker<'_> {
                 self.emit(
                     Diagnostic::error(
                         codes::LAUNCH_NOT_TASK,
-                        "only a `task` function named in the call can be launched",
+                        "only a `task` function, or a pointer to one, can be launched",
                     )
-                    .with_primary(callee_span, "this does not name a `task` function")
-                    .with_help("launch the task by name: `launch[n] work(args);`"),
+                    .with_primary(callee_span, "this is not a `task` function")
+                    .with_help("launch a task by name (`launch[n] work(args);`) or through a `task` pointer"),
                 );
             }
         }

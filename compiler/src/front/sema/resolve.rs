@@ -84,6 +84,20 @@ impl Checker<'_> {
         if spec.quals.const_().is_some() {
             ty = self.types().with_const(ty, true);
         }
+        // `task` makes the function the first function pointer part points to a task
+        // (`task void (*f)(...)`); on any other type it means nothing.
+        let task_part = match spec.quals.task() {
+            Some(at) => {
+                let part = derived
+                    .iter()
+                    .position(|d| matches!(d, Derived::FnPtr { .. }));
+                if part.is_none() {
+                    self.misplaced_task(at, ctx);
+                }
+                part
+            }
+            None => None,
+        };
         for (i, part) in derived.iter().enumerate() {
             match part {
                 // A reference does not change the type: the declaration is of a
@@ -92,6 +106,10 @@ impl Checker<'_> {
                     if !self.check_reference_part(&derived[i + 1..], *span, ctx) {
                         ty = Types::ERROR;
                     }
+                }
+                Derived::FnPtr { params, quals, .. } => {
+                    let task = spec.quals.task().filter(|_| task_part == Some(i));
+                    ty = self.fn_ptr_type(ty, params, quals, task);
                 }
                 // A struct member may be an array of no elements (C's and ISPC's
                 // trailing array, reached past the struct's end).
@@ -175,6 +193,23 @@ impl Checker<'_> {
                 );
             }
         }
+    }
+
+    /// E0104 for `task` on a type that declares no function pointer.
+    fn misplaced_task(&mut self, at: Span, ctx: TypeCtx) {
+        self.emit(
+            Diagnostic::error(
+                codes::CONFLICTING_QUALIFIERS,
+                format!("`task` cannot be applied to {}", ctx.what()),
+            )
+            .with_primary(at, "not a function or a pointer to one")
+            .with_note(
+                "`task` qualifies functions, and pointers to them written with `(*name)(params)`",
+            )
+            .with_help(
+                "declare a task pointer type as `typedef task void (*TaskFn)(uniform int n);`",
+            ),
+        );
     }
 
     fn conflicting_variability(&mut self, uniform: Span, varying: Span) {
@@ -584,7 +619,15 @@ impl Checker<'_> {
     /// `ret (* quals)(params)`: a pointer to a function returning `ret`. The signature
     /// is bound as a function declaration's is (unqualified types are varying, arrays
     /// decay), so that it equals the signature of the functions it may point to.
-    fn fn_ptr_type(&mut self, ret: TypeId, params: &[ast::Param], quals: &Qualifiers) -> TypeId {
+    /// With `task` (where it was written), a pointer to a `task` function, which is
+    /// only launched.
+    fn fn_ptr_type(
+        &mut self,
+        ret: TypeId,
+        params: &[ast::Param],
+        quals: &Qualifiers,
+        task: Option<Span>,
+    ) -> TypeId {
         let var = self.pointer_variability(quals);
         let mut key = Vec::with_capacity(params.len());
         for p in params {
@@ -621,16 +664,32 @@ impl Checker<'_> {
         if self.out.types.is_error(ret) {
             return Types::ERROR;
         }
+        if let (Some(at), false) = (task, self.out.types.is_void(ret)) {
+            let rs = self.ty_str(ret);
+            self.emit(
+                Diagnostic::error(
+                    codes::TASK_NOT_VOID,
+                    format!("a pointer to a `task` function returning `{rs}`"),
+                )
+                .with_primary(at, "a `task` returns nothing")
+                .with_help("a task returns `void`: write results through a pointer parameter"),
+            );
+            return Types::ERROR;
+        }
         let ret = self.finish_object_type(ret);
         let ret = self.types().with_const(ret, false);
-        let sig = self.types().sig(super::types::FnSig { ret, params: key });
+        let sig = self.types().sig(super::types::FnSig {
+            ret,
+            params: key,
+            task: task.is_some(),
+        });
         self.types().fn_ptr(sig, var, quals.const_().is_some())
     }
 
     /// Applies one pointer or array declarator part.
     fn apply_derived(&mut self, ty: TypeId, part: &Derived, zero_len_ok: bool) -> TypeId {
         match part {
-            Derived::FnPtr { params, quals, .. } => self.fn_ptr_type(ty, params, quals),
+            Derived::FnPtr { params, quals, .. } => self.fn_ptr_type(ty, params, quals, None),
             Derived::Pointer { quals, span } => {
                 // The pointed-to type defaults to uniform.
                 let pointee = self.types().bind(ty, Variability::Uniform);

@@ -509,10 +509,31 @@ fn function_pointers() {
         &ok("uniform F p = programIndex == 0 ? a : NULL;"),
         &["E0400"],
     );
+    // A task converts only to a pointer of a `task` type, which is only launched.
     expect(
         "task void t() {} typedef void (*T)(); void f() { T p = t; }",
-        &["E0329"],
+        &["E0300"],
     );
+    let tasks = "typedef task void (*T)(uniform int); task void t(uniform int n) {} \
+                 void g(uniform int n) {}";
+    let with = |body: &str| format!("{tasks} void f() {{ {body} }}");
+    expect(
+        &with("uniform T p = t; launch[2] p(1); launch[1, 2, 3] p(2);"),
+        &[],
+    );
+    expect(
+        &with("task void (*uniform p)(uniform int) = &t; launch p(1);"),
+        &[],
+    );
+    expect(&with("uniform T p = g;"), &["E0300"]);
+    expect(&with("uniform T p = t; p(1);"), &["E0517"]);
+    expect(
+        &with("void (*uniform p)(uniform int) = g; launch p(1);"),
+        &["E0513"],
+    );
+    expect(&with("T p = t; launch p(1);"), &["E0408"]);
+    expect("typedef task int (*T)(); void f() {}", &["E0505"]);
+    expect("typedef task int I; void f() {}", &["E0104"]);
 }
 
 #[test]

@@ -45,6 +45,9 @@ pub struct FnSig {
     pub ret: TypeId,
     /// Each parameter's type (after array decay) and whether it is a reference.
     pub params: Vec<(TypeId, bool)>,
+    /// A `task` function's signature: a pointer of it holds only tasks and is only
+    /// launched (a task never converts to an ordinary function pointer, nor back).
+    pub task: bool,
 }
 
 /// How many values of a type exist per gang.
@@ -1081,6 +1084,9 @@ impl Types {
             }
             TypeKind::FnPtr(sig) => {
                 let sig = &self.sigs[sig];
+                if sig.task {
+                    out.push_str("task ");
+                }
                 self.write_type(sig.ret, interner, out, depth + 1);
                 out.push_str(" (*");
                 pointer_quals(out);
