@@ -350,7 +350,17 @@ impl FnLower<'_, '_> {
             self.unsupported("a launch through a value that is not a function pointer");
             return None;
         };
-        let args = self.ptr_call_args(sig, args)?;
+        let mut args = self.ptr_call_args(sig, args)?;
+        // A struct passed by value is the launch's value: copied now, so that a task
+        // writing the original (a global, say) does not change the next task's.
+        for a in &mut args.vals {
+            if let Arg::Copy(src) = *a {
+                let tmp = self.temp_place(src.ty);
+                let all = self.all_on();
+                self.copy(tmp, src, all);
+                *a = Arg::Copy(tmp);
+            }
+        }
         let cands = self.cx.fn_ptr_candidates(sig);
         Some(LaunchThrough { cands, args })
     }
