@@ -2,6 +2,8 @@
 //! function under the lanes that hold it, lanes that are off never call (even through
 //! `NULL`), and a call through `NULL` in an active lane stops the launch with a runtime
 //! error on the interpreter, `nyuzi` and `dac-gpu` alike (uniform and varying pointers).
+//! A launch through a task pointer starts the task it holds; through `NULL` it stops the
+//! launch when it would start a task, and not when no task would start.
 
 mod common;
 
@@ -88,5 +90,61 @@ fn a_call_through_null_in_an_active_lane_traps_on_every_target() {
             assert!(text.contains(expected), "{name} {:?}: {text}", s.args);
             assert!(text.contains("fnptr.spmd:"), "{name} {:?}: {text}", s.args);
         }
+    }
+}
+
+/// `launch[n] t(out)` through a task pointer that is `NULL` when `null` is set.
+const TASK_KERNEL: &str = r#"
+typedef task void (*Fill)(uniform float out[], uniform float k);
+
+task void ramp(uniform float out[], uniform float k) { out[taskIndex] = k * taskIndex; }
+task void flat(uniform float out[], uniform float k) { out[taskIndex] = k; }
+
+export void go(uniform float out[], uniform int n, uniform int null) {
+    uniform Fill t = null != 0 ? NULL : n > 4 ? ramp : flat;
+    launch[n] t(out, 3);
+}
+"#;
+
+fn task_launch(n: i32, null: i32) -> LaunchSpec {
+    LaunchSpec {
+        entry: "go".into(),
+        args: vec![
+            "out=zeros(8)".into(),
+            format!("n={n}"),
+            format!("null={null}"),
+        ],
+        grid: None,
+        block: None,
+        dynamic_shared: None,
+    }
+}
+
+#[test]
+fn a_launch_through_a_task_pointer_starts_the_task_it_holds_and_traps_on_null() {
+    for (name, target, run) in targets() {
+        let front = common::check_source_for("taskptr.spmd", TASK_KERNEL, target);
+        assert!(!front.diags.has_errors(), "{}", common::render_all(&front));
+        let out = |n, null| {
+            let r = run(&front, &task_launch(n, null), MAX_STEPS)
+                .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+            floats(&r, "out")[..8].to_vec()
+        };
+        assert_eq!(
+            out(6, 0),
+            [0., 3., 6., 9., 12., 15., 0., 0.],
+            "{name}: ramp"
+        );
+        assert_eq!(out(2, 0), [3., 3., 0., 0., 0., 0., 0., 0.], "{name}: flat");
+        // No task starts: NULL is never called.
+        assert_eq!(out(0, 1), [0.; 8], "{name}: zero count");
+        let text = trap_message(name, &front, run, &task_launch(2, 1), MAX_STEPS);
+        let expected = if name == "nyuzi" {
+            "the kernel trapped"
+        } else {
+            "call through a null function pointer"
+        };
+        assert!(text.contains(expected), "{name}: {text}");
+        assert!(text.contains("taskptr.spmd:"), "{name}: {text}");
     }
 }
