@@ -99,6 +99,12 @@ pub enum Op {
         of: AddrOf,
         dst: Opnd,
     },
+    /// `stack_alloc`: `size` (masked to its type's width) bytes of the gang's stack.
+    StackAlloc {
+        size: Opnd,
+        size_mask: u64,
+        dst: Opnd,
+    },
     Load {
         scalar: Scalar,
         size: u32,
@@ -455,6 +461,14 @@ impl<'a> Decoder<'a> {
                     dst: dst()?,
                 }
             }
+            InstData::StackAlloc { size } => Op::StackAlloc {
+                size: self.opnd(*size),
+                size_mask: match self.scalar(*size) {
+                    Scalar::I32 => u64::from(u32::MAX),
+                    _ => u64::MAX,
+                },
+                dst: dst()?,
+            },
             InstData::GlobalAddr { global } => {
                 if self.module.globals.get(*global).is_none() {
                     return Err(format!("no global {global}"));

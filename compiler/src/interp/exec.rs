@@ -418,6 +418,18 @@ impl Machine<'_> {
                         .shared_address(crate::ir::SharedVar::from_u32(i)),
                 };
             }
+            Op::StackAlloc {
+                size,
+                size_mask,
+                dst,
+            } => {
+                let bytes = g.regs[base + size.off as usize] & size_mask;
+                let addr = self
+                    .memory
+                    .push_dynamic(g.index, bytes, crate::ir::STACK_ALLOC_ALIGN)
+                    .map_err(|_| Fault::new(crate::ir::TrapCode::StackExhausted.message()))?;
+                g.regs[base + dst.off as usize] = addr;
+            }
             Op::Load { .. } => self.load(g, base, op)?,
             Op::Store { .. } => self.store(g, base, op)?,
             Op::Atomic { .. } | Op::Cas { .. } => self.atomic(g, base, op)?,

@@ -393,6 +393,32 @@ impl Memory {
         Ok(())
     }
 
+    /// Pushes `size` zeroed bytes at the next multiple of `align` of `gang`'s stack
+    /// (a `stack_alloc`), returning their address; the frame's pop frees them with its
+    /// slots. Only the `size` bytes are mapped, so an access past them faults.
+    pub(crate) fn push_dynamic(
+        &mut self,
+        gang: usize,
+        size: u64,
+        align: u32,
+    ) -> Result<u64, Fault> {
+        let base = PRIVATE_BASE + gang as u64 * PRIVATE_STRIDE;
+        let s = &mut self.stacks[gang];
+        let off = s.top.next_multiple_of(u64::from(align.max(1)));
+        // Compared before adding, so a size near 2^64 cannot wrap past the check.
+        if off > STACK_CAPACITY || size > STACK_CAPACITY - off {
+            return Err(Fault::StackOverflow);
+        }
+        let end = off + size;
+        if s.data.len() < end as usize {
+            s.data.resize(end as usize, 0);
+        }
+        s.data[off as usize..end as usize].fill(0);
+        s.slots.push((off, size));
+        s.top = end;
+        Ok(base + off)
+    }
+
     pub(crate) fn pop_to(&mut self, gang: usize, mark: StackMark) {
         let s = &mut self.stacks[gang];
         s.slots.truncate(mark.slots);
@@ -538,5 +564,26 @@ mod tests {
             m.read(addrs[1], 8, Space::Private, 1),
             Err(Fault::Unmapped { .. })
         ));
+    }
+
+    #[test]
+    fn dynamic_allocations_are_aligned_bounded_and_pop_with_their_frame() {
+        let mut m = Memory::new();
+        m.begin_block(&Module::new(4, 8), 1, 0).unwrap();
+        let mark = m.stack_mark(0);
+        let mut addrs = Vec::new();
+        let slot = StackSlotData { size: 4, align: 4 };
+        m.push_slots(0, [slot].into_iter(), &mut addrs).unwrap();
+        let a = m.push_dynamic(0, 12, 64).unwrap();
+        assert_eq!(a % 64, 0);
+        m.write(a + 8, 4, 7, Space::Private, 0).unwrap();
+        assert!(m.read(a + 12, 4, Space::Private, 0).is_err());
+        assert_eq!(m.push_dynamic(0, u64::MAX, 64), Err(Fault::StackOverflow));
+        assert_eq!(
+            m.push_dynamic(0, STACK_CAPACITY, 64),
+            Err(Fault::StackOverflow)
+        );
+        m.pop_to(0, mark);
+        assert!(m.read(a + 8, 4, Space::Private, 0).is_err());
     }
 }

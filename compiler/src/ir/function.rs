@@ -307,9 +307,10 @@ pub fn result_type(
                 LaneOp::FirstLane => Type::I32,
             })
         }
-        InstData::StackAddr { .. } | InstData::GlobalAddr { .. } | InstData::SharedAddr { .. } => {
-            Some(Type::PTR)
-        }
+        InstData::StackAddr { .. }
+        | InstData::GlobalAddr { .. }
+        | InstData::SharedAddr { .. }
+        | InstData::StackAlloc { .. } => Some(Type::PTR),
         InstData::Load { ty, addr, .. } => Some(Type {
             varying: ty.varying || value_ty(*addr).varying,
             ..*ty

@@ -346,6 +346,17 @@ pub enum InstData {
     SharedAddr {
         shared: SharedVar,
     },
+    /// `stack_alloc size`: `size` bytes (a uniform integer, read as unsigned) of the
+    /// running call's frame, for `alloca`; the result is their uniform `ptr`, aligned
+    /// to [`STACK_ALLOC_ALIGN`]. The bytes stay allocated until the function returns
+    /// (allocations in a loop accumulate, as in C), and their contents are
+    /// unspecified. A size the gang's stack cannot hold stops the launch with
+    /// [`TrapCode::StackExhausted`]: the instruction has an effect (it is never
+    /// removed, merged or moved), and the inliner keeps it in its own function, whose
+    /// return frees it.
+    StackAlloc {
+        size: Value,
+    },
     /// `load.ty space addr [mask]`: a varying address gathers; lanes off in `mask` do not
     /// access memory (their result is 0).
     Load {
@@ -407,6 +418,11 @@ pub enum InstData {
     },
 }
 
+/// The alignment of every `stack_alloc` result: a whole 64-byte line, so a varying
+/// value of 16 32-bit lanes is one aligned block on Nyuzi, and rounding sizes to it
+/// keeps the stack pointer 64-byte aligned at calls.
+pub const STACK_ALLOC_ALIGN: u32 = 64;
+
 /// Why a `trap` stops the program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TrapCode {
@@ -421,6 +437,8 @@ pub enum TrapCode {
     /// A `delete` of a pointer that is not the start of a live allocation (deleted
     /// before, or never returned by `new`) in an active program instance.
     BadDelete,
+    /// A `stack_alloc` (`alloca`) the gang's stack cannot hold.
+    StackExhausted,
 }
 
 impl TrapCode {
@@ -432,6 +450,7 @@ impl TrapCode {
             TrapCode::NullFnPtr => "null_fn_ptr",
             TrapCode::HeapExhausted => "heap_exhausted",
             TrapCode::BadDelete => "bad_delete",
+            TrapCode::StackExhausted => "stack_exhausted",
         }
     }
 
@@ -452,6 +471,10 @@ impl TrapCode {
             TrapCode::BadDelete => {
                 "`delete` of a pointer that is not the start of a live allocation from `new` \
                  (deleted before, or never allocated)"
+            }
+            TrapCode::StackExhausted => {
+                "`alloca` failed: the gang's stack cannot hold the allocation (too large, or \
+                 too many allocations before the function returns)"
             }
         }
     }
@@ -474,7 +497,8 @@ macro_rules! each_operand {
             | InstData::Trap { .. } => {}
             InstData::Unary { arg, .. }
             | InstData::Convert { arg, .. }
-            | InstData::Splat { arg } => f(arg),
+            | InstData::Splat { arg }
+            | InstData::StackAlloc { size: arg } => f(arg),
             InstData::Binary { args, .. }
             | InstData::Icmp { args, .. }
             | InstData::Fcmp { args, .. } => args.$iter().for_each(&mut f),
@@ -597,6 +621,7 @@ impl InstData {
         matches!(
             self,
             InstData::Store { .. }
+                | InstData::StackAlloc { .. }
                 | InstData::AtomicRmw { .. }
                 | InstData::AtomicCas { .. }
                 | InstData::Barrier

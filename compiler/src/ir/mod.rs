@@ -28,7 +28,7 @@ pub use function::{
 };
 pub use instructions::{
     float_sum_distances, AtomicOp, BinaryOp, BlockCall, ConvOp, FloatCC, InstData, IntCC, LaneOp,
-    SpecialReg, TrapCode, UnaryOp,
+    SpecialReg, TrapCode, UnaryOp, STACK_ALLOC_ALIGN,
 };
 pub use parse::{parse_module, IrError};
 pub use types::{Scalar, Space, Type};

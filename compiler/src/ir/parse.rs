@@ -639,6 +639,9 @@ impl Operands<'_, '_, '_> {
             "shared_addr" => InstData::SharedAddr {
                 shared: SharedVar::from_u32(self.cur.entity("sh")?),
             },
+            "stack_alloc" => InstData::StackAlloc {
+                size: self.value()?,
+            },
             "store" => {
                 let space = self.space()?;
                 let [addr, value] = self.values()?;
@@ -714,9 +717,10 @@ impl Operands<'_, '_, '_> {
                         "null_fn_ptr" => TrapCode::NullFnPtr,
                         "heap_exhausted" => TrapCode::HeapExhausted,
                         "bad_delete" => TrapCode::BadDelete,
+                        "stack_exhausted" => TrapCode::StackExhausted,
                         _ => return Err(pos.error(
                             "expected `unreachable`, `assert`, `shared_bounds`, `null_fn_ptr`, \
-                             `heap_exhausted` or `bad_delete`",
+                             `heap_exhausted`, `bad_delete` or `stack_exhausted`",
                         )),
                     };
                 InstData::Trap { code }

@@ -514,6 +514,14 @@ impl<'a> Verifier<'a> {
                     c.messages.push(format!("{slot} does not exist"));
                 }
             }
+            InstData::StackAlloc { size } => {
+                c.uniform(*size, "the size");
+                c.kind(
+                    *size,
+                    |s| matches!(s, Scalar::I32 | Scalar::I64),
+                    "an i32 or i64",
+                );
+            }
             InstData::GlobalAddr { global } => {
                 if self.module.globals.get(*global).is_none() {
                     c.messages.push(format!("{global} does not exist"));

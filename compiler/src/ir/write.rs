@@ -320,6 +320,7 @@ fn write_inst_data(
         InstData::StackAddr { slot } => write!(out, "stack_addr {slot}"),
         InstData::GlobalAddr { global } => write!(out, "global_addr {global}"),
         InstData::SharedAddr { shared } => write!(out, "shared_addr {shared}"),
+        InstData::StackAlloc { size } => write!(out, "stack_alloc {}", n(size)),
         InstData::Load {
             ty,
             space,

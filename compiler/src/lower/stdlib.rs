@@ -70,6 +70,10 @@ impl FnLower<'_, '_> {
             self.assert(vals[0]);
             return Val::None;
         }
+        if name == "alloca" {
+            // One allocation for the gang, whatever the mask: the pointer is uniform.
+            return Val::S(self.val(InstData::StackAlloc { size: vals[0] }));
+        }
         match self.stdlib_value(name, &call) {
             Some(v) => Val::S(v),
             None => {

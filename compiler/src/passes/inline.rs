@@ -18,7 +18,8 @@
 //! own calls are already inlined when it is copied, and the size limit sees its final
 //! size. Recursive cycles are left alone: unrolling them would never end. A function
 //! that stores to a constant address (memory-mapped I/O: the print runtime's serial
-//! port) stays a call ([`stores_to_fixed_address`]).
+//! port) stays a call ([`stores_to_fixed_address`]), and so does one that calls
+//! `alloca` ([`allocates_on_the_stack`]): its return frees the allocations.
 //!
 //! **Runtime routines.** Legalization runs after this pipeline and replaces the
 //! operations Nyuzi lacks by calls to runtime routines; [`run_runtime`] (from
@@ -162,6 +163,7 @@ fn run_where(module: &mut Module, options: &Options, accept: impl Fn(&Function) 
         eligible[func] = !graph.recursive[func]
             && sizes.insts[func] <= options.max_callee_insts
             && !stores_to_fixed_address(f)
+            && !allocates_on_the_stack(f)
             && accept(f)
             && copyable(module, f);
     }
@@ -330,6 +332,14 @@ fn stores_to_fixed_address(f: &Function) -> bool {
         Some(InstData::Store { addr, .. }) => constant(f, *addr, 4),
         _ => false,
     })
+}
+
+/// Whether `f` has a `stack_alloc` (`alloca`). Such a function stays a call: its
+/// allocations are freed when it returns, and a copy in the caller would keep them
+/// until the caller returns, so a call in a loop would grow the caller's stack on
+/// every iteration instead of reusing the same bytes.
+fn allocates_on_the_stack(f: &Function) -> bool {
+    layout_insts(f).any(|inst| matches!(f.insts.get(inst), Some(InstData::StackAlloc { .. })))
 }
 
 /// Whether `f`'s body can be copied: it has one, its entry block's parameters are its

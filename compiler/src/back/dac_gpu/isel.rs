@@ -56,6 +56,10 @@ const RESULT: usize = 7;
 const DYN_SHARED: usize = 8;
 /// Offset of the console's text in its buffer.
 pub const CONSOLE_TEXT: u64 = 8;
+/// Bytes of each gang's `alloca` area (as Nyuzi's default gang stack), for kernels
+/// that call `alloca`: it follows the gang's frames in `__frames`, plus 64 bytes to
+/// align its start.
+pub const ALLOCA_BYTES: u32 = 16 * 1024;
 /// Bytes of console text kept (more is counted by the cursor but dropped).
 pub const CONSOLE_CAPACITY: u64 = 1 << 20;
 /// The serial port the print runtime (`stdlib/runtime_print.spmd`) stores its
@@ -79,6 +83,25 @@ impl Loc {
             Loc::R(r) | Loc::D(r) | Loc::P(r) => r,
         }
     }
+}
+
+/// A kernel's `alloca` area ([`ALLOCA_BYTES`] per gang, after its frames): the
+/// registers holding its current top and its end, and the prologue instruction whose
+/// immediate is the area's offset from the frame base (patched once the frames are
+/// sized). A `stack_alloc` takes bytes from the top; an inlined call that allocates
+/// restores the top when it returns, which frees its allocations.
+#[derive(Clone, Copy, Debug)]
+struct AllocaArea {
+    top: Reg,
+    end: Reg,
+    patch: usize,
+}
+
+/// Whether `f` has a `stack_alloc`.
+fn allocates(f: &Function) -> bool {
+    f.insts
+        .values()
+        .any(|d| matches!(d, InstData::StackAlloc { .. }))
 }
 
 /// Byte offsets of a set of objects laid out one after another, each aligned.
@@ -407,6 +430,8 @@ struct Isel<'a> {
     root: Option<FuncRef>,
     lane_offset: Reg,
     stack_limit: Option<Reg>,
+    /// The `alloca` area, when the module allocates on the stack (set by the prologue).
+    alloca: Option<AllocaArea>,
     /// The hidden parameters' indices (as [`HIDDEN_PARAMS`]).
     hidden: Vec<u16>,
     /// Uniform-datapath candidates ([`super::uniform`]).
@@ -526,6 +551,7 @@ impl<'a> Isel<'a> {
             root: None,
             lane_offset: Reg::r(0),
             stack_limit: None,
+            alloca: None,
         }
     }
 
@@ -708,6 +734,7 @@ impl<'a> Isel<'a> {
         let lines = self.lines;
         let uni = self.uni;
         let self_traps = self.traps;
+        let alloca = self.alloca;
         self.b.set_shared_bytes(self.ctx.resident_size);
         let mut kernel = self.b.finish().map_err(|e| {
             vec![Diagnostic::error(
@@ -715,7 +742,13 @@ impl<'a> Isel<'a> {
                 format!("dac-gpu back end: {e}"),
             )]
         })?;
-        let frame = self.calls.finish(&mut kernel, frame);
+        let mut frame = self.calls.finish(&mut kernel, frame);
+        if let Some(area) = alloca {
+            if let Op::Bin { b, .. } = &mut kernel.insts[area.patch].op {
+                *b = imm(u64::from(frame));
+            }
+            frame += ALLOCA_BYTES + 64;
+        }
         if let Op::Mad { b, .. } = &mut kernel.insts[patch].op {
             *b = imm(u64::from(frame));
         }
@@ -815,6 +848,12 @@ impl<'a> Isel<'a> {
             let to = self.loc(p);
             self.copy(to, l);
         }
+        // The callee's `alloca`s are freed when it returns: the top goes back.
+        let alloca_mark = self.alloca.filter(|_| allocates(callee)).map(|area| {
+            let mark = self.tmp64();
+            self.mov(T::B64, mark, rs(area.top));
+            (area.top, mark)
+        });
         self.body();
         self.inline_stack.pop();
         (
@@ -827,6 +866,9 @@ impl<'a> Isel<'a> {
         ) = saved;
         self.all_on = saved_on;
         self.b.bind(cont);
+        if let Some((top, mark)) = alloca_mark {
+            self.mov(T::B64, top, rs(mark));
+        }
     }
 
     /// Loads the parameters and computes the three memory bases; returns the index of
@@ -1000,7 +1042,75 @@ impl<'a> Isel<'a> {
         }));
         self.lines.push(self.span);
         self.recursion_prologue();
+        self.alloca_prologue();
         patch
+    }
+
+    /// In the prologue, when some function of the module calls `alloca`: the
+    /// [`AllocaArea`]'s top (64-byte aligned) and end.
+    fn alloca_prologue(&mut self) {
+        if !self.ctx.module.functions.values().any(allocates) {
+            return;
+        }
+        let (top, end) = (self.b.reg64(), self.b.reg64());
+        let patch = self.lines.len();
+        self.bin(BinOp::Add, T::U64, top, rs(self.frame_base), imm(0));
+        self.bin(BinOp::Add, T::U64, top, rs(top), imm(63));
+        self.bin(BinOp::And, T::B64, top, rs(top), imm(!63));
+        self.bin(
+            BinOp::Add,
+            T::U64,
+            end,
+            rs(top),
+            imm(u64::from(ALLOCA_BYTES)),
+        );
+        self.alloca = Some(AllocaArea { top, end, patch });
+    }
+
+    /// `stack_alloc size`: a trap when the size exceeds the room left in the
+    /// [`AllocaArea`], else the top, which moves up by the size rounded to 64 bytes.
+    fn stack_alloc(&mut self, size: Value, result: Option<Value>) {
+        let Some(area) = self.alloca else {
+            self.unsupported("a `stack_alloc` without an `alloca` area");
+            return;
+        };
+        if self.root.is_some() {
+            // Its top would have to be saved across the recursive calls.
+            self.unsupported("`alloca` in a recursive function (or a function it calls)");
+            return;
+        }
+        let n = self.tmp64();
+        match self.loc(size) {
+            Loc::R(r) => self.cvt(None, T::U64, T::U32, n, rs(r)),
+            Loc::D(r) => self.mov(T::B64, n, rs(r)),
+            Loc::P(_) => {
+                self.unsupported("a `stack_alloc` of a `bool` size");
+                return;
+            }
+        }
+        let room = self.tmp64();
+        self.bin(BinOp::Sub, T::U64, room, rs(area.end), rs(area.top));
+        let p = self.ptmp();
+        self.setp(Cmp::Gt, T::U64, p, rs(n), rs(room));
+        let fits = self.new_label();
+        self.bra(
+            Some(Guard {
+                pred: p.idx,
+                negate: true,
+            }),
+            fits,
+        );
+        self.trap(crate::ir::TrapCode::StackExhausted.message());
+        self.b.bind(fits);
+        let d = match result {
+            Some(r) => self.reg(r),
+            None => self.tmp64(),
+        };
+        self.mov(T::B64, d, rs(area.top));
+        // The room is a multiple of 64, so the rounded size fits too.
+        self.bin(BinOp::Add, T::U64, n, rs(n), imm(63));
+        self.bin(BinOp::And, T::B64, n, rs(n), imm(!63));
+        self.bin(BinOp::Add, T::U64, area.top, rs(area.top), rs(n));
     }
 
     fn block_label(&self, b: Block) -> LabelId {
@@ -1105,6 +1215,7 @@ impl<'a> Isel<'a> {
             }
             InstData::Special { reg } => self.special(*reg, result.expect("result")),
             InstData::Lane { op, args } => self.lane(*op, args, result),
+            InstData::StackAlloc { size } => self.stack_alloc(*size, result),
             InstData::StackAddr { slot } => {
                 let off = self.slot_offsets[slot.index()];
                 let d = self.reg(result.expect("result"));

@@ -232,7 +232,8 @@ impl<'m> Analysis<'m> {
                 slots: BTreeSet::from([(fr.index() as u32, slot.index() as u32)]),
                 ..Prov::default()
             },
-            InstData::GlobalAddr { .. } => Prov::other(),
+            // `alloca` memory is in the gang's part of the hidden `__frames` buffer.
+            InstData::GlobalAddr { .. } | InstData::StackAlloc { .. } => Prov::other(),
             InstData::SharedAddr { shared } => {
                 if self.resident[shared.index()] {
                     Prov {

@@ -120,6 +120,10 @@ pub mod ctx {
     /// Bytes of dynamic shared memory per block (the launch's), which follow the
     /// static shared variables ([`crate::back::nyuzi::shared_layout`]).
     pub const DYN_SHARED_BYTES: i32 = 328;
+    /// The lowest address `sp` may reach through `alloca` (`stack_alloc`): the
+    /// gang's stack bottom plus its canary, so an allocation that does not fit traps
+    /// before it moves `sp`.
+    pub const STACK_LIMIT: i32 = 332;
     /// Bytes of one record (a multiple of 64).
     pub const SIZE: u32 = 384;
 }

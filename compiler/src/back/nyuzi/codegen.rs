@@ -129,6 +129,7 @@ fn compile_function(
             used: &alloc.used,
             has_calls: sel.has_calls,
             out_args: sel.out_args,
+            dynamic_stack: sel.dynamic_stack,
             needs_scratch: sel.needs_scratch,
             save_fp,
             used_slots: &sel.used_slots,

@@ -17,23 +17,43 @@
 //! `fp` (`s29`) in the body, which the allocator never assigns: the emitter's scratch
 //! register, saved by the prologue when used (it is callee-saved); the prologue and
 //! epilogue themselves use `s9`.
+//!
+//! # Dynamic frames (`alloca`)
+//!
+//! A function with a `stack_alloc` moves `sp` down in its body, by each allocation's
+//! size rounded to 64 bytes, so the frame cannot be addressed from `sp`. Its prologue
+//! saves `ra` and `fp` and copies the frame's `sp` into `fp`, which then addresses
+//! everything of area 1 to 3 and the incoming arguments; the emitter's scratch register
+//! becomes `ra` (saved, and a call overwrites it anyway). Area 0, the outgoing
+//! arguments, stays at the current `sp`: an allocation takes the bytes above it, so
+//! its address is the new `sp` plus area 0 (at least 64 bytes in such a frame). The
+//! epilogue restores `sp` from `fp`, which frees every allocation at once. `barrier()`
+//! clobbers `fp` like every register but `gp` and `sp`, so around it `fp` is kept in
+//! the first word of area 0, which no call's argument occupies then.
 //! The zeroing loop of the prologue uses `s8`–`s10` and `v8`, which hold nothing at
 //! function entry (arguments are in `s0`–`s7`/`v0`–`v7`).
 
 use cranelift_entity::EntityRef;
 use sim::nyuzi::{AluOp, BranchOp, IFmt, Inst, MemOp, RFmt};
 
-use super::abi::{CALLEE_SAVED_SCALAR, CALLEE_SAVED_VECTOR, FP, RA, SP, VECTOR};
-use super::minst::{FrameObj, MInst};
+use super::abi::{
+    ctx, RuntimeFn, CALLEE_SAVED_SCALAR, CALLEE_SAVED_VECTOR, FP, GP, RA, SP, VECTOR,
+};
+use super::minst::{Callee, FrameObj, MInst};
 use super::object::{LineEntry, Object, Reloc, RelocKind, RelocTarget, Symbol};
 use crate::back::common::mach::{MBlock, MachFunction, PReg, Reg};
-use crate::ir::Function;
+use crate::ir::{Function, STACK_ALLOC_ALIGN};
 use crate::source::Span;
 
-/// Where everything lives in one function's frame (byte offsets from `sp`).
+/// Where everything lives in one function's frame (byte offsets from `sp`, or from
+/// `fp` in a dynamic frame).
 #[derive(Clone, Debug, Default)]
 pub struct Frame {
     pub size: u32,
+    /// The function moves `sp` (`stack_alloc`): the frame is addressed from `fp`.
+    pub dynamic: bool,
+    /// Bytes of area 0, the outgoing arguments (a multiple of 64).
+    pub out_area: u32,
     pub slots: Vec<u32>,
     pub scratch: u32,
     pub spills: Vec<u32>,
@@ -41,6 +61,26 @@ pub struct Frame {
     pub saves: Vec<(PReg, u32)>,
     /// The IR stack slot area to zero: start and bytes (multiples of 64).
     pub zero: (u32, u32),
+}
+
+impl Frame {
+    /// The register the body addresses the frame from.
+    fn base(&self) -> u8 {
+        if self.dynamic {
+            FP.index
+        } else {
+            SP.index
+        }
+    }
+
+    /// The body's scratch register for offsets beyond an immediate.
+    fn tmp(&self) -> u8 {
+        if self.dynamic {
+            RA.index
+        } else {
+            FP.index
+        }
+    }
 }
 
 fn align_up(x: u32, a: u32) -> u32 {
@@ -61,6 +101,8 @@ pub struct FrameNeeds<'a> {
     pub needs_scratch: bool,
     /// Whether the body uses `fp` as its scratch register.
     pub save_fp: bool,
+    /// Whether the body moves `sp` (`stack_alloc`).
+    pub dynamic_stack: bool,
     /// The IR stack slots that get space.
     pub used_slots: &'a [bool],
 }
@@ -73,10 +115,17 @@ pub fn frame_layout(f: &Function, mf: &MachFunction<MInst>, needs: &FrameNeeds<'
         out_args,
         needs_scratch,
         save_fp,
+        dynamic_stack,
         used_slots,
     } = *needs;
-    let mut fr = Frame::default();
-    let mut off = out_args.div_ceil(64) * 64;
+    let mut fr = Frame {
+        dynamic: dynamic_stack,
+        ..Frame::default()
+    };
+    // A dynamic frame keeps `fp` in area 0 across a barrier: at least one line.
+    let min_out = if dynamic_stack { 1 } else { 0 };
+    fr.out_area = out_args.div_ceil(64).max(min_out) * 64;
+    let mut off = fr.out_area;
     let mut spills = vec![0u32; mf.spill_slots.len()];
     for &p in CALLEE_SAVED_VECTOR.iter().filter(|p| used.contains(p)) {
         fr.saves.push((p, off));
@@ -114,11 +163,11 @@ pub fn frame_layout(f: &Function, mf: &MachFunction<MInst>, needs: &FrameNeeds<'
         fr.saves.push((p, off));
         off += 4;
     }
-    if has_calls {
+    if has_calls || dynamic_stack {
         fr.saves.push((RA, off));
         off += 4;
     }
-    if save_fp {
+    if save_fp || dynamic_stack {
         fr.saves.push((FP, off));
         off += 4;
     }
@@ -187,10 +236,15 @@ fn add_const(out: &mut Vec<Inst>, dest: u8, base: u8, off: i64, tmp: u8) {
 
 /// A memory access at `sp + off`, through `tmp` when `off` does not fit.
 fn sp_access(out: &mut Vec<Inst>, op: MemOp, load: bool, reg: u8, off: u32, tmp: u8) {
+    base_access(out, op, load, reg, SP.index, off, tmp);
+}
+
+/// A memory access at `base + off`, through `tmp` when `off` does not fit.
+fn base_access(out: &mut Vec<Inst>, op: MemOp, load: bool, reg: u8, base: u8, off: u32, tmp: u8) {
     let (ptr, offset) = if fits(i64::from(off), 15) {
-        (SP.index, off as i32)
+        (base, off as i32)
     } else {
-        add_const(out, tmp, SP.index, i64::from(off), tmp);
+        add_const(out, tmp, base, i64::from(off), tmp);
         (tmp, 0)
     };
     out.push(Inst::Mem {
@@ -214,6 +268,9 @@ fn prologue(out: &mut Vec<Inst>, fr: &Frame) {
             MemOp::W32
         };
         sp_access(out, op, false, p.index, off, EDGE_TMP);
+    }
+    if fr.dynamic {
+        add_const(out, FP.index, SP.index, 0, EDGE_TMP);
     }
     let (start, len) = fr.zero;
     if len == 0 {
@@ -266,6 +323,10 @@ fn prologue(out: &mut Vec<Inst>, fr: &Frame) {
 }
 
 fn epilogue(out: &mut Vec<Inst>, fr: &Frame) {
+    if fr.dynamic {
+        // Frees every `stack_alloc` of the call.
+        add_const(out, SP.index, FP.index, 0, EDGE_TMP);
+    }
     for &(p, off) in &fr.saves {
         let op = if p.class == VECTOR {
             MemOp::Block
@@ -448,14 +509,32 @@ fn emit_inst(
             ptr,
             offset,
             mask,
-        } => mem(out, *op, true, phys(*dest)?, phys(*ptr)?, *offset, *mask)?,
+        } => mem(
+            out,
+            *op,
+            true,
+            phys(*dest)?,
+            phys(*ptr)?,
+            *offset,
+            *mask,
+            fr.tmp(),
+        )?,
         MInst::Store {
             op,
             src,
             ptr,
             offset,
             mask,
-        } => mem(out, *op, false, phys(*src)?, phys(*ptr)?, *offset, *mask)?,
+        } => mem(
+            out,
+            *op,
+            false,
+            phys(*src)?,
+            phys(*ptr)?,
+            *offset,
+            *mask,
+            fr.tmp(),
+        )?,
         MInst::StoreSync { flag, ptr } => out.push(Inst::Mem {
             op: MemOp::Sync,
             load: false,
@@ -497,21 +576,22 @@ fn emit_inst(
             add_const(
                 out,
                 phys(*dest)?,
-                SP.index,
+                fr.base(),
                 i64::from(at) + i64::from(*offset),
-                FP.index,
+                fr.tmp(),
             );
         }
-        MInst::LoadArg { dest, offset } => sp_access(
+        MInst::LoadArg { dest, offset } => base_access(
             out,
             MemOp::W32,
             true,
             phys(*dest)?,
+            fr.base(),
             fr.size + offset,
-            FP.index,
+            fr.tmp(),
         ),
         MInst::StoreArg { src, offset } => {
-            sp_access(out, MemOp::W32, false, phys(*src)?, *offset, FP.index)
+            sp_access(out, MemOp::W32, false, phys(*src)?, *offset, fr.tmp())
         }
         MInst::Spill { slot, src } => {
             let r = *src;
@@ -520,7 +600,8 @@ fn emit_inst(
             } else {
                 MemOp::W32
             };
-            sp_access(out, op, false, phys(r)?, fr.spills[slot.index()], FP.index);
+            let off = fr.spills[slot.index()];
+            base_access(out, op, false, phys(r)?, fr.base(), off, fr.tmp());
         }
         MInst::Reload { slot, dest } => {
             let r = *dest;
@@ -529,7 +610,8 @@ fn emit_inst(
             } else {
                 MemOp::W32
             };
-            sp_access(out, op, true, phys(r)?, fr.spills[slot.index()], FP.index);
+            let off = fr.spills[slot.index()];
+            base_access(out, op, true, phys(r)?, fr.base(), off, fr.tmp());
         }
         MInst::AddrOf {
             dest,
@@ -571,6 +653,10 @@ fn emit_inst(
             });
         }
         MInst::Call { callee, .. } => {
+            let keep_fp = fr.dynamic && *callee == Callee::Runtime(RuntimeFn::Barrier);
+            if keep_fp {
+                sp_access(out, MemOp::W32, false, FP.index, 0, EDGE_TMP);
+            }
             obj.relocs.push(Reloc {
                 at: base + out.len() as u32,
                 kind: RelocKind::Branch,
@@ -582,6 +668,13 @@ fn emit_inst(
                 reg: 0,
                 offset: 0,
             });
+            if keep_fp {
+                sp_access(out, MemOp::W32, true, FP.index, 0, EDGE_TMP);
+            }
+        }
+        MInst::StackAlloc { bytes, tmp } => {
+            let trap = stack_alloc(out, fr, phys(*bytes)?, phys(*tmp)?);
+            obj.stack_traps.push(base + trap);
         }
         MInst::Ret { .. } => epilogue(out, fr),
         MInst::Break => out.push(Inst::Reg {
@@ -596,7 +689,56 @@ fn emit_inst(
     Ok(())
 }
 
-/// A memory instruction; offsets beyond the field go through `fp`.
+/// `stack_alloc` ([`MInst::StackAlloc`]): `bytes` holds the size. The size is
+/// compared with the room left (`sp` minus the gang's stack limit, a multiple of 64,
+/// so the unrounded size fits exactly when the rounded one does, and rounding cannot
+/// wrap), a `break` stops a size that does not fit, and `sp` moves down. Returns the
+/// `break`'s index in `out`.
+fn stack_alloc(out: &mut Vec<Inst>, fr: &Frame, bytes: u8, tmp: u8) -> u32 {
+    let alu = |op, dest, src1, src2| Inst::Reg {
+        fmt: RFmt::Sss,
+        op,
+        dest,
+        src1,
+        src2,
+        mask: 0,
+    };
+    let imm = |op, dest, src1, imm| Inst::Imm {
+        fmt: IFmt::S,
+        op,
+        dest,
+        src1,
+        imm,
+    };
+    out.push(Inst::Mem {
+        op: MemOp::W32,
+        load: true,
+        srcdest: tmp,
+        ptr: GP.index,
+        mask: 0,
+        offset: ctx::STACK_LIMIT,
+    });
+    out.push(alu(AluOp::SubI, tmp, SP.index, tmp));
+    out.push(alu(AluOp::CmpGtU, tmp, bytes, tmp));
+    // Over the `break` when the size fits.
+    out.push(Inst::Branch {
+        op: BranchOp::Bz,
+        reg: tmp,
+        offset: 2,
+    });
+    let trap = out.len() as u32;
+    out.push(alu(AluOp::Break, 0, 0, 0));
+    let align = STACK_ALLOC_ALIGN as i32;
+    out.push(imm(AluOp::AddI, bytes, bytes, align - 1));
+    out.push(imm(AluOp::And, bytes, bytes, -align));
+    out.push(alu(AluOp::SubI, SP.index, SP.index, bytes));
+    add_const(out, bytes, SP.index, i64::from(fr.out_area), bytes);
+    trap
+}
+
+/// A memory instruction; offsets beyond the field go through `tmp` (`fp`, or `ra` in a
+/// dynamic frame).
+#[allow(clippy::too_many_arguments)]
 fn mem(
     out: &mut Vec<Inst>,
     op: MemOp,
@@ -605,14 +747,15 @@ fn mem(
     ptr: u8,
     offset: i32,
     mask: Option<Reg>,
+    tmp: u8,
 ) -> Result<(), String> {
     let bits = if op.masked() { 10 } else { 15 };
     let mask = mask.map(phys).transpose()?.unwrap_or(0);
     let (ptr, offset) = if fits(i64::from(offset), bits) || op.vector_ptr() {
         (ptr, offset)
     } else {
-        add_const(out, FP.index, ptr, i64::from(offset), FP.index);
-        (FP.index, 0)
+        add_const(out, tmp, ptr, i64::from(offset), tmp);
+        (tmp, 0)
     };
     out.push(Inst::Mem {
         op,

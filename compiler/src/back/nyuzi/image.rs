@@ -689,6 +689,7 @@ fn write_thread_areas(mem: &mut Memory, launch: &ImageLaunch, p: &Plan, opts: &I
                 mem.word(bottom + 4 * i, STACK_CANARY);
             }
             let c = ctx_base(p, t) + g * ctx::SIZE;
+            mem.word(c + ctx::STACK_LIMIT as u32, bottom + STACK_CANARY_BYTES);
             let mut exists = 0u32;
             for l in 0..lanes {
                 let tid = u64::from(g * lanes + l);

@@ -98,6 +98,9 @@ pub struct Selected {
     pub needs_scratch: bool,
     /// Bytes of outgoing stack arguments (at `sp`, 64-byte aligned).
     pub out_args: u32,
+    /// Whether the function moves `sp` with `stack_alloc` (then its frame is
+    /// addressed from `fp`, see [`super::emit`]).
+    pub dynamic_stack: bool,
     /// The IR stack slots whose address the code takes (the others get no space).
     pub used_slots: Vec<bool>,
     /// Under `--shuffle`: the function's loads served from another register.
@@ -301,6 +304,7 @@ struct Isel<'a> {
     has_calls: bool,
     needs_scratch: bool,
     out_args: u32,
+    dynamic_stack: bool,
     used_slots: Vec<bool>,
     live: EntitySet<Value>,
     /// Context-record loads already made in a machine block.
@@ -424,6 +428,7 @@ pub fn select_with(
         has_calls: false,
         needs_scratch: false,
         out_args: 0,
+        dynamic_stack: false,
         used_slots: vec![false; f.stack_slots.len()],
         live: EntitySet::new(),
         ctx_cache: FxHashMap::default(),
@@ -459,6 +464,7 @@ pub fn select_with(
         has_calls: s.has_calls,
         needs_scratch: s.needs_scratch,
         out_args: s.out_args,
+        dynamic_stack: s.dynamic_stack,
         used_slots: s.used_slots,
         shuffles,
     })
@@ -1285,6 +1291,7 @@ impl<'a> Isel<'a> {
             }
             InstData::Special { reg } => self.special(res, *reg),
             InstData::Lane { op, args } => self.lane(res, *op, args),
+            InstData::StackAlloc { size } => self.stack_alloc(res, *size),
             InstData::StackAddr { slot } => {
                 self.used_slots[slot.index()] = true;
                 let d = self.ns();
@@ -2574,6 +2581,27 @@ impl<'a> Isel<'a> {
             Some(m) => self.active(Some(m)),
             None => self.reg(cond),
         }
+    }
+
+    /// `stack_alloc size`: the size (a 32-bit `size_t` here) is copied into the
+    /// register that receives the address, and the emitter expands the check and the
+    /// move of `sp` ([`MInst::StackAlloc`]).
+    fn stack_alloc(&mut self, res: Option<Value>, size: Value) {
+        if self.f.value_type(size).scalar != Scalar::I32 {
+            self.unsupported("a `stack_alloc` of a 64-bit size (`size_t` is 32-bit on nyuzi)");
+            return;
+        }
+        self.dynamic_stack = true;
+        let bytes = self.ns();
+        let src = self.reg(size);
+        self.push(MInst::Copy {
+            dest: bytes,
+            src,
+            vector: false,
+        });
+        let tmp = self.ns();
+        self.push(MInst::StackAlloc { bytes, tmp });
+        self.define(res, &[bytes]);
     }
 
     /// Stops with `break` when a lane index is outside the gang (the interpreter's

@@ -157,6 +157,16 @@ pub enum MInst {
         defs: SmallVec<[PReg; 2]>,
         clobbers: &'static [PReg],
     },
+    /// A `stack_alloc`: `bytes` holds the size on entry and the allocation's address
+    /// on exit; `tmp` is clobbered. Expanded by the emitter, which knows the frame:
+    /// a `break` when the size exceeds `sp` minus the gang's stack limit (context
+    /// field [`super::abi::ctx::STACK_LIMIT`]), else `sp` moves down by the size rounded
+    /// to 64 bytes and the address is the new `sp` plus the outgoing-argument area,
+    /// which stays at the bottom of the frame for later calls.
+    StackAlloc {
+        bytes: Reg,
+        tmp: Reg,
+    },
     /// The epilogue and `ret`; `uses` are the result registers.
     Ret {
         uses: SmallVec<[PReg; 2]>,
@@ -286,6 +296,10 @@ impl MachInst for MInst {
             MInst::LoadArg { dest, .. } => push(out, *dest, Def),
             MInst::Reload { dest, .. } => push(out, *dest, Def),
             MInst::Jump { .. } | MInst::Break => {}
+            MInst::StackAlloc { bytes, tmp } => {
+                push(out, *bytes, UseDef);
+                push(out, *tmp, Def);
+            }
             MInst::CondBr { cond, .. } => push(out, *cond, Use),
             MInst::Call { uses, defs, .. } => {
                 for r in uses {
@@ -367,6 +381,10 @@ impl MachInst for MInst {
             MInst::LoadArg { dest, .. } => m(dest),
             MInst::Reload { dest, .. } => m(dest),
             MInst::Jump { .. } | MInst::Break => {}
+            MInst::StackAlloc { bytes, tmp } => {
+                m(bytes);
+                m(tmp);
+            }
             MInst::CondBr { cond, .. } => m(cond),
             MInst::Call { uses, defs, .. } => {
                 // Physical operands: the allocator maps them to themselves.

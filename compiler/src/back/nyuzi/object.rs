@@ -90,6 +90,9 @@ pub struct Object {
     pub shared_size: u32,
     /// Sorted by offset.
     pub lines: Vec<LineEntry>,
+    /// Offsets (in words) of the `break`s that stop an `alloca` the gang's stack
+    /// cannot hold, so a run names that cause instead of a generic trap.
+    pub stack_traps: Vec<u32>,
     /// Spill code register allocation put in the functions (static counts): stores
     /// of spilled values to their stack slots, and reloads.
     pub spill_stores: u32,

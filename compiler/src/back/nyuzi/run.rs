@@ -425,7 +425,11 @@ fn fault_error(built: &BuiltLaunch, m: &Machine, f: Fault, max_steps: u64) -> Ru
             }
         }
     }
+    let stack_trap = located.is_some() && obj.stack_traps.contains(&((f.pc - code.start) / 4));
     let what = match f.kind {
+        FaultKind::Breakpoint if stack_trap => {
+            crate::ir::TrapCode::StackExhausted.message().to_string()
+        }
         FaultKind::Breakpoint => match routine.as_deref() {
             Some(r) if r.contains("div") || r.contains("rem") => {
                 format!("integer division or remainder by zero (in @{r})")
