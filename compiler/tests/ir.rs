@@ -577,6 +577,8 @@ mod gen {
                     self.ins(InstData::GlobalAddr { global });
                     let shared = SharedVar::from_u32(0);
                     self.ins(InstData::SharedAddr { shared });
+                    let size = self.get(c, Type::I32);
+                    self.ins(InstData::StackAlloc { size });
                 }
                 1 | 2 => {
                     let varying = c.flip();
@@ -849,7 +851,7 @@ fn generator_covers_every_instruction_form() {
         let names = write::Names::new(main);
         renumbered |= main.values.keys().any(|v| names.value(v) != v);
     }
-    assert_eq!(forms.len(), 25, "instruction forms reached");
+    assert_eq!(forms.len(), 26, "instruction forms reached");
     assert!(renumbered);
 }
 

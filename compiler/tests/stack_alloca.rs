@@ -120,3 +120,52 @@ fn gangs_of_a_block_allocate_across_barriers_on_every_target() {
         }
     }
 }
+
+/// A recursive function allocates in every activation, and so does a function it
+/// calls: each activation's memory is its own, and returns free it, so fifty calls of
+/// a nine-deep recursion fit (dac-gpu keeps an out-of-line activation's `alloca` top
+/// in its frame).
+const RECURSIVE: &str = r#"
+uniform int noinline inner(uniform int k) {
+    uniform int * uniform q = (uniform int * uniform)alloca(512);
+    q[127] = k;
+    return q[127];
+}
+
+uniform int rec(uniform int n) {
+    uniform int * uniform p = (uniform int * uniform)alloca(1024);
+    p[0] = n;
+    p[255] = 3 * n;
+    uniform int below = 0;
+    if (n > 0)
+        below = rec(n - 1);
+    uniform int mine = inner(n);
+    return below + p[0] + p[255] - mine;
+}
+
+export void recursive(uniform float out[]) {
+    uniform int total = 0;
+    for (uniform int i = 0; i < 50; i++)
+        total += rec(8);
+    out[programIndex] = total;
+}
+"#;
+
+#[test]
+fn recursive_functions_allocate_per_activation_on_every_target() {
+    let spec = LaunchSpec {
+        entry: "recursive".into(),
+        args: vec!["out=zeros(32)".into()],
+        grid: None,
+        block: None,
+        dynamic_shared: None,
+    };
+    for (name, target, run) in targets() {
+        let front = front_for("recursive.spmd", RECURSIVE, target);
+        let r = run(&front, &spec, MAX_STEPS).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        let out = floats(&r, "out");
+        for (i, &got) in out.iter().enumerate().take(target.program_count as usize) {
+            assert_eq!(got, 50.0 * 108.0, "{name}: lane {i}");
+        }
+    }
+}

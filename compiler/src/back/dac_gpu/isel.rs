@@ -97,6 +97,18 @@ struct AllocaArea {
     patch: usize,
 }
 
+/// Where an `alloca`-ing function instance keeps the [`AllocaArea`]'s top from its
+/// start, to put it back when it returns.
+#[derive(Clone, Copy, Debug)]
+enum AllocaMark {
+    /// A register: an instance inlined into the entry.
+    Reg(Reg),
+    /// Bytes at this offset of the frame: an instance inside an out-of-line
+    /// (recursive) body, whose registers a nested activation of the same body
+    /// overwrites, while each activation has a frame of its own.
+    Frame(u32),
+}
+
 /// Whether `f` has a `stack_alloc`.
 fn allocates(f: &Function) -> bool {
     f.insts
@@ -849,11 +861,7 @@ impl<'a> Isel<'a> {
             self.copy(to, l);
         }
         // The callee's `alloca`s are freed when it returns: the top goes back.
-        let alloca_mark = self.alloca.filter(|_| allocates(callee)).map(|area| {
-            let mark = self.tmp64();
-            self.mov(T::B64, mark, rs(area.top));
-            (area.top, mark)
-        });
+        let alloca_mark = self.save_alloca_top(callee);
         self.body();
         self.inline_stack.pop();
         (
@@ -866,9 +874,7 @@ impl<'a> Isel<'a> {
         ) = saved;
         self.all_on = saved_on;
         self.b.bind(cont);
-        if let Some((top, mark)) = alloca_mark {
-            self.mov(T::B64, top, rs(mark));
-        }
+        self.restore_alloca_top(alloca_mark);
     }
 
     /// Loads the parameters and computes the three memory bases; returns the index of
@@ -1067,6 +1073,53 @@ impl<'a> Isel<'a> {
         self.alloca = Some(AllocaArea { top, end, patch });
     }
 
+    /// Keeps the `alloca` top at the start of an instance of `f` that allocates
+    /// ([`AllocaMark`]); `None` when `f` does not.
+    fn save_alloca_top(&mut self, f: &Function) -> Option<AllocaMark> {
+        let area = self.alloca.filter(|_| allocates(f))?;
+        if self.root.is_none() {
+            let mark = self.tmp64();
+            self.mov(T::B64, mark, rs(area.top));
+            return Some(AllocaMark::Reg(mark));
+        }
+        let off = self.frame_end.div_ceil(8) * 8;
+        self.frame_end = off + 8;
+        self.op(Op::St {
+            space: Space::Global,
+            ty: T::B64,
+            addr: self.frame_address(off),
+            a: rs(area.top),
+        });
+        Some(AllocaMark::Frame(off))
+    }
+
+    /// Puts the `alloca` top back as [`Self::save_alloca_top`] kept it, which frees
+    /// the instance's allocations.
+    fn restore_alloca_top(&mut self, mark: Option<AllocaMark>) {
+        let (Some(area), Some(mark)) = (self.alloca, mark) else {
+            return;
+        };
+        match mark {
+            AllocaMark::Reg(r) => self.mov(T::B64, area.top, rs(r)),
+            AllocaMark::Frame(off) => {
+                let addr = self.frame_address(off);
+                self.op(Op::Ld {
+                    space: Space::Global,
+                    ty: T::B64,
+                    dst: area.top,
+                    addr,
+                });
+            }
+        }
+    }
+
+    fn frame_address(&self, off: u32) -> Address {
+        Address {
+            base: AddrBase::RegPair(self.frame_base),
+            offset: off as i32,
+        }
+    }
+
     /// `stack_alloc size`: a trap when the size exceeds the room left in the
     /// [`AllocaArea`], else the top, which moves up by the size rounded to 64 bytes.
     fn stack_alloc(&mut self, size: Value, result: Option<Value>) {
@@ -1074,11 +1127,6 @@ impl<'a> Isel<'a> {
             self.unsupported("a `stack_alloc` without an `alloca` area");
             return;
         };
-        if self.root.is_some() {
-            // Its top would have to be saved across the recursive calls.
-            self.unsupported("`alloca` in a recursive function (or a function it calls)");
-            return;
-        }
         let n = self.tmp64();
         match self.loc(size) {
             Loc::R(r) => self.cvt(None, T::U64, T::U32, n, rs(r)),

@@ -93,6 +93,9 @@ pub struct OutOfLine {
     sites: Vec<(u32, LabelId)>,
     /// Save-area bytes of its largest call site.
     max_save: u32,
+    /// Where an activation keeps the `alloca` top to restore at its return (a
+    /// function that allocates).
+    alloca_mark: Option<super::AllocaMark>,
 }
 
 /// The call state of a kernel's selection.
@@ -152,6 +155,7 @@ impl<'a> Isel<'a> {
             result,
             sites: Vec::new(),
             max_save: 0,
+            alloca_mark: None,
         };
         self.calls.ool.insert(func, o.clone());
         self.calls.pending.push(func);
@@ -342,6 +346,7 @@ impl<'a> Isel<'a> {
             let from = self.loc(v);
             self.copy(to, from);
         }
+        self.restore_alloca_top(o.alloca_mark);
         self.bra(None, o.dispatch);
     }
 
@@ -369,6 +374,10 @@ impl<'a> Isel<'a> {
             self.root = Some(func);
             self.b.bind(o.entry);
             self.stack_check();
+            let mark = self.save_alloca_top(callee);
+            if let Some(x) = self.calls.ool.get_mut(&func) {
+                x.alloca_mark = mark;
+            }
             self.body();
             self.calls
                 .frames
