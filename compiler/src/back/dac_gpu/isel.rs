@@ -56,12 +56,12 @@ const RESULT: usize = 7;
 const DYN_SHARED: usize = 8;
 /// Offset of the console's text in its buffer.
 pub const CONSOLE_TEXT: u64 = 8;
-/// Bytes of each gang's `alloca` area (as Nyuzi's default gang stack), for kernels
-/// that call `alloca`: it follows the gang's frames in `__frames`, plus 64 bytes to
-/// align its start.
-pub const ALLOCA_BYTES: u32 = 16 * 1024;
 /// Bytes of console text kept (more is counted by the cursor but dropped).
 pub const CONSOLE_CAPACITY: u64 = 1 << 20;
+/// Bytes of each gang's `alloca` area (as Nyuzi's default gang stack), for the kernels
+/// of a module that calls `alloca`: it follows the gang's frames in `__frames`, plus
+/// 64 bytes to align its start.
+pub const ALLOCA_BYTES: u32 = 16 * 1024;
 /// The serial port the print runtime (`stdlib/runtime_print.spmd`) stores its
 /// characters to, as on Nyuzi: on the dac-gpu, a store to it appends to the console.
 const SERIAL_OUTPUT: u64 = 0xffff_0048;

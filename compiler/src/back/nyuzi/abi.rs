@@ -14,10 +14,11 @@
 //!   function that calls saves `ra`). Everything else is caller-saved.
 //! * `gp` (`s28`) holds the address of the running gang's [context record](ctx) for
 //!   the whole launch; generated code never writes it. `sp` (`s30`) is the gang's own
-//!   stack pointer, 64-byte aligned at calls, growing down. `fp` (`s29`) is not used
-//!   as a frame pointer and not allocated: the code generator uses it as the scratch
-//!   register for frame offsets beyond an instruction's immediate, and a function that
-//!   does saves and restores it (it stays callee-saved).
+//!   stack pointer, 64-byte aligned at calls, growing down. `fp` (`s29`) is not
+//!   allocated: the code generator uses it as the scratch register for frame offsets
+//!   beyond an instruction's immediate, and a function that does saves and restores it
+//!   (it stays callee-saved). Only a function that calls `alloca`, whose `sp` moves,
+//!   uses it as a frame pointer (and `ra` as its scratch; see [`super::emit`]).
 //! * `barrier()` is a call to the runtime routine [`RuntimeFn::Barrier`], which
 //!   switches to the next gang of the block (see the image builder). It preserves
 //!   only `gp`, `sp` and returns to `ra`: every other register is clobbered, so

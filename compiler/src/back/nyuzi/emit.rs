@@ -17,6 +17,8 @@
 //! `fp` (`s29`) in the body, which the allocator never assigns: the emitter's scratch
 //! register, saved by the prologue when used (it is callee-saved); the prologue and
 //! epilogue themselves use `s9`.
+//! The zeroing loop of the prologue uses `s8`–`s10` and `v8`, which hold nothing at
+//! function entry (arguments are in `s0`–`s7`/`v0`–`v7`).
 //!
 //! # Dynamic frames (`alloca`)
 //!
@@ -30,8 +32,6 @@
 //! epilogue restores `sp` from `fp`, which frees every allocation at once. `barrier()`
 //! clobbers `fp` like every register but `gp` and `sp`, so around it `fp` is kept in
 //! the first word of area 0, which no call's argument occupies then.
-//! The zeroing loop of the prologue uses `s8`–`s10` and `v8`, which hold nothing at
-//! function entry (arguments are in `s0`–`s7`/`v0`–`v7`).
 
 use cranelift_entity::EntityRef;
 use sim::nyuzi::{AluOp, BranchOp, IFmt, Inst, MemOp, RFmt};
