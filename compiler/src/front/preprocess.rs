@@ -28,6 +28,9 @@ use sim::fp16;
 /// Headers of ISPC's standard library that spmdc carries, served to an `#include` of
 /// the name that no file on the include path answers (ISPC installs them in its own
 /// include directory).
+/// The name of a variadic macro's trailing arguments in its body.
+const VA_ARGS: &str = "__VA_ARGS__";
+
 const BUILT_IN_HEADERS: &[(&str, &str)] = &[(
     "short_vec.isph",
     include_str!("../../../stdlib/include/short_vec.isph"),
@@ -904,6 +907,17 @@ impl<'a> Pp<'a> {
                     return Some((params, t.end));
                 }
                 Some(RawTok::Comma) if !expect_name => expect_name = true,
+                Some(RawTok::Ident) if expect_name && text == VA_ARGS => {
+                    self.error(
+                        Diagnostic::error(
+                            codes::MALFORMED_DIRECTIVE,
+                            "`__VA_ARGS__` cannot name a macro parameter",
+                        )
+                        .with_primary(span, "reserved for the arguments of `...`")
+                        .with_help("write `...` to take the remaining arguments as `__VA_ARGS__`"),
+                    );
+                    return None;
+                }
                 Some(RawTok::Ident) if expect_name && keyword(text).is_none() => {
                     let p = self.interner.intern(text);
                     if params.contains(&p) {
@@ -920,16 +934,28 @@ impl<'a> Pp<'a> {
                     params.push(p);
                     expect_name = false;
                 }
-                Some(RawTok::Ellipsis) => {
-                    self.error(
-                        Diagnostic::error(
-                            codes::MALFORMED_DIRECTIVE,
-                            "variadic macros are not supported",
-                        )
-                        .with_primary(span, "`...` here")
-                        .with_help("name every parameter, or write an `inline` function"),
-                    );
-                    return None;
+                // `...` last: the arguments from there on, commas included, are
+                // `__VA_ARGS__` (C99's variadic macros, which ISPC's preprocessor has).
+                Some(RawTok::Ellipsis) if expect_name => {
+                    params.push(self.interner.intern(VA_ARGS));
+                    match toks.next() {
+                        Some(close) if close.kind == Some(RawTok::RParen) => {
+                            return Some((params, close.end));
+                        }
+                        _ => {
+                            self.error(
+                                Diagnostic::error(
+                                    codes::MALFORMED_DIRECTIVE,
+                                    "`...` must be the last macro parameter",
+                                )
+                                .with_primary(span, "`...` here")
+                                .with_help(
+                                    "write `#define NAME(a, ...) body` and use `__VA_ARGS__`",
+                                ),
+                            );
+                            return None;
+                        }
+                    }
                 }
                 _ => {
                     self.error(
@@ -1763,9 +1789,21 @@ mod tests {
         assert_eq!(toks.join(" "), "R ( 0 + 1 )");
         let (_, codes) = pp("#define F(a, b) a\nF(1) F(1, 2, 3) F(1,");
         assert_eq!(codes, ["E0015", "E0015", "E0015"]);
-        let (_, codes) =
-            pp("#define A(x, x) x\n#define B(x) #y\n#define C(x) ## x\n#define D(...) 1");
-        assert_eq!(codes, ["E0010", "E0010", "E0010", "E0010"]);
+        let (_, codes) = pp(
+            "#define A(x, x) x\n#define B(x) #y\n#define C(x) ## x\n#define D(..., x) 1\n#define E(__VA_ARGS__) 1",
+        );
+        assert_eq!(codes, ["E0010", "E0010", "E0010", "E0010", "E0010"]);
+        // `...` takes the remaining arguments, commas and all, or none.
+        let (toks, codes) = pp(
+            "#define V(a, ...) f(a, __VA_ARGS__)\n#define S(...) #__VA_ARGS__\nV(1, 2, (3, 4)) V(1) S(x,  y) S()",
+        );
+        assert!(codes.is_empty(), "{codes:?}");
+        assert_eq!(
+            toks.join(" "),
+            "f ( 1 , 2 , ( 3 , 4 ) ) f ( 1 , ) \"x, y\" \"\""
+        );
+        let (_, codes) = pp("#define V(a, b, ...) a\nV(1)");
+        assert_eq!(codes, ["E0015"]);
     }
 
     #[test]

@@ -267,7 +267,7 @@ impl Pp<'_> {
                     });
                     continue;
                 }
-                Some(ref ps) => match call_arguments(&toks[i..], ps.len()) {
+                Some(ref ps) => match call_arguments(&toks[i..], ps.len(), self.is_variadic(ps)) {
                     Ok((args, used)) => {
                         i += used;
                         args
@@ -297,10 +297,23 @@ impl Pp<'_> {
         true
     }
 
+    /// Whether a macro with parameters `params` is variadic (its last is `...`).
+    fn is_variadic(&self, params: &[Symbol]) -> bool {
+        params
+            .last()
+            .is_some_and(|&p| self.interner.resolve(p) == super::VA_ARGS)
+    }
+
     fn bad_call(&mut self, sym: Symbol, span: Span, e: CallError) {
         let name = self.interner.resolve(sym).to_string();
         let m = &self.macros[&sym];
         let (defined, n) = (m.span, m.params.as_ref().map_or(0, Vec::len));
+        let at_least = m.params.as_deref().is_some_and(|ps| self.is_variadic(ps));
+        let (n, n_words) = if at_least {
+            (n - 1, "at least ")
+        } else {
+            (n, "")
+        };
         let d = match e {
             CallError::Unclosed => Diagnostic::error(
                 codes::BAD_MACRO_CALL,
@@ -311,7 +324,7 @@ impl Pp<'_> {
             CallError::Count(got) => Diagnostic::error(
                 codes::BAD_MACRO_CALL,
                 format!(
-                    "macro `{name}` takes {n} argument{}, but {got} {} given",
+                    "macro `{name}` takes {n_words}{n} argument{}, but {got} {} given",
                     if n == 1 { "" } else { "s" },
                     if got == 1 { "was" } else { "were" }
                 ),
@@ -426,7 +439,14 @@ impl Pp<'_> {
 /// The arguments of a call whose `(` is `toks[0]`, split at commas outside
 /// parentheses, and how many tokens the call takes (through its `)`). `()` is one
 /// empty argument, which a macro with no parameters accepts.
-fn call_arguments(toks: &[PTok], params: usize) -> Result<(Vec<Vec<PTok>>, usize), CallError> {
+/// The arguments of a call of a macro of `params` parameters, the last of them `...`
+/// when `variadic`: that one takes every argument from there on, commas included, and
+/// may be left out (`F(a)` for `F(x, ...)`).
+fn call_arguments(
+    toks: &[PTok],
+    params: usize,
+    variadic: bool,
+) -> Result<(Vec<Vec<PTok>>, usize), CallError> {
     let mut args = vec![Vec::new()];
     let mut depth = 0usize;
     for (k, t) in toks.iter().enumerate().skip(1) {
@@ -436,13 +456,16 @@ fn call_arguments(toks: &[PTok], params: usize) -> Result<(Vec<Vec<PTok>>, usize
                 if params == 0 && args.len() == 1 && args[0].is_empty() {
                     args.clear();
                 }
+                if variadic && args.len() + 1 == params {
+                    args.push(Vec::new());
+                }
                 if args.len() != params {
                     return Err(CallError::Count(args.len()));
                 }
                 return Ok((args, k + 1));
             }
             Tok::RParen => depth -= 1,
-            Tok::Comma if depth == 0 => {
+            Tok::Comma if depth == 0 && !(variadic && args.len() == params) => {
                 args.push(Vec::new());
                 continue;
             }
