@@ -81,12 +81,7 @@ fn a_call_through_null_in_an_active_lane_traps_on_every_target() {
         for (name, target, run) in targets() {
             let front = front_for(target);
             let text = trap_message(name, &front, run, &s, MAX_STEPS);
-            // Nyuzi's trap is a `break` instruction: the machine says the kernel trapped.
-            let expected = if name == "nyuzi" {
-                "the kernel trapped"
-            } else {
-                "call through a null function pointer"
-            };
+            let expected = "call through a null function pointer";
             assert!(text.contains(expected), "{name} {:?}: {text}", s.args);
             assert!(text.contains("fnptr.spmd:"), "{name} {:?}: {text}", s.args);
         }
@@ -139,11 +134,7 @@ fn a_launch_through_a_task_pointer_starts_the_task_it_holds_and_traps_on_null() 
         // No task starts: NULL is never called.
         assert_eq!(out(0, 1), [0.; 8], "{name}: zero count");
         let text = trap_message(name, &front, run, &task_launch(2, 1), MAX_STEPS);
-        let expected = if name == "nyuzi" {
-            "the kernel trapped"
-        } else {
-            "call through a null function pointer"
-        };
+        let expected = "call through a null function pointer";
         assert!(text.contains(expected), "{name}: {text}");
         assert!(text.contains("taskptr.spmd:"), "{name}: {text}");
     }

@@ -139,13 +139,7 @@ fn traps_on_every_target(modes: &[i32], message: &str) {
         for (name, target, run) in targets() {
             let front = front_for(target);
             let text = trap_message(name, &front, run, &launch(mode), MAX_STEPS);
-            // Nyuzi's trap is a `break` instruction: the machine says the kernel trapped.
-            let expected = if name == "nyuzi" {
-                "the kernel trapped"
-            } else {
-                message
-            };
-            assert!(text.contains(expected), "{name} mode {mode}: {text}");
+            assert!(text.contains(message), "{name} mode {mode}: {text}");
             assert!(text.contains("heap.spmd:"), "{name} mode {mode}: {text}");
         }
     }

@@ -496,7 +496,7 @@ fn traps_are_reported_at_the_users_line() {
     };
     let err = run("x=range(16)");
     assert!(
-        err.contains("<stdin>:3:5: runtime error: the kernel trapped"),
+        err.contains("<stdin>:3:5: runtime error: assertion failed"),
         "{err}"
     );
     let err = run("x=fill(16,3)");

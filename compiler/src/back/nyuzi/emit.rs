@@ -42,7 +42,7 @@ use super::abi::{
 use super::minst::{Callee, FrameObj, MInst};
 use super::object::{LineEntry, Object, Reloc, RelocKind, RelocTarget, Symbol};
 use crate::back::common::mach::{MBlock, MachFunction, PReg, Reg};
-use crate::ir::{Function, STACK_ALLOC_ALIGN};
+use crate::ir::{Function, TrapCode, STACK_ALLOC_ALIGN};
 use crate::source::Span;
 
 /// Where everything lives in one function's frame (byte offsets from `sp`, or from
@@ -674,17 +674,22 @@ fn emit_inst(
         }
         MInst::StackAlloc { bytes, tmp } => {
             let trap = stack_alloc(out, fr, phys(*bytes)?, phys(*tmp)?);
-            obj.stack_traps.push(base + trap);
+            obj.traps.push((base + trap, TrapCode::StackExhausted));
         }
         MInst::Ret { .. } => epilogue(out, fr),
-        MInst::Break => out.push(Inst::Reg {
-            fmt: RFmt::Sss,
-            op: AluOp::Break,
-            dest: 0,
-            src1: 0,
-            src2: 0,
-            mask: 0,
-        }),
+        MInst::Break { why } => {
+            if let Some(code) = why {
+                obj.traps.push((base + out.len() as u32, *code));
+            }
+            out.push(Inst::Reg {
+                fmt: RFmt::Sss,
+                op: AluOp::Break,
+                dest: 0,
+                src1: 0,
+                src2: 0,
+                mask: 0,
+            });
+        }
     }
     Ok(())
 }

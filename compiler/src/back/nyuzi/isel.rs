@@ -1367,8 +1367,8 @@ impl<'a> Isel<'a> {
             }
             InstData::Call { func, args, mask } => self.call(res, *func, args, *mask),
             InstData::Print { .. } => self.unsupported("a `print` legalization did not rewrite"),
-            InstData::Trap { .. } => {
-                self.push(MInst::Break);
+            InstData::Trap { code } => {
+                self.push(MInst::Break { why: Some(*code) });
                 self.mf.blocks[self.cur].succs = SmallVec::new();
             }
             InstData::Jump { dest } => {
@@ -2612,7 +2612,7 @@ impl<'a> Isel<'a> {
         let cont = self.new_block_after(trap);
         self.cond_br(false, bad, cont, trap);
         self.cur = trap;
-        self.push(MInst::Break);
+        self.push(MInst::Break { why: None });
         self.mf.blocks[self.cur].succs = SmallVec::new();
         self.cur = cont;
     }

@@ -171,7 +171,11 @@ pub enum MInst {
     Ret {
         uses: SmallVec<[PReg; 2]>,
     },
-    Break,
+    /// Stops the thread: an IR `trap` (its cause, which a run reports), or a check the
+    /// selector adds (a lane index outside the gang).
+    Break {
+        why: Option<crate::ir::TrapCode>,
+    },
 }
 
 const fn scalars<const N: usize>(from: u8) -> [PReg; N] {
@@ -295,7 +299,7 @@ impl MachInst for MInst {
             MInst::Spill { src, .. } | MInst::StoreArg { src, .. } => push(out, *src, Use),
             MInst::LoadArg { dest, .. } => push(out, *dest, Def),
             MInst::Reload { dest, .. } => push(out, *dest, Def),
-            MInst::Jump { .. } | MInst::Break => {}
+            MInst::Jump { .. } | MInst::Break { .. } => {}
             MInst::StackAlloc { bytes, tmp } => {
                 push(out, *bytes, UseDef);
                 push(out, *tmp, Def);
@@ -380,7 +384,7 @@ impl MachInst for MInst {
             MInst::Spill { src, .. } | MInst::StoreArg { src, .. } => m(src),
             MInst::LoadArg { dest, .. } => m(dest),
             MInst::Reload { dest, .. } => m(dest),
-            MInst::Jump { .. } | MInst::Break => {}
+            MInst::Jump { .. } | MInst::Break { .. } => {}
             MInst::StackAlloc { bytes, tmp } => {
                 m(bytes);
                 m(tmp);

@@ -90,9 +90,10 @@ pub struct Object {
     pub shared_size: u32,
     /// Sorted by offset.
     pub lines: Vec<LineEntry>,
-    /// Offsets (in words) of the `break`s that stop an `alloca` the gang's stack
-    /// cannot hold, so a run names that cause instead of a generic trap.
-    pub stack_traps: Vec<u32>,
+    /// The `break`s of the IR's `trap`s and of an `alloca` the gang's stack cannot
+    /// hold, by offset (in words, ascending) with their cause, so a run names the
+    /// cause as the interpreter does instead of a generic trap.
+    pub traps: Vec<(u32, crate::ir::TrapCode)>,
     /// Spill code register allocation put in the functions (static counts): stores
     /// of spilled values to their stack slots, and reloads.
     pub spill_stores: u32,

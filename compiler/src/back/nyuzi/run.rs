@@ -425,31 +425,32 @@ fn fault_error(built: &BuiltLaunch, m: &Machine, f: Fault, max_steps: u64) -> Ru
             }
         }
     }
-    let stack_trap = located.is_some() && obj.stack_traps.contains(&((f.pc - code.start) / 4));
-    let what = match f.kind {
-        FaultKind::Breakpoint if stack_trap => {
-            crate::ir::TrapCode::StackExhausted.message().to_string()
-        }
-        FaultKind::Breakpoint => match routine.as_deref() {
-            Some(r) if r.contains("div") || r.contains("rem") => {
+    let trap = located
+        .is_some()
+        .then(|| trap_at(obj, (f.pc - code.start) / 4))
+        .flatten();
+    let what = match (f.kind, trap) {
+        (FaultKind::Breakpoint, _) => match (routine.as_deref(), trap) {
+            // The runtime's division routines stop on a zero divisor with an `assert`.
+            (Some(r), _) if r.contains("div") || r.contains("rem") => {
                 format!("integer division or remainder by zero (in @{r})")
             }
-            Some(r) => format!("the kernel trapped (in @{r})"),
-            None => "the kernel trapped (a failed assert, an integer division by zero, an \
-                     index past the dynamic `shared` array, a call through a null function \
-                     pointer or unreachable code)"
-                .to_string(),
+            (Some(r), Some(t)) => format!("{} (in @{r})", t.message()),
+            (Some(r), None) => format!("the kernel trapped (in @{r})"),
+            (None, Some(t)) => t.message().to_string(),
+            // The only `break` that is not a `trap`: a lane check the selector adds.
+            (None, None) => "the kernel trapped (a lane index outside the gang)".to_string(),
         },
-        FaultKind::Misaligned => "misaligned memory access".to_string(),
-        FaultKind::OutOfRange => "memory access outside the machine's memory".to_string(),
-        FaultKind::Protection => match f.address {
+        (FaultKind::Misaligned, _) => "misaligned memory access".to_string(),
+        (FaultKind::OutOfRange, _) => "memory access outside the machine's memory".to_string(),
+        (FaultKind::Protection, _) => match f.address {
             Some(a) => format!(
                 "out-of-bounds access: {},",
                 super::protection::describe_outside(layout, a)
             ),
             None => "out-of-bounds access".to_string(),
         },
-        k => k.to_string(),
+        (k, _) => k.to_string(),
     };
     let place = if located.is_some() {
         String::new()
@@ -468,6 +469,16 @@ fn fault_error(built: &BuiltLaunch, m: &Machine, f: Fault, max_steps: u64) -> Ru
 
 /// The function holding code word `offset` and the source span of its last line entry
 /// at or before it (within that function).
+/// The cause of the `break` at word `offset` of the module's code, if it is an IR
+/// `trap` or an `alloca`'s.
+fn trap_at(obj: &Object, offset: u32) -> Option<crate::ir::TrapCode> {
+    let i = obj
+        .traps
+        .binary_search_by_key(&offset, |&(at, _)| at)
+        .ok()?;
+    Some(obj.traps[i].1)
+}
+
 pub fn locate(obj: &Object, offset: u32) -> (Option<String>, Option<crate::source::Span>) {
     let sym = obj
         .symbols
