@@ -3,6 +3,9 @@
 //! - the standard library's source, `../stdlib/*.spmd` in order, as one file;
 //! - its item index (`src/front/stdlib_scan.rs`, run here so a compile does not lex
 //!   the library to find its items; `front::stdlib_index` includes the tables);
+//! - where the functions of each prebuilt runtime (`../stdlib/prebuilt/*.ir`) start,
+//!   with their names and signatures, when it was built from this library
+//!   (`driver::prebuilt` cuts it there);
 //! - the playground's examples gallery: every `../examples/*.spmd`, embedded.
 
 use std::path::Path;
@@ -14,6 +17,8 @@ mod keywords;
 mod items;
 #[path = "src/front/lexer.rs"]
 mod lexer;
+#[path = "src/driver/prebuilt_scan.rs"]
+mod prebuilt_scan;
 #[path = "src/front/stdlib_scan.rs"]
 mod stdlib_scan;
 
@@ -53,6 +58,10 @@ fn main() {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     });
     write_if_changed(&out.join("stdlib_hash.rs"), &format!("{hash:#018x}\n"));
+    write_if_changed(
+        &out.join("prebuilt_functions.rs"),
+        &prebuilt_functions(hash),
+    );
     write_if_changed(&out.join("stdlib_index.rs"), &tables.to_rust());
     write_if_changed(&out.join("playground_examples.rs"), &examples_table());
     for input in [
@@ -62,6 +71,7 @@ fn main() {
         "src/front/items.rs",
         "src/front/lexer.rs",
         "src/front/stdlib_scan.rs",
+        "src/driver/prebuilt_scan.rs",
     ] {
         println!("cargo:rerun-if-changed={input}");
     }
@@ -85,6 +95,31 @@ fn examples_table() -> String {
             "    ({name:?}, include_str!({:?})),\n",
             path.display().to_string()
         ));
+    }
+    out.push_str("]\n");
+    out
+}
+
+/// `&[(file, Some(&[(offset, name, first line), ...])), ...]`: per prebuilt runtime,
+/// where its functions start in the text after its stamp line, their names and
+/// signature lines, or `None` when the stamp is not `hash`.
+fn prebuilt_functions(hash: u64) -> String {
+    println!("cargo:rerun-if-changed=../stdlib/prebuilt");
+    let mut files: Vec<String> = std::fs::read_dir("../stdlib/prebuilt")
+        .expect("the prebuilt runtimes' directory")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".ir"))
+        .collect();
+    files.sort();
+    let mut out = String::from("&[\n");
+    for file in files {
+        let path = format!("../stdlib/prebuilt/{file}");
+        println!("cargo:rerun-if-changed={path}");
+        let text = std::fs::read_to_string(&path).expect("a prebuilt runtime");
+        match prebuilt_scan::body_for(&text, hash).and_then(prebuilt_scan::functions) {
+            Some(functions) => out.push_str(&format!("    ({file:?}, Some(&{functions:?})),\n")),
+            None => out.push_str(&format!("    ({file:?}, None),\n")),
+        }
     }
     out.push_str("]\n");
     out

@@ -16,6 +16,7 @@ use crate::source::{read_limited, FileId, SourceMap, MAX_SOURCE_BYTES};
 use crate::{interp, launch, lower, timing};
 
 pub mod prebuilt;
+mod prebuilt_scan;
 pub mod runtime;
 pub mod tokens;
 

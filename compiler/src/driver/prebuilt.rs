@@ -21,6 +21,7 @@ use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap;
 
+use super::prebuilt_scan;
 use crate::front::sema;
 use crate::ir::{parse, write, Module};
 use crate::passes::legalize::{LegalTarget, LinkableRoutines, RoutineSig, RUNTIME_PREFIX};
@@ -50,11 +51,19 @@ const SOURCES: &[Source] = &[Source {
     text: include_str!("../../../stdlib/prebuilt/runtime-nyuzi.ir"),
 }];
 
-/// The first line of every prebuilt file, before the library's hash.
-const STAMP: &str = "; spmdc prebuilt runtime; standard library fnv1a64 ";
+/// Per prebuilt file (by name), where each of its functions starts, its name and its
+/// signature line, found by the build script (`None`: the file's stamp is not this
+/// library's hash).
+const FUNCTIONS: &[(&str, Option<&[FunctionAt]>)] =
+    include!(concat!(env!("OUT_DIR"), "/prebuilt_functions.rs"));
+
+/// A function's offset in its file's text after the stamp line, name and first line.
+type FunctionAt = (u32, &'static str, &'static str);
 
 /// A whole runtime, cut into its module header (globals and the like) and functions.
 pub struct Prebuilt {
+    /// The file's text after its stamp line.
+    body: &'static str,
     header: &'static str,
     functions: Vec<Func>,
     by_name: FxHashMap<&'static str, usize>,
@@ -67,7 +76,12 @@ pub struct Prebuilt {
 
 struct Func {
     name: &'static str,
-    text: &'static str,
+    /// The first line: the signature.
+    line: &'static str,
+    /// Where its text is in the file's body: sliced only when read, since slicing
+    /// reads the text at both ends (a page fault per function, where most are not
+    /// linked).
+    range: std::ops::Range<usize>,
 }
 
 /// The prebuilt runtime for this configuration, if one is kept and was built from this
@@ -96,10 +110,7 @@ fn kept(
     static CUT: OnceLock<Vec<Option<Prebuilt>>> = OnceLock::new();
     let cut = CUT.get_or_init(|| {
         let hash = stdlib_hash();
-        SOURCES
-            .iter()
-            .map(|s| Prebuilt::cut(s.text, hash))
-            .collect()
+        SOURCES.iter().map(|s| Prebuilt::indexed(s, hash)).collect()
     });
     SOURCES
         .iter()
@@ -111,32 +122,45 @@ fn kept(
 }
 
 impl Prebuilt {
-    /// Cuts `text` into functions; `None` if it was built from another library.
+    /// `source` cut where the build script found its functions; `None` if it was
+    /// built from another library.
+    fn indexed(source: &Source, hash: u64) -> Option<Prebuilt> {
+        let body = prebuilt_scan::body_for(source.text, hash)?;
+        let (_, functions) = FUNCTIONS.iter().find(|(f, _)| *f == source.file)?;
+        Self::cut_at(body, (*functions)?)
+    }
+
+    /// Cuts `text` into functions, finding them; `None` if it was built from another
+    /// library.
+    #[cfg(test)]
     fn cut(text: &'static str, hash: u64) -> Option<Prebuilt> {
-        let (stamp, body) = text.split_once('\n')?;
-        if stamp != format!("{STAMP}{hash:016x}") {
-            return None;
-        }
-        // A function starts a line with `function `: one substring search over the text.
-        let first = body.starts_with("function ").then_some(0);
-        let rest = memchr::memmem::find_iter(body.as_bytes(), b"\nfunction ").map(|at| at + 1);
-        let starts: Vec<usize> = first.into_iter().chain(rest).collect();
-        let header = &body[..starts.first().copied().unwrap_or(body.len())];
+        let body = prebuilt_scan::body_for(text, hash)?;
+        Self::cut_at(body, &prebuilt_scan::functions(body)?)
+    }
+
+    /// `body` (a file's text after the stamp) cut into the functions `at` lists, in
+    /// order. Reads none of the functions' text.
+    fn cut_at(body: &'static str, at: &[FunctionAt]) -> Option<Prebuilt> {
+        let starts: Vec<usize> = at.iter().map(|&(start, ..)| start as usize).collect();
+        let header = body.get(..starts.first().copied().unwrap_or(body.len()))?;
         let ends = starts.iter().skip(1).copied().chain([body.len()]);
         let mut functions = Vec::with_capacity(starts.len());
         let mut by_name = FxHashMap::default();
         let (mut routine_funcs, mut routine_index) = (Vec::new(), FxHashMap::default());
-        for (start, end) in starts.iter().copied().zip(ends) {
-            let text = &body[start..end];
-            let name = function_name(text)?;
+        for ((start, end), &(_, name, line)) in starts.iter().copied().zip(ends).zip(at) {
             if name.starts_with(RUNTIME_PREFIX) {
                 routine_index.insert(name, routine_funcs.len());
                 routine_funcs.push(functions.len());
             }
             by_name.insert(name, functions.len());
-            functions.push(Func { name, text });
+            functions.push(Func {
+                name,
+                line,
+                range: start..end,
+            });
         }
         Some(Prebuilt {
+            body,
             header,
             functions,
             by_name,
@@ -153,6 +177,14 @@ impl Prebuilt {
             .get_or_init(|| self.read_routines())
             .as_deref()
             .map_err(Clone::clone)
+    }
+
+    /// The text of function `i`.
+    fn text(&self, i: usize) -> Result<&'static str, String> {
+        let f = &self.functions[i];
+        self.body
+            .get(f.range.clone())
+            .ok_or_else(|| format!("the prebuilt runtime's @{} is not where it was", f.name))
     }
 
     fn read_routines(&self) -> Result<Vec<(String, RoutineSig)>, String> {
@@ -175,7 +207,7 @@ impl Prebuilt {
             work.push(i);
         }
         while let Some(i) = work.pop() {
-            for callee in callees(self.functions[i].text) {
+            for callee in callees(self.text(i)?) {
                 let &c = self
                     .by_name
                     .get(callee)
@@ -186,8 +218,8 @@ impl Prebuilt {
             }
         }
         let mut text = self.header.to_string();
-        for (f, _) in self.functions.iter().zip(taken).filter(|(_, t)| *t) {
-            text.push_str(f.text);
+        for (i, _) in taken.iter().enumerate().filter(|(_, t)| **t) {
+            text.push_str(self.text(i)?);
         }
         parse::parse_module(&text).map_err(|errors| {
             let first = errors.first().map(ToString::to_string).unwrap_or_default();
@@ -198,7 +230,7 @@ impl Prebuilt {
 
 /// The text a prebuilt file holds for `module`, the whole runtime of a configuration.
 pub fn file_text(module: &Module) -> String {
-    let mut text = format!("{STAMP}{:016x}\n", stdlib_hash());
+    let mut text = format!("{}{:016x}\n", prebuilt_scan::STAMP, stdlib_hash());
     write::write_module(&mut text, module).expect("writing to a string cannot fail");
     text
 }
@@ -207,13 +239,6 @@ pub fn file_text(module: &Module) -> String {
 /// by the build script so that no process hashes the library.
 fn stdlib_hash() -> u64 {
     include!(concat!(env!("OUT_DIR"), "/stdlib_hash.rs"))
-}
-
-/// `name` of `function <linkage> @name(...`.
-fn function_name(text: &str) -> Option<&str> {
-    let at = text.find('@')?;
-    let rest = &text[at + 1..];
-    Some(&rest[..rest.find('(')?])
 }
 
 /// The functions `text` calls, by name (`call @name(`), with repeats.
@@ -359,7 +384,11 @@ mod tests {
         let text = "; spmdc prebuilt runtime; standard library fnv1a64 0000000000000000\n\
                     module lanes 16 ptr 4\n";
         assert!(Prebuilt::cut(text, 1).is_none());
-        let current = format!("{STAMP}{:016x}\nmodule lanes 16 ptr 4\n", 1);
+        let current = format!(
+            "{}{:016x}\nmodule lanes 16 ptr 4\n",
+            prebuilt_scan::STAMP,
+            1
+        );
         let current: &'static str = Box::leak(current.into_boxed_str());
         assert!(Prebuilt::cut(current, 1).is_some());
     }
@@ -381,8 +410,7 @@ impl LinkableRoutines for Prebuilt {
     /// Reads routine `index`'s signature from its first line.
     fn signature(&self, index: usize) -> Result<RoutineSig, String> {
         let f = &self.functions[self.routine_funcs[index]];
-        let line = f.text.lines().next().unwrap_or_default();
-        let (_, sig) = parse::parse_function_header(line)
+        let (_, sig) = parse::parse_function_header(f.line)
             .map_err(|e| format!("prebuilt runtime, @{}: {e}", f.name))?;
         Ok(RoutineSig {
             params: sig.params,

@@ -97,6 +97,7 @@ use super::mach::{
     SpillSlot, VReg,
 };
 use crate::source::Span;
+use crate::timing;
 use remat::RematDef;
 
 /// What allocation did, for the target's frame layout and prologue.
@@ -381,7 +382,7 @@ fn allocate_or_stop<T: RegTarget>(
     let mut round = 0;
     while round <= func.vregs.len() + work.pieces + 1 {
         round += 1;
-        match scan_round(&work, &phys, stop_at_spill, measure) {
+        match timing::stage("round", || scan_round(&work, &phys, stop_at_spill, measure)) {
             Round::Done(assign, peak) => {
                 return Ok(Some(finish(func, target, work, &assign, peak)));
             }
@@ -392,7 +393,7 @@ fn allocate_or_stop<T: RegTarget>(
             Round::Spill(victims, crowding) => {
                 measure = false;
                 input.get_or_insert_with(|| input_lines(&work.blocks));
-                spill(&mut work, &victims, &crowding);
+                timing::stage("spill", || spill(&mut work, &victims, &crowding));
             }
             Round::Stuck(err) => {
                 give_back(func, work, input);
@@ -709,20 +710,24 @@ fn scan_round<I: MachInst>(
     stop_at_spill: bool,
     measure: bool,
 ) -> Round {
-    let blocks = block_accesses(work, phys);
+    let blocks = timing::stage("accesses", || block_accesses(work, phys));
     let nvars = phys.phys.len() + work.vregs.len();
-    let live = liveness::solve(&blocks, nvars);
+    let live = timing::stage("liveness", || liveness::solve(&blocks, nvars));
     let layout = liveness::layout(&blocks);
-    let ranges = liveness::live_ranges(&blocks, nvars, &live, &layout);
+    let ranges = timing::stage("live ranges", || {
+        liveness::live_ranges(&blocks, nvars, &live, &layout)
+    });
     let vranges = &ranges[phys.phys.len()..];
     let peak = (stop_at_spill || measure).then(|| peak_units(work, phys, vranges));
     if stop_at_spill && phys.capacity > 0 && peak.is_some_and(|p| p > phys.capacity) {
         return Round::Spill(Vec::new(), Crowding::default());
     }
-    let hints = move_hints(work);
-    let remat = remat::rematerializable(work, phys, &live);
-    let weights = spill_weights(work, vranges, &remat);
-    let partners = read_partners(work, phys);
+    let (hints, remat, weights, partners) = timing::stage("weights and hints", || {
+        let hints = move_hints(work);
+        let remat = remat::rematerializable(work, phys, &live);
+        let weights = spill_weights(work, vranges, &remat);
+        (hints, remat, weights, read_partners(work, phys))
+    });
     let scan = Scan {
         work,
         phys,
@@ -732,7 +737,7 @@ fn scan_round<I: MachInst>(
         weights: &weights,
         partners: &partners,
     };
-    match scan.run() {
+    match timing::stage("scan", || scan.run()) {
         Ok(assign) => Round::Done(assign, peak.filter(|_| measure)),
         Err(ScanFail::Spill(victims)) => {
             let victim = |vreg: VReg| Victim {
@@ -740,7 +745,9 @@ fn scan_round<I: MachInst>(
                 remat: remat[vreg.index()],
             };
             let victims: Vec<Victim> = victims.into_iter().map(victim).collect();
-            let crowding = Crowding::new(work, phys, &ranges, &layout, &victims);
+            let crowding = timing::stage("crowding", || {
+                Crowding::new(work, phys, &ranges, &layout, &victims)
+            });
             Round::Spill(victims, crowding)
         }
         Err(ScanFail::Stuck(v)) => Round::Stuck(stuck_error(work, &layout, &scan, v)),

@@ -86,6 +86,7 @@ use crate::ir::{
     LaneOp, Module, Scalar, SpecialReg, Type, UnaryOp, Value, ValueDef,
 };
 use crate::source::Span;
+use crate::timing;
 
 mod shuffle;
 
@@ -396,15 +397,22 @@ pub fn select_with(
     let scalars = opts.scalars;
     let mut mf = MachFunction::new(f.name.clone());
     let entry = mf.new_block();
-    let uni =
-        (scalars == ScalarUse::Analysis).then(|| crate::analysis::uniformity::analyze_function(f));
-    let facts = super::masks::MaskFacts::compute(f, called, uni.as_ref());
-    let scal = super::scalarize::scalarized(f, uni.as_ref(), &facts);
+    let uni = timing::stage("uniformity", || {
+        (scalars == ScalarUse::Analysis).then(|| crate::analysis::uniformity::analyze_function(f))
+    });
+    let facts = timing::stage("masks", || {
+        super::masks::MaskFacts::compute(f, called, uni.as_ref())
+    });
+    let scal = timing::stage("scalarize", || {
+        super::scalarize::scalarized(f, uni.as_ref(), &facts)
+    });
     let vf = match scalars {
         ScalarUse::Minimal => super::vectorize::vector_forms(f),
         _ => super::vectorize::VectorForms::default(),
     };
-    let affine = crate::analysis::affine::analyze_called(m, f, called);
+    let affine = timing::stage("affine", || {
+        crate::analysis::affine::analyze_called(m, f, called)
+    });
     let shuffles = opts.shuffle.is_on().then(|| {
         use crate::analysis::shuffle::{analyze_function, cost};
         let mut pairs = analyze_function(m, f, &affine);
@@ -449,7 +457,7 @@ pub fn select_with(
         halo: shuffle::HaloState::default(),
         served: FxHashMap::default(),
     };
-    s.run();
+    timing::stage("select", || s.run());
     if !s.diags.is_empty() {
         return Err(s.diags);
     }
@@ -458,7 +466,9 @@ pub fn select_with(
     });
     let mut mf = reorder(s.mf, &s.order);
     // Address vectors of accesses that became block accesses, unused context loads.
-    crate::back::common::dce::eliminate_dead_code(&mut mf);
+    timing::stage("dce", || {
+        crate::back::common::dce::eliminate_dead_code(&mut mf)
+    });
     Ok(Selected {
         mf,
         has_calls: s.has_calls,
