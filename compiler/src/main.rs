@@ -934,7 +934,10 @@ fn main() -> ExitCode {
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     warn_ineffective(&cli, &given_options(&matches));
-    ExitCode::from(driver::with_big_stack(move || run(cli)))
+    ExitCode::from(driver::with_big_stack(move || {
+        spmdc::heap::skip_first_heap_region();
+        run(cli)
+    }))
 }
 
 /// The options written on the command line (not defaulted), by their field names, of
