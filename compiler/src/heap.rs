@@ -49,9 +49,6 @@ pub fn tune_system_heap() {
     // SAFETY: `mallopt` only sets a parameter of the allocator; glibc takes its lock.
     unsafe {
         libc::mallopt(libc::M_TOP_PAD, 16 << 20);
-        // Blocks up to 32 MiB come from the heaps, not from mappings of their own
-        // (see `skip_first_heap_region`).
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
     }
 }
 
@@ -65,26 +62,38 @@ const THREAD_HEAP: usize = 64 << 20;
 /// is mapped in 4 KiB pages, and filling it costs a fault per page (512 of the 858 of
 /// tricubic's nyuzi compile, on the compiler thread). So this takes the rest of that
 /// region as one block that is never used nor freed: its pages are never touched, and
-/// the thread's blocks come from regions advised before their first touch. It does
-/// nothing when the thread's first block is not in its heap's first region (the main
-/// thread's heap, say), and elsewhere than glibc.
+/// the thread's blocks come from regions advised before their first touch. The rest
+/// is taken in blocks under glibc's mmap threshold (128 KiB unless raised), which
+/// come from the heap (one fault each, for its header) rather than from mappings of
+/// their own. It does nothing when the thread's first block is not in its heap's
+/// first region (the main thread's heap, say), and elsewhere than glibc.
 pub fn skip_first_heap_region() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: two blocks from glibc's allocator, never freed and never accessed.
+    // SAFETY: blocks from glibc's allocator, never freed and never accessed.
     unsafe {
         const PROBE: usize = 1 << 10;
+        const PIECE: usize = 120 << 10;
+        // Kept from the optimizer, which deletes an allocation nothing reads.
         let probe = std::hint::black_box(libc::malloc(PROBE)) as usize;
         let heap_start = probe & !(THREAD_HEAP - 1);
-        if probe == 0 || probe / HUGE_PAGE != heap_start / HUGE_PAGE {
+        let first_region = |p: usize| p != 0 && p / HUGE_PAGE == heap_start / HUGE_PAGE;
+        if !first_region(probe) {
             return;
         }
-        // Up to just below the next region (the chunk headers take a few bytes).
         let next_region = (probe / HUGE_PAGE + 1) * HUGE_PAGE;
         // The regions the thread's blocks will fill, before glibc writes its next
         // chunk header in the first of them.
         advise_huge(next_region, ADVISE_AHEAD);
-        // Kept from the optimizer, which deletes an allocation nothing reads.
-        std::hint::black_box(libc::malloc(next_region - probe - PROBE - 64));
+        // Up to just below the next region (each chunk header takes a few bytes).
+        let mut end = probe + PROBE;
+        while next_region - end > 256 {
+            let size = (next_region - end - 64).min(PIECE);
+            let piece = std::hint::black_box(libc::malloc(size)) as usize;
+            if !first_region(piece) {
+                return;
+            }
+            end = piece + size;
+        }
     }
 }
 
