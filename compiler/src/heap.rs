@@ -66,8 +66,11 @@ const THREAD_HEAP: usize = 64 << 20;
 /// is taken in blocks under glibc's mmap threshold (128 KiB unless raised), which
 /// come from the heap (one fault each, for its header) rather than from mappings of
 /// their own. It does nothing when the thread's first block is not in its heap's
-/// first region (the main thread's heap, say), and elsewhere than glibc.
-pub fn skip_first_heap_region() {
+/// first region (the main thread's heap, say), and elsewhere than glibc; returns
+/// whether it skipped.
+pub fn skip_first_heap_region() -> bool {
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    return false;
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: blocks from glibc's allocator, never freed and never accessed.
     unsafe {
@@ -78,7 +81,7 @@ pub fn skip_first_heap_region() {
         let heap_start = probe & !(THREAD_HEAP - 1);
         let first_region = |p: usize| p != 0 && p / HUGE_PAGE == heap_start / HUGE_PAGE;
         if !first_region(probe) {
-            return;
+            return false;
         }
         let next_region = (probe / HUGE_PAGE + 1) * HUGE_PAGE;
         // The regions the thread's blocks will fill, before glibc writes its next
@@ -90,10 +93,11 @@ pub fn skip_first_heap_region() {
             let size = (next_region - end - 64).min(PIECE);
             let piece = std::hint::black_box(libc::malloc(size)) as usize;
             if !first_region(piece) {
-                return;
+                return false;
             }
             end = piece + size;
         }
+        true
     }
 }
 
@@ -333,6 +337,27 @@ mod tests {
             heap.0 .0.load(Ordering::Relaxed),
             heap.1 .0.load(Ordering::Relaxed),
         )
+    }
+
+    /// On a thread whose glibc heap is new, the blocks after the skip come from the
+    /// heap's second 2 MiB region on, the first of them at most a few bytes before it
+    /// (a thread that inherits another's heap skips nothing).
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[test]
+    fn a_new_threads_blocks_start_past_its_heaps_first_region() {
+        let (skipped, block) = std::thread::spawn(|| {
+            let skipped = skip_first_heap_region();
+            // SAFETY: a block of glibc's, freed below.
+            (skipped, unsafe { libc::malloc(4096) } as usize)
+        })
+        .join()
+        .unwrap();
+        if skipped {
+            let offset = block % THREAD_HEAP;
+            assert!(offset + 256 >= HUGE_PAGE, "block at {offset:#x} into its heap");
+        }
+        // SAFETY: the block came from glibc's malloc and is freed once.
+        unsafe { libc::free(block as *mut libc::c_void) };
     }
 
     #[test]
