@@ -354,7 +354,10 @@ mod tests {
         .unwrap();
         if skipped {
             let offset = block % THREAD_HEAP;
-            assert!(offset + 256 >= HUGE_PAGE, "block at {offset:#x} into its heap");
+            assert!(
+                offset + 256 >= HUGE_PAGE,
+                "block at {offset:#x} into its heap"
+            );
         }
         // SAFETY: the block came from glibc's malloc and is freed once.
         unsafe { libc::free(block as *mut libc::c_void) };

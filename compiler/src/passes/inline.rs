@@ -481,10 +481,13 @@ fn inline_call(
 
     // The copy's entry takes the call's operands for its parameters.
     let callee_entry = callee.layout[0];
-    let mut values: FxHashMap<Value, Value> = FxHashMap::default();
+    // The callee's values and blocks to the copy's: dense tables over the callee's
+    // (small) arenas, which every copied operand is looked up in.
+    let mut values: SecondaryMap<Value, Option<Value>> =
+        SecondaryMap::with_capacity(callee.values.len());
     let params = &callee.blocks[callee_entry].params;
     for (&p, &a) in params.iter().zip(args.iter().chain(mask.iter())) {
-        values.insert(p, a);
+        values[p] = Some(a);
     }
     let slots: SecondaryMap<StackSlot, Option<StackSlot>> = {
         let mut m = SecondaryMap::new();
@@ -493,11 +496,12 @@ fn inline_call(
         }
         m
     };
-    let mut blocks: FxHashMap<Block, Block> = FxHashMap::default();
+    let mut blocks: SecondaryMap<Block, Option<Block>> =
+        SecondaryMap::with_capacity(callee.blocks.len());
     let mut new_layout = Vec::with_capacity(callee.layout.len());
     for &b in &callee.layout {
         let nb = f.blocks.push(BlockData::default());
-        blocks.insert(b, nb);
+        blocks[b] = Some(nb);
         new_layout.push(nb);
         if b != callee_entry {
             for &p in &callee.blocks[b].params {
@@ -507,7 +511,7 @@ fn inline_call(
                     def: ValueDef::Param(nb, index),
                 });
                 f.blocks[nb].params.push(v);
-                values.insert(p, v);
+                values[p] = Some(v);
             }
         }
     }
@@ -515,7 +519,7 @@ fn inline_call(
     // definition in layout order.
     let mut copied: Vec<Inst> = Vec::new();
     for &b in &callee.layout {
-        let nb = blocks[&b];
+        let Some(nb) = blocks[b] else { continue };
         for &inst in &callee.blocks[b].insts {
             let data = copy_inst(&callee.insts[inst], &blocks, &slots, cont);
             let ni = f.insts.push(data);
@@ -531,15 +535,15 @@ fn inline_call(
                     def: ValueDef::Result(ni),
                 });
                 f.results[ni] = Some(v);
-                values.insert(r, v);
+                values[r] = Some(v);
             }
             copied.push(ni);
         }
     }
     for ni in copied {
-        f.insts[ni].map_operands(|v| values.get(&v).copied().unwrap_or(v));
+        f.insts[ni].map_operands(|v| values[v].unwrap_or(v));
     }
-    let entry = blocks[&callee_entry];
+    let entry = blocks[callee_entry].expect("the callee's entry block was copied");
     // The call instruction itself becomes the jump into the copy: no instruction
     // naming the callee is left behind in the arena (some back-end scans read the
     // whole arena, and legalization renumbers only the calls it finds in blocks).
@@ -580,7 +584,7 @@ fn split_after_call(f: &mut Function, block: Block, pos: usize) -> Block {
 /// afterwards) and `return` turned into a jump to `cont`.
 fn copy_inst(
     data: &InstData,
-    blocks: &FxHashMap<Block, Block>,
+    blocks: &SecondaryMap<Block, Option<Block>>,
     slots: &SecondaryMap<StackSlot, Option<StackSlot>>,
     cont: Block,
 ) -> InstData {
@@ -597,7 +601,7 @@ fn copy_inst(
         },
         other => {
             let mut copy = other.clone();
-            super::cfg::retarget(&mut copy, |b| blocks.get(&b).copied().unwrap_or(b));
+            super::cfg::retarget(&mut copy, |b| blocks[b].unwrap_or(b));
             copy
         }
     }
