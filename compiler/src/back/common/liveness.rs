@@ -98,13 +98,34 @@ impl BitSet {
     fn clear(&mut self) {
         self.words.fill(0);
     }
+
+    /// Makes room for `len` variables; the new ones are absent.
+    fn grow_to(&mut self, len: usize) {
+        self.words.resize(len.div_ceil(64).max(self.words.len()), 0);
+    }
 }
 
 /// Variables live on entry to and exit from each block.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Liveness {
     pub live_in: Vec<BitSet>,
     pub live_out: Vec<BitSet>,
+}
+
+impl Liveness {
+    /// This liveness once the variables `gone` occur nowhere and variables up to
+    /// `nvars` exist, none of which is live into or out of any block: what [`solve`]
+    /// finds for code rewritten that way (the register allocator's spill code, whose
+    /// new registers live within one block), without solving again.
+    pub fn without(mut self, gone: impl IntoIterator<Item = u32> + Clone, nvars: usize) -> Self {
+        for set in self.live_in.iter_mut().chain(&mut self.live_out) {
+            set.grow_to(nvars);
+            for v in gone.clone() {
+                set.remove(v);
+            }
+        }
+        self
+    }
 }
 
 /// Variables a block reads before writing them (`gen`) and writes (`kill`).

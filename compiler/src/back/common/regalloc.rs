@@ -380,9 +380,15 @@ fn allocate_or_stop<T: RegTarget>(
     // the input (split into pieces, which are never split again) or a piece (spilled
     // everywhere, through temporaries that are never spilled).
     let mut round = 0;
+    // The liveness a round starts from, when the previous round's spill code leaves
+    // it known (see `scan_round`).
+    let mut carried: Option<liveness::Liveness> = None;
     while round <= func.vregs.len() + work.pieces + 1 {
         round += 1;
-        match timing::stage("round", || scan_round(&work, &phys, stop_at_spill, measure)) {
+        let known = carried.take();
+        match timing::stage("round", || {
+            scan_round(&work, &phys, stop_at_spill, measure, known)
+        }) {
             Round::Done(assign, peak) => {
                 return Ok(Some(finish(func, target, work, &assign, peak)));
             }
@@ -390,10 +396,19 @@ fn allocate_or_stop<T: RegTarget>(
                 give_back(func, work, input);
                 return Ok(None);
             }
-            Round::Spill(victims, crowding) => {
+            Round::Spill(victims, crowding, live) => {
                 measure = false;
                 input.get_or_insert_with(|| input_lines(&work.blocks));
                 timing::stage("spill", || spill(&mut work, &victims, &crowding));
+                // Spilling replaces each victim, everywhere, by registers that live
+                // within one block (pieces, reloads, rematerialized copies). Unless a
+                // rematerialized definition reads registers (whose reads then move),
+                // it touches no other register, whose liveness is then unchanged.
+                if !victims.iter().any(|v| remat_reads_registers(&work, v)) {
+                    let gone = victims.iter().map(|v| virt_var(v.vreg, &phys));
+                    let nvars = phys.phys.len() + work.vregs.len();
+                    carried = Some(live.without(gone, nvars));
+                }
             }
             Round::Stuck(err) => {
                 give_back(func, work, input);
@@ -404,6 +419,23 @@ fn allocate_or_stop<T: RegTarget>(
     let err = AllocError::new(format!("function {}: spilling did not converge", work.name));
     give_back(func, work, input);
     Err(err)
+}
+
+/// Whether `victim` is rematerialized from a definition that reads a virtual
+/// register, or through a chain of copies.
+fn remat_reads_registers<I: MachInst>(work: &Work<I>, victim: &Victim) -> bool {
+    let Some(def) = work.remat_def[victim.vreg.index()]
+        .as_ref()
+        .filter(|_| victim.remat)
+    else {
+        return false;
+    };
+    let mut ops: SmallVec<[Operand; 8]> = SmallVec::new();
+    def.inst.operands(&mut ops);
+    let reads = ops
+        .iter()
+        .any(|o| o.kind != OperandKind::Def && matches!(o.reg, Reg::Virt(_)));
+    reads || !def.via.is_empty()
 }
 
 /// The input's instructions in `blocks`: the lines other than the stores and reloads
@@ -477,9 +509,9 @@ enum Round {
     /// A register for every virtual register (indexed by [`VReg`]), and the peak of
     /// [`peak_units`] when it was measured.
     Done(Vec<Option<PReg>>, Option<u32>),
-    /// Virtual registers to spill or rematerialize before trying again, and where
-    /// the code is too crowded for them to stay in a register.
-    Spill(Vec<Victim>, Crowding),
+    /// Virtual registers to spill or rematerialize before trying again, where the
+    /// code is too crowded for them to stay in a register, and the round's liveness.
+    Spill(Vec<Victim>, Crowding, liveness::Liveness),
     Stuck(AllocError),
 }
 
@@ -701,18 +733,29 @@ fn split_around_full_clobbers<I: MachInst>(work: &mut Work<I>, phys: &PhysTable)
     }
 }
 
-/// Computes liveness and runs the linear scan once. When the caller stops at a spill,
-/// a function needing more registers at some position than there are spills without
-/// a scan.
+/// Computes liveness (unless `known` gives it) and runs the linear scan once. When the
+/// caller stops at a spill, a function needing more registers at some position than
+/// there are spills without a scan.
 fn scan_round<I: MachInst>(
     work: &Work<I>,
     phys: &PhysTable,
     stop_at_spill: bool,
     measure: bool,
+    known: Option<liveness::Liveness>,
 ) -> Round {
     let blocks = timing::stage("accesses", || block_accesses(work, phys));
     let nvars = phys.phys.len() + work.vregs.len();
-    let live = timing::stage("liveness", || liveness::solve(&blocks, nvars));
+    let live = match known {
+        Some(live) => {
+            debug_assert!(
+                live == liveness::solve(&blocks, nvars),
+                "function {}: the liveness carried over a spill is not the code's",
+                work.name
+            );
+            live
+        }
+        None => timing::stage("liveness", || liveness::solve(&blocks, nvars)),
+    };
     let layout = liveness::layout(&blocks);
     let ranges = timing::stage("live ranges", || {
         liveness::live_ranges(&blocks, nvars, &live, &layout)
@@ -720,7 +763,7 @@ fn scan_round<I: MachInst>(
     let vranges = &ranges[phys.phys.len()..];
     let peak = (stop_at_spill || measure).then(|| peak_units(work, phys, vranges));
     if stop_at_spill && phys.capacity > 0 && peak.is_some_and(|p| p > phys.capacity) {
-        return Round::Spill(Vec::new(), Crowding::default());
+        return Round::Spill(Vec::new(), Crowding::default(), live);
     }
     let (hints, remat, weights, partners) = timing::stage("weights and hints", || {
         let hints = move_hints(work);
@@ -748,7 +791,7 @@ fn scan_round<I: MachInst>(
             let crowding = timing::stage("crowding", || {
                 Crowding::new(work, phys, &ranges, &layout, &victims)
             });
-            Round::Spill(victims, crowding)
+            Round::Spill(victims, crowding, live)
         }
         Err(ScanFail::Stuck(v)) => Round::Stuck(stuck_error(work, &layout, &scan, v)),
     }
