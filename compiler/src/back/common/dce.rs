@@ -33,11 +33,11 @@ use super::mach::{MachFunction, MachInst, Operand, OperandKind, Reg};
 /// is left; returns how many were deleted. A function naming a block or virtual
 /// register it does not declare is left unchanged.
 pub fn eliminate_dead_code<I: MachInst>(func: &mut MachFunction<I>) -> usize {
-    let Some(nvars) = variable_count(func) else {
+    let nvars = func.vregs.len();
+    let Some((mut blocks, mut candidates)) = accesses(func) else {
         return 0;
     };
     let mut removed = 0;
-    let (mut blocks, mut candidates) = accesses(func);
     loop {
         let live = liveness::solve(&blocks, nvars);
         let dead: Vec<Vec<bool>> = blocks
@@ -96,62 +96,43 @@ fn remove_flagged<T>(items: &mut Vec<T>, dead: &[bool]) {
     items.retain(|_| !flags.next().copied().unwrap_or(false));
 }
 
-/// The number of liveness variables (one per virtual register), or `None` if an
-/// instruction names an undeclared register or a block names a missing successor.
-fn variable_count<I: MachInst>(func: &MachFunction<I>) -> Option<usize> {
-    let nvars = func.vregs.len();
-    let nblocks = func.blocks.len();
+/// What each instruction reads and writes of the virtual registers (physical ones are
+/// not tracked), and whether it may be deleted when its results are dead: pure, and
+/// writing no physical register. `None` if an instruction names a virtual register
+/// the function does not declare or a block names a missing successor.
+fn accesses<I: MachInst>(func: &MachFunction<I>) -> Option<(Vec<BlockAccess>, Vec<Vec<bool>>)> {
+    let (nvars, nblocks) = (func.vregs.len(), func.blocks.len());
     let mut ops: SmallVec<[Operand; 8]> = SmallVec::new();
-    for block in func.blocks.values() {
-        if block.succs.iter().any(|s| s.index() >= nblocks) {
+    let mut candidates = Vec::with_capacity(nblocks);
+    let mut blocks = Vec::with_capacity(nblocks);
+    for b in func.blocks.values() {
+        if b.succs.iter().any(|s| s.index() >= nblocks) {
             return None;
         }
-        for line in &block.insts {
+        let mut cands = Vec::with_capacity(b.insts.len());
+        let mut insts = Vec::with_capacity(b.insts.len());
+        for l in &b.insts {
             ops.clear();
-            line.inst.operands(&mut ops);
+            l.inst.operands(&mut ops);
             let undeclared = ops
                 .iter()
                 .any(|o| matches!(o.reg, Reg::Virt(v) if v.index() >= nvars));
             if undeclared {
                 return None;
             }
-        }
-    }
-    Some(nvars)
-}
-
-/// What each instruction reads and writes of the virtual registers (physical ones are
-/// not tracked), and whether it may be deleted when its results are dead: pure, and
-/// writing no physical register.
-fn accesses<I: MachInst>(func: &MachFunction<I>) -> (Vec<BlockAccess>, Vec<Vec<bool>>) {
-    let mut ops: SmallVec<[Operand; 8]> = SmallVec::new();
-    let mut candidates = Vec::with_capacity(func.blocks.len());
-    let blocks = func
-        .blocks
-        .values()
-        .map(|b| {
-            let mut cands = Vec::with_capacity(b.insts.len());
-            let insts = b
-                .insts
+            let writes_phys = ops
                 .iter()
-                .map(|l| {
-                    ops.clear();
-                    l.inst.operands(&mut ops);
-                    let writes_phys = ops
-                        .iter()
-                        .any(|o| o.kind != OperandKind::Use && matches!(o.reg, Reg::Phys(_)));
-                    cands.push(!writes_phys && l.inst.is_pure());
-                    virtual_access(&ops)
-                })
-                .collect();
-            candidates.push(cands);
-            BlockAccess {
-                insts,
-                succs: b.succs.iter().map(|s| s.index()).collect(),
-            }
-        })
-        .collect();
-    (blocks, candidates)
+                .any(|o| o.kind != OperandKind::Use && matches!(o.reg, Reg::Phys(_)));
+            cands.push(!writes_phys && l.inst.is_pure());
+            insts.push(virtual_access(&ops));
+        }
+        candidates.push(cands);
+        blocks.push(BlockAccess {
+            insts,
+            succs: b.succs.iter().map(|s| s.index()).collect(),
+        });
+    }
+    Some((blocks, candidates))
 }
 
 /// The virtual registers among `ops` as liveness variables; a tied operand is both
