@@ -60,14 +60,13 @@ const THREAD_HEAP: usize = 64 << 20;
 /// heap. glibc gives each thread but the main one a heap of its own and writes the
 /// heap's header at its start, before [`HugePages`] sees any block, so the first region
 /// is mapped in 4 KiB pages, and filling it costs a fault per page (512 of the 858 of
-/// tricubic's nyuzi compile, on the compiler thread). So this takes the rest of that
-/// region as one block that is never used nor freed: its pages are never touched, and
-/// the thread's blocks come from regions advised before their first touch. The rest
-/// is taken in blocks under glibc's mmap threshold (128 KiB unless raised), which
-/// come from the heap (one fault each, for its header) rather than from mappings of
-/// their own. It does nothing when the thread's first block is not in its heap's
-/// first region (the main thread's heap, say), and elsewhere than glibc; returns
-/// whether it skipped.
+/// tricubic's nyuzi compile, on the compiler thread). So this advises the regions
+/// after it and takes the rest of the first one ([`fill_region`]) in blocks that are
+/// never used nor freed: their pages are never touched (but for one header each), and
+/// the thread's blocks come from regions advised before their first touch. It does
+/// nothing when the thread's first block is not in its heap's first region (the main
+/// thread's heap, or one another thread used before), and elsewhere than glibc;
+/// returns whether it filled the region.
 pub fn skip_first_heap_region() -> bool {
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     return false;
@@ -75,30 +74,43 @@ pub fn skip_first_heap_region() -> bool {
     // SAFETY: blocks from glibc's allocator, never freed and never accessed.
     unsafe {
         const PROBE: usize = 1 << 10;
-        const PIECE: usize = 120 << 10;
         // Kept from the optimizer, which deletes an allocation nothing reads.
         let probe = std::hint::black_box(libc::malloc(PROBE)) as usize;
         let heap_start = probe & !(THREAD_HEAP - 1);
-        let first_region = |p: usize| p != 0 && p / HUGE_PAGE == heap_start / HUGE_PAGE;
-        if !first_region(probe) {
+        if probe == 0 || probe / HUGE_PAGE != heap_start / HUGE_PAGE {
             return false;
         }
-        let next_region = (probe / HUGE_PAGE + 1) * HUGE_PAGE;
         // The regions the thread's blocks will fill, before glibc writes its next
         // chunk header in the first of them.
-        advise_huge(next_region, ADVISE_AHEAD);
-        // Up to just below the next region (each chunk header takes a few bytes).
-        let mut end = probe + PROBE;
-        while next_region - end > 256 {
-            let size = (next_region - end - 64).min(PIECE);
-            let piece = std::hint::black_box(libc::malloc(size)) as usize;
-            if !first_region(piece) {
-                return false;
-            }
-            end = piece + size;
-        }
-        true
+        advise_huge((probe / HUGE_PAGE + 1) * HUGE_PAGE, ADVISE_AHEAD);
+        fill_region(probe + PROBE, |size| {
+            std::hint::black_box(libc::malloc(size)) as usize
+        })
     }
+}
+
+/// The largest block [`fill_region`] asks for: under glibc's smallest mmap threshold
+/// (128 KiB), so that blocks come from the heap.
+#[cfg_attr(not(all(target_os = "linux", target_env = "gnu")), allow(dead_code))]
+const PIECE: usize = 120 << 10;
+
+/// Takes the rest of the 2 MiB region `end` is in, up to a few bytes before its end (a
+/// chunk header's worth), in blocks of at most [`PIECE`] bytes from `alloc` (which
+/// returns a block's address, 0 if it has none). Stops when a block is not in the
+/// region; returns whether the region was filled.
+#[cfg_attr(not(all(target_os = "linux", target_env = "gnu")), allow(dead_code))]
+fn fill_region(mut end: usize, mut alloc: impl FnMut(usize) -> usize) -> bool {
+    let region = end / HUGE_PAGE;
+    let next_region = (region + 1) * HUGE_PAGE;
+    while end + 256 < next_region {
+        let size = (next_region - end - 64).min(PIECE);
+        let block = alloc(size);
+        if block == 0 || block / HUGE_PAGE != region || block + size > next_region {
+            return false;
+        }
+        end = block + size;
+    }
+    true
 }
 
 /// Size of a transparent huge page (x86-64's and AArch64's with 4 KiB base pages).
@@ -339,28 +351,43 @@ mod tests {
         )
     }
 
-    /// On a thread whose glibc heap is new, the blocks after the skip come from the
-    /// heap's second 2 MiB region on, the first of them at most a few bytes before it
-    /// (a thread that inherits another's heap skips nothing).
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    /// A bump allocator as glibc's heap is one for a new thread: each block after a
+    /// 16-byte header, sizes rounded up to 16. Returns the blocks it gave.
+    fn bump(at: &mut usize, size: usize) -> usize {
+        let block = *at + 16;
+        *at = block + size.div_ceil(16) * 16;
+        block
+    }
+
     #[test]
-    fn a_new_threads_blocks_start_past_its_heaps_first_region() {
-        let (skipped, block) = std::thread::spawn(|| {
-            let skipped = skip_first_heap_region();
-            // SAFETY: a block of glibc's, freed below.
-            (skipped, unsafe { libc::malloc(4096) } as usize)
-        })
-        .join()
-        .unwrap();
-        if skipped {
-            let offset = block % THREAD_HEAP;
-            assert!(
-                offset + 256 >= HUGE_PAGE,
-                "block at {offset:#x} into its heap"
-            );
-        }
-        // SAFETY: the block came from glibc's malloc and is freed once.
-        unsafe { libc::free(block as *mut libc::c_void) };
+    fn the_rest_of_the_region_is_taken_in_blocks_under_the_mmap_threshold() {
+        let start = 7 * HUGE_PAGE + 0x10a0;
+        let mut top = start;
+        let mut sizes = Vec::new();
+        let filled = fill_region(start, |size| {
+            sizes.push(size);
+            bump(&mut top, size)
+        });
+        assert!(filled);
+        assert!(sizes.iter().all(|&s| s <= PIECE), "{sizes:?}");
+        // The heap's next block starts within a few bytes of the next region.
+        assert!(
+            top <= 8 * HUGE_PAGE && top + 256 >= 8 * HUGE_PAGE,
+            "top {top:#x}"
+        );
+    }
+
+    #[test]
+    fn a_block_from_outside_the_region_stops_the_filling() {
+        let start = 7 * HUGE_PAGE + 0x10a0;
+        let mut calls = 0;
+        let filled = fill_region(start, |_| {
+            calls += 1;
+            3 * HUGE_PAGE
+        });
+        assert!(!filled);
+        assert_eq!(calls, 1);
+        assert!(!fill_region(start, |_| 0));
     }
 
     #[test]
