@@ -79,14 +79,8 @@ fn main() {
 
 /// `&[(name, include_str!(path)), ...]` of the examples, by name.
 fn examples_table() -> String {
-    println!("cargo:rerun-if-changed=../examples");
     let dir = std::fs::canonicalize("../examples").expect("the examples directory");
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .expect("the examples directory")
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| n.ends_with(".spmd"))
-        .collect();
-    names.sort();
+    let names = files_ending(&dir, ".spmd");
     let mut out = String::from("&[\n");
     for name in names {
         let path = dir.join(&name);
@@ -104,15 +98,8 @@ fn examples_table() -> String {
 /// where its functions start in the text after its stamp line, their names and
 /// signature lines, or `None` when the stamp is not `hash`.
 fn prebuilt_functions(hash: u64) -> String {
-    println!("cargo:rerun-if-changed=../stdlib/prebuilt");
-    let mut files: Vec<String> = std::fs::read_dir("../stdlib/prebuilt")
-        .expect("the prebuilt runtimes' directory")
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| n.ends_with(".ir"))
-        .collect();
-    files.sort();
     let mut out = String::from("&[\n");
-    for file in files {
+    for file in files_ending(Path::new("../stdlib/prebuilt"), ".ir") {
         let path = format!("../stdlib/prebuilt/{file}");
         println!("cargo:rerun-if-changed={path}");
         let text = std::fs::read_to_string(&path).expect("a prebuilt runtime");
@@ -123,6 +110,19 @@ fn prebuilt_functions(hash: u64) -> String {
     }
     out.push_str("]\n");
     out
+}
+
+/// The names of the files in `dir` ending with `suffix`, sorted; the build reruns
+/// when the directory changes.
+fn files_ending(dir: &Path, suffix: &str) -> Vec<String> {
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(suffix))
+        .collect();
+    names.sort();
+    names
 }
 
 /// Writes `text` to `path` unless it is there already (so its timestamp, and what

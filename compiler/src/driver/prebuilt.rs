@@ -141,13 +141,12 @@ impl Prebuilt {
     /// `body` (a file's text after the stamp) cut into the functions `at` lists, in
     /// order. Reads none of the functions' text.
     fn cut_at(body: &'static str, at: &[FunctionAt]) -> Option<Prebuilt> {
-        let starts: Vec<usize> = at.iter().map(|&(start, ..)| start as usize).collect();
-        let header = body.get(..starts.first().copied().unwrap_or(body.len()))?;
-        let ends = starts.iter().skip(1).copied().chain([body.len()]);
-        let mut functions = Vec::with_capacity(starts.len());
+        let header = body.get(..at.first().map_or(body.len(), |&(start, ..)| start as usize))?;
+        let ends = at.iter().skip(1).map(|&(start, ..)| start as usize);
+        let mut functions = Vec::with_capacity(at.len());
         let mut by_name = FxHashMap::default();
         let (mut routine_funcs, mut routine_index) = (Vec::new(), FxHashMap::default());
-        for ((start, end), &(_, name, line)) in starts.iter().copied().zip(ends).zip(at) {
+        for (&(start, name, line), end) in at.iter().zip(ends.chain([body.len()])) {
             if name.starts_with(RUNTIME_PREFIX) {
                 routine_index.insert(name, routine_funcs.len());
                 routine_funcs.push(functions.len());
@@ -156,7 +155,7 @@ impl Prebuilt {
             functions.push(Func {
                 name,
                 line,
-                range: start..end,
+                range: start as usize..end,
             });
         }
         Some(Prebuilt {
