@@ -29,7 +29,9 @@
 //!   the accesses as memory traffic through L1/L2 (`local_transactions`). A value
 //!   defined by an immediate, a special register other than the clock or `ld.param`
 //!   (possibly through copies) takes no slot: it is rematerialized, computed again
-//!   just before each read ([`GpuInst`]'s `rematerialize`).
+//!   just before each read ([`GpuInst`]'s `rematerialize`). After allocation,
+//!   redundant spill code goes ([`spill_clean`]) and each reload moves as early as
+//!   its block allows ([`spill_hoist`]), so its latency overlaps the work before it.
 //! * **Predicates** are allocated too (so `.pred` is compact), from 256 registers and
 //!   never spilled: memory holds no `.pred` values, and no kernel keeps that many
 //!   masks live. Needing more is an allocation error.
@@ -60,6 +62,7 @@ use crate::timing;
 
 mod shared;
 mod spill_clean;
+mod spill_hoist;
 
 use shared::Demoted;
 pub use shared::{unit_offset, Placement, SharedRoom};
@@ -1124,6 +1127,7 @@ pub fn allocate_placed(
     let mut done = match run_allocator(&mf, budget) {
         Ok((mut out, a)) if a.spilled_vregs > 0 => {
             spill_clean::clean(&mut out);
+            spill_hoist::hoist(&mut out);
             let demoted = room
                 .filter(|_| placement != Placement::Local)
                 .and_then(|room| demote(k, &mf, &block_of, budget, placement, room));
@@ -1154,6 +1158,7 @@ fn demote(
 ) -> Option<Allocated> {
     let (mut out, a) = run_allocator(mf, budget.checked_sub(1)?).ok()?;
     spill_clean::clean(&mut out);
+    spill_hoist::hoist(&mut out);
     let classes = shared::slot_classes(&out);
     let weights = shared::slot_weights(&out);
     let (units, used) = shared::choose_units(&classes, &weights, room, placement);
