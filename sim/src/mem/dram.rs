@@ -4,10 +4,13 @@
 //! Each channel keeps the time its data bus is next free, in fixed point (1/1024
 //! cycle), so fractional bandwidths such as 2.4 bytes/cycle are respected over long
 //! streams (a transfer's length is rounded down to 1/1024 cycle). A read that arrives at cycle `t` starts its transfer
-//! at `max(t + latency, bus free)` and its data is ready when the transfer ends; a write
-//! starts at `max(t, bus free)` (nobody waits for it, but it uses bandwidth). The bus
-//! keeps a single next-free time, so an idle gap before an already booked transfer is
-//! not back-filled: slightly pessimistic when reads and writes mix, exact for streams.
+//! at `t + latency` or later and its data is ready when the transfer ends; a write
+//! starts at `t` (nobody waits for it, but it uses bandwidth), each at the earliest
+//! time from then on when the bus is free for the whole transfer. The bus keeps its
+//! booked transfers ([`super::calendar`]), so an idle gap before an already booked
+//! transfer is filled by a later request that fits in it: a read books its transfer
+//! `latency` cycles ahead, and a write or another SM's read made meanwhile for an
+//! earlier time goes first, as it would on the bus.
 
 use super::ConfigError;
 
@@ -58,8 +61,8 @@ pub struct DramStats {
 #[derive(Clone, Debug)]
 pub struct Dram {
     cfg: DramConfig,
-    /// Per channel: the fixed-point cycle its bus is next free.
-    free: Vec<u64>,
+    /// Per channel: when its bus is busy, in fixed-point cycles.
+    free: Vec<super::calendar::Calendar>,
     /// Fixed-point cycles per byte on one channel.
     fp_per_byte: f64,
     busy_fp: u64,
@@ -81,7 +84,10 @@ impl Dram {
         let per_channel = cfg.bytes_per_cycle / f64::from(cfg.channels);
         Ok(Dram {
             cfg,
-            free: vec![0; cfg.channels as usize],
+            free: vec![
+                super::calendar::Calendar::new(to_fp(super::CALENDAR_CYCLES));
+                cfg.channels as usize
+            ],
             fp_per_byte: f64::from(1u32 << FRAC) / per_channel,
             busy_fp: 0,
             stats: DramStats::default(),
@@ -109,12 +115,11 @@ impl Dram {
         } else {
             to_fp(now + u64::from(self.cfg.latency))
         };
-        let start = earliest.max(self.free[ch]);
         // Rounded down to 1/1024 cycle: a stream runs at most that fast per line.
         // The cast truncates, which is the floor of this non-negative product (and
         // avoids a libm call).
         let len = ((f64::from(bytes) * self.fp_per_byte) as u64).max(1);
-        self.free[ch] = start + len;
+        let start = self.free[ch].reserve(earliest, len);
         self.busy_fp += len;
         self.stats.queue_cycles += ceil_cycle(start - earliest);
         self.stats.bytes += u64::from(bytes);

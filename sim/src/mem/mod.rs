@@ -18,11 +18,19 @@
 //! a miss that finds them all busy starts when the earliest frees (hits on a line
 //! already in flight merge and need none). Dirty L2 victims are
 //! written to DRAM and use its bandwidth. Requests are expected in roughly increasing
-//! `now` order (a global cycle loop); a request that arrives earlier than one already
-//! queued simply queues behind it.
+//! `now` order (a global cycle loop), but not exactly: a miss that waited for a miss
+//! register is made for a later cycle, and the next SM of the loop asks for the
+//! current one. So the L2 banks and the DRAM channels book each request in the
+//! earliest free time at or after its arrival ([`calendar`]): an earlier request is
+//! never queued behind a later one that happened to be made first.
 
 pub mod cache;
+mod calendar;
 pub mod dram;
+
+/// How much earlier than the latest request one may arrive, in cycles: far more
+/// than any miss waits for a miss register.
+const CALENDAR_CYCLES: u64 = 1 << 20;
 
 #[cfg(test)]
 mod tests;
@@ -139,8 +147,8 @@ pub struct MemorySystem {
     l1: Vec<Cache>,
     l2: Cache,
     dram: Dram,
-    /// Per L2 bank: the cycle its input is next free.
-    bank_free: Vec<u64>,
+    /// Per L2 bank: when its input is busy.
+    bank_free: Vec<calendar::Calendar>,
     /// Cycles requests waited for a busy L2 bank (summed).
     l2_queue_cycles: u64,
     l1_mshrs: Vec<Mshrs>,
@@ -172,7 +180,7 @@ impl MemorySystem {
             l1,
             l2: Cache::new(cfg.l2)?,
             dram: Dram::new(cfg.dram)?,
-            bank_free: vec![0; cfg.l2_banks as usize],
+            bank_free: vec![calendar::Calendar::new(CALENDAR_CYCLES); cfg.l2_banks as usize],
             l2_queue_cycles: 0,
             l1_mshrs: vec![Mshrs::new(cfg.l1_mshrs); cfg.l1.len()],
             l2_mshrs: Mshrs::new(cfg.l2_mshrs),
@@ -386,8 +394,7 @@ impl MemorySystem {
     fn l2_accept(&mut self, addr: u64, now: u64) -> u64 {
         let line = self.l2.line_of(addr);
         let bank = (line % u64::from(self.cfg.l2_banks)) as usize;
-        let start = now.max(self.bank_free[bank]);
-        self.bank_free[bank] = start + u64::from(self.cfg.l2_port_cycles);
+        let start = self.bank_free[bank].reserve(now, u64::from(self.cfg.l2_port_cycles));
         self.l2_queue_cycles += start - now;
         start
     }
