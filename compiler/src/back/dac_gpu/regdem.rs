@@ -56,13 +56,18 @@
 //!   (issue-bound); `n·lsu` (memory-unit-bound); `n·l2_requests·active_sms /
 //!   l2_banks` (L2-bound: each of the `l2_partitions` banks accepts one request a
 //!   cycle from all SMs with blocks); `n·miss_hold / l1_mshrs` (bound by the L1's
-//!   miss registers, Little's law); `issue + latency` (one warp's critical path, the
+//!   miss registers, Little's law); the DRAM bandwidth all SMs share, taken by the
+//!   spill slots' lines that reach the L2 (`local_lines`: local loads that miss L1,
+//!   local stores) and miss it too: the share of all SMs' resident threads' local
+//!   bytes beyond `l2_size` (a load's line is read once, a store's written back
+//!   once when evicted); `issue + latency` (one warp's critical path, the
 //!   other warps hidden under it: latency-bound). The predicted cycles are the sum
 //!   over the rounds. The variant with the fewest predicted cycles wins; ties keep
 //!   the one with fewer spills. Throughput bounds do not change with occupancy, so
 //!   a kernel bound by them gains nothing from a cheaper budget and pays for its
 //!   spill traffic: the predictor declines to demote or spill. What the model does
-//!   not see (reuse of global data in L1, L2 and DRAM misses, queueing delays,
+//!   not see (reuse of global data in L1, the kernel's own data's L2 and DRAM
+//!   misses, queueing delays,
 //!   dependencies across basic blocks, divergence) is where its choice and the
 //!   exhaustive search's part (`spmdc bench regdem` reports both).
 
@@ -163,6 +168,9 @@ pub struct Prediction {
     pub lsu: f64,
     pub l2_requests: f64,
     pub miss_hold: f64,
+    /// Local-memory line requests sent past L1 (spill slots' loads that miss L1,
+    /// and stores).
+    pub local_lines: f64,
     /// Which bound gave `cycles`.
     pub bound: Bound,
 }
@@ -178,6 +186,8 @@ pub enum Bound {
     L2,
     /// The L1's miss registers.
     MissRegisters,
+    /// DRAM bandwidth, taken by the spill slots' lines the L2 cannot hold.
+    Dram,
     /// One warp's critical path per round of resident blocks.
     Latency,
 }
@@ -190,6 +200,7 @@ struct WarpCosts {
     lsu: f64,
     l2_requests: f64,
     miss_hold: f64,
+    local_lines: f64,
 }
 
 /// Loop depth of each instruction of `insts`: how many backward branches' spans
@@ -252,6 +263,7 @@ fn per_warp_costs(kernel: &Kernel, machine: &GpuConfig, local_hit: f64) -> WarpC
         costs.lsu += weight * mem.lsu;
         costs.l2_requests += weight * mem.l2_requests;
         costs.miss_hold += weight * mem.miss_hold;
+        costs.local_lines += weight * mem.local_lines;
         let mut start = clock;
         inst.for_each_reg(|a| {
             if !a.def {
@@ -280,6 +292,8 @@ struct InstCosts {
     lsu: f64,
     l2_requests: f64,
     miss_hold: f64,
+    /// The local-memory share of `l2_requests`.
+    local_lines: f64,
 }
 
 /// The costs of `inst`, an access of `lines` line transactions when it is one
@@ -306,6 +320,7 @@ fn memory_costs(inst: &Inst, machine: &GpuConfig, lines: f64, local_hit: f64) ->
         lsu: lines,
         l2_requests: share * lines,
         miss_hold: share * lines * l2,
+        local_lines: 0.0,
     };
     let store = InstCosts {
         lsu: lines,
@@ -331,11 +346,24 @@ fn memory_costs(inst: &Inst, machine: &GpuConfig, lines: f64, local_hit: f64) ->
         Op::Ld {
             space: Space::Local,
             ..
-        } => miss(1.0 - local_hit, local_hit * l1 + (1.0 - local_hit) * l2),
+        } => {
+            let m = miss(1.0 - local_hit, local_hit * l1 + (1.0 - local_hit) * l2);
+            InstCosts {
+                local_lines: m.l2_requests,
+                ..m
+            }
+        }
         Op::St {
-            space: Space::Global | Space::Local,
+            space: Space::Global,
             ..
         } => store,
+        Op::St {
+            space: Space::Local,
+            ..
+        } => InstCosts {
+            local_lines: store.l2_requests,
+            ..store
+        },
         Op::Atom {
             space: Space::Global | Space::Local,
             ..
@@ -344,6 +372,7 @@ fn memory_costs(inst: &Inst, machine: &GpuConfig, lines: f64, local_hit: f64) ->
             lsu: lines,
             l2_requests: 2.0 * lines,
             miss_hold: 0.0,
+            local_lines: 0.0,
         },
         Op::Ld {
             space: Space::Shared,
@@ -398,9 +427,16 @@ pub fn predict(
     let resident = u64::from(occ.blocks_per_sm.max(1)).min(per_sm);
     let local_hit = local_l1_share(machine, kernel.local_bytes, resident * u64::from(threads));
     let costs = per_warp_costs(kernel, machine, local_hit);
+    let active_sms = sms.min(blocks);
     let shape = Shape {
         warps_per_block: f64::from(occ.warps_per_block.max(1)),
-        active_sms: sms.min(blocks) as f64,
+        active_sms: active_sms as f64,
+        local_l2_miss: 1.0
+            - local_l2_share(
+                machine,
+                kernel.local_bytes,
+                resident * u64::from(threads) * active_sms,
+            ),
     };
     let (full, rest) = (per_sm / resident, per_sm % resident);
     let (bound, round) = round_cycles(&costs, machine, shape, resident as f64);
@@ -416,6 +452,7 @@ pub fn predict(
         lsu: costs.lsu,
         l2_requests: costs.l2_requests,
         miss_hold: costs.miss_hold,
+        local_lines: costs.local_lines,
         bound,
     })
 }
@@ -426,6 +463,8 @@ struct Shape {
     warps_per_block: f64,
     /// SMs that have blocks: `min(num_sms, blocks)`; they share the L2.
     active_sms: f64,
+    /// The share of local-memory lines sent past L1 that miss the L2 too.
+    local_l2_miss: f64,
 }
 
 /// The cycles an SM takes to run `blocks` resident blocks to their end, `n`
@@ -436,6 +475,10 @@ struct Shape {
 ///   bank takes one request every `l2_port_cycles`, from every SM with blocks;
 /// - the L1's miss registers: `n · miss_hold / l1_mshrs` (a miss holds one until
 ///   its line arrives; 0 registers: no limit);
+/// - DRAM: `n · local_lines · local_l2_miss · line_bytes · active_sms /
+///   dram_bytes_per_cycle`: the spill slots' lines the L2 does not hold go to DRAM
+///   (a load's once; a store's when its dirty line is evicted), over the bandwidth
+///   all SMs share;
 /// - latency: `issue + latency`, one warp's critical path, the other warps' work
 ///   hidden under it.
 ///
@@ -451,6 +494,11 @@ fn round_cycles(c: &WarpCosts, machine: &GpuConfig, shape: Shape, blocks: f64) -
     } else {
         0.0
     };
+    let dram = if mem.dram.bytes_per_cycle > 0.0 {
+        f64::from(mem.l2.line_bytes) * shape.active_sms / mem.dram.bytes_per_cycle
+    } else {
+        0.0
+    };
     let bounds = [
         (
             Bound::Issue,
@@ -459,6 +507,10 @@ fn round_cycles(c: &WarpCosts, machine: &GpuConfig, shape: Shape, blocks: f64) -
         (Bound::Lsu, warps * c.lsu),
         (Bound::L2, warps * c.l2_requests * l2_cycles),
         (Bound::MissRegisters, warps * c.miss_hold * per_mshr),
+        (
+            Bound::Dram,
+            warps * c.local_lines * shape.local_l2_miss * dram,
+        ),
         (Bound::Latency, c.issue + c.latency),
     ];
     bounds.into_iter().fold(
@@ -470,11 +522,23 @@ fn round_cycles(c: &WarpCosts, machine: &GpuConfig, shape: Shape, blocks: f64) -
 /// The share of local loads that hit L1 when `threads` threads, each with `bytes`
 /// of local memory, share an SM's L1: the share of their slots L1 holds.
 fn local_l1_share(machine: &GpuConfig, bytes: u32, threads: u64) -> f64 {
+    held_share(machine.l1_size, bytes, threads)
+}
+
+/// The share of the local-memory lines reaching the L2 that it holds, when
+/// `threads` resident threads of all SMs, each with `bytes` of local memory, share
+/// it (the data the kernel reads competes for it too, which the model leaves out).
+fn local_l2_share(machine: &GpuConfig, bytes: u32, threads: u64) -> f64 {
+    held_share(machine.l2_size, bytes, threads)
+}
+
+/// The share of `threads` × `bytes` that a cache of `size` bytes holds.
+fn held_share(size: u32, bytes: u32, threads: u64) -> f64 {
     let footprint = u64::from(bytes) * threads;
     if footprint == 0 {
         1.0
     } else {
-        (f64::from(machine.l1_size) / footprint as f64).min(1.0)
+        (f64::from(size) / footprint as f64).min(1.0)
     }
 }
 
@@ -678,9 +742,10 @@ mod tests {
     #[test]
     fn a_round_takes_its_longest_bound() {
         let m = GpuConfig::gtx480();
-        let shape = Shape {
+        let mut shape = Shape {
             warps_per_block: 4.0,
             active_sms: 15.0,
+            local_l2_miss: 0.0,
         };
         let mut c = WarpCosts {
             issue: 100.0,
@@ -688,6 +753,7 @@ mod tests {
             lsu: 30.0,
             l2_requests: 10.0,
             miss_hold: 1600.0,
+            local_lines: 0.0,
         };
         assert_eq!(round_cycles(&c, &m, shape, 2.0), (Bound::Issue, 400.0));
         c.miss_hold = 2000.0;
@@ -700,6 +766,15 @@ mod tests {
         // One block alone: 4 warps' issue 200, L2 400, but one warp's path 350 + 0.
         c.latency = 450.0; // 100 + 450 = 550 > 4·40·15/6 = 400
         assert_eq!(round_cycles(&c, &m, shape, 1.0), (Bound::Latency, 550.0));
+        // Spill lines half of which miss the L2: 8 warps · 40 · 0.5 lines of 128
+        // bytes from 15 SMs over 253 bytes a cycle = 1,214.2 cycles.
+        (c.latency, c.local_lines, shape.local_l2_miss) = (250.0, 40.0, 0.5);
+        let (bound, cycles) = round_cycles(&c, &m, shape, 2.0);
+        assert_eq!(bound, Bound::Dram);
+        assert!(
+            (cycles - 160.0 * 128.0 * 15.0 / 253.0).abs() < 1e-9,
+            "{cycles}"
+        );
     }
 
     /// Memory costs on the GTX 480 (L1 20 cycles, L2 120): a local load of one line
@@ -725,7 +800,8 @@ mod tests {
                 latency: 95.0,
                 lsu: 1.0,
                 l2_requests: 0.75,
-                miss_hold: 90.0
+                miss_hold: 90.0,
+                local_lines: 0.75,
             }
         );
         let store = memory_costs(&inst("st.global.f32 [%rd2], %r1;"), &m, 2.0, 0.25);
