@@ -7,12 +7,14 @@
 //! in the loop asks for the current one). A single "next free" time would queue the
 //! early request behind the later one; the calendar lets it take the gap before.
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 
-/// Busy intervals `[start, end)`, disjoint and not touching (touching ones merge).
+/// Busy intervals `[start, end)`, in order, disjoint and not touching (touching
+/// ones merge). Requests come in roughly increasing time, so bookings happen near
+/// the back and old ones leave from the front: a deque keeps both cheap.
 #[derive(Clone, Debug)]
 pub struct Calendar {
-    busy: BTreeMap<u64, u64>,
+    busy: VecDeque<(u64, u64)>,
     /// Intervals ending this long before a request's arrival are forgotten: requests
     /// are made in roughly increasing time, so none arrives that much earlier.
     horizon: u64,
@@ -23,7 +25,7 @@ impl Calendar {
     /// the latest one made.
     pub fn new(horizon: u64) -> Calendar {
         Calendar {
-            busy: BTreeMap::new(),
+            busy: VecDeque::new(),
             horizon,
         }
     }
@@ -34,42 +36,50 @@ impl Calendar {
         if len == 0 {
             return at;
         }
-        let mut start = at;
-        if let Some((_, &end)) = self.busy.range(..=at).next_back() {
-            start = start.max(end);
+        let end = self.busy.back().map_or(0, |&(_, e)| e);
+        if at >= end {
+            // The common case, requests in time order: book at the back.
+            match self.busy.back_mut() {
+                Some(last) if last.1 == at => last.1 = at + len,
+                _ => self.busy.push_back((at, at + len)),
+            }
+            self.forget_before(at.saturating_sub(self.horizon));
+            return at;
         }
-        for (&s, &e) in self.busy.range(start..) {
+        // Ends are in order too: skip the intervals over before `at`, then every
+        // one that leaves no gap of `len` before it.
+        let mut i = self.busy.partition_point(|&(_, e)| e <= at);
+        let mut start = at;
+        while let Some(&(s, e)) = self.busy.get(i) {
             if s >= start + len {
                 break;
             }
-            start = e;
+            start = start.max(e);
+            i += 1;
         }
-        self.insert(start, start + len);
-        self.forget_before(at.saturating_sub(self.horizon));
+        self.insert(i, start, start + len);
         start
     }
 
-    fn insert(&mut self, mut start: u64, mut end: u64) {
-        if let Some((&s, &e)) = self.busy.range(..=start).next_back() {
-            if e >= start {
-                start = s;
-                end = end.max(e);
-                self.busy.remove(&s);
+    /// Inserts `[start, end)` at index `i`, where it fits between its neighbours,
+    /// merging it with those it touches.
+    fn insert(&mut self, i: usize, start: u64, end: u64) {
+        let joins_prev = i > 0 && self.busy[i - 1].1 == start;
+        let joins_next = self.busy.get(i).is_some_and(|&(s, _)| s == end);
+        match (joins_prev, joins_next) {
+            (true, true) => {
+                self.busy[i - 1].1 = self.busy[i].1;
+                self.busy.remove(i);
             }
+            (true, false) => self.busy[i - 1].1 = end,
+            (false, true) => self.busy[i].0 = start,
+            (false, false) => self.busy.insert(i, (start, end)),
         }
-        while let Some((&s, &e)) = self.busy.range(start..=end).next() {
-            end = end.max(e);
-            self.busy.remove(&s);
-        }
-        self.busy.insert(start, end);
     }
 
     fn forget_before(&mut self, t: u64) {
-        while let Some((&s, &e)) = self.busy.first_key_value() {
-            if e >= t {
-                break;
-            }
-            self.busy.remove(&s);
+        while self.busy.front().is_some_and(|&(_, e)| e < t) {
+            self.busy.pop_front();
         }
     }
 }
@@ -119,6 +129,6 @@ mod tests {
         c.reserve(50, 10);
         c.reserve(500, 1);
         assert_eq!(c.busy.len(), 1, "{:?}", c.busy);
-        assert_eq!(c.busy.first_key_value(), Some((&500, &501)));
+        assert_eq!(c.busy.front(), Some(&(500, 501)));
     }
 }

@@ -30,7 +30,7 @@ pub mod dram;
 
 /// How much earlier than the latest request one may arrive, in cycles: far more
 /// than any miss waits for a miss register.
-const CALENDAR_CYCLES: u64 = 1 << 20;
+const CALENDAR_CYCLES: u64 = 1 << 16;
 
 #[cfg(test)]
 mod tests;
