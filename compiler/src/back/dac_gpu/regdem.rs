@@ -34,7 +34,9 @@
 //!     ready its unit's latency later (a load's: shared memory's latency; global:
 //!     an L2 hit, or an L1 hit for a decoupled load, which reads what the affine
 //!     warp prefetched; local memory: an L1 hit for the share of the SM's resident
-//!     threads' local bytes that L1 holds, an L2 hit for the rest);
+//!     threads' local bytes that L1 holds, an L2 hit for the rest, plus DRAM's
+//!     latency for the share of all SMs' resident threads' local bytes that the L2
+//!     cannot hold);
 //!   - `lsu`: load/store-unit cycles, one per line transaction of a global or local
 //!     access, one per shared access. The transactions come from
 //!     [`super::lanes`]: a dataflow over the code gives each address its stride
@@ -47,7 +49,8 @@
 //!     affine warp's early requests; the others are taken to miss L1, as nothing in
 //!     the code tells what of the data L1 still holds);
 //!   - `miss_hold`: the cycles those load misses hold one of the L1's miss
-//!     registers (`l2_latency` each).
+//!     registers (`l2_latency` each; a spill line the L2 cannot hold,
+//!     `dram_latency` more).
 //!
 //!   The busiest SM runs `B = ceil(blocks / num_sms)` blocks, in rounds of the `R`
 //!   blocks occupancy lets it hold (the blocks the occupancy calculator allows from
@@ -232,7 +235,7 @@ fn loop_depths(insts: &[Inst]) -> Vec<u32> {
 /// issues when its sources are ready, and its result is ready its unit's latency
 /// later; the block's stall is its length less its issue cycles. Memory costs come
 /// from each access's line transactions ([`super::lanes::transactions`]).
-fn per_warp_costs(kernel: &Kernel, machine: &GpuConfig, local_hit: f64) -> WarpCosts {
+fn per_warp_costs(kernel: &Kernel, machine: &GpuConfig, local: LocalShares) -> WarpCosts {
     let vector_issue =
         f64::from((machine.warp_size / machine.simt_lanes_per_scheduler.max(1)).max(1));
     let mut costs = WarpCosts::default();
@@ -259,7 +262,7 @@ fn per_warp_costs(kernel: &Kernel, machine: &GpuConfig, local_hit: f64) -> WarpC
             _ => vector_issue + f64::from(banks),
         };
         costs.issue += weight * cost;
-        let mem = memory_costs(inst, machine, lines[pc], local_hit);
+        let mem = memory_costs(inst, machine, lines[pc], local);
         costs.lsu += weight * mem.lsu;
         costs.l2_requests += weight * mem.l2_requests;
         costs.miss_hold += weight * mem.miss_hold;
@@ -308,7 +311,7 @@ struct InstCosts {
 /// requests and miss registers, but the warp finds them in L1. Other global loads
 /// are taken to miss L1: what of the data L1 still holds depends on reuse the
 /// code does not show.
-fn memory_costs(inst: &Inst, machine: &GpuConfig, lines: f64, local_hit: f64) -> InstCosts {
+fn memory_costs(inst: &Inst, machine: &GpuConfig, lines: f64, local: LocalShares) -> InstCosts {
     let cycles = |c: u32| f64::from(c);
     let (l1, l2) = (cycles(machine.l1_latency), cycles(machine.l2_latency));
     let alu = InstCosts {
@@ -347,10 +350,15 @@ fn memory_costs(inst: &Inst, machine: &GpuConfig, lines: f64, local_hit: f64) ->
             space: Space::Local,
             ..
         } => {
-            let m = miss(1.0 - local_hit, local_hit * l1 + (1.0 - local_hit) * l2);
+            // A line that misses the L2 too waits for DRAM as well.
+            let past_l1 = l2 + local.l2_miss * cycles(machine.dram_latency);
+            let share = 1.0 - local.l1_hit;
             InstCosts {
-                local_lines: m.l2_requests,
-                ..m
+                latency: local.l1_hit * l1 + share * past_l1,
+                lsu: lines,
+                l2_requests: share * lines,
+                miss_hold: share * lines * past_l1,
+                local_lines: share * lines,
             }
         }
         Op::St {
@@ -425,18 +433,21 @@ pub fn predict(
     let per_sm = blocks.div_ceil(sms);
     // Blocks an SM really holds: the grid may not fill what occupancy allows.
     let resident = u64::from(occ.blocks_per_sm.max(1)).min(per_sm);
-    let local_hit = local_l1_share(machine, kernel.local_bytes, resident * u64::from(threads));
-    let costs = per_warp_costs(kernel, machine, local_hit);
     let active_sms = sms.min(blocks);
-    let shape = Shape {
-        warps_per_block: f64::from(occ.warps_per_block.max(1)),
-        active_sms: active_sms as f64,
-        local_l2_miss: 1.0
+    let local = LocalShares {
+        l1_hit: local_l1_share(machine, kernel.local_bytes, resident * u64::from(threads)),
+        l2_miss: 1.0
             - local_l2_share(
                 machine,
                 kernel.local_bytes,
                 resident * u64::from(threads) * active_sms,
             ),
+    };
+    let costs = per_warp_costs(kernel, machine, local);
+    let shape = Shape {
+        warps_per_block: f64::from(occ.warps_per_block.max(1)),
+        active_sms: active_sms as f64,
+        local_l2_miss: local.l2_miss,
     };
     let (full, rest) = (per_sm / resident, per_sm % resident);
     let (bound, round) = round_cycles(&costs, machine, shape, resident as f64);
@@ -455,6 +466,14 @@ pub fn predict(
         local_lines: costs.local_lines,
         bound,
     })
+}
+
+/// Where spill slots' lines are found: the share of local loads that hit L1, and
+/// the share of the lines sent past L1 that miss the L2 too.
+#[derive(Clone, Copy, Debug)]
+struct LocalShares {
+    l1_hit: f64,
+    l2_miss: f64,
 }
 
 /// What [`round_cycles`] needs of the launch besides the code's costs.
@@ -793,7 +812,15 @@ mod tests {
             .expect("parses");
             k.kernels[0].insts[0]
         };
-        let local = memory_costs(&inst("ld.local.b32 %r1, [8];"), &m, 1.0, 0.25);
+        let quarter = LocalShares {
+            l1_hit: 0.25,
+            l2_miss: 0.0,
+        };
+        let none = LocalShares {
+            l1_hit: 0.0,
+            l2_miss: 0.0,
+        };
+        let local = memory_costs(&inst("ld.local.b32 %r1, [8];"), &m, 1.0, quarter);
         assert_eq!(
             local,
             InstCosts {
@@ -804,17 +831,25 @@ mod tests {
                 local_lines: 0.75,
             }
         );
-        let store = memory_costs(&inst("st.global.f32 [%rd2], %r1;"), &m, 2.0, 0.25);
+        // Half of the lines past L1 missing the L2 too wait DRAM's 220 cycles more:
+        // 0.25·20 + 0.75·(120 + 110) = 177.5, and hold a register 0.75·230.
+        let deep = LocalShares {
+            l2_miss: 0.5,
+            ..quarter
+        };
+        let local = memory_costs(&inst("ld.local.b32 %r1, [8];"), &m, 1.0, deep);
+        assert_eq!((local.latency, local.miss_hold), (177.5, 172.5));
+        let store = memory_costs(&inst("st.global.f32 [%rd2], %r1;"), &m, 2.0, quarter);
         assert_eq!(
             (store.lsu, store.l2_requests, store.miss_hold),
             (2.0, 2.0, 0.0)
         );
-        let queued = memory_costs(&inst("ld.global.f32 %r1, [deq.data];"), &m, 2.0, 0.0);
+        let queued = memory_costs(&inst("ld.global.f32 %r1, [deq.data];"), &m, 2.0, none);
         assert_eq!(
             (queued.latency, queued.l2_requests, queued.miss_hold),
             (20.0, 2.0, 240.0)
         );
-        let shared = memory_costs(&inst("ld.shared.f32 %r1, [%r2];"), &m, 0.0, 0.0);
+        let shared = memory_costs(&inst("ld.shared.f32 %r1, [%r2];"), &m, 0.0, none);
         assert_eq!(
             (shared.latency, shared.lsu, shared.l2_requests),
             (24.0, 1.0, 0.0)
