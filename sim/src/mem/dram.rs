@@ -1,7 +1,7 @@
 //! A DRAM model: fixed access latency plus bandwidth-limited transfers on one or more
 //! independent channels (lines interleaved across channels).
 //!
-//! Each channel keeps the time its data bus is next free, in fixed point (1/1024
+//! Each channel keeps the transfers booked on its data bus, in fixed point (1/1024
 //! cycle), so fractional bandwidths such as 2.4 bytes/cycle are respected over long
 //! streams (a transfer's length is rounded down to 1/1024 cycle). A read that arrives at cycle `t` starts its transfer
 //! at `t + latency` or later and its data is ready when the transfer ends; a write
@@ -62,7 +62,7 @@ pub struct DramStats {
 pub struct Dram {
     cfg: DramConfig,
     /// Per channel: when its bus is busy, in fixed-point cycles.
-    free: Vec<super::calendar::Calendar>,
+    busy: Vec<super::calendar::Calendar>,
     /// Fixed-point cycles per byte on one channel.
     fp_per_byte: f64,
     busy_fp: u64,
@@ -84,7 +84,7 @@ impl Dram {
         let per_channel = cfg.bytes_per_cycle / f64::from(cfg.channels);
         Ok(Dram {
             cfg,
-            free: vec![
+            busy: vec![
                 super::calendar::Calendar::new(to_fp(super::CALENDAR_CYCLES));
                 cfg.channels as usize
             ],
@@ -119,7 +119,7 @@ impl Dram {
         // The cast truncates, which is the floor of this non-negative product (and
         // avoids a libm call).
         let len = ((f64::from(bytes) * self.fp_per_byte) as u64).max(1);
-        let start = self.free[ch].reserve(earliest, len);
+        let start = self.busy[ch].reserve(earliest, len);
         self.busy_fp += len;
         self.stats.queue_cycles += ceil_cycle(start - earliest);
         self.stats.bytes += u64::from(bytes);

@@ -148,7 +148,7 @@ pub struct MemorySystem {
     l2: Cache,
     dram: Dram,
     /// Per L2 bank: when its input is busy.
-    bank_free: Vec<calendar::Calendar>,
+    bank_busy: Vec<calendar::Calendar>,
     /// Cycles requests waited for a busy L2 bank (summed).
     l2_queue_cycles: u64,
     l1_mshrs: Vec<Mshrs>,
@@ -180,7 +180,7 @@ impl MemorySystem {
             l1,
             l2: Cache::new(cfg.l2)?,
             dram: Dram::new(cfg.dram)?,
-            bank_free: vec![calendar::Calendar::new(CALENDAR_CYCLES); cfg.l2_banks as usize],
+            bank_busy: vec![calendar::Calendar::new(CALENDAR_CYCLES); cfg.l2_banks as usize],
             l2_queue_cycles: 0,
             l1_mshrs: vec![Mshrs::new(cfg.l1_mshrs); cfg.l1.len()],
             l2_mshrs: Mshrs::new(cfg.l2_mshrs),
@@ -394,7 +394,7 @@ impl MemorySystem {
     fn l2_accept(&mut self, addr: u64, now: u64) -> u64 {
         let line = self.l2.line_of(addr);
         let bank = (line % u64::from(self.cfg.l2_banks)) as usize;
-        let start = self.bank_free[bank].reserve(now, u64::from(self.cfg.l2_port_cycles));
+        let start = self.bank_busy[bank].reserve(now, u64::from(self.cfg.l2_port_cycles));
         self.l2_queue_cycles += start - now;
         start
     }

@@ -63,8 +63,8 @@ impl Copies {
     }
 }
 
-/// The 32-bit registers `r` occupies.
-fn span(r: PReg) -> (u32, u32) {
+/// The 32-bit registers `r` occupies (a predicate: its own number, in its own file).
+pub(super) fn span(r: PReg) -> (u32, u32) {
     let lo = u32::from(r.index);
     (lo, lo + u32::from(r.class == D))
 }

@@ -82,23 +82,19 @@ impl Scratch {
             let target = match reload {
                 Some(slot) => regs
                     .iter()
-                    .map(|&r| self.reg(r))
-                    .chain([fence_after, self.slot(slot.index())])
+                    .map(|&r| after(&self.reg_after, r))
+                    .chain([fence_after, after(&self.slot_after, slot.index())])
                     .max()
                     .unwrap_or(0),
                 None => i,
             };
             targets.push(target);
             for r in regs {
-                self.touch_reg(r, i + 1);
+                record(&mut self.reg_after, r, i + 1);
             }
             match inst.inst.op {
                 Op::St { .. } if let Some(slot) = inst.slot => {
-                    let s = slot.index();
-                    if self.slot_after.len() <= s {
-                        self.slot_after.resize(s + 1, 0);
-                    }
-                    self.slot_after[s] = i + 1;
+                    record(&mut self.slot_after, slot.index(), i + 1);
                 }
                 Op::Call { .. } | Op::Ret | Op::Exit | Op::Bra { .. } => fence_after = i + 1,
                 _ => {}
@@ -106,21 +102,19 @@ impl Scratch {
         }
         targets
     }
+}
 
-    fn reg(&self, r: usize) -> usize {
-        self.reg_after.get(r).copied().unwrap_or(0)
-    }
+/// One past the last line that touched entry `i` of `table` (0: none did).
+fn after(table: &[usize], i: usize) -> usize {
+    table.get(i).copied().unwrap_or(0)
+}
 
-    fn slot(&self, s: usize) -> usize {
-        self.slot_after.get(s).copied().unwrap_or(0)
+/// Records that line `after - 1` touched entry `i` of `table`.
+fn record(table: &mut Vec<usize>, i: usize, after: usize) {
+    if table.len() <= i {
+        table.resize(i + 1, 0);
     }
-
-    fn touch_reg(&mut self, r: usize, after: usize) {
-        if self.reg_after.len() <= r {
-            self.reg_after.resize(r + 1, 0);
-        }
-        self.reg_after[r] = after;
-    }
+    table[i] = after;
 }
 
 /// The 32-bit registers (a pair's two halves) an instruction's operands name;
@@ -130,9 +124,9 @@ fn registers(ops: &[Operand]) -> impl Iterator<Item = usize> + '_ {
         let MReg::Phys(p) = op.reg else {
             return 0..0;
         };
-        let lo = usize::from(p.index) + if p.class == P { 256 } else { 0 };
-        let width = if p.class == super::D { 2 } else { 1 };
-        lo..lo + width
+        let (lo, hi) = super::spill_clean::span(p);
+        let file = if p.class == P { 256 } else { 0 };
+        file + lo as usize..file + hi as usize + 1
     })
 }
 
