@@ -4,11 +4,15 @@
 //! minus starting the process and printing: the front end (with the standard library),
 //! lowering, the pass pipeline, the runtime routines the program needs (built anew:
 //! the per-process caches are cleared before every iteration), legalization and the
-//! back end. Two groups:
+//! back end. Three groups:
 //! - `examples`: every file in `examples/`, for nyuzi and for dac-gpu;
 //! - `generated`: sources of 1,000 and 10,000 lines (the front-end benchmark's kernel,
 //!   repeated with fresh names), for both targets, so scaling shows: criterion's
-//!   "elements" are source lines.
+//!   "elements" are source lines;
+//! - `regalloc`: the register-limited kernels of `spmdc bench regdem`
+//!   (`tests/regdem_bench/`) for dac-gpu's `maxwell` preset, with the default
+//!   allocation (`local`) and with `--regalloc auto`, which allocates each kernel
+//!   for up to ten budgets and placements and predicts each.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -49,6 +53,17 @@ impl Target {
 
 /// Compiles `text` for `target` as a new `spmdc` process would; panics on an error.
 fn compile(name: &str, path: Option<&Path>, text: &str, target: Target) {
+    compile_with(name, path, text, target, &Default::default());
+}
+
+/// [`compile`] with the dac-gpu's code generation `gpu` options.
+fn compile_with(
+    name: &str,
+    path: Option<&Path>,
+    text: &str,
+    target: Target,
+    gpu: &spmdc::back::dac_gpu::Options,
+) {
     driver::runtime::clear_caches();
     let options = FrontOptions {
         target: target.sema(),
@@ -64,18 +79,16 @@ fn compile(name: &str, path: Option<&Path>, text: &str, target: Target) {
     assert!(!front.diags.has_errors(), "{name} does not check");
     let ok = match target {
         Target::Nyuzi => spmdc::back::nyuzi::run::compile(&front, true).is_ok(),
-        Target::DacGpu => {
-            let options = spmdc::back::dac_gpu::Options::default();
-            spmdc::back::dac_gpu::run::compile(&front, true, &options).is_ok()
-        }
+        Target::DacGpu => spmdc::back::dac_gpu::run::compile(&front, true, gpu).is_ok(),
     };
     assert!(ok, "{name} does not compile for {}", target.name());
 }
 
-fn examples() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+/// The `.spmd` files of `dir` (relative to the repository), sorted.
+fn sources(dir: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(dir);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("examples/ is readable")
+        .expect("the directory is readable")
         .map(|e| e.expect("a directory entry").path())
         .filter(|p| p.extension().is_some_and(|x| x == "spmd"))
         .collect();
@@ -88,7 +101,7 @@ fn bench_examples(c: &mut Criterion) {
     group.sample_size(10);
     group.warm_up_time(Duration::from_millis(300));
     group.measurement_time(Duration::from_secs(1));
-    for path in examples() {
+    for path in sources("examples") {
         let text = std::fs::read_to_string(&path).expect("an example is readable");
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
         let name = format!("examples/{stem}.spmd");
@@ -118,5 +131,30 @@ fn bench_generated(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_examples, bench_generated);
+fn bench_regalloc(c: &mut Criterion) {
+    let mut group = c.benchmark_group("regalloc");
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_millis(300));
+    group.measurement_time(Duration::from_secs(2));
+    let machine = sim::gpu::GpuConfig::maxwell();
+    let local = spmdc::back::dac_gpu::Options::for_machine(machine);
+    let auto = spmdc::back::dac_gpu::Options {
+        predict: true,
+        ..local.clone()
+    };
+    for path in sources("tests/regdem_bench") {
+        let text = std::fs::read_to_string(&path).expect("a kernel is readable");
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let name = format!("tests/regdem_bench/{stem}.spmd");
+        for (mode, options) in [("local", &local), ("auto", &auto)] {
+            let id = BenchmarkId::new(mode, &stem);
+            group.bench_function(id, |b| {
+                b.iter(|| compile_with(&name, Some(&path), &text, Target::DacGpu, options))
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_examples, bench_generated, bench_regalloc);
 criterion_main!(benches);

@@ -143,6 +143,17 @@ pub struct RegError {
 }
 
 impl RegError {
+    /// An error of `k` under `budget` that no budget helps: a bug.
+    pub fn internal(k: &Kernel, budget: u32, message: String) -> RegError {
+        RegError {
+            kernel: k.name.clone(),
+            budget: budget.clamp(1, MAX_BUDGET),
+            message,
+            span: None,
+            smallest: None,
+        }
+    }
+
     /// The diagnostic: E0904 when the budget is too small, an internal error
     /// otherwise.
     pub fn diagnostic(&self) -> Diagnostic {
@@ -1112,33 +1123,103 @@ pub fn allocate_placed(
     placement: Placement,
     room: Option<SharedRoom>,
 ) -> Result<Allocated, RegError> {
+    let prepared = Prepared::new(k, lines).map_err(|m| RegError::internal(k, budget, m))?;
+    allocate_prepared(k, &prepared, budget, placement, room)
+}
+
+/// The outcome of one linear scan of a [`Prepared`] kernel.
+type Scan = Result<(MachFunction<GpuInst>, regalloc::Allocation), AllocError>;
+
+/// A selected kernel in machine form, with the linear scans made of it so far, by
+/// budget. `--regalloc auto` weighs three placements at each budget, and each
+/// scans under the budget (a demoting one under one register fewer as well, for
+/// the slots' base): five scans of two kinds. A scan is a pure function of the
+/// machine form and the budget, so the cache gives each placement exactly what a
+/// scan of its own would, and makes each once.
+pub struct Prepared {
+    mf: MachFunction<GpuInst>,
+    block_of: Vec<u32>,
+    scans: std::sync::Mutex<FxHashMap<u32, Scan>>,
+}
+
+impl Prepared {
+    /// `k` (with its line table `lines`) in machine form, before any scan.
+    pub fn new(k: &Kernel, lines: &[Option<Span>]) -> Result<Prepared, String> {
+        let (mf, block_of) = timing::stage("to machine form", || to_mach(k, lines))?;
+        Ok(Prepared {
+            mf,
+            block_of,
+            scans: Default::default(),
+        })
+    }
+
+    /// The scans made so far, by budget.
+    fn scans(&self) -> std::sync::MutexGuard<'_, FxHashMap<u32, Scan>> {
+        self.scans.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The linear scan under `budget` registers, made once.
+    fn scan(&self, budget: u32) -> Scan {
+        if let Some(done) = self.scans().get(&budget) {
+            return done.clone();
+        }
+        let done = run_allocator(&self.mf, budget);
+        self.scans().insert(budget, done.clone());
+        done
+    }
+
+    /// Makes the scans under each of `budgets` not made yet, on every core
+    /// ([`crate::parallel`]): the scans of one kernel are independent, and each
+    /// gives what it would alone.
+    pub fn scan_ahead(&self, budgets: &[u32]) {
+        let mut todo: Vec<u32> = budgets
+            .iter()
+            .map(|b| b.clamp(&1, &MAX_BUDGET))
+            .copied()
+            .filter(|b| !self.scans().contains_key(b))
+            .collect();
+        todo.sort_unstable();
+        todo.dedup();
+        let done = crate::parallel::map_in_order(
+            todo.clone(),
+            |&b| b as usize,
+            |b| run_allocator(&self.mf, b),
+        );
+        self.scans().extend(todo.into_iter().zip(done));
+    }
+}
+
+/// [`allocate_placed`] of the kernel `prepared` was made from, `k`.
+pub fn allocate_prepared(
+    k: &mut Kernel,
+    prepared: &Prepared,
+    budget: u32,
+    placement: Placement,
+    room: Option<SharedRoom>,
+) -> Result<Allocated, RegError> {
     let budget = budget.clamp(1, MAX_BUDGET);
     let virtual_regs = k.num_regs;
-    let kernel = k.name.clone();
-    let error = |message: String, span, smallest| RegError {
-        kernel: kernel.clone(),
-        budget,
-        message,
-        span,
-        smallest,
-    };
-    let (mf, block_of) =
-        timing::stage("to machine form", || to_mach(k, lines)).map_err(|m| error(m, None, None))?;
-    let mut done = match run_allocator(&mf, budget) {
+    let (mf, block_of) = (&prepared.mf, &prepared.block_of);
+    let mut done = match prepared.scan(budget) {
         Ok((mut out, a)) if a.spilled_vregs > 0 => {
             spill_clean::clean(&mut out);
             spill_hoist::hoist(&mut out);
             let demoted = room
                 .filter(|_| placement != Placement::Local)
-                .and_then(|room| demote(k, &mf, &block_of, budget, placement, room));
-            demoted.unwrap_or_else(|| write_back(k, &out, &block_of, budget, &a, None))
+                .and_then(|room| demote(k, prepared, budget, placement, room));
+            demoted.unwrap_or_else(|| write_back(k, &out, block_of, budget, &a, None))
         }
         Ok((out, a)) => timing::stage("fewest registers", || {
-            fewest_without_spills(k, &mf, out, &block_of, budget, a)
+            fewest_without_spills(k, mf, out, block_of, budget, a)
         }),
         Err(e) => {
-            let smallest = smallest_budget(&mf, budget);
-            return Err(error(e.message, e.span, smallest));
+            return Err(RegError {
+                kernel: k.name.clone(),
+                budget,
+                message: e.message,
+                span: e.span,
+                smallest: smallest_budget(prepared, budget),
+            });
         }
     };
     done.report.virtual_regs = virtual_regs;
@@ -1150,13 +1231,12 @@ pub fn allocate_placed(
 /// `None` (and `k` unchanged) when none is, or the smaller budget does not allocate.
 fn demote(
     k: &mut Kernel,
-    mf: &MachFunction<GpuInst>,
-    block_of: &[u32],
+    prepared: &Prepared,
     budget: u32,
     placement: Placement,
     room: SharedRoom,
 ) -> Option<Allocated> {
-    let (mut out, a) = run_allocator(mf, budget.checked_sub(1)?).ok()?;
+    let (mut out, a) = prepared.scan(budget.checked_sub(1)?).ok()?;
     spill_clean::clean(&mut out);
     spill_hoist::hoist(&mut out);
     let classes = shared::slot_classes(&out);
@@ -1177,7 +1257,14 @@ fn demote(
         at,
         static_bytes,
     };
-    Some(write_back(k, &out, block_of, budget, &a, Some(&demotion)))
+    Some(write_back(
+        k,
+        &out,
+        &prepared.block_of,
+        budget,
+        &a,
+        Some(&demotion),
+    ))
 }
 
 /// 32-bit registers up to the highest one of `used` (a pair counts both halves).
@@ -1247,10 +1334,10 @@ fn run_allocator(
     })
 }
 
-/// The smallest budget above `failed` that allocates `mf`, if any (binary search:
+/// The smallest budget above `failed` that allocates `prepared`, if any (binary search:
 /// an instruction that fits in n registers fits in more).
-fn smallest_budget(mf: &MachFunction<GpuInst>, failed: u32) -> Option<u32> {
-    let works = |b: u32| run_allocator(mf, b).is_ok();
+fn smallest_budget(prepared: &Prepared, failed: u32) -> Option<u32> {
+    let works = |b: u32| prepared.scan(b).is_ok();
     if failed >= MAX_BUDGET || !works(MAX_BUDGET) {
         return None;
     }
@@ -1266,18 +1353,22 @@ fn smallest_budget(mf: &MachFunction<GpuInst>, failed: u32) -> Option<u32> {
     Some(hi)
 }
 
-/// Allocates a kernel fresh from instruction selection and renumbers what refers
-/// to its instruction indices (the line table and the trap sites).
+/// Allocates the kernel `prepared` was made from, `k` (fresh from instruction
+/// selection), and renumbers what refers to its instruction indices (the line table
+/// and the trap sites). The scans of `prepared` are shared with the other budgets
+/// and placements tried on it.
 #[allow(clippy::result_large_err)] // the selector collects diagnostics as they are
 pub fn allocate_selected(
     k: &mut Kernel,
+    prepared: &Prepared,
     lines: &mut Vec<Option<Span>>,
     traps: &mut [(usize, &'static str)],
     budget: u32,
     placement: Placement,
     room: Option<SharedRoom>,
 ) -> Result<RegReport, Diagnostic> {
-    let done = allocate_placed(k, lines, budget, placement, room).map_err(|e| e.diagnostic())?;
+    let done =
+        allocate_prepared(k, prepared, budget, placement, room).map_err(|e| e.diagnostic())?;
     for t in traps.iter_mut() {
         t.0 = done.new_pc.get(t.0).map_or(t.0, |&p| p as usize);
     }

@@ -607,9 +607,13 @@ pub fn allocate(
 ) -> Result<(RegReport, Vec<Candidate>), Diagnostic> {
     let threads = layout_threads(&options.machine, options.block_threads);
     let own = kernel.shared_bytes;
+    // Every candidate starts from the same selected kernel, so they share its
+    // machine form and linear scans.
+    let prepared = alloc::Prepared::new(kernel, lines)
+        .map_err(|m| alloc::RegError::internal(kernel, options.max_regs, m).diagnostic())?;
     let place = |k: &mut Kernel, lines: &mut Vec<Option<Span>>, traps: &mut [_], budget, p| {
         let room = room(&options.machine, p, threads, own, budget);
-        alloc::allocate_selected(k, lines, traps, budget, p, room)
+        alloc::allocate_selected(k, &prepared, lines, traps, budget, p, room)
     };
     if !options.predict {
         let report = place(kernel, lines, traps, options.max_regs, options.placement)?;
@@ -661,6 +665,12 @@ pub fn allocate(
         let cliffs = self::budgets(&options.machine, launch_threads, own, needed, MOST_BUDGETS);
         budgets.extend(cliffs.into_iter().filter(|&b| b < options.max_regs));
     }
+    // Each budget's placements scan under it and (demoting) one register fewer.
+    let scans: Vec<u32> = budgets
+        .iter()
+        .flat_map(|&b| [b, b.saturating_sub(1)])
+        .collect();
+    prepared.scan_ahead(&scans);
     for budget in budgets {
         for p in [Placement::Local, Placement::Shared, Placement::Mixed] {
             if budget == options.max_regs && p == Placement::Local {

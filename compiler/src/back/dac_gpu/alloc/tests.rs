@@ -360,8 +360,17 @@ fn instruction_indices_are_renumbered() {
     k.insts.insert(n - 1, trap);
     let mut lines: Vec<Option<Span>> = vec![None; k.insts.len()];
     let mut traps = [(n - 1, "trap")];
-    let report =
-        allocate_selected(&mut k, &mut lines, &mut traps, 10, Placement::Local, None).unwrap();
+    let prepared = Prepared::new(&k, &lines).unwrap();
+    let report = allocate_selected(
+        &mut k,
+        &prepared,
+        &mut lines,
+        &mut traps,
+        10,
+        Placement::Local,
+        None,
+    )
+    .unwrap();
     assert!(report.spill_stores > 0);
     assert_eq!(lines.len(), k.insts.len());
     let is_trap =
@@ -502,8 +511,10 @@ fn dead_code_is_deleted_and_trap_sites_and_lines_follow() {
         .map(|i| Some(Span::new(crate::source::FileId(0), i, i + 1)))
         .collect();
     let mut traps = [(trap_at, "trap")];
+    let prepared = Prepared::new(&out, &lines).unwrap();
     allocate_selected(
         &mut out,
+        &prepared,
         &mut lines,
         &mut traps,
         DEFAULT_MAX_REGS,
