@@ -645,3 +645,46 @@ fn warps_with_lanes_off_take_the_shuffle_lane_by_lane() {
         }
     }
 }
+
+/// `spmdc run` on nyuzi compiles for its launch: `--shuffle=auto`'s latency term
+/// shares one thread's waits among the hardware threads the launch gives a core, so
+/// jacobi2d_gpu's grid of one or two blocks (one or two threads) declines the
+/// shuffles a grid of eight (the core's four threads) takes, and both runs give the
+/// interpreter's buffers.
+#[test]
+fn nyuzi_auto_weighs_the_launchs_threads() {
+    let path = common::repo_root().join("examples/jacobi2d_gpu.spmd");
+    let front = NyuziShuffled::<true>::front_of(&path);
+    let args = [
+        "nx=64",
+        "ny=32",
+        "c0=0.5",
+        "c1=0.1",
+        "c2=0.025",
+        "w0=random(2048,3)",
+        "w1=zeros(2048)",
+    ];
+    let shuffles = |grid: &str| {
+        let spec = LaunchSpec {
+            entry: "jacobi2d_gpu".into(),
+            args: args.iter().map(|s| s.to_string()).collect(),
+            grid: Some(grid.into()),
+            block: Some("32,8".into()),
+            dynamic_shared: None,
+        };
+        let req = spec.request(MAX_STEPS);
+        let want = driver::run_on_interp(&front, &req).unwrap_or_else(|e| panic!("{e:?}"));
+        let got = nyuzi::run_on_nyuzi(&front, &req, &NyuziRunOptions::default())
+            .unwrap_or_else(|e| panic!("grid {grid}: {}", run_error(e, &front)));
+        compare("nyuzi --shuffle=auto", &want, &got).unwrap_or_else(|e| panic!("{e}"));
+        (
+            stat(&got, "hardware_threads"),
+            stat(&got, "static_shuffles"),
+        )
+    };
+    assert_eq!(shuffles("1,1"), (1.0, 0.0));
+    assert_eq!(shuffles("2,1"), (2.0, 0.0));
+    let (threads, kept) = shuffles("2,4");
+    assert_eq!(threads, 4.0);
+    assert!(kept > 0.0, "four threads take shuffles");
+}

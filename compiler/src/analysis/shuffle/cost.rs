@@ -63,13 +63,18 @@
 //! path is a quarter, below the port cycles of a gather-bound block, and the
 //! issue/port balance decides as before.
 //!
-//! `T` is the launch's threads per core, which a compile does not see: the model
-//! takes it from the entry's linkage ([`Machine::nyuzi_threads`]). A `task` is
-//! launched over a grid of blocks, which the runtime spreads over every hardware
-//! thread: the default machine's `threads_per_core` (4). An `export` function runs
-//! one gang, as `spmdc run` runs it (the default launch, a grid of 1): one thread on
-//! the core. An internal function's callers are not known: one thread, the
-//! conservative case (a shuffle declined costs at most the gain it would have made).
+//! `T` is the hardware threads the launch gives the busiest core. A compile made for
+//! a launch (`spmdc run`, `spmdc bench`, `spmdc difftest`) knows it: the image's
+//! scheduler runs one block a thread on up to every thread of the machine, core 0's
+//! first (`back::nyuzi::run::core_threads`), so a grid of one block gets one thread
+//! and a grid of eight on the default machine the core's four. A compile without a
+//! launch (`spmdc FILE --target nyuzi`) takes it from the entry's linkage
+//! ([`Machine::nyuzi_threads`]). A `task` is launched over a grid of blocks, which the
+//! runtime spreads over every hardware thread: the default machine's
+//! `threads_per_core` (4). An `export` function runs one gang, as `spmdc run` runs it
+//! (the default launch, a grid of 1): one thread on the core. An internal function's
+//! callers are not known: one thread, the conservative case (a shuffle declined costs
+//! at most the gain it would have made).
 //!
 //! The model is static and coarse on purpose: IR instructions stand for machine
 //! instructions, and on the GPU the launch's occupancy is not known. `spmdc bench

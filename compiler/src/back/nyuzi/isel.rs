@@ -368,6 +368,11 @@ pub struct SelectOptions {
     /// `--shuffle`: loads another load of the same block serves from a neighbouring
     /// lane become lane moves with a masked reload ([`shuffle`]).
     pub shuffle: crate::passes::ShuffleMode,
+    /// The hardware threads of a core the launch runs on, when the compile knows the
+    /// launch (`spmdc run`): `--shuffle=auto`'s latency term shares a thread's waits
+    /// among them. `None`: taken from each function's linkage
+    /// ([`crate::analysis::shuffle::cost::Machine::nyuzi_threads`]).
+    pub threads: Option<u32>,
 }
 
 impl Default for SelectOptions {
@@ -375,6 +380,7 @@ impl Default for SelectOptions {
         SelectOptions {
             scalars: ScalarUse::Analysis,
             shuffle: crate::passes::ShuffleMode::Off,
+            threads: None,
         }
     }
 }
@@ -417,7 +423,9 @@ pub fn select_with(
         use crate::analysis::shuffle::{analyze_function, cost};
         let mut pairs = analyze_function(m, f, &affine);
         if opts.shuffle == crate::passes::ShuffleMode::Auto {
-            let threads = cost::Machine::nyuzi_threads(f);
+            let threads = opts
+                .threads
+                .unwrap_or_else(|| cost::Machine::nyuzi_threads(f));
             cost::select(f, &mut pairs, &cost::Machine::nyuzi(threads));
         }
         pairs
