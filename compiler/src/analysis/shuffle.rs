@@ -338,16 +338,19 @@ impl ServedCounts {
         self.distance as f64 / f64::from(self.shuffles)
     }
 
-    /// Sets the `static_*` statistics of these counts (both targets report them alike).
+    /// Sets the `static_*` statistics of these counts (both targets report them alike;
+    /// the mean distance only when there is a shuffle to average).
     pub fn record(&self, stats: &mut crate::launch::Stats) {
         stats
             .set("static_loads", u64::from(self.loads))
             .set("static_shuffles", u64::from(self.shuffles))
             .set("static_reuses", u64::from(self.reuses))
-            .set("static_shuffle_distance", self.mean_distance())
             .set("static_edge_reloads", u64::from(self.edge_reloads))
             .set("static_halo_loads", u64::from(self.halo_loads))
             .set("static_halo_shuffles", u64::from(self.halo_shuffles));
+        if self.shuffles > 0 {
+            stats.set("static_shuffle_distance", self.mean_distance());
+        }
     }
 }
 
