@@ -321,6 +321,41 @@ fn tiny_budgets_spill_to_local_memory_and_keep_results() {
     assert!(spilled.windows(2).all(|w| w[0] <= w[1]), "{spilled:?}");
 }
 
+/// `--regalloc auto` allocates one kernel in every placement at several budgets from
+/// one [`Prepared`], whose scans are cached by budget and made ahead in parallel: each
+/// allocation is the one a fresh allocation of its own gives, whatever the order.
+#[test]
+fn a_shared_prepared_kernel_allocates_as_fresh_ones_do() {
+    let k = pressure_kernel();
+    let lines = vec![None; k.insts.len()];
+    let room = Some(SharedRoom {
+        threads: LANES as u32,
+        bytes: 48 * 1024,
+    });
+    let fresh = |budget, placement| {
+        let mut out = k.clone();
+        let done = allocate_placed(&mut out, &lines, budget, placement, room).unwrap();
+        (text(&out), done.report, done.new_pc)
+    };
+    let prepared = Prepared::new(&k, &lines).unwrap();
+    prepared.scan_ahead(&[16, 15, 9]);
+    let mut demoted = 0;
+    for budget in [9, 24, 16, 12] {
+        for placement in [Placement::Mixed, Placement::Local, Placement::Shared] {
+            let mut out = k.clone();
+            let done = allocate_prepared(&mut out, &prepared, budget, placement, room).unwrap();
+            demoted += done.report.demoted_slots;
+            let want = fresh(budget, placement);
+            assert_eq!(
+                (text(&out), done.report, done.new_pc),
+                want,
+                "{placement:?} @{budget}"
+            );
+        }
+    }
+    assert!(demoted > 0, "some allocation demotes");
+}
+
 #[test]
 fn a_budget_below_one_instructions_operands_is_an_e0904_error() {
     let k = pressure_kernel();
