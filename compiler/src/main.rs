@@ -1400,9 +1400,9 @@ fn emit_stage(
             }
         },
         Emit::Asm if matches!(args.target, Target::Nyuzi) => {
-            let compiled = lowered()
-                .map_err(driver::RunError::Compile)
-                .and_then(|m| spmdc::back::nyuzi::run::compile_lowered(result, m, !args.no_opt));
+            let compiled = lowered().map_err(driver::RunError::Compile).and_then(|m| {
+                spmdc::back::nyuzi::run::compile_lowered(result, m, !args.no_opt, None)
+            });
             match compiled {
                 Ok((_, obj)) => {
                     spmdc::back::nyuzi::listing(&obj, args.source_lines.then_some(&result.sources))

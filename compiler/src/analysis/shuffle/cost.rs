@@ -66,7 +66,7 @@
 //! `T` is the hardware threads the launch gives the busiest core. A compile made for
 //! a launch (`spmdc run`, `spmdc bench`, `spmdc difftest`) knows it: the image's
 //! scheduler runs one block a thread on up to every thread of the machine, core 0's
-//! first (`back::nyuzi::run::core_threads`), so a grid of one block gets one thread
+//! first (`back::nyuzi::image::MachineShape::busiest_core_threads`), so a grid of one block gets one thread
 //! and a grid of eight on the default machine the core's four. A compile without a
 //! launch (`spmdc FILE --target nyuzi`) takes it from the entry's linkage
 //! ([`Machine::nyuzi_threads`]). A `task` is launched over a grid of blocks, which the

@@ -1160,22 +1160,17 @@ impl Prepared {
 
     /// The linear scan under `budget` registers, made once.
     fn scan(&self, budget: u32) -> Scan {
-        if let Some(done) = self.scans().get(&budget) {
-            return done.clone();
-        }
-        let done = run_allocator(&self.mf, budget);
-        self.scans().insert(budget, done.clone());
-        done
+        self.scan_ahead(&[budget]);
+        self.scans()[&budget.min(MAX_BUDGET)].clone()
     }
 
-    /// Makes the scans under each of `budgets` not made yet, on every core
-    /// ([`crate::parallel`]): the scans of one kernel are independent, and each
-    /// gives what it would alone.
+    /// Makes the scans under each of `budgets` (at most [`MAX_BUDGET`]) not made
+    /// yet, on every core ([`crate::parallel`]): the scans of one kernel are
+    /// independent, and each gives what it would alone.
     pub fn scan_ahead(&self, budgets: &[u32]) {
         let mut todo: Vec<u32> = budgets
             .iter()
-            .map(|b| b.clamp(&1, &MAX_BUDGET))
-            .copied()
+            .map(|&b| b.min(MAX_BUDGET))
             .filter(|b| !self.scans().contains_key(b))
             .collect();
         todo.sort_unstable();

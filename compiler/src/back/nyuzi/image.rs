@@ -56,6 +56,19 @@ impl MachineShape {
     pub fn threads(&self) -> u32 {
         self.cores.saturating_mul(self.threads_per_core)
     }
+
+    /// The hardware threads a grid of `blocks` blocks runs on: one block a thread
+    /// first (thread `t` starts with block `t`), as many as the machine has.
+    pub fn threads_used(&self, blocks: u64) -> u64 {
+        u64::from(self.threads().clamp(1, Self::MAX_THREADS)).min(blocks)
+    }
+
+    /// The threads of the busiest core among [`MachineShape::threads_used`]: thread
+    /// `t` is on core `t / threads_per_core`, so core 0's fill first.
+    pub fn busiest_core_threads(&self, blocks: u64) -> u32 {
+        let core = u64::from(self.threads_per_core.max(1));
+        self.threads_used(blocks).clamp(1, core) as u32
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -316,7 +329,7 @@ fn plan(
     at = align(at, 64);
     let threads_start = at;
     let blocks = launch.grid.count();
-    let threads_used = u64::from(machine.threads().clamp(1, MachineShape::MAX_THREADS)).min(blocks);
+    let threads_used = machine.threads_used(blocks);
     let gangs = launch.block.count().div_ceil(lanes);
     let shared =
         align(u64::from(obj.shared_size), 64) + align(u64::from(launch.dynamic_shared), 64);

@@ -81,20 +81,11 @@ pub fn compile_for(
     threads: Option<u32>,
 ) -> Result<(Module, Object), RunError> {
     let lowered = driver::lower_front_with(front, optimize).map_err(RunError::Compile)?;
-    compile_lowered_for(front, lowered, optimize, threads)
+    compile_lowered(front, lowered, optimize, threads)
 }
 
-/// [`compile`] from the module [`driver::lower_front_with`] made of `front`.
+/// [`compile_for`] from the module [`driver::lower_front_with`] made of `front`.
 pub fn compile_lowered(
-    front: &FrontResult,
-    lowered: Module,
-    optimize: bool,
-) -> Result<(Module, Object), RunError> {
-    compile_lowered_for(front, lowered, optimize, None)
-}
-
-/// [`compile_lowered`] for a launch on `threads` hardware threads of a core.
-fn compile_lowered_for(
     front: &FrontResult,
     lowered: Module,
     optimize: bool,
@@ -128,20 +119,11 @@ pub fn build_launch(
     image: &ImageOptions,
 ) -> Result<BuiltLaunch, RunError> {
     let prepared = prepare(front, req)?;
-    let threads = core_threads(&prepared, machine);
+    let threads = machine.busiest_core_threads(prepared.config.grid.count());
     let (module, object) = compile_for(front, req.optimize, Some(threads))?;
     crate::timing::stage("launch image", || {
         place(prepared, module, object, machine, image)
     })
-}
-
-/// The hardware threads of the busiest core that run `launch` on `machine`: one
-/// thread a block, as many as the machine has (the image's scheduler gives thread
-/// `t` block `t` first), filling core 0's threads first.
-pub fn core_threads(launch: &launch::Launch, machine: MachineShape) -> u32 {
-    let threads = u64::from(machine.threads().clamp(1, MachineShape::MAX_THREADS));
-    let used = threads.min(launch.config.grid.count()).max(1);
-    used.min(u64::from(machine.threads_per_core.max(1))) as u32
 }
 
 /// The launch of `req` (its entry, arguments and shape) for Nyuzi's 16 lanes.
