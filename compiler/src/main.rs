@@ -2357,7 +2357,7 @@ fn difftest(args: &DifftestArgs) -> u8 {
         use std::sync::atomic::Ordering::Relaxed;
         let n = done.fetch_add(1, Relaxed) + 1;
         let m = runs.fetch_add(u64::from(r.checked.runs), Relaxed) + u64::from(r.checked.runs);
-        if n % 1000 == 0 {
+        if n.is_multiple_of(1000) {
             eprintln!("progress: {n} programs, {m} runs");
         }
         for f in &r.checked.failures {

@@ -443,6 +443,8 @@ task void k(uniform int gpb, uniform int out[], uniform int64 lout[], uniform fl
 }
 ";
 
+/// Runs one launch of a compiled kernel.
+type Runner<'a> = dyn Fn(&RunRequest) -> Result<RunResult, String> + 'a;
 #[test]
 fn reductions_in_partial_gangs_without_inlining() {
     let mut failures = Vec::new();
@@ -471,7 +473,7 @@ fn reductions_in_partial_gangs_without_inlining() {
                 if gang == 16 { "nyuzi" } else { "dac-gpu" },
                 if optimize { "" } else { " --no-opt" }
             );
-            let run: Box<dyn Fn(&RunRequest) -> Result<RunResult, String>> = if gang == 16 {
+            let run: Box<Runner> = if gang == 16 {
                 let compiled = nyuzi::compile(&f, optimize)
                     .unwrap_or_else(|err| panic!("{name}: {}", run_error(err, &f)));
                 let f = &f;

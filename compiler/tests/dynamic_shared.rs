@@ -131,17 +131,14 @@ fn good_launches() -> Vec<LaunchSpec> {
     ]
 }
 
-#[allow(clippy::result_large_err)] // the driver's shared error type
 fn interp(front: &FrontResult, spec: &LaunchSpec) -> Result<RunResult, RunError> {
     driver::run_on_interp(front, &spec.request(MAX_STEPS))
 }
 
-#[allow(clippy::result_large_err)] // the driver's shared error type
 fn on_nyuzi(front: &FrontResult, spec: &LaunchSpec) -> Result<RunResult, RunError> {
     nyuzi::run_on_nyuzi(front, &spec.request(MAX_STEPS), &NyuziRunOptions::default())
 }
 
-#[allow(clippy::result_large_err)] // the driver's shared error type
 fn on_dac_gpu(front: &FrontResult, spec: &LaunchSpec) -> Result<RunResult, RunError> {
     dac::run_on_dac_gpu(front, &spec.request(MAX_STEPS), &DacRunOptions::default())
 }

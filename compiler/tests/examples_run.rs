@@ -413,7 +413,9 @@ fn compare_buffer(name: &str, want: &Expect, got: &Val) -> Result<(), String> {
         (Expect::Close(w), Val::Fv(g)) => {
             for (i, ((a, tol), b)) in w.iter().zip(g).enumerate() {
                 let b = *b as f64;
-                if !((b - a).abs() <= *tol) {
+                // NaN is never within the tolerance.
+                let within = (b - a).abs() <= *tol;
+                if !within {
                     bad.push(format!("[{i}]: got {b:?}, want {a:?} +- {tol:e}"));
                 }
             }
@@ -1309,7 +1311,7 @@ fn saxpy_launches(_pc: u32) -> Vec<Launch> {
 fn saxpy_ref(a: &Args, _: &Shape) -> Outputs {
     let (n, s, x, mut y) = (a.i("n") as usize, a.f("a"), a.fv("x"), a.fv("y"));
     for i in 0..n {
-        y[i] = s * x[i] + y[i];
+        y[i] += s * x[i];
     }
     vec![("y", Expect::Exact(y))]
 }
@@ -1341,7 +1343,7 @@ fn block_reduce_launches(_pc: u32) -> Vec<Launch> {
 fn block_reduce_ref(a: &Args, s: &Shape) -> Outputs {
     let (n, x, mut partial) = (a.i("n") as usize, a.fv("x"), a.fv("partial"));
     let b = s.block[0] as usize;
-    for blk in 0..s.grid[0] as usize {
+    for (blk, out) in partial.iter_mut().enumerate().take(s.grid[0] as usize) {
         let mut buf: Vec<f32> = (0..b)
             .map(|t| {
                 let i = blk * 2 * b + t;
@@ -1362,7 +1364,7 @@ fn block_reduce_ref(a: &Args, s: &Shape) -> Outputs {
             }
             step >>= 1;
         }
-        partial[blk] = buf[0];
+        *out = buf[0];
     }
     vec![("partial", Expect::Exact(partial))]
 }
@@ -1946,7 +1948,7 @@ fn advance_launches(_pc: u32) -> Vec<Launch> {
         None,
         None,
         Args::new(vec![
-            ("n", I(n as i32)),
+            ("n", I(n)),
             ("data", Val::Fv(data)),
             ("dt", F(0.1)),
             ("gx", F(0.3)),
@@ -1966,7 +1968,7 @@ fn advance_ref(a: &Args, _: &Shape) -> Outputs {
         p[1] += p[3] * dt;
         if p[1] < floor_y {
             p[1] = floor_y;
-            p[3] = -0.5 * p[3];
+            p[3] *= -0.5;
         }
     }
     vec![("data", Expect::Exact(d))]
@@ -2403,7 +2405,7 @@ fn saxpy_gpu_launches(_pc: u32) -> Vec<Launch> {
 fn saxpy_gpu_ref(a: &Args, s: &Shape) -> Outputs {
     let (n, sa, x, mut y) = (a.i("n") as usize, a.f("a"), a.fv("x"), a.fv("y"));
     for i in 0..n.min(threads(s)[0]) {
-        y[i] = sa * x[i] + y[i];
+        y[i] += sa * x[i];
     }
     vec![("y", Expect::Exact(y))]
 }
@@ -3073,14 +3075,14 @@ fn every_example_is_covered() {
     assert_eq!(files.len(), 28, "{files:?}");
     for f in &files {
         assert!(
-            KERNELS.iter().any(|k| &k.file == f),
+            KERNELS.iter().any(|k| k.file == f),
             "{f} has no kernel in KERNELS"
         );
         let commands = header_commands(f);
         assert!(!commands.is_empty(), "{f} suggests no command");
         for c in commands {
             assert!(
-                KERNELS.iter().any(|k| &k.file == f && k.entry == c.entry),
+                KERNELS.iter().any(|k| k.file == f && k.entry == c.entry),
                 "{f}: entry `{}` of `{}` has no kernel",
                 c.entry,
                 c.text

@@ -180,7 +180,7 @@ fn saxpy_over_a_grid_with_a_partial_last_gang() {
     let mut mem = Memory::new();
     let xs: Vec<u8> = (0..n).flat_map(|i| (i as f32).to_le_bytes()).collect();
     let x = mem.add_buffer(xs, "x");
-    let y = mem.add_buffer(vec![0x00, 0x00, 0x80, 0x3f].repeat(n), "y");
+    let y = mem.add_buffer([0x00, 0x00, 0x80, 0x3f].repeat(n), "y");
     // 4 blocks of 20 threads: gangs of 8, 8 and 4 lanes; 80 threads for 50 elements.
     let launch = Launch::new(
         Dim3::new(4, 1, 1),

@@ -173,7 +173,7 @@ fn snapshot(name: &str, src: &str) {
     let module = lower_result(&result, 16).unwrap_or_else(|e| panic!("{e}"));
     verify::verify_module(&module).unwrap_or_else(|e| panic!("{e:?}"));
     let text = write::module_to_string(&module);
-    assert_snapshot_in("tests/lower/snapshots", &name, src, &text);
+    assert_snapshot_in("tests/lower/snapshots", name, src, &text);
 }
 
 #[test]

@@ -127,7 +127,7 @@ fn snapshot(name: &str, src: &str) {
     let module = lower_result(&result, 16).unwrap();
     let opt = optimized(&module);
     let text = write::module_to_string(&opt);
-    assert_snapshot_in("tests/passes/snapshots", &name, src, &text);
+    assert_snapshot_in("tests/passes/snapshots", name, src, &text);
 }
 
 #[test]

@@ -622,7 +622,9 @@ fn special_values() {
     specials::<f64>("acos", &[(-1.0, 0.0, std::f64::consts::PI)], false);
     specials::<f32>("acos", &[(-1.0, 0.0, std::f32::consts::PI)], false);
     use std::f64::consts::{FRAC_PI_2, FRAC_PI_4, PI};
-    let two: &[(&str, &[(f64, f64, f64)])] = &[
+    // (function, [(x, y, f(x, y))])
+    type Cases<'a> = &'a [(&'a str, &'a [(f64, f64, f64)])];
+    let two: Cases = &[
         (
             "atan2",
             &[

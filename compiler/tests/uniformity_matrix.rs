@@ -92,7 +92,6 @@ impl<const SW: u8> BackEnd for NyuziWith<SW> {
     fn compile(front: &FrontResult) -> Result<Self::Compiled, String> {
         nyuzi::compile(front, true).map_err(|e| run_error(e, front))
     }
-    #[allow(clippy::result_large_err)] // the driver's shared error type
     fn differential(
         front: &FrontResult,
         compiled: &Result<Self::Compiled, String>,

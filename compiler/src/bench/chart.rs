@@ -340,7 +340,9 @@ fn occupancy(suite: &str, records: &[RunRecord]) -> Option<String> {
 /// Cycles against the thread target, one line per kernel and configuration.
 fn sweep(suite: &str, records: &[RunRecord]) -> Option<String> {
     let runs = good(records);
-    let mut lines: Vec<((String, String), Vec<(f64, f64)>)> = Vec::new();
+    // One line per (kernel, configuration): its (size, cycles) points.
+    type Line = ((String, String), Vec<(f64, f64)>);
+    let mut lines: Vec<Line> = Vec::new();
     for r in &runs {
         let key = (r.kernel.clone(), r.config.clone());
         let point = (r.size as f64, r.stat("cycles"));

@@ -197,7 +197,6 @@ pub fn demoted_over_local(records: &[RunRecord]) -> Vec<(String, f64)> {
 }
 
 /// Compiles `codegen` with candidate `c`'s budget and placement fixed, and runs it.
-#[allow(clippy::result_large_err)] // the driver's shared error type
 fn timed(
     front: &FrontResult,
     req: &RunRequest<'_>,

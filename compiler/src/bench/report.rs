@@ -452,7 +452,7 @@ fn base_new(suite: &Suite) -> (&str, &str) {
     suite
         .compare
         .as_ref()
-        .map_or(("", ""), |(b, n, ..)| (b.as_str(), n.as_str()))
+        .map_or(("", ""), |c| (c.base.as_str(), c.new.as_str()))
 }
 
 /// Speedups of the `compare` layout's kernels (for the chart): name and base cycles
@@ -485,7 +485,7 @@ fn compare_table(suite: &Suite, records: &[RunRecord]) -> Table {
                 .collect(),
         );
     }
-    let Some((_, _, groups, all)) = &suite.compare else {
+    let Some(super::suite::Comparison { groups, all, .. }) = &suite.compare else {
         return t;
     };
     let summaries = groups

@@ -282,9 +282,21 @@ pub struct Suite {
     pub lets: Vec<String>,
     pub metrics: Vec<Metric>,
     pub charts: Vec<String>,
-    pub compare: Option<(String, String, Vec<(String, String)>, Option<String>)>,
+    pub compare: Option<Comparison>,
     pub configs: Vec<Config>,
     pub kernels: Vec<Kernel>,
+}
+
+/// A checked `[compare]` table.
+#[derive(Clone, Debug)]
+pub struct Comparison {
+    /// The configuration compared against, and the one compared.
+    pub base: String,
+    pub new: String,
+    /// Geomean rows: a kernel class and the row's label.
+    pub groups: Vec<(String, String)>,
+    /// The label of the geomean row over every kernel, if any.
+    pub all: Option<String>,
 }
 
 /// The default thread target.
@@ -415,12 +427,12 @@ impl Suite {
                     .iter()
                     .map(|g| (g.class.clone(), g.label.clone()))
                     .collect();
-                Some((
-                    c.base.get_ref().clone(),
-                    c.new.get_ref().clone(),
+                Some(Comparison {
+                    base: c.base.get_ref().clone(),
+                    new: c.new.get_ref().clone(),
                     groups,
-                    c.all.clone(),
-                ))
+                    all: c.all.clone(),
+                })
             }
             (None, Layout::Compare) => {
                 return Err(loc.at(

@@ -248,6 +248,32 @@ fn callees(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
+impl LinkableRoutines for Prebuilt {
+    fn count(&self) -> usize {
+        self.routine_funcs.len()
+    }
+
+    fn name(&self, index: usize) -> &str {
+        self.functions[self.routine_funcs[index]].name
+    }
+
+    fn index_of(&self, name: &str) -> Option<usize> {
+        self.routine_index.get(name).copied()
+    }
+
+    /// Reads routine `index`'s signature from its first line.
+    fn signature(&self, index: usize) -> Result<RoutineSig, String> {
+        let f = &self.functions[self.routine_funcs[index]];
+        let (_, sig) = parse::parse_function_header(f.line)
+            .map_err(|e| format!("prebuilt runtime, @{}: {e}", f.name))?;
+        Ok(RoutineSig {
+            params: sig.params,
+            ret: sig.ret,
+            takes_mask: sig.takes_mask,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -358,10 +384,13 @@ mod tests {
             }
         }
         let mut renumber = vec![None; module.functions.len()];
-        let mut next = 0;
-        for r in module.functions.keys().filter(|r| live.contains(r)) {
+        for (next, r) in module
+            .functions
+            .keys()
+            .filter(|r| live.contains(r))
+            .enumerate()
+        {
             renumber[r.index()] = Some(FuncRef::new(next));
-            next += 1;
         }
         let old = std::mem::take(&mut module.functions);
         for (r, mut f) in old.into_iter() {
@@ -390,31 +419,5 @@ mod tests {
         );
         let current: &'static str = Box::leak(current.into_boxed_str());
         assert!(Prebuilt::cut(current, 1).is_some());
-    }
-}
-
-impl LinkableRoutines for Prebuilt {
-    fn count(&self) -> usize {
-        self.routine_funcs.len()
-    }
-
-    fn name(&self, index: usize) -> &str {
-        self.functions[self.routine_funcs[index]].name
-    }
-
-    fn index_of(&self, name: &str) -> Option<usize> {
-        self.routine_index.get(name).copied()
-    }
-
-    /// Reads routine `index`'s signature from its first line.
-    fn signature(&self, index: usize) -> Result<RoutineSig, String> {
-        let f = &self.functions[self.routine_funcs[index]];
-        let (_, sig) = parse::parse_function_header(f.line)
-            .map_err(|e| format!("prebuilt runtime, @{}: {e}", f.name))?;
-        Ok(RoutineSig {
-            params: sig.params,
-            ret: sig.ret,
-            takes_mask: sig.takes_mask,
-        })
     }
 }

@@ -57,9 +57,12 @@ type Built<T> = Result<T, Vec<Diagnostic>>;
 type PartKey = (u32, u32, bool, LegalTarget, BTreeSet<String>);
 
 /// The libraries checked so far, by gang width and pointer size.
-static LIBRARIES: OnceLock<Mutex<FxHashMap<(u32, u32), Built<Arc<Library>>>>> = OnceLock::new();
+static LIBRARIES: Cache<(u32, u32), Arc<Library>> = OnceLock::new();
 /// The parts built so far, by target shape, switch setting and set of routines.
-static PARTS: OnceLock<Mutex<FxHashMap<PartKey, Built<Module>>>> = OnceLock::new();
+static PARTS: Cache<PartKey, Module> = OnceLock::new();
+
+/// What a process builds once and shares: values by key, each built by one thread.
+type Cache<K, V> = OnceLock<Mutex<FxHashMap<K, Built<V>>>>;
 
 /// Forgets every library and part built so far, so that the next compile pays for
 /// them as a new process does (the compile benchmark measures that).

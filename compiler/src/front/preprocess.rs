@@ -897,8 +897,7 @@ impl<'a> Pp<'a> {
         let mut toks = raw.iter().filter(|t| t.kind != Some(RawTok::Newline));
         let mut expect_name = true;
         let mut last = raw.first().map_or(0, |t| t.start);
-        loop {
-            let Some(t) = toks.next() else { break };
+        while let Some(t) = toks.next() {
             let text = &rest[t.start as usize..t.end as usize];
             let span = Span::new(file, at + t.start, at + t.end);
             last = t.end;

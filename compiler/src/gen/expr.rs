@@ -321,9 +321,9 @@ impl Gen {
         )
     }
 
-    /// The sum of two to four loads of `base` by neighbouring lanes, `base[programIndex
-    /// + o + k1] + base[programIndex + o + k2] + ...` (or by `threadIdx.x`) with one
-    /// uniform offset `o`: the pairs that shuffle synthesis serves with lane moves, and
+    /// The sum of two to four loads of `base` by neighbouring lanes,
+    /// `base[programIndex + o + k1] + base[programIndex + o + k2] + ...` (or by
+    /// `threadIdx.x`) with one uniform offset `o`: the pairs that shuffle synthesis serves with lane moves, and
     /// with three or more on one side, halo vectors (issue 20).
     fn neighbours(&mut self, base: &str, want: Ty) -> Expr {
         let offset = self.leaf(Ty::uniform(Scalar::I32));
@@ -358,7 +358,7 @@ impl Gen {
         let callable: Vec<(String, Vec<Ty>, Ty)> = self
             .signatures
             .iter()
-            .filter(|(_, _, ret)| ret.map_or(false, |r| r.fits(want)))
+            .filter(|(_, _, ret)| ret.is_some_and(|r| r.fits(want)))
             .map(|(n, p, r)| (n.clone(), p.clone(), r.unwrap_or(want)))
             .collect();
         if callable.is_empty() {

@@ -43,6 +43,6 @@ impl Launch {
     /// Every gang and warp of every block is whole: the block is a multiple of 32
     /// threads (the widest gang any target runs).
     pub fn whole_gangs(&self) -> bool {
-        self.block_threads() % 32 == 0
+        self.block_threads().is_multiple_of(32)
     }
 }

@@ -28,7 +28,7 @@ pub const INTS: [Scalar; 8] = [
 ];
 
 /// What the generator asks of a basic type beyond what the launcher does.
-pub trait ScalarInfo {
+pub trait ScalarInfo: Copy {
     /// The width in bits of an integer type.
     fn bits(self) -> u32;
     fn is_int(self) -> bool;

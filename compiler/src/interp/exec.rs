@@ -72,9 +72,8 @@ impl Gang {
             if t < threads {
                 exists |= 1 << i;
             }
-            tid[0][i] = t % bx;
-            tid[1][i] = t / bx % by;
-            tid[2][i] = t / (bx * by);
+            let [x, y, z] = &mut tid;
+            (x[i], y[i], z[i]) = (t % bx, t / bx % by, t / (bx * by));
         }
         Gang {
             index,

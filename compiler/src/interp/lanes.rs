@@ -104,15 +104,15 @@ pub fn lane_op(
         }
         LaneOp::Rotate => {
             let k = index(b[0]);
-            for i in 0..n {
-                out[i] = a[(i as i64 + k).rem_euclid(n as i64) as usize];
+            for (i, o) in out[..n].iter_mut().enumerate() {
+                *o = a[(i as i64 + k).rem_euclid(n as i64) as usize];
             }
         }
         LaneOp::Shift => {
             let k = index(b[0]);
-            for i in 0..n {
+            for (i, o) in out[..n].iter_mut().enumerate() {
                 let j = i as i64 + k;
-                out[i] = if (0..n as i64).contains(&j) {
+                *o = if (0..n as i64).contains(&j) {
                     a[j as usize]
                 } else {
                     0

@@ -343,11 +343,11 @@ fn run_block(
     }
     loop {
         let mut waiting: Option<usize> = None;
-        for gi in 0..gangs.len() {
-            if gangs[gi].finished() {
+        for (gi, gang) in gangs.iter_mut().enumerate() {
+            if gang.finished() {
                 continue;
             }
-            if m.run_gang(&mut gangs[gi])? == Stop::Barrier {
+            if m.run_gang(gang)? == Stop::Barrier {
                 waiting.get_or_insert(gi);
             }
         }

@@ -849,7 +849,7 @@ mod tests {
         assert_eq!(red(0x1234), 0x34);
         // i64 -> f32 rounds once (2^53 + 1 is not representable in f64 either).
         let s2f = convert(ConvOp::FcvtFromSint, Scalar::I64, Scalar::F32).unwrap();
-        assert_eq!(s2f(((1u64 << 53) + 1) as u64), f32b(9007199254740992.0));
+        assert_eq!(s2f((1u64 << 53) + 1), f32b(9007199254740992.0));
         let s2f32 = convert(ConvOp::FcvtFromSint, Scalar::I32, Scalar::F32).unwrap();
         assert_eq!(s2f32(0xffff_ffff), f32b(-1.0));
         let u2f = convert(ConvOp::FcvtFromUint, Scalar::I32, Scalar::F32).unwrap();

@@ -53,8 +53,8 @@ pub fn deferred_scene(width: u32, height: u32, lights: u32) -> Vec<u8> {
         put_f32(&mut arrays[9], rng.range(-0.4, 0.4) * z);
         put_f32(&mut arrays[10], z);
         put_f32(&mut arrays[11], begin);
-        for k in 12..15 {
-            put_f32(&mut arrays[k], rng.range(0.2, 1.0));
+        for array in &mut arrays[12..15] {
+            put_f32(array, rng.range(0.2, 1.0));
         }
         put_f32(&mut arrays[15], begin + rng.range(2.0, 6.0));
     }

@@ -418,14 +418,10 @@ impl<'m, 'a> FnLower<'m, 'a> {
 
     pub fn select(&mut self, c: Value, a: Value, b: Value) -> Value {
         let (a, b) = self.match_var(a, b);
-        let (c, a, b) = if self.ty(c).varying && !self.ty(a).varying {
-            let a = self.splat(a);
-            let b = self.splat(b);
-            (c, a, b)
-        } else if !self.ty(c).varying || self.ty(a).varying {
-            (c, a, b)
+        let (a, b) = if self.ty(c).varying && !self.ty(a).varying {
+            (self.splat(a), self.splat(b))
         } else {
-            (c, a, b)
+            (a, b)
         };
         self.val(InstData::Select { args: [c, a, b] })
     }

@@ -62,7 +62,7 @@ impl ModCx<'_> {
         }
         let mut sig = self.abis[&task].sig.clone();
         sig.params
-            .extend(std::iter::repeat(Type::I32).take(GEOMETRY_PARAMS));
+            .extend(std::iter::repeat_n(Type::I32, GEOMETRY_PARAMS));
         let abi = CallAbi {
             func: FuncRef::new(self.order.len()),
             sig,

@@ -827,7 +827,7 @@ impl Emit<'_> {
         while at < slot.size {
             let (width, scalar) = [(8, Scalar::I64), (4, Scalar::I32), (2, Scalar::I16)]
                 .into_iter()
-                .find(|&(w, _)| w <= slot.align && at % w == 0 && at + w <= slot.size)
+                .find(|&(w, _)| w <= slot.align && at.is_multiple_of(w) && at + w <= slot.size)
                 .unwrap_or((1, Scalar::I8));
             let place = if at == 0 {
                 addr

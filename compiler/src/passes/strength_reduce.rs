@@ -472,10 +472,8 @@ impl Ctx<'_> {
             (BinaryOp::Ishl, Sym::Const(x), Sym::Const(k)) => {
                 return Sym::Const(x.wrapping_shl((k as u64 % bits as u64) as u32))
             }
-            (BinaryOp::Iadd, x, Sym::Const(0)) | (BinaryOp::Isub, x, Sym::Const(0)) => {
-                if ta == ty {
-                    return x;
-                }
+            (BinaryOp::Iadd, x, Sym::Const(0)) | (BinaryOp::Isub, x, Sym::Const(0)) if ta == ty => {
+                return x;
             }
             (BinaryOp::Iadd, Sym::Const(0), y) if tb == ty => return y,
             (BinaryOp::Imul, Sym::Const(0), _) | (BinaryOp::Imul, _, Sym::Const(0)) => {

@@ -118,7 +118,6 @@ pub fn run(
     }
 }
 
-#[allow(clippy::result_large_err)]
 fn run_interp(
     front: &FrontResult,
     req: &RunRequest<'_>,
@@ -130,7 +129,6 @@ fn run_interp(
     driver::record_module_on_interp(front, &module, req, &mut rec.recorder)
 }
 
-#[allow(clippy::result_large_err)]
 fn run_nyuzi(
     front: &FrontResult,
     req: &RunRequest<'_>,
@@ -152,7 +150,6 @@ fn run_nyuzi(
     })
 }
 
-#[allow(clippy::result_large_err)]
 fn run_dac(
     front: &FrontResult,
     req: &RunRequest<'_>,

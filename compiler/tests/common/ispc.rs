@@ -36,10 +36,11 @@ pub fn run_entry(
     let func = module.function_by_name(name).ok_or("no entry")?;
     let mut mem = Memory::new();
     let ret = mem.add_buffer(vec![0u8; 64 * 4], "RET");
-    let foo: Vec<u8> = (0..64)
+    // ISPC's func-tests read their input from `aFOO`: 1, 2, 3, ... as floats.
+    let inputs: Vec<u8> = (0..64)
         .flat_map(|i| ((i + 1) as f32).to_le_bytes())
         .collect();
-    let afoo = mem.add_buffer(foo, "aFOO");
+    let afoo = mem.add_buffer(inputs, "aFOO");
     let nparams = module.functions[func].sig.params.len();
     let args: Vec<u64> = [ret, afoo, interp::f32_arg(5.0)][..nparams].to_vec();
     let limits = Limits {

@@ -17,20 +17,16 @@ pub const NYUZI: Target = Target {
 };
 
 /// Runs a checked program's launch, stopped after the given number of steps.
-#[allow(clippy::result_large_err)] // the driver's shared error type
 pub type Runner = fn(&FrontResult, &LaunchSpec, u64) -> Result<RunResult, RunError>;
 
-#[allow(clippy::result_large_err)]
 fn on_interp(front: &FrontResult, spec: &LaunchSpec, steps: u64) -> Result<RunResult, RunError> {
     driver::run_on_interp(front, &spec.request(steps))
 }
 
-#[allow(clippy::result_large_err)]
 fn on_nyuzi(front: &FrontResult, spec: &LaunchSpec, steps: u64) -> Result<RunResult, RunError> {
     nyuzi::run_on_nyuzi(front, &spec.request(steps), &NyuziRunOptions::default())
 }
 
-#[allow(clippy::result_large_err)]
 fn on_dac_gpu(front: &FrontResult, spec: &LaunchSpec, steps: u64) -> Result<RunResult, RunError> {
     dac::run_on_dac_gpu(front, &spec.request(steps), &DacRunOptions::default())
 }

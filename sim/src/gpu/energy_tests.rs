@@ -189,8 +189,10 @@ fn energies_are_the_events_times_the_configured_figures() {
 fn a_configuration_file_overrides_an_energy() {
     let c = GpuConfig::from_text("base = \"gtx480\"\nenergy_rf_read_fj = 1000\n").unwrap();
     assert_eq!(c.energy_rf_read_fj, 1000);
-    let mut e = Events::default();
-    e.rf_reads = 32;
+    let e = Events {
+        rf_reads: 32,
+        ..Events::default()
+    };
     assert!(close(Energy::of(&e, 0, &c.energy_table()).rf, 0.032));
 }
 

@@ -173,7 +173,7 @@ impl RegFile {
 /// launch checks each kernel against it ([`Kernel::check_register_files`]). Packed to
 /// 2-byte alignment so that a `Reg` takes 6 bytes and [`Inst`] stays at 72.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(packed(2))]
+#[repr(Rust, packed(2))]
 pub struct Reg {
     pub file: RegFile,
     pub idx: u32,
@@ -833,7 +833,7 @@ pub enum Op {
 /// A guard `@%p` (or `@!%p`): lanes where it is false do nothing. Packed like
 /// [`Reg`], for the size of [`Inst`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(packed(2))]
+#[repr(Rust, packed(2))]
 pub struct Guard {
     pub pred: u32,
     pub negate: bool,

@@ -1216,7 +1216,7 @@ fn counts_from_accesses(k: &Kernel) -> [u32; 4] {
                 RegFile::Ur => 2,
                 RegFile::A => 3,
             };
-            n[i] = n[i].max(u32::from(a.reg.idx) + if a.wide { 2 } else { 1 });
+            n[i] = n[i].max(a.reg.idx + if a.wide { 2 } else { 1 });
         });
     }
     n

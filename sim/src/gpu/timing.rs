@@ -1359,8 +1359,10 @@ mod progress_tests {
     #[test]
     fn a_run_is_stuck_only_after_the_limit_without_any_issue() {
         let mut p = Progress::default();
-        let mut stats = Stats::default();
-        stats.warp_insts = 5;
+        let mut stats = Stats {
+            warp_insts: 5,
+            ..Stats::default()
+        };
         assert!(!p.stuck(&stats, 10));
         assert!(!p.stuck(&stats, 10 + STUCK_CYCLES));
         assert!(p.stuck(&stats, 11 + STUCK_CYCLES));

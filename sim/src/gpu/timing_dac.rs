@@ -94,7 +94,7 @@ fn step_regs(inst: &Inst) -> StepRegs {
         };
         let n = if a.wide { 2 } else { 1 };
         for k in 0..n {
-            let slot = file << 16 | (u32::from(a.reg.idx) + k);
+            let slot = file << 16 | (a.reg.idx + k);
             r.used.push(slot);
             if a.def {
                 r.written.push(slot);

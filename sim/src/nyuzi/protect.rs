@@ -62,7 +62,7 @@ impl Protection {
         let mut at = u64::from(addr);
         loop {
             let r = &self.regions[i];
-            if at >= u64::from(r.end) || !(r.writable || !store) {
+            if at >= u64::from(r.end) || (store && !r.writable) {
                 return false;
             }
             if end <= u64::from(r.end) {

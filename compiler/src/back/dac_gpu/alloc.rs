@@ -965,7 +965,7 @@ fn register_counts(insts: &[Inst]) -> (u32, u32) {
     let (mut r, mut p) = (0u32, 0u32);
     for inst in insts {
         inst.for_each_reg(|a| {
-            let top = u32::from(a.reg.idx) + 1 + u32::from(a.wide);
+            let top = a.reg.idx + 1 + u32::from(a.wide);
             match a.reg.file {
                 RegFile::R => r = r.max(top),
                 RegFile::P => p = p.max(top),
@@ -1352,7 +1352,6 @@ fn smallest_budget(prepared: &Prepared, failed: u32) -> Option<u32> {
 /// selection), and renumbers what refers to its instruction indices (the line table
 /// and the trap sites). The scans of `prepared` are shared with the other budgets
 /// and placements tried on it.
-#[allow(clippy::result_large_err)] // the selector collects diagnostics as they are
 pub fn allocate_selected(
     k: &mut Kernel,
     prepared: &Prepared,

@@ -598,7 +598,6 @@ type Selected = (Kernel, Vec<Option<Span>>, Vec<(usize, &'static str)>);
 /// `max_regs` with [`Options::placement`], or (`predict`) the allocation among the
 /// candidates the predictor expects to run fastest. Returns the report and the
 /// candidates weighed, the chosen one first (none without `predict`).
-#[allow(clippy::result_large_err)] // the selector collects diagnostics as they are
 pub fn allocate(
     kernel: &mut Kernel,
     lines: &mut Vec<Option<Span>>,

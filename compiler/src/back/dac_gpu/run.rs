@@ -44,7 +44,6 @@ impl Default for DacRunOptions {
 }
 
 /// Compiles a checked program for the dac-gpu.
-#[allow(clippy::result_large_err)] // the driver's shared error type
 pub fn compile(
     front: &FrontResult,
     optimize: bool,
@@ -55,7 +54,6 @@ pub fn compile(
 }
 
 /// [`compile`] from the module [`driver::lower_front_with`] made of `front`.
-#[allow(clippy::result_large_err)] // the driver's shared error type
 pub fn compile_lowered(
     front: &FrontResult,
     lowered: ir::Module,
@@ -97,7 +95,6 @@ fn without_uniform_datapath(compiled: &mut Compiled) {
 }
 
 /// Runs `req` on the dac-gpu simulator.
-#[allow(clippy::result_large_err)] // the driver's shared error type
 pub fn run_on_dac_gpu(
     front: &FrontResult,
     req: &RunRequest<'_>,
@@ -110,7 +107,6 @@ pub fn run_on_dac_gpu(
 
 /// The code generation options a run of `req` compiles with: `opts.codegen` for the
 /// launch ([`for_launch`]), with the fastest allocation under `--regalloc exhaustive`.
-#[allow(clippy::result_large_err)] // the driver's shared error type
 pub fn launch_codegen(
     front: &FrontResult,
     req: &RunRequest<'_>,
@@ -125,7 +121,6 @@ pub fn launch_codegen(
 
 /// `--regalloc exhaustive`: the options of the fastest, in the timing model, of the
 /// allocations the predictor weighs for the entry (`codegen` with its choice fixed).
-#[allow(clippy::result_large_err)] // the driver's shared error type
 fn fastest_allocation(
     front: &FrontResult,
     req: &RunRequest<'_>,
@@ -181,7 +176,6 @@ pub fn for_launch(options: &Options, req: &RunRequest<'_>) -> Options {
 }
 
 /// Runs `req` with a program already compiled from `front` (`req.optimize` unused).
-#[allow(clippy::result_large_err)] // the driver's shared error type
 pub fn run_compiled(
     front: &FrontResult,
     compiled: &Compiled,
@@ -195,7 +189,6 @@ pub fn run_compiled(
 /// counters and trace ([`gpu::run_functional_recorded`], [`gpu::run_timing_recorded`])
 /// and the description of every instruction of the program that ran (which is not
 /// `compiled` when a split kernel's launch falls back to the baseline).
-#[allow(clippy::result_large_err)] // the driver's shared error type
 pub fn run_compiled_recorded(
     front: &FrontResult,
     compiled: &Compiled,
@@ -384,7 +377,6 @@ pub fn run_compiled_recorded(
 /// A kernel whose spill slots are in shared memory, laid out for blocks of at most
 /// `n` threads, cannot run blocks of more (`hardware_threads`, whole warps): their
 /// threads' slots would overlap.
-#[allow(clippy::result_large_err)] // the driver's shared error type
 fn check_shared_slots(
     compiled: &Compiled,
     k: usize,
@@ -407,7 +399,6 @@ fn check_shared_slots(
 
 /// The `.shared` layout (and the demoted slots after it) of a compiled kernel counts
 /// the dynamic shared bytes it was compiled for: a launch must give exactly those.
-#[allow(clippy::result_large_err)] // the driver's shared error type
 fn check_dynamic_shared(compiled: &Compiled, k: usize, launched: u32) -> Result<(), RunError> {
     if compiled.dynamic_shared == launched {
         return Ok(());
@@ -432,7 +423,6 @@ pub const MAX_BLOCK_RESERVATION: u64 = 1 << 28;
 
 /// Refuses, before allocating anything, a launch whose per-block areas would exceed
 /// [`MAX_BLOCK_RESERVATION`].
-#[allow(clippy::result_large_err)] // the driver's shared error type
 fn check_reservation(name: &str, blocks: u64, bytes: u64) -> Result<(), RunError> {
     if bytes <= MAX_BLOCK_RESERVATION {
         return Ok(());

@@ -31,7 +31,6 @@ pub fn per_sm(report: &TimingReport, config: &GpuConfig) -> Breakdown {
 
 /// The machine: whether the timing model ran, its scheduler, and every key of the
 /// configuration (`--config`), as its file would give it.
-#[allow(clippy::result_large_err)] // the driver's shared error type
 pub fn machine_settings(opts: &DacRunOptions) -> Result<Settings, RunError> {
     let config = GpuConfig::load(&opts.config)
         .map_err(|e| RunError::Trap(RuntimeError::new(format!("--config: {e}"))))?;

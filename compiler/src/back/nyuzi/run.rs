@@ -272,7 +272,7 @@ fn run_machine(
         match crate::timing::stage("simulate (timing)", || timing::run_timing(m, &cfg)) {
             Ok(r) => Some(r),
             Err(TimingError::Fault(f)) => {
-                return Err(RunError::Trap(fault_error(built, &m, f, max_steps)))
+                return Err(RunError::Trap(fault_error(built, m, f, max_steps)))
             }
             Err(TimingError::CycleLimit { limit, instructions }) => {
                 return Err(RunError::Trap(RuntimeError::new(format!(
@@ -288,10 +288,10 @@ fn run_machine(
         }
     } else {
         crate::timing::stage("simulate", || m.run())
-            .map_err(|f| RunError::Trap(fault_error(built, &m, f, max_steps)))?;
+            .map_err(|f| RunError::Trap(fault_error(built, m, f, max_steps)))?;
         None
     };
-    if let Some(e) = stack_overflow(built, &m, None) {
+    if let Some(e) = stack_overflow(built, m, None) {
         return Err(RunError::Trap(e));
     }
     let layout = &built.image.layout;
@@ -317,7 +317,7 @@ fn run_machine(
         .launch
         .signature
         .ret
-        .map(|ty| read_result(&m, layout.result_address, ty));
+        .map(|ty| read_result(m, layout.result_address, ty));
     let stats = super::run_stats::statistics(m, built, report.as_ref());
     let output = String::from_utf8_lossy(m.console()).into_owned();
     let mut result = launch::RunResult::from_launch(&built.launch, "nyuzi", ret, output, stats);

@@ -216,12 +216,12 @@ impl Checker<'_> {
             variants: Vec::new(),
         });
         if let Some(n) = e.name {
-            if self.enum_tags.contains_key(&n.name) {
+            if let std::collections::hash_map::Entry::Vacant(e) = self.enum_tags.entry(n.name) {
+                e.insert(eid);
+                self.bind_file_name(n.name, n.span, FileName::Enum(eid));
+            } else {
                 let prev = self.file_name_spans.get(&n.name).copied();
                 self.redefinition(n.name, n.span, prev);
-            } else {
-                self.enum_tags.insert(n.name, eid);
-                self.bind_file_name(n.name, n.span, FileName::Enum(eid));
             }
         }
         let mut next: i64 = 0;

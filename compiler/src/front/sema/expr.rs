@@ -1367,7 +1367,7 @@ impl Checker<'_> {
                     };
                     return Some(Place {
                         obj_ty: self.out.type_of(e.id),
-                        via_ptr: array.map_or(true, |p| p.via_ptr),
+                        via_ptr: array.is_none_or(|p| p.via_ptr),
                         addr_varying: array.is_some_and(|p| p.addr_varying)
                             || self.out.types.is_varying(bt)
                             || iv,
@@ -1685,7 +1685,7 @@ impl Checker<'_> {
             }
         }
         let soa_cast = self.is_soa_pointer(from) || self.is_soa_pointer(to);
-        if soa_cast && !(self.out.types.soa_elements(from) == self.out.types.soa_elements(to)) {
+        if soa_cast && (self.out.types.soa_elements(from) != self.out.types.soa_elements(to)) {
             self.soa_pointer_conversion(inner, from, to);
             return Types::ERROR;
         }
@@ -2152,7 +2152,7 @@ impl Checker<'_> {
     ) {
         let bs = self.ty_str(bt);
         self.emit(
-            Diagnostic::error(codes::WRONG_MEMBER_OPERATOR, format!("{what}"))
+            Diagnostic::error(codes::WRONG_MEMBER_OPERATOR, what.to_string())
                 .with_primary(base.span, format!("this has type `{bs}`"))
                 .with_help(format!("use `{use_op}{}`", self.name(field.name))),
         );

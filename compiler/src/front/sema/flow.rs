@@ -41,10 +41,12 @@ impl Checker<'_> {
             StmtKind::Return(_) | StmtKind::Error | StmtKind::Goto(_) => false,
             StmtKind::Labeled { body, .. } => self.falls(body, d),
             StmtKind::Block(b) | StmtKind::Unmasked(b) => self.seq_falls(&b.stmts, d),
-            StmtKind::If { then, else_, .. } => match else_ {
-                Some(e) => self.falls(then, d) || self.falls(e, d),
-                None => true,
-            },
+            StmtKind::If {
+                then,
+                else_: Some(e),
+                ..
+            } => self.falls(then, d) || self.falls(e, d),
+            StmtKind::If { else_: None, .. } => true,
             StmtKind::While { cond, body, .. } => !self.is_true(cond) || self.breaks(body, d),
             StmtKind::For { cond, body, .. } => {
                 !cond.as_ref().is_none_or(|c| self.is_true(c)) || self.breaks(body, d)

@@ -374,11 +374,11 @@ impl Checker<'_> {
             let cost = match (p.ty, p.by_ref) {
                 (p, true) => self.reference_cost(args[i], p, self.is_operator_function(fid)),
                 (p, false) => {
-                    let null = Self::is_null_const(&args[i]);
+                    let null = Self::is_null_const(args[i]);
                     let c = conv::implicit_cost(&mut self.out.types, arg_tys[i], p, null).ok();
                     // A reference given by value ranks below one given to a reference.
                     match c {
-                        Some(Cost::Exact | Cost::AddConst) if self.is_reference(&args[i]) => {
+                        Some(Cost::Exact | Cost::AddConst) if self.is_reference(args[i]) => {
                             Some(Cost::RefToValue)
                         }
                         c => c,

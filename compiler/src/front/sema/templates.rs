@@ -545,10 +545,7 @@ impl<'a> Checker<'a> {
             }
             return Ok(SmallVec::new());
         }
-        let explicit = match targs {
-            Some(t) => Some(t),
-            None => None,
-        };
+        let explicit = targs;
         let mut found = SmallVec::new();
         let mut failures: Vec<(TemplateId, &'static str)> = Vec::new();
         // With one template of the name, a misfit argument is reported as such.

@@ -157,7 +157,7 @@ impl Demoted {
         };
         let half_reg = |r: Reg, half: u32| Reg {
             file: r.file,
-            idx: r.idx + half as u32,
+            idx: r.idx + half,
         };
         let wide = |ty: Type| ty == Type::B64;
         match inst.op {

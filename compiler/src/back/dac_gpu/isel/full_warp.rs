@@ -95,18 +95,18 @@ impl Isel<'_> {
         while let Some(f) = todo.pop() {
             for (_, data) in crate::back::dac_gpu::spaces::live_insts(f) {
                 match data {
-                    InstData::Lane { op, .. } => {
+                    InstData::Lane { op, .. }
                         if !matches!(
                             op,
                             LaneOp::Any | LaneOp::All | LaneOp::Ballot | LaneOp::FirstLane
-                        ) {
-                            return true;
-                        }
+                        ) =>
+                    {
+                        return true;
                     }
-                    InstData::Call { func, .. } => {
-                        if !self.ctx.out_of_line.contains(func) && seen.insert(*func) {
-                            todo.push(&module.functions[*func]);
-                        }
+                    InstData::Call { func, .. }
+                        if !self.ctx.out_of_line.contains(func) && seen.insert(*func) =>
+                    {
+                        todo.push(&module.functions[*func]);
                     }
                     _ => {}
                 }
