@@ -811,7 +811,8 @@ struct CompileArgs {
     /// `--emit hex`: a kernel argument, NAME=SPEC (as for `spmdc run`).
     #[arg(long = "arg", value_name = "NAME=SPEC")]
     args: Vec<String>,
-    /// `--emit hex`: blocks in the grid, X[,Y[,Z]].
+    /// Blocks in the grid, X[,Y[,Z]]: the launch of `--emit hex`, and on dac-gpu
+    /// with `--regalloc auto` the grid the predictor weighs (by default many blocks).
     #[arg(long, value_name = "X[,Y[,Z]]")]
     grid: Option<String>,
     /// Threads in a block, X[,Y[,Z]]: the launch of `--emit hex`, and on dac-gpu
@@ -1066,10 +1067,23 @@ fn compile_option_warnings(args: &CompileArgs, warn: &mut impl FnMut(&str, &str,
         warn("source_lines", "without `--emit asm`", "");
     }
     if !emits.contains(&Emit::Hex) {
-        for id in ["entry", "args", "grid"] {
+        for id in ["entry", "args"] {
             warn(
                 id,
                 "without `--emit hex` (it is part of a launch image)",
+                "",
+            );
+        }
+        if matches!(args.target, Target::Nyuzi) {
+            warn(
+                "grid",
+                "without `--emit hex` (it is part of a launch image)",
+                "",
+            );
+        } else if args.dac.regalloc != RegallocArg::Auto {
+            warn(
+                "grid",
+                "without `--emit hex` or `--regalloc auto` (the predictor weighs the grid)",
                 "",
             );
         }
@@ -1457,6 +1471,11 @@ fn dac_compile_options(args: &CompileArgs) -> Result<spmdc::back::dac_gpu::Optio
         let block =
             sim::Dim3::parse(text).map_err(|e| usage(format!("invalid `--block {text}`: {e}")))?;
         options.block_threads = Some(block.count().min(u64::from(u32::MAX)) as u32);
+    }
+    if let Some(text) = &args.grid {
+        let grid =
+            sim::Dim3::parse(text).map_err(|e| usage(format!("invalid `--grid {text}`: {e}")))?;
+        options.grid_blocks = Some(grid.count());
     }
     if let Some(text) = &args.dynamic_shared {
         let config = spmdc::launch::LaunchConfig::single_gang(1)

@@ -1437,3 +1437,72 @@ fn time_passes_reports_heap_peaks() {
         .unwrap_or_else(|| panic!("no instruction selection line in:\n{report}"));
     assert!(lower.contains(" MB "), "{lower}");
 }
+
+/// `--regalloc auto` on dac-gpu says in the listing what it weighed, for the launch
+/// `--block` and `--grid` give; the listing still assembles, and its `.reg` is the
+/// chosen allocation's.
+#[test]
+fn regalloc_auto_lists_what_it_weighed_in_the_listing() {
+    let file = "tests/regdem_bench/stencil25.spmd";
+    let common = [file, "--target", "dac-gpu", "--config", "maxwell"];
+    let out = spmdc(
+        &[
+            &common[..],
+            &["--regalloc", "auto", "--block", "16,8", "--grid", "16,16"],
+        ]
+        .concat(),
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).is_empty(), "no warning: {}", stderr(&out));
+    let listing = stdout(&out);
+    let head: Vec<&str> = listing
+        .lines()
+        .take_while(|l| l.starts_with("//"))
+        .collect();
+    assert!(
+        head[0].contains("allocations weighed for blocks of 128 threads and a grid of 256 blocks"),
+        "{}",
+        head[0]
+    );
+    let rows = &head[2..];
+    let chosen: Vec<&&str> = rows.iter().filter(|l| l.ends_with("<- chosen")).collect();
+    assert_eq!(chosen.len(), 1, "{head:#?}");
+    assert!(
+        rows.len() >= 2,
+        "the baseline and the cliffs below: {head:#?}"
+    );
+    // Fastest first: the predicted cycles never fall down the list.
+    let cycles: Vec<u64> = rows
+        .iter()
+        .map(|l| {
+            let field = l
+                .split_whitespace()
+                .find(|w| w.contains(',') && w.chars().all(|c| c.is_ascii_digit() || c == ','));
+            field
+                .expect("a cycle count")
+                .replace(',', "")
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert!(cycles.windows(2).all(|w| w[0] <= w[1]), "{head:#?}");
+    let regs: u32 = chosen[0]
+        .split_whitespace()
+        .nth(3)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(listing.contains(&format!("    .reg {regs};")), "{listing}");
+    let program = sim::gpu::parse(&listing).expect("the listing assembles");
+    assert_eq!(program.kernels.len(), 1);
+    // Without `--regalloc auto` nothing is weighed: no remarks, and `--grid` is
+    // ineffective.
+    let plain = spmdc(&[&common[..], &["--grid", "16,16"]].concat(), None);
+    assert!(!stdout(&plain).starts_with("//"));
+    assert!(
+        stderr(&plain).contains("`--grid` has no effect without `--emit hex` or `--regalloc auto`"),
+        "{}",
+        stderr(&plain)
+    );
+}

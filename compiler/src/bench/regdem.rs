@@ -27,7 +27,6 @@ use super::gpu::compare;
 use super::record::{stats_of, Check, RunRecord, Stat, Variant};
 use super::run::describe;
 use super::{Cell, Table};
-use crate::back::dac_gpu::alloc::Placement;
 use crate::back::dac_gpu::regdem::Candidate;
 use crate::back::dac_gpu::{self, DacRunOptions};
 use crate::driver::{self, FrontResult, RunRequest};
@@ -136,7 +135,7 @@ pub fn time_variants(
         .unwrap_or_default();
     let mut variants = Vec::new();
     for c in candidates {
-        let name = variant_name(&c);
+        let name = c.name();
         let result = timed(front, req, &dopts, &codegen, &c).map_err(|e| describe(&name, e))?;
         let mismatch = compare(want, &result);
         variants.push(Variant {
@@ -207,16 +206,6 @@ fn timed(
     let fixed = c.fixed(codegen);
     let compiled = dac_gpu::run::compile(front, req.optimize, &fixed)?;
     dac_gpu::run::run_compiled(front, &compiled, req, dopts)
-}
-
-fn variant_name(c: &Candidate) -> String {
-    let place = match c.placement {
-        Placement::Local if c.spill_slots == 0 => "spill-free",
-        Placement::Local => "local",
-        Placement::Shared => "shared",
-        Placement::Mixed => "mixed",
-    };
-    format!("{place} @{}", c.budget)
 }
 
 fn cycles(v: &Variant) -> f64 {

@@ -226,7 +226,7 @@ fn significant(x: f64, digits: i32) -> String {
 }
 
 /// `1234567` is `1,234,567`.
-fn thousands(n: u64) -> String {
+pub(crate) fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {

@@ -7,12 +7,11 @@ use std::fmt::Write;
 use super::Compiled;
 use crate::source::{SourceMap, Span};
 
-/// The assembly of `c`, with source lines interleaved when `sources` is given.
+/// The assembly of `c`, with source lines interleaved when `sources` is given, and
+/// before each kernel that `--regalloc auto` allocated, the allocations it weighed
+/// ([`super::regdem::remarks`]).
 pub fn listing(c: &Compiled, sources: Option<&SourceMap>) -> String {
     let text = sim::gpu::print(&c.program);
-    let Some(map) = sources else {
-        return text;
-    };
     let mut out = String::new();
     // Index of the kernel being printed: one more at each `.entry`/`.func` header.
     let mut kernel: Option<usize> = None;
@@ -20,10 +19,19 @@ pub fn listing(c: &Compiled, sources: Option<&SourceMap>) -> String {
     let mut last: Option<(u32, usize)> = None;
     for line in text.lines() {
         if line.starts_with(".entry") || line.starts_with(".func") {
-            kernel = Some(kernel.map_or(0, |k| k + 1));
+            let k = kernel.map_or(0, |k| k + 1);
+            kernel = Some(k);
             pc = 0;
             last = None;
+            if let Some(candidates) = c.candidates.get(k) {
+                out.push_str(&super::regdem::remarks(candidates));
+            }
         }
+        let Some(map) = sources else {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        };
         let is_inst = line.starts_with("    ") && !line.trim_start().starts_with('.');
         if is_inst {
             let span = kernel

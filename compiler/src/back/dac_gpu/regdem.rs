@@ -161,6 +161,9 @@ pub fn budgets(
 /// What the predictor says of one allocated kernel.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Prediction {
+    /// The launch predicted for: threads per block and blocks.
+    pub threads: u32,
+    pub blocks: u64,
     /// Predicted cycles of the whole launch.
     pub cycles: f64,
     pub blocks_per_sm: u32,
@@ -193,6 +196,19 @@ pub enum Bound {
     Dram,
     /// One warp's critical path per round of resident blocks.
     Latency,
+}
+
+impl Bound {
+    pub fn name(self) -> &'static str {
+        match self {
+            Bound::Issue => "issue",
+            Bound::Lsu => "load/store unit",
+            Bound::L2 => "L2 banks",
+            Bound::MissRegisters => "L1 miss registers",
+            Bound::Dram => "DRAM",
+            Bound::Latency => "latency",
+        }
+    }
 }
 
 /// Per-warp, loop-weighted costs of a kernel's code ([`per_warp_costs`]).
@@ -456,6 +472,8 @@ pub fn predict(
         cycles += round_cycles(&costs, machine, shape, rest as f64).1;
     }
     Some(Prediction {
+        threads,
+        blocks,
         cycles,
         blocks_per_sm: occ.blocks_per_sm,
         issue: costs.issue,
@@ -579,6 +597,18 @@ pub struct Candidate {
 }
 
 impl Candidate {
+    /// The allocation's name: its placement (`spill-free` for a local one that
+    /// spills nothing) and budget, `mixed @40`.
+    pub fn name(&self) -> String {
+        let place = match self.placement {
+            Placement::Local if self.spill_slots == 0 => "spill-free",
+            Placement::Local => "local",
+            Placement::Shared => "shared",
+            Placement::Mixed => "mixed",
+        };
+        format!("{place} @{}", self.budget)
+    }
+
     /// `codegen` with this candidate's budget and placement fixed (no prediction):
     /// the options that compile exactly this allocation.
     pub fn fixed(&self, codegen: &Options) -> Options {
@@ -701,6 +731,53 @@ pub fn allocate(
     let mut candidates = vec![chosen];
     candidates.extend(tried.into_iter().map(|(c, ..)| c));
     Ok((report, candidates))
+}
+
+/// `--emit asm` comment lines on what `--regalloc auto` weighed (`candidates`, the
+/// chosen one first): the launch it predicted for, then each allocation's registers,
+/// spill slots, blocks per SM, predicted cycles and their bound, fastest first.
+pub fn remarks(candidates: &[Candidate]) -> String {
+    use std::fmt::Write;
+    let Some(chosen) = candidates.first() else {
+        return String::new();
+    };
+    let p = &chosen.prediction;
+    let grid = if p.blocks == UNKNOWN_GRID_BLOCKS {
+        "a grid of many blocks (no launch given)".to_string()
+    } else {
+        format!("a grid of {} blocks", p.blocks)
+    };
+    let mut out = format!(
+        "// --regalloc auto: {} allocations weighed for blocks of {} threads and {grid};\n\
+         // predicted cycles, fastest first (what bounds them):\n",
+        candidates.len(),
+        p.threads
+    );
+    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (x, y) = (&candidates[a].prediction, &candidates[b].prediction);
+        x.cycles.total_cmp(&y.cycles)
+    });
+    for i in order {
+        let c = &candidates[i];
+        let slots = match (c.spill_slots, c.demoted_slots) {
+            (0, _) => String::new(),
+            (n, 0) => format!("{n} local slots"),
+            (n, d) if d == n => format!("{n} shared slots"),
+            (n, d) => format!("{n} slots, {d} shared"),
+        };
+        let cycles = crate::launch::stats_text::thousands(c.prediction.cycles.round() as u64);
+        let _ = writeln!(
+            out,
+            "//   {:<16} {:>3} registers  {slots:<19} {:>2} blocks/SM {cycles:>17} ({}){}",
+            c.name(),
+            c.num_regs,
+            c.prediction.blocks_per_sm,
+            c.prediction.bound.name(),
+            if i == 0 { "  <- chosen" } else { "" }
+        );
+    }
+    out
 }
 
 #[cfg(test)]
