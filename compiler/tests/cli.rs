@@ -1506,3 +1506,48 @@ fn regalloc_auto_lists_what_it_weighed_in_the_listing() {
         stderr(&plain)
     );
 }
+
+/// `--shuffle auto` says in the listing, per block, how many shuffles its cost model
+/// kept and why it stopped, on both targets; `--shuffle all` weighs nothing.
+#[test]
+fn shuffle_auto_says_what_it_kept_and_why_in_the_listing() {
+    let file = "tests/shuffle_bench/gaussblur_rows.spmd";
+    let dac = spmdc(&[file, "--target", "dac-gpu", "--shuffle", "auto"], None);
+    assert_eq!(dac.status.code(), Some(0), "{}", stderr(&dac));
+    let listing = stdout(&dac);
+    let remark = listing.lines().next().unwrap_or("");
+    // The GTX 480 issues one warp instruction a cycle: the block is issue-bound.
+    assert!(
+        remark.starts_with("// --shuffle auto, block")
+            && remark.contains("0 of 20 shuffles kept")
+            && remark.contains("(bound by issue)")
+            && remark.contains("the next, |N| = 1, would add"),
+        "{remark}"
+    );
+    sim::gpu::parse(&listing).expect("the listing assembles");
+    let nyuzi = spmdc(&[file, "--target", "nyuzi", "--shuffle", "auto"], None);
+    assert_eq!(nyuzi.status.code(), Some(0), "{}", stderr(&nyuzi));
+    let listing = stdout(&nyuzi);
+    let lines: Vec<&str> = listing.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == "gaussblur_rows:")
+        .expect("the entry's label");
+    let remark = lines[at - 1];
+    let kept: u32 = remark
+        .split(": ")
+        .nth(1)
+        .and_then(|s| s.split(" of ").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{remark}"));
+    // A `task` gets the core's 4 threads: gathers bound the block, and shuffles pay
+    // until issue catches up.
+    assert!(remark.starts_with("# --shuffle auto, block"), "{remark}");
+    assert!(kept > 0 && kept < 20, "{remark}");
+    assert!(
+        remark.contains("(bound by the memory pipeline)"),
+        "{remark}"
+    );
+    let all = spmdc(&[file, "--target", "nyuzi", "--shuffle", "all"], None);
+    assert!(!stdout(&all).contains("--shuffle auto"));
+}

@@ -349,33 +349,116 @@ impl Paid {
     }
 }
 
-/// Keeps the pairs of `shuffles` (of `func`) the model expects to pay on `machine`.
-pub fn select(func: &Function, shuffles: &mut FunctionShuffles, machine: &Machine) {
-    let (keep, own_edges) = decide(func, shuffles, machine);
+/// What the model decided in one block that offered shuffles ([`select`]), in the
+/// terms of its estimate (per warp on the GPU, per gang on nyuzi).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BlockChoice {
+    pub block: crate::ir::Block,
+    /// The block's issue cycles, memory-pipeline cycles and latency bound (0 where the
+    /// model leaves latency out) before any rewrite.
+    pub issue: f64,
+    pub port: f64,
+    pub wait: f64,
+    /// Shuffled pairs offered and kept.
+    pub offered: u32,
+    pub kept: u32,
+    /// The first shuffle declined: its `|N|`, the instructions it would add and the
+    /// memory-pipeline cycles it would save.
+    pub declined: Option<(u32, f64, f64)>,
+}
+
+impl BlockChoice {
+    /// The resource that bounds the block before the rewrites.
+    pub fn bound(&self) -> &'static str {
+        if self.issue >= self.port && self.issue >= self.wait {
+            "issue"
+        } else if self.port >= self.wait {
+            "the memory pipeline"
+        } else {
+            "latency"
+        }
+    }
+}
+
+/// Keeps the pairs of `shuffles` (of `func`) the model expects to pay on `machine`;
+/// returns what it decided in each block that offered a shuffle.
+pub fn select(
+    func: &Function,
+    shuffles: &mut FunctionShuffles,
+    machine: &Machine,
+) -> Vec<BlockChoice> {
+    let (keep, own_edges, choices) = decide(func, shuffles, machine);
     shuffles.retain(|p| keep.contains(&p.load));
     shuffles.keep_own_edges(own_edges);
     shuffles.plan_halos(func);
+    choices
 }
 
-/// The loads whose pairs are kept, and those of them that reload their own edge lanes
-/// though they could take them from a halo (the reload is cheaper on `machine`).
-fn decide(func: &Function, shuffles: &FunctionShuffles, machine: &Machine) -> (Loads, Loads) {
+/// `--emit asm` comment lines (each starting with `comment`) on `choices`, one per
+/// block, named as `--emit ir` names them.
+pub fn remarks(choices: &[BlockChoice], comment: &str) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    for c in choices {
+        let _ = write!(
+            out,
+            "{comment} --shuffle auto, {}: {} of {} shuffles kept; issue {:.1}, memory pipeline {:.1}",
+            c.block, c.kept, c.offered, c.issue, c.port
+        );
+        if c.wait > 0.0 {
+            let _ = write!(out, ", latency {:.1}", c.wait);
+        }
+        let _ = write!(out, " cycles (bound by {})", c.bound());
+        if let Some((n, extra, saved)) = c.declined {
+            let _ = write!(
+                out,
+                "; the next, |N| = {n}, would add {extra:.1} instructions to save {saved:.1} memory-pipeline cycles"
+            );
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The loads whose pairs are kept, those of them that reload their own edge lanes
+/// though they could take them from a halo (the reload is cheaper on `machine`), and
+/// the blocks' choices.
+fn decide(
+    func: &Function,
+    shuffles: &FunctionShuffles,
+    machine: &Machine,
+) -> (Loads, Loads, Vec<BlockChoice>) {
     let mut keep = Loads::default();
     let mut own_edges = Loads::default();
+    let mut choices = Vec::new();
     for &block in &func.layout {
         let (mut state, mut shuffled) = scan(func, block, shuffles, machine, &mut keep);
         shuffled.sort_by_key(|s| s.0);
+        let mut choice = BlockChoice {
+            block,
+            issue: state.issue,
+            port: state.port,
+            wait: machine.latency.map_or(0.0, |l| state.path / l.threads),
+            offered: shuffled.len() as u32,
+            kept: 0,
+            declined: None,
+        };
         let mut kept = Vec::new();
         let mut paid = Paid::default();
-        for (_, p, mask) in shuffled {
+        for (n, p, mask) in shuffled {
             let (extra, saved) = machine.rewrite(&p, mask, false, &mut paid);
             let taken = state.try_change(machine, extra, saved);
             paid.settle(taken);
             if !taken {
+                choice.declined = Some((n, extra, saved));
                 break;
             }
             keep.insert(p.load);
             kept.push((p, mask));
+        }
+        choice.kept = kept.len() as u32;
+        if choice.offered > 0 {
+            choices.push(choice);
         }
         // Then the halos, each where its carrier is kept and it lowers the estimate
         // (the load's own reload, whose shared groups stay paid, gives way to it).
@@ -392,7 +475,7 @@ fn decide(func: &Function, shuffles: &FunctionShuffles, machine: &Machine) -> (L
             }
         }
     }
-    (keep, own_edges)
+    (keep, own_edges, choices)
 }
 
 /// The resources of `block` as it is, and its shuffled pairs (`|N|`, pair, mask);

@@ -26,6 +26,9 @@ pub fn listing(c: &Compiled, sources: Option<&SourceMap>) -> String {
             if let Some(candidates) = c.candidates.get(k) {
                 out.push_str(&super::regdem::remarks(candidates));
             }
+            if let Some(remarks) = c.shuffle_remarks.get(k) {
+                out.push_str(remarks);
+            }
         }
         let Some(map) = sources else {
             out.push_str(line);

@@ -174,6 +174,7 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
         candidates: Vec::new(),
         dac_split: Vec::new(),
         shuffles: Vec::new(),
+        shuffle_remarks: Vec::new(),
         dynamic_shared: options.dynamic_shared,
     };
     let mut errors = Vec::new();
@@ -215,6 +216,7 @@ pub fn compile_module(module: &Module, options: &Options) -> Result<Compiled, Ve
                 out.frame_bytes.push(e.frame);
                 out.traps.push(e.traps);
                 out.shuffles.push(e.shuffles);
+                out.shuffle_remarks.push(e.shuffle_remarks);
             }
             Err(e) => errors.extend(e),
         }
@@ -249,6 +251,7 @@ struct CompiledEntry {
     candidates: Vec<super::regdem::Candidate>,
     dac_split: Option<u32>,
     shuffles: Option<crate::analysis::shuffle::ServedCounts>,
+    shuffle_remarks: String,
 }
 
 /// Selects, allocates and decouples the entry `fref`: everything that depends on the
@@ -276,6 +279,7 @@ fn compile_entry(
     } else {
         None
     };
+    let mut shuffle_remarks = String::new();
     let ctx = ModuleCtx {
         module,
         uniformity: options.uniformity,
@@ -291,7 +295,8 @@ fn compile_entry(
             use crate::analysis::shuffle::{analyze_function, cost};
             let mut pairs = analyze_function(module, func, &a.functions[fref]);
             if options.shuffle == crate::passes::ShuffleMode::Auto {
-                cost::select(func, &mut pairs, &cost::Machine::dac_gpu(&options.machine));
+                let machine = cost::Machine::dac_gpu(&options.machine);
+                shuffle_remarks = cost::remarks(&cost::select(func, &mut pairs, &machine), "//");
             }
             (fref, pairs)
         }),
@@ -331,6 +336,7 @@ fn compile_entry(
         candidates,
         dac_split: ctx.dac.as_ref().and_then(|p| p.split()),
         shuffles: ctx.served_counts(),
+        shuffle_remarks,
     })
 }
 

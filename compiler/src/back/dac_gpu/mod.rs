@@ -214,6 +214,9 @@ pub struct Compiled {
     /// Per kernel, under `--shuffle`: its varying loads and those served by another
     /// load's register (`None` with `--shuffle off`).
     pub shuffles: Vec<Option<crate::analysis::shuffle::ServedCounts>>,
+    /// Per kernel, under `--shuffle auto`: the cost model's choices as `//` lines
+    /// ([`crate::analysis::shuffle::cost::remarks`]).
+    pub shuffle_remarks: Vec<String>,
     /// The dynamic shared bytes per block the kernels are laid out for
     /// ([`Options::dynamic_shared`]): a launch must give exactly these.
     pub dynamic_shared: u32,

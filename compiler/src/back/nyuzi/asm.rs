@@ -19,6 +19,9 @@ pub fn listing(obj: &Object, sources: Option<&SourceMap>) -> String {
     let mut last_line: Option<(u32, usize)> = None;
     let reloc_at = relocs_by_word(obj);
     for sym in &obj.symbols {
+        if let Some((_, remarks)) = obj.shuffle_remarks.iter().find(|(f, _)| *f == sym.name) {
+            out.push_str(remarks);
+        }
         let _ = writeln!(out, "{}:", sym.name);
         for at in sym.offset..sym.offset + sym.len {
             while line_ix < obj.lines.len() && obj.lines[line_ix].offset <= at {

@@ -93,12 +93,13 @@ fn count_spill_code(mf: &MachFunction<MInst>, obj: &mut Object) {
 }
 
 /// One function's allocated machine code, its frame, how many of its values
-/// allocation rematerialized, and its shuffle counts.
+/// allocation rematerialized, its shuffle counts and `--shuffle auto`'s remarks.
 type Compiled = (
     MachFunction<MInst>,
     Frame,
     u32,
     Option<crate::analysis::shuffle::ServedCounts>,
+    String,
 );
 
 /// One function's allocated machine code and frame: everything before emission,
@@ -140,7 +141,13 @@ fn compile_function(
     if uses_fp(f, &mf, &frame) {
         frame = layout(true);
     }
-    Ok((mf, frame, alloc.rematerialized_vregs, sel.shuffles))
+    Ok((
+        mf,
+        frame,
+        alloc.rematerialized_vregs,
+        sel.shuffles,
+        sel.shuffle_remarks,
+    ))
 }
 
 /// Compiles a legalized module (see `driver::lower_for_target`) to an [`Object`].
@@ -179,7 +186,7 @@ pub fn compile_module_options(
         |(fref, f)| compile_function(module, fref, f, called[fref], opts),
     );
     for (result, (_, f)) in compiled.into_iter().zip(module.functions.iter()) {
-        let (mf, frame, rematerialized, shuffles) = match result {
+        let (mf, frame, rematerialized, shuffles, remarks) = match result {
             Ok(done) => done,
             Err(d) => {
                 diags.extend(d);
@@ -190,6 +197,9 @@ pub fn compile_module_options(
         obj.rematerialized_values += rematerialized;
         if let Some(c) = shuffles {
             obj.shuffles.push((f.name.clone(), c));
+        }
+        if !remarks.is_empty() {
+            obj.shuffle_remarks.push((f.name.clone(), remarks));
         }
         if let Err(e) = timing::stage("emit", || emit_function(&mut obj, f, &mf, &frame)) {
             diags.push(Diagnostic::error(

@@ -106,6 +106,8 @@ pub struct Selected {
     pub used_slots: Vec<bool>,
     /// Under `--shuffle`: the function's loads served from another register.
     pub shuffles: Option<crate::analysis::shuffle::ServedCounts>,
+    /// Under `--shuffle auto`: the cost model's choices as listing comments.
+    pub shuffle_remarks: String,
 }
 
 type Regs = SmallVec<[Reg; 2]>;
@@ -419,6 +421,7 @@ pub fn select_with(
     let affine = timing::stage("affine", || {
         crate::analysis::affine::analyze_called(m, f, called)
     });
+    let mut shuffle_remarks = String::new();
     let shuffles = opts.shuffle.is_on().then(|| {
         use crate::analysis::shuffle::{analyze_function, cost};
         let mut pairs = analyze_function(m, f, &affine);
@@ -426,7 +429,8 @@ pub fn select_with(
             let threads = opts
                 .threads
                 .unwrap_or_else(|| cost::Machine::nyuzi_threads(f));
-            cost::select(f, &mut pairs, &cost::Machine::nyuzi(threads));
+            let choices = cost::select(f, &mut pairs, &cost::Machine::nyuzi(threads));
+            shuffle_remarks = cost::remarks(&choices, "#");
         }
         pairs
     });
@@ -485,6 +489,7 @@ pub fn select_with(
         dynamic_stack: s.dynamic_stack,
         used_slots: s.used_slots,
         shuffles,
+        shuffle_remarks,
     })
 }
 

@@ -104,6 +104,9 @@ pub struct Object {
     /// Under `--shuffle`: each function's loads served from another register (static
     /// counts, by function name).
     pub shuffles: Vec<(String, crate::analysis::shuffle::ServedCounts)>,
+    /// Under `--shuffle auto`: the cost model's choices in each function, as listing
+    /// comments (by function name).
+    pub shuffle_remarks: Vec<(String, String)>,
 }
 
 impl Object {

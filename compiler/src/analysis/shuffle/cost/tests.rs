@@ -198,3 +198,41 @@ fn masked_shuffles_of_one_offset_share_their_lane_test() {
     };
     assert_eq!(kept(&text, &whole), format!("{} = {} lane+1\n", n[1], n[0]));
 }
+
+#[test]
+fn the_choices_say_what_bound_each_block_and_what_the_next_shuffle_would_cost() {
+    // The block of `a_port_bound_block_keeps_its_shuffles`: 31 issue cycles, 48 port
+    // cycles, a path of 144 over 4 threads; one of its two shuffles kept, the second
+    // (|N| = 1: 7 instructions for 15 cycles) declined.
+    let (text, _) = stencil_1d(&[0, -1, 1], 16);
+    let module = parse_module(&text).expect("test IR parses");
+    let func = &module.functions[module.function_by_name("f").expect("@f")];
+    let aff = affine::analyze_function(&module, func);
+    let mut shuffles = analyze_function(&module, func, &aff);
+    let choices = select(func, &mut shuffles, &Machine::nyuzi(4));
+    assert_eq!(choices.len(), 1, "{choices:?}");
+    let c = choices[0];
+    assert_eq!((c.offered, c.kept), (2, 1));
+    assert_eq!((c.issue, c.port, c.wait), (31.0, 48.0, 36.0));
+    assert_eq!(c.bound(), "the memory pipeline");
+    assert_eq!(c.declined, Some((1, 7.0, 15.0)));
+    assert_eq!(
+        remarks(&choices, "#"),
+        format!(
+            "# --shuffle auto, {}: 1 of 2 shuffles kept; issue 31.0, memory pipeline 48.0, \
+             latency 36.0 cycles (bound by the memory pipeline); the next, |N| = 1, would add \
+             7.0 instructions to save 15.0 memory-pipeline cycles\n",
+            c.block
+        )
+    );
+    // On the GTX 480 the block is issue-bound: nothing kept, latency left out.
+    let (text, _) = stencil_1d(&[0, -1, 1], 32);
+    let module = parse_module(&text).expect("test IR parses");
+    let func = &module.functions[module.function_by_name("f").expect("@f")];
+    let aff = affine::analyze_function(&module, func);
+    let mut shuffles = analyze_function(&module, func, &aff);
+    let choices = select(func, &mut shuffles, &gtx480());
+    assert_eq!((choices[0].kept, choices[0].wait), (0, 0.0));
+    assert_eq!(choices[0].bound(), "issue");
+    assert!(!remarks(&choices, "//").contains("latency"));
+}
