@@ -1080,14 +1080,6 @@ fn compile_option_warnings(args: &CompileArgs, warn: &mut impl FnMut(&str, &str,
                 "without `--emit hex` (it is part of a launch image)",
                 "",
             );
-        } else if args.dac.regalloc != RegallocArg::Auto {
-            warn(
-                "grid",
-                "without `--emit hex` or `--regalloc auto` (the predictor weighs the grid)",
-                "",
-            );
-        }
-        if matches!(args.target, Target::Nyuzi) {
             for id in ["block", "dynamic_shared"] {
                 warn(
                     id,
@@ -1095,6 +1087,12 @@ fn compile_option_warnings(args: &CompileArgs, warn: &mut impl FnMut(&str, &str,
                     "",
                 );
             }
+        } else if args.dac.regalloc != RegallocArg::Auto {
+            warn(
+                "grid",
+                "without `--emit hex` or `--regalloc auto` (the predictor weighs the grid)",
+                "",
+            );
         }
     }
     if !matches!(args.target, Target::Nyuzi) || !emits.contains(&Emit::Hex) {
@@ -1467,16 +1465,22 @@ fn dac_compile_options(args: &CompileArgs) -> Result<spmdc::back::dac_gpu::Optio
         .dac
         .options(&args.switches)
         .map_err(|e| usage(format!("--config: {e}")))?;
-    if let Some(text) = &args.block {
-        let block =
-            sim::Dim3::parse(text).map_err(|e| usage(format!("invalid `--block {text}`: {e}")))?;
-        options.block_threads = Some(block.count().min(u64::from(u32::MAX)) as u32);
+    // The count of `--flag X[,Y[,Z]]`, when given.
+    let count = |flag: &str, text: &Option<String>| -> Result<Option<u64>, u8> {
+        text.as_deref()
+            .map(|t| sim::Dim3::parse(t).map(|d| d.count()))
+            .transpose()
+            .map_err(|e| {
+                usage(format!(
+                    "invalid `--{flag} {}`: {e}",
+                    text.as_deref().unwrap_or("")
+                ))
+            })
+    };
+    if let Some(threads) = count("block", &args.block)? {
+        options.block_threads = Some(threads.min(u64::from(u32::MAX)) as u32);
     }
-    if let Some(text) = &args.grid {
-        let grid =
-            sim::Dim3::parse(text).map_err(|e| usage(format!("invalid `--grid {text}`: {e}")))?;
-        options.grid_blocks = Some(grid.count());
-    }
+    options.grid_blocks = count("grid", &args.grid)?;
     if let Some(text) = &args.dynamic_shared {
         let config = spmdc::launch::LaunchConfig::single_gang(1)
             .with_dynamic_shared(Some(text))

@@ -6,15 +6,21 @@ use crate::analysis::affine;
 use crate::analysis::shuffle::{analyze_function, pairs_text};
 use crate::ir::parse_module;
 
-/// The pairs of `@f` in `text` that `machine` keeps, as [`pairs_text`] prints them.
-fn kept(text: &str, machine: &Machine) -> String {
+/// The pairs of `@f` in `text` that `machine` keeps, as [`pairs_text`] prints them,
+/// and the choices [`select`] reports.
+fn selected(text: &str, machine: &Machine) -> (String, Vec<BlockChoice>) {
     let module = parse_module(text).expect("test IR parses");
     let f = module.function_by_name("f").expect("a function @f");
     let func = &module.functions[f];
     let aff = affine::analyze_function(&module, func);
     let mut shuffles = analyze_function(&module, func, &aff);
-    select(func, &mut shuffles, machine);
-    pairs_text(func, &shuffles)
+    let choices = select(func, &mut shuffles, machine);
+    (pairs_text(func, &shuffles), choices)
+}
+
+/// The pairs of `@f` in `text` that `machine` keeps ([`selected`]).
+fn kept(text: &str, machine: &Machine) -> String {
+    selected(text, machine).0
 }
 
 /// [`kept`] on the nyuzi core, with the threads the linkage of `@f` gives it.
@@ -205,11 +211,7 @@ fn the_choices_say_what_bound_each_block_and_what_the_next_shuffle_would_cost() 
     // cycles, a path of 144 over 4 threads; one of its two shuffles kept, the second
     // (|N| = 1: 7 instructions for 15 cycles) declined.
     let (text, _) = stencil_1d(&[0, -1, 1], 16);
-    let module = parse_module(&text).expect("test IR parses");
-    let func = &module.functions[module.function_by_name("f").expect("@f")];
-    let aff = affine::analyze_function(&module, func);
-    let mut shuffles = analyze_function(&module, func, &aff);
-    let choices = select(func, &mut shuffles, &Machine::nyuzi(4));
+    let (_, choices) = selected(&text, &Machine::nyuzi(4));
     assert_eq!(choices.len(), 1, "{choices:?}");
     let c = choices[0];
     assert_eq!((c.offered, c.kept), (2, 1));
@@ -227,11 +229,7 @@ fn the_choices_say_what_bound_each_block_and_what_the_next_shuffle_would_cost() 
     );
     // On the GTX 480 the block is issue-bound: nothing kept, latency left out.
     let (text, _) = stencil_1d(&[0, -1, 1], 32);
-    let module = parse_module(&text).expect("test IR parses");
-    let func = &module.functions[module.function_by_name("f").expect("@f")];
-    let aff = affine::analyze_function(&module, func);
-    let mut shuffles = analyze_function(&module, func, &aff);
-    let choices = select(func, &mut shuffles, &gtx480());
+    let (_, choices) = selected(&text, &gtx480());
     assert_eq!((choices[0].kept, choices[0].wait), (0, 0.0));
     assert_eq!(choices[0].bound(), "issue");
     assert!(!remarks(&choices, "//").contains("latency"));
