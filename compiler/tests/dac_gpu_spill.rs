@@ -7,9 +7,10 @@
 //! Every example launch runs with 16 registers per thread in local memory, 12 in
 //! shared memory and 10 mixed, and samples of the conformance programs (a quarter
 //! each) with 12 in local and in shared memory; the default budget's differential
-//! runs are `tests/dac_gpu.rs`. Every placement at every budget from the smallest
-//! that allocates is the ignored test `every_placement_at_every_budget` (see its
-//! doc for the command).
+//! runs are `tests/dac_gpu.rs`. Every placement at every budget down to the smallest
+//! that allocates, on every example, ISPC program and conformance program, is the
+//! three ignored `every_placement_at_every_budget` tests (see their doc for the
+//! command).
 
 mod common;
 
@@ -20,7 +21,8 @@ use common::launches::*;
 use spmdc::back::dac_gpu::alloc::Placement;
 use spmdc::back::dac_gpu::run::{self as dac, DacRunOptions};
 use spmdc::back::dac_gpu::Options;
-use spmdc::driver::{self, FrontResult};
+use spmdc::diag::codes;
+use spmdc::driver::{self, FrontResult, RunError};
 use spmdc::launch::{RunResult, StatValue};
 
 const MAX_STEPS: u64 = 100_000_000;
@@ -396,9 +398,11 @@ fn a_budget_too_small_for_an_instruction_is_e0904() {
     );
 }
 
-/// The whole matrix, too slow for CI: every example launch, in local, shared and
-/// mixed placement, at every budget from the smallest that allocates the kernel up
-/// to 40, equal to the interpreter. Run it with
+/// The whole matrix, too slow for CI: every example launch, ISPC program
+/// (`tests/ispc/`) and conformance program (`tests/conformance/`), in local, shared
+/// and mixed placement, at every budget from the registers the kernel needs without
+/// spilling (at most 40) down to the smallest that allocates it, equal to the
+/// interpreter. The three tests share the filter; run them with
 ///
 /// ```text
 /// cargo test --release -p spmdc --test dac_gpu_spill -- --ignored every_placement
@@ -406,45 +410,155 @@ fn a_budget_too_small_for_an_instruction_is_e0904() {
 #[test]
 #[ignore = "the full spilling matrix: minutes in release (see its doc)"]
 fn every_placement_at_every_budget() {
+    let launches = example_launches();
+    let mut files: Vec<String> = launches.iter().map(|(f, _)| f.clone()).collect();
+    files.dedup();
+    every_placement_over(&files, |file, _| {
+        Ok(launches
+            .iter()
+            .filter(|(f, _)| f == file)
+            .map(|(_, s)| s.clone())
+            .collect())
+    });
+}
+
+/// [`every_placement_at_every_budget`] on the ISPC programs.
+#[test]
+#[ignore = "the full spilling matrix: minutes in release (see its doc)"]
+fn every_placement_at_every_budget_on_the_ispc_programs() {
+    every_placement_over(&program_names("tests/ispc"), |_, front| {
+        ispc_launches(front)
+    });
+}
+
+/// [`every_placement_at_every_budget`] on the conformance programs.
+#[test]
+#[ignore = "the full spilling matrix: minutes in release (see its doc)"]
+fn every_placement_at_every_budget_on_the_conformance_programs() {
+    every_placement_over(&program_names("tests/conformance"), |_, front| {
+        ispc_launches(front)
+    });
+}
+
+/// The files of `dir` as the tests name them (relative to the repository).
+fn program_names(dir: &str) -> Vec<String> {
+    common::spmd_files(dir)
+        .iter()
+        .map(|p| common::display_name(p))
+        .collect()
+}
+
+/// Runs every launch `launches_of` gives each of `files` at every placement and
+/// budget ([`every_budget`]), the files split over the machine's cores, and fails
+/// with every mismatch.
+fn every_placement_over(
+    files: &[String],
+    launches_of: impl Fn(&str, &FrontResult) -> Result<Vec<LaunchSpec>, String> + Sync,
+) {
     let root = common::repo_root();
-    let mut failures = Vec::new();
-    let mut runs = 0;
-    for (file, spec) in example_launches() {
-        let front = front_of(&root.join(&file));
-        let want = match driver::run_on_interp(&front, &spec.request(MAX_STEPS)) {
-            Ok(w) => w,
-            Err(e) => panic!("{file}: interp: {}", run_error(e, &front)),
-        };
-        for placement in [Placement::Local, Placement::Shared, Placement::Mixed] {
-            for budget in (2..=40).rev() {
-                let opts = DacRunOptions {
-                    codegen: options(budget, placement),
-                    ..DacRunOptions::default()
-                };
-                let codegen = dac::for_launch(&opts.codegen, &spec.request(MAX_STEPS));
-                let Ok(compiled) = compile_placed(&front, &codegen) else {
-                    // Below the smallest budget that allocates (E0904): done.
-                    break;
-                };
-                runs += 1;
-                let got = run(&front, &compiled, &spec, &opts)
-                    .and_then(|got| compare("dac-gpu", &want, &got));
-                if let Err(e) = got {
-                    failures.push(format!(
-                        "{} {placement:?} @{budget}: {e}",
-                        label(&file, &spec)
-                    ));
-                }
-            }
-        }
-    }
-    assert!(runs > 1000, "only {runs} runs");
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (runs, failures) = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|k| {
+                let (root, launches_of) = (&root, &launches_of);
+                scope.spawn(move || {
+                    let mut tally = (0, Vec::new());
+                    for file in files.iter().skip(k).step_by(threads) {
+                        let front = front_of(&root.join(file));
+                        match launches_of(file, &front) {
+                            Ok(specs) => {
+                                for spec in specs {
+                                    every_budget(file, &front, &spec, &mut tally);
+                                }
+                            }
+                            Err(e) => tally.1.push(format!("{file}: {e}")),
+                        }
+                    }
+                    tally
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("a worker panicked"))
+            .fold((0, Vec::new()), |(n, mut all), (m, f)| {
+                all.extend(f);
+                (n + m, all)
+            })
+    });
+    assert!(runs >= files.len(), "only {runs} runs");
     assert!(
         failures.is_empty(),
-        "{} failures:\n{}",
+        "{} failures in {runs} runs:\n{}",
         failures.len(),
         failures.join("\n")
     );
+    eprintln!(
+        "{runs} runs of {} files, all equal to the interpreter",
+        files.len()
+    );
+}
+
+/// Runs `spec` of `file` in every placement at every budget from what its kernels
+/// need without spilling (at most 40) down to the smallest that allocates (below it,
+/// compiling is E0904), counting the runs and recording each mismatch or other
+/// failure in `tally`.
+fn every_budget(
+    file: &str,
+    front: &FrontResult,
+    spec: &LaunchSpec,
+    tally: &mut (usize, Vec<String>),
+) {
+    let label = label(file, spec);
+    let want = match driver::run_on_interp(front, &spec.request(MAX_STEPS)) {
+        Ok(w) => w,
+        Err(e) => {
+            return tally
+                .1
+                .push(format!("{label}: interp: {}", run_error(e, front)))
+        }
+    };
+    let need = match compile(front, 255) {
+        Ok(c) => c
+            .program
+            .kernels
+            .iter()
+            .map(|k| k.num_regs)
+            .max()
+            .unwrap_or(0),
+        Err(e) => return tally.1.push(format!("{label}: compile: {e}")),
+    };
+    for placement in [Placement::Local, Placement::Shared, Placement::Mixed] {
+        for budget in (2..=need.min(40)).rev() {
+            let opts = DacRunOptions {
+                codegen: options(budget, placement),
+                ..DacRunOptions::default()
+            };
+            let codegen = dac::for_launch(&opts.codegen, &spec.request(MAX_STEPS));
+            let compiled = match dac::compile(front, driver::OPTIMIZE_BY_DEFAULT, &codegen) {
+                Ok(c) => c,
+                Err(RunError::Compile(d)) if d.iter().any(|d| d.code == codes::REGISTER_BUDGET) => {
+                    break;
+                }
+                Err(e) => {
+                    tally.1.push(format!(
+                        "{label} {placement:?} @{budget}: {}",
+                        run_error(e, front)
+                    ));
+                    break;
+                }
+            };
+            tally.0 += 1;
+            let got = within_budget(compiled, budget)
+                .and_then(|c| run(front, &c, spec, &opts))
+                .and_then(|got| compare("dac-gpu", &want, &got));
+            if let Err(e) = got {
+                tally
+                    .1
+                    .push(format!("{label} {placement:?} @{budget}: {e}"));
+            }
+        }
+    }
 }
 
 /// A recursive kernel (out-of-line calls with a software stack per gang) with more
