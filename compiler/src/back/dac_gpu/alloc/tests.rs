@@ -356,6 +356,59 @@ fn a_shared_prepared_kernel_allocates_as_fresh_ones_do() {
     assert!(demoted > 0, "some allocation demotes");
 }
 
+/// RegDem's register compaction: after demotion the highest register must really
+/// drop. Here the scan assigns physical registers from the lowest up, so the kernel's
+/// `.reg` is the highest register the code names plus one, within the budget, and
+/// every 64-bit value keeps an even-aligned pair, at every budget (odd ones too) down
+/// to the smallest that allocates, in every placement, with unchanged results.
+#[test]
+fn compaction_keeps_pairs_even_aligned_at_every_budget() {
+    let k = pressure_kernel();
+    let want = run(&k);
+    let lines = vec![None; k.insts.len()];
+    let room = Some(SharedRoom {
+        threads: LANES as u32,
+        bytes: 48 * 1024,
+    });
+    let mut allocations = 0;
+    for placement in [Placement::Local, Placement::Shared, Placement::Mixed] {
+        for budget in (1..=LIVE + 10).rev() {
+            let mut out = k.clone();
+            let at = format!("{placement:?} @{budget}");
+            let done = match allocate_placed(&mut out, &lines, budget, placement, room) {
+                Ok(done) => done,
+                Err(e) => {
+                    // Below the smallest budget, and only there.
+                    assert_eq!(e.diagnostic().code, codes::REGISTER_BUDGET, "{at}");
+                    break;
+                }
+            };
+            allocations += 1;
+            let mut pairs = 0;
+            for inst in &out.insts {
+                inst.for_each_reg(|a| {
+                    let (idx, file) = (a.reg.idx, a.reg.file);
+                    if a.wide && file == RegFile::R {
+                        pairs += 1;
+                        assert_eq!(idx % 2, 0, "{at}: %rd{idx} is odd");
+                        assert!(idx + 2 <= budget, "{at}: %rd{idx} past the budget");
+                    }
+                });
+            }
+            assert!(pairs > 0, "{at}: the kernel keeps its 64-bit values");
+            assert_eq!(out.num_regs, register_counts(&out.insts).0, "{at}");
+            assert_eq!(out.num_regs, done.report.num_regs, "{at}");
+            assert!(out.num_regs <= budget, "{at}: {} registers", out.num_regs);
+            assert_eq!(run(&out), want, "{at}:\n{}", text(&out));
+        }
+    }
+    // Each placement allocates from roomy budgets down to a few registers.
+    assert!(
+        allocations >= 3 * (LIVE as usize),
+        "{allocations} allocations"
+    );
+}
+
 #[test]
 fn a_budget_below_one_instructions_operands_is_an_e0904_error() {
     let k = pressure_kernel();
