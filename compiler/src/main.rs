@@ -567,8 +567,9 @@ struct DacCodegenArgs {
     /// dac-gpu: the most 32-bit registers per thread a kernel may use (values that
     /// do not fit are spilled, as `--regalloc` says; by default the machine's
     /// limit: 63 on gtx480, 255 on maxwell). Given, it fixes the budget of
-    /// `--regalloc auto` too.
-    #[arg(long, value_name = "N")]
+    /// `--regalloc auto` too. At most 255, the ISA's register numbers.
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(spmdc::back::dac_gpu::alloc::MAX_BUDGET)))]
     max_regs: Option<u32>,
     /// dac-gpu: where values that do not fit `--max-regs` go: per-thread `local`
     /// memory (off chip), `shared` memory (on chip, RegDem's bank-conflict-free

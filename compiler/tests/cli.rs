@@ -446,6 +446,21 @@ fn usage_errors_exit_2() {
     assert_eq!(v["code"], "E0902");
 }
 
+/// `--max-regs` outside the ISA's 1..=255 is a usage error (exit 2) that names the
+/// range, not a budget silently clamped (0 was compiled as 1, and E0904 then
+/// blamed `--max-regs 1`).
+#[test]
+fn max_regs_outside_the_isa_is_a_usage_error() {
+    let file = "examples/saxpy_gpu.spmd";
+    for bad in ["0", "256", "99999"] {
+        let out = spmdc(&[file, "--target", "dac-gpu", "--max-regs", bad], None);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", stderr(&out));
+        assert!(stderr(&out).contains("1..=255"), "{bad}: {}", stderr(&out));
+    }
+    let top = spmdc(&[file, "--target", "dac-gpu", "--max-regs", "255"], None);
+    assert_eq!(top.status.code(), Some(0), "{}", stderr(&top));
+}
+
 #[test]
 fn help_documents_exit_codes() {
     let out = spmdc(&["--help"], None);
