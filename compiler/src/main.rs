@@ -997,7 +997,8 @@ fn warn_ineffective(cli: &Cli, given: &[String]) {
         _ => return,
     };
     let switches = match &cli.command {
-        Some(Command::Run(args)) => Some(&args.switches),
+        // The interpreter makes no shuffles, so no ablation changes its results.
+        Some(Command::Run(args)) if args.target != RunTarget::Interp => Some(&args.switches),
         None => Some(&cli.compile.switches),
         _ => None,
     };
@@ -1015,6 +1016,13 @@ fn run_option_warnings(args: &RunArgs, warn: &mut impl FnMut(&str, &str, &str)) 
         for id in NYUZI_ONLY {
             warn(id, &target, "it is an option of `--target nyuzi`");
         }
+    }
+    if args.target == RunTarget::Interp {
+        warn(
+            "shuffle",
+            &target,
+            "shuffles are made by the nyuzi and dac-gpu back ends; the interpreter runs the IR",
+        );
     }
     if args.target != RunTarget::DacGpu {
         for id in DAC_ONLY {

@@ -884,7 +884,7 @@ fn saxpy_run(extra: &[&str]) -> Output {
 
 #[test]
 fn options_that_change_nothing_are_warned_about() {
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 8] = [
         (
             &["--cores", "2"],
             "warning[W0010]: `--cores` has no effect with `--target interp`",
@@ -912,6 +912,10 @@ fn options_that_change_nothing_are_warned_about() {
         (
             &["--target", "dac-gpu", "--no-bounds-check"],
             "`--no-bounds-check` has no effect with `--target dac-gpu`",
+        ),
+        (
+            &["--shuffle", "all"],
+            "`--shuffle` has no effect with `--target interp`",
         ),
     ];
     for (extra, warning) in cases {
@@ -959,6 +963,10 @@ fn options_that_change_nothing_are_warned_about() {
         "{}",
         stderr(&ablation)
     );
+    // The interpreter makes no shuffles: an ablation changes nothing there.
+    let interp = saxpy_run(&["--shuffle", "noload"]);
+    assert!(!stderr(&interp).contains("W0011"), "{}", stderr(&interp));
+    assert!(stderr(&interp).contains("W0010"), "{}", stderr(&interp));
 }
 
 #[test]
