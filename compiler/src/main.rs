@@ -956,8 +956,12 @@ fn given_options(matches: &ArgMatches) -> Vec<String> {
 /// switches whose results are wrong by design, in the diagnostics' format.
 fn warn_ineffective(cli: &Cli, given: &[String]) {
     let mut warnings = Vec::new();
+    // One warning an option: the first reason found (the checks go from the most
+    // fundamental, another target's option, to the stage-specific ones).
+    let mut warned: Vec<String> = Vec::new();
     let mut warn = |id: &str, why: &str, help: &str| {
-        if given.iter().any(|g| g == id) {
+        if given.iter().any(|g| g == id) && !warned.iter().any(|w| w == id) {
+            warned.push(id.to_string());
             let flag = match id {
                 "args" => "--arg".to_string(),
                 "print" => "--print".to_string(),
@@ -1130,6 +1134,20 @@ fn compile_option_warnings(args: &CompileArgs, warn: &mut impl FnMut(&str, &str,
             "no_inline",
             "no_scalar_datapath",
             "shuffle",
+        ] {
+            warn(id, why, "");
+        }
+    }
+    if !emits.iter().any(|e| matches!(e, Emit::Asm | Emit::Hex)) {
+        // The back ends' choices: nothing above the machine code shows them.
+        let why = "without `--emit asm` or `--emit hex` (the back end makes that choice)";
+        for id in [
+            "shuffle",
+            "max_regs",
+            "regalloc",
+            "block",
+            "grid",
+            "dynamic_shared",
         ] {
             warn(id, why, "");
         }

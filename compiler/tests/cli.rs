@@ -946,6 +946,43 @@ fn options_that_change_nothing_are_warned_about() {
     );
     assert_eq!(tokens.status.code(), Some(0));
     assert!(stderr(&tokens).contains("`--no-opt` has no effect with only `--emit tokens`"));
+    // The back ends' options without machine code, each warned about once, for its
+    // first reason.
+    let ir = spmdc(
+        &[
+            "examples/saxpy_gpu.spmd",
+            "--target",
+            "dac-gpu",
+            "--emit",
+            "ir",
+            "--regalloc",
+            "auto",
+            "--block",
+            "64",
+            "--shuffle",
+            "all",
+        ],
+        None,
+    );
+    assert_eq!(ir.status.code(), Some(0), "{}", stderr(&ir));
+    for flag in ["--regalloc", "--block", "--shuffle"] {
+        let warning = format!("`{flag}` has no effect without `--emit asm` or `--emit hex`");
+        assert_eq!(stderr(&ir).matches(&warning).count(), 1, "{}", stderr(&ir));
+    }
+    let nyuzi_ir = spmdc(
+        &[
+            "examples/saxpy.spmd",
+            "--target",
+            "nyuzi",
+            "--emit",
+            "ir",
+            "--max-regs",
+            "8",
+        ],
+        None,
+    );
+    assert_eq!(stderr(&nyuzi_ir).matches("`--max-regs`").count(), 1);
+    assert!(stderr(&nyuzi_ir).contains("`--max-regs` has no effect with `--target nyuzi`"));
     let merge = spmdc(&["bench", "merge", "no-such-dir", "--jobs", "2"], None);
     assert!(stderr(&merge).contains("`--jobs` has no effect with `bench merge`"));
     // Under `--error-format json` the warning is a JSON line with its code, and the
