@@ -734,6 +734,11 @@ struct SwitchArgs {
     /// baseline that measures what the scalar datapath buys.
     #[arg(long)]
     no_scalar_datapath: bool,
+    /// Unroll in full the loops whose trip count folds to a constant (at most 32
+    /// iterations, 2,048 added instructions a loop), so that later passes see across
+    /// iterations: with `--shuffle`, a stencil whose window is a loop pairs its loads.
+    #[arg(long)]
+    unroll: bool,
     /// Serve loads from a neighbouring lane's earlier load of the same iteration
     /// (`all`: every pair the analysis proves; `auto`: those the target's static cost
     /// model expects to pay; `off`: none; `noload`/`nocorner`: the paper's ablations,
@@ -754,6 +759,7 @@ impl SwitchArgs {
             force_cfg_opts: self.force_cfg_opts,
             no_inline: self.no_inline,
             no_scalar_datapath: self.no_scalar_datapath,
+            unroll: self.unroll,
             shuffle: self.shuffle.mode(),
         }
     }

@@ -1,11 +1,11 @@
-//! The issue-6 switch matrix: every example launch and every conformance program gives
+//! The issue-6 switch matrix (and `--unroll`): every example launch and every conformance program gives
 //! the same buffers and return values with each switch on as the interpreter gives with
 //! the default compiler, on the interpreter itself (the switched pass pipeline) and on
 //! both targets (nyuzi at programCount 16, dac-gpu at 32).
 //!
 //! The switches off are the default compiler, which `tests/nyuzi.rs` and
 //! `tests/dac_gpu.rs` already check against the interpreter; here each switch is on
-//! alone, one test per switch and target (eight tests), reusing `common::launches` with a
+//! alone, one test per switch and target (ten tests), reusing `common::launches` with a
 //! [`BackEnd`] whose front end carries the switch (`FrontResult::switches`, read by the
 //! driver's lowering for the interpreter and for the back ends alike).
 
@@ -32,6 +32,8 @@ const NO_SKIP_EMPTY: u8 = 2;
 const FORCE_CFG_OPTS: u8 = 4;
 /// `--no-scalar-datapath` (which implies `--no-uniformity`, as on the command line).
 const NO_SCALAR_DATAPATH: u8 = 8;
+/// `--unroll`.
+const UNROLL: u8 = 16;
 
 fn switches(bits: u8) -> Switches {
     Switches {
@@ -39,6 +41,7 @@ fn switches(bits: u8) -> Switches {
         no_skip_empty: bits & NO_SKIP_EMPTY != 0,
         force_cfg_opts: bits & FORCE_CFG_OPTS != 0,
         no_scalar_datapath: bits & NO_SCALAR_DATAPATH != 0,
+        unroll: bits & UNROLL != 0,
         ..Switches::default()
     }
 }
@@ -178,6 +181,11 @@ fn nyuzi_no_scalar_datapath() {
 }
 
 #[test]
+fn nyuzi_unroll() {
+    matrix::<NyuziWith<UNROLL>>();
+}
+
+#[test]
 fn dac_gpu_no_uniformity() {
     matrix::<DacWith<NO_UNIFORMITY>>();
 }
@@ -195,6 +203,11 @@ fn dac_gpu_force_cfg_opts() {
 #[test]
 fn dac_gpu_no_scalar_datapath() {
     matrix::<DacWith<NO_SCALAR_DATAPATH>>();
+}
+
+#[test]
+fn dac_gpu_unroll() {
+    matrix::<DacWith<UNROLL>>();
 }
 
 /// `examples/uniformity_demo.spmd` (docs/uniformity.md, "Divergence and the

@@ -138,6 +138,7 @@ pub fn switches_of(c: &Config) -> (Switches, bool) {
         force_cfg_opts: has("--force-cfg-opts"),
         no_inline: has("--no-inline"),
         no_scalar_datapath: has("--no-scalar-datapath"),
+        unroll: has("--unroll"),
         shuffle: shuffle_of(c),
     };
     (switches, !has("--no-opt"))

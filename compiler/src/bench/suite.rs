@@ -213,6 +213,7 @@ pub const SWITCHES: &[&str] = &[
     "--force-cfg-opts",
     "--no-scalar-datapath",
     "--no-inline",
+    "--unroll",
     "--no-opt",
     "--shuffle=all",
     "--shuffle=auto",

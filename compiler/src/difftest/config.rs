@@ -103,6 +103,7 @@ impl Config {
             (self.switches.force_cfg_opts, "--force-cfg-opts"),
             (self.switches.no_inline, "--no-inline"),
             (self.switches.no_scalar_datapath, "--no-scalar-datapath"),
+            (self.switches.unroll, "--unroll"),
             (self.timing, "--timing"),
             (self.no_dac, "--no-dac"),
             (self.lrr, "--sched lrr"),
@@ -161,6 +162,7 @@ impl Config {
                 "--no-skip-empty" => c.switches.no_skip_empty = true,
                 "--force-cfg-opts" => c.switches.force_cfg_opts = true,
                 "--no-inline" => c.switches.no_inline = true,
+                "--unroll" => c.switches.unroll = true,
                 "--no-scalar-datapath" => {
                     c.switches.no_scalar_datapath = true;
                     c.switches.no_uniformity = true;
@@ -235,7 +237,7 @@ pub fn random_variant(rng: &mut Rng) -> Config {
 }
 
 fn apply_random_switch(rng: &mut Rng, c: &mut Config) {
-    let common = 6;
+    let common = 7;
     let extra = match c.target {
         Target::Interp { .. } => 0,
         Target::Nyuzi => 4,
@@ -251,28 +253,29 @@ fn apply_random_switch(rng: &mut Rng, c: &mut Config) {
             c.switches.no_scalar_datapath = true;
             c.switches.no_uniformity = true;
         }
-        6 => c.timing = true,
-        7 if c.target == Target::Nyuzi => {
+        6 => c.switches.unroll = true,
+        7 => c.timing = true,
+        8 if c.target == Target::Nyuzi => {
             c.cores = rng.range(1, 2) as u32;
             c.threads = rng.range(1, 4) as u32;
         }
-        7 => c.no_dac = true,
-        8 if c.target == Target::Nyuzi => c.timing = true,
-        8 => {
+        8 => c.no_dac = true,
+        9 if c.target == Target::Nyuzi => c.timing = true,
+        9 => {
             // Halo vectors are built without DAC only; both are checked.
             c.no_dac = rng.chance(50);
             c.switches.shuffle = *rng.pick(&[ShuffleMode::All, ShuffleMode::Auto]);
         }
-        9 if c.target == Target::Nyuzi => {
+        10 if c.target == Target::Nyuzi => {
             c.switches.shuffle = *rng.pick(&[ShuffleMode::All, ShuffleMode::Auto]);
         }
-        9 => c.max_regs = Some(*rng.pick(&[16, 20, 24, 32])),
-        10 => {
+        10 => c.max_regs = Some(*rng.pick(&[16, 20, 24, 32])),
+        11 => {
             c.max_regs = Some(*rng.pick(&[16, 24]));
             c.regalloc = *rng.pick(&["shared", "mixed"]);
         }
-        11 => c.regalloc = "auto",
-        12 => {
+        12 => c.regalloc = "auto",
+        13 => {
             c.timing = true;
             c.lrr = rng.chance(50);
             c.maxwell = rng.chance(50);

@@ -617,6 +617,26 @@ pub fn same_value(func: &Function, a: Value, b: Value, depth: u32) -> bool {
             .all(|(&x, &y)| same_value(func, x, y, depth - 1))
 }
 
+/// Whether `v` has the same value on every run of a region of code: it is not defined
+/// there (`inside(v)` false), or computed there by pure instructions (no division,
+/// which may trap) from such values, at most `depth` instructions deep. Shared by the
+/// loop passes.
+pub fn invariant_in(func: &Function, inside: &dyn Fn(Value) -> bool, v: Value, depth: u32) -> bool {
+    if !inside(v) {
+        return true;
+    }
+    let ValueDef::Result(i) = func.values[v].def else {
+        return false;
+    };
+    let data = &func.insts[i];
+    depth > 0
+        && is_speculatable(data)
+        && data
+            .operands()
+            .iter()
+            .all(|&x| invariant_in(func, inside, x, depth - 1))
+}
+
 /// Whether an instruction computes its result from its operands alone.
 pub fn is_pure(data: &InstData) -> bool {
     use crate::ir::{LaneOp, SpecialReg};

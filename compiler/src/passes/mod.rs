@@ -21,6 +21,7 @@ pub mod skip_empty;
 pub mod strength_reduce;
 pub mod tail_dup;
 pub mod thread_split;
+pub mod unroll;
 pub mod unswitch;
 
 use crate::analysis::uniformity::{self, FunctionUniformity};
@@ -89,6 +90,9 @@ pub struct Switches {
     /// stream). The baseline that measures what the scalar/uniform datapath buys;
     /// the command line sets `no_uniformity` with it.
     pub no_scalar_datapath: bool,
+    /// `--unroll`: loops whose trip count folds to a constant are unrolled in full
+    /// ([`unroll`]) before the CFG transforms.
+    pub unroll: bool,
     /// `--shuffle`: which loads code generation serves from a neighbouring lane's
     /// earlier load of the same iteration ([`crate::analysis::shuffle`]) with lane
     /// moves, reloading only the lanes the move cannot serve.
@@ -228,6 +232,7 @@ impl Pipeline {
     pub fn every_pass_name() -> Vec<&'static str> {
         let every = Switches {
             no_skip_empty: true,
+            unroll: true,
             ..Switches::default()
         };
         let mut names: Vec<&'static str> = Vec::new();
@@ -248,7 +253,8 @@ impl Pipeline {
     /// The pipeline for `switches`: `inline` (unless `no_inline`), `promote`;
     /// `skip_empty` with `no_skip_empty`; then `trivial_params`, the value clean-up
     /// (`const_fold`, `gvn`, `dce`), the code-duplicating CFG transforms (`tail_dup`,
-    /// `jump_thread`, `unswitch`) on the branches in [`Scope::of`] the switches (proven
+    /// `jump_thread`, `unswitch`; `unroll` and the clean-up again before them with
+    /// `unroll`) on the branches in [`Scope::of`] the switches (proven
     /// uniform; uniform-typed with `no_uniformity`; all with `force_cfg_opts`), then
     /// `merge_blocks` and the value clean-up again (the copies the transforms made and
     /// the blocks they merged expose more).
@@ -281,6 +287,13 @@ impl Pipeline {
             run: trivial_params,
         });
         passes.extend(cleanup());
+        if switches.unroll {
+            passes.push(Pass {
+                name: "unroll",
+                run: unroll::run_module,
+            });
+            passes.extend(cleanup());
+        }
         passes.extend([
             Pass {
                 name: "tail_dup",

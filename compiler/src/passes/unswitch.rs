@@ -172,27 +172,8 @@ fn def_block(func: &Function, v: Value) -> Option<Block> {
 
 /// Whether `v` has the same value on every iteration of the loop made of `blocks`.
 fn invariant(func: &Function, blocks: &FxHashSet<Block>, v: Value, depth: u32) -> bool {
-    if !def_block(func, v).is_some_and(|b| blocks.contains(&b)) {
-        return true;
-    }
-    let ValueDef::Result(i) = func.values[v].def else {
-        return false;
-    };
-    let data = &func.insts[i];
-    let divides = matches!(
-        data,
-        InstData::Binary {
-            op: BinaryOp::Sdiv | BinaryOp::Udiv | BinaryOp::Srem | BinaryOp::Urem,
-            ..
-        }
-    );
-    depth > 0
-        && cfg::is_pure(data)
-        && !divides
-        && data
-            .operands()
-            .iter()
-            .all(|&x| invariant(func, blocks, x, depth - 1))
+    let inside = |x: Value| def_block(func, x).is_some_and(|b| blocks.contains(&b));
+    cfg::invariant_in(func, &inside, v, depth)
 }
 
 /// Copies the computation of invariant `v` to the end of `block` (before its

@@ -86,6 +86,7 @@ impl Program {
                 force_cfg_opts: flag("force_cfg_opts")?,
                 no_inline: flag("no_inline")?,
                 no_scalar_datapath,
+                unroll: flag("unroll")?,
                 shuffle: if flag("shuffle")? {
                     crate::passes::ShuffleMode::All
                 } else {
