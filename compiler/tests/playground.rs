@@ -249,6 +249,33 @@ fn the_shuffle_switch_reaches_the_back_end() {
     assert!(shfl(true) > 0);
 }
 
+/// `switches.unroll` is `--unroll`: a counted loop leaves no branch behind.
+#[test]
+fn the_unroll_switch_reaches_the_pipeline() {
+    let source = "export void k(uniform float a[]) {
+    float s = 0;
+    for (uniform int j = 0; j < 4; j++)
+        s += a[programIndex + j];
+    a[programIndex] = s;
+}
+";
+    let branches = |unroll: bool| {
+        let (status, body) = post(
+            "/api/compile",
+            &json!({ "source": source, "target": "nyuzi",
+                     "switches": { "unroll": unroll } }),
+        );
+        assert_eq!(status, 200, "{body}");
+        let passes = body["passes"].as_array().expect("the IR after each pass");
+        let ran = passes.iter().any(|p| p["name"] == "unroll");
+        assert_eq!(ran, unroll, "{body}");
+        let last = passes.last().expect("a pass")["ir"].as_str().unwrap();
+        last.matches("brif").count()
+    };
+    assert!(branches(false) > 0);
+    assert_eq!(branches(true), 0);
+}
+
 #[test]
 fn run_gives_outputs_profile_and_trace() {
     let (status, body) = post(
