@@ -118,7 +118,6 @@ fn preheader(func: &Function, lp: &cfg::NaturalLoop) -> Option<Block> {
 /// Peels the loop of `header` until it is gone; false (with `func` half-peeled, to be
 /// dropped) when a copy's exit test does not fold or a limit is reached.
 fn unroll_loop(func: &mut Function, header: Block) -> bool {
-    let launch_mask = const_fold::launch_mask(func);
     let mut added = 0;
     // `n` trips take `n + 1` copies: the last one's test leaves.
     let mut peeled = 0;
@@ -146,7 +145,9 @@ fn unroll_loop(func: &mut Function, header: Block) -> bool {
         cfg::remove_trivial_params(func);
         let region: FxHashSet<Block> = copies.iter().chain(&lp.blocks).copied().collect();
         fold_guards(func, &copies, &region);
-        const_fold::run(func, launch_mask);
+        // No launch mask: whether a call reaches this function is the module's to
+        // know, and the clean-up before this pass folded what the launch mask decides.
+        const_fold::run(func, None);
         if exit_test_stays(func, &copies, header, &region) {
             return false;
         }
