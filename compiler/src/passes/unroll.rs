@@ -148,7 +148,7 @@ fn unroll_loop(func: &mut Function, header: Block) -> bool {
         // No launch mask: whether a call reaches this function is the module's to
         // know, and the clean-up before this pass folded what the launch mask decides.
         const_fold::run(func, None);
-        if exit_test_stays(func, &copies, header, &region) {
+        if exit_test_stays(func, &copies, header, &region, peeled == 0) {
             return false;
         }
         peeled += 1;
@@ -207,13 +207,17 @@ fn used_outside(func: &Function, inside: &FxHashSet<Block>) -> FxHashSet<Value> 
 }
 
 /// Whether a reachable copy still ends in a `brif` one of whose targets leaves the
-/// iteration (neither a copy nor the original header) on a condition that is not
-/// invariant in `region`: an exit test that did not fold.
+/// iteration (neither a copy nor the original header): an exit test that did not fold.
+/// In the `first` copy, a test on a condition invariant in `region` may stay (a guard:
+/// the later copies read it as a constant, [`fold_guards`]); in a later copy such a
+/// test is one that changes from trip to trip (`i < n`, `n` a run-time value, once
+/// `i` folded), and stays too.
 fn exit_test_stays(
     func: &Function,
     copies: &[Block],
     header: Block,
     region: &FxHashSet<Block>,
+    first: bool,
 ) -> bool {
     let reachable = cfg::reachable(func);
     let inside: FxHashSet<Block> = copies.iter().copied().chain([header]).collect();
@@ -227,7 +231,7 @@ fn exit_test_stays(
                     else_dest,
                 } => {
                     (!inside.contains(&then_dest.block) || !inside.contains(&else_dest.block))
-                        && !invariant(func, &defined, *cond, GUARD_DEPTH)
+                        && !(first && invariant(func, &defined, *cond, GUARD_DEPTH))
                 }
                 _ => false,
             })
