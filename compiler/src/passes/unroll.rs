@@ -230,8 +230,11 @@ fn exit_test_stays(
                     then_dest,
                     else_dest,
                 } => {
-                    (!inside.contains(&then_dest.block) || !inside.contains(&else_dest.block))
-                        && !(first && invariant(func, &defined, *cond, GUARD_DEPTH))
+                    let exits = [then_dest, else_dest]
+                        .iter()
+                        .any(|call| !inside.contains(&call.block));
+                    let guard = first && invariant(func, &defined, *cond, GUARD_DEPTH);
+                    exits && !guard
                 }
                 _ => false,
             })
