@@ -74,6 +74,19 @@ pub fn clone_blocks(
     (bmap, vmap)
 }
 
+/// The condition and the two branch calls of the `brif` ending `block`, if it ends in
+/// one.
+pub fn brif_of(func: &Function, block: Block) -> Option<(Value, &BlockCall, &BlockCall)> {
+    match &func.insts[func.terminator(block)?] {
+        InstData::Brif {
+            cond,
+            then_dest,
+            else_dest,
+        } => Some((*cond, then_dest, else_dest)),
+        _ => None,
+    }
+}
+
 /// Replaces each branch target `t` of a terminator by `f(t)`.
 pub fn retarget(data: &mut InstData, mut f: impl FnMut(Block) -> Block) {
     match data {

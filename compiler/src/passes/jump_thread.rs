@@ -199,16 +199,9 @@ fn decided_at(
     let mut cur = block;
     let mut side = call;
     for _ in 0..MAX_WALK {
-        if let (Some(s), Some(t)) = (side, func.terminator(cur)) {
-            if let InstData::Brif {
-                cond,
-                then_dest,
-                else_dest,
-            } = &func.insts[t]
-            {
-                if then_dest.block != else_dest.block && cfg::same_value(func, v, *cond, 4) {
-                    return Some(s == 0);
-                }
+        if let (Some(s), Some((cond, then_dest, else_dest))) = (side, cfg::brif_of(func, cur)) {
+            if then_dest.block != else_dest.block && cfg::same_value(func, v, cond, 4) {
+                return Some(s == 0);
             }
         }
         let [p] = preds[cur][..] else {

@@ -556,20 +556,12 @@ fn guard_holds(cx: &Ctx, c: Value) -> bool {
     if cx.in_loop(m) {
         return false;
     }
-    let Some(t) = func.terminator(cx.lp.preheader) else {
-        return false;
-    };
-    let InstData::Brif {
-        cond,
-        then_dest,
-        else_dest,
-    } = &func.insts[t]
-    else {
+    let Some((cond, then_dest, else_dest)) = cfg::brif_of(func, cx.lp.preheader) else {
         return false;
     };
     then_dest.block == cx.lp.header
         && else_dest.block != cx.lp.header
-        && cfg::same_value(func, *cond, c, 2)
+        && cfg::same_value(func, cond, c, 2)
 }
 
 /// One value to reduce: `root = f(iv)`.

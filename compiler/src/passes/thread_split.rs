@@ -136,19 +136,11 @@ enum Style {
 
 /// The parts of a guard's condition: `(P, c, side, mask)`.
 fn guard_parts(func: &Function, block: Block) -> Option<(Value, Value, bool, Value)> {
-    let t = func.terminator(block)?;
-    let InstData::Brif {
-        cond,
-        then_dest,
-        else_dest,
-    } = &func.insts[t]
-    else {
-        return None;
-    };
+    let (cond, then_dest, else_dest) = cfg::brif_of(func, block)?;
     if then_dest.block == else_dest.block {
         return None;
     }
-    let ValueDef::Result(i) = func.values[*cond].def else {
+    let ValueDef::Result(i) = func.values[cond].def else {
         return None;
     };
     let InstData::Lane {
@@ -199,15 +191,7 @@ fn guard_on(
     if !cfg::same_value(func, p, parent, DEPTH) || !cfg::same_value(func, c, cond, DEPTH) {
         return None;
     }
-    let t = func.terminator(block)?;
-    let InstData::Brif {
-        then_dest,
-        else_dest,
-        ..
-    } = &func.insts[t]
-    else {
-        return None;
-    };
+    let (_, then_dest, else_dest) = cfg::brif_of(func, block)?;
     let (entry, skip) = (then_dest.block, else_dest.block);
     let region = region(func, preds, block, entry, skip)?;
     Some(Guard {

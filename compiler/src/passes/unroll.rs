@@ -224,19 +224,12 @@ fn exit_test_stays(
     let defined = defined_in(func, region);
     copies.iter().any(|&b| {
         reachable[b]
-            && func.terminator(b).is_some_and(|t| match &func.insts[t] {
-                InstData::Brif {
-                    cond,
-                    then_dest,
-                    else_dest,
-                } => {
-                    let exits = [then_dest, else_dest]
-                        .iter()
-                        .any(|call| !inside.contains(&call.block));
-                    let guard = first && invariant(func, &defined, *cond, GUARD_DEPTH);
-                    exits && !guard
-                }
-                _ => false,
+            && cfg::brif_of(func, b).is_some_and(|(cond, then_dest, else_dest)| {
+                let exits = [then_dest, else_dest]
+                    .iter()
+                    .any(|call| !inside.contains(&call.block));
+                let guard = first && invariant(func, &defined, cond, GUARD_DEPTH);
+                exits && !guard
             })
     })
 }
@@ -246,12 +239,10 @@ const GUARD_DEPTH: u32 = 6;
 
 /// The values `region`'s blocks define (parameters and results).
 fn defined_in(func: &Function, region: &FxHashSet<Block>) -> FxHashSet<Value> {
-    let mut out = FxHashSet::default();
-    for &b in region {
-        out.extend(func.blocks[b].params.iter().copied());
-        out.extend(func.blocks[b].insts.iter().filter_map(|&i| func.results[i]));
-    }
-    out
+    region
+        .iter()
+        .flat_map(|&b| func.values_defined_in(b))
+        .collect()
 }
 
 /// Whether `v` is the same on every run of the region defining `defined`
@@ -270,23 +261,15 @@ fn fold_guards(func: &mut Function, copies: &[Block], region: &FxHashSet<Block>)
     let preds = cfg::predecessors(func);
     let mut sides = Vec::new();
     for &g in copies {
-        let Some(t) = func.terminator(g) else {
+        let Some((cond, then_dest, else_dest)) = cfg::brif_of(func, g) else {
             continue;
         };
-        let InstData::Brif {
-            cond,
-            then_dest,
-            else_dest,
-        } = &func.insts[t]
-        else {
-            continue;
-        };
-        if then_dest.block == else_dest.block || !invariant(func, &defined, *cond, GUARD_DEPTH) {
+        if then_dest.block == else_dest.block || !invariant(func, &defined, cond, GUARD_DEPTH) {
             continue;
         }
         for (target, bits) in [(then_dest.block, 1), (else_dest.block, 0)] {
             if region.contains(&target) && preds[target][..] == [g] {
-                sides.push((*cond, target, bits));
+                sides.push((cond, target, bits));
             }
         }
     }

@@ -109,29 +109,17 @@ fn find_candidate(func: &Function, scope: Scope) -> Option<Candidate> {
             .filter(|b| lp.blocks.contains(b))
             .collect();
         for b in order {
-            let Some(t) = func.terminator(b) else {
-                continue;
-            };
-            let InstData::Brif {
-                cond,
-                then_dest,
-                else_dest,
-            } = &func.insts[t]
-            else {
+            let Some((cond, then_dest, else_dest)) = cfg::brif_of(func, b) else {
                 continue;
             };
             if then_dest.block == else_dest.block
-                || !invariant(func, &lp.blocks, *cond, MAX_DEPTH)
-                || super::branch_is_divergent(func, &res, *cond)
-                || scope.excludes(func, &res, *cond)
+                || !invariant(func, &lp.blocks, cond, MAX_DEPTH)
+                || super::branch_is_divergent(func, &res, cond)
+                || scope.excludes(func, &res, cond)
             {
                 continue;
             }
-            return Some(Candidate {
-                lp,
-                block: b,
-                cond: *cond,
-            });
+            return Some(Candidate { lp, block: b, cond });
         }
     }
     None
